@@ -1,0 +1,329 @@
+/**
+ * The one Kubernetes client of this project: a narrow REST layer over client-node's transport (its kubeconfig
+ * auth and TLS, via RequestContext), because client-node's typed APIs cannot send fieldValidation, dry-run
+ * applies of subresources, or bookmark-aware watches. Every error leaves as one of kube/errors.ts.
+ */
+import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
+import { fetch } from "undici";
+import { ApiError, apiErrorFrom, NotFoundError, TransportError, type StatusBody } from "./errors.ts";
+import { resourcePath, resourceType, type ResourceType } from "./resources.ts";
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  deletionTimestamp?: string;
+  creationTimestamp?: string;
+  ownerReferences?: OwnerReference[];
+  managedFields?: unknown[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface ObjectList<T> {
+  metadata: { resourceVersion?: string; continue?: string };
+  items: T[];
+}
+
+export interface WatchEvent<T> {
+  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+  object: T;
+}
+
+export type WriteVerb = "create" | "apply" | "patch" | "update" | "delete";
+
+export interface ClientOptions {
+  /** Called once per write request that reached the apiserver (dry runs excluded), for metrics. */
+  readonly onWrite?: (verb: WriteVerb, kind: string) => void;
+}
+
+export interface ApplyOptions {
+  readonly fieldManager: string;
+  readonly force?: boolean;
+  readonly dryRun?: boolean;
+  readonly subresource?: "status" | "scale";
+}
+
+export interface ListOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly limit?: number;
+}
+
+export interface WatchOptions extends ListOptions {
+  readonly resourceVersion?: string;
+  readonly allowWatchBookmarks?: boolean;
+  readonly timeoutSeconds?: number;
+  readonly signal?: AbortSignal;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+export class KubeClient {
+  readonly config: KubeConfig;
+  private readonly server: string;
+  private readonly onWrite: ClientOptions["onWrite"];
+
+  constructor(config: KubeConfig, options: ClientOptions = {}) {
+    this.config = config;
+    const cluster = config.getCurrentCluster();
+    if (!cluster) throw new Error("kubeconfig has no current cluster");
+    this.server = cluster.server.replace(/\/$/, "");
+    this.onWrite = options.onWrite;
+  }
+
+  async get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T> {
+    return this.request<T>("GET", resourcePath(resourceType(apiVersion, kind), namespace, name));
+  }
+
+  /** Like get, but undefined when the object does not exist. */
+  async find<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+  ): Promise<T | undefined> {
+    try {
+      return await this.get<T>(apiVersion, kind, name, namespace);
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  async list<T extends KubeObject>(apiVersion: string, kind: string, options: ListOptions = {}): Promise<ObjectList<T>> {
+    const type = resourceType(apiVersion, kind);
+    const { namespace, ...query } = options;
+    return this.request<ObjectList<T>>("GET", resourcePath(type, namespace), { query });
+  }
+
+  async create<T extends KubeObject>(object: T, options: { fieldManager?: string; dryRun?: boolean } = {}): Promise<T> {
+    const type = typeOf(object);
+    return this.write<T>("create", type, "POST", resourcePath(type, object.metadata.namespace), {
+      body: object,
+      query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? "All" : undefined, fieldValidation: "Strict" },
+      dryRun: options.dryRun,
+    });
+  }
+
+  /** POST to a subresource, e.g. a ServiceAccount's `token` (TokenRequest) or a Pod's `eviction`. */
+  async createSubresource<T>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string | undefined,
+    subresource: string,
+    body: unknown,
+  ): Promise<T> {
+    const type = resourceType(apiVersion, kind);
+    return this.write<T>("create", type, "POST", resourcePath(type, namespace, name, subresource), { body });
+  }
+
+  /** Server-side apply: the object states every field this manager owns. */
+  async apply<T extends KubeObject>(object: KubeObject, options: ApplyOptions): Promise<T> {
+    const type = typeOf(object);
+    const path = resourcePath(type, object.metadata.namespace, object.metadata.name, options.subresource);
+    return this.write<T>("apply", type, "PATCH", path, {
+      body: object,
+      contentType: "application/apply-patch+yaml",
+      query: {
+        fieldManager: options.fieldManager,
+        force: options.force ?? true,
+        dryRun: options.dryRun ? "All" : undefined,
+        fieldValidation: "Strict",
+      },
+      dryRun: options.dryRun,
+    });
+  }
+
+  /** JSON merge patch, for the few writes that must not take field ownership (e.g. removing our finalizer). */
+  async mergePatch<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    subresource?: "status",
+  ): Promise<T> {
+    const type = resourceType(apiVersion, kind);
+    return this.write<T>("patch", type, "PATCH", resourcePath(type, namespace, name, subresource), {
+      body: patch,
+      contentType: "application/merge-patch+json",
+    });
+  }
+
+  /** JSON patch (RFC 6902), e.g. a `test` on resourceVersion plus a change, for optimistic concurrency. */
+  async jsonPatch<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string | undefined,
+    operations: readonly unknown[],
+  ): Promise<T> {
+    const type = resourceType(apiVersion, kind);
+    return this.write<T>("patch", type, "PATCH", resourcePath(type, namespace, name), {
+      body: operations,
+      contentType: "application/json-patch+json",
+    });
+  }
+
+  async replace<T extends KubeObject>(object: T, options: { fieldManager?: string } = {}): Promise<T> {
+    const type = typeOf(object);
+    const path = resourcePath(type, object.metadata.namespace, object.metadata.name);
+    return this.write<T>("update", type, "PUT", path, { body: object, query: { fieldManager: options.fieldManager } });
+  }
+
+  /** Deletes; resolves false when it was already gone. */
+  async delete(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+    options: { propagationPolicy?: "Foreground" | "Background" | "Orphan"; preconditionUid?: string } = {},
+  ): Promise<boolean> {
+    const type = resourceType(apiVersion, kind);
+    const body = {
+      kind: "DeleteOptions",
+      apiVersion: "v1",
+      ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}),
+      ...(options.preconditionUid ? { preconditions: { uid: options.preconditionUid } } : {}),
+    };
+    try {
+      await this.write("delete", type, "DELETE", resourcePath(type, namespace, name), { body });
+      return true;
+    } catch (error) {
+      if (error instanceof NotFoundError) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * One watch request as an async stream of events. It ends when the server closes the stream (timeoutSeconds)
+   * or the signal aborts; an ERROR event with code 410 throws GoneError so the caller relists.
+   */
+  async *watch<T extends KubeObject>(apiVersion: string, kind: string, options: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+    const type = resourceType(apiVersion, kind);
+    const { namespace, signal, ...query } = options;
+    const response = await this.send("GET", resourcePath(type, namespace), { query: { ...query, watch: true }, signal });
+    if (!response.body) return;
+    const decoder = new TextDecoder();
+    let buffered = "";
+    try {
+      for await (const chunk of response.body) {
+        buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+        let newline: number;
+        while ((newline = buffered.indexOf("\n")) >= 0) {
+          const line = buffered.slice(0, newline).trim();
+          buffered = buffered.slice(newline + 1);
+          if (!line) continue;
+          const event = JSON.parse(line) as WatchEvent<T>;
+          if (event.type === "ERROR") {
+            const status = event.object as unknown as StatusBody;
+            throw apiErrorFrom(status.code ?? 500, status, "watch error");
+          }
+          yield event;
+        }
+      }
+    } catch (error) {
+      if (signal?.aborted) return;
+      if (error instanceof ApiError) throw error;
+      throw new TransportError(0, `watch ${type.plural} interrupted: ${String(error)}`, "", [], { cause: error });
+    }
+  }
+
+  /** Raw GET of a non-resource path such as /readyz or /version. */
+  async raw(path: string): Promise<string> {
+    const response = await this.send("GET", path, {});
+    return response.text();
+  }
+
+  private async write<T>(
+    verb: WriteVerb,
+    type: ResourceType,
+    method: keyof typeof HttpMethod,
+    path: string,
+    options: { body?: unknown; contentType?: string; query?: Query; dryRun?: boolean | undefined },
+  ): Promise<T> {
+    const result = await this.request<T>(method, path, options);
+    if (!options.dryRun) this.onWrite?.(verb, type.kind);
+    return result;
+  }
+
+  private async request<T>(
+    method: keyof typeof HttpMethod,
+    path: string,
+    options: { body?: unknown; contentType?: string; query?: Query } = {},
+  ): Promise<T> {
+    const response = await this.send(method, path, options);
+    return (await response.json()) as T;
+  }
+
+  private async send(
+    method: keyof typeof HttpMethod,
+    path: string,
+    options: { body?: unknown; contentType?: string; query?: Query; signal?: AbortSignal | undefined },
+  ) {
+    const url = new URL(this.server + path);
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const context = new RequestContext(url.toString(), HttpMethod[method]);
+    await this.config.applySecurityAuthentication(context);
+    const headers: Record<string, string> = { ...context.getHeaders(), accept: "application/json" };
+    if (options.body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
+    let response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        dispatcher: context.getDispatcher() as never,
+        signal: options.signal ?? null,
+      });
+    } catch (error) {
+      throw new TransportError(0, `${method} ${path}: ${describe(error)}`, "", [], { cause: error });
+    }
+    if (response.ok) return response;
+    const text = await response.text();
+    let body: StatusBody | undefined;
+    try {
+      body = JSON.parse(text) as StatusBody;
+    } catch {
+      body = { message: text.trim() };
+    }
+    throw apiErrorFrom(response.status, body, `${method} ${path}: HTTP ${response.status}`);
+  }
+}
+
+function typeOf(object: KubeObject): ResourceType {
+  return resourceType(object.apiVersion, object.kind);
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : "";
+    return `${error.message}${cause}`;
+  }
+  return String(error);
+}

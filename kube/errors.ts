@@ -1,0 +1,79 @@
+/**
+ * Our own API error types, mapped from the HTTP status of a Kubernetes response (kopf's habit). Callers branch on
+ * these classes; client-node's and undici's errors never leave this layer (they become the `cause`).
+ */
+
+/** One field-level failure from a 422 Status (`details.causes`). */
+export interface FieldCause {
+  readonly field: string;
+  readonly message: string;
+  readonly reason?: string;
+}
+
+/** The parts of a metav1.Status we read. */
+export interface StatusBody {
+  readonly message?: string;
+  readonly reason?: string;
+  readonly code?: number;
+  readonly details?: { readonly causes?: readonly { field?: string; message?: string; reason?: string }[] };
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  readonly causes: readonly FieldCause[];
+  constructor(status: number, message: string, reason = "", causes: readonly FieldCause[] = [], options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.status = status;
+    this.reason = reason;
+    this.causes = causes;
+  }
+}
+export class UnauthorizedError extends ApiError {}
+export class ForbiddenError extends ApiError {}
+export class NotFoundError extends ApiError {}
+export class ConflictError extends ApiError {}
+/** 410: the resourceVersion a watch asked for is too old; relist. */
+export class GoneError extends ApiError {}
+/** 422 or 400: the object was rejected (schema, CEL, admission); `causes` name the fields. */
+export class InvalidError extends ApiError {}
+export class TooManyRequestsError extends ApiError {}
+export class ServerError extends ApiError {}
+/** The request never got an HTTP answer (connection refused, reset, timeout). */
+export class TransportError extends ApiError {}
+
+/** Maps an HTTP status and Status body to our error type. */
+export function apiErrorFrom(status: number, body: StatusBody | undefined, fallback: string): ApiError {
+  const message = body?.message || fallback;
+  const reason = body?.reason ?? "";
+  const causes = (body?.details?.causes ?? []).map((c) => ({
+    field: c.field ?? "",
+    message: c.message ?? "",
+    ...(c.reason ? { reason: c.reason } : {}),
+  }));
+  const Type = errorTypeFor(status);
+  return new Type(status, message, reason, causes);
+}
+
+function errorTypeFor(status: number): typeof ApiError {
+  if (status === 400 || status === 422) return InvalidError;
+  if (status === 401) return UnauthorizedError;
+  if (status === 403) return ForbiddenError;
+  if (status === 404) return NotFoundError;
+  if (status === 409) return ConflictError;
+  if (status === 410) return GoneError;
+  if (status === 429) return TooManyRequestsError;
+  if (status >= 500) return ServerError;
+  return ApiError;
+}
+
+/** True for failures worth retrying with backoff: transport, throttling, server errors, conflicts. */
+export function isTransient(error: unknown): boolean {
+  return (
+    error instanceof TransportError ||
+    error instanceof TooManyRequestsError ||
+    error instanceof ServerError ||
+    error instanceof ConflictError
+  );
+}

@@ -1,0 +1,47 @@
+/** Where the project keeps its local state, and the environment every tool runs with. */
+import { execFileSync } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+/** Git-ignored local state: kubeconfig, kwok workdir, pulumi backend and home, logs, pid files. */
+export const localDir = path.join(repoRoot, ".local");
+export const kubeconfigPath = path.join(localDir, "kubeconfig");
+export const clusterName = "myapp";
+
+/** The toolchain's bin directory, or an error that says how to build it. */
+export function toolchainBinDir(): string {
+  try {
+    return execFileSync("bash", [path.join(repoRoot, "tools/toolchain.sh"), "--bin-dir"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    }).trim();
+  } catch {
+    throw new Error("The toolchain is not built yet: run 'npm run toolchain' (a cold build takes a while).");
+  }
+}
+
+/** Environment for the built tools: toolchain and Node 24 first on PATH, local kubeconfig, private pulumi. */
+export function toolEnv(binDir = toolchainBinDir()): NodeJS.ProcessEnv {
+  const nodeBin = path.dirname(process.execPath);
+  return {
+    ...process.env,
+    PATH: [binDir, nodeBin, path.join(repoRoot, "node_modules/.bin"), process.env.PATH].join(path.delimiter),
+    KUBECONFIG: kubeconfigPath,
+    KWOK_WORKDIR: path.join(localDir, "kwok"),
+    ...pulumiEnv(),
+  };
+}
+
+/** Pulumi without network: local file backend, private plugin home, no update checks or plugin downloads. */
+export function pulumiEnv(): Record<string, string> {
+  return {
+    PULUMI_HOME: path.join(localDir, "pulumi-home"),
+    PULUMI_BACKEND_URL: `file://${path.join(localDir, "pulumi-state")}`,
+    // A documented development default; set PULUMI_CONFIG_PASSPHRASE yourself for anything that matters.
+    PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? "myapp-dev",
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "false",
+  };
+}

@@ -1,0 +1,31 @@
+/** The built pulumi CLI, set up for offline use with a project-private PULUMI_HOME. */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { pulumiEnv, repoRoot, toolEnv, toolchainBinDir } from "./paths.ts";
+import { run } from "./run.ts";
+
+/** The kubernetes plugin version: the one @pulumi/kubernetes asks for (they must match exactly). */
+export function kubernetesPluginVersion(): string {
+  const pkg = JSON.parse(readFileSync(path.join(repoRoot, "node_modules/@pulumi/kubernetes/package.json"), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/**
+ * Registers the built kubernetes plugin in PULUMI_HOME (`pulumi plugin install --file`) unless it is there.
+ * The language host and dynamic-provider launcher are found next to the pulumi binary and need no install.
+ */
+export async function ensurePulumiHome(binDir = toolchainBinDir()): Promise<NodeJS.ProcessEnv> {
+  const env = toolEnv(binDir);
+  const version = kubernetesPluginVersion();
+  const pluginDir = path.join(pulumiEnv().PULUMI_HOME!, "plugins", `resource-kubernetes-v${version}`);
+  if (!existsSync(path.join(pluginDir, "pulumi-resource-kubernetes"))) {
+    await run(
+      path.join(binDir, "pulumi"),
+      ["plugin", "install", "resource", "kubernetes", version, "--file", path.join(binDir, "pulumi-resource-kubernetes")],
+      { env },
+    );
+  }
+  return env;
+}
