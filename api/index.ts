@@ -1,0 +1,51 @@
+/**
+ * The MyAppInstance API: one zod schema that yields the TS types, the CRD and every validation. The ground floor
+ * of the repository: it imports nothing else of ours, and everything above it imports from here.
+ */
+export * from "./names.ts";
+export { conditionSchema, conditionStatuses } from "./condition.ts";
+export type { Condition, ConditionStatus } from "./condition.ts";
+export {
+  Degraded,
+  Progressing,
+  Ready,
+  Reconciling,
+  Stalled,
+  conditionTypes,
+  findCondition,
+  hasConditionStatus,
+  isReady,
+  setCondition,
+} from "./conditions.ts";
+export type { ConditionType, ConditionUpdate } from "./conditions.ts";
+export { buildCrd, crdYaml, openApiV3Schema } from "./crd.ts";
+export { formatFieldIssues } from "./field-issue.ts";
+export type { FieldIssue } from "./field-issue.ts";
+export {
+  imageReferencePattern,
+  imageReferenceRegExp,
+  isImageReference,
+  maxImageReferenceLength,
+} from "./image-reference.ts";
+export { myAppInstanceSchema } from "./instance.ts";
+export type { MyAppInstance, MyAppInstanceInput } from "./instance.ts";
+export { objectMetaSchema } from "./object-meta.ts";
+export type { ObjectMeta } from "./object-meta.ts";
+export { compareQuantities, isQuantity, parseQuantity, unsignedQuantityPattern } from "./quantity.ts";
+export type { Quantity, QuantityFormat } from "./quantity.ts";
+export {
+  defaultPort,
+  defaultReplicas,
+  defaultStorageReclaimPolicy,
+  maxReplicas,
+  maxStorageLength,
+  myAppInstanceSpecSchema,
+  specRules,
+  storageReclaimPolicies,
+} from "./spec.ts";
+export type { MyAppInstanceSpec, MyAppInstanceSpecInput, StorageReclaimPolicy } from "./spec.ts";
+export { myAppInstanceStatusSchema, phases } from "./status.ts";
+export type { MyAppInstanceStatus, Phase } from "./status.ts";
+export { checkSpecTransition } from "./transitions.ts";
+export { validateInstance, validateSpec, validateStatus } from "./validate.ts";
+export type { InstanceVerdict, SpecVerdict, StatusVerdict } from "./validate.ts";

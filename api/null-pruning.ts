@@ -1,0 +1,46 @@
+/**
+ * The apiserver drops `null` from a custom resource before it validates it: a field that is neither nullable nor
+ * defaulted disappears, and a defaulted one gets its default (apiextensions-apiserver's
+ * `PruneNonNullableNullsWithoutDefaults`, then defaulting). So `replicas: null` means "the default" and
+ * `image: null` means "missing". zod would call both a type error; pruning first gives zod the apiserver's view.
+ */
+import { objectMetaSchema } from "./object-meta.ts";
+import type { StructuralSchema } from "./structural.ts";
+
+// ObjectMeta is decoded into a Go struct, where null reads as "not set" for every known field.
+const objectMetaFields = new Set(Object.keys(objectMetaSchema.shape));
+
+/**
+ * A copy of `value` without the nulls the apiserver would drop, walking `schema` as the apiserver does: only
+ * where the schema declares the property (an unknown field stays, to be reported as unknown); array items are
+ * walked but never dropped.
+ */
+export function pruneNulls(value: unknown, schema: StructuralSchema | undefined): unknown {
+  if (Array.isArray(value)) return value.map((item) => pruneNulls(item, schema?.items));
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    const childSchema = propertySchema(schema, key);
+    if (child === null && childSchema !== undefined && childSchema.nullable !== true) continue;
+    out[key] = pruneNulls(child, childSchema);
+  }
+  return out;
+}
+
+/** {@link pruneNulls} for a whole object, whose `metadata` follows ObjectMeta's rules rather than the schema's. */
+export function pruneObjectNulls(object: unknown, schema: StructuralSchema): unknown {
+  const pruned = pruneNulls(object, schema);
+  if (!isObject(pruned) || !isObject(pruned["metadata"])) return pruned;
+  const metadata = Object.entries(pruned["metadata"]).filter(([key, v]) => !(v === null && objectMetaFields.has(key)));
+  return { ...pruned, metadata: Object.fromEntries(metadata) };
+}
+
+function propertySchema(schema: StructuralSchema | undefined, key: string): StructuralSchema | undefined {
+  const declared = schema?.properties?.[key];
+  if (declared !== undefined) return declared;
+  return typeof schema?.additionalProperties === "object" ? schema.additionalProperties : undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,66 @@
+/**
+ * The observed state of a MyAppInstance, written only by the operator through the status subresource. Phase is
+ * a summary for people (`kubectl get` prints it); machines read the conditions.
+ */
+import { z } from "zod";
+import { conditionSchema } from "./condition.ts";
+import { maxImageReferenceLength } from "./image-reference.ts";
+import { maxReplicas } from "./spec.ts";
+import { boundedText } from "./text.ts";
+
+/** Lifecycle phases, in the order an instance usually meets them (Degraded and Deleting can come at any time). */
+export const phases = ["Pending", "Progressing", "Running", "Degraded", "Deleting"] as const;
+
+/** One of {@link phases}. */
+export type Phase = (typeof phases)[number];
+
+const replicaCount = z.int().min(0).max(maxReplicas);
+
+/** The status schema. Every field is optional: an instance the operator has not seen yet has no status. */
+export const myAppInstanceStatusSchema = z
+  .strictObject({
+    conditions: z
+      .array(conditionSchema)
+      .superRefine((conditions, ctx) => {
+        // x-kubernetes-list-type: map makes the apiserver reject a second entry of a type; say so here too.
+        const seen = new Set<string>();
+        conditions.forEach((condition, index) => {
+          if (seen.has(condition.type)) {
+            ctx.addIssue({ code: "custom", path: [index], message: `duplicate condition type ${condition.type}` });
+          }
+          seen.add(condition.type);
+        });
+      })
+      .meta({
+        description:
+          "Current state as conditions: Ready, Progressing and Degraded, plus kstatus's Reconciling and Stalled. " +
+          "One entry per type.",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+      })
+      .optional(),
+    observedGeneration: z
+      .int()
+      .min(0)
+      .meta({ description: "metadata.generation of the last spec the operator acted on." })
+      .optional(),
+    replicas: replicaCount
+      .meta({ description: "Pods that exist for this instance (the scale subresource reports it)." })
+      .optional(),
+    readyReplicas: replicaCount.meta({ description: "Pods that are ready to serve." }).optional(),
+    phase: z
+      .enum(phases)
+      .meta({ description: "Summary of the lifecycle: Pending, Progressing, Running, Degraded or Deleting." })
+      .optional(),
+    image: boundedText(maxImageReferenceLength)
+      .meta({ description: "The image every replica runs, once a rollout has completed." })
+      .optional(),
+    message: boundedText(32768).meta({ description: "Human-readable summary of the current state." }).optional(),
+    selector: boundedText(4096)
+      .meta({ description: "Label selector of the pods, in string form (used by the scale subresource and HPA)." })
+      .optional(),
+  })
+  .meta({ description: "Observed state, written by the operator." });
+
+/** The status as the operator writes it. */
+export type MyAppInstanceStatus = z.output<typeof myAppInstanceStatusSchema>;

@@ -1,0 +1,96 @@
+/**
+ * Turns zod's JSON Schema output into a Kubernetes structural schema, the dialect a CRD's `openAPIV3Schema`
+ * must be written in. The differences are few and known:
+ * - `additionalProperties: false` next to `properties` is forbidden; the apiserver's strict field validation
+ *   rejects unknown fields instead (zod's strict objects do the same on our side);
+ * - keys come out in one fixed order, so the generated YAML diffs cleanly whatever zod's internals do.
+ */
+
+/** The subset of OpenAPI v3 that structural schemas use (plus the Kubernetes extensions). */
+export interface StructuralSchema {
+  description?: string;
+  type?: "object" | "array" | "string" | "integer" | "number" | "boolean";
+  format?: string;
+  enum?: unknown[];
+  default?: unknown;
+  nullable?: boolean;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  minItems?: number;
+  maxItems?: number;
+  items?: StructuralSchema;
+  properties?: Record<string, StructuralSchema>;
+  additionalProperties?: StructuralSchema | boolean;
+  required?: string[];
+  [extension: `x-kubernetes-${string}`]: unknown;
+}
+
+// The order keys are written in: what a reader wants first comes first.
+const keyOrder = [
+  "description",
+  "type",
+  "format",
+  "enum",
+  "default",
+  "nullable",
+  "minimum",
+  "maximum",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minItems",
+  "maxItems",
+  "items",
+  "properties",
+  "additionalProperties",
+  "required",
+];
+
+// JSON Schema that a structural schema cannot hold: a zod schema that needs these cannot become a CRD as is.
+const unsupported = ["$ref", "$defs", "definitions", "anyOf", "oneOf", "allOf", "not", "const"];
+
+/**
+ * A structural schema equivalent to `schema` (zod's `openapi-3.0` output), for a CRD. Pure. Throws on JSON
+ * Schema constructs a structural schema cannot express, naming the construct.
+ */
+export function toStructuralSchema(schema: Record<string, unknown>): StructuralSchema {
+  const found = unsupported.find((key) => key in schema);
+  if (found !== undefined) throw new Error(`${found} cannot appear in a structural schema: ${JSON.stringify(schema)}`);
+  const out: Record<string, unknown> = {};
+  const keys = Object.keys(schema)
+    .filter((key) => key !== "$schema")
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  for (const key of keys) {
+    const value = schema[key];
+    if (key === "additionalProperties" && value === false) continue;
+    if (key === "items" && isRecord(value)) out[key] = toStructuralSchema(value);
+    else if (key === "additionalProperties" && isRecord(value)) out[key] = toStructuralSchema(value);
+    else if (key === "properties" && isRecord(value)) out[key] = mapValues(value, toStructuralSchema);
+    else out[key] = value;
+  }
+  return out as StructuralSchema;
+}
+
+function rank(key: string): number {
+  const index = keyOrder.indexOf(key);
+  return index === -1 ? keyOrder.length : index;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function mapValues(
+  record: Record<string, unknown>,
+  map: (value: Record<string, unknown>) => StructuralSchema,
+): Record<string, StructuralSchema> {
+  const out: Record<string, StructuralSchema> = {};
+  for (const [key, value] of Object.entries(record)) {
+    if (!isRecord(value)) throw new Error(`property ${key} has no schema object`);
+    out[key] = map(value);
+  }
+  return out;
+}

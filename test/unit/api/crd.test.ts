@@ -1,0 +1,174 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import { parse } from "yaml";
+import type { StructuralSchema } from "../../../api/structural.ts";
+import {
+  buildCrd,
+  crdName,
+  crdYaml,
+  imageReferencePattern,
+  openApiV3Schema,
+  unsignedQuantityPattern,
+} from "../../../api/index.ts";
+import { crdPath } from "../../../api/crd-path.ts";
+
+type Crd = {
+  metadata: { name: string };
+  spec: {
+    group: string;
+    scope: string;
+    names: { kind: string; plural: string; singular: string; shortNames: string[]; categories: string[] };
+    versions: {
+      name: string;
+      served: boolean;
+      storage: boolean;
+      schema: { openAPIV3Schema: StructuralSchema };
+      subresources: { status: object; scale: Record<string, string> };
+      additionalPrinterColumns: { name: string; type: string; jsonPath: string }[];
+    }[];
+  };
+};
+
+const crd = buildCrd() as unknown as Crd;
+const [v1] = crd.spec.versions;
+const root = openApiV3Schema();
+const spec = root.properties?.["spec"];
+const property = (name: string) => spec?.properties?.[name] ?? assert.fail(`no spec.${name}`);
+
+/** Every schema node with its path, depth first. */
+function nodes(schema: StructuralSchema, path = ""): [string, StructuralSchema][] {
+  const children = Object.entries(schema.properties ?? {}).flatMap(([name, child]) => nodes(child, `${path}.${name}`));
+  const items = schema.items ? nodes(schema.items, `${path}[]`) : [];
+  return [[path || ".", schema], ...children, ...items];
+}
+
+describe("the committed CRD", () => {
+  test("equals a fresh generation (run `npm run manifests` after changing api/)", () => {
+    assert.equal(readFileSync(crdPath, "utf8"), crdYaml());
+  });
+
+  test("is the YAML of buildCrd()", () => {
+    assert.deepEqual(parse(crdYaml()), buildCrd());
+  });
+});
+
+describe("buildCrd", () => {
+  test("names the resource as the seed does, plus a short name and a category", () => {
+    assert.equal(crd.metadata.name, crdName);
+    assert.equal(crd.spec.group, "example.com");
+    assert.equal(crd.spec.scope, "Namespaced");
+    assert.deepEqual(crd.spec.names, {
+      kind: "MyAppInstance",
+      listKind: "MyAppInstanceList",
+      plural: "myappinstances",
+      singular: "myappinstance",
+      shortNames: ["myapp"],
+      categories: ["myapp-platform"],
+    });
+    assert.equal(crd.spec.versions.length, 1);
+    assert.deepEqual([v1?.name, v1?.served, v1?.storage], ["v1", true, true]);
+  });
+
+  test("has the status and scale subresources, pointing at fields that exist", () => {
+    assert.deepEqual(v1?.subresources, {
+      status: {},
+      scale: {
+        specReplicasPath: ".spec.replicas",
+        statusReplicasPath: ".status.replicas",
+        labelSelectorPath: ".status.selector",
+      },
+    });
+    const status = root.properties?.["status"]?.properties ?? {};
+    assert.equal(property("replicas").type, "integer");
+    assert.equal(status["replicas"]?.type, "integer");
+    assert.equal(status["selector"]?.type, "string");
+  });
+
+  test("prints Image, Desired, Ready, Phase and Age", () => {
+    assert.deepEqual(
+      v1?.additionalPrinterColumns.map((column) => [column.name, column.jsonPath]),
+      [
+        ["Image", ".spec.image"],
+        ["Desired", ".spec.replicas"],
+        ["Ready", ".status.readyReplicas"],
+        ["Phase", ".status.phase"],
+        ["Age", ".metadata.creationTimestamp"],
+      ],
+    );
+  });
+});
+
+describe("openApiV3Schema is a structural schema", () => {
+  test("every node has a type, and no node has additionalProperties: false", () => {
+    for (const [path, node] of nodes(root)) {
+      assert.ok(node.type, `${path} has no type`);
+      assert.notEqual(node.additionalProperties, false, `${path} has additionalProperties: false`);
+    }
+  });
+
+  test("metadata is only typed, as the apiserver requires", () => {
+    assert.deepEqual(root.properties?.["metadata"], { type: "object" });
+  });
+
+  test("every spec and status field has a description for kubectl explain", () => {
+    for (const [path, node] of nodes(root)) {
+      if (path.startsWith(".spec") || path.startsWith(".status"))
+        assert.ok(node.description, `${path} has no description`);
+    }
+  });
+
+  test("requires spec and spec.image, and carries the defaults", () => {
+    assert.deepEqual(root.required, ["spec"]);
+    assert.deepEqual(spec?.required, ["image"]);
+    assert.equal(property("replicas").default, 1);
+    assert.equal(property("port").default, 8080);
+    assert.equal(property("storageReclaimPolicy").default, "Retain");
+  });
+
+  test("has real bounds: int32 replicas, TCP ports, capped strings", () => {
+    assert.deepEqual([property("replicas").minimum, property("replicas").maximum], [0, 2147483647]);
+    assert.deepEqual([property("port").minimum, property("port").maximum], [1, 65535]);
+    for (const name of ["image", "storage", "storageClassName"]) assert.ok(property(name).maxLength, name);
+  });
+
+  test("uses the very patterns zod uses", () => {
+    assert.equal(property("image").pattern, imageReferencePattern);
+    assert.equal(property("storage").pattern, unsignedQuantityPattern);
+  });
+
+  test("carries the CEL rules, each message naming its field", () => {
+    const rules = nodes(root).flatMap(([path, node]) =>
+      (
+        (node["x-kubernetes-validations"] as {
+          rule: string;
+          message?: string;
+          messageExpression?: string;
+          fieldPath?: string;
+        }[]) ?? []
+      ).map((rule) => ({ path, ...rule })),
+    );
+    assert.deepEqual(
+      rules.map((rule) => [rule.path, rule.fieldPath ?? ""]),
+      [
+        [".spec", ".storageClassName"],
+        [".spec", ".storage"],
+        [".spec", ".storageClassName"],
+        [".spec.image", ""],
+        [".spec.storage", ""],
+        [".spec.storage", ""],
+      ],
+    );
+    for (const rule of rules)
+      assert.match(rule.message ?? rule.messageExpression ?? "", /spec\.(storage|storageClassName|image)/);
+    assert.ok(rules.some((rule) => rule.rule.includes("oldSelf.storage") && rule.rule.includes("has(self.storage)")));
+    assert.ok(rules.some((rule) => rule.rule.includes("quantity(self).compareTo(quantity(oldSelf)) >= 0")));
+  });
+
+  test("keys conditions by type, as metav1.Condition lists are", () => {
+    const conditions = root.properties?.["status"]?.properties?.["conditions"];
+    assert.equal(conditions?.["x-kubernetes-list-type"], "map");
+    assert.deepEqual(conditions?.["x-kubernetes-list-map-keys"], ["type"]);
+    assert.ok(conditions?.items?.required?.includes("type"));
+  });
+});

@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { phases, validateStatus } from "../../../api/index.ts";
+import { isDateTime } from "../../../api/date-time.ts";
+
+const condition = {
+  type: "Ready",
+  status: "True",
+  lastTransitionTime: "2025-04-01T12:00:00Z",
+  reason: "Ready",
+  message: "ok",
+};
+
+const paths = (input: unknown): string[] => {
+  const verdict = validateStatus(input);
+  return verdict.ok ? [] : verdict.issues.map((issue) => issue.path);
+};
+
+describe("validateStatus", () => {
+  test("accepts an empty status and a full one", () => {
+    assert.deepEqual(paths({}), []);
+    const full = {
+      conditions: [condition],
+      observedGeneration: 2,
+      replicas: 2,
+      readyReplicas: 1,
+      phase: "Progressing",
+      image: "nginx:1.27",
+      message: "Waiting for 1/2 pods 🚀",
+      selector: "app.kubernetes.io/instance=x",
+    };
+    assert.deepEqual(validateStatus(full), { ok: true, status: full });
+  });
+
+  test("knows the phases", () => {
+    assert.deepEqual(phases, ["Pending", "Progressing", "Running", "Degraded", "Deleting"]);
+    assert.deepEqual(paths({ phase: "Crashed" }), ["status.phase"]);
+  });
+
+  test("checks conditions like metav1.Condition", () => {
+    assert.deepEqual(paths({ conditions: [{ ...condition, status: "Maybe" }] }), ["status.conditions[0].status"]);
+    assert.deepEqual(paths({ conditions: [{ ...condition, reason: "all good" }] }), ["status.conditions[0].reason"]);
+    assert.deepEqual(paths({ conditions: [{ ...condition, reason: undefined }] }), ["status.conditions[0].reason"]);
+    assert.deepEqual(paths({ conditions: [{ ...condition, type: "Not Ready" }] }), ["status.conditions[0].type"]);
+    assert.deepEqual(paths({ conditions: [condition, { ...condition, status: "False" }] }), ["status.conditions[1]"]);
+  });
+
+  test("counts maxLength in code points, as the apiserver does", () => {
+    // 32768 emoji are 65536 UTF-16 units but 32768 characters: exactly at the limit.
+    assert.deepEqual(paths({ message: "🚀".repeat(32768) }), []);
+    assert.deepEqual(paths({ message: "🚀".repeat(32769) }), ["status.message"]);
+  });
+});
+
+describe("isDateTime matches kube-openapi's date-time check", () => {
+  const valid = [
+    "2025-04-01T12:00:00Z",
+    "2025-04-01t12:00:00z",
+    "2025-04-01T12:00:00.123456789+02:00",
+    "2025-04-01T12:00:00,5Z",
+    "2024-02-29T23:59:59-11:30",
+  ];
+  for (const text of valid) test(`accepts ${text}`, () => assert.ok(isDateTime(text)));
+  const invalid = [
+    "",
+    "yesterday",
+    "2025-04-01T12:00:00",
+    "2025-04-01 12:00:00Z",
+    "2025-02-29T00:00:00Z",
+    "2025-04-31T00:00:00Z",
+    "2025-13-01T00:00:00Z",
+    "2025-04-01T24:00:00Z",
+    "2025-04-01T12:60:00Z",
+    "2025-04-01T12:00:60Z",
+    "2025-04-01T12:00:00+0200",
+  ];
+  for (const text of invalid) test(`rejects ${JSON.stringify(text)}`, () => assert.equal(isDateTime(text), false));
+});

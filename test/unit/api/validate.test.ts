@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { formatFieldIssues, openApiV3Schema, validateInstance } from "../../../api/index.ts";
+import { pruneNulls, pruneObjectNulls } from "../../../api/null-pruning.ts";
+import { fieldPath } from "../../../api/validate.ts";
+
+const object = (metadata: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  apiVersion: "example.com/v1",
+  kind: "MyAppInstance",
+  metadata,
+  spec: { image: "nginx" },
+  ...extra,
+});
+
+const paths = (input: unknown): string[] => {
+  const verdict = validateInstance(input);
+  return verdict.ok ? [] : verdict.issues.map((issue) => issue.path);
+};
+
+describe("validateInstance", () => {
+  test("accepts a minimal object and applies the spec defaults", () => {
+    const verdict = validateInstance(object({ name: "web" }));
+    assert.ok(verdict.ok);
+    assert.deepEqual(verdict.instance.spec, {
+      image: "nginx",
+      replicas: 1,
+      port: 8080,
+      storageReclaimPolicy: "Retain",
+    });
+  });
+
+  test("checks metadata as the apiserver does on create", () => {
+    assert.deepEqual(paths(object({})), ["metadata.name"]);
+    assert.deepEqual(paths(object({ name: "" })), ["metadata.name"]);
+    assert.deepEqual(paths(object({ generateName: "web-" })), []);
+    assert.deepEqual(paths(object({ generateName: "Web_" })), ["metadata.generateName"]);
+    assert.deepEqual(paths(object({ name: "Web" })), ["metadata.name"]);
+    assert.deepEqual(paths(object({ name: "a".repeat(254) })), ["metadata.name"]);
+    assert.deepEqual(paths(object({ name: "web", namespace: "Team A" })), ["metadata.namespace"]);
+    assert.deepEqual(paths(object({ name: "web", labels: { "bad key": "x" } })), ["metadata.labels.bad key"]);
+    assert.deepEqual(paths(object({ name: "web", labels: { app: "a".repeat(64) } })), ["metadata.labels.app"]);
+    assert.deepEqual(paths(object({ name: "web", annotations: { "Example.com/Note": "ok" } })), []);
+    assert.deepEqual(paths(object({ name: "web", annotations: { note: "x".repeat(256 * 1024) } })), [
+      "metadata.annotations",
+    ]);
+    assert.deepEqual(paths(object({ name: "web", finalizers: ["not a finalizer"] })), ["metadata.finalizers[0]"]);
+    assert.deepEqual(paths(object({ name: "web", lables: {} })), ["metadata.lables"]);
+  });
+
+  test("reads null metadata fields as unset, as ObjectMeta decoding does", () => {
+    assert.deepEqual(paths(object({ name: "web", creationTimestamp: null, labels: null })), []);
+  });
+
+  test("requires spec and rejects unknown top-level fields", () => {
+    assert.deepEqual(paths({ ...object({ name: "web" }), spec: undefined }), ["spec"]);
+    assert.deepEqual(paths(object({ name: "web" }, { extra: 1 })), ["extra"]);
+  });
+
+  test("names fields inside lists with brackets", () => {
+    const status = {
+      conditions: [
+        { type: "Ready", status: "True", lastTransitionTime: "2025-04-01T12:00:00Z", reason: "R", message: "", x: 1 },
+      ],
+    };
+    assert.deepEqual(paths(object({ name: "web" }, { status })), ["status.conditions[0].x"]);
+  });
+});
+
+describe("pruneNulls", () => {
+  const schema = openApiV3Schema();
+
+  test("drops declared, non-nullable nulls; keeps unknown ones and list items", () => {
+    // GIVEN nulls in known fields, in an unknown field, and in a list
+    const input = {
+      spec: { image: null, replicas: null, unknown: null },
+      status: { conditions: [null], phase: null },
+    };
+    // WHEN pruned THEN only the declared fields' nulls are gone
+    assert.deepEqual(pruneNulls(input, schema), { spec: { unknown: null }, status: { conditions: [null] } });
+  });
+
+  test("does not change its input", () => {
+    const input = { spec: { image: null } };
+    pruneObjectNulls(input, schema);
+    assert.deepEqual(input, { spec: { image: null } });
+  });
+});
+
+test("fieldPath and formatFieldIssues print paths as the apiserver does", () => {
+  assert.equal(fieldPath(["status", "conditions", 0, "type"]), "status.conditions[0].type");
+  assert.equal(
+    formatFieldIssues([
+      { path: "spec.port", message: "must be an integer from 1 to 65535" },
+      { path: "spec.image", message: "is required" },
+    ]),
+    "spec.port: must be an integer from 1 to 65535\nspec.image: is required",
+  );
+});
