@@ -8,10 +8,13 @@ try {
   else if (command === "status") {
     const status = await clusterStatus();
     if (!status.exists) console.log("cluster: not created (npm run cluster -- up)");
-    for (const c of status.components) console.log(`${c.name.padEnd(24)} pid ${String(c.pid).padEnd(8)} ${c.running ? "running" : "STOPPED"}`);
+    for (const c of status.components)
+      console.log(`${c.name.padEnd(24)} pid ${String(c.pid).padEnd(8)} ${c.running ? "running" : "STOPPED"}`);
     if (status.provisioner) {
       const p = status.provisioner;
-      console.log(`${"volume-provisioner".padEnd(24)} pid ${String(p.pid).padEnd(8)} ${p.running ? "running" : "STOPPED"}`);
+      console.log(
+        `${"volume-provisioner".padEnd(24)} pid ${String(p.pid).padEnd(8)} ${p.running ? "running" : "STOPPED"}`,
+      );
     }
     console.log(`readyz: ${status.readyz}`);
     console.log(`server: ${status.serverVersion || "-"}, Ready nodes: ${status.readyNodes}/${nodeCount}`);

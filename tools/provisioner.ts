@@ -13,7 +13,12 @@ import { KubeClient, loadKubeConfig, type KubeObject } from "../kube/index.ts";
 import { storageClassName, provisionerName } from "./lib/storage-class.ts";
 
 interface Claim extends KubeObject {
-  spec: { storageClassName?: string; accessModes?: string[]; resources?: { requests?: { storage?: string } }; volumeName?: string };
+  spec: {
+    storageClassName?: string;
+    accessModes?: string[];
+    resources?: { requests?: { storage?: string } };
+    volumeName?: string;
+  };
   status?: { phase?: string; capacity?: { storage?: string } };
 }
 interface Volume extends KubeObject {
@@ -23,7 +28,9 @@ interface Volume extends KubeObject {
 
 const client = new KubeClient(loadKubeConfig());
 const log = (event: string, fields: Record<string, unknown>) =>
-  process.stdout.write(JSON.stringify({ time: new Date().toISOString(), component: "provisioner", event, ...fields }) + "\n");
+  process.stdout.write(
+    JSON.stringify({ time: new Date().toISOString(), component: "provisioner", event, ...fields }) + "\n",
+  );
 
 async function pass(): Promise<void> {
   const [claims, volumes, classes] = await Promise.all([
@@ -56,14 +63,25 @@ async function pass(): Promise<void> {
         },
       });
       log("provisioned", { claim: `${claim.metadata.namespace}/${claim.metadata.name}`, storage: request });
-    } else if (ours?.allowVolumeExpansion && volume.spec.capacity?.storage !== request && claim.status?.phase === "Bound") {
+    } else if (
+      ours?.allowVolumeExpansion &&
+      volume.spec.capacity?.storage !== request &&
+      claim.status?.phase === "Bound"
+    ) {
       // Act as the resizer: grow the volume, then report the new capacity on the claim.
       await client.mergePatch("v1", "PersistentVolume", volume.metadata.name!, undefined, {
         spec: { capacity: { storage: request } },
       });
-      await client.mergePatch("v1", "PersistentVolumeClaim", claim.metadata.name!, claim.metadata.namespace, {
-        status: { capacity: { storage: request } },
-      }, "status");
+      await client.mergePatch(
+        "v1",
+        "PersistentVolumeClaim",
+        claim.metadata.name!,
+        claim.metadata.namespace,
+        {
+          status: { capacity: { storage: request } },
+        },
+        "status",
+      );
       log("expanded", { claim: `${claim.metadata.namespace}/${claim.metadata.name}`, storage: request });
     }
   }

@@ -14,7 +14,8 @@ import { run } from "./lib/run.ts";
 
 const step = progress("test");
 const targets = process.argv.slice(2);
-const files = targets.length > 0 ? targets : ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"];
+const files =
+  targets.length > 0 ? targets : ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"];
 
 step("toolchain: building what is missing from the cache");
 await new Promise<void>((resolve, reject) => {

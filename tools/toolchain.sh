@@ -36,6 +36,7 @@ key() {
   local dir="$here/go/$1"
   { echo "$go_version $tags"; recipe "$1"; cat "$here/versions.env"
     find "$dir" -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | sort | xargs cat
+    [ "$1" != pulumi ] || cat "$here/bin/pulumi-resource-pulumi-nodejs"
   } | sha256sum | cut -c1-16
 }
 
@@ -55,6 +56,8 @@ build() {
     log "FAILED: $piece ($*). Full log: $tmp/build.log. Try: 'go env GOPROXY' reachable? 'go clean -cache' if the cache is corrupt; then npm run toolchain again."
     exit 1
   fi
+  # pulumi finds its bundled plugins next to its own (resolved) binary: the dynamic-provider launcher goes there.
+  [ "$piece" != pulumi ] || cp "$here/bin/pulumi-resource-pulumi-nodejs" "$tmp/bin/"
   touch "$tmp/.complete"; rm -rf "$out"; mv "$tmp" "$out"
   log "$piece: built in $(( $(date +%s) - t0 ))s -> $out/bin"
 }
@@ -95,12 +98,10 @@ build_all() {
 assemble() {
   local pieces=(etcd kube kwok pulumi pulumi-kubernetes) sum="" p
   for p in "${pieces[@]}"; do sum+="$(key "$p")"; done
-  sum+=$(sha256sum "$here/bin/pulumi-resource-pulumi-nodejs")
   local dir="$cache_root/bin-$(echo "$sum" | sha256sum | cut -c1-16)"
   if [ ! -d "$dir" ]; then
     mkdir -p "$dir.tmp.$$"
     for p in "${pieces[@]}"; do ln -sf "$(piece_dir "$p")"/bin/* "$dir.tmp.$$/"; done
-    cp "$here/bin/pulumi-resource-pulumi-nodejs" "$dir.tmp.$$/"
     mv "$dir.tmp.$$" "$dir"
   fi
   echo "$dir"

@@ -19,7 +19,12 @@ test("a Deployment with 2 replicas becomes ready through controller-manager, sch
     spec: { replicas: 2, selector: { matchLabels: { app: "web" } }, template: podTemplate("web") },
   });
   const ready = await waitFor("deployment web readyReplicas=2", async () => {
-    const d = await client.get<Typed<{ status?: { readyReplicas?: number } }>>("apps/v1", "Deployment", "web", namespace);
+    const d = await client.get<Typed<{ status?: { readyReplicas?: number } }>>(
+      "apps/v1",
+      "Deployment",
+      "web",
+      namespace,
+    );
     return d.status?.readyReplicas === 2 ? d : undefined;
   });
   assert.equal(ready.status?.readyReplicas, 2);
@@ -45,7 +50,11 @@ test("RBAC is enforced: a ServiceAccount without a RoleBinding is denied (403)",
 
 test("ownerReference garbage collection deletes a child after its owner", async (t) => {
   const namespace = await testNamespace(t, client);
-  const owner = await client.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "owner", namespace } });
+  const owner = await client.create<KubeObject>({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "owner", namespace },
+  });
   await client.create({
     apiVersion: "v1",
     kind: "ConfigMap",
@@ -81,7 +90,12 @@ test("a StatefulSet with volume claim templates gets bound claims and Ready pods
     },
   });
   await waitFor("statefulset db readyReplicas=2", async () => {
-    const s = await client.get<Typed<{ status?: { readyReplicas?: number } }>>("apps/v1", "StatefulSet", "db", namespace);
+    const s = await client.get<Typed<{ status?: { readyReplicas?: number } }>>(
+      "apps/v1",
+      "StatefulSet",
+      "db",
+      namespace,
+    );
     return s.status?.readyReplicas === 2 ? true : undefined;
   });
   const claims = await client.list<Typed<{ spec: { storageClassName?: string }; status?: { phase?: string } }>>(

@@ -108,7 +108,18 @@ export async function clusterUp(): Promise<ClusterStatus> {
     step("creating cluster (etcd, kube-apiserver, controller-manager, scheduler, kwok)");
     await run(
       kwokctl,
-      ["create", "cluster", "--name", clusterName, "--config", configFile, "--kubeconfig", kubeconfigPath, "--wait", "3m"],
+      [
+        "create",
+        "cluster",
+        "--name",
+        clusterName,
+        "--config",
+        configFile,
+        "--kubeconfig",
+        kubeconfigPath,
+        "--wait",
+        "3m",
+      ],
       { env },
     );
   } else if (before.components.some((c) => !c.running) || before.components.length === 0) {
@@ -123,7 +134,9 @@ export async function clusterUp(): Promise<ClusterStatus> {
     step(`adding fake nodes (${nodes.items.length} -> ${nodeCount})`);
     await run(kwokctl, ["scale", "node", "--replicas", String(nodeCount), "--name", clusterName], { env });
   }
-  await waitFor(`${nodeCount} Ready nodes`, async () => ((await clusterStatus()).readyNodes >= nodeCount ? true : undefined));
+  await waitFor(`${nodeCount} Ready nodes`, async () =>
+    (await clusterStatus()).readyNodes >= nodeCount ? true : undefined,
+  );
   await waitFor("the default ServiceAccount (controller-manager up)", () =>
     client.find("v1", "ServiceAccount", "default", "default").then((sa) => (sa ? true : undefined)),
   );
@@ -134,7 +147,9 @@ export async function clusterUp(): Promise<ClusterStatus> {
     const status = await clusterStatus();
     return status.healthy ? status : undefined;
   });
-  step(`up: ${after.serverVersion}, ${after.readyNodes} nodes Ready, kubeconfig ${path.relative(repoRoot, kubeconfigPath)}`);
+  step(
+    `up: ${after.serverVersion}, ${after.readyNodes} nodes Ready, kubeconfig ${path.relative(repoRoot, kubeconfigPath)}`,
+  );
   return after;
 }
 
@@ -171,9 +186,13 @@ export async function clusterDown(): Promise<void> {
       binDir = undefined;
     }
     if (binDir) {
-      await run(path.join(binDir, "kwokctl"), ["delete", "cluster", "--name", clusterName, "--kubeconfig", kubeconfigPath], {
-        env: toolEnv(binDir),
-      }).catch((error: unknown) => step(`kwokctl delete failed (${String(error)}); stopping by pid`));
+      await run(
+        path.join(binDir, "kwokctl"),
+        ["delete", "cluster", "--name", clusterName, "--kubeconfig", kubeconfigPath],
+        {
+          env: toolEnv(binDir),
+        },
+      ).catch((error: unknown) => step(`kwokctl delete failed (${String(error)}); stopping by pid`));
     }
     // Whatever kwokctl could not stop (or a missing toolchain) is stopped here, by pid.
     for (const component of (await clusterStatus()).components) {

@@ -1,5 +1,5 @@
 /** The built pulumi CLI, set up for offline use with a project-private PULUMI_HOME. */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { pulumiEnv, repoRoot, toolEnv, toolchainBinDir } from "./paths.ts";
 import { run } from "./run.ts";
@@ -18,12 +18,21 @@ export function kubernetesPluginVersion(): string {
  */
 export async function ensurePulumiHome(binDir = toolchainBinDir()): Promise<NodeJS.ProcessEnv> {
   const env = toolEnv(binDir);
+  mkdirSync(new URL(pulumiEnv().PULUMI_BACKEND_URL!).pathname, { recursive: true });
   const version = kubernetesPluginVersion();
   const pluginDir = path.join(pulumiEnv().PULUMI_HOME!, "plugins", `resource-kubernetes-v${version}`);
   if (!existsSync(path.join(pluginDir, "pulumi-resource-kubernetes"))) {
     await run(
       path.join(binDir, "pulumi"),
-      ["plugin", "install", "resource", "kubernetes", version, "--file", path.join(binDir, "pulumi-resource-kubernetes")],
+      [
+        "plugin",
+        "install",
+        "resource",
+        "kubernetes",
+        version,
+        "--file",
+        path.join(binDir, "pulumi-resource-kubernetes"),
+      ],
       { env },
     );
   }
