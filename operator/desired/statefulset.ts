@@ -1,0 +1,66 @@
+/** The StatefulSet of an instance with storage: one volume claim per replica, kept across restarts and moves. */
+import { childLabels, selectorLabels } from "./labels.ts";
+import { serviceName, workloadName } from "./names.ts";
+import type { DesiredInput, DesiredStatefulSet } from "./objects.ts";
+import { controllerReference } from "./owner.ts";
+import { dataVolumeName, desiredPodTemplate } from "./pod-template.ts";
+
+/**
+ * The StatefulSet for an instance whose spec has storage.
+ *
+ * - `podManagementPolicy: Parallel`: replicas start and stop together (the app keeps no ordinal roles), so a
+ *   move from a Deployment or a scale-up is not serialised pod by pod. Rolling updates stay one pod at a time.
+ * - `persistentVolumeClaimRetentionPolicy: Retain`: the StatefulSet controller never deletes claims; only the
+ *   operator does, when the instance is deleted with `storageReclaimPolicy: Delete`.
+ * - The claim template is immutable in a StatefulSet; the reconciler re-creates the StatefulSet (orphaning its
+ *   pods) when the storage size grows.
+ *
+ * @throws Error when the spec has no storage (the caller chose the wrong builder).
+ */
+export function desiredStatefulSet(instance: DesiredInput): DesiredStatefulSet {
+  const { metadata, spec } = instance;
+  if (spec.storage === undefined) {
+    throw new Error(
+      `desiredStatefulSet(${metadata.namespace}/${metadata.name}): spec.storage is not set; use desiredDeployment`,
+    );
+  }
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: {
+      name: workloadName(metadata.name),
+      namespace: metadata.namespace,
+      labels: childLabels(metadata.name),
+      ownerReferences: [controllerReference(metadata)],
+    },
+    spec: {
+      replicas: spec.replicas,
+      serviceName: serviceName(metadata.name),
+      podManagementPolicy: "Parallel",
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
+      selector: { matchLabels: selectorLabels(metadata.name) },
+      template: desiredPodTemplate(instance),
+      volumeClaimTemplates: [
+        {
+          metadata: { name: dataVolumeName, labels: childLabels(metadata.name) },
+          spec: {
+            accessModes: ["ReadWriteOnce"],
+            ...(spec.storageClassName !== undefined ? { storageClassName: spec.storageClassName } : {}),
+            resources: { requests: { storage: spec.storage } },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** Name of the claim replica `ordinal` of a StatefulSet gets: `<template>-<statefulset>-<ordinal>`. */
+export function claimName(statefulSetName: string, ordinal: number): string {
+  return `${dataVolumeName}-${statefulSetName}-${ordinal}`;
+}
+
+/** True when `name` is one of the data claims of the StatefulSet `statefulSetName`. */
+export function isDataClaimOf(name: string, statefulSetName: string): boolean {
+  const prefix = `${dataVolumeName}-${statefulSetName}-`;
+  return name.startsWith(prefix) && /^[0-9]+$/.test(name.slice(prefix.length));
+}

@@ -1,0 +1,105 @@
+/**
+ * Operator settings from flags, with MYAPP_* environment variables as fallbacks (flags win). Pure: argv and env
+ * in, settings or a clear error out.
+ */
+import { parseArgs } from "node:util";
+
+export interface OperatorOptions {
+  /** Watched namespaces; empty means the whole cluster. */
+  readonly namespaces: readonly string[];
+  readonly leaderElect: boolean;
+  readonly leaderElectionNamespace: string;
+  readonly leaderElectionId: string;
+  readonly metricsAddress: Address;
+  readonly probeAddress: Address;
+  readonly logLevel: string;
+  readonly concurrency: number;
+  readonly maxConsecutiveFailures: number;
+  readonly resyncPeriodMs: number;
+  /** Path of a kubeconfig; unset means in-cluster config in a pod, else KUBECONFIG or ~/.kube/config. */
+  readonly kubeconfig: string | undefined;
+}
+
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+export const usage = `Usage: node operator/main.ts [flags]   (npm run operator -- [flags])
+  --namespaces=a,b                 watch only these namespaces (default: all)          MYAPP_NAMESPACES
+  --leader-elect                   run leader election on a Lease (for replicas >= 2)  MYAPP_LEADER_ELECT=true
+  --leader-election-namespace=NS   the Lease's namespace (default: POD_NAMESPACE or default)
+  --leader-election-id=NAME        the Lease's name (default: myapp-operator)
+  --metrics-bind-address=[H]:P     /metrics (default :8080; 0 picks a free port)       MYAPP_METRICS_BIND_ADDRESS
+  --health-probe-bind-address=[H]:P  /healthz and /readyz (default :8081)             MYAPP_HEALTH_PROBE_BIND_ADDRESS
+  --log-level=LEVEL                trace|debug|info|warn|error (default info)          MYAPP_LOG_LEVEL
+  --concurrency=N                  reconciles at once, never two of one key (default 2) MYAPP_CONCURRENCY
+  --max-consecutive-failures=N     failures before an instance is marked Stalled (default 15)
+  --resync-period=SECONDS          re-reconcile everything this often (default 600)
+  --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)`;
+
+const logLevels = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
+
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): OperatorOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: {
+      namespaces: { type: "string" },
+      "leader-elect": { type: "boolean" },
+      "leader-election-namespace": { type: "string" },
+      "leader-election-id": { type: "string" },
+      "metrics-bind-address": { type: "string" },
+      "health-probe-bind-address": { type: "string" },
+      "log-level": { type: "string" },
+      concurrency: { type: "string" },
+      "max-consecutive-failures": { type: "string" },
+      "resync-period": { type: "string" },
+      kubeconfig: { type: "string" },
+      help: { type: "boolean" },
+    },
+  });
+  if (values.help) throw new UsageRequested();
+  const namespaces = (values.namespaces ?? env.MYAPP_NAMESPACES ?? "")
+    .split(",")
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const logLevel = values["log-level"] ?? env.MYAPP_LOG_LEVEL ?? "info";
+  if (!logLevels.includes(logLevel))
+    throw new Error(`--log-level must be one of ${logLevels.join(", ")}, got "${logLevel}"`);
+  return {
+    namespaces,
+    leaderElect: values["leader-elect"] ?? env.MYAPP_LEADER_ELECT === "true",
+    leaderElectionNamespace: values["leader-election-namespace"] ?? env.POD_NAMESPACE ?? "default",
+    leaderElectionId: values["leader-election-id"] ?? "myapp-operator",
+    metricsAddress: address(
+      "--metrics-bind-address",
+      values["metrics-bind-address"] ?? env.MYAPP_METRICS_BIND_ADDRESS ?? ":8080",
+    ),
+    probeAddress: address(
+      "--health-probe-bind-address",
+      values["health-probe-bind-address"] ?? env.MYAPP_HEALTH_PROBE_BIND_ADDRESS ?? ":8081",
+    ),
+    logLevel,
+    concurrency: positiveInteger("--concurrency", values.concurrency ?? env.MYAPP_CONCURRENCY ?? "2"),
+    maxConsecutiveFailures: positiveInteger("--max-consecutive-failures", values["max-consecutive-failures"] ?? "15"),
+    resyncPeriodMs: positiveInteger("--resync-period", values["resync-period"] ?? "600") * 1000,
+    kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
+  };
+}
+
+export class UsageRequested extends Error {}
+
+function address(flag: string, value: string): Address {
+  const match = /^(?:(.*):)?(\d+)$/.exec(value);
+  const port = Number(match?.[2]);
+  if (!match || port > 65535)
+    throw new Error(`${flag} must be [host]:port with a port from 0 to 65535, got "${value}"`);
+  return { host: match[1] || "0.0.0.0", port };
+}
+
+function positiveInteger(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer, got "${value}"`);
+  return n;
+}

@@ -1,0 +1,81 @@
+/**
+ * Deletion of an instance: delete the children it controls, keep its volume claims unless its
+ * storageReclaimPolicy is Delete (no data is deleted implicitly), then remove the finalizer so the apiserver can
+ * let the instance go. Nothing here waits: the garbage collector and the claims' own protection finalizer finish
+ * the job after us.
+ */
+import { finalizer } from "../../api/index.ts";
+import type { KubeObject } from "../../kube/index.ts";
+import { isControlledBy, selectorString, serviceName, workloadName } from "../desired/index.ts";
+import type { ObservedClaim } from "./observed.ts";
+import { referenceTo, type Session } from "./session.ts";
+import { dataClaims } from "./storage.ts";
+
+/** Cleans up after a deleted instance and removes the finalizer; a no-op when our finalizer is not on it. */
+export async function finalizeInstance(session: Session): Promise<void> {
+  const { port, key, instance } = session;
+  const finalizers = instance.metadata.finalizers ?? [];
+  if (!finalizers.includes(finalizer)) return;
+  const uid = instance.metadata.uid ?? "";
+
+  const children: [apiVersion: string, kind: string, name: string][] = [
+    ["apps/v1", "Deployment", workloadName(key.name)],
+    ["apps/v1", "StatefulSet", workloadName(key.name)],
+    ["v1", "Service", serviceName(key.name)],
+  ];
+  for (const [apiVersion, kind, name] of children) {
+    const live = await port.find<KubeObject>(apiVersion, kind, name, key.namespace);
+    // Only what this instance controls; a namesake of someone else's is not ours to delete.
+    if (!live || live.metadata.deletionTimestamp || !isControlledBy(live.metadata.ownerReferences, uid)) continue;
+    const deleted = await port.delete(apiVersion, kind, name, key.namespace, {
+      propagationPolicy: "Background",
+      ...(live.metadata.uid ? { preconditionUid: live.metadata.uid } : {}),
+    });
+    if (deleted) await session.event("Normal", "Deleted", "Delete", `Deleted ${kind} ${name}`, referenceTo(live));
+  }
+
+  const claims = dataClaims(
+    await port.list<ObservedClaim>("v1", "PersistentVolumeClaim", key.namespace, selectorString(key.name)),
+    workloadName(key.name),
+  ).filter((claim) => !claim.metadata.deletionTimestamp);
+  if (claims.length > 0) {
+    const names = claims.map((claim) => claim.metadata.name ?? "").join(", ");
+    if (reclaimPolicy(instance.spec) === "Delete") {
+      for (const claim of claims) {
+        await port.delete("v1", "PersistentVolumeClaim", claim.metadata.name ?? "", key.namespace, {
+          propagationPolicy: "Background",
+          ...(claim.metadata.uid ? { preconditionUid: claim.metadata.uid } : {}),
+        });
+      }
+      await session.event(
+        "Normal",
+        "DeletedVolumeClaims",
+        "Delete",
+        `Deleted volume claims ${names} (storageReclaimPolicy: Delete)`,
+      );
+    } else {
+      await session.event(
+        "Normal",
+        "RetainedVolumeClaims",
+        "Delete",
+        `Kept volume claims ${names} and their data (storageReclaimPolicy: Retain); delete them with kubectl delete pvc when no longer needed`,
+      );
+    }
+  }
+
+  await port.setFinalizers(
+    { ...key, resourceVersion: instance.metadata.resourceVersion ?? "" },
+    finalizers.filter((name) => name !== finalizer),
+  );
+  session.logger.info({ claimsKept: reclaimPolicy(instance.spec) !== "Delete" ? claims.length : 0 }, "finalized");
+}
+
+/**
+ * The reclaim policy, read without trusting the spec (it may be invalid by now): only an explicit "Delete"
+ * deletes data; anything else keeps it.
+ */
+function reclaimPolicy(spec: unknown): "Retain" | "Delete" {
+  const value =
+    typeof spec === "object" && spec !== null ? (spec as Record<string, unknown>)["storageReclaimPolicy"] : undefined;
+  return value === "Delete" ? "Delete" : "Retain";
+}

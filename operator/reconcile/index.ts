@@ -1,0 +1,22 @@
+/** One reconcile of one MyAppInstance, behind a narrow port to Kubernetes. */
+export { isSubset, jsonEqual } from "./compare.ts";
+export { PermanentError, TransientError } from "./errors.ts";
+export type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";
+export { eventObject, fieldManager, kubePort, reportingController } from "./port.ts";
+export type {
+  ApplyConfiguration,
+  ClusterPort,
+  DeleteOptions,
+  EventRecord,
+  KubePortOptions,
+  ObjectKey,
+  ObjectReference,
+} from "./port.ts";
+export { parseKey, reconcile, reconciler, recordStalled } from "./reconcile.ts";
+export type { ReconcileDeps, ReconcileOutcome } from "./reconcile.ts";
+export { rolloutProgress } from "./rollout.ts";
+export type { RolloutProgress } from "./rollout.ts";
+export { computeStatus, problemStatus, statusChanged } from "./status.ts";
+export type { Problem, StatusInput, Step } from "./status.ts";
+export { planStatefulSet } from "./storage.ts";
+export type { StatefulSetPlan } from "./storage.ts";

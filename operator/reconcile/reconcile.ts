@@ -1,0 +1,436 @@
+/**
+ * One reconcile of one MyAppInstance key: level-based (it reads everything it needs and never trusts the event
+ * that woke it), idempotent, and silent when nothing changed: a converged instance costs reads only, no writes.
+ *
+ * Order: instance gone → done; being deleted → finalize; ensure the finalizer; validate the spec (invalid → a
+ * Degraded status, no retry); apply the Service and the workload where they differ from the desired state; grow
+ * volumes and re-create a StatefulSet whose claim template must change; retire the old workload after a move
+ * once the new one is ready; write the status if it changed.
+ */
+import type { Logger } from "pino";
+import {
+  apiVersion,
+  finalizer,
+  kind,
+  validateSpec,
+  validateStatus,
+  type MyAppInstanceSpec,
+  type MyAppInstanceStatus,
+} from "../../api/index.ts";
+import { ConflictError, InvalidError, NotFoundError, type KubeObject } from "../../kube/index.ts";
+import {
+  desiredDeployment,
+  desiredService,
+  isControlledBy,
+  selectorString,
+  serviceName,
+  workloadKind,
+  workloadName,
+  type DesiredInput,
+} from "../desired/index.ts";
+import { isSubset } from "./compare.ts";
+import { PermanentError, TransientError } from "./errors.ts";
+import { finalizeInstance } from "./finalize.ts";
+import type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";
+import type { ApplyConfiguration, ClusterPort, ObjectKey } from "./port.ts";
+import { rolloutProgress } from "./rollout.ts";
+import { openSession, referenceTo, type InstanceObject, type Session } from "./session.ts";
+import { computeStatus, problemStatus, statusChanged, type Problem, type Step } from "./status.ts";
+import { claimsSmallerThan, dataClaims, planStatefulSet } from "./storage.ts";
+
+export interface ReconcileDeps {
+  readonly port: ClusterPort;
+  readonly logger: Logger;
+  /** @default () => new Date() */
+  readonly now?: () => Date;
+  /**
+   * How soon to look again while waiting for a step that needs the operator's next action (deleting the old
+   * workload once the new one is ready, applying a StatefulSet once its predecessor is gone). The children's
+   * watch events normally come first; this is the safety net for a missed or late event.
+   * @default 5000
+   */
+  readonly pollIntervalMs?: number;
+}
+
+/** What a reconcile asks of the runtime next; `{ writes }` alone means "converged: wait for a change". */
+export interface ReconcileOutcome {
+  readonly requeueAfterMs?: number;
+  /** API writes this reconcile made (0 for a converged instance). */
+  readonly writes: number;
+}
+
+/** `namespace/name` as an object key. */
+export function parseKey(key: string): ObjectKey {
+  const slash = key.indexOf("/");
+  if (slash <= 0 || slash === key.length - 1 || key.indexOf("/", slash + 1) >= 0) {
+    throw new PermanentError(`reconcile key "${key}" is not "namespace/name"`, { reason: "MalformedKey" });
+  }
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/** The reconciler in the runtime's shape: `(key) => outcome`. */
+export function reconciler(deps: ReconcileDeps): (key: string) => Promise<ReconcileOutcome> {
+  return (key) => reconcile(key, deps);
+}
+
+/**
+ * Reconciles the instance `key` ("namespace/name").
+ *
+ * @throws PermanentError when retrying cannot help until the instance changes (already reported on its status).
+ * @throws ConflictError (kube) on a 409, unwrapped, so the runtime retries promptly with a fresh read.
+ * @throws TransientError for anything else, with the original error as `cause`: retry with backoff.
+ */
+export async function reconcile(key: string, deps: ReconcileDeps): Promise<ReconcileOutcome> {
+  const objectKey = parseKey(key);
+  const logger = deps.logger.child({ key });
+  try {
+    return await reconcileKey(objectKey, deps, logger);
+  } catch (error) {
+    if (error instanceof PermanentError || error instanceof TransientError || error instanceof ConflictError) {
+      throw error;
+    }
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new TransientError(`reconcile ${key}: ${detail}`, { cause: error });
+  }
+}
+
+/**
+ * Records on the instance that its reconcile keeps failing (Degraded and Stalled, reason ReconcileFailing): the
+ * runtime's onStalled hook. Idempotent: the same error again writes nothing.
+ */
+export async function recordStalled(key: string, error: unknown, deps: ReconcileDeps): Promise<void> {
+  const objectKey = parseKey(key);
+  const instance = await deps.port.find<InstanceObject>(apiVersion, kind, objectKey.name, objectKey.namespace);
+  if (!instance || instance.metadata.deletionTimestamp) return;
+  const session = openSession(deps.port, objectKey, instance, deps.logger.child({ key }), (deps.now ?? now)());
+  const detail = error instanceof Error ? error.message : String(error);
+  const problem = {
+    reason: "ReconcileFailing",
+    message: `the operator keeps failing to reconcile this instance and retries only on a change or the periodic resync: ${detail}`,
+  };
+  await writeProblem(session, problem);
+}
+
+async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger): Promise<ReconcileOutcome> {
+  const instance = await deps.port.find<InstanceObject>(apiVersion, kind, key.name, key.namespace);
+  if (!instance) {
+    logger.debug({}, "instance is gone");
+    return { writes: 0 };
+  }
+  const session = openSession(deps.port, key, instance, logger, (deps.now ?? now)());
+  if (instance.metadata.deletionTimestamp) {
+    await finalizeInstance(session);
+    return { writes: session.writes() };
+  }
+  await ensureFinalizer(session);
+
+  const verdict = validateSpec(instance.spec);
+  if (!verdict.ok) {
+    const issues = verdict.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
+    // Permanent, but not an error for the runtime: the status says what to fix and a spec change wakes us up.
+    await writeProblem(session, { reason: "InvalidSpec", message: `the spec is invalid: ${issues}` });
+    return { writes: session.writes() };
+  }
+  const requeueAfterMs = await reconcileChildren(session, verdict.spec, deps.pollIntervalMs ?? 5000);
+  return { ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}), writes: session.writes() };
+}
+
+async function ensureFinalizer(session: Session): Promise<void> {
+  const { metadata } = session.instance;
+  const finalizers = metadata.finalizers ?? [];
+  if (finalizers.includes(finalizer)) return;
+  await session.port.setFinalizers({ ...session.key, resourceVersion: metadata.resourceVersion ?? "" }, [
+    ...finalizers,
+    finalizer,
+  ]);
+  session.logger.info({ finalizer }, "added finalizer");
+}
+
+/** Applies the children, moves and grows what must change; returns a requeue delay while a step is waiting. */
+async function reconcileChildren(
+  session: Session,
+  spec: MyAppInstanceSpec,
+  pollMs: number,
+): Promise<number | undefined> {
+  const { port, key, instance } = session;
+  const uid = instance.metadata.uid ?? "";
+  const input: DesiredInput = { metadata: { ...key, uid }, spec };
+  const wanted = workloadKind(input);
+  const name = workloadName(key.name);
+  const [deployment, statefulSet, service] = await Promise.all([
+    port.find<ObservedWorkload>("apps/v1", "Deployment", name, key.namespace),
+    port.find<ObservedWorkload>("apps/v1", "StatefulSet", name, key.namespace),
+    port.find<KubeObject>("v1", "Service", serviceName(key.name), key.namespace),
+  ]);
+  let workload = wanted === "Deployment" ? deployment : statefulSet;
+  const other = wanted === "Deployment" ? statefulSet : deployment;
+  // The other kind is ours to retire only if we control it; a terminating one no longer serves.
+  let retiring =
+    other && isControlledBy(other.metadata.ownerReferences, uid) && !other.metadata.deletionTimestamp
+      ? other
+      : undefined;
+
+  const taken = [workload, service].find(
+    (child) => child !== undefined && hasController(child) && !isControlledBy(child.metadata.ownerReferences, uid),
+  );
+  if (taken) {
+    const owner = taken.metadata.ownerReferences?.find((reference) => reference.controller === true);
+    const problem = {
+      reason: "ChildOwnedElsewhere",
+      message:
+        `${taken.kind} ${key.namespace}/${taken.metadata.name} already exists and is controlled by ` +
+        `${owner?.kind ?? "another object"} ${owner?.name ?? ""}; delete it or give the instance another name`,
+    };
+    await writeProblem(session, problem);
+    throw new PermanentError(problem.message, { reason: problem.reason });
+  }
+
+  let problem: Problem | undefined;
+  let step: Step | undefined;
+  let requeueAfterMs: number | undefined;
+  const previous = previousStatus(instance);
+  try {
+    await ensureChild(session, desiredService(input), service);
+
+    if (workload?.metadata.deletionTimestamp) {
+      // Our own Orphan deletion of a StatefulSet (or someone's deletion) is still in flight: apply once it is gone.
+      step = {
+        reason: "RecreatingWorkload",
+        message: `waiting for the old ${wanted} to be gone before re-creating it`,
+      };
+      requeueAfterMs = pollMs;
+    } else if (wanted === "StatefulSet") {
+      const planned = await reconcileStorage(session, input, workload);
+      problem = planned.problem;
+      if (planned.recreated) {
+        step = {
+          reason: "RecreatingWorkload",
+          message: `re-creating the StatefulSet with ${spec.storage} volume claims; its pods keep running`,
+        };
+        requeueAfterMs = pollMs;
+      } else {
+        workload = await ensureChild(session, planned.desired, workload, retiring);
+      }
+    } else {
+      workload = await ensureChild(session, desiredDeployment(input), workload, retiring);
+    }
+
+    if (retiring && workload && !step) {
+      const progress = rolloutProgress(workload, spec.replicas);
+      if (progress.complete && progress.image === spec.image) {
+        await port.delete("apps/v1", retiring.kind, name, key.namespace, {
+          propagationPolicy: "Background",
+          ...(retiring.metadata.uid ? { preconditionUid: retiring.metadata.uid } : {}),
+        });
+        await session.event(
+          "Normal",
+          "Migrated",
+          "Delete",
+          `The ${workload.kind} is ready with ${progress.ready}/${spec.replicas} replicas; deleted the ${retiring.kind} it replaces`,
+          referenceTo(retiring),
+        );
+        session.logger.info({ from: retiring.kind, to: workload.kind }, "moved to the new workload kind");
+        retiring = undefined;
+      } else {
+        requeueAfterMs = pollMs;
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof InvalidError)) throw error;
+    const rejected = {
+      reason: "ChildRejected",
+      message: `the apiserver rejected a child of this instance: ${error.message}`,
+    };
+    await writeProblem(session, rejected);
+    throw new PermanentError(rejected.message, { reason: rejected.reason, cause: error });
+  }
+
+  const next = computeStatus(
+    {
+      generation: instance.metadata.generation ?? 0,
+      spec,
+      previous,
+      selector: selectorString(key.name),
+      workload,
+      retiring,
+      step,
+      problem,
+    },
+    session.now,
+  );
+  await writeStatus(session, previous, next);
+  return requeueAfterMs;
+}
+
+/**
+ * Claims and StatefulSet for an instance with storage: grows claims that are too small (where their class
+ * allows), and deletes the StatefulSet with Orphan when its claim template must grow. Returns what to apply when
+ * it did not delete.
+ */
+async function reconcileStorage(
+  session: Session,
+  input: DesiredInput,
+  live: ObservedWorkload | undefined,
+): Promise<{
+  desired: ReturnType<typeof planStatefulSet>["desired"];
+  recreated: boolean;
+  problem: Problem | undefined;
+}> {
+  const { port, key } = session;
+  const name = workloadName(key.name);
+  const storage = input.spec.storage ?? "";
+  const claims = dataClaims(
+    await port.list<ObservedClaim>("v1", "PersistentVolumeClaim", key.namespace, selectorString(key.name)),
+    name,
+  );
+  const classNames = new Set(claimsSmallerThan(claims, storage).map((claim) => claim.spec?.storageClassName ?? ""));
+  const classes = new Map<string, ObservedStorageClass | undefined>();
+  for (const className of classNames) {
+    classes.set(
+      className,
+      className === ""
+        ? undefined
+        : await port.find<ObservedStorageClass>("storage.k8s.io/v1", "StorageClass", className),
+    );
+  }
+  const plan = planStatefulSet(input, live, claims, classes);
+
+  for (const claim of plan.expand) {
+    const claimName = claim.metadata.name ?? "";
+    const expansion: ApplyConfiguration & { spec: unknown } = {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: claimName, namespace: key.namespace },
+      spec: { resources: { requests: { storage } } },
+    };
+    await port.apply(expansion);
+    const was = claim.spec?.resources?.requests?.storage ?? "?";
+    await session.event(
+      "Normal",
+      "ExpandingVolume",
+      "Apply",
+      `Requested ${storage} for claim ${claimName} (was ${was})`,
+      referenceTo(claim),
+    );
+    session.logger.info({ claim: claimName, from: was, to: storage }, "requested volume expansion");
+  }
+
+  if (plan.recreate && live) {
+    // The claim template is immutable: delete the StatefulSet but not its pods (they are adopted by the new one).
+    await port.delete("apps/v1", "StatefulSet", name, key.namespace, {
+      propagationPolicy: "Orphan",
+      ...(live.metadata.uid ? { preconditionUid: live.metadata.uid } : {}),
+    });
+    await session.event(
+      "Normal",
+      "RecreatingStatefulSet",
+      "Delete",
+      `Deleted StatefulSet ${name} without its pods to give it ${storage} volume claims; it is re-created next`,
+      referenceTo(live),
+    );
+    session.logger.info(
+      { statefulSet: name, storage },
+      "deleted StatefulSet (orphaning pods) to grow its claim template",
+    );
+  }
+  if (plan.problem && !statusHasProblem(previousStatus(session.instance), plan.problem)) {
+    session.logger.warn({ reason: plan.problem.reason }, plan.problem.message);
+  }
+  return { desired: plan.desired, recreated: plan.recreate && live !== undefined, problem: plan.problem };
+}
+
+/**
+ * Applies `desired` unless the live object already holds every field of it; returns the object as it now is.
+ * `replacing` is the workload of the other kind when this apply starts a move.
+ */
+async function ensureChild<T extends KubeObject>(
+  session: Session,
+  desired: ApplyConfiguration,
+  live: T | undefined,
+  replacing?: KubeObject,
+): Promise<T> {
+  if (live && isSubset(desired, live)) return live;
+  const applied = await session.port.apply<T>(desired);
+  const what = `${desired.kind} ${desired.metadata.name}`;
+  if (live) {
+    await session.event("Normal", "Updated", "Apply", `Updated ${what} to match the spec`, referenceTo(applied));
+  } else if (replacing) {
+    await session.event(
+      "Normal",
+      "Migrating",
+      "Apply",
+      `Created ${what} to replace ${replacing.kind} ${replacing.metadata.name}, which keeps serving until it is ready`,
+      referenceTo(applied),
+    );
+  } else {
+    await session.event("Normal", "Created", "Apply", `Created ${what}`, referenceTo(applied));
+  }
+  session.logger.info({ kind: desired.kind, name: desired.metadata.name, created: !live }, "applied child");
+  return applied;
+}
+
+/** Writes the status when it changed, with an event for what a person would want to know about the change. */
+async function writeStatus(
+  session: Session,
+  previous: MyAppInstanceStatus | undefined,
+  next: MyAppInstanceStatus,
+): Promise<void> {
+  if (!statusChanged(previous, next)) return;
+  try {
+    await session.port.applyStatus(session.key, next);
+  } catch (error) {
+    // Deleted while we worked: nothing left to report on.
+    if (error instanceof NotFoundError) return;
+    throw error;
+  }
+  session.logger.info({ phase: next.phase, readyReplicas: next.readyReplicas, image: next.image }, "status updated");
+
+  const degraded = next.conditions?.find((c) => c.type === "Degraded");
+  const wasDegraded = previous?.conditions?.find((c) => c.type === "Degraded");
+  if (degraded?.status === "True") {
+    if (
+      wasDegraded?.status !== "True" ||
+      wasDegraded.reason !== degraded.reason ||
+      wasDegraded.message !== degraded.message
+    ) {
+      await session.event("Warning", degraded.reason, "Reconcile", degraded.message);
+    }
+  } else if (wasDegraded?.status === "True") {
+    await session.event("Normal", "Recovered", "Reconcile", `No longer degraded (was ${wasDegraded.reason})`);
+  }
+  if (next.image !== undefined && next.image !== previous?.image) {
+    await session.event(
+      "Normal",
+      "RolloutComplete",
+      "Reconcile",
+      `${next.image} is rolled out: ${next.readyReplicas ?? 0}/${next.replicas ?? 0} replicas ready`,
+    );
+  }
+}
+
+/** Reports a problem found before or instead of observing the children (keeps counts and image as they were). */
+async function writeProblem(session: Session, problem: Problem): Promise<void> {
+  const previous = previousStatus(session.instance);
+  const next = problemStatus(previous, session.instance.metadata.generation ?? 0, problem, session.now);
+  await writeStatus(session, previous, next);
+}
+
+/** The live status, or undefined when absent or malformed (then it is simply rewritten). */
+function previousStatus(instance: InstanceObject): MyAppInstanceStatus | undefined {
+  if (instance.status === undefined) return undefined;
+  const verdict = validateStatus(instance.status);
+  return verdict.ok ? verdict.status : undefined;
+}
+
+function statusHasProblem(status: MyAppInstanceStatus | undefined, problem: Problem): boolean {
+  const degraded = status?.conditions?.find((c) => c.type === "Degraded");
+  return degraded?.status === "True" && degraded.reason === problem.reason && degraded.message === problem.message;
+}
+
+function hasController(object: KubeObject): boolean {
+  return (object.metadata.ownerReferences ?? []).some((reference) => reference.controller === true);
+}
+
+function now(): Date {
+  return new Date();
+}

@@ -1,0 +1,100 @@
+/**
+ * What one reconcile of one instance carries around: the port (counting the writes it makes), the instance as
+ * read at the start, a logger bound to the key, the time, and an event helper about the instance.
+ */
+import type { Logger } from "pino";
+import { apiVersion, kind } from "../../api/index.ts";
+import type { KubeObject } from "../../kube/index.ts";
+import type { ApplyConfiguration, ClusterPort, EventRecord, ObjectKey, ObjectReference } from "./port.ts";
+
+/** A MyAppInstance as read, before anything about its spec or status is trusted. */
+export interface InstanceObject extends KubeObject {
+  readonly spec?: unknown;
+  readonly status?: unknown;
+}
+
+export interface Session {
+  /** The port; every write through it is counted in `writes`. */
+  readonly port: ClusterPort;
+  readonly key: ObjectKey;
+  readonly instance: InstanceObject;
+  readonly logger: Logger;
+  readonly now: Date;
+  /** API writes so far (applies, patches, deletes, events). */
+  readonly writes: () => number;
+  /** Records an event about the instance. */
+  event(
+    type: EventRecord["type"],
+    reason: string,
+    action: string,
+    note: string,
+    related?: ObjectReference,
+  ): Promise<void>;
+}
+
+/** Starts a session for `instance`. */
+export function openSession(
+  port: ClusterPort,
+  key: ObjectKey,
+  instance: InstanceObject,
+  logger: Logger,
+  now: Date,
+): Session {
+  const counting = countingPort(port);
+  const regarding: ObjectReference = {
+    apiVersion,
+    kind,
+    name: key.name,
+    namespace: key.namespace,
+    ...(instance.metadata.uid ? { uid: instance.metadata.uid } : {}),
+  };
+  return {
+    port: counting.port,
+    key,
+    instance,
+    logger,
+    now,
+    writes: counting.writes,
+    event: (type, reason, action, note, related) =>
+      counting.port.emitEvent({ type, reason, action, note, regarding, ...(related ? { related } : {}) }),
+  };
+}
+
+/** A reference to a child, for an event's `related`. */
+export function referenceTo(object: KubeObject): ObjectReference {
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    name: object.metadata.name ?? "",
+    namespace: object.metadata.namespace ?? "",
+    ...(object.metadata.uid ? { uid: object.metadata.uid } : {}),
+  };
+}
+
+/** Wraps `port` so each write is counted (reads are free; the converged path must make none of the others). */
+export function countingPort(port: ClusterPort): { port: ClusterPort; writes: () => number } {
+  let writes = 0;
+  const counted =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      writes += 1;
+      return call(...args);
+    };
+  return {
+    writes: () => writes,
+    port: {
+      find: <T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string) =>
+        port.find<T>(apiVersion, kind, name, namespace),
+      list: <T extends KubeObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string) =>
+        port.list<T>(apiVersion, kind, namespace, labelSelector),
+      apply: <T extends KubeObject>(object: ApplyConfiguration) => {
+        writes += 1;
+        return port.apply<T>(object);
+      },
+      applyStatus: counted((instance, status) => port.applyStatus(instance, status)),
+      setFinalizers: counted((instance, finalizers) => port.setFinalizers(instance, finalizers)),
+      delete: counted((...args) => port.delete(...args)),
+      emitEvent: counted((event) => port.emitEvent(event)),
+    },
+  };
+}

@@ -1,0 +1,198 @@
+/**
+ * The instance's status as a pure function of what the reconcile observed. Conditions follow metav1.Condition
+ * (lastTransitionTime moves only when a status flips, via the api's setCondition) and kstatus: every condition and
+ * status.observedGeneration carry the generation they describe, and the abnormal-true pair Reconciling/Stalled is
+ * present only while true, so Flux, Argo CD and Pulumi's await tell "working on it" from "stuck".
+ */
+import {
+  Degraded,
+  Progressing,
+  Ready,
+  Reconciling,
+  Stalled,
+  setCondition,
+  type Condition,
+  type ConditionUpdate,
+  type MyAppInstanceSpec,
+  type MyAppInstanceStatus,
+  type Phase,
+} from "../../api/index.ts";
+import { jsonEqual } from "./compare.ts";
+import { count, type ObservedWorkload } from "./observed.ts";
+import { rolloutProgress, type RolloutProgress } from "./rollout.ts";
+
+/** Something that keeps the instance from reaching its spec and that retries alone will not fix. */
+export interface Problem {
+  /** CamelCase, for the Degraded/Stalled conditions and the Warning event: `InvalidSpec`, `ChildRejected`, ... */
+  readonly reason: string;
+  /** What is wrong and what to do about it. */
+  readonly message: string;
+}
+
+/** A step of a multi-step change that is under way (e.g. re-creating a StatefulSet): Progressing, not a problem. */
+export interface Step {
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface StatusInput {
+  /** metadata.generation of the instance. */
+  readonly generation: number;
+  readonly spec: MyAppInstanceSpec;
+  /** The status on the live instance (undefined when it has none or it is malformed). */
+  readonly previous: MyAppInstanceStatus | undefined;
+  /** The pods' label selector in string form. */
+  readonly selector: string;
+  /** The workload of the kind the spec asks for, as observed after this reconcile's writes. */
+  readonly workload: ObservedWorkload | undefined;
+  /** The workload of the other kind, still serving while the instance moves to `workload`. */
+  readonly retiring?: ObservedWorkload | undefined;
+  readonly step?: Step | undefined;
+  readonly problem?: Problem | undefined;
+}
+
+/** The status for `input` at `now`. Deterministic: the same observation gives the same status, so no write. */
+export function computeStatus(input: StatusInput, now: Date): MyAppInstanceStatus {
+  const { spec, previous, workload, retiring } = input;
+  const progress = workload ? rolloutProgress(workload, spec.replicas) : undefined;
+  const complete =
+    progress !== undefined && progress.complete && progress.image === spec.image && !retiring && !input.step;
+  const deadline = progress?.deadlineExceeded;
+  const problem =
+    input.problem ?? (deadline !== undefined ? { reason: "ProgressDeadlineExceeded", message: deadline } : undefined);
+  // A workload its controller has not reported on yet (just created, or re-created over running pods) has no
+  // counts; the last known ones stand until it reports, so readyReplicas does not dip to 0 for nothing.
+  const unreported = workload !== undefined && workload.status?.observedGeneration === undefined;
+  const replicas = unreported
+    ? (previous?.replicas ?? 0)
+    : count(workload?.status?.replicas) + count(retiring?.status?.replicas);
+  const readyReplicas = unreported
+    ? (previous?.readyReplicas ?? 0)
+    : count(workload?.status?.readyReplicas) + count(retiring?.status?.readyReplicas);
+  const image = complete ? spec.image : previous?.image;
+
+  let phase: Phase;
+  let message: string;
+  let conditions: Condition[];
+  if (problem) {
+    phase = "Degraded";
+    message = problem.message;
+    conditions = problemConditions(previous?.conditions, input.generation, problem, now);
+  } else if (complete) {
+    phase = "Running";
+    message = `${readyReplicas}/${spec.replicas} replicas ready, running ${spec.image}`;
+    conditions = settle(previous?.conditions, input.generation, now, [
+      { type: Ready, status: "True", reason: "Available", message },
+      { type: Progressing, status: "False", reason: "RolloutComplete", message: `${spec.image} is rolled out` },
+      { type: Degraded, status: "False", reason: "AsExpected", message: "" },
+    ]);
+  } else {
+    const working = input.step ?? progressStep(input, progress);
+    phase = previous?.image === undefined && readyReplicas === 0 ? "Pending" : "Progressing";
+    message = working.message;
+    conditions = settle(previous?.conditions, input.generation, now, [
+      { type: Ready, status: "False", reason: working.reason, message: working.message },
+      { type: Progressing, status: "True", reason: working.reason, message: working.message },
+      { type: Degraded, status: "False", reason: "AsExpected", message: "" },
+      { type: Reconciling, status: "True", reason: working.reason, message: working.message },
+    ]);
+  }
+
+  return {
+    conditions,
+    observedGeneration: input.generation,
+    replicas,
+    readyReplicas,
+    phase,
+    ...(image !== undefined ? { image } : {}),
+    message,
+    selector: input.selector,
+  };
+}
+
+/**
+ * The status for a problem found before anything could be observed (an invalid spec) or reported by the runtime
+ * (a key that keeps failing): the conditions say what is wrong; counts, image and selector stay as they were.
+ */
+export function problemStatus(
+  previous: MyAppInstanceStatus | undefined,
+  generation: number,
+  problem: Problem,
+  now: Date,
+): MyAppInstanceStatus {
+  return {
+    ...previous,
+    conditions: problemConditions(previous?.conditions, generation, problem, now),
+    observedGeneration: generation,
+    phase: "Degraded",
+    message: problem.message,
+  };
+}
+
+/** True when writing `next` would change the live status; the reconcile writes only then. */
+export function statusChanged(previous: MyAppInstanceStatus | undefined, next: MyAppInstanceStatus): boolean {
+  return !jsonEqual(previous ?? {}, next);
+}
+
+function problemConditions(
+  previous: readonly Condition[] | undefined,
+  generation: number,
+  problem: Problem,
+  now: Date,
+): Condition[] {
+  return settle(previous, generation, now, [
+    { type: Ready, status: "False", reason: problem.reason, message: problem.message },
+    { type: Progressing, status: "False", reason: problem.reason, message: problem.message },
+    { type: Degraded, status: "True", reason: problem.reason, message: problem.message },
+    { type: Stalled, status: "True", reason: problem.reason, message: problem.message },
+  ]);
+}
+
+/**
+ * Sets each of `updates` (stamped with `generation`), and drops the abnormal-true kstatus conditions that are not
+ * among them: Reconciling and Stalled are present only while true.
+ */
+function settle(
+  previous: readonly Condition[] | undefined,
+  generation: number,
+  now: Date,
+  updates: readonly Omit<ConditionUpdate, "observedGeneration">[],
+): Condition[] {
+  let conditions = (previous ?? []).filter(
+    (c) => (c.type !== Reconciling && c.type !== Stalled) || updates.some((u) => u.type === c.type),
+  );
+  for (const update of updates)
+    conditions = setCondition(conditions, { ...update, observedGeneration: generation }, now);
+  return conditions;
+}
+
+/** Why the instance is not yet at its spec, for Progressing/Reconciling, and how far it has come. */
+function progressStep(input: StatusInput, progress: RolloutProgress | undefined): Step {
+  const { spec, workload, retiring, previous } = input;
+  const desired = spec.replicas;
+  if (workload && retiring && progress) {
+    return {
+      reason: "Migrating",
+      message:
+        `moving from a ${retiring.kind} to a ${workload.kind}: ${progress.ready}/${desired} replicas ready in the ` +
+        `${workload.kind}; the ${retiring.kind} keeps serving until then`,
+    };
+  }
+  if (!workload || !progress) return { reason: "Creating", message: `creating the workload for ${spec.image}` };
+  if (previous?.image === undefined) {
+    return { reason: "Creating", message: `starting ${spec.image}: ${progress.ready}/${desired} replicas ready` };
+  }
+  if (!progress.observed || progress.updated < desired || progress.image !== spec.image) {
+    return {
+      reason: "RollingOut",
+      message: `rolling out ${spec.image}: ${progress.updated}/${desired} replicas updated, ${progress.ready}/${desired} ready`,
+    };
+  }
+  if (progress.replicas !== desired) {
+    return {
+      reason: "Scaling",
+      message: `scaling to ${desired} replicas: ${progress.replicas} exist, ${progress.ready} ready`,
+    };
+  }
+  return { reason: "WaitingForReplicas", message: `${progress.ready}/${desired} replicas ready` };
+}

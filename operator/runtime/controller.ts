@@ -1,0 +1,244 @@
+/**
+ * The controller loop: workers take keys from the work queue, run the reconcile, and decide what happens next
+ * from its explicit result (kube-rs style). A key is only "namespace/name": reconciles are level-based, so a
+ * dropped or merged event never loses work, it only makes the next reconcile see more.
+ */
+import type { Logger } from "pino";
+import { ConflictError } from "../../kube/index.ts";
+import { realClock, sleep, type Clock, type TimerHandle } from "./clock.ts";
+import { PermanentError } from "./errors.ts";
+import type { OperatorMetrics, ReconcileResultLabel } from "./metrics.ts";
+import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
+import { WorkQueue } from "./workqueue.ts";
+import { WriteCounter } from "./write-counter.ts";
+
+/**
+ * What a successful reconcile asks for next. `{}` means "converged: wait for a change".
+ * `requeueAfterMs` asks for another look after that long even without a change, for state the operator cannot
+ * watch (e.g. waiting for a rollout's progress deadline); it is not needed for children, whose events arrive anyway.
+ * Failure is signalled by throwing: PermanentError (no retry until a change), anything else (retry with backoff).
+ */
+export interface ReconcileResult {
+  readonly requeueAfterMs?: number;
+  /**
+   * API writes this reconcile made, if the reconciler counts them itself; otherwise the controller's WriteCounter
+   * measures them. Logged per reconcile: a converged instance must show 0.
+   */
+  readonly writes?: number;
+}
+
+/** One reconcile of one key ("namespace/name"). */
+export type Reconciler = (key: string) => Promise<ReconcileResult>;
+
+/**
+ * Called when a key has failed `failures` consecutive times and reached maxConsecutiveFailures, and again for
+ * every later failed attempt of that key (each triggered by a change or the resync). It should record the error on
+ * the object (Stalled/Degraded condition) idempotently: writing the same condition again must not change the object.
+ */
+export type StalledHandler = (key: string, error: unknown, failures: number) => Promise<void>;
+
+export interface ControllerOptions {
+  /** Names the controller in metrics (`controller`, workqueue `name`) and logs. */
+  readonly name: string;
+  readonly reconcile: Reconciler;
+  readonly onStalled?: StalledHandler;
+  readonly logger: Logger;
+  /** Reconciles running at once (never two of one key). @default 1, like controller-runtime */
+  readonly concurrency?: number;
+  /**
+   * Consecutive failures of a key after which it is reported stalled and no longer retried with backoff, only on
+   * the next change or resync. With the default backoff, 15 failures span about 2.7 minutes.
+   * @default 15
+   */
+  readonly maxConsecutiveFailures?: number;
+  /**
+   * How often every key from `listKeys` is reconciled again without a change: the safety net for missed events
+   * and the slow retry of stalled keys. 0 disables it.
+   * @default 600_000 (10 min)
+   */
+  readonly resyncPeriodMs?: number;
+  /** The keys a resync re-adds, usually the primary informer's store keys. */
+  readonly listKeys?: () => Iterable<string>;
+  /**
+   * Delay before retrying a key whose reconcile hit a 409 Conflict (its cached copy was stale). Fixed and short:
+   * the next attempt reads a fresher copy, backoff would only slow convergence.
+   * @default 100
+   */
+  readonly conflictRequeueMs?: number;
+  /** @default defaultControllerRateLimiter(clock) */
+  readonly rateLimiter?: RateLimiter;
+  /** @default realClock */
+  readonly clock?: Clock;
+  readonly metrics?: OperatorMetrics;
+  /** Counts the API writes of each reconcile; must be the counter whose `record` the KubeClient reports to. */
+  readonly writes?: WriteCounter;
+}
+
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  private readonly options: ControllerOptions;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly writes: WriteCounter;
+  private readonly maxConsecutiveFailures: number;
+  /** Consecutive failures per key (conflicts included, so a write fight stalls too); cleared by a success or a PermanentError. */
+  private readonly failures = new Map<string, number>();
+  private workers: Promise<void>[] = [];
+  private resyncTimer: TimerHandle | undefined;
+  private started = false;
+
+  constructor(options: ControllerOptions) {
+    const maxConsecutiveFailures = options.maxConsecutiveFailures ?? 15;
+    const concurrency = options.concurrency ?? 1;
+    if (!Number.isInteger(maxConsecutiveFailures) || maxConsecutiveFailures < 1) {
+      throw new Error(`controller ${options.name}: maxConsecutiveFailures must be an integer >= 1`);
+    }
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new Error(`controller ${options.name}: concurrency must be an integer >= 1`);
+    }
+    this.options = { ...options, concurrency };
+    this.name = options.name;
+    this.clock = options.clock ?? realClock;
+    this.logger = options.logger.child({ controller: options.name });
+    this.writes = options.writes ?? new WriteCounter();
+    this.maxConsecutiveFailures = maxConsecutiveFailures;
+    options.metrics?.registerController(options.name);
+    this.queue = new WorkQueue({
+      clock: this.clock,
+      rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(this.clock),
+      ...(options.metrics ? { metrics: options.metrics.queue(options.name) } : {}),
+    });
+  }
+
+  /** Asks for a reconcile of `key` (from an informer event, an owner mapping, or anything else). */
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  /** Consecutive failures recorded for `key` (0 after a success). */
+  failureCount(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** Starts the workers and the resync timer; call once this process leads. Keys enqueued before wait for it. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    const concurrency = this.options.concurrency ?? 1;
+    for (let i = 0; i < concurrency; i++) this.workers.push(this.work());
+    this.scheduleResync();
+    this.logger.info({ concurrency, maxConsecutiveFailures: this.maxConsecutiveFailures }, "controller started");
+  }
+
+  /**
+   * Stops taking work and waits up to `deadlineMs` for the reconciles in flight. Resolves true when they all
+   * finished, false when the deadline passed first (they are abandoned; the next leader redoes them).
+   */
+  async shutdown(deadlineMs: number): Promise<boolean> {
+    if (this.resyncTimer) this.clock.clearTimeout(this.resyncTimer);
+    this.resyncTimer = undefined;
+    const inFlight = this.queue.inFlight;
+    const drained = this.queue.shutDownWithDrain().then(() => Promise.all(this.workers).then(() => true));
+    const deadline = new AbortController();
+    const finished = await Promise.race([drained, sleep(this.clock, deadlineMs, deadline.signal).then(() => false)]);
+    deadline.abort();
+    this.logger.info({ inFlight, drained: finished }, "controller stopped");
+    return finished;
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.process(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async process(key: string): Promise<void> {
+    const startedAt = this.clock.now();
+    const outcome = await this.writes.track(() => this.options.reconcile(key));
+    const durationMs = this.clock.now() - startedAt;
+    const writes = (outcome.ok ? outcome.value.writes : undefined) ?? outcome.writes;
+    const line = { key, durationMs, writes };
+
+    if (outcome.ok) {
+      const wasFailing = this.failures.delete(key);
+      this.queue.forget(key);
+      const requeueAfterMs = outcome.value.requeueAfterMs;
+      if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
+        this.queue.addAfter(key, requeueAfterMs);
+        this.finish("requeue_after", durationMs);
+        this.logger.info({ ...line, result: "requeue_after", requeueAfterMs }, "reconciled");
+      } else {
+        this.finish("success", durationMs);
+        this.logger.info({ ...line, result: "success", ...(wasFailing ? { recovered: true } : {}) }, "reconciled");
+      }
+      return;
+    }
+
+    const error = outcome.error;
+    if (error instanceof PermanentError) {
+      // The reconciler has reported it on the object; retrying cannot help until the object changes.
+      this.failures.delete(key);
+      this.queue.forget(key);
+      this.finish("error", durationMs);
+      this.logger.warn({ ...line, result: "error", permanent: true, err: error }, "reconcile failed permanently");
+      return;
+    }
+
+    const failures = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, failures);
+    const conflict = error instanceof ConflictError;
+    if (failures >= this.maxConsecutiveFailures) {
+      // Do not retry forever: report, reset the backoff, and wait for a change or the resync.
+      this.queue.forget(key);
+      this.finish("error", durationMs);
+      this.logger.error({ ...line, result: "error", failures, stalled: true, err: error }, "reconcile stalled");
+      await this.reportStalled(key, error, failures);
+      return;
+    }
+    if (conflict) {
+      this.queue.addAfter(key, this.options.conflictRequeueMs ?? 100);
+      this.finish("requeue", durationMs);
+      this.logger.info({ ...line, result: "requeue", failures, conflict: true, err: error }, "reconcile conflicted");
+      return;
+    }
+    this.queue.addRateLimited(key);
+    this.finish("error", durationMs);
+    this.logger.warn({ ...line, result: "error", failures, err: error }, "reconcile failed");
+  }
+
+  private async reportStalled(key: string, error: unknown, failures: number): Promise<void> {
+    if (!this.options.onStalled) return;
+    try {
+      await this.options.onStalled(key, error, failures);
+    } catch (reportError) {
+      // The key stays stalled either way; the next change or resync tries again.
+      this.logger.error({ key, err: reportError }, "could not record the stalled state on the object");
+    }
+  }
+
+  private finish(result: ReconcileResultLabel, durationMs: number): void {
+    this.options.metrics?.reconciled(this.name, result, durationMs / 1000);
+  }
+
+  private scheduleResync(): void {
+    const period = this.options.resyncPeriodMs ?? 600_000;
+    const listKeys = this.options.listKeys;
+    if (period <= 0 || !listKeys || this.queue.isShuttingDown) return;
+    this.resyncTimer = this.clock.setTimeout(() => {
+      let count = 0;
+      for (const key of listKeys()) {
+        this.queue.add(key);
+        count++;
+      }
+      this.logger.debug({ keys: count }, "resync");
+      this.scheduleResync();
+    }, period);
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The operator's HTTP endpoints: /metrics (Prometheus text), /healthz (the process serves requests), /readyz (every
+ * informer has synced and has heard from the apiserver recently). A standby is ready too: it holds warm caches and
+ * can take over at once; readiness is about "could serve", not "is leader".
+ * The output of /healthz and /readyz follows the apiserver's own: "ok", or one "[+]/[-]name" line per check.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+
+/** One named readiness condition. */
+export interface ReadinessCheck {
+  readonly name: string;
+  /** `ok` plus a short reason shown when it fails. Must be cheap and synchronous: probes call it often. */
+  check(): { readonly ok: boolean; readonly detail: string };
+}
+
+/** The parts of an Informer a readiness check reads. */
+export interface InformerHealth {
+  readonly kind: string;
+  hasSynced(): boolean;
+  staleness(): number;
+}
+
+/**
+ * Ready when the informer has synced and heard from the apiserver within `maxStalenessMs` (bookmarks arrive about
+ * every minute on an idle watch, and a silent watch is replaced after 150 s, so 5 min means a real outage).
+ */
+export function informerReadiness(informer: InformerHealth, maxStalenessMs = 300_000): ReadinessCheck {
+  return {
+    name: `informer-${informer.kind}`,
+    check() {
+      if (!informer.hasSynced()) return { ok: false, detail: "initial list not done" };
+      const staleness = informer.staleness();
+      if (staleness > maxStalenessMs) {
+        return { ok: false, detail: `nothing heard from the apiserver for ${Math.round(staleness / 1000)}s` };
+      }
+      return { ok: true, detail: `heard ${Math.round(staleness / 1000)}s ago` };
+    },
+  };
+}
+
+export interface HealthServerOptions {
+  /** 0 picks a free port (tests). */
+  readonly port: number;
+  /** @default "0.0.0.0" (in a pod, probes and Prometheus come from outside) */
+  readonly host?: string;
+  readonly registry: Registry;
+  readonly readiness: readonly ReadinessCheck[];
+  readonly logger: Logger;
+}
+
+export interface HealthServer {
+  /** The bound port (useful when 0 was asked for). */
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Starts listening; resolves once the port is bound. */
+export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
+  const server = createServer((request, response) => {
+    handle(options, request, response).catch((error: unknown) => {
+      options.logger.error({ err: error, path: request.url }, "health endpoint failed");
+      if (!response.headersSent) reply(response, 500, "internal error\n");
+      else response.end();
+    });
+  });
+  // Probes and scrapes are short; do not let a stuck client hold the shutdown.
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host ?? "0.0.0.0", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  options.logger.info({ port }, "serving /metrics, /healthz, /readyz");
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(options: HealthServerOptions, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? "/", "http://localhost");
+  if (request.method !== "GET" && request.method !== "HEAD") return reply(response, 405, "method not allowed\n");
+  switch (url.pathname) {
+    case "/metrics": {
+      const body = await options.registry.metrics();
+      return reply(response, 200, body, options.registry.contentType);
+    }
+    case "/healthz":
+    case "/livez":
+      return reply(response, 200, "ok\n");
+    case "/readyz": {
+      const results = options.readiness.map((check) => ({ name: check.name, ...check.check() }));
+      const ready = results.every((result) => result.ok);
+      const verbose = url.searchParams.has("verbose") || !ready;
+      const lines = results.map((r) => (r.ok ? `[+]${r.name} ok: ${r.detail}` : `[-]${r.name} failed: ${r.detail}`));
+      const body = verbose ? `${lines.join("\n")}\nreadyz check ${ready ? "passed" : "failed"}\n` : "ok\n";
+      return reply(response, ready ? 200 : 503, body);
+    }
+    default:
+      return reply(response, 404, "not found: try /metrics, /healthz or /readyz\n");
+  }
+}
+
+function reply(
+  response: ServerResponse,
+  status: number,
+  body: string,
+  contentType = "text/plain; charset=utf-8",
+): void {
+  response.writeHead(status, { "content-type": contentType, "cache-control": "no-store" });
+  response.end(body);
+}

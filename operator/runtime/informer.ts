@@ -1,0 +1,269 @@
+/**
+ * A list+watch loop that keeps an ObjectStore current and tells handlers what changed. We own the loop instead of
+ * using client-node's informer, which ends every watch after ~30 s, reconnects with a backoff that grows to 30 s
+ * (an idle informer can miss a change for that long), never asks for bookmarks, and has been seen to stop silently.
+ *
+ * Here: a watch resumes from the last resourceVersion seen (events and bookmarks), asks for bookmarks, relists only
+ * on 410 Gone or a non-transport error, and is restarted at once when the server ends it (its timeoutSeconds is
+ * jittered between 5 and 10 minutes, as client-go does, so many informers do not reconnect together). A watch that
+ * hears nothing, not even a bookmark, for `idleTimeoutMs` is assumed dead and replaced.
+ */
+import type { Logger } from "pino";
+import { GoneError, TransportError, type KubeClient, type KubeObject } from "../../kube/index.ts";
+import { realClock, sleep, type Clock } from "./clock.ts";
+import { ObjectStore, type StoreChange } from "./store.ts";
+
+/** The part of KubeClient an informer needs. */
+export type ListWatchPort = Pick<KubeClient, "list" | "watch">;
+
+/** Callbacks for store changes. They run synchronously in event order; keep them cheap (enqueue a key). */
+export interface InformerHandlers<T> {
+  readonly onAdd?: (object: T) => void;
+  readonly onUpdate?: (oldObject: T, newObject: T) => void;
+  readonly onDelete?: (object: T) => void;
+}
+
+export interface InformerOptions {
+  readonly client: ListWatchPort;
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** Watch one namespace; all namespaces when omitted. */
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly logger: Logger;
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** @default Math.random */
+  readonly random?: () => number;
+  /** Server-side watch timeout, jittered to [min, 2·min). @default 300 */
+  readonly minWatchTimeoutSeconds?: number;
+  /**
+   * Replace a watch that delivered nothing, not even a bookmark, for this long. The apiserver sends a bookmark
+   * roughly every minute to watchers that ask, so silence beyond that means a dead connection.
+   * @default 150_000
+   */
+  readonly idleTimeoutMs?: number;
+  /** First retry delay after a failed list or watch, doubling per failure. @default 200 */
+  readonly initialBackoffMs?: number;
+  /** @default 30_000 */
+  readonly maxBackoffMs?: number;
+}
+
+/** Why a watch request ended without an error. */
+type WatchEnd = "closed" | "idle" | "stopped";
+
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly store = new ObjectStore<T>();
+  readonly kind: string;
+  private readonly options: InformerOptions;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly logger: Logger;
+  private readonly handlers: InformerHandlers<T>[] = [];
+  private readonly stopping = new AbortController();
+  private loop: Promise<void> | undefined;
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private lastHeard: number | undefined;
+  private resourceVersion: string | undefined;
+
+  constructor(options: InformerOptions) {
+    this.options = options;
+    this.kind = options.kind;
+    this.clock = options.clock ?? realClock;
+    this.random = options.random ?? Math.random;
+    this.logger = options.logger.child({
+      informer: options.kind,
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+    });
+  }
+
+  /** Registers handlers; register before `start` to see the initial list as adds. */
+  addHandlers(handlers: InformerHandlers<T>): void {
+    this.handlers.push(handlers);
+  }
+
+  /** Starts the list+watch loop in the background. */
+  start(): void {
+    if (this.loop) return;
+    this.loop = this.run();
+  }
+
+  /** Stops watching and resolves when the loop has ended. The store stays readable. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.loop;
+  }
+
+  /** True once the first list has been stored and handed to the handlers. */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves once the first list is in; resolves early (check hasSynced) when `signal` aborts or the informer stops. */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.synced || this.stopping.signal.aborted || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        signal?.removeEventListener("abort", done);
+        this.stopping.signal.removeEventListener("abort", done);
+        resolve();
+      };
+      this.syncWaiters.push(done);
+      signal?.addEventListener("abort", done, { once: true });
+      this.stopping.signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /**
+   * Milliseconds since the apiserver last proved this informer current (a list, an event, a bookmark, or a clean
+   * end of a watch); Infinity before the first list. /readyz compares it with a threshold.
+   */
+  staleness(): number {
+    return this.lastHeard === undefined ? Infinity : this.clock.now() - this.lastHeard;
+  }
+
+  /** The resourceVersion the next watch resumes from (undefined means: relist first). */
+  get lastResourceVersion(): string | undefined {
+    return this.resourceVersion;
+  }
+
+  private async run(): Promise<void> {
+    const initialBackoff = this.options.initialBackoffMs ?? 200;
+    const maxBackoff = this.options.maxBackoffMs ?? 30_000;
+    let backoff = initialBackoff;
+    const stopped = this.stopping.signal;
+    while (!stopped.aborted) {
+      try {
+        if (this.resourceVersion === undefined) await this.relist();
+        const startedAt = this.clock.now();
+        const { end, events } = await this.watchOnce();
+        if (end === "stopped") break;
+        backoff = initialBackoff;
+        if (end === "closed") {
+          this.heard();
+          // A server that ends watches at once (misconfiguration, proxy) would otherwise make us spin.
+          if (events === 0 && this.clock.now() - startedAt < 1000) await sleep(this.clock, 1000, stopped);
+        }
+      } catch (error) {
+        if (stopped.aborted) break;
+        if (error instanceof GoneError) {
+          // Our resourceVersion is older than the apiserver keeps history for: start over from a fresh list.
+          this.logger.info({ resourceVersion: this.resourceVersion }, "watch expired (410 Gone), relisting");
+          this.resourceVersion = undefined;
+          continue;
+        }
+        // Transport errors resume the watch where it was; anything else (403, 5xx, a bad list) relists.
+        if (!(error instanceof TransportError)) this.resourceVersion = undefined;
+        const delayMs = Math.round(backoff * (1 + this.random() * 0.5));
+        this.logger.warn(
+          { err: error, retryInMs: delayMs, relist: this.resourceVersion === undefined },
+          "list/watch failed",
+        );
+        await sleep(this.clock, delayMs, stopped);
+        backoff = Math.min(backoff * 2, maxBackoff);
+      }
+    }
+    this.logger.debug("informer stopped");
+  }
+
+  private async relist(): Promise<void> {
+    const list = await this.options.client.list<T>(this.options.apiVersion, this.options.kind, {
+      ...(this.options.namespace ? { namespace: this.options.namespace } : {}),
+      ...(this.options.labelSelector ? { labelSelector: this.options.labelSelector } : {}),
+    });
+    const resourceVersion = list.metadata.resourceVersion;
+    if (!resourceVersion) throw new Error(`list of ${this.options.kind} returned no resourceVersion`);
+    // Items in a list response carry no apiVersion/kind; fill them in so handlers see whole objects.
+    const items = list.items.map((item) => ({ ...item, apiVersion: this.options.apiVersion, kind: this.options.kind }));
+    const changes = this.store.replace(items);
+    this.resourceVersion = resourceVersion;
+    this.heard();
+    this.logger.debug({ resourceVersion, items: items.length, changes: changes.length }, "listed");
+    for (const change of changes) this.deliver(change);
+    if (!this.synced) {
+      this.synced = true;
+      for (const resolve of this.syncWaiters.splice(0)) resolve();
+    }
+  }
+
+  /** One watch request, from the current resourceVersion until the server ends it, it goes idle, or we stop. */
+  private async watchOnce(): Promise<{ end: WatchEnd; events: number }> {
+    const minTimeout = this.options.minWatchTimeoutSeconds ?? 300;
+    const timeoutSeconds = Math.floor(minTimeout * (1 + this.random()));
+    const idleTimeoutMs = this.options.idleTimeoutMs ?? 150_000;
+    const request = new AbortController();
+    const onStop = () => request.abort();
+    this.stopping.signal.addEventListener("abort", onStop, { once: true });
+    let idle = false;
+    const armWatchdog = () =>
+      this.clock.setTimeout(() => {
+        idle = true;
+        request.abort();
+      }, idleTimeoutMs);
+    let watchdog = armWatchdog();
+    let events = 0;
+    try {
+      const stream = this.options.client.watch<T>(this.options.apiVersion, this.options.kind, {
+        ...(this.options.namespace ? { namespace: this.options.namespace } : {}),
+        ...(this.options.labelSelector ? { labelSelector: this.options.labelSelector } : {}),
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+        signal: request.signal,
+      });
+      for await (const event of stream) {
+        events++;
+        this.clock.clearTimeout(watchdog);
+        watchdog = armWatchdog();
+        this.heard();
+        const resourceVersion = event.object.metadata?.resourceVersion;
+        if (event.type === "BOOKMARK") {
+          if (resourceVersion) this.resourceVersion = resourceVersion;
+          continue;
+        }
+        const object = event.object;
+        if (event.type === "DELETED") {
+          const change = this.store.remove(object);
+          if (change) this.deliver(change);
+        } else {
+          this.deliver(this.store.upsert(object));
+        }
+        if (resourceVersion) this.resourceVersion = resourceVersion;
+      }
+    } catch (error) {
+      // Aborting before the response arrived surfaces as a transport error; it is our own doing, not a failure.
+      if (!request.signal.aborted) throw error;
+    } finally {
+      this.clock.clearTimeout(watchdog);
+      this.stopping.signal.removeEventListener("abort", onStop);
+    }
+    if (this.stopping.signal.aborted) return { end: "stopped", events };
+    if (idle) {
+      this.logger.warn({ idleTimeoutMs, resourceVersion: this.resourceVersion }, "watch silent too long, restarting");
+      return { end: "idle", events };
+    }
+    this.logger.debug(
+      { events, timeoutSeconds, resourceVersion: this.resourceVersion },
+      "watch closed by server, resuming",
+    );
+    return { end: "closed", events };
+  }
+
+  private heard(): void {
+    this.lastHeard = this.clock.now();
+  }
+
+  private deliver(change: StoreChange<T>): void {
+    for (const handlers of this.handlers) {
+      try {
+        if (change.type === "add") handlers.onAdd?.(change.object);
+        else if (change.type === "update") handlers.onUpdate?.(change.oldObject, change.object);
+        else handlers.onDelete?.(change.object);
+      } catch (error) {
+        // A failing handler must not stop the informer or starve the other handlers.
+        this.logger.error({ err: error, change: change.type }, "informer handler failed");
+      }
+    }
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The operator's Prometheus metrics, under controller-runtime's names so its dashboards and alerts work unchanged,
+ * plus one counter of our own: API writes by verb and kind (the cost a converged instance must keep at zero).
+ * Everything lives in one private Registry (no global state, no default process metrics).
+ */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { QueueMetrics } from "./workqueue.ts";
+
+/** The `result` label values of controller_runtime_reconcile_total. */
+export type ReconcileResultLabel = "success" | "error" | "requeue" | "requeue_after";
+
+const reconcileResults: readonly ReconcileResultLabel[] = ["success", "error", "requeue", "requeue_after"];
+
+/** controller-runtime's buckets for controller_runtime_reconcile_time_seconds. */
+const reconcileTimeBuckets = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75,
+  2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+
+/** client-go's workqueue buckets: 10 ns to 1000 s, ×10 each. */
+const workqueueBuckets = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
+
+export class OperatorMetrics {
+  readonly registry = new Registry();
+
+  private readonly reconcileTotal = new Counter({
+    name: "controller_runtime_reconcile_total",
+    help: "Total number of reconciliations per controller",
+    labelNames: ["controller", "result"] as const,
+    registers: [this.registry],
+  });
+  private readonly reconcileErrors = new Counter({
+    name: "controller_runtime_reconcile_errors_total",
+    help: "Total number of reconciliation errors per controller",
+    labelNames: ["controller"] as const,
+    registers: [this.registry],
+  });
+  private readonly reconcileTime = new Histogram({
+    name: "controller_runtime_reconcile_time_seconds",
+    help: "Length of time per reconciliation per controller",
+    labelNames: ["controller"] as const,
+    buckets: reconcileTimeBuckets,
+    registers: [this.registry],
+  });
+  private readonly queueDepth = new Gauge({
+    name: "workqueue_depth",
+    help: "Current depth of workqueue",
+    labelNames: ["name"] as const,
+    registers: [this.registry],
+  });
+  private readonly queueAdds = new Counter({
+    name: "workqueue_adds_total",
+    help: "Total number of adds handled by workqueue",
+    labelNames: ["name"] as const,
+    registers: [this.registry],
+  });
+  private readonly queueRetries = new Counter({
+    name: "workqueue_retries_total",
+    help: "Total number of retries handled by workqueue",
+    labelNames: ["name"] as const,
+    registers: [this.registry],
+  });
+  private readonly queueDuration = new Histogram({
+    name: "workqueue_queue_duration_seconds",
+    help: "How long in seconds an item stays in workqueue before being requested",
+    labelNames: ["name"] as const,
+    buckets: workqueueBuckets,
+    registers: [this.registry],
+  });
+  private readonly workDuration = new Histogram({
+    name: "workqueue_work_duration_seconds",
+    help: "How long in seconds processing an item from workqueue takes",
+    labelNames: ["name"] as const,
+    buckets: workqueueBuckets,
+    registers: [this.registry],
+  });
+  private readonly leaderStatus = new Gauge({
+    name: "leader_election_master_status",
+    help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master",
+    labelNames: ["name"] as const,
+    registers: [this.registry],
+  });
+  private readonly apiWrites = new Counter({
+    name: "myapp_operator_api_writes_total",
+    help: "Write requests (create, apply, patch, update, delete) the operator sent to the apiserver, by verb and kind",
+    labelNames: ["verb", "kind"] as const,
+    registers: [this.registry],
+  });
+
+  /** Starts every series of `controller` at zero, as controller-runtime does, so rates work from the first scrape. */
+  registerController(controller: string): void {
+    for (const result of reconcileResults) this.reconcileTotal.inc({ controller, result }, 0);
+    this.reconcileErrors.inc({ controller }, 0);
+  }
+
+  /** Records one finished reconcile. */
+  reconciled(controller: string, result: ReconcileResultLabel, seconds: number): void {
+    this.reconcileTotal.inc({ controller, result });
+    if (result === "error") this.reconcileErrors.inc({ controller });
+    this.reconcileTime.observe({ controller }, seconds);
+  }
+
+  /** The workqueue_* hooks for the queue called `name` (controller-runtime names it after its controller). */
+  queue(name: string): QueueMetrics {
+    this.queueDepth.set({ name }, 0);
+    this.queueAdds.inc({ name }, 0);
+    this.queueRetries.inc({ name }, 0);
+    return {
+      added: () => this.queueAdds.inc({ name }),
+      depth: (length) => this.queueDepth.set({ name }, length),
+      retried: () => this.queueRetries.inc({ name }),
+      queued: (seconds) => this.queueDuration.observe({ name }, seconds),
+      worked: (seconds) => this.workDuration.observe({ name }, seconds),
+    };
+  }
+
+  /** leader_election_master_status{name}: 1 while this process holds the lease `name`, else 0. */
+  leading(name: string, isLeader: boolean): void {
+    this.leaderStatus.set({ name }, isLeader ? 1 : 0);
+  }
+
+  /** Counts one API write; pass it (through a WriteCounter) as KubeClient's onWrite. */
+  apiWrite(verb: string, kind: string): void {
+    this.apiWrites.inc({ verb, kind });
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * A keyed work queue with client-go's semantics: a key is queued at most once (dirty set), is never handed to two
+ * workers at once (processing set; an add during processing is queued again when the worker calls done), can be
+ * added after a delay, and is retried with the rate limiter's backoff.
+ */
+import { realClock, type Clock, type TimerHandle } from "./clock.ts";
+import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
+
+/** Hooks for the workqueue_* metrics; see metrics.ts for the Prometheus implementation. */
+export interface QueueMetrics {
+  /** A key entered the dirty set (workqueue_adds_total). */
+  added(): void;
+  /** Keys waiting to be handed out (workqueue_depth). */
+  depth(length: number): void;
+  /** A key was scheduled for a later retry (workqueue_retries_total). */
+  retried(): void;
+  /** Seconds a key waited in the queue before a worker took it (workqueue_queue_duration_seconds). */
+  queued(seconds: number): void;
+  /** Seconds a worker held a key (workqueue_work_duration_seconds). */
+  worked(seconds: number): void;
+}
+
+export interface WorkQueueOptions {
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** @default defaultControllerRateLimiter(clock) */
+  readonly rateLimiter?: RateLimiter;
+  readonly metrics?: QueueMetrics;
+}
+
+export class WorkQueue {
+  private readonly clock: Clock;
+  private readonly rateLimiter: RateLimiter;
+  private readonly metrics: QueueMetrics | undefined;
+  /** Keys in hand-out order. */
+  private readonly queue: string[] = [];
+  /** Keys that need processing: queued, or added again while processing. */
+  private readonly dirty = new Set<string>();
+  /** Keys a worker holds, with when it took them. */
+  private readonly processing = new Map<string, number>();
+  /** When each queued key entered the queue, for the queue latency metric. */
+  private readonly enqueuedAt = new Map<string, number>();
+  /** Delayed adds: at most one timer per key, the earliest wins. */
+  private readonly delayed = new Map<string, { readonly at: number; readonly timer: TimerHandle }>();
+  private readonly waiters: ((key: string | undefined) => void)[] = [];
+  private readonly idleWaiters: (() => void)[] = [];
+  private shuttingDown = false;
+
+  constructor(options: WorkQueueOptions = {}) {
+    this.clock = options.clock ?? realClock;
+    this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter(this.clock);
+    this.metrics = options.metrics;
+  }
+
+  /** Marks `key` as needing work. A key already queued stays queued once; a key in progress is re-queued on done. */
+  add(key: string): void {
+    if (this.shuttingDown || this.dirty.has(key)) return;
+    this.dirty.add(key);
+    this.metrics?.added();
+    if (this.processing.has(key)) return;
+    this.push(key);
+  }
+
+  /**
+   * Waits for the next key and marks it as processing; the caller must call `done(key)` afterwards.
+   * Resolves undefined once the queue is shut down: keys still queued are not handed out then (a controller is
+   * level-based, so the next leader or start picks them up again from the informers).
+   */
+  get(): Promise<string | undefined> {
+    if (this.shuttingDown) return Promise.resolve(undefined);
+    const key = this.take();
+    if (key !== undefined) return Promise.resolve(key);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Ends the processing of `key`; if it was added meanwhile, queues it again. */
+  done(key: string): void {
+    const startedAt = this.processing.get(key);
+    if (startedAt === undefined) return;
+    this.processing.delete(key);
+    this.metrics?.worked((this.clock.now() - startedAt) / 1000);
+    if (this.dirty.has(key) && !this.shuttingDown) this.push(key);
+    if (this.processing.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  /** Adds `key` after `delayMs`; a pending earlier delayed add of the same key wins over a later one. */
+  addAfter(key: string, delayMs: number): void {
+    if (this.shuttingDown) return;
+    this.metrics?.retried();
+    if (delayMs <= 0) return this.add(key);
+    const at = this.clock.now() + delayMs;
+    const pending = this.delayed.get(key);
+    if (pending) {
+      if (pending.at <= at) return;
+      this.clock.clearTimeout(pending.timer);
+    }
+    const timer = this.clock.setTimeout(() => {
+      this.delayed.delete(key);
+      this.add(key);
+    }, delayMs);
+    this.delayed.set(key, { at, timer });
+  }
+
+  /** Adds `key` after the rate limiter's backoff for it. */
+  addRateLimited(key: string): void {
+    this.addAfter(key, this.rateLimiter.when(key));
+  }
+
+  /** Resets the backoff of `key` (after a success). It does not remove a pending add. */
+  forget(key: string): void {
+    this.rateLimiter.forget(key);
+  }
+
+  numRequeues(key: string): number {
+    return this.rateLimiter.numRequeues(key);
+  }
+
+  /** Keys waiting to be handed out (excludes delayed and in-progress keys). */
+  get length(): number {
+    return this.queue.length;
+  }
+
+  /** Keys currently held by workers. */
+  get inFlight(): number {
+    return this.processing.size;
+  }
+
+  get isShuttingDown(): boolean {
+    return this.shuttingDown;
+  }
+
+  /** Stops intake: adds are ignored, delayed adds are cancelled, waiting and future `get`s resolve undefined. */
+  shutDown(): void {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    for (const { timer } of this.delayed.values()) this.clock.clearTimeout(timer);
+    this.delayed.clear();
+    for (const resolve of this.waiters.splice(0)) resolve(undefined);
+  }
+
+  /** Shuts down and resolves once every key handed out has been marked done. */
+  shutDownWithDrain(): Promise<void> {
+    this.shutDown();
+    if (this.processing.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private push(key: string): void {
+    this.queue.push(key);
+    this.enqueuedAt.set(key, this.clock.now());
+    this.metrics?.depth(this.queue.length);
+    const waiter = this.waiters.shift();
+    if (waiter) waiter(this.take());
+  }
+
+  private take(): string | undefined {
+    const key = this.queue.shift();
+    if (key === undefined) return undefined;
+    const now = this.clock.now();
+    this.metrics?.depth(this.queue.length);
+    this.metrics?.queued((now - (this.enqueuedAt.get(key) ?? now)) / 1000);
+    this.enqueuedAt.delete(key);
+    this.dirty.delete(key);
+    this.processing.set(key, now);
+    return key;
+  }
+}

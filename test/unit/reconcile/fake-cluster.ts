@@ -1,0 +1,422 @@
+/**
+ * An in-memory ClusterPort that records every request, for unit tests of the reconcile logic. It behaves like the
+ * apiserver where the reconciler depends on it (uid, generation, resourceVersion preconditions, finalizers
+ * holding a deletion, server defaults, canonical quantities, an immutable StatefulSet claim template) and nowhere
+ * else. Controllers are simulated explicitly by the tests (`rollOut`, `provisionClaims`): nothing moves by itself.
+ */
+import { isDeepStrictEqual } from "node:util";
+import {
+  apiVersion as instanceApiVersion,
+  kind as instanceKind,
+  type MyAppInstanceStatus,
+} from "../../../api/index.ts";
+import { ConflictError, InvalidError, NotFoundError, type KubeObject } from "../../../kube/index.ts";
+import type {
+  ApplyConfiguration,
+  ClusterPort,
+  DeleteOptions,
+  EventRecord,
+  ObjectKey,
+} from "../../../operator/reconcile/index.ts";
+
+/** One request the reconciler sent; reads are counted, not recorded. */
+export interface RecordedRequest {
+  readonly verb: "apply" | "applyStatus" | "setFinalizers" | "delete" | "event";
+  readonly kind: string;
+  readonly name: string;
+  readonly body?: unknown;
+  readonly options?: DeleteOptions;
+}
+
+type Verb = RecordedRequest["verb"] | "find" | "list";
+
+export class FakeCluster implements ClusterPort {
+  readonly requests: RecordedRequest[] = [];
+  readonly events: EventRecord[] = [];
+  reads = 0;
+  private readonly objects = new Map<string, KubeObject>();
+  private readonly failures: { verb: Verb; kind?: string; error: Error }[] = [];
+  private sequence = 0;
+
+  // ---- the port ----
+
+  async find<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+  ): Promise<T | undefined> {
+    this.reads += 1;
+    this.failIfScripted("find", kind);
+    const object = this.objects.get(keyOf(apiVersion, kind, namespace, name));
+    return object ? (clone(object) as T) : undefined;
+  }
+
+  async list<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    labelSelector: string,
+  ): Promise<T[]> {
+    this.reads += 1;
+    this.failIfScripted("list", kind);
+    const wanted = labelSelector
+      .split(",")
+      .filter(Boolean)
+      .map((term) => term.split("=") as [string, string]);
+    return [...this.objects.values()]
+      .filter((o) => o.apiVersion === apiVersion && o.kind === kind && o.metadata.namespace === namespace)
+      .filter((o) => wanted.every(([key, value]) => o.metadata.labels?.[key] === value))
+      .map((o) => clone(o) as T);
+  }
+
+  async apply<T extends KubeObject>(configuration: ApplyConfiguration): Promise<T> {
+    const { apiVersion, kind, metadata } = configuration;
+    this.requests.push({ verb: "apply", kind, name: metadata.name, body: clone(configuration) });
+    this.failIfScripted("apply", kind);
+    const key = keyOf(apiVersion, kind, metadata.namespace, metadata.name);
+    const existing = this.objects.get(key);
+    const incoming = canonicalQuantities(clone(configuration) as unknown as KubeObject);
+    if (!existing) {
+      const created = withServerDefaults(incoming);
+      created.metadata = { ...created.metadata, uid: this.uid(), generation: 1, resourceVersion: this.rv() };
+      this.objects.set(key, created);
+      return clone(created) as T;
+    }
+    const merged = merge(existing, incoming) as KubeObject;
+    if (kind === "StatefulSet") {
+      const before = (existing["spec"] as { volumeClaimTemplates?: unknown }).volumeClaimTemplates;
+      const after = (merged["spec"] as { volumeClaimTemplates?: unknown }).volumeClaimTemplates;
+      if (!isDeepStrictEqual(before, after)) {
+        throw new InvalidError(
+          422,
+          `StatefulSet.apps "${metadata.name}" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden`,
+        );
+      }
+    }
+    const specChanged = !isDeepStrictEqual(existing["spec"], merged["spec"]);
+    merged.metadata = {
+      ...merged.metadata,
+      generation: (existing.metadata.generation ?? 1) + (specChanged ? 1 : 0),
+      resourceVersion: isDeepStrictEqual(existing, merged) ? existing.metadata.resourceVersion : this.rv(),
+    };
+    this.objects.set(key, merged);
+    return clone(merged) as T;
+  }
+
+  async applyStatus(instance: ObjectKey, status: MyAppInstanceStatus): Promise<void> {
+    this.requests.push({ verb: "applyStatus", kind: instanceKind, name: instance.name, body: clone(status) });
+    this.failIfScripted("applyStatus", instanceKind);
+    const object = this.objects.get(keyOf(instanceApiVersion, instanceKind, instance.namespace, instance.name));
+    if (!object) throw new NotFoundError(404, `myappinstances "${instance.name}" not found`);
+    // We are the only manager of status, so an apply sets it whole.
+    object["status"] = clone(status);
+    object.metadata.resourceVersion = this.rv();
+  }
+
+  async setFinalizers(instance: ObjectKey & { resourceVersion: string }, finalizers: readonly string[]): Promise<void> {
+    this.requests.push({ verb: "setFinalizers", kind: instanceKind, name: instance.name, body: [...finalizers] });
+    this.failIfScripted("setFinalizers", instanceKind);
+    const key = keyOf(instanceApiVersion, instanceKind, instance.namespace, instance.name);
+    const object = this.objects.get(key);
+    if (!object) throw new NotFoundError(404, `myappinstances "${instance.name}" not found`);
+    if (object.metadata.resourceVersion !== instance.resourceVersion) {
+      throw new ConflictError(409, "the object has been modified; please apply your changes to the latest version");
+    }
+    object.metadata.finalizers = [...finalizers];
+    object.metadata.resourceVersion = this.rv();
+    if (object.metadata.deletionTimestamp && finalizers.length === 0) this.objects.delete(key);
+  }
+
+  async delete(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string,
+    options: DeleteOptions,
+  ): Promise<boolean> {
+    this.requests.push({ verb: "delete", kind, name, options });
+    this.failIfScripted("delete", kind);
+    const key = keyOf(apiVersion, kind, namespace, name);
+    const object = this.objects.get(key);
+    if (!object) return false;
+    if (options.preconditionUid && options.preconditionUid !== object.metadata.uid) {
+      throw new ConflictError(409, `Precondition failed: UID in precondition: ${options.preconditionUid}`);
+    }
+    if ((object.metadata.finalizers ?? []).length > 0) object.metadata.deletionTimestamp = "2030-01-01T00:00:00Z";
+    else this.objects.delete(key);
+    return true;
+  }
+
+  async emitEvent(event: EventRecord): Promise<void> {
+    this.requests.push({ verb: "event", kind: "Event", name: event.reason });
+    this.events.push(event);
+  }
+
+  // ---- what tests see and script ----
+
+  /** The writes (not events), as "verb Kind/name" lines in order. */
+  writeLines(): string[] {
+    return this.requests.filter((r) => r.verb !== "event").map((r) => `${r.verb} ${r.kind}/${r.name}`);
+  }
+
+  /** Every request including events, so "zero writes" means zero of anything. */
+  allWrites(): RecordedRequest[] {
+    return [...this.requests];
+  }
+
+  /** Forgets recorded requests and events (between steps of a test). */
+  reset(): void {
+    this.requests.length = 0;
+    this.events.length = 0;
+    this.reads = 0;
+  }
+
+  /** Makes the next `verb` (on `kind`, if given) throw `error`. */
+  failNext(verb: Verb, error: Error, kind?: string): void {
+    this.failures.push({ verb, error, ...(kind ? { kind } : {}) });
+  }
+
+  get<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace = "default",
+  ): T | undefined {
+    const object = this.objects.get(keyOf(apiVersion, kind, namespace, name));
+    return object ? (clone(object) as T) : undefined;
+  }
+
+  /** Puts an object as it is (seeding a StorageClass, a foreign namesake, ...), with uid and resourceVersion. */
+  put(object: KubeObject): KubeObject {
+    const stored = clone(object);
+    stored.metadata = {
+      uid: this.uid(),
+      generation: 1,
+      ...stored.metadata,
+      resourceVersion: this.rv(),
+    };
+    this.objects.set(keyOf(stored.apiVersion, stored.kind, stored.metadata.namespace, stored.metadata.name), stored);
+    return clone(stored);
+  }
+
+  /** Removes an object without the reconciler's involvement (a person's `kubectl delete`). */
+  remove(apiVersion: string, kind: string, name: string, namespace = "default"): void {
+    this.objects.delete(keyOf(apiVersion, kind, namespace, name));
+  }
+
+  /** Edits an object as a person would (`kubectl edit`): generation moves when the spec changes. */
+  edit(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    change: (object: KubeObject) => void,
+    namespace = "default",
+  ): void {
+    const object = this.objects.get(keyOf(apiVersion, kind, namespace, name));
+    if (!object) throw new Error(`fake: no ${kind} ${namespace}/${name} to edit`);
+    const before = clone(object["spec"]);
+    change(object);
+    if (!isDeepStrictEqual(before, object["spec"])) object.metadata.generation = (object.metadata.generation ?? 1) + 1;
+    object.metadata.resourceVersion = this.rv();
+  }
+
+  /** A MyAppInstance as a user creates it. */
+  createInstance(name: string, spec: Record<string, unknown>, namespace = "default"): KubeObject {
+    return this.put({ apiVersion: instanceApiVersion, kind: instanceKind, metadata: { name, namespace }, spec });
+  }
+
+  instance(name: string, namespace = "default"): (KubeObject & { status?: MyAppInstanceStatus }) | undefined {
+    return this.get(instanceApiVersion, instanceKind, name, namespace);
+  }
+
+  /** `kubectl delete myappinstance`: with finalizers, only a deletionTimestamp. */
+  deleteInstance(name: string, namespace = "default"): void {
+    this.edit(
+      instanceApiVersion,
+      instanceKind,
+      name,
+      (o) => void (o.metadata.deletionTimestamp = "2030-01-01T00:00:00Z"),
+      namespace,
+    );
+  }
+
+  /** The workload controller at work: `updated` pods run the current template, `ready` of all are ready. */
+  progress(
+    kind: "Deployment" | "StatefulSet",
+    name: string,
+    counts: { updated: number; ready: number; replicas?: number },
+    namespace = "default",
+  ): void {
+    this.edit(
+      "apps/v1",
+      kind,
+      name,
+      (o) => {
+        const generation = o.metadata.generation ?? 1;
+        const status: Record<string, unknown> = {
+          observedGeneration: generation,
+          replicas: counts.replicas ?? (o["spec"] as { replicas: number }).replicas,
+          updatedReplicas: counts.updated,
+          readyReplicas: counts.ready,
+          availableReplicas: counts.ready,
+        };
+        if (kind === "StatefulSet") {
+          const desired = (o["spec"] as { replicas: number }).replicas;
+          status["updateRevision"] = `${name}-rev${generation}`;
+          status["currentRevision"] =
+            counts.updated >= desired ? `${name}-rev${generation}` : `${name}-rev${generation - 1}`;
+        }
+        o["status"] = status;
+      },
+      namespace,
+    );
+  }
+
+  /** The workload controller finished: every replica runs the current template and is ready. */
+  rollOut(kind: "Deployment" | "StatefulSet", name: string, namespace = "default"): void {
+    const replicas = (this.get("apps/v1", kind, name, namespace)?.["spec"] as { replicas: number }).replicas;
+    this.progress(kind, name, { updated: replicas, ready: replicas }, namespace);
+  }
+
+  /** The StatefulSet controller and a provisioner: one bound claim per replica from the claim template. */
+  provisionClaims(statefulSet: string, storageClassName: string, namespace = "default"): void {
+    const sts = this.get("apps/v1", "StatefulSet", statefulSet, namespace);
+    if (!sts) throw new Error(`fake: no StatefulSet ${statefulSet}`);
+    const spec = sts["spec"] as {
+      replicas: number;
+      volumeClaimTemplates: {
+        metadata: { name: string; labels: Record<string, string> };
+        spec: { resources: { requests: { storage: string } } };
+      }[];
+    };
+    for (const template of spec.volumeClaimTemplates) {
+      for (let ordinal = 0; ordinal < spec.replicas; ordinal++) {
+        const name = `${template.metadata.name}-${statefulSet}-${ordinal}`;
+        if (this.get("v1", "PersistentVolumeClaim", name, namespace)) continue;
+        const storage = template.spec.resources.requests.storage;
+        this.put({
+          apiVersion: "v1",
+          kind: "PersistentVolumeClaim",
+          metadata: { name, namespace, labels: { ...template.metadata.labels } },
+          spec: { accessModes: ["ReadWriteOnce"], storageClassName, resources: { requests: { storage } } },
+          status: { phase: "Bound", capacity: { storage } },
+        });
+      }
+    }
+  }
+
+  private failIfScripted(verb: Verb, kind: string): void {
+    const index = this.failures.findIndex((f) => f.verb === verb && (f.kind === undefined || f.kind === kind));
+    if (index < 0) return;
+    const [failure] = this.failures.splice(index, 1);
+    if (failure) throw failure.error;
+  }
+
+  private uid(): string {
+    this.sequence += 1;
+    return `uid-${this.sequence}`;
+  }
+
+  private rv(): string {
+    this.sequence += 1;
+    return String(this.sequence);
+  }
+}
+
+function keyOf(apiVersion: string, kind: string, namespace: string | undefined, name: string | undefined): string {
+  return `${apiVersion}|${kind}|${namespace ?? ""}|${name ?? ""}`;
+}
+
+function clone<T>(value: T): T {
+  return structuredClone(value);
+}
+
+/** What the apiserver adds on create: the fields a naive compare would see as drift. */
+function withServerDefaults(object: KubeObject): KubeObject {
+  const spec = object["spec"] as Record<string, unknown> | undefined;
+  if (!spec) return object;
+  const podSpec = (spec["template"] as { spec?: Record<string, unknown> } | undefined)?.spec;
+  if (podSpec) {
+    podSpec["restartPolicy"] = "Always";
+    podSpec["dnsPolicy"] = "ClusterFirst";
+    podSpec["terminationGracePeriodSeconds"] = 30;
+    for (const container of (podSpec["containers"] as Record<string, unknown>[] | undefined) ?? []) {
+      container["imagePullPolicy"] = "IfNotPresent";
+      container["terminationMessagePath"] = "/dev/termination-log";
+      const probe = container["readinessProbe"] as Record<string, unknown> | undefined;
+      if (probe)
+        Object.assign(probe, { timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 });
+    }
+  }
+  if (object.kind === "Deployment") {
+    Object.assign(spec, {
+      strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: "25%", maxUnavailable: "25%" } },
+      revisionHistoryLimit: 10,
+      progressDeadlineSeconds: 600,
+    });
+  }
+  if (object.kind === "StatefulSet") {
+    Object.assign(spec, {
+      updateStrategy: { type: "RollingUpdate", rollingUpdate: { partition: 0 } },
+      revisionHistoryLimit: 10,
+    });
+    for (const template of (spec["volumeClaimTemplates"] as Record<string, unknown>[] | undefined) ?? []) {
+      Object.assign(template, { apiVersion: "v1", kind: "PersistentVolumeClaim", status: { phase: "Pending" } });
+      (template["spec"] as Record<string, unknown>)["volumeMode"] = "Filesystem";
+    }
+  }
+  if (object.kind === "Service") {
+    Object.assign(spec, {
+      clusterIP: "10.96.0.42",
+      clusterIPs: ["10.96.0.42"],
+      sessionAffinity: "None",
+      ipFamilies: ["IPv4"],
+      ipFamilyPolicy: "SingleStack",
+      internalTrafficPolicy: "Cluster",
+    });
+  }
+  return object;
+}
+
+/** The apiserver stores quantities in canonical form: "1024Mi" comes back as "1Gi". */
+function canonicalQuantities<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(canonicalQuantities) as T;
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key] = key === "storage" && item === "1024Mi" ? "1Gi" : canonicalQuantities(item);
+  }
+  return out as T;
+}
+
+/** Server-side apply's merge, as far as these tests need: maps merge, keyed lists merge by key, others replace. */
+function merge(live: unknown, applied: unknown): unknown {
+  if (Array.isArray(applied)) {
+    if (!Array.isArray(live)) return clone(applied);
+    const keyed = applied.every((item) => listKey(item) !== undefined);
+    if (!keyed) return clone(applied);
+    const result = live.map((item) => {
+      const match = applied.find((a) => listKey(a) === listKey(item));
+      return match === undefined ? item : merge(item, match);
+    });
+    for (const item of applied) if (!live.some((l) => listKey(l) === listKey(item))) result.push(clone(item));
+    return result;
+  }
+  if (typeof applied === "object" && applied !== null) {
+    const base =
+      typeof live === "object" && live !== null && !Array.isArray(live) ? { ...(live as Record<string, unknown>) } : {};
+    for (const [key, value] of Object.entries(applied)) base[key] = merge(base[key], value);
+    return base;
+  }
+  return applied;
+}
+
+function listKey(item: unknown): string | undefined {
+  if (typeof item !== "object" || item === null) return undefined;
+  const record = item as Record<string, unknown>;
+  if (typeof record["uid"] === "string") return record["uid"];
+  if (typeof record["name"] === "string") return record["name"];
+  const metadata = record["metadata"] as Record<string, unknown> | undefined;
+  return typeof metadata?.["name"] === "string" ? metadata["name"] : undefined;
+}

@@ -1,0 +1,569 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { findCondition, finalizer } from "../../../api/index.ts";
+import { ConflictError, InvalidError, ServerError } from "../../../kube/index.ts";
+import { PermanentError, TransientError, reconcile } from "../../../operator/reconcile/index.ts";
+import { harness } from "./setup.ts";
+
+const spec = { image: "nginx:1.27", replicas: 2, port: 8080 };
+
+/** An instance that has been created, rolled out and reported Running. */
+async function runningInstance(instanceSpec: Record<string, unknown> = spec) {
+  const h = harness();
+  h.cluster.createInstance("web", instanceSpec);
+  await h.run();
+  const kind = instanceSpec["storage"] === undefined ? "Deployment" : "StatefulSet";
+  h.cluster.rollOut(kind, "web");
+  await h.run();
+  assert.equal(h.cluster.instance("web")?.status?.phase, "Running", "precondition: the instance runs");
+  h.cluster.reset();
+  return h;
+}
+
+function condition(h: ReturnType<typeof harness>, type: string) {
+  return findCondition(h.cluster.instance("web")?.status?.conditions, type);
+}
+
+describe("reconcile: create", () => {
+  it("adds the finalizer, applies Service and Deployment, and reports Pending", async () => {
+    // GIVEN a new instance without storage
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+
+    // WHEN it is reconciled for the first time
+    const outcome = await h.run();
+
+    // THEN exactly these writes happen, in this order
+    assert.deepEqual(h.cluster.writeLines(), [
+      "setFinalizers MyAppInstance/web",
+      "apply Service/web",
+      "apply Deployment/web",
+      "applyStatus MyAppInstance/web",
+    ]);
+    assert.deepEqual(
+      h.cluster.events.map((e) => `${e.type} ${e.reason}: ${e.note}`),
+      ["Normal Created: Created Service web", "Normal Created: Created Deployment web"],
+    );
+    assert.deepEqual(h.cluster.instance("web")?.metadata.finalizers, [finalizer]);
+    const status = h.cluster.instance("web")?.status;
+    assert.equal(status?.phase, "Pending");
+    assert.equal(status?.observedGeneration, 1);
+    assert.equal(status?.selector, "app.kubernetes.io/instance=web,app.kubernetes.io/name=myapp");
+    assert.equal(status?.image, undefined, "no image is rolled out yet");
+    assert.equal(condition(h, "Ready")?.status, "False");
+    assert.equal(condition(h, "Progressing")?.status, "True");
+    assert.equal(condition(h, "Progressing")?.reason, "Creating");
+    assert.equal(condition(h, "Reconciling")?.status, "True");
+    assert.equal(condition(h, "Stalled"), undefined);
+    assert.equal(outcome.writes, 6, "4 writes + 2 events");
+    assert.equal(outcome.requeueAfterMs, undefined, "the Deployment's own events wake us up");
+  });
+
+  it("reports Running with Ready=True once the Deployment has rolled out", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    await h.run();
+    h.cluster.reset();
+
+    // WHEN the Deployment controller has made every replica ready
+    h.cluster.rollOut("Deployment", "web");
+    await h.run();
+
+    // THEN only the status changes, and the rollout is announced once
+    assert.deepEqual(h.cluster.writeLines(), ["applyStatus MyAppInstance/web"]);
+    const status = h.cluster.instance("web")?.status;
+    assert.equal(status?.phase, "Running");
+    assert.equal(status?.image, "nginx:1.27");
+    assert.equal(status?.replicas, 2);
+    assert.equal(status?.readyReplicas, 2);
+    assert.equal(condition(h, "Ready")?.status, "True");
+    assert.equal(condition(h, "Progressing")?.status, "False");
+    assert.equal(condition(h, "Progressing")?.reason, "RolloutComplete");
+    assert.equal(condition(h, "Degraded")?.status, "False");
+    assert.equal(condition(h, "Reconciling"), undefined, "kstatus: abnormal-true conditions are absent when false");
+    assert.deepEqual(
+      h.cluster.events.map((e) => e.reason),
+      ["RolloutComplete"],
+    );
+  });
+});
+
+describe("reconcile: converged", () => {
+  it("makes zero writes on resync and after an operator restart", async () => {
+    // GIVEN a running instance (the fake added server defaults to every child)
+    const h = await runningInstance();
+
+    // WHEN it is reconciled again, twice (a resync, then a fresh process: the reconcile keeps no memory)
+    const first = await h.run();
+    const second = await h.run();
+
+    // THEN nothing is written at all: no apply, no status, no event
+    assert.deepEqual(h.cluster.allWrites(), []);
+    assert.equal(first.writes, 0);
+    assert.equal(second.writes, 0);
+    assert.ok(h.cluster.reads > 0, "it did look");
+  });
+
+  it("makes zero writes for a converged instance with storage written in another notation", async () => {
+    // GIVEN storage "1024Mi", which the apiserver stores as "1Gi"
+    const h = await runningInstance({ ...spec, storage: "1024Mi" });
+    h.cluster.provisionClaims("web", "standard");
+
+    await h.run();
+
+    assert.deepEqual(h.cluster.allWrites(), []);
+  });
+
+  it("does not fight labels or fields other managers added", async () => {
+    const h = await runningInstance();
+    h.cluster.edit("v1", "Service", "web", (o) => {
+      o.metadata.labels = { ...o.metadata.labels, "team.example.com/owner": "payments" };
+    });
+
+    await h.run();
+
+    assert.deepEqual(h.cluster.allWrites(), []);
+  });
+});
+
+describe("reconcile: drift", () => {
+  it("re-creates a deleted Service with exactly one apply", async () => {
+    const h = await runningInstance();
+    h.cluster.remove("v1", "Service", "web");
+
+    await h.run();
+
+    assert.deepEqual(h.cluster.writeLines(), ["apply Service/web"]);
+    assert.ok(h.cluster.get("v1", "Service", "web"));
+  });
+
+  it("restores a hand-edited image in the Deployment", async () => {
+    const h = await runningInstance();
+    h.cluster.edit("apps/v1", "Deployment", "web", (o) => {
+      const template = (o["spec"] as { template: { spec: { containers: { image: string }[] } } }).template;
+      template.spec.containers[0]!.image = "nginx:hacked";
+    });
+
+    await h.run();
+
+    assert.deepEqual(h.cluster.writeLines().slice(0, 1), ["apply Deployment/web"]);
+    const deployment = h.cluster.get("apps/v1", "Deployment", "web");
+    const containers = (deployment?.["spec"] as { template: { spec: { containers: { image: string }[] } } }).template
+      .spec.containers;
+    assert.equal(containers[0]?.image, "nginx:1.27");
+  });
+
+  it("restores a scaled Deployment", async () => {
+    const h = await runningInstance();
+    h.cluster.edit("apps/v1", "Deployment", "web", (o) => void ((o["spec"] as { replicas: number }).replicas = 5));
+
+    await h.run();
+
+    assert.equal(h.cluster.writeLines()[0], "apply Deployment/web");
+    assert.equal((h.cluster.get("apps/v1", "Deployment", "web")?.["spec"] as { replicas: number }).replicas, 2);
+  });
+});
+
+describe("reconcile: image change", () => {
+  it("rolls out, stays Progressing until done, then moves status.image", async () => {
+    // GIVEN a running instance on nginx:1.27
+    const h = await runningInstance();
+    const readySince = condition(h, "Ready")?.lastTransitionTime;
+
+    // WHEN the image changes
+    h.advance(60_000);
+    h.cluster.edit(
+      "example.com/v1",
+      "MyAppInstance",
+      "web",
+      (o) => void ((o["spec"] as { image: string }).image = "nginx:1.28"),
+    );
+    await h.run();
+
+    // THEN the Deployment gets the new image and the instance is Progressing, still reporting the old image
+    assert.deepEqual(h.cluster.writeLines(), ["apply Deployment/web", "applyStatus MyAppInstance/web"]);
+    let status = h.cluster.instance("web")?.status;
+    assert.equal(status?.image, "nginx:1.27");
+    assert.equal(status?.phase, "Progressing");
+    assert.equal(status?.observedGeneration, 2);
+    assert.equal(condition(h, "Progressing")?.status, "True");
+    assert.equal(condition(h, "Progressing")?.reason, "RollingOut");
+    assert.equal(condition(h, "Progressing")?.observedGeneration, 2);
+    assert.equal(condition(h, "Reconciling")?.status, "True");
+    assert.equal(condition(h, "Ready")?.status, "False");
+    assert.equal(condition(h, "Ready")?.lastTransitionTime, "2030-01-01T00:01:00Z", "Ready flipped now");
+    assert.notEqual(readySince, undefined);
+
+    // WHEN half the replicas run the new image (the controller has seen the new generation)
+    h.cluster.reset();
+    h.advance(10_000);
+    h.cluster.progress("Deployment", "web", { updated: 1, ready: 2, replicas: 3 });
+    await h.run();
+
+    // THEN still Progressing; the condition's transition time stays where the flip happened
+    status = h.cluster.instance("web")?.status;
+    assert.equal(status?.image, "nginx:1.27");
+    assert.equal(condition(h, "Progressing")?.lastTransitionTime, "2030-01-01T00:01:00Z");
+    assert.match(condition(h, "Progressing")?.message ?? "", /1\/2 replicas updated/);
+    assert.deepEqual(h.cluster.writeLines(), ["applyStatus MyAppInstance/web"], "only the message changed");
+
+    // WHEN the rollout completes
+    h.cluster.reset();
+    h.advance(10_000);
+    h.cluster.rollOut("Deployment", "web");
+    await h.run();
+
+    // THEN status.image moves, Progressing flips to False, and the rollout is announced
+    status = h.cluster.instance("web")?.status;
+    assert.equal(status?.image, "nginx:1.28");
+    assert.equal(status?.phase, "Running");
+    assert.equal(condition(h, "Progressing")?.status, "False");
+    assert.equal(condition(h, "Progressing")?.lastTransitionTime, "2030-01-01T00:01:20Z");
+    assert.equal(condition(h, "Reconciling"), undefined);
+    assert.deepEqual(
+      h.cluster.events.map((e) => `${e.reason}: ${e.note}`),
+      ["RolloutComplete: nginx:1.28 is rolled out: 2/2 replicas ready"],
+    );
+  });
+});
+
+describe("reconcile: deletion", () => {
+  it("deletes the children, keeps the volume claims by default, then removes the finalizer", async () => {
+    // GIVEN a running instance with storage and two bound claims
+    const h = await runningInstance({ ...spec, storage: "1Gi" });
+    h.cluster.provisionClaims("web", "standard");
+
+    // WHEN it is deleted
+    h.cluster.deleteInstance("web");
+    await h.run();
+
+    // THEN its children go, its claims stay, and the finalizer is removed last
+    assert.deepEqual(h.cluster.writeLines(), [
+      "delete StatefulSet/web",
+      "delete Service/web",
+      "setFinalizers MyAppInstance/web",
+    ]);
+    assert.equal(h.cluster.instance("web"), undefined, "the apiserver let it go");
+    assert.ok(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-0"));
+    assert.ok(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-1"));
+    const retained = h.cluster.events.find((e) => e.reason === "RetainedVolumeClaims");
+    assert.match(retained?.note ?? "", /data-web-0, data-web-1/);
+  });
+
+  it("deletes the volume claims when storageReclaimPolicy is Delete", async () => {
+    const h = await runningInstance({ ...spec, storage: "1Gi", storageReclaimPolicy: "Delete" });
+    h.cluster.provisionClaims("web", "standard");
+
+    h.cluster.deleteInstance("web");
+    await h.run();
+
+    assert.deepEqual(h.cluster.writeLines(), [
+      "delete StatefulSet/web",
+      "delete Service/web",
+      "delete PersistentVolumeClaim/data-web-0",
+      "delete PersistentVolumeClaim/data-web-1",
+      "setFinalizers MyAppInstance/web",
+    ]);
+    assert.equal(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-0"), undefined);
+  });
+
+  it("never deletes a namesake it does not control", async () => {
+    const h = await runningInstance();
+    h.cluster.remove("v1", "Service", "web");
+    h.cluster.put({ apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: "default" }, spec: {} });
+
+    h.cluster.deleteInstance("web");
+    await h.run();
+
+    assert.deepEqual(h.cluster.writeLines(), ["delete Deployment/web", "setFinalizers MyAppInstance/web"]);
+    assert.ok(h.cluster.get("v1", "Service", "web"));
+  });
+
+  it("does nothing for a deleted instance without our finalizer, or one that is gone", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    h.cluster.deleteInstance("web");
+
+    assert.deepEqual(await h.run(), { writes: 0 });
+    assert.deepEqual(await h.run("missing"), { writes: 0 });
+    assert.deepEqual(h.cluster.allWrites(), []);
+  });
+});
+
+describe("reconcile: invalid spec", () => {
+  it("reports Degraded and Stalled with reason InvalidSpec, without throwing or hot-looping", async () => {
+    // GIVEN an instance whose spec the operator cannot use (the CRD would normally catch this)
+    const h = harness();
+    h.cluster.createInstance("web", { image: "NOT A VALID IMAGE", port: 70000 });
+
+    // WHEN reconciled
+    const outcome = await h.run();
+
+    // THEN no child is created; the status names the fields; the outcome asks for no retry
+    assert.deepEqual(h.cluster.writeLines(), ["setFinalizers MyAppInstance/web", "applyStatus MyAppInstance/web"]);
+    assert.equal(outcome.requeueAfterMs, undefined);
+    const degraded = condition(h, "Degraded");
+    assert.equal(degraded?.status, "True");
+    assert.equal(degraded?.reason, "InvalidSpec");
+    assert.match(degraded?.message ?? "", /spec\.image/);
+    assert.match(degraded?.message ?? "", /spec\.port/);
+    assert.equal(condition(h, "Stalled")?.status, "True");
+    assert.equal(condition(h, "Ready")?.status, "False");
+    assert.equal(h.cluster.instance("web")?.status?.phase, "Degraded");
+    assert.deepEqual(
+      h.cluster.events.map((e) => `${e.type} ${e.reason}`),
+      ["Warning InvalidSpec"],
+    );
+
+    // WHEN reconciled again (resync)
+    h.cluster.reset();
+    h.advance(600_000);
+    await h.run();
+
+    // THEN nothing is written: no status churn, no repeated event
+    assert.deepEqual(h.cluster.allWrites(), []);
+  });
+
+  it("recovers once the spec is fixed", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", { image: "NOT VALID" });
+    await h.run();
+    h.cluster.edit("example.com/v1", "MyAppInstance", "web", (o) => void (o["spec"] = spec));
+    h.cluster.reset();
+
+    await h.run();
+
+    assert.deepEqual(h.cluster.writeLines(), [
+      "apply Service/web",
+      "apply Deployment/web",
+      "applyStatus MyAppInstance/web",
+    ]);
+    assert.equal(condition(h, "Degraded")?.status, "False");
+    assert.equal(condition(h, "Stalled"), undefined);
+    assert.ok(h.cluster.events.some((e) => e.reason === "Recovered"));
+  });
+});
+
+describe("reconcile: Deployment to StatefulSet when storage is added", () => {
+  it("creates the StatefulSet, waits for it to be ready, and only then deletes the Deployment", async () => {
+    // GIVEN a running instance without storage
+    const h = await runningInstance();
+
+    // WHEN storage is added
+    h.cluster.edit(
+      "example.com/v1",
+      "MyAppInstance",
+      "web",
+      (o) => void ((o["spec"] as { storage?: string }).storage = "1Gi"),
+    );
+    const first = await h.run();
+
+    // THEN the StatefulSet is created next to the Deployment, which keeps serving
+    assert.deepEqual(h.cluster.writeLines(), ["apply StatefulSet/web", "applyStatus MyAppInstance/web"]);
+    assert.ok(h.cluster.get("apps/v1", "Deployment", "web"), "the Deployment is still there");
+    assert.equal(first.requeueAfterMs, 5000, "looks again while the move waits");
+    assert.equal(condition(h, "Progressing")?.reason, "Migrating");
+    assert.equal(h.cluster.instance("web")?.status?.readyReplicas, 2, "no gap in ready replicas");
+    assert.ok(h.cluster.events.some((e) => e.reason === "Migrating"));
+
+    // WHEN the StatefulSet is half ready
+    h.cluster.reset();
+    h.cluster.progress("StatefulSet", "web", { updated: 2, ready: 1 });
+    await h.run();
+
+    // THEN the Deployment still stays; both workloads' ready pods count
+    assert.ok(!h.cluster.writeLines().some((line) => line.startsWith("delete")));
+    assert.equal(h.cluster.instance("web")?.status?.readyReplicas, 3);
+
+    // WHEN the StatefulSet is ready
+    h.cluster.reset();
+    h.cluster.rollOut("StatefulSet", "web");
+    const last = await h.run();
+
+    // THEN the Deployment is deleted, and the instance runs on the StatefulSet
+    assert.deepEqual(h.cluster.writeLines(), ["delete Deployment/web", "applyStatus MyAppInstance/web"]);
+    assert.equal(h.cluster.get("apps/v1", "Deployment", "web"), undefined);
+    assert.equal(h.cluster.instance("web")?.status?.phase, "Running");
+    assert.equal(h.cluster.instance("web")?.status?.readyReplicas, 2);
+    assert.equal(last.requeueAfterMs, undefined);
+    assert.ok(h.cluster.events.some((e) => e.reason === "Migrated"));
+  });
+});
+
+describe("reconcile: storage growth", () => {
+  async function withClaims(allowVolumeExpansion: boolean) {
+    const h = await runningInstance({ ...spec, storage: "1Gi" });
+    h.cluster.put({
+      apiVersion: "storage.k8s.io/v1",
+      kind: "StorageClass",
+      metadata: { name: "standard" },
+      provisioner: "example.com/local",
+      allowVolumeExpansion,
+    });
+    h.cluster.provisionClaims("web", "standard");
+    h.cluster.edit(
+      "example.com/v1",
+      "MyAppInstance",
+      "web",
+      (o) => void ((o["spec"] as { storage: string }).storage = "2Gi"),
+    );
+    return h;
+  }
+
+  it("grows each claim, then re-creates the StatefulSet without deleting its pods", async () => {
+    // GIVEN claims of 1Gi on a class that allows expansion, and spec.storage grown to 2Gi
+    const h = await withClaims(true);
+
+    // WHEN reconciled
+    const outcome = await h.run();
+
+    // THEN each claim is asked to grow, and the StatefulSet is deleted with Orphan (pods keep running)
+    assert.deepEqual(h.cluster.writeLines(), [
+      "apply PersistentVolumeClaim/data-web-0",
+      "apply PersistentVolumeClaim/data-web-1",
+      "delete StatefulSet/web",
+      "applyStatus MyAppInstance/web",
+    ]);
+    const deletion = h.cluster.requests.find((r) => r.verb === "delete");
+    assert.equal(deletion?.options?.propagationPolicy, "Orphan");
+    const claim = h.cluster.get("v1", "PersistentVolumeClaim", "data-web-0");
+    assert.equal(
+      (claim?.["spec"] as { resources: { requests: { storage: string } } }).resources.requests.storage,
+      "2Gi",
+    );
+    assert.equal(condition(h, "Progressing")?.reason, "RecreatingWorkload");
+    assert.equal(outcome.requeueAfterMs, 5000);
+
+    // WHEN reconciled again (the StatefulSet is gone)
+    h.cluster.reset();
+    await h.run();
+
+    // THEN it is re-created with the new claim template
+    assert.equal(h.cluster.writeLines()[0], "apply StatefulSet/web");
+    const sts = h.cluster.get("apps/v1", "StatefulSet", "web");
+    const templates = (
+      sts?.["spec"] as { volumeClaimTemplates: { spec: { resources: { requests: { storage: string } } } }[] }
+    ).volumeClaimTemplates;
+    assert.equal(templates[0]?.spec.resources.requests.storage, "2Gi");
+  });
+
+  it("says why in a Degraded condition when the class does not allow expansion, and changes nothing", async () => {
+    const h = await withClaims(false);
+
+    await h.run();
+
+    assert.deepEqual(h.cluster.writeLines(), ["applyStatus MyAppInstance/web"], "no claim, no StatefulSet write");
+    const degraded = condition(h, "Degraded");
+    assert.equal(degraded?.status, "True");
+    assert.equal(degraded?.reason, "StorageExpansionUnsupported");
+    assert.match(
+      degraded?.message ?? "",
+      /StorageClass "standard" of claims data-web-0, data-web-1 does not allow volume expansion/,
+    );
+    assert.equal(condition(h, "Stalled")?.status, "True");
+    assert.equal(h.cluster.events.find((e) => e.type === "Warning")?.reason, "StorageExpansionUnsupported");
+
+    h.cluster.reset();
+    await h.run();
+    assert.deepEqual(h.cluster.allWrites(), [], "no hot loop, no event spam");
+  });
+});
+
+describe("reconcile: errors", () => {
+  it("lets a 409 Conflict through unwrapped, so the runtime retries promptly", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    h.cluster.failNext("setFinalizers", new ConflictError(409, "the object has been modified"));
+
+    await assert.rejects(h.run(), ConflictError);
+  });
+
+  it("wraps a server error in a TransientError with the cause", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    const cause = new ServerError(503, "etcd leader changed");
+    h.cluster.failNext("find", cause, "Deployment");
+
+    await assert.rejects(h.run(), (error: unknown) => {
+      assert.ok(error instanceof TransientError);
+      assert.equal(error.cause, cause);
+      assert.match(error.message, /default\/web: etcd leader changed/);
+      return true;
+    });
+  });
+
+  it("reports a child the apiserver rejects as a PermanentError with a Degraded status", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    h.cluster.failNext(
+      "apply",
+      new InvalidError(422, 'Deployment.apps "web" is invalid: quota exceeded'),
+      "Deployment",
+    );
+
+    await assert.rejects(
+      h.run(),
+      (error: unknown) => error instanceof PermanentError && error.reason === "ChildRejected",
+    );
+    assert.equal(condition(h, "Degraded")?.reason, "ChildRejected");
+    assert.match(condition(h, "Degraded")?.message ?? "", /quota exceeded/);
+  });
+
+  it("does not touch a namesake controlled by someone else", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    h.cluster.put({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: {
+        name: "web",
+        namespace: "default",
+        ownerReferences: [
+          { apiVersion: "apps/v1", kind: "Deployment", name: "other", uid: "u-other", controller: true },
+        ],
+      },
+      spec: {},
+    });
+
+    await assert.rejects(
+      h.run(),
+      (error: unknown) => error instanceof PermanentError && error.reason === "ChildOwnedElsewhere",
+    );
+    assert.ok(!h.cluster.writeLines().some((line) => line.startsWith("apply ")), "no child is applied");
+    assert.match(condition(h, "Degraded")?.message ?? "", /Service default\/web .* controlled by Deployment other/);
+  });
+
+  it("rewrites a malformed status instead of crashing", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    h.cluster.edit(
+      "example.com/v1",
+      "MyAppInstance",
+      "web",
+      (o) => void (o["status"] = { conditions: "oops", phase: 7 }),
+    );
+
+    await h.run();
+
+    assert.equal(h.cluster.instance("web")?.status?.phase, "Pending");
+  });
+
+  it("rejects a malformed key as permanent", async () => {
+    const h = harness();
+    await assert.rejects(reconcile("no-slash", h.deps), PermanentError);
+  });
+});
+
+describe("recordStalled", () => {
+  it("records a key that keeps failing once, and idempotently", async () => {
+    const h = await runningInstance();
+
+    await h.stalled(new Error("connect ECONNREFUSED"));
+    await h.stalled(new Error("connect ECONNREFUSED"));
+
+    assert.deepEqual(h.cluster.writeLines(), ["applyStatus MyAppInstance/web"]);
+    assert.equal(condition(h, "Stalled")?.reason, "ReconcileFailing");
+    assert.match(condition(h, "Stalled")?.message ?? "", /ECONNREFUSED/);
+    assert.equal(h.cluster.instance("web")?.status?.readyReplicas, 2, "counts stay as they were");
+  });
+});

@@ -1,0 +1,276 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { findCondition, type MyAppInstanceStatus } from "../../../api/index.ts";
+import {
+  computeStatus,
+  problemStatus,
+  statusChanged,
+  type ObservedWorkload,
+  type StatusInput,
+} from "../../../operator/reconcile/index.ts";
+
+const t0 = new Date("2030-01-01T00:00:00Z");
+const t1 = new Date("2030-01-01T00:05:00Z");
+const t2 = new Date("2030-01-01T00:09:00Z");
+const spec = { replicas: 3, image: "nginx:1.28", port: 8080, storageReclaimPolicy: "Retain" as const };
+const selector = "app.kubernetes.io/instance=web,app.kubernetes.io/name=myapp";
+
+/** A Deployment at `generation` running `image`, with status counts. */
+function deployment(
+  image: string,
+  counts: { updated: number; ready: number; replicas?: number; observedGeneration?: number },
+  generation = 2,
+): ObservedWorkload {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "web", namespace: "shop", generation },
+    spec: { replicas: 3, template: { spec: { containers: [{ name: "app", image }] } } },
+    status: {
+      observedGeneration: counts.observedGeneration ?? generation,
+      replicas: counts.replicas ?? 3,
+      updatedReplicas: counts.updated,
+      readyReplicas: counts.ready,
+      availableReplicas: counts.ready,
+    },
+  };
+}
+
+function input(overrides: Partial<StatusInput>): StatusInput {
+  return { generation: 2, spec, previous: undefined, selector, workload: undefined, ...overrides };
+}
+
+const cond = (status: MyAppInstanceStatus, type: string) => findCondition(status.conditions, type);
+
+describe("computeStatus: a rollout from nginx:1.27 to nginx:1.28", () => {
+  // GIVEN an instance that ran nginx:1.27, Ready since t0
+  const running = computeStatus(
+    input({
+      generation: 1,
+      spec: { ...spec, image: "nginx:1.27" },
+      workload: deployment("nginx:1.27", { updated: 3, ready: 3 }, 1),
+    }),
+    t0,
+  );
+
+  it("starts Running on the old image", () => {
+    assert.equal(running.phase, "Running");
+    assert.equal(running.image, "nginx:1.27");
+    assert.equal(cond(running, "Ready")?.status, "True");
+    assert.equal(cond(running, "Ready")?.lastTransitionTime, "2030-01-01T00:00:00Z");
+  });
+
+  // WHEN the new generation is applied but the controller has not seen it yet
+  const applied = computeStatus(
+    input({ previous: running, workload: deployment("nginx:1.28", { updated: 3, ready: 3, observedGeneration: 1 }) }),
+    t1,
+  );
+
+  it("is Progressing (RollingOut) as soon as the Deployment's generation is ahead of what its controller saw", () => {
+    assert.equal(applied.phase, "Progressing");
+    assert.equal(applied.image, "nginx:1.27", "status.image stays until the rollout is complete");
+    assert.equal(applied.observedGeneration, 2);
+    assert.deepEqual(
+      applied.conditions?.map((c) => [c.type, c.status, c.reason, c.observedGeneration, c.lastTransitionTime]),
+      [
+        ["Ready", "False", "RollingOut", 2, "2030-01-01T00:05:00Z"],
+        ["Progressing", "True", "RollingOut", 2, "2030-01-01T00:05:00Z"],
+        ["Degraded", "False", "AsExpected", 2, "2030-01-01T00:00:00Z"],
+        ["Reconciling", "True", "RollingOut", 2, "2030-01-01T00:05:00Z"],
+      ],
+    );
+  });
+
+  // WHEN one replica runs the new template
+  const midway = computeStatus(
+    input({ previous: applied, workload: deployment("nginx:1.28", { updated: 1, ready: 3, replicas: 4 }) }),
+    t2,
+  );
+
+  it("keeps each lastTransitionTime while only the message moves", () => {
+    assert.equal(cond(midway, "Progressing")?.lastTransitionTime, "2030-01-01T00:05:00Z");
+    assert.equal(cond(midway, "Ready")?.lastTransitionTime, "2030-01-01T00:05:00Z");
+    assert.equal(cond(midway, "Progressing")?.message, "rolling out nginx:1.28: 1/3 replicas updated, 3/3 ready");
+    assert.equal(midway.replicas, 4, "old and new pods exist");
+    assert.equal(midway.image, "nginx:1.27");
+  });
+
+  // WHEN every replica runs it and is available
+  const done = computeStatus(
+    input({ previous: midway, workload: deployment("nginx:1.28", { updated: 3, ready: 3 }) }),
+    t2,
+  );
+
+  it("moves status.image and reports Running when the rollout is complete", () => {
+    assert.equal(done.phase, "Running");
+    assert.equal(done.image, "nginx:1.28");
+    assert.equal(done.message, "3/3 replicas ready, running nginx:1.28");
+    assert.equal(cond(done, "Ready")?.status, "True");
+    assert.equal(cond(done, "Ready")?.lastTransitionTime, "2030-01-01T00:09:00Z");
+    assert.equal(cond(done, "Progressing")?.status, "False");
+    assert.equal(cond(done, "Reconciling"), undefined, "removed when no longer true");
+    assert.equal(done.selector, selector);
+  });
+
+  it("computes the same status again, so a resync writes nothing", () => {
+    const again = computeStatus(
+      input({ previous: done, workload: deployment("nginx:1.28", { updated: 3, ready: 3 }) }),
+      new Date("2031-01-01T00:00:00Z"),
+    );
+    assert.ok(!statusChanged(done, again));
+  });
+});
+
+describe("computeStatus: not complete yet", () => {
+  it("is Pending before any replica is ready on a new instance", () => {
+    const status = computeStatus(
+      input({ generation: 1, workload: deployment("nginx:1.28", { updated: 3, ready: 0 }, 1) }),
+      t0,
+    );
+    assert.equal(status.phase, "Pending");
+    assert.equal(cond(status, "Progressing")?.reason, "Creating");
+    assert.equal(status.image, undefined);
+  });
+
+  it("is Creating when the workload is not there yet", () => {
+    const status = computeStatus(input({}), t0);
+    assert.equal(cond(status, "Progressing")?.reason, "Creating");
+    assert.equal(status.replicas, 0);
+  });
+
+  it("waits for every available replica, even when all are updated", () => {
+    const previous = computeStatus(input({ workload: deployment("nginx:1.28", { updated: 3, ready: 3 }) }), t0);
+    const status = computeStatus(input({ previous, workload: deployment("nginx:1.28", { updated: 3, ready: 2 }) }), t1);
+    assert.equal(status.phase, "Progressing");
+    assert.equal(cond(status, "Progressing")?.reason, "WaitingForReplicas");
+    assert.equal(status.readyReplicas, 2);
+  });
+
+  it("calls a change of replica count Scaling", () => {
+    const previous = computeStatus(input({ workload: deployment("nginx:1.28", { updated: 3, ready: 3 }) }), t0);
+    const status = computeStatus(
+      input({
+        previous,
+        spec: { ...spec, replicas: 5 },
+        workload: deployment("nginx:1.28", { updated: 5, ready: 3, replicas: 3 }),
+      }),
+      t1,
+    );
+    assert.equal(cond(status, "Progressing")?.reason, "Scaling");
+  });
+
+  it("counts the pods of both workloads while moving from one kind to the other", () => {
+    const sts: ObservedWorkload = {
+      ...deployment("nginx:1.28", { updated: 3, ready: 1 }),
+      kind: "StatefulSet",
+    };
+    const status = computeStatus(
+      input({ workload: sts, retiring: deployment("nginx:1.28", { updated: 3, ready: 3 }) }),
+      t0,
+    );
+    assert.equal(cond(status, "Progressing")?.reason, "Migrating");
+    assert.equal(status.readyReplicas, 4);
+    assert.equal(status.replicas, 6);
+    assert.match(status.message ?? "", /the Deployment keeps serving/);
+  });
+
+  it("keeps the last known counts while a new workload has not been reported on (no readyReplicas dip)", () => {
+    // GIVEN a running instance whose StatefulSet was just re-created over its running pods
+    const previous = computeStatus(input({ workload: deployment("nginx:1.28", { updated: 3, ready: 3 }) }), t0);
+    const fresh: ObservedWorkload = { ...deployment("nginx:1.28", { updated: 0, ready: 0 }), kind: "StatefulSet" };
+    delete (fresh as { status?: unknown }).status;
+
+    // WHEN the status is computed before its controller reports
+    const status = computeStatus(input({ previous, workload: fresh }), t1);
+
+    // THEN the counts stay, while the conditions say it is not settled
+    assert.equal(status.readyReplicas, 3);
+    assert.equal(status.replicas, 3);
+    assert.equal(cond(status, "Progressing")?.status, "True");
+  });
+
+  it("is Progressing during a step even when the workload looks complete", () => {
+    const step = { reason: "RecreatingWorkload", message: "re-creating" };
+    const status = computeStatus(input({ step, workload: deployment("nginx:1.28", { updated: 3, ready: 3 }) }), t0);
+    assert.equal(cond(status, "Progressing")?.reason, "RecreatingWorkload");
+    assert.equal(cond(status, "Ready")?.status, "False");
+  });
+
+  it("requires a StatefulSet's current revision to catch up", () => {
+    const sts: ObservedWorkload = {
+      ...deployment("nginx:1.28", { updated: 3, ready: 3 }),
+      kind: "StatefulSet",
+    };
+    const settling = { ...sts, status: { ...sts.status, currentRevision: "web-1", updateRevision: "web-2" } };
+    const settled = { ...sts, status: { ...sts.status, currentRevision: "web-2", updateRevision: "web-2" } };
+    assert.equal(computeStatus(input({ workload: settling }), t0).phase, "Progressing");
+    assert.equal(computeStatus(input({ workload: settled }), t0).phase, "Running");
+  });
+});
+
+describe("computeStatus: problems", () => {
+  it("reports a permanent problem as Degraded and kstatus Stalled, without Reconciling", () => {
+    const previous = computeStatus(input({ workload: deployment("nginx:1.28", { updated: 3, ready: 1 }) }), t0);
+    const problem = { reason: "StorageExpansionUnsupported", message: "cannot grow" };
+    const status = computeStatus(
+      input({ previous, problem, workload: deployment("nginx:1.28", { updated: 3, ready: 3 }) }),
+      t1,
+    );
+    assert.equal(status.phase, "Degraded");
+    assert.equal(status.message, "cannot grow");
+    assert.deepEqual(
+      status.conditions?.map((c) => [c.type, c.status, c.reason]),
+      [
+        ["Ready", "False", "StorageExpansionUnsupported"],
+        ["Progressing", "False", "StorageExpansionUnsupported"],
+        ["Degraded", "True", "StorageExpansionUnsupported"],
+        ["Stalled", "True", "StorageExpansionUnsupported"],
+      ],
+    );
+    assert.equal(status.image, "nginx:1.28", "the rolled-out image is still reported");
+  });
+
+  it("turns an exceeded progress deadline into Degraded", () => {
+    const stuck = deployment("nginx:1.28", { updated: 1, ready: 2 });
+    const withCondition: ObservedWorkload = {
+      ...stuck,
+      status: {
+        ...stuck.status,
+        conditions: [
+          {
+            type: "Progressing",
+            status: "False",
+            reason: "ProgressDeadlineExceeded",
+            message: 'ReplicaSet "web-1" has timed out progressing.',
+          },
+        ],
+      },
+    };
+    const status = computeStatus(input({ workload: withCondition }), t0);
+    assert.equal(cond(status, "Degraded")?.reason, "ProgressDeadlineExceeded");
+    assert.equal(cond(status, "Stalled")?.message, 'ReplicaSet "web-1" has timed out progressing.');
+  });
+
+  it("problemStatus keeps counts, image and selector and sets the problem conditions", () => {
+    const previous = computeStatus(input({ workload: deployment("nginx:1.28", { updated: 3, ready: 3 }) }), t0);
+    const status = problemStatus(previous, 3, { reason: "InvalidSpec", message: "spec.port: must be ..." }, t1);
+    assert.equal(status.readyReplicas, 3);
+    assert.equal(status.image, "nginx:1.28");
+    assert.equal(status.selector, selector);
+    assert.equal(status.observedGeneration, 3);
+    assert.equal(status.phase, "Degraded");
+    assert.equal(cond(status, "Degraded")?.lastTransitionTime, "2030-01-01T00:05:00Z");
+    assert.equal(cond(status, "Degraded")?.observedGeneration, 3);
+  });
+});
+
+describe("statusChanged", () => {
+  it("is true for a first status and for any changed field, false for the same content", () => {
+    const status = computeStatus(input({ workload: deployment("nginx:1.28", { updated: 3, ready: 3 }) }), t0);
+    assert.ok(statusChanged(undefined, status));
+    assert.ok(!statusChanged(structuredClone(status), status));
+    assert.ok(statusChanged({ ...status, readyReplicas: 2 }, status));
+    const reordered = Object.fromEntries(Object.entries(status).reverse()) as MyAppInstanceStatus;
+    assert.ok(!statusChanged(reordered, status), "the apiserver may return keys in another order");
+  });
+});

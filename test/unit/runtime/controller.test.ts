@@ -1,0 +1,360 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ConflictError } from "../../../kube/errors.ts";
+import { sleep } from "../../../operator/runtime/clock.ts";
+import { Controller, type ControllerOptions, type ReconcileResult } from "../../../operator/runtime/controller.ts";
+import { PermanentError, TransientError } from "../../../operator/runtime/errors.ts";
+import { OperatorMetrics } from "../../../operator/runtime/metrics.ts";
+import { WriteCounter } from "../../../operator/runtime/write-counter.ts";
+import { captureLogger } from "./capture-logger.ts";
+import { FakeClock, settle } from "./fake-clock.ts";
+
+/** A controller on a fake clock whose reconcile is scripted per test; records every call. */
+function setup(
+  reconcile: (key: string, attempt: number) => Promise<ReconcileResult>,
+  options: Partial<ControllerOptions> = {},
+) {
+  const clock = new FakeClock();
+  const { logger, lines } = captureLogger();
+  const metrics = new OperatorMetrics();
+  const calls: { key: string; at: number }[] = [];
+  const stalled: { key: string; error: unknown; failures: number }[] = [];
+  const start = clock.now();
+  const controller = new Controller({
+    name: "myappinstance",
+    clock,
+    logger,
+    metrics,
+    reconcile: (key) => {
+      calls.push({ key, at: clock.now() - start });
+      return reconcile(key, calls.filter((c) => c.key === key).length);
+    },
+    onStalled: async (key, error, failures) => void stalled.push({ key, error, failures }),
+    ...options,
+  });
+  return { clock, controller, calls, stalled, metrics, lines };
+}
+
+async function counter(metrics: OperatorMetrics, name: string, labels: Record<string, string>): Promise<number> {
+  const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  assert.ok(metric, `metric ${name} is registered`);
+  const value = (metric.values as { labels: Record<string, string | number>; value: number }[]).find((v) =>
+    Object.entries(labels).every(([k, l]) => v.labels[k] === l),
+  );
+  return value?.value ?? 0;
+}
+
+/** A promise with its resolve exposed, to hold a reconcile in flight. */
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe("Controller", () => {
+  it("reconciles an enqueued key once, logs one line with key, duration, result and writes, and counts it", async () => {
+    const writes = new WriteCounter();
+    const { clock, controller, calls, lines, metrics } = setup(
+      async () => {
+        writes.record("apply", "Deployment");
+        await sleep(clock, 40);
+        writes.record("apply", "Service");
+        return {};
+      },
+      { writes },
+    );
+    controller.enqueue("ns/a");
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(1000);
+    assert.deepEqual(calls, [{ key: "ns/a", at: 0 }]);
+    const line = lines.find((l) => l.msg === "reconciled");
+    assert.ok(line);
+    assert.equal(line.controller, "myappinstance");
+    assert.equal(line.key, "ns/a");
+    assert.equal(line.result, "success");
+    assert.equal(line.writes, 2);
+    assert.equal(line.durationMs, 40);
+    assert.equal(await counter(metrics, "controller_runtime_reconcile_total", { result: "success" }), 1);
+    assert.equal(await counter(metrics, "controller_runtime_reconcile_total", { result: "error" }), 0);
+  });
+
+  it("reconciles again after requeueAfterMs without a change", async () => {
+    const { clock, controller, calls, metrics } = setup(async (_key, attempt) =>
+      attempt === 1 ? { requeueAfterMs: 30_000 } : {},
+    );
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(29_999);
+    assert.equal(calls.length, 1);
+    await clock.advance(1);
+    assert.deepEqual(
+      calls.map((c) => c.at),
+      [0, 30_000],
+    );
+    await clock.advance(3_600_000);
+    assert.equal(calls.length, 2);
+    assert.equal(await counter(metrics, "controller_runtime_reconcile_total", { result: "requeue_after" }), 1);
+  });
+
+  it("retries a failing key with per-key exponential backoff and clears it on success", async () => {
+    const { clock, controller, calls, stalled, lines } = setup(async (_key, attempt) => {
+      if (attempt <= 3) throw new TransientError("apiserver unavailable");
+      return {};
+    });
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(10_000);
+    assert.deepEqual(
+      calls.map((c) => c.at),
+      [0, 5, 15, 35],
+    );
+    assert.equal(controller.failureCount("ns/a"), 0);
+    assert.equal(stalled.length, 0);
+    const failures = lines.filter((l) => l.msg === "reconcile failed").map((l) => l.failures);
+    assert.deepEqual(failures, [1, 2, 3]);
+    assert.equal(lines.at(-1)?.recovered, true);
+  });
+
+  it("stops retrying after maxConsecutiveFailures and reports the key stalled exactly once", async () => {
+    const { clock, controller, calls, stalled, metrics } = setup(
+      async () => {
+        throw new Error("image registry unreachable");
+      },
+      { maxConsecutiveFailures: 4 },
+    );
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(24 * 3_600_000);
+    assert.deepEqual(
+      calls.map((c) => c.at),
+      [0, 5, 15, 35],
+    );
+    assert.equal(stalled.length, 1);
+    assert.equal(stalled[0]?.key, "ns/a");
+    assert.equal(stalled[0]?.failures, 4);
+    assert.match(String(stalled[0]?.error), /image registry unreachable/);
+    assert.equal(clock.pending, 0, "no retry is scheduled");
+    assert.equal(await counter(metrics, "controller_runtime_reconcile_errors_total", {}), 4);
+  });
+
+  it("retries a stalled key once per change, reporting the latest error, and recovers on success", async () => {
+    let broken = true;
+    const { clock, controller, calls, stalled } = setup(
+      async () => {
+        if (broken) throw new Error(`still broken at ${clock.now()}`);
+        return {};
+      },
+      { maxConsecutiveFailures: 2 },
+    );
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(60_000);
+    assert.equal(calls.length, 2);
+    assert.equal(stalled.length, 1);
+    // WHEN the object changes but the cause persists: one attempt, reported again, no backoff series
+    controller.enqueue("ns/a");
+    await clock.advance(60_000);
+    assert.equal(calls.length, 3);
+    assert.equal(stalled.length, 2);
+    assert.equal(stalled[1]?.failures, 3);
+    // WHEN the cause is fixed: the next change succeeds and the count is cleared
+    broken = false;
+    controller.enqueue("ns/a");
+    await clock.advance(1);
+    assert.equal(calls.length, 4);
+    assert.equal(controller.failureCount("ns/a"), 0);
+  });
+
+  it("retries a stalled key on the slow resync", async () => {
+    const { clock, controller, calls, stalled } = setup(
+      async () => {
+        throw new Error("boom");
+      },
+      { maxConsecutiveFailures: 1, resyncPeriodMs: 600_000, listKeys: () => ["ns/a", "ns/b"] },
+    );
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(599_999);
+    assert.deepEqual(
+      calls.map((c) => c.key),
+      ["ns/a"],
+    );
+    await clock.advance(1);
+    assert.deepEqual(
+      calls.map((c) => `${c.key}@${c.at}`),
+      ["ns/a@0", "ns/a@600000", "ns/b@600000"],
+    );
+    assert.equal(stalled.length, 3);
+  });
+
+  it("does not retry a PermanentError: the key waits for a change", async () => {
+    const { clock, controller, calls, stalled, metrics, lines } = setup(async () => {
+      throw new PermanentError("spec.storage cannot shrink from 10Gi to 5Gi");
+    });
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(24 * 3_600_000);
+    assert.equal(calls.length, 1);
+    assert.equal(stalled.length, 0);
+    assert.equal(controller.failureCount("ns/a"), 0);
+    assert.equal(clock.pending, 0);
+    assert.equal(await counter(metrics, "controller_runtime_reconcile_total", { result: "error" }), 1);
+    assert.equal(lines.find((l) => l.result === "error")?.permanent, true);
+    controller.enqueue("ns/a");
+    await clock.advance(1);
+    assert.equal(calls.length, 2);
+  });
+
+  it("retries a 409 Conflict after a short fixed delay, not exponential backoff", async () => {
+    const { clock, controller, calls, metrics } = setup(async (_key, attempt) => {
+      if (attempt <= 3) throw new ConflictError(409, "the object has been modified", "Conflict");
+      return {};
+    });
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(10_000);
+    assert.deepEqual(
+      calls.map((c) => c.at),
+      [0, 100, 200, 300],
+    );
+    assert.equal(await counter(metrics, "controller_runtime_reconcile_total", { result: "requeue" }), 3);
+  });
+
+  it("runs different keys concurrently but never two reconciles of one key", async () => {
+    const clock = new FakeClock();
+    const { logger } = captureLogger();
+    const running = new Map<string, number>();
+    let maxPerKey = 0;
+    let maxTotal = 0;
+    const gates: (() => void)[] = [];
+    const controller = new Controller({
+      name: "c",
+      clock,
+      logger,
+      concurrency: 3,
+      reconcile: async (key) => {
+        running.set(key, (running.get(key) ?? 0) + 1);
+        maxPerKey = Math.max(maxPerKey, running.get(key) ?? 0);
+        maxTotal = Math.max(
+          maxTotal,
+          [...running.values()].reduce((a, b) => a + b, 0),
+        );
+        await new Promise<void>((resolve) => gates.push(resolve));
+        running.set(key, (running.get(key) ?? 1) - 1);
+        return {};
+      },
+    });
+    controller.start();
+    for (const key of ["ns/a", "ns/b", "ns/c", "ns/a", "ns/d"]) controller.enqueue(key);
+    await settle();
+    controller.enqueue("ns/a"); // changes while ns/a is in flight
+    await settle();
+    assert.equal(gates.length, 3, "three workers busy: a, b, c");
+    while (gates.length > 0) {
+      gates.shift()?.();
+      await settle();
+    }
+    assert.equal(maxTotal, 3);
+    assert.equal(maxPerKey, 1);
+    await controller.shutdown(1000);
+  });
+
+  it("counts the writes of concurrent reconciles separately", async () => {
+    const clock = new FakeClock();
+    const { logger, lines } = captureLogger();
+    const writes = new WriteCounter();
+    const controller = new Controller({
+      name: "c",
+      clock,
+      logger,
+      writes,
+      concurrency: 2,
+      reconcile: async (key) => {
+        const n = key === "ns/a" ? 3 : 1;
+        for (let i = 0; i < n; i++) {
+          await settle();
+          writes.record("patch", "MyAppInstance");
+        }
+        return {};
+      },
+    });
+    controller.start();
+    controller.enqueue("ns/a");
+    controller.enqueue("ns/b");
+    writes.record("update", "Lease"); // outside any reconcile: counted by nobody's line
+    for (let i = 0; i < 10 && lines.filter((l) => l.msg === "reconciled").length < 2; i++) await settle();
+    const byKey = Object.fromEntries(lines.filter((l) => l.msg === "reconciled").map((l) => [l.key, l.writes]));
+    assert.deepEqual(byKey, { "ns/a": 3, "ns/b": 1 });
+  });
+
+  it("logs the write count a reconciler reports itself", async () => {
+    const { clock, controller, lines } = setup(async () => ({ writes: 7 }));
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(1);
+    assert.equal(lines.find((l) => l.msg === "reconciled")?.writes, 7);
+  });
+
+  it("reports an onStalled failure in the log instead of crashing the worker", async () => {
+    const { clock, controller, lines, calls } = setup(
+      async () => {
+        throw new Error("boom");
+      },
+      {
+        maxConsecutiveFailures: 1,
+        onStalled: async () => {
+          throw new Error("status write forbidden");
+        },
+      },
+    );
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(10);
+    assert.ok(lines.some((l) => l.msg === "could not record the stalled state on the object"));
+    controller.enqueue("ns/b");
+    await clock.advance(10);
+    assert.equal(calls.length, 2, "the worker is still alive");
+  });
+
+  it("shutdown waits for the reconcile in flight, and takes no new work", async () => {
+    const gate = deferred();
+    const { clock, controller, calls } = setup(async () => {
+      await gate.promise;
+      return { requeueAfterMs: 10 };
+    });
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(0);
+    let finished: boolean | undefined;
+    const stopping = controller.shutdown(5_000).then((drained) => (finished = drained));
+    controller.enqueue("ns/b");
+    await clock.advance(1_000);
+    assert.equal(finished, undefined, "still waiting for ns/a");
+    gate.resolve();
+    await stopping;
+    assert.equal(finished, true);
+    await clock.advance(60_000);
+    assert.deepEqual(
+      calls.map((c) => c.key),
+      ["ns/a"],
+    );
+  });
+
+  it("shutdown gives up on a reconcile that outlives the deadline", async () => {
+    const { clock, controller } = setup(() => new Promise<ReconcileResult>(() => {}));
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(0);
+    let finished: boolean | undefined;
+    void controller.shutdown(5_000).then((drained) => (finished = drained));
+    await clock.advance(4_999);
+    assert.equal(finished, undefined);
+    await clock.advance(1);
+    assert.equal(finished, false);
+  });
+
+  it("rejects a maxConsecutiveFailures below 1 with a message naming the field", () => {
+    assert.throws(() => setup(async () => ({}), { maxConsecutiveFailures: 0 }), /maxConsecutiveFailures/);
+  });
+});

@@ -1,0 +1,96 @@
+/** A scripted list+watch port: the test decides what each list returns and feeds each watch its events. */
+import type { KubeObject, ObjectList, WatchEvent, WatchOptions } from "../../../kube/client.ts";
+import type { ListWatchPort } from "../../../operator/runtime/informer.ts";
+
+type Item = { event: WatchEvent<KubeObject> } | { error: unknown } | { end: true };
+
+/** One watch request in flight. */
+export class FakeWatch {
+  readonly options: WatchOptions;
+  ended = false;
+  private readonly items: Item[] = [];
+  private wake: (() => void) | undefined;
+
+  constructor(options: WatchOptions) {
+    this.options = options;
+  }
+
+  send(type: WatchEvent<KubeObject>["type"], object: KubeObject): void {
+    this.push({ event: { type, object } });
+  }
+
+  /** The server ends the stream cleanly (its timeoutSeconds). */
+  close(): void {
+    this.push({ end: true });
+  }
+
+  fail(error: unknown): void {
+    this.push({ error });
+  }
+
+  async *stream(): AsyncGenerator<WatchEvent<KubeObject>> {
+    const signal = this.options.signal;
+    const onAbort = () => this.push({ end: true });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      for (;;) {
+        while (this.items.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
+        const item = this.items.shift()!;
+        if ("end" in item) return;
+        if ("error" in item) throw item.error;
+        yield item.event;
+      }
+    } finally {
+      this.ended = true;
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private push(item: Item): void {
+    this.items.push(item);
+    this.wake?.();
+    this.wake = undefined;
+  }
+}
+
+export class FakeListWatch {
+  /** Responses for the next list calls, in order: a list, or an error to throw. */
+  readonly lists: (ObjectList<KubeObject> | Error)[] = [];
+  readonly watches: FakeWatch[] = [];
+  listCalls = 0;
+
+  get lastWatch(): FakeWatch | undefined {
+    return this.watches.at(-1);
+  }
+
+  readonly port: ListWatchPort = {
+    list: (async () => {
+      this.listCalls++;
+      const next = this.lists.shift();
+      if (!next) throw new Error("test bug: no list response scripted");
+      if (next instanceof Error) throw next;
+      return structuredClone(next);
+    }) as ListWatchPort["list"],
+    watch: ((_apiVersion: string, _kind: string, options: WatchOptions = {}) => {
+      const watch = new FakeWatch(options);
+      this.watches.push(watch);
+      return watch.stream();
+    }) as ListWatchPort["watch"],
+  };
+}
+
+/** A Deployment as a list item or event object. */
+export function deployment(name: string, resourceVersion: string): KubeObject {
+  return { apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace: "ns", resourceVersion } };
+}
+
+export function listOf(resourceVersion: string, ...items: KubeObject[]): ObjectList<KubeObject> {
+  // A real list response has no apiVersion/kind on its items.
+  const bare = items.map((item) => {
+    const body: Partial<KubeObject> = { ...item };
+    delete body.apiVersion;
+    delete body.kind;
+    return body as KubeObject;
+  });
+  return { metadata: { resourceVersion }, items: bare };
+}

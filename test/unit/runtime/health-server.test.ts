@@ -1,0 +1,71 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { informerReadiness, startHealthServer, type HealthServer } from "../../../operator/runtime/health-server.ts";
+import { OperatorMetrics } from "../../../operator/runtime/metrics.ts";
+import { captureLogger } from "./capture-logger.ts";
+
+describe("health server", () => {
+  const informer = { kind: "MyAppInstance", synced: false, stalenessMs: Infinity };
+  const metrics = new OperatorMetrics();
+  let server: HealthServer;
+  const get = async (path: string) => {
+    const response = await fetch(`http://127.0.0.1:${server.port}${path}`);
+    return { status: response.status, body: await response.text(), type: response.headers.get("content-type") };
+  };
+
+  before(async () => {
+    metrics.registerController("myappinstance");
+    metrics.queue("myappinstance");
+    metrics.leading("myapp-operator", false);
+    metrics.apiWrite("apply", "Deployment");
+    server = await startHealthServer({
+      port: 0,
+      host: "127.0.0.1",
+      registry: metrics.registry,
+      logger: captureLogger().logger,
+      readiness: [
+        informerReadiness(
+          { kind: informer.kind, hasSynced: () => informer.synced, staleness: () => informer.stalenessMs },
+          300_000,
+        ),
+      ],
+    });
+  });
+  after(() => server.close());
+
+  it("serves the metrics in Prometheus text format", async () => {
+    const { status, body, type } = await get("/metrics");
+    assert.equal(status, 200);
+    assert.match(type ?? "", /^text\/plain/);
+    assert.match(body, /controller_runtime_reconcile_total\{controller="myappinstance",result="success"\} 0/);
+    assert.match(body, /workqueue_depth\{name="myappinstance"\} 0/);
+    assert.match(body, /myapp_operator_api_writes_total\{verb="apply",kind="Deployment"\} 1/);
+  });
+
+  it("answers /healthz while the process runs", async () => {
+    assert.deepEqual(await get("/healthz"), { status: 200, body: "ok\n", type: "text/plain; charset=utf-8" });
+  });
+
+  it("is not ready before the informers synced, nor when they went stale, and says why", async () => {
+    informer.synced = false;
+    let answer = await get("/readyz");
+    assert.equal(answer.status, 503);
+    assert.match(answer.body, /\[-\]informer-MyAppInstance failed: initial list not done/);
+
+    informer.synced = true;
+    informer.stalenessMs = 301_000;
+    answer = await get("/readyz");
+    assert.equal(answer.status, 503);
+    assert.match(answer.body, /nothing heard from the apiserver for 301s/);
+
+    informer.stalenessMs = 20_000;
+    answer = await get("/readyz");
+    assert.deepEqual([answer.status, answer.body], [200, "ok\n"]);
+    answer = await get("/readyz?verbose");
+    assert.match(answer.body, /\[\+\]informer-MyAppInstance ok: heard 20s ago\nreadyz check passed/);
+  });
+
+  it("answers unknown paths with 404", async () => {
+    assert.equal((await get("/nope")).status, 404);
+  });
+});

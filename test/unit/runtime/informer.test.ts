@@ -1,0 +1,214 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ForbiddenError, GoneError, TransportError } from "../../../kube/errors.ts";
+import type { KubeObject } from "../../../kube/client.ts";
+import { Informer, type InformerOptions } from "../../../operator/runtime/informer.ts";
+import { captureLogger } from "./capture-logger.ts";
+import { FakeClock, settle } from "./fake-clock.ts";
+import { deployment, FakeListWatch, listOf } from "./fake-list-watch.ts";
+
+function setup(options: Partial<InformerOptions> = {}) {
+  const clock = new FakeClock();
+  const api = new FakeListWatch();
+  const { logger, lines } = captureLogger();
+  const events: string[] = [];
+  const informer = new Informer({
+    client: api.port,
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    logger,
+    clock,
+    random: () => 0,
+    ...options,
+  });
+  const name = (o: KubeObject) => `${o.metadata.name}@${o.metadata.resourceVersion}`;
+  informer.addHandlers({
+    onAdd: (o) => events.push(`add ${name(o)}`),
+    onUpdate: (old, o) => events.push(`update ${name(old)}->${name(o)}`),
+    onDelete: (o) => events.push(`delete ${name(o)}`),
+  });
+  return { clock, api, informer, events, lines };
+}
+
+describe("Informer", () => {
+  it("lists, reports each object as added, then watches from the list's resourceVersion with bookmarks", async () => {
+    const { api, informer, events, clock } = setup();
+    api.lists.push(listOf("100", deployment("a", "90"), deployment("b", "95")));
+    assert.equal(informer.staleness(), Infinity);
+    informer.start();
+    await informer.waitForSync();
+    await settle();
+    assert.equal(informer.hasSynced(), true);
+    assert.deepEqual(events, ["add a@90", "add b@95"]);
+    assert.equal(informer.store.get("ns/a")?.kind, "Deployment", "list items get their kind back");
+    const watch = api.lastWatch;
+    assert.ok(watch);
+    assert.equal(watch.options.resourceVersion, "100");
+    assert.equal(watch.options.allowWatchBookmarks, true);
+    assert.equal(watch.options.timeoutSeconds, 300);
+    assert.equal(informer.staleness(), 0);
+    await clock.advance(1);
+    await informer.stop();
+  });
+
+  it("applies watch events to the store and handlers, and follows bookmarks without notifying", async () => {
+    const { api, informer, events } = setup();
+    api.lists.push(listOf("100", deployment("a", "90")));
+    informer.start();
+    await settle();
+    const watch = api.lastWatch!;
+    watch.send("MODIFIED", deployment("a", "101"));
+    watch.send("ADDED", deployment("c", "102"));
+    watch.send("DELETED", deployment("a", "103"));
+    watch.send("BOOKMARK", { apiVersion: "apps/v1", kind: "Deployment", metadata: { resourceVersion: "150" } });
+    await settle();
+    assert.deepEqual(events, ["add a@90", "update a@90->a@101", "add c@102", "delete a@103"]);
+    assert.deepEqual([...informer.store.keys()], ["ns/c"]);
+    assert.equal(informer.lastResourceVersion, "150");
+    await informer.stop();
+  });
+
+  it("restarts a watch the server closed at once, from the last resourceVersion, without relisting", async () => {
+    const { api, informer, clock } = setup();
+    api.lists.push(listOf("100"));
+    informer.start();
+    await settle();
+    await clock.advance(60_000);
+    const first = api.lastWatch!;
+    first.send("ADDED", deployment("a", "120"));
+    first.send("BOOKMARK", { apiVersion: "apps/v1", kind: "Deployment", metadata: { resourceVersion: "130" } });
+    first.close();
+    await settle();
+    // no clock advance: the new watch is already there
+    assert.equal(api.watches.length, 2);
+    assert.equal(api.lastWatch?.options.resourceVersion, "130");
+    assert.equal(api.listCalls, 1);
+    await informer.stop();
+  });
+
+  it("jitters the server-side watch timeout between 1x and 2x the minimum", async () => {
+    const { api, informer } = setup({ random: () => 0.75, minWatchTimeoutSeconds: 300 });
+    api.lists.push(listOf("1"));
+    informer.start();
+    await settle();
+    assert.equal(api.lastWatch?.options.timeoutSeconds, 525);
+    await informer.stop();
+  });
+
+  it("relists on 410 Gone and reports what changed while it was not watching", async () => {
+    const { api, informer, events } = setup();
+    api.lists.push(listOf("100", deployment("a", "90"), deployment("b", "91")));
+    api.lists.push(listOf("500", deployment("a", "90"), deployment("b", "400"), deployment("c", "450")));
+    informer.start();
+    await settle();
+    api.lastWatch!.fail(new GoneError(410, "too old resource version: 100 (450)", "Expired"));
+    await settle();
+    assert.equal(api.listCalls, 2);
+    assert.deepEqual(events.slice(2), ["update b@91->b@400", "add c@450"]);
+    assert.equal(api.lastWatch?.options.resourceVersion, "500");
+    // and a relist that lacks an object reports its deletion
+    api.lists.push(listOf("600", deployment("c", "450")));
+    api.lastWatch!.fail(new GoneError(410, "expired", "Expired"));
+    await settle();
+    assert.deepEqual(events.slice(4), ["delete a@90", "delete b@400"]);
+    await informer.stop();
+  });
+
+  it("backs off after a transport error and resumes the watch where it was", async () => {
+    const { api, informer, clock, lines } = setup();
+    api.lists.push(listOf("100"));
+    informer.start();
+    await settle();
+    api.lastWatch!.send("ADDED", deployment("a", "110"));
+    api.lastWatch!.fail(new TransportError(0, "socket hang up"));
+    await settle();
+    assert.equal(api.watches.length, 1, "waits before retrying");
+    await clock.advance(200);
+    assert.equal(api.watches.length, 2);
+    assert.equal(api.lastWatch?.options.resourceVersion, "110");
+    assert.equal(api.listCalls, 1);
+    api.lastWatch!.fail(new TransportError(0, "connect ECONNREFUSED"));
+    await clock.advance(399);
+    assert.equal(api.watches.length, 2, "the second retry waits twice as long");
+    await clock.advance(1);
+    assert.equal(api.watches.length, 3);
+    assert.ok(lines.some((l) => l.msg === "list/watch failed" && l.retryInMs === 200));
+    await informer.stop();
+  });
+
+  it("retries a failed list with backoff and only then reports synced", async () => {
+    const { api, informer, clock } = setup();
+    api.lists.push(new ForbiddenError(403, 'deployments.apps is forbidden: User "op" cannot list', "Forbidden"));
+    api.lists.push(listOf("7", deployment("a", "5")));
+    informer.start();
+    await settle();
+    assert.equal(informer.hasSynced(), false);
+    assert.equal(informer.staleness(), Infinity);
+    await clock.advance(200);
+    assert.equal(informer.hasSynced(), true);
+    assert.equal(api.listCalls, 2);
+    await informer.stop();
+  });
+
+  it("replaces a watch that stays silent past the idle timeout, from the same resourceVersion", async () => {
+    const { api, informer, clock } = setup({ idleTimeoutMs: 150_000 });
+    api.lists.push(listOf("100"));
+    informer.start();
+    await settle();
+    await clock.advance(100_000);
+    api.lastWatch!.send("BOOKMARK", {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { resourceVersion: "140" },
+    });
+    await settle();
+    assert.equal(informer.staleness(), 0, "a bookmark proves the watch alive");
+    await clock.advance(149_999);
+    assert.equal(api.watches.length, 1);
+    await clock.advance(1);
+    assert.equal(api.watches[0]?.ended, true, "the silent watch was aborted");
+    assert.equal(api.watches.length, 2);
+    assert.equal(api.lastWatch?.options.resourceVersion, "140");
+    assert.equal(informer.staleness(), 150_000);
+    await informer.stop();
+  });
+
+  it("does not spin when the server ends every watch at once", async () => {
+    const { api, informer, clock } = setup();
+    api.lists.push(listOf("100"));
+    informer.start();
+    await settle();
+    api.lastWatch!.close();
+    await settle();
+    assert.equal(api.watches.length, 1);
+    await clock.advance(1000);
+    assert.equal(api.watches.length, 2);
+    await informer.stop();
+  });
+
+  it("keeps delivering to other handlers when one throws", async () => {
+    const { api, informer, events, lines } = setup();
+    informer.addHandlers({
+      onAdd: () => {
+        throw new Error("handler bug");
+      },
+    });
+    api.lists.push(listOf("1", deployment("a", "1"), deployment("b", "1")));
+    informer.start();
+    await settle();
+    assert.deepEqual(events, ["add a@1", "add b@1"]);
+    assert.equal(lines.filter((l) => l.msg === "informer handler failed").length, 2);
+    await informer.stop();
+  });
+
+  it("stop ends the watch and the loop; the store stays readable", async () => {
+    const { api, informer } = setup();
+    api.lists.push(listOf("1", deployment("a", "1")));
+    informer.start();
+    await settle();
+    await informer.stop();
+    assert.equal(api.lastWatch?.ended, true);
+    assert.equal(api.watches.length, 1);
+    assert.equal(informer.store.size, 1);
+  });
+});

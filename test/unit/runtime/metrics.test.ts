@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { OperatorMetrics } from "../../../operator/runtime/metrics.ts";
+import { WriteCounter } from "../../../operator/runtime/write-counter.ts";
+
+describe("OperatorMetrics", () => {
+  it("registers exactly controller-runtime's names plus the API write counter", async () => {
+    const metrics = new OperatorMetrics();
+    const names = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name).sort();
+    assert.deepEqual(names, [
+      "controller_runtime_reconcile_errors_total",
+      "controller_runtime_reconcile_time_seconds",
+      "controller_runtime_reconcile_total",
+      "leader_election_master_status",
+      "myapp_operator_api_writes_total",
+      "workqueue_adds_total",
+      "workqueue_depth",
+      "workqueue_queue_duration_seconds",
+      "workqueue_retries_total",
+      "workqueue_work_duration_seconds",
+    ]);
+  });
+
+  it("counts errors both in reconcile_total{result=error} and reconcile_errors_total", async () => {
+    const metrics = new OperatorMetrics();
+    metrics.registerController("c");
+    metrics.reconciled("c", "error", 0.2);
+    metrics.reconciled("c", "success", 0.1);
+    const text = await metrics.registry.metrics();
+    assert.match(text, /controller_runtime_reconcile_total\{controller="c",result="error"\} 1/);
+    assert.match(text, /controller_runtime_reconcile_total\{controller="c",result="requeue"\} 0/);
+    assert.match(text, /controller_runtime_reconcile_errors_total\{controller="c"\} 1/);
+    assert.match(text, /controller_runtime_reconcile_time_seconds_count\{controller="c"\} 2/);
+  });
+
+  it("counts API writes by verb and kind through a WriteCounter", async () => {
+    const metrics = new OperatorMetrics();
+    const writes = new WriteCounter((verb, kind) => metrics.apiWrite(verb, kind));
+    const tracked = await writes.track(async () => {
+      writes.record("apply", "Deployment");
+      writes.record("apply", "Deployment");
+      writes.record("patch", "MyAppInstance");
+      return "done";
+    });
+    assert.deepEqual(tracked, { ok: true, value: "done", writes: 3 });
+    const text = await metrics.registry.metrics();
+    assert.match(text, /myapp_operator_api_writes_total\{verb="apply",kind="Deployment"\} 2/);
+    assert.match(text, /myapp_operator_api_writes_total\{verb="patch",kind="MyAppInstance"\} 1/);
+  });
+
+  it("reports the writes of work that failed", async () => {
+    const writes = new WriteCounter();
+    const tracked = await writes.track(async () => {
+      writes.record("create", "Service");
+      throw new Error("boom");
+    });
+    assert.equal(tracked.ok, false);
+    assert.equal(tracked.writes, 1);
+  });
+});

@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { KubeObject, OwnerReference } from "../../../kube/client.ts";
+import { enqueueObject, enqueueOwner, specOrMetadataChanged } from "../../../operator/runtime/event-handlers.ts";
+import { objectKey, parseKey } from "../../../operator/runtime/object-key.ts";
+import { controllerOwnerKey } from "../../../operator/runtime/owner-mapping.ts";
+
+const myApp = { apiVersion: "example.com/v1", kind: "MyAppInstance" };
+
+function owned(name: string, ...ownerReferences: OwnerReference[]): KubeObject {
+  return { apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace: "shop", ownerReferences } };
+}
+
+function ref(name: string, extra: Partial<OwnerReference> = {}): OwnerReference {
+  return { apiVersion: "example.com/v1", kind: "MyAppInstance", name, uid: `uid-${name}`, controller: true, ...extra };
+}
+
+describe("controllerOwnerKey", () => {
+  it("maps an owned object to its controlling MyAppInstance in the same namespace", () => {
+    assert.equal(controllerOwnerKey(owned("web", ref("web")), myApp), "shop/web");
+  });
+
+  it("ignores owners that are not the controller, or of another kind or group", () => {
+    assert.equal(controllerOwnerKey(owned("x", ref("a", { controller: false })), myApp), undefined);
+    assert.equal(controllerOwnerKey(owned("x", ref("a", { controller: undefined })), myApp), undefined);
+    assert.equal(
+      controllerOwnerKey(owned("x", ref("a", { kind: "ReplicaSet", apiVersion: "apps/v1" })), myApp),
+      undefined,
+    );
+    assert.equal(controllerOwnerKey(owned("x", ref("a", { apiVersion: "other.io/v1" })), myApp), undefined);
+    assert.equal(controllerOwnerKey(owned("x"), myApp), undefined);
+  });
+
+  it("matches any version of the owner's group", () => {
+    assert.equal(controllerOwnerKey(owned("x", ref("a", { apiVersion: "example.com/v2" })), myApp), "shop/a");
+  });
+
+  it("picks the controller among several owners", () => {
+    const object = owned("x", ref("a", { controller: false }), ref("b"));
+    assert.equal(controllerOwnerKey(object, myApp), "shop/b");
+  });
+});
+
+describe("enqueueOwner", () => {
+  it("enqueues the owner on add, update and delete", () => {
+    const keys: string[] = [];
+    const handlers = enqueueOwner(myApp, (key) => keys.push(key));
+    handlers.onAdd?.(owned("d", ref("web")));
+    handlers.onUpdate?.(owned("d", ref("web")), owned("d", ref("web")));
+    handlers.onDelete?.(owned("d", ref("web")));
+    handlers.onAdd?.(owned("unowned"));
+    assert.deepEqual(keys, ["shop/web", "shop/web", "shop/web"]);
+  });
+
+  it("enqueues both owners when an object changes hands", () => {
+    const keys: string[] = [];
+    enqueueOwner(myApp, (key) => keys.push(key)).onUpdate?.(owned("d", ref("old")), owned("d", ref("new")));
+    assert.deepEqual(keys, ["shop/old", "shop/new"]);
+  });
+});
+
+describe("enqueueObject / specOrMetadataChanged", () => {
+  const base: KubeObject = {
+    apiVersion: "example.com/v1",
+    kind: "MyAppInstance",
+    metadata: { name: "web", namespace: "shop", generation: 1, resourceVersion: "1", finalizers: ["f"] },
+    status: { phase: "Pending" },
+  };
+
+  it("skips the operator's own status-only writes but not spec or metadata changes", () => {
+    const statusOnly = { ...base, metadata: { ...base.metadata, resourceVersion: "2" }, status: { phase: "Running" } };
+    assert.equal(specOrMetadataChanged(base, statusOnly), false);
+    assert.equal(specOrMetadataChanged(base, { ...base, metadata: { ...base.metadata, generation: 2 } }), true);
+    assert.equal(specOrMetadataChanged(base, { ...base, metadata: { ...base.metadata, finalizers: [] } }), true);
+    assert.equal(
+      specOrMetadataChanged(base, {
+        ...base,
+        metadata: { ...base.metadata, deletionTimestamp: "2030-01-01T00:00:00Z" },
+      }),
+      true,
+    );
+    assert.equal(specOrMetadataChanged(base, { ...base, metadata: { ...base.metadata, labels: { a: "b" } } }), true);
+  });
+
+  it("enqueues the object's own key, filtering updates through the predicate", () => {
+    const keys: string[] = [];
+    const handlers = enqueueObject<KubeObject>((key) => keys.push(key), specOrMetadataChanged);
+    handlers.onAdd?.(base);
+    handlers.onUpdate?.(base, { ...base, status: { phase: "Running" } });
+    handlers.onUpdate?.(base, { ...base, metadata: { ...base.metadata, generation: 2 } });
+    handlers.onDelete?.(base);
+    assert.deepEqual(keys, ["shop/web", "shop/web", "shop/web"]);
+  });
+});
+
+describe("object keys", () => {
+  it("round-trips namespaced and cluster-scoped keys", () => {
+    assert.equal(objectKey({ namespace: "shop", name: "web" }), "shop/web");
+    assert.deepEqual(parseKey("shop/web"), { namespace: "shop", name: "web" });
+    assert.deepEqual(parseKey("prod"), { namespace: undefined, name: "prod" });
+  });
+
+  it("rejects malformed keys with the expected format in the message", () => {
+    assert.throws(() => parseKey("a/b/c"), /expected "namespace\/name"/);
+    assert.throws(() => parseKey("/b"), /invalid object key/);
+    assert.throws(() => objectKey({ namespace: "x" }), /metadata.name/);
+  });
+});

@@ -1,0 +1,161 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ItemExponentialRateLimiter } from "../../../operator/runtime/rate-limiter.ts";
+import { WorkQueue, type QueueMetrics } from "../../../operator/runtime/workqueue.ts";
+import { FakeClock, settle } from "./fake-clock.ts";
+
+function recordingMetrics() {
+  const seen = { added: 0, retried: 0, depth: [] as number[], queued: [] as number[], worked: [] as number[] };
+  const metrics: QueueMetrics = {
+    added: () => void seen.added++,
+    retried: () => void seen.retried++,
+    depth: (n) => void seen.depth.push(n),
+    queued: (s) => void seen.queued.push(s),
+    worked: (s) => void seen.worked.push(s),
+  };
+  return { seen, metrics };
+}
+
+/** Resolves with the key if `get` resolves before the pending microtasks run out, else "pending". */
+async function poll(promise: Promise<string | undefined>): Promise<string | undefined | "pending"> {
+  let value: string | undefined | "pending" = "pending";
+  void promise.then((v) => (value = v));
+  await settle();
+  return value;
+}
+
+describe("WorkQueue", () => {
+  it("deduplicates: a key added twice while queued is handed out once", async () => {
+    // GIVEN a queue with a key added twice
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    queue.add("ns/a");
+    queue.add("ns/a");
+    queue.add("ns/b");
+    // THEN it holds two keys, in first-add order
+    assert.equal(queue.length, 2);
+    assert.equal(await queue.get(), "ns/a");
+    assert.equal(await queue.get(), "ns/b");
+    assert.equal(await poll(queue.get()), "pending");
+  });
+
+  it("never hands out a key being processed; an add meanwhile is queued again on done", async () => {
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    queue.add("ns/a");
+    const key = await queue.get();
+    assert.equal(key, "ns/a");
+    // WHEN the key changes while a worker holds it (twice: still one more round)
+    queue.add("ns/a");
+    queue.add("ns/a");
+    // THEN a second worker does not get it
+    const second = queue.get();
+    assert.equal(await poll(second), "pending");
+    // and it comes back exactly once after done
+    queue.done("ns/a");
+    assert.equal(await second, "ns/a");
+    queue.done("ns/a");
+    assert.equal(await poll(queue.get()), "pending");
+  });
+
+  it("wakes a waiting worker when a key arrives", async () => {
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    const waiting = queue.get();
+    assert.equal(await poll(waiting), "pending");
+    queue.add("ns/a");
+    assert.equal(await waiting, "ns/a");
+  });
+
+  it("adds after a delay, and an earlier delayed add of the same key wins", async () => {
+    const clock = new FakeClock();
+    const queue = new WorkQueue({ clock });
+    queue.addAfter("ns/a", 1000);
+    queue.addAfter("ns/a", 300);
+    queue.addAfter("ns/a", 5000);
+    await clock.advance(299);
+    assert.equal(queue.length, 0);
+    await clock.advance(1);
+    assert.equal(queue.length, 1);
+    assert.equal(await queue.get(), "ns/a");
+    queue.done("ns/a");
+    // the later timers were dropped, not merely outrun
+    await clock.advance(10_000);
+    assert.equal(queue.length, 0);
+    assert.equal(clock.pending, 0);
+  });
+
+  it("retries a failing key with exponential backoff and starts over after forget", async () => {
+    const clock = new FakeClock();
+    const queue = new WorkQueue({ clock, rateLimiter: new ItemExponentialRateLimiter() });
+    const arrivals: number[] = [];
+    const start = clock.now();
+    for (let attempt = 0; attempt < 4; attempt++) {
+      queue.addRateLimited("ns/a");
+      while (queue.length === 0) {
+        const delay = clock.nextDelay();
+        assert.ok(delay !== undefined, "a delayed add must be pending");
+        await clock.advance(delay);
+      }
+      assert.equal(await queue.get(), "ns/a");
+      arrivals.push(clock.now() - start);
+      queue.done("ns/a");
+    }
+    // 5, +10, +20, +40 ms
+    assert.deepEqual(arrivals, [5, 15, 35, 75]);
+    assert.equal(queue.numRequeues("ns/a"), 4);
+    queue.forget("ns/a");
+    assert.equal(queue.numRequeues("ns/a"), 0);
+    queue.addRateLimited("ns/a");
+    assert.equal(clock.nextDelay(), 5);
+  });
+
+  it("shutdown stops intake, releases waiting workers and waits for in-flight keys", async () => {
+    const clock = new FakeClock();
+    const queue = new WorkQueue({ clock });
+    queue.add("ns/a");
+    queue.add("ns/b");
+    queue.addAfter("ns/c", 1000);
+    const held = await queue.get();
+    assert.equal(held, "ns/a");
+
+    let drained = false;
+    const drain = queue.shutDownWithDrain().then(() => (drained = true));
+    // queued and delayed keys are no longer handed out; new adds are ignored
+    assert.equal(await queue.get(), undefined);
+    queue.add("ns/d");
+    assert.equal(queue.length, 1, "ns/b stays queued but is never handed out");
+    assert.equal(clock.pending, 0, "the delayed add was cancelled");
+    // the drain waits for the key in flight
+    await settle();
+    assert.equal(drained, false);
+    queue.add("ns/a"); // an add of the in-flight key after shutdown must not requeue it
+    queue.done("ns/a");
+    await drain;
+    assert.equal(drained, true);
+    assert.equal(await queue.get(), undefined);
+  });
+
+  it("resolves a drain at once when nothing is in flight", async () => {
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    const waiting = queue.get();
+    await queue.shutDownWithDrain();
+    assert.equal(await waiting, undefined);
+  });
+
+  it("reports adds, depth, retries and latencies to its metrics", async () => {
+    const clock = new FakeClock();
+    const { seen, metrics } = recordingMetrics();
+    const queue = new WorkQueue({ clock, metrics });
+    queue.add("ns/a");
+    queue.add("ns/a"); // deduplicated: not an add
+    queue.add("ns/b");
+    await clock.advance(250);
+    assert.equal(await queue.get(), "ns/a");
+    await clock.advance(1500);
+    queue.done("ns/a");
+    queue.addAfter("ns/a", 10);
+    assert.equal(seen.added, 2);
+    assert.equal(seen.retried, 1);
+    assert.deepEqual(seen.depth, [1, 2, 1]);
+    assert.deepEqual(seen.queued, [0.25]);
+    assert.deepEqual(seen.worked, [1.5]);
+  });
+});
