@@ -4,6 +4,7 @@
 #
 #   tools/toolchain.sh            build what is missing, then print the bin directory
 #   tools/toolchain.sh --bin-dir  print the bin directory if the toolchain is complete (exit 1 otherwise)
+#   tools/toolchain.sh prune      remove cached pieces that the current versions no longer use
 #
 # MYAPP_TOOLCHAIN_BIN=/dir overrides the bin directory, for people who bring their own binaries (same names).
 set -euo pipefail
@@ -116,5 +117,10 @@ case "${1:-build}" in
   --bin-dir) if [ -n "${MYAPP_TOOLCHAIN_BIN:-}" ]; then echo "$MYAPP_TOOLCHAIN_BIN"; exit 0; fi
     complete || { echo "toolchain not built: run 'npm run toolchain'" >&2; exit 1; }; assemble ;;
   build) log "cache: $cache_root (Go $go_version)"; build_all; assemble; log "toolchain ready" ;;
-  *) echo "usage: tools/toolchain.sh [build|--bin-dir]" >&2; exit 2 ;;
+  prune)
+    keep=" $(for p in etcd kube kwok pulumi pulumi-kubernetes; do printf '%s ' "$(piece_dir "$p")"; done)$(complete && assemble) "
+    for dir in "$cache_root"/*; do
+      [[ "$keep" == *" $dir "* ]] || { log "removing $dir"; rm -rf "$dir"; }
+    done ;;
+  *) echo "usage: tools/toolchain.sh [build|--bin-dir|prune]" >&2; exit 2 ;;
 esac
