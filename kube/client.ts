@@ -112,7 +112,11 @@ export class KubeClient {
     }
   }
 
-  async list<T extends KubeObject>(apiVersion: string, kind: string, options: ListOptions = {}): Promise<ObjectList<T>> {
+  async list<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    options: ListOptions = {},
+  ): Promise<ObjectList<T>> {
     const type = resourceType(apiVersion, kind);
     const { namespace, ...query } = options;
     return this.request<ObjectList<T>>("GET", resourcePath(type, namespace), { query });
@@ -122,7 +126,11 @@ export class KubeClient {
     const type = typeOf(object);
     return this.write<T>("create", type, "POST", resourcePath(type, object.metadata.namespace), {
       body: object,
-      query: { fieldManager: options.fieldManager, dryRun: options.dryRun ? "All" : undefined, fieldValidation: "Strict" },
+      query: {
+        fieldManager: options.fieldManager,
+        dryRun: options.dryRun ? "All" : undefined,
+        fieldValidation: "Strict",
+      },
       dryRun: options.dryRun,
     });
   }
@@ -222,10 +230,17 @@ export class KubeClient {
    * One watch request as an async stream of events. It ends when the server closes the stream (timeoutSeconds)
    * or the signal aborts; an ERROR event with code 410 throws GoneError so the caller relists.
    */
-  async *watch<T extends KubeObject>(apiVersion: string, kind: string, options: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+  async *watch<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    options: WatchOptions = {},
+  ): AsyncGenerator<WatchEvent<T>> {
     const type = resourceType(apiVersion, kind);
     const { namespace, signal, ...query } = options;
-    const response = await this.send("GET", resourcePath(type, namespace), { query: { ...query, watch: true }, signal });
+    const response = await this.send("GET", resourcePath(type, namespace), {
+      query: { ...query, watch: true },
+      signal,
+    });
     if (!response.body) return;
     const decoder = new TextDecoder();
     let buffered = "";

@@ -22,7 +22,11 @@ export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
   else kc.loadFromDefault();
   if (source.context) {
     if (!kc.getContextObject(source.context)) {
-      const known = kc.getContexts().map((c) => c.name).join(", ") || "none";
+      const known =
+        kc
+          .getContexts()
+          .map((c) => c.name)
+          .join(", ") || "none";
       throw new Error(`kubeconfig has no context "${source.context}" (contexts: ${known})`);
     }
     kc.setCurrentContext(source.context);

@@ -22,7 +22,13 @@ export class ApiError extends Error {
   readonly status: number;
   readonly reason: string;
   readonly causes: readonly FieldCause[];
-  constructor(status: number, message: string, reason = "", causes: readonly FieldCause[] = [], options?: ErrorOptions) {
+  constructor(
+    status: number,
+    message: string,
+    reason = "",
+    causes: readonly FieldCause[] = [],
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = new.target.name;
     this.status = status;

@@ -1,0 +1,94 @@
+/**
+ * Two operator processes with --leader-elect on one Lease: exactly one leads and reconciles, the other stands by
+ * (ready, with warm caches, reconciling nothing). After the leader is killed with SIGKILL (no chance to release
+ * the Lease) the standby takes over once the Lease expires, and keeps reconciling.
+ *
+ * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { KubeObject } from "../../kube/index.ts";
+import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
+import {
+  createInstance,
+  isReadyAtSpec,
+  patchSpec,
+  scrape,
+  startOperator,
+  sum,
+  waitForInstance,
+  type OperatorProcess,
+} from "../support/operator.ts";
+
+const client = adminClient();
+
+/** Lease timing of operator/runtime/leader-election.ts (its defaults, which main.ts keeps). */
+const leaseDurationMs = 15_000;
+const maxRetryPeriodMs = 2_000 * 1.2;
+
+type Lease = KubeObject & { spec?: { holderIdentity?: string } };
+
+test("two operators elect one leader; after SIGKILL of the leader the other takes over and keeps reconciling", async (t) => {
+  const namespace = await testNamespace(t, client, "op-leader");
+  const leaseName = `myapp-operator-${namespace}`;
+  const leaderElection = { namespace, id: leaseName };
+  const processes = await Promise.all(
+    ["a", "b"].map((label) => startOperator(t, { namespaces: [namespace], leaderElection, label })),
+  );
+  const holder = async () =>
+    (await client.find<Lease>("coordination.k8s.io/v1", "Lease", leaseName, namespace))?.spec?.holderIdentity;
+  const becameLeader = (op: OperatorProcess) => op.logs.some((line) => line.msg === "became leader");
+
+  // THEN exactly one becomes leader and holds the Lease
+  const leaders = await waitFor("a leader", async () => {
+    const found = processes.filter(becameLeader);
+    return found.length > 0 ? found : undefined;
+  });
+  assert.equal(leaders.length, 1, "exactly one process became leader");
+  const leader = leaders[0]!;
+  const standby = processes.find((op) => op !== leader)!;
+  assert.equal(await holder(), leader.identity);
+  // and both are ready (a standby keeps warm caches), each reporting its role in leader_election_master_status
+  for (const op of processes) {
+    await waitFor(`${op.identity} /readyz`, async () =>
+      (await fetch(`${op.probeUrl}/readyz`)).status === 200 ? true : undefined,
+    );
+    const status = sum(await scrape(op.metricsUrl), "leader_election_master_status", (l) => l.name === leaseName);
+    assert.equal(status, op === leader ? 1 : 0, `leader_election_master_status of ${op.identity}`);
+  }
+
+  // WHEN an instance is created THEN the leader, and only the leader, reconciles it to Ready
+  await createInstance(client, namespace, "web", { replicas: 1, image: "nginx:1.27" });
+  await waitForInstance(client, namespace, "web", "Ready", isReadyAtSpec);
+  const key = `${namespace}/web`;
+  const reconciledBy = (op: OperatorProcess) =>
+    op.logs.filter((line) => line.msg === "reconciled" && line.key === key && Number(line.writes) > 0);
+  assert.ok(reconciledBy(leader).length > 0, "the leader reconciled the instance");
+  assert.equal(
+    standby.logs.some((line) => line.msg === "reconciled"),
+    false,
+    "the standby reconciled nothing",
+  );
+
+  // WHEN the leader is killed without a chance to release the Lease
+  const killedAt = performance.now();
+  assert.deepEqual(await leader.kill(), { code: null, signal: "SIGKILL" });
+
+  // THEN the standby takes over once the Lease expired: 15 s after it last saw a renewal, which it checks every
+  // 2-2.4 s, so within 15 s + 2 × 2.4 s of the kill (plus a margin for a busy machine)
+  await standby.waitForLog((line) => line.msg === "became leader", {
+    what: '"became leader" line from the standby',
+    timeoutMs: 60_000,
+  });
+  const takeoverMs = performance.now() - killedAt;
+  t.diagnostic(`takeover ${Math.round(takeoverMs)} ms after SIGKILL`);
+  assert.ok(takeoverMs >= leaseDurationMs - 2 * maxRetryPeriodMs, `not before the Lease expired (${takeoverMs} ms)`);
+  assert.ok(takeoverMs < leaseDurationMs + 2 * maxRetryPeriodMs + 10_000, `took over after ${takeoverMs} ms`);
+  assert.equal(await holder(), standby.identity);
+
+  // and keeps reconciling: a scale-up goes through the new leader
+  await patchSpec(client, namespace, "web", { replicas: 3 });
+  const scaled = await waitForInstance(client, namespace, "web", "Ready with 3 replicas", isReadyAtSpec);
+  assert.equal(scaled.status?.readyReplicas, 3);
+  assert.ok(reconciledBy(standby).length > 0, "the new leader made the writes of the scale-up");
+});

@@ -1,0 +1,123 @@
+/**
+ * The operator as a process against the local cluster: a new instance becomes Ready with its pods Ready (kwok),
+ * scaling changes the Deployment and the reported counts, and an image upgrade shows Progressing before it is
+ * Ready with the new status.image. Each test runs its own operator, scoped to its own namespace.
+ *
+ * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { KubeObject } from "../../kube/index.ts";
+import { adminClient, testNamespace, type Typed } from "../support/cluster.ts";
+import {
+  conditionOf,
+  createInstance,
+  isReadyAtSpec,
+  patchSpec,
+  podsOf,
+  recordInstance,
+  startOperator,
+  waitForInstance,
+  type Instance,
+} from "../support/operator.ts";
+
+const client = adminClient();
+
+type Deployment = Typed<{
+  spec?: { replicas?: number; template?: { spec?: { containers?: { image?: string }[] } } };
+  status?: { readyReplicas?: number };
+}>;
+
+test("a new instance becomes Ready with a Deployment, a Service and its pods Ready", async (t) => {
+  const namespace = await testNamespace(t, client, "op-create");
+  await startOperator(t, { namespaces: [namespace] });
+
+  // WHEN an instance is created
+  await createInstance(client, namespace, "web", { replicas: 2, image: "nginx:1.27", port: 9000 });
+
+  // THEN it becomes Ready for its spec, with the counts and image of its running pods
+  const ready = await waitForInstance(client, namespace, "web", "Ready", isReadyAtSpec);
+  assert.equal(ready.status?.phase, "Running");
+  assert.equal(ready.status?.replicas, 2);
+  assert.equal(conditionOf(ready, "Progressing")?.status, "False");
+  assert.equal(conditionOf(ready, "Degraded")?.status, "False");
+  assert.ok(ready.metadata.finalizers?.includes("myappinstance.finalizer.example.com"), "the finalizer is set");
+
+  // and its children exist, controlled by the instance
+  const deployment = await client.get<Deployment>("apps/v1", "Deployment", "web", namespace);
+  const service = await client.get<Typed<{ spec?: { ports?: { port?: number }[] } }>>(
+    "v1",
+    "Service",
+    "web",
+    namespace,
+  );
+  for (const child of [deployment, service] as KubeObject[]) {
+    const owner = child.metadata.ownerReferences?.find((reference) => reference.controller === true);
+    assert.equal(owner?.uid, ready.metadata.uid, `${child.kind} is controlled by the instance`);
+  }
+  assert.equal(deployment.spec?.replicas, 2);
+  assert.equal(deployment.spec?.template?.spec?.containers?.[0]?.image, "nginx:1.27");
+  assert.equal(service.spec?.ports?.[0]?.port, 9000);
+
+  // and the pods the status selector names are Ready (kwok marks them so)
+  assert.ok(ready.status?.selector, "status.selector is set");
+  const pods = await podsOf(client, namespace, ready.status.selector);
+  assert.equal(pods.pods.length, 2);
+  assert.equal(pods.ready, 2);
+});
+
+test("scaling an instance changes its Deployment and the reported replica counts", async (t) => {
+  const namespace = await testNamespace(t, client, "op-scale");
+  await startOperator(t, { namespaces: [namespace] });
+  await createInstance(client, namespace, "web", { replicas: 1, image: "nginx:1.27" });
+  await waitForInstance(client, namespace, "web", "Ready with 1 replica", isReadyAtSpec);
+
+  // WHEN it is scaled up
+  await patchSpec(client, namespace, "web", { replicas: 3 });
+  // THEN it is Ready with 3 ready replicas, and 3 pods are Ready
+  const up = await waitForInstance(client, namespace, "web", "Ready with 3 replicas", isReadyAtSpec);
+  assert.equal(up.status?.readyReplicas, 3);
+  assert.equal((await client.get<Deployment>("apps/v1", "Deployment", "web", namespace)).spec?.replicas, 3);
+  assert.equal((await podsOf(client, namespace, up.status?.selector ?? "")).ready, 3);
+
+  // WHEN it is scaled down to zero THEN it is Ready with none
+  await patchSpec(client, namespace, "web", { replicas: 0 });
+  const down = await waitForInstance(client, namespace, "web", "Ready with 0 replicas", isReadyAtSpec);
+  assert.equal(down.status?.readyReplicas, 0);
+  assert.equal((await client.get<Deployment>("apps/v1", "Deployment", "web", namespace)).spec?.replicas, 0);
+});
+
+test("an image upgrade goes Progressing, then Ready with the new status.image", async (t) => {
+  const namespace = await testNamespace(t, client, "op-upgrade");
+  await startOperator(t, { namespaces: [namespace] });
+  await createInstance(client, namespace, "web", { replicas: 2, image: "nginx:1.27" });
+  await waitForInstance(client, namespace, "web", "Ready on 1.27", isReadyAtSpec);
+
+  // WHEN the image changes (every status write from now on is recorded)
+  const recording = await recordInstance(client, namespace, "web");
+  const patched = await patchSpec(client, namespace, "web", { image: "nginx:1.28" });
+  const ready = await waitForInstance(client, namespace, "web", "Ready on 1.28", isReadyAtSpec);
+  await recording.stop();
+
+  // THEN the first status for the new generation said Progressing and still named the old image
+  const generation = patched.metadata.generation;
+  const forNewSpec = recording.versions.filter((v: Instance) => v.status?.observedGeneration === generation);
+  const first = forNewSpec[0];
+  assert.ok(first, "a status for the new generation was written");
+  assert.equal(conditionOf(first, "Progressing")?.status, "True", JSON.stringify(first.status));
+  assert.equal(conditionOf(first, "Ready")?.status, "False");
+  assert.equal(first.status?.image, "nginx:1.27", "status.image stays on the old image until the rollout is done");
+  // and status.image moved only together with Ready
+  for (const version of forNewSpec) {
+    if (version.status?.image === "nginx:1.28") assert.equal(conditionOf(version, "Ready")?.status, "True");
+  }
+  // and in the end every pod runs the new image and is Ready
+  assert.equal(ready.status?.image, "nginx:1.28");
+  assert.equal(conditionOf(ready, "Progressing")?.status, "False");
+  const pods = await podsOf(client, namespace, ready.status?.selector ?? "");
+  assert.equal(pods.ready, 2);
+  assert.deepEqual(
+    pods.pods.map((pod) => pod.spec?.containers?.[0]?.image),
+    ["nginx:1.28", "nginx:1.28"],
+  );
+});

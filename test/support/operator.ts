@@ -1,0 +1,464 @@
+/**
+ * Test support for the operator as a real process against the local cluster: the CRD installed, `node
+ * operator/main.ts` spawned and scoped to a test's namespaces, its pino JSON logs collected, its /metrics read; plus
+ * the few MyAppInstance helpers the operator tests share (create, wait for a status, record every status change).
+ *
+ * Set MYAPP_TEST_OPERATOR_LOGS=1 to copy every operator log line to stderr while a test runs.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import type { TestContext } from "node:test";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+import {
+  apiVersion,
+  crdName,
+  findCondition,
+  kind,
+  type Condition,
+  type MyAppInstanceSpecInput,
+  type MyAppInstanceStatus,
+} from "../../api/index.ts";
+import { crdPath } from "../../api/crd-path.ts";
+import { GoneError, TransportError, type KubeClient, type KubeObject } from "../../kube/index.ts";
+import { adminClient, waitFor, type Typed } from "./cluster.ts";
+
+const mainPath = fileURLToPath(new URL("../../operator/main.ts", import.meta.url));
+const testFieldManager = "myapp-test";
+
+/** One parsed log line of the operator (pino JSON); a line that is not JSON has only `msg` and `stream`. */
+export interface LogLine {
+  readonly msg?: string;
+  readonly level?: number;
+  readonly key?: string;
+  readonly [field: string]: unknown;
+}
+
+export interface Exit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+export interface OperatorProcess {
+  readonly process: ChildProcess;
+  /** The process's identity (Lease holder), from its "operator starting" line. */
+  readonly identity: string;
+  /** `http://127.0.0.1:PORT/metrics` */
+  readonly metricsUrl: string;
+  /** `http://127.0.0.1:PORT` of /healthz and /readyz */
+  readonly probeUrl: string;
+  /** Every line so far, stdout and stderr, in arrival order. */
+  readonly logs: readonly LogLine[];
+  /** Resolves with the process's exit, whenever it comes. */
+  readonly exited: Promise<Exit>;
+  /** The first line (already logged or still to come) that satisfies `predicate`. */
+  waitForLog(predicate: (line: LogLine) => boolean, options?: { timeoutMs?: number; what?: string }): Promise<LogLine>;
+  /** SIGTERM, then waits for the exit (SIGKILL if it does not come within 30 s). */
+  stop(): Promise<Exit>;
+  /** SIGKILL: no chance to release the lease or finish anything. */
+  kill(): Promise<Exit>;
+}
+
+export interface StartOperatorOptions {
+  /** Watched namespaces (--namespaces); required, so a test never touches other people's objects. */
+  readonly namespaces: readonly string[];
+  /**
+   * Leader election on a Lease in the first namespace. Processes of one test share it by default, so a second
+   * process is a standby; `false` runs without leader election.
+   * @default { namespace: namespaces[0], id: "myapp-operator-<namespaces[0]>" }
+   */
+  readonly leaderElection?: { readonly namespace: string; readonly id: string } | false;
+  /** More flags, e.g. `--resync-period=2`. */
+  readonly args?: readonly string[];
+  /** A name for this process in diagnostics (defaults to "operator"). */
+  readonly label?: string;
+  /** Installs the CRD and cleans up after the test. @default adminClient() */
+  readonly client?: KubeClient;
+}
+
+let crdReady: Promise<void> | undefined;
+
+/** Operators still running; killed if the test process exits without having stopped them (a crash, a timeout). */
+const running = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
+/**
+ * Installs the committed CRD (server-side apply as "myapp-test", forced) and waits until it is Established and
+ * served. Once per test process.
+ */
+export function ensureCrd(client: KubeClient): Promise<void> {
+  crdReady ??= installCrd(client).catch((error: unknown) => {
+    crdReady = undefined;
+    throw error;
+  });
+  return crdReady;
+}
+
+async function installCrd(client: KubeClient): Promise<void> {
+  const crd = parse(readFileSync(crdPath, "utf8")) as KubeObject;
+  await client.apply(crd, { fieldManager: testFieldManager, force: true });
+  await waitFor(
+    `CRD ${crdName} to be Established`,
+    async () => {
+      const live = await client.get<Typed<{ status?: { conditions?: Condition[] } }>>(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        crdName,
+      );
+      return findCondition(live.status?.conditions, "Established")?.status === "True" ? true : undefined;
+    },
+    { timeoutMs: 60_000 },
+  );
+  // Established can come a moment before the resource is served: a list succeeds once it is.
+  await waitFor(`${kind} to be served`, async () => (await client.list(apiVersion, kind, { limit: 1 })) && true, {
+    timeoutMs: 60_000,
+  });
+}
+
+/**
+ * Starts `node operator/main.ts` with free ports and the given namespaces, and resolves once it logged
+ * "operator starting" (so its ports are known). The process is stopped (SIGTERM, then SIGKILL) when the test ends,
+ * after which the finalizers of instances left in its namespaces are removed, so the namespaces can go.
+ */
+export async function startOperator(t: TestContext, options: StartOperatorOptions): Promise<OperatorProcess> {
+  const { namespaces } = options;
+  const client = options.client ?? adminClient();
+  const first = namespaces[0];
+  if (first === undefined) throw new Error("startOperator: pass namespaces: a test's operator must not watch all");
+  await ensureCrd(client);
+  const election =
+    options.leaderElection === false
+      ? undefined
+      : (options.leaderElection ?? { namespace: first, id: `myapp-operator-${first}` });
+  const label = options.label ?? "operator";
+  const args = [
+    mainPath,
+    `--namespaces=${namespaces.join(",")}`,
+    "--metrics-bind-address=127.0.0.1:0",
+    "--health-probe-bind-address=127.0.0.1:0",
+    ...(election
+      ? ["--leader-elect", `--leader-election-namespace=${election.namespace}`, `--leader-election-id=${election.id}`]
+      : []),
+    ...(options.args ?? []),
+  ];
+  // The admin kubeconfig of the test run (KUBECONFIG): RBAC of the operator's role is the component tests' concern.
+  const child = spawn(process.execPath, args, { env: process.env, stdio: ["ignore", "pipe", "pipe"] });
+  const pid = child.pid;
+  running.add(child);
+  child.on("close", () => running.delete(child));
+  const exited = new Promise<Exit>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+  let exit: Exit | undefined;
+  void exited.then((value) => (exit = value));
+
+  const logs: LogLine[] = [];
+  const waiters = new Set<{ predicate: (line: LogLine) => boolean; resolve: (line: LogLine) => void }>();
+  const echo = process.env.MYAPP_TEST_OPERATOR_LOGS === "1";
+  const collect = (stream: "stdout" | "stderr") => (text: string) => {
+    let line: LogLine;
+    try {
+      line = JSON.parse(text) as LogLine;
+    } catch {
+      line = { msg: text, stream };
+    }
+    logs.push(line);
+    if (echo) process.stderr.write(`[${label} ${String(pid)}] ${text}\n`);
+    for (const waiter of waiters) {
+      if (waiter.predicate(line)) {
+        waiters.delete(waiter);
+        waiter.resolve(line);
+      }
+    }
+  };
+  createInterface({ input: child.stdout! }).on("line", collect("stdout"));
+  createInterface({ input: child.stderr! }).on("line", collect("stderr"));
+
+  const waitForLog: OperatorProcess["waitForLog"] = (predicate, { timeoutMs = 60_000, what = "a log line" } = {}) => {
+    const found = logs.find(predicate);
+    if (found) return Promise.resolve(found);
+    return new Promise<LogLine>((resolve, reject) => {
+      const waiter = { predicate, resolve: (line: LogLine) => (clearTimeout(timer), resolve(line)) };
+      const timer = setTimeout(() => {
+        waiters.delete(waiter);
+        reject(new Error(`${label} (pid ${String(pid)}): no ${what} within ${timeoutMs / 1000}s${tail(logs, exit)}`));
+      }, timeoutMs);
+      waiters.add(waiter);
+    });
+  };
+
+  // By pid, and only while the child has not exited: a reaped pid may already belong to another process.
+  const signal = (name: NodeJS.Signals) => {
+    if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(pid, name);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+    }
+  };
+  const signalAndWait = async (name: NodeJS.Signals, graceMs: number): Promise<Exit> => {
+    if (exit) return exit;
+    signal(name);
+    const timer = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), graceMs).unref());
+    const result = await Promise.race([exited, timer]);
+    if (result) return result;
+    signal("SIGKILL");
+    return exited;
+  };
+  const stop = () => signalAndWait("SIGTERM", 30_000);
+  const kill = () => signalAndWait("SIGKILL", 30_000);
+
+  t.after(async () => {
+    await stop();
+    await releaseInstances(client, namespaces);
+  });
+
+  const started = waitForLog((line) => line.msg === "operator starting", {
+    what: '"operator starting" line',
+    timeoutMs: 60_000,
+  });
+  // undefined when it exited first; an exit after the start is the test's business, not an error here.
+  const starting = await Promise.race([started, exited.then(() => undefined)]);
+  if (!starting) {
+    started.catch(() => undefined);
+    throw new Error(`${label} exited before it started: ${JSON.stringify(exit)}${tail(logs, exit)}`);
+  }
+  return {
+    process: child,
+    identity: String(starting.identity),
+    metricsUrl: `http://127.0.0.1:${String(starting.metricsPort)}/metrics`,
+    probeUrl: `http://127.0.0.1:${String(starting.probePort)}`,
+    logs,
+    exited,
+    waitForLog,
+    stop,
+    kill,
+  };
+}
+
+/** The last lines of a log, for an error message that explains a timeout. */
+function tail(logs: readonly LogLine[], exit: Exit | undefined): string {
+  const last = logs.slice(-15).map((line) => `  ${JSON.stringify(line).slice(0, 400)}`);
+  return `${exit ? `\nexited: ${JSON.stringify(exit)}` : ""}\nlast log lines:\n${last.join("\n")}`;
+}
+
+/** Removes every finalizer from the instances in `namespaces`, so deleting the namespaces never hangs on them. */
+async function releaseInstances(client: KubeClient, namespaces: readonly string[]): Promise<void> {
+  for (const namespace of namespaces) {
+    const { items } = await client.list(apiVersion, kind, { namespace }).catch(() => ({ items: [] as KubeObject[] }));
+    for (const item of items) {
+      if (!item.metadata.finalizers?.length) continue;
+      await client
+        .mergePatch(apiVersion, kind, item.metadata.name ?? "", namespace, { metadata: { finalizers: null } })
+        .catch(() => undefined);
+    }
+  }
+}
+
+// ---- metrics ----
+
+/** One sample of the Prometheus text format. */
+export interface Sample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+/** Scrapes `metricsUrl` and parses the samples (the simple text format prom-client writes). */
+export async function scrape(metricsUrl: string): Promise<Sample[]> {
+  const response = await fetch(metricsUrl);
+  if (!response.ok) throw new Error(`GET ${metricsUrl}: HTTP ${response.status}`);
+  const samples: Sample[] = [];
+  for (const line of (await response.text()).split("\n")) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) continue;
+    const labels: Record<string, string> = {};
+    for (const [, key, value] of (match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** The sum of the samples called `name` whose labels pass `filter`. */
+export function sum(
+  samples: readonly Sample[],
+  name: string,
+  filter: (labels: Sample["labels"]) => boolean = () => true,
+) {
+  return samples.filter((s) => s.name === name && filter(s.labels)).reduce((total, s) => total + s.value, 0);
+}
+
+/**
+ * API writes the operator made for instances: `myapp_operator_api_writes_total` summed over every kind but Lease.
+ * Lease renewals (every 2 s while leading) are the price of leader election, not of any instance.
+ */
+export async function instanceWrites(operator: OperatorProcess): Promise<number> {
+  return sum(await scrape(operator.metricsUrl), "myapp_operator_api_writes_total", (labels) => labels.kind !== "Lease");
+}
+
+// ---- instances ----
+
+export type Instance = Typed<{ spec: MyAppInstanceSpecInput; status?: MyAppInstanceStatus }>;
+
+/** Creates a MyAppInstance. */
+export function createInstance(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  spec: MyAppInstanceSpecInput,
+): Promise<Instance> {
+  return client.create<Instance>({ apiVersion, kind, metadata: { name, namespace }, spec });
+}
+
+/** Merge-patches the spec of an instance. */
+export function patchSpec(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  spec: Partial<MyAppInstanceSpecInput>,
+): Promise<Instance> {
+  return client.mergePatch<Instance>(apiVersion, kind, name, namespace, { spec });
+}
+
+export function getInstance(client: KubeClient, namespace: string, name: string): Promise<Instance> {
+  return client.get<Instance>(apiVersion, kind, name, namespace);
+}
+
+/** The condition `type` of an instance. */
+export function conditionOf(instance: Instance, type: string): Condition | undefined {
+  return findCondition(instance.status?.conditions, type);
+}
+
+/** True when the status describes the current spec (observedGeneration caught up with metadata.generation). */
+export function isCurrent(instance: Instance): boolean {
+  return instance.status?.observedGeneration === instance.metadata.generation;
+}
+
+/**
+ * True when the instance is Ready for its current spec with every replica ready, and status.image is the spec's
+ * image (the rollout is complete).
+ */
+export function isReadyAtSpec(instance: Instance): boolean {
+  const ready = conditionOf(instance, "Ready");
+  return (
+    isCurrent(instance) &&
+    ready?.status === "True" &&
+    ready.observedGeneration === instance.metadata.generation &&
+    instance.status?.readyReplicas === (instance.spec.replicas ?? 1) &&
+    instance.status?.image === instance.spec.image
+  );
+}
+
+/** Polls the instance until `predicate` holds; returns it. The error says what the status was at the deadline. */
+export async function waitForInstance(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  what: string,
+  predicate: (instance: Instance) => boolean,
+  timeoutMs = 90_000,
+): Promise<Instance> {
+  let last: Instance | undefined;
+  try {
+    return await waitFor(
+      `${namespace}/${name} ${what}`,
+      async () => {
+        last = await getInstance(client, namespace, name);
+        return predicate(last) ? last : undefined;
+      },
+      { timeoutMs },
+    );
+  } catch (error) {
+    const status = last ? JSON.stringify({ generation: last.metadata.generation, status: last.status }) : "none";
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\nlast seen: ${status}`, {
+      cause: error,
+    });
+  }
+}
+
+/** Waits until a namespaced object is gone. */
+export async function waitForGone(
+  client: KubeClient,
+  apiVersionOf: string,
+  kindOf: string,
+  namespace: string,
+  name: string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  await waitFor(
+    `${kindOf} ${namespace}/${name} to be gone`,
+    async () => ((await client.find(apiVersionOf, kindOf, name, namespace)) ? undefined : true),
+    { timeoutMs },
+  );
+}
+
+/** Pods of an instance (by its status.selector) that are not terminating, and how many of them are Ready. */
+export async function podsOf(
+  client: KubeClient,
+  namespace: string,
+  selector: string,
+): Promise<{ pods: Pod[]; ready: number }> {
+  const { items } = await client.list<Pod>("v1", "Pod", { namespace, labelSelector: selector });
+  const pods = items.filter((pod) => !pod.metadata.deletionTimestamp);
+  const ready = pods.filter((pod) => pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+  return { pods, ready: ready.length };
+}
+
+export type Pod = Typed<{
+  spec?: { containers?: { name: string; image?: string }[]; nodeName?: string };
+  status?: { phase?: string; conditions?: { type: string; status: string }[] };
+}>;
+
+/** Every version of one instance as a watch delivers them, from the moment `recordInstance` returns. */
+export interface InstanceRecording {
+  readonly versions: readonly Instance[];
+  /** Ends the watch; resolves once it stopped. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Watches one instance and records every version of it (each status write is one). The watch starts from the
+ * version current when this is called, so nothing written after that is missed however late the request lands;
+ * when a watch request ends it resumes where it left off.
+ */
+export async function recordInstance(client: KubeClient, namespace: string, name: string): Promise<InstanceRecording> {
+  const versions: Instance[] = [];
+  const abort = new AbortController();
+  const current = await getInstance(client, namespace, name);
+  let resourceVersion = current.metadata.resourceVersion ?? "";
+  let failure: unknown;
+  const loop = (async () => {
+    while (!abort.signal.aborted) {
+      try {
+        for await (const event of client.watch<Instance>(apiVersion, kind, {
+          namespace,
+          fieldSelector: `metadata.name=${name}`,
+          resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds: 60,
+          signal: abort.signal,
+        })) {
+          resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
+          if (event.type === "ADDED" || event.type === "MODIFIED") versions.push(event.object);
+        }
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        if (error instanceof GoneError || !(error instanceof TransportError)) {
+          // A recording with a hole would let a test pass on missing evidence: fail loudly instead.
+          failure = error;
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  })();
+  return {
+    versions,
+    stop: async () => {
+      abort.abort();
+      await loop;
+      if (failure) throw new Error(`the watch of instance ${namespace}/${name} failed`, { cause: failure });
+    },
+  };
+}
