@@ -1,0 +1,177 @@
+/**
+ * MyAppOperator: one `pulumi up` installs the MyAppInstance platform into a cluster: the CRD (waited on until
+ * Established, retained on destroy unless told otherwise), the operator's namespace, ServiceAccount,
+ * least-privilege RBAC, and (in-cluster) the operator Deployment with its metrics Service and PodDisruptionBudget.
+ *
+ * Every object comes from the pure builders next to this file; this class only wires them into Pulumi resources.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { loadCrdManifest } from "./crd.ts";
+import { operatorDeployment } from "./deployment.ts";
+import type { CustomResourceDefinitionManifest } from "./manifest-types.ts";
+import { metricsEndpoint, metricsService } from "./metrics-service.ts";
+import { operatorNamespace } from "./namespace.ts";
+import { operatorPodDisruptionBudget } from "./pod-disruption-budget.ts";
+import { operatorRbac } from "./roles.ts";
+import { operatorServiceAccount } from "./service-account.ts";
+import { describeIssues, resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "./settings.ts";
+
+/** Pulumi type token of the component. */
+export const myAppOperatorType = "myapp:index:MyAppOperator";
+
+/** The child resources, for programs that need to depend on one of them (and for tests). */
+export interface MyAppOperatorResources {
+  readonly crd: k8s.apiextensions.v1.CustomResourceDefinition;
+  /** Undefined when the namespace already existed (createNamespace: false). */
+  readonly namespace?: k8s.core.v1.Namespace;
+  readonly serviceAccount: k8s.core.v1.ServiceAccount;
+  readonly clusterRole: k8s.rbac.v1.ClusterRole;
+  readonly clusterRoleBinding: k8s.rbac.v1.ClusterRoleBinding;
+  /** Roles and RoleBindings: one pair per watched namespace, plus the leader-election pair when there is one. */
+  readonly roles: readonly k8s.rbac.v1.Role[];
+  readonly roleBindings: readonly k8s.rbac.v1.RoleBinding[];
+  /** Only with operatorPlacement "in-cluster". */
+  readonly deployment?: k8s.apps.v1.Deployment;
+  readonly metricsService?: k8s.core.v1.Service;
+  /** Only in-cluster with 2 or more replicas. */
+  readonly podDisruptionBudget?: k8s.policy.v1.PodDisruptionBudget;
+}
+
+export interface MyAppOperatorOptions extends pulumi.ComponentResourceOptions {
+  /**
+   * The CRD to install; defaults to the generated config/crd manifest. For tests and forks, not for day-to-day use.
+   */
+  readonly crdManifest?: CustomResourceDefinitionManifest;
+}
+
+export class MyAppOperator extends pulumi.ComponentResource {
+  /** Namespace of the operator's objects. */
+  readonly namespace: pulumi.Output<string>;
+  /** Name of the ServiceAccount the operator runs as (a local operator gets its token; see README). */
+  readonly serviceAccountName: pulumi.Output<string>;
+  /** `myappinstances.example.com`. */
+  readonly crdName: pulumi.Output<string>;
+  /** In-cluster metrics URL; undefined when the operator runs outside the cluster. */
+  readonly metricsEndpoint: pulumi.Output<string | undefined>;
+  /** The settings after defaults, as the builders saw them. */
+  readonly settings: OperatorSettings;
+  readonly resources: MyAppOperatorResources;
+
+  constructor(name: string, args: MyAppOperatorArgs = {}, opts: MyAppOperatorOptions = {}) {
+    const { crdManifest, ...componentOpts } = opts;
+    super(myAppOperatorType, name, args, componentOpts);
+    const resolved = resolveSettings(name, args);
+    if (!resolved.ok) throw new pulumi.ResourceError(describeIssues(`MyAppOperator "${name}"`, resolved.issues), this);
+    const settings = resolved.settings;
+    this.settings = settings;
+    const child = { parent: this };
+
+    let crdObject: CustomResourceDefinitionManifest;
+    try {
+      crdObject = crdManifest ?? loadCrdManifest();
+    } catch (error) {
+      throw new pulumi.ResourceError(`MyAppOperator "${name}": ${(error as Error).message}`, this);
+    }
+    const crd = new k8s.apiextensions.v1.CustomResourceDefinition(
+      `${name}-crd`,
+      crdForPulumi(crdObject),
+      // Deleting the CRD deletes every MyAppInstance and the apps behind them: keep it unless asked.
+      { ...child, retainOnDelete: !settings.deleteCrdOnDestroy },
+    );
+
+    const namespaceManifest = operatorNamespace(settings);
+    const namespace = namespaceManifest && new k8s.core.v1.Namespace(`${name}-namespace`, namespaceManifest, child);
+    // Objects in the operator's namespace wait for it on create; on destroy they go first.
+    const inNamespace = { ...child, dependsOn: namespace ? [namespace] : [] };
+
+    const serviceAccount = new k8s.core.v1.ServiceAccount(
+      `${name}-service-account`,
+      operatorServiceAccount(settings),
+      inNamespace,
+    );
+
+    const rbac = operatorRbac(settings);
+    const clusterRole = new k8s.rbac.v1.ClusterRole(`${name}-cluster-role`, rbac.clusterRole, child);
+    const clusterRoleBinding = new k8s.rbac.v1.ClusterRoleBinding(
+      `${name}-cluster-role-binding`,
+      rbac.clusterRoleBinding,
+      { ...child, dependsOn: [clusterRole, serviceAccount] },
+    );
+    const roles: k8s.rbac.v1.Role[] = [];
+    const roleBindings: k8s.rbac.v1.RoleBinding[] = [];
+    const grants = [
+      ...rbac.watchedNamespaceGrants.map((grant) => ({
+        grant,
+        suffix: `watch-${grant.namespace}`,
+        // Watched namespaces exist already, except when the operator's own (created here) is one of them.
+        opts: grant.namespace === settings.namespace ? inNamespace : child,
+      })),
+      ...(rbac.leaderElection ? [{ grant: rbac.leaderElection, suffix: "leader-election", opts: inNamespace }] : []),
+    ];
+    for (const { grant, suffix, opts: grantOpts } of grants) {
+      const role = new k8s.rbac.v1.Role(`${name}-role-${suffix}`, grant.role, grantOpts);
+      roles.push(role);
+      roleBindings.push(
+        new k8s.rbac.v1.RoleBinding(`${name}-role-binding-${suffix}`, grant.binding, {
+          ...grantOpts,
+          dependsOn: [role, serviceAccount],
+        }),
+      );
+    }
+
+    const deploymentManifest = operatorDeployment(settings);
+    // The operator starts only once its CRD and every permission exist, and on destroy it stops before they go.
+    const deployment =
+      deploymentManifest &&
+      new k8s.apps.v1.Deployment(`${name}-deployment`, deploymentManifest, {
+        ...child,
+        dependsOn: [...(namespace ? [namespace] : []), crd, serviceAccount, clusterRoleBinding, ...roleBindings],
+      });
+    const serviceManifest = metricsService(settings);
+    const service = serviceManifest && new k8s.core.v1.Service(`${name}-metrics-service`, serviceManifest, inNamespace);
+    const pdbManifest = operatorPodDisruptionBudget(settings);
+    const podDisruptionBudget =
+      pdbManifest && new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, pdbManifest, inNamespace);
+
+    this.resources = {
+      crd,
+      ...(namespace ? { namespace } : {}),
+      serviceAccount,
+      clusterRole,
+      clusterRoleBinding,
+      roles,
+      roleBindings,
+      ...(deployment ? { deployment } : {}),
+      ...(service ? { metricsService: service } : {}),
+      ...(podDisruptionBudget ? { podDisruptionBudget } : {}),
+    };
+    // Outputs come from the live objects, so they resolve only once those exist.
+    this.namespace = namespace ? namespace.metadata.name : pulumi.output(settings.namespace);
+    this.serviceAccountName = serviceAccount.metadata.name;
+    this.crdName = crd.metadata.name;
+    const endpoint = metricsEndpoint(settings);
+    this.metricsEndpoint = service ? service.metadata.name.apply(() => endpoint) : pulumi.output(endpoint);
+    this.registerOutputs({
+      namespace: this.namespace,
+      serviceAccountName: this.serviceAccountName,
+      crdName: this.crdName,
+      metricsEndpoint: this.metricsEndpoint,
+    });
+  }
+}
+
+/**
+ * The CRD with two pulumi-kubernetes annotations: `waitFor` makes `pulumi up` return only once the CRD is
+ * Established, and `patchForce` lets the install take over fields of a CRD applied before by someone else
+ * (`kubectl apply -f config/crd`, dist/install.yaml, or a previous install whose CRD was retained).
+ */
+function crdForPulumi(crd: CustomResourceDefinitionManifest): CustomResourceDefinitionManifest {
+  const metadata = crd.metadata ?? {};
+  const annotations = {
+    ...metadata.annotations,
+    "pulumi.com/waitFor": "condition=Established",
+    "pulumi.com/patchForce": "true",
+  };
+  return { ...crd, metadata: { ...metadata, annotations } };
+}

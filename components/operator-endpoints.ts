@@ -1,0 +1,9 @@
+/** Where the operator serves metrics and health checks; the Deployment's probes and the Service point here. */
+
+export const metricsPort = 8080;
+export const metricsPath = "/metrics";
+export const healthPort = 8081;
+/** Liveness: the process is not wedged (restart it otherwise). */
+export const livenessPath = "/healthz";
+/** Readiness: caches synced and, with leader election, able to work. */
+export const readinessPath = "/readyz";

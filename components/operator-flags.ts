@@ -1,0 +1,34 @@
+/**
+ * The operator's command line, from the settings: the Deployment passes it as container args, and a local run
+ * (operatorPlacement "external") can pass the same flags with its own bind addresses.
+ */
+import { operatorObjectNames } from "./metadata.ts";
+import { healthPort, metricsPort } from "./operator-endpoints.ts";
+import type { OperatorSettings } from "./settings.ts";
+
+export interface FlagOverrides {
+  /** Default `:8080` (all interfaces, as a pod needs); a local process may prefer `127.0.0.1:0`-style addresses. */
+  readonly metricsBindAddress?: string;
+  /** Default `:8081`. */
+  readonly healthProbeBindAddress?: string;
+}
+
+export function operatorFlags(settings: OperatorSettings, overrides: FlagOverrides = {}): string[] {
+  const flags: string[] = [];
+  // No --namespaces flag means every namespace, matching the ClusterRole of cluster-wide mode.
+  if (settings.watchNamespaces.length > 0) flags.push(`--namespaces=${settings.watchNamespaces.join(",")}`);
+  if (settings.leaderElection) {
+    flags.push(
+      "--leader-elect",
+      `--leader-election-namespace=${settings.namespace}`,
+      `--leader-election-id=${operatorObjectNames(settings).leaderElectionId}`,
+    );
+  }
+  flags.push(
+    `--metrics-bind-address=${overrides.metricsBindAddress ?? `:${metricsPort}`}`,
+    `--health-probe-bind-address=${overrides.healthProbeBindAddress ?? `:${healthPort}`}`,
+    `--log-level=${settings.logLevel}`,
+    `--concurrency=${settings.concurrency}`,
+  );
+  return flags;
+}

@@ -1,0 +1,109 @@
+/**
+ * The RBAC objects that grant rbac.ts's rules to the operator's ServiceAccount. Cluster-wide mode: one ClusterRole
+ * with everything. Namespaced mode: a Role per watched namespace, and a ClusterRole with only the cluster-scoped
+ * reads. Both, when leader election may be on: a Role for the Lease in the operator's namespace.
+ */
+import type {
+  ClusterRoleBindingManifest,
+  ClusterRoleManifest,
+  PolicyRuleManifest,
+  RoleBindingManifest,
+  RoleManifest,
+} from "./manifest-types.ts";
+import { objectMeta, operatorObjectNames } from "./metadata.ts";
+import {
+  clusterScopedRules,
+  clusterWideRules,
+  leaderElectionRules,
+  watchedNamespaceRules,
+  type OperatorRule,
+} from "./rbac.ts";
+import type { OperatorSettings } from "./settings.ts";
+
+/** A Role and the RoleBinding that grants it, in one namespace. */
+export interface NamespacedGrant {
+  readonly namespace: string;
+  readonly role: RoleManifest;
+  readonly binding: RoleBindingManifest;
+}
+
+export interface OperatorRbac {
+  readonly clusterRole: ClusterRoleManifest;
+  readonly clusterRoleBinding: ClusterRoleBindingManifest;
+  /** One per watched namespace; empty in cluster-wide mode. */
+  readonly watchedNamespaceGrants: readonly NamespacedGrant[];
+  /**
+   * The Lease grant, when the operator may elect a leader: in-cluster with 2 or more replicas, and always for an
+   * external operator, whose flags are not ours to decide.
+   */
+  readonly leaderElection?: NamespacedGrant;
+}
+
+export function operatorRbac(settings: OperatorSettings): OperatorRbac {
+  const names = operatorObjectNames(settings);
+  const clusterWide = settings.watchNamespaces.length === 0;
+  const subject = { kind: "ServiceAccount", name: names.serviceAccount, namespace: settings.namespace };
+  return {
+    clusterRole: {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: objectMeta(settings, names.clusterRole),
+      rules: policyRules(clusterWide ? clusterWideRules() : clusterScopedRules),
+    },
+    clusterRoleBinding: {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: objectMeta(settings, names.clusterRole),
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: names.clusterRole },
+      subjects: [subject],
+    },
+    watchedNamespaceGrants: settings.watchNamespaces.map((namespace) =>
+      grant(settings, names.watchRole, namespace, policyRules(watchedNamespaceRules), subject),
+    ),
+    ...(settings.leaderElection || settings.operatorPlacement === "external"
+      ? {
+          leaderElection: grant(
+            settings,
+            names.leaderElectionRole,
+            settings.namespace,
+            policyRules(leaderElectionRules),
+            subject,
+          ),
+        }
+      : {}),
+  };
+}
+
+/** Mutable copies of the shared rules, in the shape Kubernetes and Pulumi take. */
+export function policyRules(rules: readonly OperatorRule[]): PolicyRuleManifest[] {
+  return rules.map((rule) => ({
+    apiGroups: [...rule.apiGroups],
+    resources: [...rule.resources],
+    verbs: [...rule.verbs],
+  }));
+}
+
+function grant(
+  settings: OperatorSettings,
+  name: string,
+  namespace: string,
+  rules: PolicyRuleManifest[],
+  subject: { kind: string; name: string; namespace: string },
+): NamespacedGrant {
+  return {
+    namespace,
+    role: {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: objectMeta(settings, name, namespace),
+      rules,
+    },
+    binding: {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: objectMeta(settings, name, namespace),
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects: [subject],
+    },
+  };
+}

@@ -1,0 +1,216 @@
+/**
+ * The arguments of MyAppOperator, their defaults, and their validation: `resolveSettings` turns what a user wrote
+ * into the complete, checked settings every builder of this folder reads. Pure: the component turns its issues
+ * into a pulumi.ResourceError, the renderer into a plain Error.
+ */
+import type { ResourceRequirements } from "./manifest-types.ts";
+
+/** pino's levels, which the operator's `--log-level` accepts. */
+export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal";
+
+/** Where the operator process runs. */
+export type OperatorPlacement = "in-cluster" | "external";
+
+/** Arguments of {@link MyAppOperator}. Plain values, not Outputs: they decide which objects exist. */
+export interface MyAppOperatorArgs {
+  /**
+   * Namespace of the operator's own objects (ServiceAccount, Deployment, Service, leader-election Lease).
+   * @default "myapp-system"
+   */
+  readonly namespace?: string;
+  /**
+   * Create the namespace (labelled to enforce the Pod Security "restricted" level), or use an existing one.
+   * @default true
+   */
+  readonly createNamespace?: boolean;
+  /**
+   * Operator container image, built from the repository's Dockerfile.
+   * @default "ghcr.io/example/myapp-operator:0.1.0"
+   */
+  readonly image?: string;
+  /** @default "IfNotPresent" */
+  readonly imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /**
+   * Operator pods. 2 or more turn on leader election (one active, the others on standby) and add a
+   * PodDisruptionBudget that keeps one running through node drains.
+   * @default 1
+   */
+  readonly replicas?: number;
+  /**
+   * Namespaces whose MyAppInstances the operator manages. Empty: the whole cluster, granted by a ClusterRole.
+   * A list: a Role and RoleBinding in each of those namespaces (which must exist), and nothing cluster-wide
+   * except reading StorageClasses.
+   * @default [] (every namespace)
+   * @example ["team-a", "team-b"]
+   */
+  readonly watchNamespaces?: readonly string[];
+  /**
+   * Compute resources of the operator container.
+   * @default { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "256Mi" } }
+   */
+  readonly resources?: ResourceRequirements;
+  /** @default "info" */
+  readonly logLevel?: LogLevel;
+  /**
+   * Instances reconciled in parallel (`--concurrency`).
+   * @default 2
+   */
+  readonly concurrency?: number;
+  /** Extra labels for every object (never used in selectors). */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Extra annotations for every object. */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /**
+   * "in-cluster" runs the operator as a Deployment. "external" installs the CRD, namespace, ServiceAccount and
+   * RBAC only, for an operator process that runs elsewhere with the ServiceAccount's credentials (the local
+   * cluster, where pods do not execute).
+   * @default "in-cluster"
+   */
+  readonly operatorPlacement?: OperatorPlacement;
+  /**
+   * Delete the CRD on `pulumi destroy`. Deleting a CRD deletes every MyAppInstance in the cluster and, through
+   * them, users' applications, so by default the CRD is left in place (and adopted by the next install).
+   * @default false
+   */
+  readonly deleteCrdOnDestroy?: boolean;
+}
+
+/** Every argument resolved: defaults applied and checked. */
+export interface OperatorSettings {
+  /** Base name of the Kubernetes objects (the component's name). */
+  readonly name: string;
+  readonly namespace: string;
+  readonly createNamespace: boolean;
+  readonly image: string;
+  readonly imagePullPolicy: "Always" | "IfNotPresent" | "Never";
+  readonly replicas: number;
+  /** On when replicas ≥ 2. */
+  readonly leaderElection: boolean;
+  /** Empty: cluster-wide. */
+  readonly watchNamespaces: readonly string[];
+  readonly resources: ResourceRequirements;
+  readonly logLevel: LogLevel;
+  readonly concurrency: number;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly operatorPlacement: OperatorPlacement;
+  readonly deleteCrdOnDestroy: boolean;
+}
+
+/** A rejected argument: which one, and what to do. */
+export interface SettingsIssue {
+  readonly field: string;
+  readonly message: string;
+}
+
+export type SettingsResult =
+  | { readonly ok: true; readonly settings: OperatorSettings }
+  | { readonly ok: false; readonly issues: readonly SettingsIssue[] };
+
+export const defaultNamespace = "myapp-system";
+export const defaultImage = "ghcr.io/example/myapp-operator:0.1.0";
+export const defaultResources: ResourceRequirements = {
+  requests: { cpu: "100m", memory: "128Mi" },
+  limits: { memory: "256Mi" },
+};
+const logLevels: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error", "fatal"];
+
+/** Label keys the builders set themselves and use in selectors; user labels must not change them. */
+export const reservedLabelKeys: readonly string[] = ["app.kubernetes.io/name", "app.kubernetes.io/instance"];
+
+const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+// Kubernetes label key: optional DNS subdomain prefix, then a name of ≤ 63 alphanumerics, '-', '_', '.'.
+const labelKey =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const labelValue = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/** Applies defaults and checks every argument; all issues at once, so one run shows everything to fix. */
+export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): SettingsResult {
+  const issues: SettingsIssue[] = [];
+  const problem = (field: string, message: string) => issues.push({ field, message });
+
+  // Object names get suffixes such as "-leader-election" (16 characters); keep the longest within 63.
+  if (!dns1123Label.test(name) || name.length > 47) {
+    problem("name", `"${name}" must be a DNS-1123 label of at most 47 characters (lowercase letters, digits, '-')`);
+  }
+  const namespace = args.namespace ?? defaultNamespace;
+  if (!isNamespaceName(namespace)) problem("namespace", namespaceMessage(namespace));
+
+  const replicas = args.replicas ?? 1;
+  if (!Number.isInteger(replicas) || replicas < 0 || replicas > 10) {
+    problem("replicas", `${replicas} must be a whole number from 0 to 10 (2 or more turn on leader election)`);
+  }
+  const concurrency = args.concurrency ?? 2;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 100) {
+    problem("concurrency", `${concurrency} must be a whole number from 1 to 100`);
+  }
+  const image = (args.image ?? defaultImage).trim();
+  if (!image || /\s/.test(image))
+    problem("image", `"${args.image}" must be an image reference such as ${defaultImage}`);
+
+  const logLevel = args.logLevel ?? "info";
+  if (!logLevels.includes(logLevel)) problem("logLevel", `"${logLevel}" must be one of ${logLevels.join(", ")}`);
+
+  const watchNamespaces = [...(args.watchNamespaces ?? [])];
+  watchNamespaces.forEach((ns, i) => {
+    if (!isNamespaceName(ns)) problem(`watchNamespaces[${i}]`, namespaceMessage(ns));
+    if (watchNamespaces.indexOf(ns) !== i) problem(`watchNamespaces[${i}]`, `"${ns}" is listed twice; list it once`);
+  });
+
+  const labels = { ...args.labels };
+  for (const [key, value] of Object.entries(labels)) {
+    if (reservedLabelKeys.includes(key)) {
+      problem(`labels.${key}`, `is set by the component and used in selectors; choose another key`);
+    } else if (!labelKey.test(key)) {
+      problem(
+        `labels.${key}`,
+        `is not a valid label key (optional DNS prefix, then ≤ 63 alphanumerics, '-', '_', '.')`,
+      );
+    } else if (!labelValue.test(value)) {
+      problem(`labels.${key}`, `"${value}" is not a valid label value (≤ 63 alphanumerics, '-', '_', '.')`);
+    }
+  }
+  const annotations = { ...args.annotations };
+  for (const key of Object.keys(annotations)) {
+    if (!labelKey.test(key)) problem(`annotations.${key}`, `is not a valid annotation key`);
+  }
+  const operatorPlacement = args.operatorPlacement ?? "in-cluster";
+  if (operatorPlacement !== "in-cluster" && operatorPlacement !== "external") {
+    problem("operatorPlacement", `"${String(operatorPlacement)}" must be "in-cluster" or "external"`);
+  }
+
+  if (issues.length > 0) return { ok: false, issues };
+  return {
+    ok: true,
+    settings: {
+      name,
+      namespace,
+      createNamespace: args.createNamespace ?? true,
+      image,
+      imagePullPolicy: args.imagePullPolicy ?? "IfNotPresent",
+      replicas,
+      leaderElection: replicas >= 2,
+      watchNamespaces,
+      resources: args.resources ?? defaultResources,
+      logLevel,
+      concurrency,
+      labels,
+      annotations,
+      operatorPlacement,
+      deleteCrdOnDestroy: args.deleteCrdOnDestroy ?? false,
+    },
+  };
+}
+
+/** One line per issue, for error messages: `MyAppOperator "x": replicas: ... `. */
+export function describeIssues(subject: string, issues: readonly SettingsIssue[]): string {
+  return [`${subject} has invalid arguments:`, ...issues.map((i) => `  ${i.field}: ${i.message}`)].join("\n");
+}
+
+function isNamespaceName(name: string): boolean {
+  return dns1123Label.test(name) && name.length <= 63;
+}
+
+function namespaceMessage(name: string): string {
+  return `"${name}" is not a namespace name: use at most 63 lowercase letters, digits and '-', starting and ending alphanumeric`;
+}

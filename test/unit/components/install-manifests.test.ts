@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { parseAllDocuments } from "yaml";
+import { crdName } from "../../../api/index.ts";
+import { loadCrdManifest } from "../../../components/crd.ts";
+import { installManifests, renderInstallYaml } from "../../../components/install-manifests.ts";
+import { clusterWideRules } from "../../../components/rbac.ts";
+import { defaultInstallPath, renderDefaultInstall } from "../../../components/render-install.ts";
+import { policyRules } from "../../../components/roles.ts";
+import { settingsFor } from "./settings-fixture.ts";
+
+const kindsOf = (manifests: readonly { kind?: string }[]) => manifests.map((manifest) => manifest.kind);
+
+describe("installManifests", () => {
+  it("lists the CRD and namespace first and workloads last, in apply order", () => {
+    const manifests = installManifests(settingsFor({ replicas: 2, watchNamespaces: ["team-a"] }), loadCrdManifest());
+    assert.deepEqual(kindsOf(manifests), [
+      "CustomResourceDefinition",
+      "Namespace",
+      "ServiceAccount",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Role",
+      "RoleBinding",
+      "Role",
+      "RoleBinding",
+      "Deployment",
+      "Service",
+      "PodDisruptionBudget",
+    ]);
+  });
+
+  it("external placement: CRD, namespace, ServiceAccount and RBAC, no workload", () => {
+    const manifests = installManifests(settingsFor({ operatorPlacement: "external" }), loadCrdManifest());
+    assert.deepEqual(kindsOf(manifests), [
+      "CustomResourceDefinition",
+      "Namespace",
+      "ServiceAccount",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Role",
+      "RoleBinding",
+    ]);
+  });
+});
+
+describe("dist/install.yaml", () => {
+  it("is up to date with the builders and the generated CRD (run 'node components/render-install.ts')", () => {
+    assert.equal(readFileSync(defaultInstallPath, "utf8"), renderDefaultInstall());
+  });
+
+  it("holds the CRD from config/crd unchanged and the shared RBAC rules", () => {
+    type Document = { kind: string; rules?: unknown };
+    const documents = parseAllDocuments(renderDefaultInstall()).map((document) => document.toJS() as Document);
+    assert.deepEqual(documents[0], loadCrdManifest());
+    const clusterRole = documents.find((d) => d.kind === "ClusterRole");
+    assert.deepEqual(clusterRole?.rules, policyRules(clusterWideRules()));
+    assert.ok(!documents.some((d) => d.kind === "Secret"), "no Secret objects");
+  });
+
+  it("renders one YAML document per object, after a header", () => {
+    const text = renderInstallYaml([loadCrdManifest()]);
+    assert.ok(text.startsWith("# MyAppInstance platform"));
+    const documents = parseAllDocuments(text);
+    assert.equal(documents.length, 1);
+    assert.equal((documents[0]?.toJS() as { metadata: { name: string } }).metadata.name, crdName);
+  });
+});

@@ -1,0 +1,209 @@
+/**
+ * The component's wiring under pulumi.runtime.setMocks: which resources it registers, with which parents, names,
+ * inputs and options. No engine, no cluster.
+ */
+import assert from "node:assert/strict";
+import { before, beforeEach, describe, it } from "node:test";
+import * as pulumi from "@pulumi/pulumi";
+import type { MyAppOperatorArgs } from "../../../components/settings.ts";
+
+interface Registered {
+  readonly type: string;
+  readonly name: string;
+  readonly inputs: Record<string, unknown>;
+}
+
+/** Every resource the mock engine saw, and every resource's options as the SDK prepared them. */
+let registered: Registered[] = [];
+let options: Map<string, pulumi.CustomResourceOptions> = new Map();
+
+pulumi.runtime.setMocks(
+  {
+    newResource: (args) => {
+      registered.push({ type: args.type, name: args.name, inputs: args.inputs as Record<string, unknown> });
+      return { id: `${args.name}-id`, state: args.inputs as Record<string, unknown> };
+    },
+    call: (args) => args.inputs as Record<string, unknown>,
+  },
+  "myapp",
+  "unit",
+  false,
+);
+
+// Loaded after setMocks, so no resource can be created against a real engine.
+const { MyAppOperator, myAppOperatorType } = await import("../../../components/my-app-operator.ts");
+const { clusterScopedRules, clusterWideRules, leaderElectionRules, watchedNamespaceRules } =
+  await import("../../../components/rbac.ts");
+const { policyRules } = await import("../../../components/roles.ts");
+
+function valueOf<T>(output: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => output.apply(resolve));
+}
+
+/** Builds the component, waits until every child is registered, and returns it. */
+async function install(name: string, args: MyAppOperatorArgs = {}) {
+  const component = new MyAppOperator(name, args, {
+    // Legacy transformations run in the SDK (unlike `transforms`), so they show each child's options under mocks.
+    transformations: [
+      (child) => {
+        options.set(child.name, child.opts as pulumi.CustomResourceOptions);
+        return undefined;
+      },
+    ],
+  });
+  const children = allChildren(component.resources);
+  await Promise.all(children.map((child) => valueOf(child.urn)));
+  return { component, children };
+}
+
+function allChildren(resources: InstanceType<typeof MyAppOperator>["resources"]): pulumi.CustomResource[] {
+  return Object.values(resources).flatMap((value) => (Array.isArray(value) ? value : value ? [value] : []));
+}
+
+function inputsOf(name: string): Record<string, unknown> {
+  const found = registered.find((resource) => resource.name === name);
+  assert.ok(found, `resource ${name} was registered (have: ${registered.map((r) => r.name).join(", ")})`);
+  return found.inputs;
+}
+
+describe("MyAppOperator", () => {
+  before(() => {
+    assert.equal(myAppOperatorType, "myapp:index:MyAppOperator");
+  });
+  beforeEach(() => {
+    registered = [];
+    options = new Map();
+  });
+
+  it("installs CRD, namespace, ServiceAccount, RBAC, Deployment and metrics Service, all parented to it", async () => {
+    // GIVEN the defaults WHEN installed
+    const { children } = await install("op");
+    // THEN the resource graph is exactly this, with deterministic names
+    assert.deepEqual(registered.map((r) => `${r.type} ${r.name}`).sort(), [
+      "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition op-crd",
+      "kubernetes:apps/v1:Deployment op-deployment",
+      "kubernetes:core/v1:Namespace op-namespace",
+      "kubernetes:core/v1:Service op-metrics-service",
+      "kubernetes:core/v1:ServiceAccount op-service-account",
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole op-cluster-role",
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding op-cluster-role-binding",
+      "myapp:index:MyAppOperator op",
+    ]);
+    // AND every child's URN records the component as its parent
+    for (const child of children) {
+      const urn = await valueOf(child.urn);
+      assert.match(urn, /::myapp:index:MyAppOperator\$kubernetes:/, urn);
+    }
+    const childOptions = [...options].filter(([name]) => name !== "op");
+    assert.equal(childOptions.length, children.length);
+    for (const [name, opts] of childOptions) assert.ok(opts.parent instanceof MyAppOperator, `${name}'s parent`);
+  });
+
+  it("grants exactly the shared RBAC definition (cluster-wide)", async () => {
+    await install("op");
+    assert.deepEqual(inputsOf("op-cluster-role").rules, policyRules(clusterWideRules()));
+    assert.deepEqual(inputsOf("op-cluster-role-binding").subjects, [
+      { kind: "ServiceAccount", name: "op", namespace: "myapp-system" },
+    ]);
+  });
+
+  it("namespaced with 2 replicas: Roles per namespace, a small ClusterRole, leader election and a PDB", async () => {
+    // GIVEN two watched namespaces and two replicas WHEN installed
+    const { component } = await install("op", { watchNamespaces: ["team-a", "team-b"], replicas: 2 });
+    // THEN
+    assert.deepEqual(inputsOf("op-cluster-role").rules, policyRules(clusterScopedRules));
+    for (const ns of ["team-a", "team-b"]) {
+      const role = inputsOf(`op-role-watch-${ns}`);
+      assert.deepEqual(role.rules, policyRules(watchedNamespaceRules));
+      assert.equal((role.metadata as { namespace: string }).namespace, ns);
+      assert.equal((inputsOf(`op-role-binding-watch-${ns}`).metadata as { namespace: string }).namespace, ns);
+    }
+    assert.deepEqual(inputsOf("op-role-leader-election").rules, policyRules(leaderElectionRules));
+    assert.ok(registered.some((r) => r.type === "kubernetes:policy/v1:PodDisruptionBudget"));
+    const args = (inputsOf("op-deployment") as { spec: { template: { spec: { containers: { args: string[] }[] } } } })
+      .spec.template.spec.containers[0]?.args;
+    assert.ok(args?.includes("--leader-elect"));
+    assert.ok(args?.includes("--namespaces=team-a,team-b"));
+    assert.equal(component.resources.roles.length, 3);
+  });
+
+  it("external placement: no Deployment, Service or PDB, and no metrics endpoint", async () => {
+    const { component } = await install("op", { operatorPlacement: "external", replicas: 2 });
+    const types = registered.map((r) => r.type);
+    for (const absent of ["Deployment", "Service", "PodDisruptionBudget"]) {
+      assert.ok(!types.some((type) => type.endsWith(`:${absent}`)), absent);
+    }
+    assert.ok(types.includes("kubernetes:core/v1:ServiceAccount"));
+    assert.equal(await valueOf(component.metricsEndpoint), undefined);
+  });
+
+  it("retains the CRD on destroy unless told otherwise, waits for Established, and owns its fields", async () => {
+    await install("kept");
+    assert.equal(options.get("kept-crd")?.retainOnDelete, true);
+    const annotations = (inputsOf("kept-crd").metadata as { annotations: Record<string, string> }).annotations;
+    assert.equal(annotations["pulumi.com/waitFor"], "condition=Established");
+    assert.equal(annotations["pulumi.com/patchForce"], "true", "the install owns the CRD, whoever applied it first");
+    await install("dropped", { deleteCrdOnDestroy: true });
+    assert.equal(options.get("dropped-crd")?.retainOnDelete, false);
+  });
+
+  it("starts the operator only after its CRD and permissions exist", async () => {
+    const { component } = await install("op", { watchNamespaces: ["team-a"], replicas: 2 });
+    const dependsOn = options.get("op-deployment")?.dependsOn as pulumi.Resource[];
+    const r = component.resources;
+    for (const needed of [r.crd, r.serviceAccount, r.clusterRoleBinding, ...r.roleBindings]) {
+      assert.ok(dependsOn.includes(needed), "the Deployment depends on each of them");
+    }
+  });
+
+  it("uses an existing namespace when asked, creating nothing for it", async () => {
+    const { component } = await install("op", { createNamespace: false, namespace: "existing" });
+    assert.ok(!registered.some((r) => r.type === "kubernetes:core/v1:Namespace"));
+    assert.equal(await valueOf(component.namespace), "existing");
+  });
+
+  it("outputs names and the metrics URL only, none of them secret", async () => {
+    const { component } = await install("op");
+    const outputs = {
+      namespace: component.namespace,
+      serviceAccountName: component.serviceAccountName,
+      crdName: component.crdName,
+      metricsEndpoint: component.metricsEndpoint,
+    };
+    assert.deepEqual(
+      Object.keys(component)
+        .filter((key) => key !== "urn" && pulumi.Output.isInstance((component as never)[key]))
+        .sort(),
+      Object.keys(outputs).sort(),
+      "no other Output properties",
+    );
+    for (const output of Object.values(outputs)) assert.equal(await pulumi.isSecret(output), false);
+    assert.deepEqual(
+      {
+        namespace: await valueOf(outputs.namespace),
+        serviceAccountName: await valueOf(outputs.serviceAccountName),
+        crdName: await valueOf(outputs.crdName),
+        metricsEndpoint: await valueOf(outputs.metricsEndpoint),
+      },
+      {
+        namespace: "myapp-system",
+        serviceAccountName: "op",
+        crdName: "myappinstances.example.com",
+        metricsEndpoint: "http://op-metrics.myapp-system.svc:8080/metrics",
+      },
+    );
+    // Nor does any child carry credentials: no Secret, no token.
+    assert.ok(!registered.some((r) => r.type.endsWith(":Secret")));
+    assert.ok(!JSON.stringify(registered).match(/"token"|kubeconfig|password/i));
+  });
+
+  it("rejects invalid arguments with a ResourceError that names each field", () => {
+    assert.throws(
+      () => new MyAppOperator("op", { replicas: -1, watchNamespaces: ["Team_A"] }),
+      (error: unknown) =>
+        pulumi.ResourceError.isInstance(error) &&
+        /replicas: -1 must be a whole number/.test(error.message) &&
+        /watchNamespaces\[0\]: "Team_A" is not a namespace name/.test(error.message),
+    );
+  });
+});

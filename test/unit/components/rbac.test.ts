@@ -1,0 +1,136 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  clusterScopedRules,
+  clusterWideRules,
+  leaderElectionRules,
+  watchedNamespaceRules,
+  type OperatorRule,
+} from "../../../components/rbac.ts";
+import { operatorRbac, policyRules } from "../../../components/roles.ts";
+import { settingsFor } from "./settings-fixture.ts";
+
+/** "group/resource verb" for every grant, for readable comparisons. */
+function grants(rules: readonly OperatorRule[]): string[] {
+  return rules
+    .flatMap((rule) =>
+      rule.apiGroups.flatMap((group) =>
+        rule.resources.flatMap((resource) => rule.verbs.map((verb) => `${group || "core"}/${resource} ${verb}`)),
+      ),
+    )
+    .sort();
+}
+
+describe("the operator's rules (rbac.ts)", () => {
+  it("grant exactly what the operator uses", () => {
+    assert.deepEqual(grants(clusterWideRules()), [
+      "apps/deployments create",
+      "apps/deployments delete",
+      "apps/deployments get",
+      "apps/deployments list",
+      "apps/deployments patch",
+      "apps/deployments update",
+      "apps/deployments watch",
+      "apps/statefulsets create",
+      "apps/statefulsets delete",
+      "apps/statefulsets get",
+      "apps/statefulsets list",
+      "apps/statefulsets patch",
+      "apps/statefulsets update",
+      "apps/statefulsets watch",
+      "core/persistentvolumeclaims delete",
+      "core/persistentvolumeclaims get",
+      "core/persistentvolumeclaims list",
+      "core/persistentvolumeclaims patch",
+      "core/persistentvolumeclaims watch",
+      "core/services create",
+      "core/services delete",
+      "core/services get",
+      "core/services list",
+      "core/services patch",
+      "core/services update",
+      "core/services watch",
+      "events.k8s.io/events create",
+      "events.k8s.io/events patch",
+      "example.com/myappinstances get",
+      "example.com/myappinstances list",
+      "example.com/myappinstances patch",
+      "example.com/myappinstances update",
+      "example.com/myappinstances watch",
+      "example.com/myappinstances/finalizers update",
+      "example.com/myappinstances/status get",
+      "example.com/myappinstances/status patch",
+      "example.com/myappinstances/status update",
+      "storage.k8s.io/storageclasses get",
+      "storage.k8s.io/storageclasses list",
+      "storage.k8s.io/storageclasses watch",
+    ]);
+    assert.deepEqual(grants(leaderElectionRules), [
+      "coordination.k8s.io/leases create",
+      "coordination.k8s.io/leases get",
+      "coordination.k8s.io/leases update",
+    ]);
+  });
+
+  it("never use wildcards, and never touch secrets, pods or configmaps", () => {
+    const all = [...clusterWideRules(), ...leaderElectionRules];
+    for (const rule of all) {
+      for (const field of [rule.apiGroups, rule.resources, rule.verbs]) assert.ok(!field.includes("*"), "wildcard");
+      for (const resource of ["secrets", "pods", "configmaps"]) assert.ok(!rule.resources.includes(resource), resource);
+    }
+  });
+});
+
+describe("operatorRbac", () => {
+  it("cluster-wide: one ClusterRole with every rule, bound to the ServiceAccount; no Roles", () => {
+    // GIVEN no watched namespaces WHEN built
+    const rbac = operatorRbac(settingsFor());
+    // THEN
+    assert.deepEqual(rbac.clusterRole.rules, policyRules(clusterWideRules()));
+    assert.deepEqual(rbac.clusterRoleBinding.roleRef, {
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "ClusterRole",
+      name: rbac.clusterRole.metadata?.name,
+    });
+    assert.deepEqual(rbac.clusterRoleBinding.subjects, [
+      { kind: "ServiceAccount", name: "myapp-operator", namespace: "myapp-system" },
+    ]);
+    assert.deepEqual(rbac.watchedNamespaceGrants, []);
+    assert.equal(rbac.leaderElection, undefined, "one in-cluster replica does not elect a leader");
+  });
+
+  it("namespaced: a Role per watched namespace, and a ClusterRole with only the cluster-scoped reads", () => {
+    // GIVEN two watched namespaces and leader election
+    const rbac = operatorRbac(settingsFor({ watchNamespaces: ["team-a", "team-b"], replicas: 2 }));
+    // THEN
+    assert.deepEqual(rbac.clusterRole.rules, policyRules(clusterScopedRules));
+    assert.deepEqual(
+      rbac.watchedNamespaceGrants.map((grant) => [grant.namespace, grant.role.metadata?.namespace, grant.role.rules]),
+      [
+        ["team-a", "team-a", policyRules(watchedNamespaceRules)],
+        ["team-b", "team-b", policyRules(watchedNamespaceRules)],
+      ],
+    );
+    for (const grant of rbac.watchedNamespaceGrants) {
+      assert.deepEqual(grant.binding.roleRef, {
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "Role",
+        name: grant.role.metadata?.name,
+      });
+      assert.equal(grant.binding.metadata?.namespace, grant.namespace);
+    }
+    assert.equal(rbac.leaderElection?.namespace, "myapp-system");
+    assert.deepEqual(rbac.leaderElection?.role.rules, policyRules(leaderElectionRules));
+  });
+
+  it("grants the Lease to an external operator, whose flags it does not control", () => {
+    const rbac = operatorRbac(settingsFor({ operatorPlacement: "external" }));
+    assert.equal(rbac.leaderElection?.role.metadata?.namespace, "myapp-system");
+  });
+
+  it("returns copies: changing a built Role cannot change the shared definition", () => {
+    const rbac = operatorRbac(settingsFor());
+    rbac.clusterRole.rules?.[0]?.verbs.push("delete");
+    assert.ok(!watchedNamespaceRules[0]?.verbs.includes("delete"));
+  });
+});
