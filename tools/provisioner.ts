@@ -36,13 +36,20 @@ async function pass(): Promise<void> {
   const [claims, volumes, classes] = await Promise.all([
     client.list<Claim>("v1", "PersistentVolumeClaim"),
     client.list<Volume>("v1", "PersistentVolume"),
-    client.list<KubeObject & { allowVolumeExpansion?: boolean }>("storage.k8s.io/v1", "StorageClass"),
+    client.list<KubeObject & { provisioner?: string; allowVolumeExpansion?: boolean }>(
+      "storage.k8s.io/v1",
+      "StorageClass",
+    ),
   ]);
-  const ours = classes.items.find((c) => c.metadata.name === storageClassName);
+  // Every class whose provisioner is ours, not only the default one: tests and users may add their own.
+  const ourClasses = new Map(
+    classes.items.filter((c) => c.provisioner === provisionerName).map((c) => [c.metadata.name!, c]),
+  );
   const volumeByClaimUid = new Map(volumes.items.map((v) => [v.spec.claimRef?.uid, v]));
 
   for (const claim of claims.items) {
-    if (claim.spec.storageClassName !== storageClassName || claim.metadata.deletionTimestamp) continue;
+    const claimClass = ourClasses.get(claim.spec.storageClassName ?? "");
+    if (!claimClass || claim.metadata.deletionTimestamp) continue;
     const request = claim.spec.resources?.requests?.storage ?? "1Gi";
     const volume = volumeByClaimUid.get(claim.metadata.uid);
     if (!volume) {
@@ -57,7 +64,7 @@ async function pass(): Promise<void> {
           capacity: { storage: request },
           accessModes: claim.spec.accessModes ?? ["ReadWriteOnce"],
           persistentVolumeReclaimPolicy: "Delete",
-          storageClassName,
+          storageClassName: claimClass.metadata.name,
           hostPath: { path: `/var/lib/myapp-local-volumes/${claim.metadata.uid}` },
           claimRef: { namespace: claim.metadata.namespace, name: claim.metadata.name, uid: claim.metadata.uid },
         },
@@ -96,7 +103,7 @@ async function pass(): Promise<void> {
 
 let stopping = false;
 for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => (stopping = true));
-log("started", { storageClass: storageClassName });
+log("started", { provisioner: provisionerName, defaultClass: storageClassName });
 while (!stopping) {
   try {
     await pass();

@@ -18,5 +18,5 @@ export { rolloutProgress } from "./rollout.ts";
 export type { RolloutProgress } from "./rollout.ts";
 export { computeStatus, problemStatus, statusChanged } from "./status.ts";
 export type { Problem, StatusInput, Step } from "./status.ts";
-export { planStatefulSet } from "./storage.ts";
+export { defaultClassAnnotations, planStatefulSet, storageClassProblem, unboundClaimsByClass } from "./storage.ts";
 export type { StatefulSetPlan } from "./storage.ts";

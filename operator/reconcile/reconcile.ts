@@ -4,8 +4,9 @@
  *
  * Order: instance gone → done; being deleted → finalize; ensure the finalizer; validate the spec (invalid → a
  * Degraded status, no retry); apply the Service and the workload where they differ from the desired state; grow
- * volumes and re-create a StatefulSet whose claim template must change; retire the old workload after a move
- * once the new one is ready; write the status if it changed.
+ * volumes and re-create a StatefulSet whose claim template must change; check that volumes still to be
+ * provisioned have a StorageClass; retire the old workload after a move once the new one is ready; write the
+ * status if it changed.
  */
 import type { Logger } from "pino";
 import {
@@ -36,7 +37,13 @@ import type { ApplyConfiguration, ClusterPort, ObjectKey } from "./port.ts";
 import { rolloutProgress } from "./rollout.ts";
 import { openSession, referenceTo, type InstanceObject, type Session } from "./session.ts";
 import { computeStatus, problemStatus, statusChanged, type Problem, type Step } from "./status.ts";
-import { claimsSmallerThan, dataClaims, planStatefulSet } from "./storage.ts";
+import {
+  claimsSmallerThan,
+  dataClaims,
+  planStatefulSet,
+  storageClassProblem,
+  unboundClaimsByClass,
+} from "./storage.ts";
 
 export interface ReconcileDeps {
   readonly port: ClusterPort;
@@ -50,6 +57,14 @@ export interface ReconcileDeps {
    * @default 5000
    */
   readonly pollIntervalMs?: number;
+  /**
+   * How soon to look again while volume claims wait for a StorageClass that does not exist (or for a default
+   * class). The operator does not watch StorageClasses, and a created class changes nothing it watches until the
+   * claims are provisioned, so this slow poll is what notices the fix: the instance recovers by itself within
+   * about this long. Each look is reads only.
+   * @default 30000
+   */
+  readonly storageClassPollMs?: number;
 }
 
 /** What a reconcile asks of the runtime next; `{ writes }` alone means "converged: wait for a change". */
@@ -131,7 +146,10 @@ async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger)
     await writeProblem(session, { reason: "InvalidSpec", message: `the spec is invalid: ${issues}` });
     return { writes: session.writes() };
   }
-  const requeueAfterMs = await reconcileChildren(session, verdict.spec, deps.pollIntervalMs ?? 5000);
+  const requeueAfterMs = await reconcileChildren(session, verdict.spec, {
+    pollMs: deps.pollIntervalMs ?? 5000,
+    storageClassPollMs: deps.storageClassPollMs ?? 30_000,
+  });
   return { ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}), writes: session.writes() };
 }
 
@@ -150,7 +168,7 @@ async function ensureFinalizer(session: Session): Promise<void> {
 async function reconcileChildren(
   session: Session,
   spec: MyAppInstanceSpec,
-  pollMs: number,
+  { pollMs, storageClassPollMs }: { readonly pollMs: number; readonly storageClassPollMs: number },
 ): Promise<number | undefined> {
   const { port, key, instance } = session;
   const uid = instance.metadata.uid ?? "";
@@ -211,6 +229,7 @@ async function reconcileChildren(
       } else {
         workload = await ensureChild(session, planned.desired, workload, retiring);
       }
+      if (planned.awaitingStorageClass) requeueAfterMs = storageClassPollMs;
     } else {
       workload = await ensureChild(session, desiredDeployment(input), workload, retiring);
     }
@@ -232,7 +251,7 @@ async function reconcileChildren(
         session.logger.info({ from: retiring.kind, to: workload.kind }, "moved to the new workload kind");
         retiring = undefined;
       } else {
-        requeueAfterMs = pollMs;
+        requeueAfterMs = Math.min(pollMs, requeueAfterMs ?? pollMs);
       }
     }
   } catch (error) {
@@ -265,7 +284,8 @@ async function reconcileChildren(
 /**
  * Claims and StatefulSet for an instance with storage: grows claims that are too small (where their class
  * allows), and deletes the StatefulSet with Orphan when its claim template must grow. Returns what to apply when
- * it did not delete.
+ * it did not delete, and a problem when the volumes cannot change or cannot be provisioned at all
+ * (`awaitingStorageClass`: their StorageClass is missing, which nothing the operator watches will announce).
  */
 async function reconcileStorage(
   session: Session,
@@ -275,6 +295,7 @@ async function reconcileStorage(
   desired: ReturnType<typeof planStatefulSet>["desired"];
   recreated: boolean;
   problem: Problem | undefined;
+  awaitingStorageClass: boolean;
 }> {
   const { port, key } = session;
   const name = workloadName(key.name);
@@ -333,10 +354,38 @@ async function reconcileStorage(
       "deleted StatefulSet (orphaning pods) to grow its claim template",
     );
   }
-  if (plan.problem && !statusHasProblem(previousStatus(session.instance), plan.problem)) {
-    session.logger.warn({ reason: plan.problem.reason }, plan.problem.message);
+  const recreated = plan.recreate && live !== undefined;
+  // Only claims that are not Bound need a class, so a running instance makes no StorageClass read here.
+  const classProblem =
+    plan.problem || recreated ? undefined : await provisioningProblem(port, unboundClaimsByClass(plan.desired, claims));
+  const problem = plan.problem ?? classProblem;
+  if (problem && !statusHasProblem(previousStatus(session.instance), problem)) {
+    session.logger.warn({ reason: problem.reason }, problem.message);
   }
-  return { desired: plan.desired, recreated: plan.recreate && live !== undefined, problem: plan.problem };
+  return { desired: plan.desired, recreated, problem, awaitingStorageClass: classProblem !== undefined };
+}
+
+/**
+ * Looks up the StorageClasses that the unbound claims in `waiting` need: by name, or all of them when some claims
+ * need the default class (nothing but a list finds the default). No read when nothing waits.
+ */
+async function provisioningProblem(
+  port: ClusterPort,
+  waiting: ReadonlyMap<string | undefined, readonly string[]>,
+): Promise<Problem | undefined> {
+  if (waiting.size === 0) return undefined;
+  let classes: ObservedStorageClass[];
+  if (waiting.has(undefined)) {
+    // StorageClasses are cluster-scoped: no namespace lists them all.
+    classes = await port.list<ObservedStorageClass>("storage.k8s.io/v1", "StorageClass", "", "");
+  } else {
+    const names = [...waiting.keys()].filter((name) => name !== undefined);
+    const found = await Promise.all(
+      names.map((name) => port.find<ObservedStorageClass>("storage.k8s.io/v1", "StorageClass", name)),
+    );
+    classes = found.filter((storageClass) => storageClass !== undefined);
+  }
+  return storageClassProblem(waiting, classes);
 }
 
 /**

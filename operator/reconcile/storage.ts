@@ -1,11 +1,18 @@
 /**
- * Storage changes of a running instance, decided purely from what was observed. A StatefulSet's claim template is
- * immutable, and a claim can grow only where its StorageClass allows expansion, so growing storage is: grow each
- * existing claim, then re-create the StatefulSet with the new template while its pods keep running (orphaned and
- * adopted again). Where a claim cannot grow, nothing changes and a Degraded condition says why.
+ * Storage of an instance, decided purely from what was observed.
+ *
+ * Provisioning: a claim waits for its StorageClass to make its volume. A class that does not exist (or no default
+ * class, for claims that name none) leaves the claims and pods Pending forever, so the instance reports it as a
+ * Degraded condition instead of Progressing without end.
+ *
+ * Growth: a StatefulSet's claim template is immutable, and a claim can grow only where its StorageClass allows
+ * expansion, so growing storage is: grow each existing claim, then re-create the StatefulSet with the new template
+ * while its pods keep running (orphaned and adopted again). Where a claim cannot grow, nothing changes and a
+ * Degraded condition says why.
  */
 import { compareQuantities, parseQuantity } from "../../api/index.ts";
 import {
+  claimName,
   dataVolumeName,
   desiredStatefulSet,
   isDataClaimOf,
@@ -107,6 +114,89 @@ export function planStatefulSet(
 
   const templateGrows = liveSize !== undefined && isLess(liveSize, wanted);
   return { desired, recreate: templateGrows, expand: small, problem: undefined };
+}
+
+/**
+ * Annotations that mark the cluster's default StorageClass, as the DefaultStorageClass admission plugin reads them
+ * (the beta one is still honoured).
+ */
+export const defaultClassAnnotations = [
+  "storageclass.kubernetes.io/is-default-class",
+  "storageclass.beta.kubernetes.io/is-default-class",
+] as const;
+
+/**
+ * The data claims of `statefulSet` (ordinals 0 to replicas - 1) that are not Bound yet, by the StorageClass that
+ * has to provision them: a claim not made yet will get the class of the claim template; one that exists keeps the
+ * class it was made with. The key `undefined` collects claims that name no class (the cluster's default class
+ * provisions those). A claim with an explicit empty class waits for a volume made by hand, not for a class, so it
+ * is left out. Empty when every volume is there, so a running instance costs no StorageClass read.
+ */
+export function unboundClaimsByClass(
+  statefulSet: DesiredStatefulSet,
+  claims: readonly ObservedClaim[],
+): Map<string | undefined, string[]> {
+  const templateClass = statefulSet.spec.volumeClaimTemplates.find((t) => t.metadata.name === dataVolumeName)?.spec
+    .storageClassName;
+  const byName = new Map(claims.map((claim) => [claim.metadata.name ?? "", claim]));
+  const waiting = new Map<string | undefined, string[]>();
+  for (let ordinal = 0; ordinal < statefulSet.spec.replicas; ordinal++) {
+    const name = claimName(statefulSet.metadata.name, ordinal);
+    const claim = byName.get(name);
+    if (claim?.status?.phase === "Bound") continue;
+    const className = claim ? claim.spec?.storageClassName : templateClass;
+    if (className === "") continue;
+    waiting.set(className, [...(waiting.get(className) ?? []), name]);
+  }
+  return waiting;
+}
+
+/**
+ * Why the claims in `waiting` (from `unboundClaimsByClass`) cannot be provisioned, if they cannot: a class they
+ * name does not exist (`StorageClassNotFound`), or they name none and no class is the default
+ * (`NoDefaultStorageClass`). `classes` are the StorageClasses that exist among those the claims need (every class
+ * when some need the default). Undefined when each claim has a class to provision it; whether that class works
+ * is its provisioner's business. Names the first class that is missing; the next one shows once it is fixed.
+ */
+export function storageClassProblem(
+  waiting: ReadonlyMap<string | undefined, readonly string[]>,
+  classes: readonly ObservedStorageClass[],
+): Problem | undefined {
+  const immutable = "spec.storageClassName cannot change once spec.storage is set";
+  for (const [className, claimNames] of waiting) {
+    const claimList = `volume claims ${listNames(claimNames)}`;
+    if (className === undefined) {
+      if (classes.some(isDefaultClass)) continue;
+      return {
+        reason: "NoDefaultStorageClass",
+        message:
+          `spec.storageClassName is not set and the cluster has no default StorageClass (annotated ` +
+          `${defaultClassAnnotations[0]}: "true"), so ${claimList} cannot be provisioned and their pods cannot ` +
+          "start. Mark a StorageClass as the default and the instance continues by itself, or delete the instance " +
+          `(and any Pending claims it leaves) and create it again with spec.storageClassName set: ${immutable}`,
+      };
+    }
+    if (classes.some((c) => c.metadata.name === className)) continue;
+    return {
+      reason: "StorageClassNotFound",
+      message:
+        `StorageClass "${className}" does not exist, so ${claimList} cannot be provisioned and their pods cannot ` +
+        `start. Create StorageClass "${className}" and the instance continues by itself, or delete the instance ` +
+        `(and any Pending claims it leaves) and create it again with a StorageClass that exists: ${immutable}`,
+    };
+  }
+  return undefined;
+}
+
+function isDefaultClass(storageClass: ObservedStorageClass): boolean {
+  const annotations = storageClass.metadata.annotations ?? {};
+  return defaultClassAnnotations.some((key) => annotations[key] === "true");
+}
+
+/** At most three names, so a large instance does not make a huge condition message. */
+function listNames(names: readonly string[]): string {
+  const shown = names.slice(0, 3).join(", ");
+  return names.length > 3 ? `${shown} and ${names.length - 3} more` : shown;
 }
 
 /** True when both parse as quantities and `a` < `b`. */

@@ -34,6 +34,8 @@ export class FakeCluster implements ClusterPort {
   readonly requests: RecordedRequest[] = [];
   readonly events: EventRecord[] = [];
   reads = 0;
+  /** The reads, as "find Kind/name" and "list Kind" lines in order (for "this reconcile never looked at X"). */
+  readonly readLines: string[] = [];
   private readonly objects = new Map<string, KubeObject>();
   private readonly failures: { verb: Verb; kind?: string; error: Error }[] = [];
   private sequence = 0;
@@ -47,6 +49,7 @@ export class FakeCluster implements ClusterPort {
     namespace?: string,
   ): Promise<T | undefined> {
     this.reads += 1;
+    this.readLines.push(`find ${kind}/${name}`);
     this.failIfScripted("find", kind);
     const object = this.objects.get(keyOf(apiVersion, kind, namespace, name));
     return object ? (clone(object) as T) : undefined;
@@ -59,15 +62,19 @@ export class FakeCluster implements ClusterPort {
     labelSelector: string,
   ): Promise<T[]> {
     this.reads += 1;
+    this.readLines.push(`list ${kind}`);
     this.failIfScripted("list", kind);
     const wanted = labelSelector
       .split(",")
       .filter(Boolean)
       .map((term) => term.split("=") as [string, string]);
-    return [...this.objects.values()]
-      .filter((o) => o.apiVersion === apiVersion && o.kind === kind && o.metadata.namespace === namespace)
-      .filter((o) => wanted.every(([key, value]) => o.metadata.labels?.[key] === value))
-      .map((o) => clone(o) as T);
+    return (
+      [...this.objects.values()]
+        // A cluster-scoped kind (StorageClass) has no namespace and is listed with "".
+        .filter((o) => o.apiVersion === apiVersion && o.kind === kind && (o.metadata.namespace ?? "") === namespace)
+        .filter((o) => wanted.every(([key, value]) => o.metadata.labels?.[key] === value))
+        .map((o) => clone(o) as T)
+    );
   }
 
   async apply<T extends KubeObject>(configuration: ApplyConfiguration): Promise<T> {
@@ -170,6 +177,7 @@ export class FakeCluster implements ClusterPort {
     this.requests.length = 0;
     this.events.length = 0;
     this.reads = 0;
+    this.readLines.length = 0;
   }
 
   /** Makes the next `verb` (on `kind`, if given) throw `error`. */
@@ -279,28 +287,76 @@ export class FakeCluster implements ClusterPort {
     this.progress(kind, name, { updated: replicas, ready: replicas }, namespace);
   }
 
-  /** The StatefulSet controller and a provisioner: one bound claim per replica from the claim template. */
+  /**
+   * The StatefulSet controller and a provisioner: one bound claim per replica from the claim template. Claims
+   * that wait (`pendingClaims`) are bound as they are.
+   */
   provisionClaims(statefulSet: string, storageClassName: string, namespace = "default"): void {
+    this.makeClaims(statefulSet, namespace, (claim) => {
+      const existing = this.get("v1", "PersistentVolumeClaim", claim.name, namespace);
+      const spec = {
+        accessModes: ["ReadWriteOnce"],
+        storageClassName,
+        resources: { requests: { storage: claim.storage } },
+      };
+      const status = { phase: "Bound", capacity: { storage: claim.storage } };
+      if (!existing) {
+        this.put({
+          apiVersion: "v1",
+          kind: "PersistentVolumeClaim",
+          metadata: { name: claim.name, namespace, labels: claim.labels },
+          spec,
+          status,
+        });
+      } else if ((existing["status"] as { phase?: string } | undefined)?.phase !== "Bound") {
+        this.edit("v1", "PersistentVolumeClaim", claim.name, (o) => void (o["status"] = status), namespace);
+      }
+    });
+  }
+
+  /**
+   * The StatefulSet controller without a provisioner: one Pending claim per replica, with the template's class
+   * (none when the template names none and no default class is there to fill it in).
+   */
+  pendingClaims(statefulSet: string, namespace = "default"): void {
+    this.makeClaims(statefulSet, namespace, (claim) => {
+      if (this.get("v1", "PersistentVolumeClaim", claim.name, namespace)) return;
+      this.put({
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: { name: claim.name, namespace, labels: claim.labels },
+        spec: {
+          accessModes: ["ReadWriteOnce"],
+          ...(claim.storageClassName !== undefined ? { storageClassName: claim.storageClassName } : {}),
+          resources: { requests: { storage: claim.storage } },
+        },
+        status: { phase: "Pending" },
+      });
+    });
+  }
+
+  /** Calls `make` for each claim the StatefulSet's templates and replica count call for. */
+  private makeClaims(
+    statefulSet: string,
+    namespace: string,
+    make: (claim: { name: string; labels: Record<string, string>; storage: string; storageClassName?: string }) => void,
+  ): void {
     const sts = this.get("apps/v1", "StatefulSet", statefulSet, namespace);
     if (!sts) throw new Error(`fake: no StatefulSet ${statefulSet}`);
     const spec = sts["spec"] as {
       replicas: number;
       volumeClaimTemplates: {
         metadata: { name: string; labels: Record<string, string> };
-        spec: { resources: { requests: { storage: string } } };
+        spec: { storageClassName?: string; resources: { requests: { storage: string } } };
       }[];
     };
     for (const template of spec.volumeClaimTemplates) {
       for (let ordinal = 0; ordinal < spec.replicas; ordinal++) {
-        const name = `${template.metadata.name}-${statefulSet}-${ordinal}`;
-        if (this.get("v1", "PersistentVolumeClaim", name, namespace)) continue;
-        const storage = template.spec.resources.requests.storage;
-        this.put({
-          apiVersion: "v1",
-          kind: "PersistentVolumeClaim",
-          metadata: { name, namespace, labels: { ...template.metadata.labels } },
-          spec: { accessModes: ["ReadWriteOnce"], storageClassName, resources: { requests: { storage } } },
-          status: { phase: "Bound", capacity: { storage } },
+        make({
+          name: `${template.metadata.name}-${statefulSet}-${ordinal}`,
+          labels: { ...template.metadata.labels },
+          storage: template.spec.resources.requests.storage,
+          ...(template.spec.storageClassName !== undefined ? { storageClassName: template.spec.storageClassName } : {}),
         });
       }
     }

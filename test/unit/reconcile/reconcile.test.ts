@@ -7,12 +7,31 @@ import { harness } from "./setup.ts";
 
 const spec = { image: "nginx:1.27", replicas: 2, port: 8080 };
 
-/** An instance that has been created, rolled out and reported Running. */
+/** A StorageClass as an administrator creates it (cluster-scoped). */
+function storageClass(name: string, fields: { isDefault?: boolean; allowVolumeExpansion?: boolean } = {}) {
+  return {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "StorageClass",
+    metadata: {
+      name,
+      ...(fields.isDefault ? { annotations: { "storageclass.kubernetes.io/is-default-class": "true" } } : {}),
+    },
+    provisioner: "example.com/local",
+    ...(fields.allowVolumeExpansion !== undefined ? { allowVolumeExpansion: fields.allowVolumeExpansion } : {}),
+  };
+}
+
+/**
+ * An instance that has been created, rolled out and reported Running, in a cluster whose default StorageClass is
+ * "standard" (an instance with storage has its claims Bound on it).
+ */
 async function runningInstance(instanceSpec: Record<string, unknown> = spec) {
   const h = harness();
+  h.cluster.put(storageClass("standard", { isDefault: true }));
   h.cluster.createInstance("web", instanceSpec);
   await h.run();
   const kind = instanceSpec["storage"] === undefined ? "Deployment" : "StatefulSet";
+  if (kind === "StatefulSet") h.cluster.provisionClaims("web", "standard");
   h.cluster.rollOut(kind, "web");
   await h.run();
   assert.equal(h.cluster.instance("web")?.status?.phase, "Running", "precondition: the instance runs");
@@ -393,13 +412,7 @@ describe("reconcile: Deployment to StatefulSet when storage is added", () => {
 describe("reconcile: storage growth", () => {
   async function withClaims(allowVolumeExpansion: boolean) {
     const h = await runningInstance({ ...spec, storage: "1Gi" });
-    h.cluster.put({
-      apiVersion: "storage.k8s.io/v1",
-      kind: "StorageClass",
-      metadata: { name: "standard" },
-      provisioner: "example.com/local",
-      allowVolumeExpansion,
-    });
+    h.cluster.put(storageClass("standard", { isDefault: true, allowVolumeExpansion }));
     h.cluster.provisionClaims("web", "standard");
     h.cluster.edit(
       "example.com/v1",
@@ -466,6 +479,177 @@ describe("reconcile: storage growth", () => {
     h.cluster.reset();
     await h.run();
     assert.deepEqual(h.cluster.allWrites(), [], "no hot loop, no event spam");
+  });
+});
+
+describe("reconcile: StorageClass missing", () => {
+  const fast = { ...spec, storage: "1Gi", storageClassName: "fast" };
+
+  it("reports StorageClassNotFound without throwing, polls slowly, and recovers once the class exists", async () => {
+    // GIVEN a cluster with a default class, and an instance naming a class that does not exist
+    const h = harness();
+    h.cluster.put(storageClass("standard", { isDefault: true }));
+    h.cluster.createInstance("web", fast);
+
+    // WHEN reconciled
+    const outcome = await h.run();
+
+    // THEN the children are still applied (claims bind by themselves once the class exists), and the status says why
+    assert.deepEqual(h.cluster.writeLines(), [
+      "setFinalizers MyAppInstance/web",
+      "apply Service/web",
+      "apply StatefulSet/web",
+      "applyStatus MyAppInstance/web",
+    ]);
+    assert.deepEqual(
+      h.cluster.readLines.filter((line) => line.includes("StorageClass")),
+      ["find StorageClass/fast"],
+      "one read of the named class, no list",
+    );
+    const degraded = condition(h, "Degraded");
+    assert.equal(degraded?.status, "True");
+    assert.equal(degraded?.reason, "StorageClassNotFound");
+    assert.match(
+      degraded?.message ?? "",
+      /^StorageClass "fast" does not exist, so volume claims data-web-0, data-web-1/,
+    );
+    assert.match(degraded?.message ?? "", /Create StorageClass "fast" and the instance continues by itself/);
+    assert.match(degraded?.message ?? "", /spec\.storageClassName cannot change once spec\.storage is set/);
+    assert.equal(condition(h, "Stalled")?.status, "True");
+    assert.equal(condition(h, "Ready")?.status, "False");
+    assert.equal(condition(h, "Progressing")?.status, "False");
+    assert.equal(h.cluster.instance("web")?.status?.phase, "Degraded");
+    assert.deepEqual(
+      h.cluster.events.filter((e) => e.type === "Warning").map((e) => e.reason),
+      ["StorageClassNotFound"],
+    );
+    // and the runtime is asked to look again slowly: nothing it watches changes when the class is created
+    assert.equal(outcome.requeueAfterMs, 30_000);
+
+    // WHEN the StatefulSet controller has made the claims, which wait, and the poll comes round
+    h.cluster.pendingClaims("web");
+    h.cluster.reset();
+    h.advance(30_000);
+    const again = await h.run();
+
+    // THEN nothing is written (no hot loop, no event spam), and it keeps polling
+    assert.deepEqual(h.cluster.allWrites(), []);
+    assert.equal(again.requeueAfterMs, 30_000);
+
+    // WHEN the class is created
+    h.cluster.put(storageClass("fast"));
+    h.cluster.reset();
+    const recovered = await h.run();
+
+    // THEN Degraded clears and the instance is back to Progressing, waiting for its volumes; no more polling
+    assert.deepEqual(h.cluster.writeLines(), ["applyStatus MyAppInstance/web"]);
+    assert.equal(condition(h, "Degraded")?.status, "False");
+    assert.equal(condition(h, "Stalled"), undefined);
+    assert.equal(condition(h, "Progressing")?.status, "True");
+    assert.ok(h.cluster.events.some((e) => e.reason === "Recovered"));
+    assert.equal(recovered.requeueAfterMs, undefined);
+
+    // WHEN the provisioner binds the claims and the pods become ready
+    h.cluster.provisionClaims("web", "fast");
+    h.cluster.rollOut("StatefulSet", "web");
+    await h.run();
+
+    // THEN it runs, and from now on costs no StorageClass read at all
+    assert.equal(h.cluster.instance("web")?.status?.phase, "Running");
+    assert.equal(condition(h, "Ready")?.status, "True");
+    h.cluster.reset();
+    await h.run();
+    assert.deepEqual(h.cluster.allWrites(), []);
+    assert.deepEqual(
+      h.cluster.readLines.filter((line) => line.includes("StorageClass")),
+      [],
+    );
+  });
+
+  it("reports NoDefaultStorageClass when no class is named and none is the default, until one is", async () => {
+    // GIVEN only a class that is not the default, and an instance with storage that names no class
+    const h = harness();
+    h.cluster.put(storageClass("slow"));
+    h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
+
+    const outcome = await h.run();
+    h.cluster.pendingClaims("web");
+
+    // THEN Degraded says there is no default class, and how to fix it
+    const degraded = condition(h, "Degraded");
+    assert.equal(degraded?.reason, "NoDefaultStorageClass");
+    assert.match(
+      degraded?.message ?? "",
+      /spec\.storageClassName is not set and the cluster has no default StorageClass/,
+    );
+    assert.match(degraded?.message ?? "", /storageclass\.kubernetes\.io\/is-default-class: "true"/);
+    assert.match(degraded?.message ?? "", /volume claims data-web-0, data-web-1 cannot be provisioned/);
+    assert.match(degraded?.message ?? "", /Mark a StorageClass as the default/);
+    assert.equal(condition(h, "Stalled")?.status, "True");
+    assert.equal(outcome.requeueAfterMs, 30_000);
+    assert.deepEqual(
+      h.cluster.readLines.filter((line) => line.includes("StorageClass")),
+      ["list StorageClass"],
+    );
+
+    // WHEN an administrator marks a class as the default
+    h.cluster.put(storageClass("slow", { isDefault: true }));
+    h.cluster.reset();
+    const recovered = await h.run();
+
+    // THEN the instance is no longer Degraded
+    assert.equal(condition(h, "Degraded")?.status, "False");
+    assert.equal(recovered.requeueAfterMs, undefined);
+  });
+
+  it("does not blame a running instance whose class was removed, only the claims it still needs", async () => {
+    // GIVEN a running instance whose claims are Bound, after its (default) class was deleted
+    const h = await runningInstance({ ...spec, storage: "1Gi" });
+    h.cluster.remove("storage.k8s.io/v1", "StorageClass", "standard", "");
+
+    // WHEN it is reconciled THEN nothing changes: its volumes exist
+    await h.run();
+    assert.deepEqual(h.cluster.allWrites(), []);
+    assert.equal(condition(h, "Ready")?.status, "True");
+
+    // WHEN it is scaled up, so a third claim needs provisioning
+    h.cluster.edit(
+      "example.com/v1",
+      "MyAppInstance",
+      "web",
+      (o) => void ((o["spec"] as { replicas: number }).replicas = 3),
+    );
+    const outcome = await h.run();
+
+    // THEN the new claim is named in the Degraded condition
+    assert.equal(condition(h, "Degraded")?.reason, "NoDefaultStorageClass");
+    assert.match(condition(h, "Degraded")?.message ?? "", /volume claims data-web-2 cannot/);
+    assert.equal(outcome.requeueAfterMs, 30_000);
+  });
+
+  it("takes the poll interval from deps, and the faster poll of a move wins", async () => {
+    // GIVEN a running instance without storage, and no StorageClass at all
+    const h = await runningInstance();
+    h.cluster.remove("storage.k8s.io/v1", "StorageClass", "standard", "");
+
+    // WHEN storage is added (a move to a StatefulSet whose volumes cannot be provisioned)
+    h.cluster.edit(
+      "example.com/v1",
+      "MyAppInstance",
+      "web",
+      (o) => void ((o["spec"] as { storage?: string }).storage = "1Gi"),
+    );
+    const moving = await h.run();
+
+    // THEN it is Degraded, the Deployment keeps serving, and the move's 5 s poll is kept
+    assert.equal(condition(h, "Degraded")?.reason, "NoDefaultStorageClass");
+    assert.ok(h.cluster.get("apps/v1", "Deployment", "web"), "the Deployment keeps serving");
+    assert.equal(h.cluster.instance("web")?.status?.readyReplicas, 2);
+    assert.equal(moving.requeueAfterMs, 5000);
+
+    // WHEN the storage class poll is configured shorter than the move's
+    const quick = await reconcile("default/web", { ...h.deps, storageClassPollMs: 1000 });
+    assert.equal(quick.requeueAfterMs, 1000);
   });
 });
 

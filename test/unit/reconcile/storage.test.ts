@@ -3,6 +3,8 @@ import { describe, it } from "node:test";
 import { desiredStatefulSet } from "../../../operator/desired/index.ts";
 import {
   planStatefulSet,
+  storageClassProblem,
+  unboundClaimsByClass,
   type ObservedClaim,
   type ObservedStorageClass,
   type ObservedWorkload,
@@ -135,5 +137,109 @@ describe("planStatefulSet", () => {
     assert.equal(plan.recreate, false);
     assert.deepEqual(plan.expand, []);
     assert.equal(plan.problem, undefined);
+  });
+});
+
+function pending(ordinal: number, storageClassName?: string): ObservedClaim {
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name: `data-web-${ordinal}`, namespace: "shop" },
+    spec: {
+      ...(storageClassName !== undefined ? { storageClassName } : {}),
+      resources: { requests: { storage: "1Gi" } },
+    },
+    status: { phase: "Pending" },
+  };
+}
+
+function bound(ordinal: number): ObservedClaim {
+  return { ...claim(ordinal, "1Gi"), status: { phase: "Bound" } };
+}
+
+function storageClass(name: string, annotations?: Record<string, string>): ObservedStorageClass {
+  return {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "StorageClass",
+    metadata: { name, ...(annotations ? { annotations } : {}) },
+  };
+}
+
+describe("unboundClaimsByClass", () => {
+  const withClass = desiredStatefulSet(instance("1Gi", "fast"));
+  const withoutClass = desiredStatefulSet(instance("1Gi"));
+
+  it("is empty when every claim the replicas need is Bound, so a running instance needs no class", () => {
+    assert.deepEqual(unboundClaimsByClass(withClass, [bound(0), bound(1)]), new Map());
+  });
+
+  it("gives claims not made yet the template's class, or the default (undefined) when it names none", () => {
+    assert.deepEqual(unboundClaimsByClass(withClass, []), new Map([["fast", ["data-web-0", "data-web-1"]]]));
+    assert.deepEqual(unboundClaimsByClass(withoutClass, [bound(0)]), new Map([[undefined, ["data-web-1"]]]));
+  });
+
+  it("keeps the class a waiting claim was made with, even when the template names another", () => {
+    const waiting = unboundClaimsByClass(withClass, [pending(0, "old"), pending(1)]);
+    assert.deepEqual(
+      waiting,
+      new Map([
+        ["old", ["data-web-0"]],
+        [undefined, ["data-web-1"]],
+      ]),
+    );
+  });
+
+  it("leaves out claims with an explicit empty class (static volumes) and claims beyond the replica count", () => {
+    const waiting = unboundClaimsByClass(withClass, [pending(0, ""), bound(1), pending(2, "fast")]);
+    assert.deepEqual(waiting, new Map());
+  });
+
+  it("is empty with zero replicas", () => {
+    const none = desiredStatefulSet({
+      ...instance("1Gi", "fast"),
+      spec: { ...instance("1Gi", "fast").spec, replicas: 0 },
+    });
+    assert.deepEqual(unboundClaimsByClass(none, []), new Map());
+  });
+});
+
+describe("storageClassProblem", () => {
+  it("is undefined when nothing waits or each class that claims wait for exists", () => {
+    assert.equal(storageClassProblem(new Map(), []), undefined);
+    assert.equal(storageClassProblem(new Map([["fast", ["data-web-0"]]]), [storageClass("fast")]), undefined);
+  });
+
+  it("names a missing class and its claims, and says to create it or re-create the instance", () => {
+    const problem = storageClassProblem(new Map([["fast", ["data-web-0", "data-web-1"]]]), [storageClass("slow")]);
+    assert.equal(problem?.reason, "StorageClassNotFound");
+    assert.equal(
+      problem?.message,
+      'StorageClass "fast" does not exist, so volume claims data-web-0, data-web-1 cannot be provisioned and their ' +
+        'pods cannot start. Create StorageClass "fast" and the instance continues by itself, or delete the instance ' +
+        "(and any Pending claims it leaves) and create it again with a StorageClass that exists: " +
+        "spec.storageClassName cannot change once spec.storage is set",
+    );
+  });
+
+  it("needs a class annotated as the default (GA or beta annotation) for claims that name none", () => {
+    const waiting = new Map([[undefined, ["data-web-0"]]]);
+    const gaDefault = storageClass("a", { "storageclass.kubernetes.io/is-default-class": "true" });
+    const betaDefault = storageClass("b", { "storageclass.beta.kubernetes.io/is-default-class": "true" });
+    const notDefault = storageClass("c", { "storageclass.kubernetes.io/is-default-class": "false" });
+    assert.equal(storageClassProblem(waiting, [notDefault, gaDefault]), undefined);
+    assert.equal(storageClassProblem(waiting, [betaDefault]), undefined);
+    const problem = storageClassProblem(waiting, [notDefault, storageClass("d")]);
+    assert.equal(problem?.reason, "NoDefaultStorageClass");
+    assert.match(
+      problem?.message ?? "",
+      /^spec\.storageClassName is not set and the cluster has no default StorageClass/,
+    );
+    assert.match(problem?.message ?? "", /create it again with spec\.storageClassName set/);
+  });
+
+  it("lists at most three claims", () => {
+    const names = ["data-web-0", "data-web-1", "data-web-2", "data-web-3", "data-web-4"];
+    const problem = storageClassProblem(new Map([["fast", names]]), []);
+    assert.match(problem?.message ?? "", /volume claims data-web-0, data-web-1, data-web-2 and 2 more cannot/);
   });
 });
