@@ -71,7 +71,7 @@ async function pass(): Promise<void> {
       });
       log("provisioned", { claim: `${claim.metadata.namespace}/${claim.metadata.name}`, storage: request });
     } else if (
-      ours?.allowVolumeExpansion &&
+      claimClass.allowVolumeExpansion &&
       volume.spec.capacity?.storage !== request &&
       claim.status?.phase === "Bound"
     ) {
