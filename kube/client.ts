@@ -80,6 +80,9 @@ export interface WatchOptions extends ListOptions {
 
 type Query = Record<string, string | number | boolean | undefined>;
 
+/** Attempts for a request the apiserver throttles with 429 + Retry-After (client-go retries up to 10). */
+const maxThrottleRetries = 5;
+
 export class KubeClient {
   readonly config: KubeConfig;
   private readonly server: string;
@@ -307,27 +310,36 @@ export class KubeClient {
     await this.config.applySecurityAuthentication(context);
     const headers: Record<string, string> = { ...context.getHeaders(), accept: "application/json" };
     if (options.body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     let response;
-    try {
-      response = await fetch(url, {
-        method,
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        dispatcher: context.getDispatcher() as never,
-        signal: options.signal ?? null,
-      });
-    } catch (error) {
-      throw new TransportError(0, `${method} ${path}: ${describe(error)}`, "", [], { cause: error });
+    // Like client-go: a 429 with Retry-After (apiserver overload, or a new resource's storage still
+    // initializing) was not processed, so it is retried after the delay the server asks for, a few times.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        response = await fetch(url, {
+          method,
+          headers,
+          body,
+          dispatcher: context.getDispatcher() as never,
+          signal: options.signal ?? null,
+        });
+      } catch (error) {
+        throw new TransportError(0, `${method} ${path}: ${describe(error)}`, "", [], { cause: error });
+      }
+      const retryAfter = Number(response.headers.get("retry-after"));
+      if (response.status !== 429 || !retryAfter || attempt >= maxThrottleRetries) break;
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, Math.min(retryAfter, 10) * 1000));
     }
     if (response.ok) return response;
     const text = await response.text();
-    let body: StatusBody | undefined;
+    let status: StatusBody | undefined;
     try {
-      body = JSON.parse(text) as StatusBody;
+      status = JSON.parse(text) as StatusBody;
     } catch {
-      body = { message: text.trim() };
+      status = { message: text.trim() };
     }
-    throw apiErrorFrom(response.status, body, `${method} ${path}: HTTP ${response.status}`);
+    throw apiErrorFrom(response.status, status, `${method} ${path}: HTTP ${response.status}`);
   }
 }
 
