@@ -1,0 +1,209 @@
+/**
+ * The pure half of the provider's `check`: validate the inputs with the api's zod rules, report every failure
+ * at once with the input key it belongs to, apply defaults (so later diffs compare like with like), and choose
+ * the name. Values the engine does not know yet (the placeholder string during preview) are left alone; their
+ * checks run again at `pulumi up`, when the engine calls check with everything resolved.
+ */
+import {
+  checkSpecTransition,
+  myAppInstanceSpecSchema,
+  objectMetaSchema,
+  validateSpec,
+  type FieldIssue,
+} from "../api/index.ts";
+import { autoName } from "./auto-name.ts";
+import {
+  defaultNamespace,
+  defaultTimeoutSeconds,
+  inputKeys,
+  isUnknown,
+  maxTimeoutSeconds,
+  specKeys,
+  type PropertyBag,
+} from "./inputs.ts";
+
+/** One failed input, as `pulumi.dynamic.CheckFailure`: `property` is a top-level input key ("" for the whole). */
+export interface InputFailure {
+  readonly property: string;
+  readonly reason: string;
+}
+
+/** The checked inputs (defaults applied, unknowns kept) and every failure found. */
+export interface CheckOutcome {
+  readonly inputs: Record<string, unknown>;
+  readonly failures: InputFailure[];
+}
+
+type SpecKey = (typeof specKeys)[number];
+
+/**
+ * Checks `news` against the api's rules and, when `olds` are the inputs of an existing instance, against the
+ * transition rules (storage may not shrink; its class may not change once set). Removing storage is not a
+ * failure here: diff turns it into a replacement.
+ */
+export function checkInputs(olds: PropertyBag, news: PropertyBag): CheckOutcome {
+  const failures: InputFailure[] = [];
+  const inputs: Record<string, unknown> = {};
+
+  const owner = requiredText(news, "owner", failures);
+  const logicalName = requiredText(news, "logicalName", failures);
+
+  inputs["name"] = chooseName(olds, news, owner, logicalName);
+  failures.push(...metadataFailures("name", inputs["name"]));
+  inputs["namespace"] = absent(news["namespace"]) ? defaultNamespace : news["namespace"];
+  failures.push(...metadataFailures("namespace", inputs["namespace"]));
+
+  const spec = checkSpec(news);
+  failures.push(...spec.failures);
+  Object.assign(inputs, spec.values);
+
+  for (const key of ["kubeconfig", "context"] as const) {
+    const value = news[key];
+    if (absent(value)) continue;
+    // Never name the kubeconfig as the failing property: the CLI would print its value next to the reason.
+    if (typeof value !== "string" || value === "") {
+      failures.push(
+        key === "kubeconfig"
+          ? { property: "", reason: "kubeconfig must be the text of a kubeconfig file (a non-empty string)" }
+          : { property: key, reason: "must be the name of a context in the kubeconfig (a non-empty string)" },
+      );
+    }
+    inputs[key] = value;
+  }
+
+  const timeout = absent(news["timeoutSeconds"]) ? defaultTimeoutSeconds : news["timeoutSeconds"];
+  if (
+    !isUnknown(timeout) &&
+    !(Number.isInteger(timeout) && (timeout as number) >= 1 && (timeout as number) <= maxTimeoutSeconds)
+  ) {
+    failures.push({
+      property: "timeoutSeconds",
+      reason: `must be a whole number of seconds from 1 to ${maxTimeoutSeconds}`,
+    });
+  }
+  inputs["timeoutSeconds"] = timeout;
+  inputs["owner"] = news["owner"];
+  inputs["logicalName"] = news["logicalName"];
+
+  failures.push(...transitionFailures(olds, inputs));
+  return { inputs: ordered(inputs), failures };
+}
+
+/**
+ * The explicit name; else the name already in state (so an instance never changes name by itself, and dropping
+ * an explicit name is not a replacement); else the deterministic auto-name.
+ */
+function chooseName(olds: PropertyBag, news: PropertyBag, owner: unknown, logicalName: unknown): unknown {
+  const explicit = news["name"];
+  if (!absent(explicit)) return explicit;
+  const previous = olds["name"];
+  if (typeof previous === "string" && previous !== "" && !isUnknown(previous)) return previous;
+  if (typeof owner === "string" && typeof logicalName === "string") return autoName(logicalName, owner);
+  return undefined;
+}
+
+/** The apiserver's rules for metadata.name / metadata.namespace (the api's objectMetaSchema). */
+function metadataFailures(key: "name" | "namespace", value: unknown): InputFailure[] {
+  if (isUnknown(value)) return [];
+  if (value === undefined) return key === "name" ? [{ property: "name", reason: "is required" }] : [];
+  const result = objectMetaSchema.shape[key].safeParse(value);
+  return result.success ? [] : result.error.issues.map((issue) => ({ property: key, reason: issue.message }));
+}
+
+/**
+ * The spec keys checked with the api's zod schema. With everything known, the whole-spec verdict decides (with
+ * its cross-field rules). With some keys unknown, each known key is checked on its own and cross-field rules wait
+ * for `pulumi up`: one of them may involve the unknown value.
+ */
+function checkSpec(news: PropertyBag): { values: Partial<Record<SpecKey, unknown>>; failures: InputFailure[] } {
+  const known: Record<string, unknown> = {};
+  const unknownKeys = new Set<SpecKey>();
+  for (const key of specKeys) {
+    const value = news[key];
+    if (isUnknown(value)) unknownKeys.add(key);
+    else if (!absent(value)) known[key] = value;
+  }
+
+  if (unknownKeys.size === 0) {
+    const verdict = validateSpec(known);
+    if (verdict.ok) return { values: { ...verdict.spec }, failures: [] };
+    return { values: known, failures: verdict.issues.map(toInputFailure) };
+  }
+
+  const values: Partial<Record<SpecKey, unknown>> = {};
+  const failures: InputFailure[] = [];
+  const verdict = validateSpec(known);
+  for (const key of specKeys) {
+    if (unknownKeys.has(key)) {
+      values[key] = news[key];
+      continue;
+    }
+    const field = myAppInstanceSpecSchema.shape[key].safeParse(known[key]);
+    if (field.success) {
+      if (field.data !== undefined) values[key] = field.data;
+    } else {
+      values[key] = known[key];
+      // The whole-spec verdict words the issue as the apiserver would ("is required: ..."); use it when present.
+      const worded = verdict.ok ? [] : verdict.issues.filter((issue) => topLevelKey(issue.path) === key);
+      if (worded.length > 0) failures.push(...worded.map(toInputFailure));
+      else failures.push(...field.error.issues.map((issue) => ({ property: key, reason: issue.message })));
+    }
+  }
+  return { values, failures };
+}
+
+/**
+ * Storage shrink and a class change once storage is set are rejected by the CRD's transition rules, and no
+ * replacement would do what the user means (the volumes keep their size and class), so they fail here, in
+ * preview. Storage removal is left to diff (a replacement). Nothing applies when the name or namespace changes:
+ * that is a new object.
+ */
+function transitionFailures(olds: PropertyBag, inputs: PropertyBag): InputFailure[] {
+  if (absent(olds["image"]) || olds["name"] !== inputs["name"] || olds["namespace"] !== inputs["namespace"]) return [];
+  const storage = (bag: PropertyBag) => ({
+    storage: optionalText(bag["storage"]),
+    storageClassName: optionalText(bag["storageClassName"]),
+  });
+  if (isUnknown(inputs["storage"]) || isUnknown(inputs["storageClassName"])) return [];
+  const before = storage(olds);
+  const after = storage(inputs);
+  if (after.storage === undefined) return [];
+  return checkSpecTransition(before, after).map((issue) => ({
+    property: topLevelKey(issue.path),
+    reason:
+      `${issue.message}. To get a volume of another size or class, give the instance a new name (a replacement: ` +
+      `retained volumes stay with the old name).`,
+  }));
+}
+
+function toInputFailure(issue: FieldIssue): InputFailure {
+  return { property: topLevelKey(issue.path), reason: issue.message };
+}
+
+/** `spec.storage` → `storage`: the input key a field issue belongs to. */
+function topLevelKey(path: string): string {
+  const rest = path.startsWith("spec.") ? path.slice("spec.".length) : path;
+  return rest.split(/[.[]/)[0] ?? rest;
+}
+
+function requiredText(news: PropertyBag, key: "owner" | "logicalName", failures: InputFailure[]): unknown {
+  const value = news[key];
+  if (typeof value === "string" && value !== "") return value;
+  if (isUnknown(value)) return value;
+  failures.push({ property: key, reason: "is set by the MyAppInstance resource class; create instances with it" });
+  return undefined;
+}
+
+function optionalText(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function absent(value: unknown): boolean {
+  return value === undefined || value === null || value === "";
+}
+
+function ordered(inputs: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const key of inputKeys) if (inputs[key] !== undefined) result[key] = inputs[key];
+  return result;
+}

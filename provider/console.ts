@@ -1,0 +1,42 @@
+/**
+ * What the provider tells the person running Pulumi. The CLI shows each line a dynamic provider writes to stdout
+ * as an info message (pulumi ≥ 3.146), so progress and notes are plain lines; the structured log goes to stderr
+ * and is off unless MYAPP_PROVIDER_LOG_LEVEL asks for it.
+ */
+import { pino, type Logger } from "pino";
+
+/** Writes one line for people; the default writes to stdout. */
+export type LineWriter = (line: string) => void;
+
+export const stdoutLines: LineWriter = (line) => {
+  process.stdout.write(`${line}\n`);
+};
+
+/**
+ * A progress reporter for one instance: `web: 2/3 replicas ready`. Repeats of the same line are dropped, so a
+ * watch that sees many status writes prints only what changed.
+ */
+export function progressReporter(label: string, write: LineWriter = stdoutLines): (progress: string) => void {
+  let last: string | undefined;
+  return (progress) => {
+    const line = `${label}: ${progress}`;
+    if (line === last) return;
+    last = line;
+    write(line);
+  };
+}
+
+let logger: Logger | undefined;
+
+/** The provider's structured log (JSON on stderr). Credentials are redacted even at debug level. */
+export function providerLog(): Logger {
+  logger ??= pino(
+    {
+      name: "myapp-provider",
+      level: process.env["MYAPP_PROVIDER_LOG_LEVEL"] ?? "silent",
+      redact: { paths: ["kubeconfig", "*.kubeconfig", "inputs.kubeconfig", "props.kubeconfig"], censor: "[secret]" },
+    },
+    pino.destination(2),
+  );
+  return logger;
+}

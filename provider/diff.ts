@@ -1,0 +1,74 @@
+/**
+ * The pure half of the provider's `diff`: which inputs changed, and which of those need a new object. Only the
+ * inputs are compared, never what the cluster adds (defaults, status, uid), so a converged instance shows no
+ * change. Old values come from state (the outputs, which carry every input); new ones from check.
+ */
+import { checkSpecTransition } from "../api/index.ts";
+import { inputKeys, isUnknown, type InputKey, type PropertyBag } from "./inputs.ts";
+
+/** The verdict, in the terms of `pulumi.dynamic.DiffResult` plus the changed keys for logs and tests. */
+export interface DiffOutcome {
+  readonly changes: boolean;
+  /** Changed keys that need a new object: name, namespace, storage removed. */
+  readonly replaces: InputKey[];
+  /** True when the new object would have the old one's namespace/name, so the old must go first. */
+  readonly deleteBeforeReplace: boolean;
+  /** Every changed key, unknown values included. */
+  readonly changed: InputKey[];
+}
+
+/** A change the apiserver's transition rules would reject and that a replacement would not fix. */
+export class ForbiddenChangeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ForbiddenChangeError";
+  }
+}
+
+/**
+ * Compares old outputs with new checked inputs. Unknown values count as changed; an unknown name, namespace or
+ * (when storage is set) storage counts as a replacement, because the value may turn out to need one. Throws
+ * {@link ForbiddenChangeError} for a storage shrink or a storage class change.
+ */
+export function diffInputs(olds: PropertyBag, news: PropertyBag): DiffOutcome {
+  const changed = inputKeys.filter((key) => isUnknown(news[key]) || !sameValue(olds[key], news[key]));
+  const replaces: InputKey[] = [];
+  const identityChanged = changed.includes("name") || changed.includes("namespace");
+  if (changed.includes("name")) replaces.push("name");
+  if (changed.includes("namespace")) replaces.push("namespace");
+
+  const oldStorage = olds["storage"];
+  const newStorage = news["storage"];
+  if (oldStorage !== undefined && (newStorage === undefined || isUnknown(newStorage))) replaces.push("storage");
+  else if (!identityChanged) rejectForbiddenTransitions(olds, news);
+
+  return {
+    changes: changed.length > 0,
+    replaces,
+    // A new name or namespace means no collision, so the new object can come up before the old one goes.
+    deleteBeforeReplace: replaces.length > 0 && !identityChanged,
+    changed,
+  };
+}
+
+function rejectForbiddenTransitions(olds: PropertyBag, news: PropertyBag): void {
+  if ([news["storage"], news["storageClassName"]].some(isUnknown)) return;
+  const issues = checkSpecTransition(
+    { storage: text(olds["storage"]), storageClassName: text(olds["storageClassName"]) },
+    { storage: text(news["storage"]), storageClassName: text(news["storageClassName"]) },
+  );
+  if (issues.length === 0) return;
+  const lines = issues.map((issue) => `${issue.path} ${issue.message}`);
+  throw new ForbiddenChangeError(
+    `${lines.join("; ")}. The apiserver would reject this change; to get a volume of another size or class, give ` +
+      `the instance a new name (a replacement).`,
+  );
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return (a ?? undefined) === (b ?? undefined);
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}

@@ -1,0 +1,273 @@
+/**
+ * The provider's operations, loaded by the tiny serialized provider (provider.ts) inside each method, so nothing
+ * here (clients, schemas, credentials) is captured into state. Pure decisions live in check.ts, diff.ts,
+ * manifest.ts and readiness.ts; this file does the I/O around them.
+ */
+import { apiVersion, finalizer, kind } from "../api/index.ts";
+import { ConflictError, type KubeClient } from "../kube/index.ts";
+import { checkInputs, type InputFailure } from "./check.ts";
+import { realClock } from "./clock.ts";
+import { connect } from "./connection.ts";
+import { progressReporter, providerLog, stdoutLines } from "./console.ts";
+import { diffInputs } from "./diff.ts";
+import { followObject, type Snapshot } from "./follow.ts";
+import { ResourceInitError } from "./init-error.ts";
+import {
+  defaultTimeoutSeconds,
+  fieldManager,
+  inputKeys,
+  instanceId,
+  isUnknown,
+  parseInstanceId,
+  type InstanceInputs,
+  type InstanceOutputs,
+  type PropertyBag,
+} from "./inputs.ts";
+import { instanceWatchPort } from "./instance-port.ts";
+import { desiredInstance, inputsFromLive, outputsFor, ownershipProblem, type LiveInstance } from "./manifest.ts";
+import { assessReadiness, describeConditions } from "./readiness.ts";
+import { serverCheck } from "./server-check.ts";
+import { latestWarnings } from "./warning-events.ts";
+
+/** `pulumi.dynamic.CheckResult`. */
+export interface CheckResult {
+  readonly inputs: Record<string, unknown>;
+  readonly failures?: InputFailure[];
+}
+
+/**
+ * zod rules and defaults first (pure); then, when every input is known and the cluster answers, the apiserver's
+ * dry-run, so CRD schema, CEL and admission rejections fail `pulumi preview` with the field they concern.
+ */
+export async function check(olds: PropertyBag, news: PropertyBag): Promise<CheckResult> {
+  const outcome = checkInputs(olds, news);
+  if (outcome.failures.length > 0) return outcome;
+  const inputs = outcome.inputs;
+  if (Object.values(inputs).some(isUnknown)) return { inputs };
+
+  const checked = inputs as unknown as InstanceInputs;
+  const existing = olds["name"] === checked.name && olds["namespace"] === checked.namespace;
+  const say = (note: string) =>
+    stdoutLines(`${checked.logicalName}: server-side dry-run skipped (${note}); checked with the zod rules only`);
+  if (existing && replacedInPlace(olds, inputs)) {
+    // The object will be deleted and created anew: a dry-run against the old one would judge the wrong change.
+    return { inputs };
+  }
+  let client: KubeClient;
+  try {
+    client = connect(checked);
+  } catch (error) {
+    say(message(error));
+    return { inputs };
+  }
+  // A resource already in state is ours by definition (its markers may be about to change: a stack rename).
+  const result = await serverCheck(client, checked, { creating: !existing });
+  if (!result.checked) {
+    say(result.note);
+    return { inputs };
+  }
+  return result.failures.length > 0 ? { inputs, failures: result.failures } : { inputs };
+}
+
+/** `pulumi.dynamic.DiffResult`: see diff.ts. A storage shrink or class change throws, failing the preview. */
+export async function diff(_id: string, olds: PropertyBag, news: PropertyBag) {
+  const outcome = diffInputs(olds, news);
+  providerLog().debug({ changed: outcome.changed, replaces: outcome.replaces }, "diff");
+  return { changes: outcome.changes, replaces: outcome.replaces, deleteBeforeReplace: outcome.deleteBeforeReplace };
+}
+
+/**
+ * Applies the object (adopting an existing one only when it carries this stack's and this resource's marker)
+ * and waits until it is Ready. If it does not get there, throws a {@link ResourceInitError}: the resource stays
+ * in state and the next `pulumi up` carries on.
+ */
+export async function create(news: PropertyBag): Promise<{ id: string; outs: InstanceOutputs }> {
+  const inputs = pickInputs(news);
+  const client = connect(inputs);
+  const existing = await client.find<LiveInstance>(apiVersion, kind, inputs.name, inputs.namespace);
+  if (existing) {
+    const problem = ownershipProblem(existing, inputs);
+    if (problem) throw new Error(problem);
+    // Our previous incarnation (a delete-before-replace, an interrupted destroy) is still finalizing: let it go.
+    if (existing.metadata.deletionTimestamp) await waitUntilGone(client, inputs, existing.metadata.uid);
+  }
+  const id = instanceId(inputs.namespace, inputs.name);
+  const applied = await client.apply<LiveInstance>(desiredInstance(inputs), { fieldManager, force: true });
+  providerLog().debug({ id, generation: applied.metadata.generation, adopted: existing !== undefined }, "applied");
+  return { id, outs: await waitUntilReady(client, inputs, applied, id, serializedProvider(news)) };
+}
+
+/** Applies the new inputs to the object this resource manages and waits until it is Ready again. */
+export async function update(id: string, olds: PropertyBag, news: PropertyBag): Promise<{ outs: InstanceOutputs }> {
+  const inputs = pickInputs(news);
+  const client = connect(inputs);
+  const live = await client.find<LiveInstance>(apiVersion, kind, inputs.name, inputs.namespace);
+  if (live) {
+    const problem = ownershipProblem(live, inputs, text(olds["uid"]));
+    if (problem) throw new Error(problem);
+  }
+  const applied = await client.apply<LiveInstance>(desiredInstance(inputs), { fieldManager, force: true });
+  providerLog().debug({ id, generation: applied.metadata.generation }, "applied");
+  return { outs: await waitUntilReady(client, inputs, applied, id, serializedProvider(news)) };
+}
+
+/**
+ * Refresh: the live spec and status. No id (so the engine drops the resource) when the object is gone or has
+ * been replaced by one this resource does not own.
+ */
+export async function read(id: string, props: PropertyBag) {
+  const { namespace, name } = parseInstanceId(id);
+  const previous = pickInputs({ ...props, namespace, name });
+  const client = connect(previous);
+  const live = await client.find<LiveInstance>(apiVersion, kind, name, namespace);
+  if (!live || ownershipProblem(live, previous, text(props["uid"]))) return {};
+  const inputs = inputsFromLive(previous, live);
+  return { id, props: outputsFor(inputs, live), inputs: { ...inputs } };
+}
+
+/**
+ * Deletes the object, then waits until it is gone: the operator's finalizer has run. Already gone, or replaced
+ * by an object with another uid, counts as done.
+ */
+export async function remove(id: string, props: PropertyBag): Promise<void> {
+  const { namespace, name } = parseInstanceId(id);
+  const inputs = pickInputs({ ...props, namespace, name });
+  const client = connect(inputs);
+  const uid = text(props["uid"]) || undefined;
+  try {
+    const deleted = await client.delete(apiVersion, kind, name, namespace, uid ? { preconditionUid: uid } : {});
+    if (!deleted) return;
+  } catch (error) {
+    if (error instanceof ConflictError) {
+      stdoutLines(`${inputs.logicalName}: ${namespace}/${name} is now a different object (uid changed); left alone`);
+      return;
+    }
+    throw error;
+  }
+  providerLog().debug({ id, uid }, "deleted; waiting for the finalizer");
+  await waitUntilGone(client, inputs, uid);
+}
+
+async function waitUntilReady(
+  client: KubeClient,
+  inputs: InstanceInputs,
+  applied: LiveInstance,
+  id: string,
+  provider: Record<string, unknown>,
+): Promise<InstanceOutputs> {
+  const generation = applied.metadata.generation ?? 0;
+  const report = progressReporter(inputs.logicalName);
+  const port = instanceWatchPort(client, inputs.namespace, inputs.name);
+  const initial: Snapshot<LiveInstance> = { object: applied, resourceVersion: applied.metadata.resourceVersion ?? "" };
+  const result = await followObject(
+    port,
+    initial,
+    (object) => {
+      if (!object) return { state: "deleted" as const };
+      const readiness = assessReadiness(object, generation);
+      if (readiness.state === "waiting") {
+        report(readiness.progress);
+        return undefined;
+      }
+      return { ...readiness, object };
+    },
+    { clock: realClock, deadline: deadline(inputs) },
+  );
+
+  const where = `${inputs.logicalName} (MyAppInstance ${id})`;
+  const verdict = result.decided ? result.value : undefined;
+  if (verdict?.state === "ready") {
+    report("Ready");
+    return outputsFor(inputs, verdict.object);
+  }
+  if (verdict?.state === "deleted") throw new Error(`${where} was deleted while waiting for it to become Ready`);
+
+  const last = verdict ? verdict.object : result.decided ? undefined : result.last;
+  const headline = verdict
+    ? `${where} cannot become Ready: the operator reports ${verdict.reason}: ${verdict.message}`
+    : `${where} did not become Ready within ${inputs.timeoutSeconds}s`;
+  const observed = last?.status?.observedGeneration;
+  const hints =
+    observed === undefined || observed < generation
+      ? [`the operator has not acted on generation ${generation} yet: is it running?`]
+      : [];
+  const warnings = await latestWarnings(client, inputs.namespace, inputs.name);
+  const next = "The instance stays in the stack: fix the cause and run `pulumi up` again to continue.";
+  // The CLI lists `reasons` (not the message) under the resource, so both carry everything.
+  const reasons = [headline, ...describeConditions(last, generation), ...hints, ...warnings, next];
+  const text = [headline, ...reasons.slice(1, -1).map((line) => `  ${line}`), next].join("\n");
+  throw new ResourceInitError(text, id, { ...outputsFor(inputs, last ?? applied), ...provider }, reasons);
+}
+
+async function waitUntilGone(client: KubeClient, inputs: InstanceInputs, uid: string | undefined): Promise<void> {
+  const port = instanceWatchPort(client, inputs.namespace, inputs.name);
+  const report = progressReporter(inputs.logicalName);
+  const result = await followObject(
+    port,
+    await port.snapshot(),
+    (object) => {
+      if (object === undefined || (uid !== undefined && object.metadata.uid !== uid)) return true;
+      report(`deleting: waiting for ${(object.metadata.finalizers ?? []).join(", ") || "the apiserver"}`);
+      return undefined;
+    },
+    { clock: realClock, deadline: deadline(inputs) },
+  );
+  if (result.decided) return;
+
+  const where = `MyAppInstance ${inputs.namespace}/${inputs.name}`;
+  const pending = result.last?.metadata.finalizers ?? [];
+  const cause = pending.includes(finalizer)
+    ? `finalizer ${finalizer} has not been removed. The operator removes it once it has cleaned up the ` +
+      `instance's workload and volumes; check that the operator is running and read its logs`
+    : `finalizers [${pending.join(", ")}] are still pending`;
+  const warnings = await latestWarnings(client, inputs.namespace, inputs.name);
+  const lines = [
+    `${where} is still there ${inputs.timeoutSeconds}s after its deletion: ${cause}.`,
+    ...describeConditions(result.last).map((line) => `  ${line}`),
+    ...warnings.map((line) => `  ${line}`),
+    `If the operator is gone for good, remove the finalizer by hand (its cleanup will not run): kubectl -n ` +
+      `${inputs.namespace} patch myappinstance ${inputs.name} --type=merge -p '{"metadata":{"finalizers":null}}'`,
+  ];
+  throw new Error(lines.join("\n"));
+}
+
+/** True when diff would delete the object and create it anew under the same name. */
+function replacedInPlace(olds: PropertyBag, inputs: PropertyBag): boolean {
+  try {
+    return diffInputs(olds, inputs).deleteBeforeReplace;
+  } catch {
+    return false; // a forbidden change: checkInputs has reported it already
+  }
+}
+
+/**
+ * The serialized provider the engine passed in, as a property. The dynamic-provider host adds it to the outputs
+ * of a successful create/update but not to an init error's properties; without it in state, a later delete or
+ * refresh of the resource could not load the provider.
+ */
+function serializedProvider(bag: PropertyBag): Record<string, unknown> {
+  const provider = bag[providerKey];
+  return typeof provider === "string" ? { [providerKey]: provider } : {};
+}
+
+const providerKey = "__provider";
+
+/** Just the input keys (the engine adds `__provider`, outputs add status), with the id's namespace/name. */
+function pickInputs(bag: PropertyBag): InstanceInputs {
+  const inputs: Record<string, unknown> = {};
+  for (const key of inputKeys) if (bag[key] !== undefined && bag[key] !== null) inputs[key] = bag[key];
+  return inputs as unknown as InstanceInputs;
+}
+
+/** When a wait gives up: timeoutSeconds from now (the default if state predates the input). */
+function deadline(inputs: InstanceInputs): number {
+  return realClock.now() + (inputs.timeoutSeconds ?? defaultTimeoutSeconds) * 1000;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

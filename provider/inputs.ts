@@ -1,0 +1,104 @@
+/**
+ * The shapes that cross the Pulumi engine boundary: the flat input bag the engine stores and diffs, and the
+ * output bag create/update/read return. Kept flat on purpose: the Node dynamic-provider host reports
+ * replacements by top-level key only, so every field a user can change is a top-level key.
+ */
+import type { MyAppInstanceStatus, StorageReclaimPolicy } from "../api/index.ts";
+
+/** What the engine sends in place of a value that is not known yet (during preview). */
+export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+/** True when the engine marked this value as not known until apply. */
+export function isUnknown(value: unknown): boolean {
+  return value === unknownValue;
+}
+
+/** The field manager of every write the provider makes, so `managedFields` show who owns what. */
+export const fieldManager = "pulumi-myapp-provider";
+
+/**
+ * Ownership marker, part one: the stack (`organization/project/stack`) that manages the object. create adopts an
+ * object that already exists only when this annotation and {@link resourceAnnotation} both match.
+ */
+export const stackAnnotation = "myapp.example.com/pulumi-stack";
+
+/** Ownership marker, part two: the Pulumi resource name, so two resources of one stack never share an object. */
+export const resourceAnnotation = "myapp.example.com/pulumi-resource";
+
+/** Namespace when none is given. */
+export const defaultNamespace = "default";
+
+/** Default wait for Ready on create/update, and for the finalizer on delete. */
+export const defaultTimeoutSeconds = 600;
+
+/** Longest wait a user may ask for: one day. */
+export const maxTimeoutSeconds = 86_400;
+
+/**
+ * The checked input bag, as stored in state. `owner` and `logicalName` are set by the resource class, not by
+ * users: they are the ownership marker and the prefix of the auto-name.
+ */
+export interface InstanceInputs {
+  readonly name: string;
+  readonly namespace: string;
+  readonly replicas: number;
+  readonly image: string;
+  readonly port: number;
+  readonly storage?: string;
+  readonly storageClassName?: string;
+  readonly storageReclaimPolicy: StorageReclaimPolicy;
+  /** Kubeconfig contents; a Pulumi secret. Absent: KUBECONFIG or ~/.kube/config, as kubectl. */
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  readonly timeoutSeconds: number;
+  /** `organization/project/stack` of the stack that declared the resource. */
+  readonly owner: string;
+  /** The Pulumi resource name: the prefix of the auto-name and the second ownership marker. */
+  readonly logicalName: string;
+}
+
+/** The input keys that are the object's spec; each is a top-level key, so `replaces` can name it. */
+export const specKeys = ["replicas", "image", "port", "storage", "storageClassName", "storageReclaimPolicy"] as const;
+
+/** Every key of {@link InstanceInputs}, in display order. */
+export const inputKeys = [
+  "name",
+  "namespace",
+  ...specKeys,
+  "kubeconfig",
+  "context",
+  "timeoutSeconds",
+  "owner",
+  "logicalName",
+] as const;
+
+/** One key of {@link InstanceInputs}. */
+export type InputKey = (typeof inputKeys)[number];
+
+/** What create/update/read return: the inputs plus what the cluster computed. */
+export interface InstanceOutputs extends InstanceInputs {
+  readonly uid: string;
+  readonly generation: number;
+  /** The operator's view: conditions, observedGeneration, replicas, readyReplicas, phase, image, message. */
+  readonly status: MyAppInstanceStatus;
+  readonly serviceName: string;
+  /** In-cluster `host:port` of the instance's Service. */
+  readonly endpoint: string;
+}
+
+/** A loosely typed property bag, as the engine hands it over. */
+export type PropertyBag = Readonly<Record<string, unknown>>;
+
+/** `namespace/name`: the resource id the engine stores. */
+export function instanceId(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+/** The namespace and name in an id made by {@link instanceId}, or an error naming the expected form. */
+export function parseInstanceId(id: string): { namespace: string; name: string } {
+  const slash = id.indexOf("/");
+  if (slash <= 0 || slash === id.length - 1 || id.indexOf("/", slash + 1) >= 0) {
+    throw new Error(`MyAppInstance id "${id}" is not of the form namespace/name`);
+  }
+  return { namespace: id.slice(0, slash), name: id.slice(slash + 1) };
+}

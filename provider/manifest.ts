@@ -1,0 +1,85 @@
+/**
+ * Pure translations between the provider's flat inputs and the MyAppInstance object: the object to apply, the
+ * outputs to store, the inputs a refresh reads back, and whether an existing object is ours to adopt.
+ */
+import { apiVersion, kind, type MyAppInstanceSpec, type MyAppInstanceStatus } from "../api/index.ts";
+import type { KubeObject } from "../kube/index.ts";
+import { resourceAnnotation, specKeys, stackAnnotation, type InstanceInputs, type InstanceOutputs } from "./inputs.ts";
+import { serviceNameFor } from "./service-name.ts";
+
+/** A MyAppInstance as read from the apiserver. */
+export interface LiveInstance extends KubeObject {
+  spec?: Partial<MyAppInstanceSpec>;
+  status?: MyAppInstanceStatus;
+}
+
+/**
+ * The object the provider applies: exactly the fields it owns (server-side apply drops what it no longer
+ * states), with the ownership marker in two annotations.
+ */
+export function desiredInstance(inputs: InstanceInputs): KubeObject {
+  const spec: Record<string, unknown> = {};
+  for (const key of specKeys) if (inputs[key] !== undefined) spec[key] = inputs[key];
+  return {
+    apiVersion,
+    kind,
+    metadata: {
+      name: inputs.name,
+      namespace: inputs.namespace,
+      annotations: { [stackAnnotation]: inputs.owner, [resourceAnnotation]: inputs.logicalName },
+    },
+    spec,
+  };
+}
+
+/** The outputs for `inputs` as `live` stands: the inputs, plus uid, generation, status, Service and endpoint. */
+export function outputsFor(inputs: InstanceInputs, live: LiveInstance): InstanceOutputs {
+  const serviceName = serviceNameFor(inputs.name);
+  return {
+    ...inputs,
+    uid: live.metadata.uid ?? "",
+    generation: live.metadata.generation ?? 0,
+    status: live.status ?? {},
+    serviceName,
+    endpoint: `${serviceName}.${inputs.namespace}.svc:${inputs.port}`,
+  };
+}
+
+/**
+ * The inputs as the cluster has them now: the spec fields from `live`, everything else (credentials, timeout,
+ * ownership) from the previous state. A refresh stores these, so a change made with kubectl shows up as drift
+ * and the next `pulumi up` puts the program's values back.
+ */
+export function inputsFromLive(previous: InstanceInputs, live: LiveInstance): InstanceInputs {
+  const spec = live.spec ?? {};
+  const next: Record<string, unknown> = { ...previous };
+  for (const key of specKeys) {
+    if (spec[key] === undefined) delete next[key];
+    else next[key] = spec[key];
+  }
+  next["name"] = live.metadata.name ?? previous.name;
+  next["namespace"] = live.metadata.namespace ?? previous.namespace;
+  return next as unknown as InstanceInputs;
+}
+
+/**
+ * Why `live` may not be taken over by the resource `inputs` describe, or undefined when it may: it carries this
+ * stack's and this resource's ownership marker, or it is the very object this resource created (`knownUid`).
+ */
+export function ownershipProblem(live: LiveInstance, inputs: InstanceInputs, knownUid?: string): string | undefined {
+  if (knownUid !== undefined && live.metadata.uid === knownUid) return undefined;
+  const annotations = live.metadata.annotations ?? {};
+  const stack = annotations[stackAnnotation];
+  const resource = annotations[resourceAnnotation];
+  if (stack === inputs.owner && resource === inputs.logicalName) return undefined;
+  const where = `MyAppInstance ${inputs.namespace}/${inputs.name}`;
+  const claimed =
+    stack === undefined
+      ? `it has no ${stackAnnotation} annotation`
+      : `its ${stackAnnotation} is "${stack}" and ${resourceAnnotation} is "${resource ?? ""}", not "${inputs.owner}" and "${inputs.logicalName}"`;
+  return (
+    `${where} exists and is not managed by this stack (${claimed}). Choose another name, delete the object, or ` +
+    `adopt it on purpose: kubectl -n ${inputs.namespace} annotate myappinstance ${inputs.name} ` +
+    `${stackAnnotation}=${inputs.owner} ${resourceAnnotation}=${inputs.logicalName} --overwrite`
+  );
+}

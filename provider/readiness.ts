@@ -1,0 +1,74 @@
+/**
+ * What the operator's status says about an instance the provider just applied: Ready for the applied generation,
+ * stuck for a reason retries will not fix, or still on its way (and how far). Pure, so every case is a unit test.
+ */
+import { Degraded, Ready, Stalled, findCondition, type Condition } from "../api/index.ts";
+import type { LiveInstance } from "./manifest.ts";
+
+/** The verdict on one observation. */
+export type Readiness =
+  | { readonly state: "ready" }
+  /** The operator gave up on this generation (Stalled or Degraded = True): waiting longer cannot help. */
+  | { readonly state: "failed"; readonly reason: string; readonly message: string }
+  /** `progress` is the line to show while waiting, without the instance's label. */
+  | { readonly state: "waiting"; readonly progress: string };
+
+/**
+ * Ready means Ready=True computed from a generation at least `generation` (the one the apply produced), so a
+ * Ready=True left over from the previous spec does not count. Failed means Stalled=True or Degraded=True for
+ * that generation: the operator sets both for permanent problems (an invalid spec, a storage change the class
+ * cannot do, a rollout past its deadline).
+ */
+export function assessReadiness(instance: LiveInstance, generation: number): Readiness {
+  if (instance.metadata.deletionTimestamp) {
+    return { state: "failed", reason: "Deleting", message: "the instance is being deleted" };
+  }
+  const status = instance.status ?? {};
+  const observed = status.observedGeneration;
+  const current = (condition: Condition | undefined) =>
+    condition !== undefined && (condition.observedGeneration ?? observed ?? -1) >= generation;
+
+  const ready = findCondition(status.conditions, Ready);
+  if (ready?.status === "True" && current(ready)) return { state: "ready" };
+
+  for (const type of [Stalled, Degraded]) {
+    const condition = findCondition(status.conditions, type);
+    if (condition?.status === "True" && current(condition)) {
+      return { state: "failed", reason: condition.reason, message: condition.message };
+    }
+  }
+
+  if (observed === undefined || observed < generation) {
+    return { state: "waiting", progress: `waiting for the operator to act on generation ${generation}` };
+  }
+  // The operator's own words for this generation say the most ("rolling out nginx:1.28: 2/3 replicas updated,
+  // 3/3 ready"); without them, the counts (capped: during a surge old and new pods are both ready).
+  if (ready?.status === "False" && ready.message && current(ready)) {
+    return { state: "waiting", progress: ready.message };
+  }
+  const desired = instance.spec?.replicas;
+  const readyCount = status.readyReplicas ?? 0;
+  const counts =
+    desired === undefined
+      ? `${readyCount} replicas ready`
+      : `${Math.min(readyCount, desired)}/${desired} replicas ready`;
+  return { state: "waiting", progress: counts };
+}
+
+/**
+ * `Ready=False Reason: message` lines of the conditions that explain the state, for error messages: Ready, and
+ * any other condition that is True and says something Ready does not. A condition computed for an older
+ * generation than `generation` says so, so a stale Ready=True cannot mislead.
+ */
+export function describeConditions(instance: LiveInstance | undefined, generation?: number): string[] {
+  const status = instance?.status;
+  const conditions = status?.conditions ?? [];
+  const ready = findCondition(conditions, Ready);
+  return conditions
+    .filter((c) => c.type === Ready || (c.status === "True" && c.message !== ready?.message))
+    .map((c) => {
+      const observed = c.observedGeneration ?? status?.observedGeneration;
+      const stale = generation !== undefined && observed !== undefined && observed < generation;
+      return `${c.type}=${c.status} ${c.reason}${c.message ? `: ${c.message}` : ""}${stale ? ` (as of generation ${observed})` : ""}`;
+    });
+}

@@ -1,0 +1,115 @@
+/**
+ * The apiserver's half of check: a server-side dry-run of the apply, so the CRD's schema and CEL rules and any
+ * admission policy judge the inputs during `pulumi preview`, and an object of the same name that this stack does
+ * not own is reported before `pulumi up`. When the apiserver cannot answer (no cluster, no CRD yet, no namespace
+ * yet, no permission), the zod verdict stands alone and the note says why.
+ */
+import { apiVersion, crdName, kind } from "../api/index.ts";
+import {
+  ApiError,
+  ForbiddenError,
+  InvalidError,
+  NotFoundError,
+  type FieldCause,
+  type KubeClient,
+} from "../kube/index.ts";
+import type { InputFailure } from "./check.ts";
+import { fieldManager, type InstanceInputs } from "./inputs.ts";
+import { desiredInstance, ownershipProblem, type LiveInstance } from "./manifest.ts";
+
+/** Failures the apiserver reported, or a note on why it was not asked. */
+export type ServerCheckOutcome =
+  { readonly checked: true; readonly failures: InputFailure[] } | { readonly checked: false; readonly note: string };
+
+/** Slower than this and preview carries on with the zod verdict: a down cluster must not stall every preview. */
+export const serverCheckTimeoutMs = 5_000;
+
+export interface ServerCheckOptions {
+  /**
+   * True when this resource is about to create its object (new, renamed, or replaced: the engine checks a
+   * replacement again with no old inputs). An existing object of that name must then carry this stack's marker,
+   * and the inputs are judged as a new object, not as a change of the existing one (whose transition rules,
+   * such as "storage may not be removed", do not apply to its replacement).
+   */
+  readonly creating: boolean;
+}
+
+/** Asks the apiserver about `inputs`. Never throws: anything unexpected becomes a note. */
+export async function serverCheck(
+  client: KubeClient,
+  inputs: InstanceInputs,
+  options: ServerCheckOptions,
+): Promise<ServerCheckOutcome> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<ServerCheckOutcome>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ checked: false, note: `the apiserver did not answer within ${serverCheckTimeoutMs / 1000}s` }),
+      serverCheckTimeoutMs,
+    );
+    timer.unref();
+  });
+  try {
+    return await Promise.race([askApiserver(client, inputs, options), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function askApiserver(
+  client: KubeClient,
+  inputs: InstanceInputs,
+  options: ServerCheckOptions,
+): Promise<ServerCheckOutcome> {
+  try {
+    const desired = desiredInstance(inputs);
+    const existing = options.creating
+      ? await client.find<LiveInstance>(apiVersion, kind, inputs.name, inputs.namespace)
+      : undefined;
+    if (existing) {
+      const problem = ownershipProblem(existing, inputs);
+      if (problem) return { checked: true, failures: [{ property: "name", reason: problem }] };
+      // Ours, about to be replaced: dry-run a create under a generated name, so it is judged as a new object.
+      const metadata = { ...desired.metadata, name: undefined, generateName: `${inputs.name}-` };
+      await client.create({ ...desired, metadata }, { fieldManager, dryRun: true });
+    } else {
+      await client.apply(desired, { fieldManager, force: true, dryRun: true });
+    }
+    return { checked: true, failures: [] };
+  } catch (error) {
+    return interpret(error, inputs);
+  }
+}
+
+/** Rejections become field failures; an apiserver that cannot judge yet becomes a note. */
+export function interpret(error: unknown, inputs: Pick<InstanceInputs, "namespace">): ServerCheckOutcome {
+  if (error instanceof InvalidError) {
+    const causes = error.causes.length > 0 ? error.causes : [{ field: "", message: error.message }];
+    return { checked: true, failures: causes.map(toFailure) };
+  }
+  if (error instanceof NotFoundError) {
+    const missing = /namespaces? "[^"]*" not found/.test(error.message)
+      ? `namespace ${inputs.namespace} does not exist yet`
+      : `the CRD ${crdName} is not installed yet`;
+    return { checked: false, note: missing };
+  }
+  if (error instanceof ForbiddenError) {
+    // RBAC denying us the dry-run says nothing about the inputs; any other 403 is admission's verdict (a quota,
+    // a webhook, a policy) and is exactly what `pulumi up` would run into.
+    if (/ cannot [a-z]+ resource /.test(error.message)) {
+      return { checked: false, note: `not allowed to dry-run: ${error.message}` };
+    }
+    return { checked: true, failures: [{ property: "", reason: error.message }] };
+  }
+  if (error instanceof ApiError) return { checked: false, note: `the apiserver could not answer: ${error.message}` };
+  return { checked: false, note: error instanceof Error ? error.message : String(error) };
+}
+
+/** `spec.storage` → property `storage`; `metadata.name` → `name`; anything else is about the whole resource. */
+function toFailure(cause: FieldCause): InputFailure {
+  const field = cause.field.replace(/^\./, "");
+  const spec = /^spec\.([A-Za-z]+)/.exec(field);
+  if (spec?.[1]) return { property: spec[1], reason: cause.message };
+  const meta = /^metadata\.(name|namespace)$/.exec(field);
+  if (meta?.[1]) return { property: meta[1], reason: cause.message };
+  return { property: "", reason: field ? `${field}: ${cause.message}` : cause.message };
+}

@@ -1,0 +1,598 @@
+/**
+ * The MyAppInstance dynamic provider through the real pulumi engine (Automation API, the built CLI and language
+ * host), on the local cluster, with the operator running as a local process:
+ * - `pulumi up` returns with the instance Ready and its outputs filled; the kubeconfig input is a secret in state;
+ * - a preview right after shows no change; after an image change, an update of exactly that input; after a
+ *   rename, a replacement keyed on `name`; after an invalid change, a failure naming the field; an instance the
+ *   apiserver's admission would refuse (a quota) fails the preview through the server-side dry-run; removing
+ *   storage replaces the instance, deleting the old one first because the name stays;
+ * - `pulumi refresh` picks up a change made with kubectl, and the next `pulumi up` puts the program's value back;
+ * - an instance that cannot become Ready fails `pulumi up` with the operator's reason and the Warning events,
+ *   stays in state, and the next `pulumi up` after the fix completes; a problem the operator reports as permanent
+ *   (Stalled) fails it at once instead of at the timeout;
+ * - `pulumi destroy` returns only after the operator's finalizer ran: the objects are gone when it returns.
+ *
+ * Needs the toolchain, the local cluster and operator/main.ts: run with `npm test -- test/e2e/provider.test.ts`.
+ */
+import assert from "node:assert/strict";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import path from "node:path";
+import { describe, it, type TestContext } from "node:test";
+import { promisify } from "node:util";
+import {
+  LocalWorkspace,
+  PulumiCommand,
+  type EngineEvent,
+  type Stack,
+  type StepEventMetadata,
+} from "@pulumi/pulumi/automation/index.js";
+import { parse, stringify } from "yaml";
+import { apiVersion, crdName, finalizer, isReady, kind, type MyAppInstance } from "../../api/index.ts";
+import type { KubeObject } from "../../kube/index.ts";
+import { localDir, pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
+import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
+
+const client = adminClient();
+const kubeconfigFile = process.env.KUBECONFIG!;
+const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
+const minutes = (n: number) => n * 60_000;
+const run = promisify(execFile);
+
+type Live = Typed<MyAppInstance>;
+
+describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
+  it("up waits for Ready, previews are exact, refresh sees kubectl, failed waits resume, destroy waits", async (t) => {
+    const suffix = randomBytes(3).toString("hex");
+    const namespaces = { web: `e2e-prov-${suffix}`, limited: `e2e-prov-q-${suffix}`, denied: `e2e-prov-d-${suffix}` };
+    const cleanup: (() => Promise<unknown>)[] = [];
+    // One hook, in an order that cannot strand a finalizer: stack first, then the operator, then the namespaces.
+    t.after(async () => {
+      for (const step of cleanup.reverse()) await step().catch((error: unknown) => t.diagnostic(String(error)));
+    });
+
+    await installCrd();
+    for (const name of Object.values(namespaces)) {
+      await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+      cleanup.push(() => client.delete("v1", "Namespace", name));
+    }
+    // `limited` fits one pod and one instance; `denied` no instance at all (the dry-run must say so in preview).
+    await quota(namespaces.limited, "pods=1,count/myappinstances.example.com=1");
+    await quota(namespaces.denied, "count/myappinstances.example.com=0");
+    const operator = await startOperator(Object.values(namespaces));
+    cleanup.push(() => operator.stop());
+    const stack = await providerStack(suffix, cleanup);
+    // The explicit kubeconfig input carries its credentials inline, as one passed around in a program would.
+    const inlineKubeconfig = withInlineCredentials(readFileSync(kubeconfigFile, "utf8"));
+    await stack.setAllConfig({
+      namespace: { value: namespaces.web },
+      image: { value: "nginx:1.27" },
+      replicas: { value: "2" },
+      kubeconfig: { value: inlineKubeconfig, secret: true },
+    });
+    const failWith = (error: unknown) => new Error(`${String(error)}\noperator log (tail):\n${operator.logTail()}`);
+
+    await t.test("preview of a new stack: the instance would be created", async () => {
+      const preview = await stack.preview({ onOutput: log(t) });
+      assert.equal(preview.changeSummary.create, 2, "the stack and the instance");
+    });
+
+    let name = "";
+    await t.test("up returns with the instance Ready and every output filled", async () => {
+      const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
+        throw failWith(error);
+      });
+      assert.equal(up.summary.result, "succeeded");
+      name = up.outputs.webName?.value as string;
+      assert.match(name, /^web-[0-9a-f]{8}$/, "the auto-name");
+      const live = await client.get<Live>(apiVersion, kind, name, namespaces.web);
+      assert.ok(isReady(live), "Ready=True for the current generation the moment up returned");
+      assert.equal(up.outputs.webUid?.value, live.metadata.uid);
+      assert.equal(up.outputs.webGeneration?.value, live.metadata.generation);
+      const status = up.outputs.webStatus?.value as MyAppInstance["status"];
+      assert.equal(status?.phase, "Running");
+      assert.equal(status?.readyReplicas, 2);
+      assert.equal(status?.conditions?.find((c) => c.type === "Ready")?.status, "True");
+      assert.equal(up.outputs.webServiceName?.value, name);
+      assert.equal(up.outputs.webEndpoint?.value, `${name}.${namespaces.web}.svc:8080`);
+      assert.equal(
+        live.metadata.annotations?.["myapp.example.com/pulumi-stack"],
+        `organization/provider-e2e/${stack.name}`,
+      );
+      assert.equal(live.metadata.annotations?.["myapp.example.com/pulumi-resource"], "web");
+      assert.ok(live.metadata.finalizers?.includes(finalizer), "the operator added its finalizer");
+      assert.match(up.stdout, /web: Ready/, "progress lines reach the CLI");
+    });
+
+    await t.test("the kubeconfig is a secret in state and no output", async () => {
+      const key = (parse(inlineKubeconfig) as KubeconfigFile).users[0]!.user["client-key-data"]!.slice(0, 64);
+      // At rest: the checkpoint the backend wrote holds only ciphertext.
+      const checkpoint = path.join(
+        new URL(pulumiEnv().PULUMI_BACKEND_URL!).pathname,
+        ".pulumi/stacks/provider-e2e",
+        `${stack.name}.json`,
+      );
+      assert.equal(readFileSync(checkpoint, "utf8").includes(key), false, "the client key is in the checkpoint");
+      // Decrypted (the Automation API exports with --show-secrets): only inside values marked secret.
+      const exported = await stack.exportStack();
+      const found = pathsContaining(exported, key);
+      assert.ok(found.length > 0, "the export shows decrypted secrets");
+      assert.deepEqual(
+        found.filter((at) => !at.endsWith(".plaintext")),
+        [],
+        "every copy of the kubeconfig is a secret",
+      );
+      assert.ok(
+        found.some((at) => at.endsWith(".outputs.kubeconfig.plaintext")),
+        "the instance keeps it, as a secret, for refresh and destroy",
+      );
+      const outputs = await stack.outputs();
+      assert.equal(
+        Object.keys(outputs).some((name) => /kubeconfig/i.test(name)),
+        false,
+      );
+    });
+
+    await t.test("a preview right after up changes nothing (server defaults and status never diff)", async () => {
+      const preview = await stack.preview({ onOutput: log(t) });
+      assert.deepEqual(preview.changeSummary, { same: 2 });
+    });
+
+    await t.test("an image change previews as an update of exactly that input, and up rolls it out", async () => {
+      await stack.setConfig("image", { value: "nginx:1.28" });
+      const step = await previewStep(stack, t, "web");
+      assert.equal(step.op, "update");
+      assert.deepEqual(changedInputs(step), ["image"]);
+
+      const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
+        throw failWith(error);
+      });
+      assert.equal(up.summary.resourceChanges?.update, 1);
+      const status = up.outputs.webStatus?.value as MyAppInstance["status"];
+      assert.equal(status?.image, "nginx:1.28", "status.image moves once every replica runs the new image");
+      assert.ok(isReady(await client.get<Live>(apiVersion, kind, name, namespaces.web)));
+    });
+
+    await t.test("a rename previews as a replacement keyed on name, the new one created first", async () => {
+      await stack.setConfig("name", { value: "web-renamed" });
+      const steps = await previewSteps(stack, t);
+      const ops = (steps.get("web") ?? []).map((step) => step.op);
+      assert.deepEqual(ops, ["create-replacement", "replace", "delete-replaced"]);
+      assert.deepEqual(steps.get("web")?.[1]?.keys, ["name"]);
+      await stack.removeConfig("name");
+    });
+
+    await t.test("an invalid change fails the preview, naming the field and what it allows", async () => {
+      await stack.setConfig("replicas", { value: "-1" });
+      await assert.rejects(stack.preview(), (error: Error) => {
+        assert.match(error.message, /replicas/);
+        assert.match(error.message, /must be an integer from 0 to 2147483647/);
+        return true;
+      });
+      await stack.setConfig("replicas", { value: "2" });
+    });
+
+    await t.test("admission's verdict reaches the preview through the server-side dry-run", async () => {
+      await stack.setConfig("deniedNamespace", { value: namespaces.denied });
+      await assert.rejects(stack.preview(), (error: Error) => {
+        assert.match(error.message, /exceeded quota/);
+        assert.match(error.message, /count\/myappinstances\.example\.com/);
+        return true;
+      });
+      await stack.removeConfig("deniedNamespace");
+    });
+
+    await t.test("where the apiserver cannot judge yet, preview says so and relies on the zod rules", async () => {
+      const missing = `e2e-prov-none-${suffix}`;
+      await stack.setConfig("deniedNamespace", { value: missing });
+      const preview = await stack.preview({ onOutput: log(t) });
+      assert.equal(preview.changeSummary.create, 1);
+      assert.match(
+        preview.stdout,
+        new RegExp(
+          `denied: server-side dry-run skipped \\(namespace ${missing} does not exist yet\\); checked with the zod rules only`,
+        ),
+      );
+      await stack.removeConfig("deniedNamespace");
+    });
+
+    await t.test("refresh picks up a change made with kubectl; up puts the program's value back", async () => {
+      await kubectl(
+        "-n",
+        namespaces.web,
+        "patch",
+        "myappinstance",
+        name,
+        "--type=merge",
+        "-p",
+        '{"spec":{"replicas":3}}',
+      );
+      const refresh = await stack.refresh({ onOutput: log(t) });
+      assert.equal(refresh.summary.resourceChanges?.update, 1);
+      const state = (await stack.exportStack()).deployment as {
+        resources: { urn: string; outputs?: Record<string, unknown> }[];
+      };
+      const web = state.resources.find((r) => r.urn.endsWith("::web"));
+      assert.equal(web?.outputs?.["replicas"], 3, "state has the live value");
+
+      const step = await previewStep(stack, t, "web");
+      assert.equal(step.op, "update");
+      assert.deepEqual(changedInputs(step), ["replicas"]);
+      await stack.up({ onOutput: log(t) });
+      const live = await client.get<Live>(apiVersion, kind, name, namespaces.web);
+      assert.equal(live.spec.replicas, 2);
+    });
+
+    let limitedName = "";
+    await t.test(
+      "an instance that cannot become Ready fails up with the operator's reason and stays in state",
+      async () => {
+        await stack.setAllConfig({ limitedNamespace: { value: namespaces.limited }, limitedReplicas: { value: "2" } });
+        const started = Date.now();
+        await assert.rejects(stack.up({ onOutput: log(t) }), (error: Error) => {
+          assert.match(
+            error.message,
+            /limited \(MyAppInstance e2e-prov-q-[0-9a-f]+\/limited-[0-9a-f]{8}\) did not become Ready within 20s/,
+          );
+          assert.match(error.message, /Ready=False \w+: .*1\/2 replicas ready/, "the operator's condition");
+          assert.match(error.message, /Warning FailedCreate ReplicaSet\/.*exceeded quota/, "the events say why");
+          return true;
+        });
+        assert.ok(Date.now() - started < minutes(2), "failed at its timeout, not later");
+        const state = (await stack.exportStack()).deployment as {
+          resources: { urn: string; id?: string; initErrors?: string[]; outputs?: Record<string, unknown> }[];
+        };
+        const limited = state.resources.find((r) => r.urn.endsWith("::limited"));
+        assert.ok(limited?.id, "the instance is in state");
+        assert.ok((limited?.initErrors ?? []).length > 0, "recorded as failed to initialize");
+        assert.equal(typeof limited?.outputs?.["__provider"], "string", "with the provider a later delete needs");
+        limitedName = limited!.id!.split("/")[1]!;
+        assert.ok(await client.find(apiVersion, kind, limitedName, namespaces.limited), "and in the cluster");
+      },
+    );
+
+    await t.test("the next up after the fix completes the same instance", async () => {
+      await stack.setConfig("limitedReplicas", { value: "1" });
+      const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
+        throw failWith(error);
+      });
+      assert.equal(up.summary.result, "succeeded");
+      assert.equal(up.summary.resourceChanges?.create ?? 0, 0, "no second instance");
+      const live = await client.get<Live>(apiVersion, kind, limitedName, namespaces.limited);
+      assert.ok(isReady(live));
+      const state = (await stack.exportStack()).deployment as { resources: { urn: string; initErrors?: string[] }[] };
+      assert.equal(state.resources.find((r) => r.urn.endsWith("::limited"))?.initErrors, undefined);
+    });
+
+    await t.test("a problem the operator reports as permanent fails up at once, with its reason", async () => {
+      // GIVEN a Service named like the instance, controlled by something else: the operator cannot take it over
+      const owner = await client.create<KubeObject>({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "clash-owner", namespace: namespaces.web },
+      });
+      await client.create({
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: {
+          name: "clash",
+          namespace: namespaces.web,
+          ownerReferences: [
+            { apiVersion: "v1", kind: "ConfigMap", name: "clash-owner", uid: owner.metadata.uid!, controller: true },
+          ],
+        },
+        spec: { ports: [{ port: 80 }] },
+      });
+      await stack.setConfig("clashName", { value: "clash" });
+      const started = Date.now();
+      await assert.rejects(stack.up({ onOutput: log(t) }), (error: Error) => {
+        assert.match(
+          error.message,
+          /clash \(MyAppInstance e2e-prov-[0-9a-f]+\/clash\) cannot become Ready: the operator reports ChildOwnedElsewhere: Service .*\/clash already exists and is controlled by ConfigMap clash-owner/,
+        );
+        return true;
+      });
+      assert.ok(Date.now() - started < minutes(1), "failed on the operator's verdict, not at the 300s timeout");
+    });
+
+    await t.test("fixed by another name: the next up replaces it and completes", async () => {
+      await stack.setConfig("clashName", { value: "clash-2" });
+      const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
+        throw failWith(error);
+      });
+      assert.equal(up.summary.resourceChanges?.replace, 1);
+      assert.ok(isReady(await client.get<Live>(apiVersion, kind, "clash-2", namespaces.web)));
+      assert.equal(await client.find(apiVersion, kind, "clash", namespaces.web), undefined, "the old one is gone");
+      assert.ok(await client.find("v1", "Service", "clash", namespaces.web), "someone else's Service is untouched");
+    });
+
+    let dbName = "";
+    await t.test("removing storage replaces the instance, deleting the old one first (same name)", async () => {
+      await stack.setConfig("dbStorage", { value: "1Gi" });
+      const created = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
+        throw failWith(error);
+      });
+      assert.equal(created.summary.resourceChanges?.create, 1);
+      await stack.setConfig("dbStorage", { value: "none" });
+      const ops: string[] = [];
+      await stack
+        .up({
+          onOutput: log(t),
+          onEvent: (event) => {
+            const metadata = event.resourcePreEvent?.metadata;
+            if (metadata?.urn.endsWith("::db")) ops.push(metadata.op);
+          },
+        })
+        .catch((error: unknown) => {
+          throw failWith(error);
+        });
+      assert.deepEqual(ops, ["delete-replaced", "replace", "create-replacement"]);
+      const state = (await stack.exportStack()).deployment as { resources: { urn: string; id?: string }[] };
+      dbName = state.resources.find((r) => r.urn.endsWith("::db"))!.id!.split("/")[1]!;
+      const live = await client.get<Live>(apiVersion, kind, dbName, namespaces.web);
+      assert.ok(isReady(live));
+      assert.equal(live.spec.storage, undefined);
+      assert.ok(await client.find("apps/v1", "Deployment", dbName, namespaces.web), "now a Deployment");
+    });
+
+    await t.test("destroy returns only after the finalizer ran", async () => {
+      const instances: [string, string][] = [
+        [name, namespaces.web],
+        [limitedName, namespaces.limited],
+        ["clash-2", namespaces.web],
+        [dbName, namespaces.web],
+      ];
+      for (const [instance, namespace] of instances) {
+        const live = await client.get<Live>(apiVersion, kind, instance, namespace);
+        assert.ok(live.metadata.finalizers?.includes(finalizer), `${instance} can only go once the operator let it`);
+      }
+      const destroy = await stack.destroy({ onOutput: log(t) }).catch((error: unknown) => {
+        throw failWith(error);
+      });
+      assert.equal(destroy.summary.result, "succeeded");
+      for (const [instance, namespace] of instances) {
+        assert.equal(await client.find(apiVersion, kind, instance, namespace), undefined, `${instance} is gone`);
+      }
+      const deployment = await client.find("apps/v1", "Deployment", name, namespaces.web);
+      assert.ok(!deployment || deployment.metadata.deletionTimestamp, "the operator's cleanup ran before");
+    });
+  });
+});
+
+/** Applies the generated CRD and waits until it is Established. */
+async function installCrd(): Promise<void> {
+  const crd = parse(
+    readFileSync(path.join(repoRoot, "config/crd/example.com_myappinstances.yaml"), "utf8"),
+  ) as KubeObject;
+  await client.apply(crd, { fieldManager: "e2e-provider", force: true });
+  await waitFor(`CRD ${crdName} Established`, async () => {
+    const live = await client.get<Typed<{ status?: { conditions?: { type: string; status: string }[] } }>>(
+      "apiextensions.k8s.io/v1",
+      "CustomResourceDefinition",
+      crdName,
+    );
+    return live.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ? true : undefined;
+  });
+}
+
+/** The built kubectl against the test cluster. */
+async function kubectl(...args: string[]): Promise<string> {
+  const { stdout } = await run(path.join(binDir, "kubectl"), ["--kubeconfig", kubeconfigFile, ...args]);
+  return stdout;
+}
+
+/** A ResourceQuota, once the quota controller has published its hard limits (admission enforces only then). */
+async function quota(namespace: string, hard: string): Promise<void> {
+  await kubectl("-n", namespace, "create", "quota", "e2e", `--hard=${hard}`);
+  await waitFor(`quota in ${namespace}`, async () => {
+    const out = await kubectl("-n", namespace, "get", "resourcequota", "e2e", "-o", "jsonpath={.status.hard}");
+    return out.trim() ? true : undefined;
+  });
+}
+
+/** The program, written into a throwaway project directory under .local (so it resolves our node_modules). */
+async function providerStack(suffix: string, cleanup: (() => Promise<unknown>)[]): Promise<Stack> {
+  const workDir = path.join(localDir, "e2e", `provider-${suffix}`);
+  mkdirSync(workDir, { recursive: true });
+  writeFileSync(
+    path.join(workDir, "Pulumi.yaml"),
+    "name: provider-e2e\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.ts\n",
+  );
+  writeFileSync(path.join(workDir, "index.ts"), program(path.join(repoRoot, "provider/index.ts")));
+  // The built CLI first on PATH (as `npm test` sets it), with Node 24 for the language host and the dynamic
+  // provider's launcher; PulumiCommand.get() finds the CLI there.
+  const PATH = [binDir, path.dirname(process.execPath), process.env.PATH].join(path.delimiter);
+  process.env.PATH = PATH;
+  const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
+  const envVars = { ...pulumiEnv(), KUBECONFIG: kubeconfigFile, PATH };
+  const stackName = `e2e-${suffix}`;
+  const stack = await LocalWorkspace.createOrSelectStack({ stackName, workDir }, { pulumiCommand, envVars });
+  cleanup.push(async () => {
+    await stack.destroy().catch(() => undefined);
+    await stack.workspace.removeStack(stackName, { force: true }).catch(() => undefined);
+    rmSync(workDir, { recursive: true, force: true });
+  });
+  return stack;
+}
+
+/**
+ * A stack declaring `web` (explicit kubeconfig) and, when configured, `limited`, `clash`, `db` and `denied`
+ * (ambient KUBECONFIG).
+ */
+function program(providerModule: string): string {
+  return `import * as pulumi from "@pulumi/pulumi";
+import { MyAppInstance } from ${JSON.stringify(providerModule)};
+
+const config = new pulumi.Config();
+const web = new MyAppInstance("web", {
+  namespace: config.require("namespace"),
+  name: config.get("name"),
+  image: config.require("image"),
+  replicas: config.requireNumber("replicas"),
+  kubeconfig: config.requireSecret("kubeconfig"),
+});
+export const webName = web.name;
+export const webUid = web.uid;
+export const webGeneration = web.generation;
+export const webStatus = web.status;
+export const webServiceName = web.serviceName;
+export const webEndpoint = web.endpoint;
+
+const limitedNamespace = config.get("limitedNamespace");
+if (limitedNamespace) {
+  new MyAppInstance("limited", {
+    namespace: limitedNamespace,
+    image: "nginx:1.27",
+    replicas: config.requireNumber("limitedReplicas"),
+    timeoutSeconds: 20,
+  });
+}
+const clashName = config.get("clashName");
+if (clashName) {
+  new MyAppInstance("clash", {
+    namespace: config.require("namespace"),
+    name: clashName,
+    image: "nginx:1.27",
+    timeoutSeconds: 300,
+  });
+}
+const dbStorage = config.get("dbStorage");
+if (dbStorage) {
+  new MyAppInstance("db", {
+    namespace: config.require("namespace"),
+    image: "postgres:17",
+    storage: dbStorage === "none" ? undefined : dbStorage,
+    storageReclaimPolicy: "Delete",
+  });
+}
+const deniedNamespace = config.get("deniedNamespace");
+if (deniedNamespace) new MyAppInstance("denied", { namespace: deniedNamespace, image: "nginx:1.27" });
+`;
+}
+
+/** The steps a preview would take, by resource name, in order (from the engine's own events). */
+async function previewSteps(stack: Stack, t: TestContext): Promise<Map<string, StepEventMetadata[]>> {
+  const steps = new Map<string, StepEventMetadata[]>();
+  await stack.preview({
+    onOutput: log(t),
+    onEvent: (event: EngineEvent) => {
+      const metadata = event.resourcePreEvent?.metadata;
+      if (!metadata) return;
+      const name = metadata.urn.split("::").pop()!;
+      steps.set(name, [...(steps.get(name) ?? []), metadata]);
+    },
+  });
+  return steps;
+}
+
+/** The one step a preview would take for `name`. */
+async function previewStep(stack: Stack, t: TestContext, name: string): Promise<StepEventMetadata> {
+  const steps = (await previewSteps(stack, t)).get(name) ?? [];
+  assert.equal(steps.length, 1, `steps for ${name}: ${steps.map((step) => step.op).join(", ")}`);
+  return steps[0]!;
+}
+
+/** Top-level inputs whose old and new values differ in a step. */
+function changedInputs(step: StepEventMetadata): string[] {
+  const olds = step.old?.inputs ?? {};
+  const news = step.new?.inputs ?? {};
+  const keys = new Set([...Object.keys(olds), ...Object.keys(news)]);
+  return [...keys].filter((key) => JSON.stringify(olds[key]) !== JSON.stringify(news[key])).sort();
+}
+
+interface KubeconfigFile {
+  clusters: { cluster: Record<string, string> }[];
+  users: { user: Record<string, string> }[];
+}
+
+/** The kubeconfig with its certificate and key files read into `*-data` fields. */
+function withInlineCredentials(kubeconfig: string): string {
+  const config = parse(kubeconfig) as KubeconfigFile;
+  const inline = (entry: Record<string, string>, field: string) => {
+    const file = entry[field];
+    if (file === undefined) return;
+    entry[`${field}-data`] = readFileSync(file).toString("base64");
+    delete entry[field];
+  };
+  for (const { cluster } of config.clusters) inline(cluster, "certificate-authority");
+  for (const { user } of config.users) for (const field of ["client-certificate", "client-key"]) inline(user, field);
+  assert.ok(config.users[0]?.user["client-key-data"], "the test kubeconfig has a client key to look for");
+  return stringify(config);
+}
+
+/** JSON paths in `value` of strings that contain `needle`. */
+function pathsContaining(value: unknown, needle: string, at = "$"): string[] {
+  if (typeof value === "string") return value.includes(needle) ? [at] : [];
+  if (typeof value !== "object" || value === null) return [];
+  return Object.entries(value).flatMap(([key, child]) => pathsContaining(child, needle, `${at}.${key}`));
+}
+
+/** Engine output into the test's diagnostics, so a failed step explains itself. */
+function log(t: TestContext): (line: string) => void {
+  return (line) => {
+    for (const text of line.split("\n")) if (text.trim()) t.diagnostic(text);
+  };
+}
+
+interface LocalOperator {
+  stop(): Promise<void>;
+  logTail(): string;
+}
+
+/** Runs `node operator/main.ts` as admin for the test's namespaces only, and waits until it is ready. */
+async function startOperator(namespaces: string[]): Promise<LocalOperator> {
+  const dir = path.join(localDir, "e2e");
+  mkdirSync(dir, { recursive: true });
+  // One file, rewritten by each run: there for a post-mortem, never piling up.
+  const logFile = path.join(dir, "provider-operator.log");
+  const [metricsPort, healthPort] = [await freePort(), await freePort()];
+  const output = openSync(logFile, "w");
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      path.join(repoRoot, "operator/main.ts"),
+      `--namespaces=${namespaces.join(",")}`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      `--health-probe-bind-address=127.0.0.1:${healthPort}`,
+      "--log-level=debug",
+    ],
+    { cwd: repoRoot, env: { ...process.env, KUBECONFIG: kubeconfigFile }, stdio: ["ignore", output, output] },
+  );
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  const logTail = () => readFileSync(logFile, "utf8").split("\n").slice(-40).join("\n");
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  await waitFor(
+    `operator /readyz on 127.0.0.1:${healthPort}`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`the operator exited (${child.exitCode}):\n${logTail()}`);
+      const response = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
+      return response.ok ? true : undefined;
+    },
+    { timeoutMs: minutes(2), intervalMs: 500 },
+  ).catch(async (error: unknown) => {
+    await stop();
+    throw new Error(`${(error as Error).message}\noperator log (tail):\n${logTail()}`);
+  });
+  return { stop, logTail };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}

@@ -1,0 +1,278 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { autoName } from "../../../provider/auto-name.ts";
+import { checkInputs } from "../../../provider/check.ts";
+import { unknownValue } from "../../../provider/inputs.ts";
+
+/** A property bag as the engine passes it. */
+type Bag = Record<string, unknown>;
+
+const owner = "organization/shop/dev";
+/** What the resource class sends for `new MyAppInstance("web", { image: "nginx:1.27" })`. */
+const minimal = { image: "nginx:1.27", owner, logicalName: "web" };
+/** The checked inputs of `minimal`: every default applied. */
+const minimalChecked = {
+  name: autoName("web", owner),
+  namespace: "default",
+  replicas: 1,
+  image: "nginx:1.27",
+  port: 8080,
+  storageReclaimPolicy: "Retain",
+  timeoutSeconds: 600,
+  owner,
+  logicalName: "web",
+};
+
+describe("checkInputs: defaults", () => {
+  test("a minimal instance gets every default, in a stable key order", () => {
+    const { inputs, failures } = checkInputs({}, minimal);
+    assert.deepEqual(failures, []);
+    assert.deepEqual(inputs, minimalChecked);
+    assert.deepEqual(Object.keys(inputs), Object.keys(minimalChecked));
+  });
+
+  test("checking the checked inputs again changes nothing (stable diffs)", () => {
+    const once = checkInputs({}, minimal).inputs;
+    assert.deepEqual(checkInputs(once, once), { inputs: once, failures: [] });
+  });
+
+  test("explicit values are kept", () => {
+    const news = {
+      ...minimal,
+      name: "shop",
+      namespace: "team-a",
+      replicas: 3,
+      port: 80,
+      storage: "1Gi",
+      storageClassName: "fast",
+      storageReclaimPolicy: "Delete",
+      kubeconfig: "apiVersion: v1",
+      context: "kind",
+      timeoutSeconds: 30,
+    };
+    const { inputs, failures } = checkInputs({}, news);
+    assert.deepEqual(failures, []);
+    assert.deepEqual(inputs, news);
+  });
+});
+
+describe("checkInputs: the name", () => {
+  const cases: { name: string; olds: Bag; news: Bag; expected: string }[] = [
+    { name: "an explicit name wins", olds: {}, news: { ...minimal, name: "shop" }, expected: "shop" },
+    { name: "no name: the auto-name", olds: {}, news: minimal, expected: autoName("web", owner) },
+    {
+      name: "no name, but one in state: kept (the object never renames itself)",
+      olds: { ...minimalChecked, name: "shop" },
+      news: minimal,
+      expected: "shop",
+    },
+    {
+      name: "an empty name counts as none",
+      olds: {},
+      news: { ...minimal, name: "" },
+      expected: autoName("web", owner),
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      assert.equal(checkInputs(c.olds, c.news).inputs["name"], c.expected);
+    });
+  }
+
+  test("the auto-name is a DNS label of at most 52 characters, different per stack", () => {
+    const long = autoName("A_Very_Long_Resource_Name_That_Goes_On_And_On_And_On_Forever", owner);
+    assert.match(long, /^[a-z][-a-z0-9]*[a-z0-9]$/);
+    assert.ok(long.length <= 52, long);
+    assert.match(autoName("web", owner), /^web-[0-9a-f]{8}$/);
+    assert.notEqual(autoName("web", owner), autoName("web", "organization/shop/prod"));
+    assert.match(autoName("9lives", owner), /^lives-[0-9a-f]{8}$/);
+    assert.match(autoName("---", owner), /^myapp-[0-9a-f]{8}$/);
+  });
+});
+
+describe("checkInputs: every failure at once, by input key", () => {
+  /** An expected failure: the exact reason, or a pattern where the api's wording is long. */
+  type Expected = { property: string; reason: string | RegExp };
+  const cases: { name: string; news: Bag; expected: Expected[] }[] = [
+    {
+      name: "missing image",
+      news: { owner, logicalName: "web" },
+      expected: [{ property: "image", reason: /^is required: must be an OCI image reference/ }],
+    },
+    {
+      name: "three bad fields, three failures",
+      news: { ...minimal, image: "Not An Image", replicas: -1, port: 70000 },
+      expected: [
+        { property: "replicas", reason: "must be an integer from 0 to 2147483647" },
+        { property: "image", reason: /^must be an OCI image reference/ },
+        { property: "port", reason: "must be an integer from 1 to 65535" },
+      ],
+    },
+    {
+      name: "storageClassName without storage (a cross-field rule)",
+      news: { ...minimal, storageClassName: "fast" },
+      expected: [{ property: "storageClassName", reason: "needs spec.storage: without storage there is no volume" }],
+    },
+    {
+      name: "a bad storage quantity and reclaim policy",
+      news: { ...minimal, storage: "1 GB", storageReclaimPolicy: "Recycle" },
+      expected: [
+        { property: "storage", reason: /^must be a positive Kubernetes quantity/ },
+        { property: "storageReclaimPolicy", reason: "must be one of Retain, Delete" },
+      ],
+    },
+    {
+      name: "bad name and namespace",
+      news: { ...minimal, name: "Web_1", namespace: "Team.A" },
+      expected: [
+        { property: "name", reason: /RFC 1123 subdomain/ },
+        { property: "namespace", reason: /RFC 1123 label/ },
+      ],
+    },
+    {
+      name: "timeout out of range",
+      news: { ...minimal, timeoutSeconds: 0 },
+      expected: [{ property: "timeoutSeconds", reason: "must be a whole number of seconds from 1 to 86400" }],
+    },
+    {
+      name: "a kubeconfig that is not text is reported without naming the property (its value would be printed)",
+      news: { ...minimal, kubeconfig: 42 },
+      expected: [{ property: "", reason: /^kubeconfig must be/ }],
+    },
+    {
+      name: "not created through the resource class",
+      news: { image: "nginx" },
+      expected: [
+        { property: "owner", reason: /resource class/ },
+        { property: "logicalName", reason: /resource class/ },
+        { property: "name", reason: "is required" },
+      ],
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const { failures } = checkInputs({}, c.news);
+      assert.equal(failures.length, c.expected.length, JSON.stringify(failures));
+      c.expected.forEach((expected, i) => {
+        const actual = failures[i]!;
+        assert.equal(actual.property, expected.property);
+        if (typeof expected.reason === "string") assert.equal(actual.reason, expected.reason);
+        else assert.match(actual.reason, expected.reason);
+      });
+    });
+  }
+});
+
+describe("checkInputs: unknown values during preview", () => {
+  test("unknown values stay unknown and are not judged; known ones still get defaults", () => {
+    const { inputs, failures } = checkInputs({}, { ...minimal, image: unknownValue, replicas: unknownValue });
+    assert.deepEqual(failures, []);
+    assert.equal(inputs["image"], unknownValue);
+    assert.equal(inputs["replicas"], unknownValue);
+    assert.equal(inputs["port"], 8080, "the default of a known-absent key");
+    assert.equal(inputs["storageReclaimPolicy"], "Retain");
+  });
+
+  test("a known bad field still fails next to an unknown one", () => {
+    const { failures } = checkInputs({}, { ...minimal, image: unknownValue, port: 0 });
+    assert.deepEqual(failures, [{ property: "port", reason: "must be an integer from 1 to 65535" }]);
+  });
+
+  test("a cross-field rule waits when one side is unknown", () => {
+    // storage may turn out to be set: storageClassName alone is not an error yet
+    const { failures } = checkInputs({}, { ...minimal, storage: unknownValue, storageClassName: "fast" });
+    assert.deepEqual(failures, []);
+  });
+
+  test("an unknown name, namespace, kubeconfig or timeout passes through", () => {
+    const news = {
+      ...minimal,
+      name: unknownValue,
+      namespace: unknownValue,
+      kubeconfig: unknownValue,
+      timeoutSeconds: unknownValue,
+    };
+    const { inputs, failures } = checkInputs({}, news);
+    assert.deepEqual(failures, []);
+    for (const key of ["name", "namespace", "kubeconfig", "timeoutSeconds"])
+      assert.equal(inputs[key], unknownValue, key);
+  });
+
+  test("a required field still missing is reported even when others are unknown", () => {
+    const { failures } = checkInputs({}, { owner, logicalName: "web", replicas: unknownValue });
+    assert.equal(failures.length, 1);
+    assert.equal(failures[0]!.property, "image");
+    assert.match(failures[0]!.reason, /^is required/);
+  });
+});
+
+describe("checkInputs: storage transition rules against the state", () => {
+  const withStorage = { ...minimalChecked, storage: "2Gi", storageClassName: "fast" };
+  const cases: { name: string; olds: Bag; news: Bag; expected: string[] }[] = [
+    {
+      name: "grow: allowed",
+      olds: withStorage,
+      news: { ...minimal, storage: "3Gi", storageClassName: "fast" },
+      expected: [],
+    },
+    {
+      name: "same size, other notation: allowed",
+      olds: withStorage,
+      news: { ...minimal, storage: "2048Mi", storageClassName: "fast" },
+      expected: [],
+    },
+    {
+      name: "shrink: rejected",
+      olds: withStorage,
+      news: { ...minimal, storage: "1Gi", storageClassName: "fast" },
+      expected: ["storage"],
+    },
+    {
+      name: "class change: rejected",
+      olds: withStorage,
+      news: { ...minimal, storage: "2Gi", storageClassName: "slow" },
+      expected: ["storageClassName"],
+    },
+    {
+      name: "class dropped: rejected",
+      olds: withStorage,
+      news: { ...minimal, storage: "2Gi" },
+      expected: ["storageClassName"],
+    },
+    { name: "removal: left to diff (a replacement)", olds: withStorage, news: minimal, expected: [] },
+    {
+      name: "added where there was none: allowed",
+      olds: minimalChecked,
+      news: { ...minimal, storage: "1Gi" },
+      expected: [],
+    },
+    {
+      name: "shrink under a new name: a new object, allowed",
+      olds: withStorage,
+      news: { ...minimal, name: "other", storage: "1Gi", storageClassName: "fast" },
+      expected: [],
+    },
+    {
+      name: "unknown storage: judged at up",
+      olds: withStorage,
+      news: { ...minimal, storage: unknownValue, storageClassName: "fast" },
+      expected: [],
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const { failures } = checkInputs(c.olds, c.news);
+      assert.deepEqual(
+        failures.map((f) => f.property),
+        c.expected,
+        JSON.stringify(failures),
+      );
+      for (const failure of failures) assert.match(failure.reason, /new name \(a replacement/);
+    });
+  }
+
+  test("the shrink failure says what it was and what it would be", () => {
+    const { failures } = checkInputs(withStorage, { ...minimal, storage: "1Gi", storageClassName: "fast" });
+    assert.match(failures[0]!.reason, /may grow but not shrink: was 2Gi, now 1Gi/);
+  });
+});

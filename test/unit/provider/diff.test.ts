@@ -1,0 +1,218 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { diffInputs, ForbiddenChangeError } from "../../../provider/diff.ts";
+import { unknownValue } from "../../../provider/inputs.ts";
+
+/** A property bag as the engine passes it. */
+type Bag = Record<string, unknown>;
+
+/** Checked inputs as stored in state. */
+const inputs = {
+  name: "web-1a2b3c4d",
+  namespace: "default",
+  replicas: 2,
+  image: "nginx:1.27",
+  port: 8080,
+  storageReclaimPolicy: "Retain",
+  timeoutSeconds: 600,
+  owner: "organization/shop/dev",
+  logicalName: "web",
+};
+
+/** Old outputs: the inputs plus everything the cluster and the operator added. */
+const outputs = {
+  ...inputs,
+  uid: "0b7c5f2e-1111-2222-3333-444455556666",
+  generation: 3,
+  status: { phase: "Running", readyReplicas: 2, observedGeneration: 3, conditions: [] },
+  serviceName: "web-1a2b3c4d",
+  endpoint: "web-1a2b3c4d.default.svc:8080",
+  __provider: "exports.handler = ...",
+};
+
+const withStorage = { ...inputs, storage: "2Gi", storageClassName: "fast" };
+
+describe("diffInputs", () => {
+  const cases: {
+    name: string;
+    olds: Bag;
+    news: Bag;
+    changed: string[];
+    replaces: string[];
+    deleteBeforeReplace: boolean;
+  }[] = [
+    {
+      name: "nothing the user owns changed: no diff, whatever the cluster added",
+      olds: outputs,
+      news: inputs,
+      changed: [],
+      replaces: [],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "an image change is an in-place update of exactly that key",
+      olds: outputs,
+      news: { ...inputs, image: "nginx:1.28" },
+      changed: ["image"],
+      replaces: [],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "replicas, port and reclaim policy: in place",
+      olds: outputs,
+      news: { ...inputs, replicas: 5, port: 80, storageReclaimPolicy: "Delete" },
+      changed: ["replicas", "port", "storageReclaimPolicy"],
+      replaces: [],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "a rename is a replacement; the new name cannot collide, so create first",
+      olds: outputs,
+      news: { ...inputs, name: "shop" },
+      changed: ["name"],
+      replaces: ["name"],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "a namespace move is a replacement, create first",
+      olds: outputs,
+      news: { ...inputs, namespace: "prod" },
+      changed: ["namespace"],
+      replaces: ["namespace"],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "removing storage is a replacement under the same name: delete first",
+      olds: { ...outputs, storage: "2Gi" },
+      news: inputs,
+      changed: ["storage"],
+      replaces: ["storage"],
+      deleteBeforeReplace: true,
+    },
+    {
+      name: "removing storage and class together: a replacement (the class goes with the volume)",
+      olds: { ...outputs, ...withStorage },
+      news: inputs,
+      changed: ["storage", "storageClassName"],
+      replaces: ["storage"],
+      deleteBeforeReplace: true,
+    },
+    {
+      name: "removing storage while renaming: one replacement, create first",
+      olds: { ...outputs, storage: "2Gi" },
+      news: { ...inputs, name: "shop" },
+      changed: ["name", "storage"],
+      replaces: ["name", "storage"],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "growing storage: in place",
+      olds: { ...outputs, ...withStorage },
+      news: { ...withStorage, storage: "5Gi" },
+      changed: ["storage"],
+      replaces: [],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "adding storage: in place",
+      olds: outputs,
+      news: { ...inputs, storage: "1Gi" },
+      changed: ["storage"],
+      replaces: [],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "new credentials, context or timeout: an update, so state holds what the next delete will use",
+      olds: outputs,
+      news: { ...inputs, kubeconfig: "apiVersion: v1", context: "prod", timeoutSeconds: 60 },
+      changed: ["kubeconfig", "context", "timeoutSeconds"],
+      replaces: [],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "a renamed stack re-marks the object in place",
+      olds: outputs,
+      news: { ...inputs, owner: "organization/shop/staging" },
+      changed: ["owner"],
+      replaces: [],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "unknown image: an update",
+      olds: outputs,
+      news: { ...inputs, image: unknownValue },
+      changed: ["image"],
+      replaces: [],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "unknown name: maybe a new one, so a replacement",
+      olds: outputs,
+      news: { ...inputs, name: unknownValue },
+      changed: ["name"],
+      replaces: ["name"],
+      deleteBeforeReplace: false,
+    },
+    {
+      name: "unknown storage where storage is set: it may be removed, so a replacement",
+      olds: { ...outputs, ...withStorage },
+      news: { ...withStorage, storage: unknownValue },
+      changed: ["storage"],
+      replaces: ["storage"],
+      deleteBeforeReplace: true,
+    },
+    {
+      name: "unknown storage where there was none: an update",
+      olds: outputs,
+      news: { ...inputs, storage: unknownValue },
+      changed: ["storage"],
+      replaces: [],
+      deleteBeforeReplace: false,
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const result = diffInputs(c.olds, c.news);
+      assert.deepEqual(result.changed, c.changed);
+      assert.deepEqual(result.replaces, c.replaces);
+      assert.equal(result.deleteBeforeReplace, c.deleteBeforeReplace);
+      assert.equal(result.changes, c.changed.length > 0);
+    });
+  }
+});
+
+describe("diffInputs: transitions the apiserver would reject fail the preview", () => {
+  const cases: { name: string; news: Bag; message: RegExp }[] = [
+    {
+      name: "storage shrink",
+      news: { ...withStorage, storage: "1Gi" },
+      message: /spec\.storage may grow but not shrink: was 2Gi, now 1Gi/,
+    },
+    {
+      name: "class change",
+      news: { ...withStorage, storageClassName: "slow" },
+      message: /spec\.storageClassName may not change/,
+    },
+    { name: "class dropped", news: { ...inputs, storage: "2Gi" }, message: /spec\.storageClassName may not change/ },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      assert.throws(
+        () => diffInputs({ ...outputs, ...withStorage }, c.news),
+        (error: unknown) =>
+          error instanceof ForbiddenChangeError && c.message.test(error.message) && /new name/.test(error.message),
+      );
+    });
+  }
+
+  test("the same change under a new name is a replacement, not an error", () => {
+    const result = diffInputs({ ...outputs, ...withStorage }, { ...withStorage, name: "shop", storage: "1Gi" });
+    assert.deepEqual(result.replaces, ["name"]);
+  });
+
+  test("an unknown class is judged at up, not guessed at", () => {
+    const result = diffInputs({ ...outputs, ...withStorage }, { ...withStorage, storageClassName: unknownValue });
+    assert.deepEqual(result.replaces, []);
+    assert.deepEqual(result.changed, ["storageClassName"]);
+  });
+});
