@@ -42,5 +42,7 @@ export function pulumiEnv(): Record<string, string> {
     PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? "myapp-dev",
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    // Plugins come from PULUMI_HOME (registered by version) or next to the pulumi binary, never from PATH.
+    PULUMI_IGNORE_AMBIENT_PLUGINS: "true",
   };
 }

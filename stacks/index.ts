@@ -1,0 +1,46 @@
+/**
+ * The platform stack. `dev` (stacks/Pulumi.dev.yaml): the local kwok cluster, the operator installed in
+ * external mode (it runs as a local process, see `npm start`), and two instances, one with storage.
+ * `example` (stacks/Pulumi.example.yaml): a real cluster with the operator running in it.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { MyAppOperator } from "../components/index.ts";
+import { MyAppInstance } from "../provider/index.ts";
+
+const config = new pulumi.Config();
+/** A kubeconfig path or contents; defaults to KUBECONFIG (which `npm run pulumi` sets to the local cluster). */
+const kubeconfig = config.get("kubeconfig") ?? process.env.KUBECONFIG;
+const appNamespace = config.get("appNamespace") ?? "default";
+
+const cluster = new k8s.Provider("cluster", { ...(kubeconfig ? { kubeconfig } : {}) });
+
+const platform = new MyAppOperator(
+  "myapp-operator",
+  {
+    operatorPlacement: config.get("operatorPlacement") === "in-cluster" ? "in-cluster" : "external",
+    replicas: config.getNumber("operatorReplicas") ?? 1,
+    ...(config.get("operatorImage") ? { image: config.require("operatorImage") } : {}),
+  },
+  { provider: cluster },
+);
+
+// Instances wait for the platform: the CRD must be Established before the operator can serve them.
+const instanceOptions = { dependsOn: [platform] };
+const web = new MyAppInstance(
+  "web",
+  { name: "web", namespace: appNamespace, image: config.get("webImage") ?? "nginx:1.27", replicas: 2, port: 8080 },
+  instanceOptions,
+);
+const db = new MyAppInstance(
+  "db",
+  { name: "db", namespace: appNamespace, image: "postgres:17", replicas: 1, port: 5432, storage: "1Gi" },
+  instanceOptions,
+);
+
+export const operatorNamespace = platform.namespace;
+export const operatorServiceAccount = platform.serviceAccountName;
+export const crdName = platform.crdName;
+export const instances = pulumi.all(
+  [web, db].map((i) => ({ name: i.name, endpoint: i.endpoint, phase: i.status.phase, image: i.status.image })),
+);

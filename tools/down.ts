@@ -1,0 +1,35 @@
+/**
+ * `npm run down`: destroys the dev stack (the operator must still run: deleting an instance waits for its
+ * finalizer), stops the operator, then stops the cluster. `--keep-cluster` leaves the cluster up.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { clusterDown, clusterStatus } from "./lib/cluster.ts";
+import { stopOperator } from "./lib/operator-process.ts";
+import { pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
+import { progress } from "./lib/progress.ts";
+import { ensurePulumiHome } from "./lib/pulumi.ts";
+import { run } from "./lib/run.ts";
+
+const step = progress("down");
+const keepCluster = process.argv.includes("--keep-cluster");
+const stateDir = new URL(pulumiEnv().PULUMI_BACKEND_URL!).pathname;
+const stackFile = path.join(stateDir, ".pulumi/stacks/myapp-platform/dev.json");
+if ((await clusterStatus()).healthy && existsSync(stackFile)) {
+  const binDir = toolchainBinDir();
+  const env = await ensurePulumiHome(binDir);
+  step("pulumi destroy --stack dev");
+  await run(path.join(binDir, "pulumi"), ["destroy", "--yes", "--non-interactive", "--stack", "dev"], {
+    env,
+    cwd: repoRoot,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  await run(path.join(binDir, "pulumi"), ["stack", "rm", "dev", "--yes", "--non-interactive", "--preserve-config"], {
+    env,
+    cwd: repoRoot,
+  });
+}
+step("stopping the operator");
+await stopOperator();
+if (!keepCluster) await clusterDown();
+step("down");
