@@ -9,13 +9,19 @@ const layers = [
   // kube may use api, nothing above it.
   { target: "./kube", from: ["./operator", "./components", "./provider", "./stacks", "./tools"] },
   // desired state is pure: api only, no I/O layer.
-  { target: "./operator/desired", from: ["./kube", "./operator/reconcile", "./operator/runtime", "./operator/main.ts"] },
+  {
+    target: "./operator/desired",
+    from: ["./kube", "./operator/reconcile", "./operator/runtime", "./operator/main.ts"],
+  },
   { target: "./operator/reconcile", from: ["./operator/runtime", "./operator/main.ts"] },
   { target: "./operator/runtime", from: ["./operator/main.ts"] },
   { target: "./provider", from: ["./operator", "./components", "./stacks"] },
   { target: "./components", from: ["./operator", "./provider", "./stacks", "./kube"] },
   // nothing imports stacks or tests.
-  { target: ["./api", "./kube", "./operator", "./components", "./provider", "./tools", "./bench"], from: ["./stacks", "./test"] },
+  {
+    target: ["./api", "./kube", "./operator", "./components", "./provider", "./tools", "./bench"],
+    from: ["./stacks", "./test"],
+  },
 ];
 
 export default tseslint.config(
