@@ -5,7 +5,7 @@
 import { apiVersion, kind, type MyAppInstanceSpec, type MyAppInstanceStatus } from "../api/index.ts";
 import type { KubeObject } from "../kube/index.ts";
 import { resourceAnnotation, specKeys, stackAnnotation, type InstanceInputs, type InstanceOutputs } from "./inputs.ts";
-import { serviceNameFor } from "./service-name.ts";
+import { serviceName as serviceNameFor } from "../api/index.ts";
 
 /** A MyAppInstance as read from the apiserver. */
 export interface LiveInstance extends KubeObject {

@@ -1,6 +1,6 @@
 /** The Deployment of an instance without storage. */
 import { childLabels, selectorLabels } from "./labels.ts";
-import { workloadName } from "./names.ts";
+import { workloadName } from "../../api/index.ts";
 import type { DesiredDeployment, DesiredInput } from "./objects.ts";
 import { controllerReference } from "./owner.ts";
 import { dataVolumeName, desiredPodTemplate } from "./pod-template.ts";

@@ -1,10 +1,11 @@
 /** Pure builders of an instance's children: spec in, apply configurations out; no I/O. */
 export * from "./deployment.ts";
 export * from "./labels.ts";
-export * from "./names.ts";
 export * from "./objects.ts";
 export * from "./owner.ts";
 export * from "./pod-template.ts";
 export * from "./service.ts";
 export * from "./statefulset.ts";
 export * from "./workload.ts";
+// Child names are part of the API (the provider reports them too); re-exported for the operator.
+export * from "../../api/child-names.ts";

@@ -3,7 +3,7 @@
  * a Deployment's selector is immutable, and the Service must match the pods of both workload kinds while an
  * instance moves from one to the other.
  */
-import { labelValue } from "./names.ts";
+import { labelValue } from "../../api/index.ts";
 
 /** `app.kubernetes.io/name` of everything this operator runs. */
 export const appName = "myapp";

@@ -1,6 +1,6 @@
 /** The Service of an instance. */
 import { childLabels, selectorLabels } from "./labels.ts";
-import { serviceName } from "./names.ts";
+import { serviceName } from "../../api/index.ts";
 import type { DesiredInput, DesiredService } from "./objects.ts";
 import { controllerReference } from "./owner.ts";
 import { portName } from "./pod-template.ts";

@@ -1,6 +1,6 @@
 /** The StatefulSet of an instance with storage: one volume claim per replica, kept across restarts and moves. */
 import { childLabels, selectorLabels } from "./labels.ts";
-import { serviceName, workloadName } from "./names.ts";
+import { serviceName, workloadName } from "../../api/index.ts";
 import type { DesiredInput, DesiredStatefulSet } from "./objects.ts";
 import { controllerReference } from "./owner.ts";
 import { dataVolumeName, desiredPodTemplate } from "./pod-template.ts";

@@ -1,12 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  labelValue,
-  maxWorkloadNameLength,
-  serviceName,
-  shortHash,
-  workloadName,
-} from "../../../operator/desired/index.ts";
+import { labelValue, maxWorkloadNameLength, serviceName, shortHash, workloadName } from "../../../api/index.ts";
 
 const dns1123Label = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$/;
 const dns1035Label = /^[a-z](?:[-a-z0-9]*[a-z0-9])?$/;

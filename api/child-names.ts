@@ -1,5 +1,5 @@
 /**
- * Deterministic names for the children of an instance. Kubernetes limits most names and label values to 63
+ * Deterministic names for the children of an instance (the operator builds them; the provider reports them). Kubernetes limits most names and label values to 63
  * characters; an instance name may have 253. A name that does not fit is cut and gets a short hash of the full
  * name, so two long names that share a prefix still get different children (cdk8s's habit).
  */
