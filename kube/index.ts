@@ -2,3 +2,4 @@ export * from "./client.ts";
 export * from "./config.ts";
 export * from "./errors.ts";
 export * from "./resources.ts";
+export * from "./clock.ts";

@@ -6,7 +6,7 @@
 import { apiVersion, finalizer, kind } from "../api/index.ts";
 import { ConflictError, type KubeClient } from "../kube/index.ts";
 import { checkInputs, type InputFailure } from "./check.ts";
-import { realClock } from "./clock.ts";
+import { realClock } from "../kube/clock.ts";
 import { connect } from "./connection.ts";
 import { progressReporter, providerLog, stdoutLines } from "./console.ts";
 import { diffInputs } from "./diff.ts";

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import { ConflictError } from "../../kube/index.ts";
-import { realClock, sleep, type Clock, type TimerHandle } from "./clock.ts";
+import { realClock, sleep, type Clock, type TimerHandle } from "../../kube/clock.ts";
 import { PermanentError } from "./errors.ts";
 import type { OperatorMetrics, ReconcileResultLabel } from "./metrics.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";

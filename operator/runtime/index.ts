@@ -27,7 +27,7 @@
  * instances.start(); deployments.start(); elector.start();
  * ```
  */
-export * from "./clock.ts";
+export * from "../../kube/clock.ts";
 export * from "./controller.ts";
 export * from "./errors.ts";
 export * from "./event-handlers.ts";

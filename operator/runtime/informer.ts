@@ -10,7 +10,7 @@
  */
 import type { Logger } from "pino";
 import { GoneError, TransportError, type KubeClient, type KubeObject } from "../../kube/index.ts";
-import { realClock, sleep, type Clock } from "./clock.ts";
+import { realClock, sleep, type Clock } from "../../kube/clock.ts";
 import { ObjectStore, type StoreChange } from "./store.ts";
 
 /** The part of KubeClient an informer needs. */

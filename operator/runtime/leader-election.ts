@@ -10,7 +10,7 @@
  */
 import type { Logger } from "pino";
 import { ConflictError, NotFoundError, type KubeClient, type KubeObject } from "../../kube/index.ts";
-import { realClock, sleep, type Clock } from "./clock.ts";
+import { realClock, sleep, type Clock } from "../../kube/clock.ts";
 import type { OperatorMetrics } from "./metrics.ts";
 
 /** The fields of a Lease's spec that leader election reads and writes. */

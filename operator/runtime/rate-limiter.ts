@@ -3,7 +3,7 @@
  * of a per-key exponential backoff (5 ms doubling to 1000 s) and an overall token bucket (10 qps, burst 100) that
  * stops a burst of failing keys from hammering the apiserver together.
  */
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../../kube/clock.ts";
 
 export interface RateLimiter {
   /** Delay in ms before `key` may be retried; records one more failure of `key`. */

@@ -3,7 +3,7 @@
  * workers at once (processing set; an add during processing is queued again when the worker calls done), can be
  * added after a delay, and is retried with the rate limiter's backoff.
  */
-import { realClock, type Clock, type TimerHandle } from "./clock.ts";
+import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
 
 /** Hooks for the workqueue_* metrics; see metrics.ts for the Prometheus implementation. */

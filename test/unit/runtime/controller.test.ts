@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ConflictError } from "../../../kube/errors.ts";
-import { sleep } from "../../../operator/runtime/clock.ts";
+import { sleep } from "../../../kube/clock.ts";
 import { Controller, type ControllerOptions, type ReconcileResult } from "../../../operator/runtime/controller.ts";
 import { PermanentError, TransientError } from "../../../operator/runtime/errors.ts";
 import { OperatorMetrics } from "../../../operator/runtime/metrics.ts";

@@ -1,5 +1,5 @@
 /** A manually advanced Clock for deterministic tests of timing logic. */
-import type { Clock, TimerHandle } from "../../../operator/runtime/clock.ts";
+import type { Clock, TimerHandle } from "../../../kube/clock.ts";
 
 interface Timer {
   readonly at: number;

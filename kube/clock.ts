@@ -1,6 +1,7 @@
 /**
- * Time as a port, so the waits (deadlines, retry delays) run on a fake clock in unit tests. Same shape as the
- * operator's Clock; the provider may not import operator/.
+ * Time as a port. Everything that waits or measures (the operator runtime's backoff, token bucket, delayed adds,
+ * lease expiry, informer staleness; the provider's deadlines) reads time through a Clock, so unit tests can drive
+ * it with a fake one. It lives in kube/, the ground floor both the operator and the provider may import.
  */
 
 /** An opaque handle for a scheduled callback. */
@@ -14,7 +15,7 @@ export interface Clock {
   clearTimeout(handle: TimerHandle): void;
 }
 
-/** The process clock. Timers are unref'd: a pending deadline must not keep the provider process alive. */
+/** The process clock. Timers are unref'd: a pending retry must never keep a shutting-down process alive. */
 export const realClock: Clock = {
   now: () => Date.now(),
   setTimeout(callback, delayMs) {
