@@ -1,0 +1,80 @@
+/** Reading the operator's /metrics: the Prometheus text format prom-client writes, and histogram quantiles. */
+
+/** One sample of the text format. */
+export interface Sample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+type LabelFilter = (labels: Sample["labels"]) => boolean;
+
+/** Scrapes a /metrics URL and parses every sample. */
+export async function scrape(metricsUrl: string): Promise<Sample[]> {
+  const response = await fetch(metricsUrl);
+  if (!response.ok) throw new Error(`GET ${metricsUrl}: HTTP ${response.status}`);
+  return parseSamples(await response.text());
+}
+
+/** Parses the Prometheus text format (comments and blank lines skipped). */
+export function parseSamples(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split("\n")) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) continue;
+    const labels: Record<string, string> = {};
+    for (const [, key, value] of (match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** The sum of the samples called `name` whose labels pass `filter`. */
+export function sum(samples: readonly Sample[], name: string, filter: LabelFilter = () => true): number {
+  return samples.filter((s) => s.name === name && filter(s.labels)).reduce((total, s) => total + s.value, 0);
+}
+
+/** Sums of `name` grouped by the value of `label`. */
+export function sumBy(samples: readonly Sample[], name: string, label: string): Record<string, number> {
+  const totals: Record<string, number> = {};
+  for (const sample of samples) {
+    if (sample.name !== name) continue;
+    const key = sample.labels[label] ?? "";
+    totals[key] = (totals[key] ?? 0) + sample.value;
+  }
+  return totals;
+}
+
+/**
+ * The `q`-quantile of the histogram `name` (its `_bucket` series, summed over the series `filter` keeps), estimated
+ * as PromQL's histogram_quantile does: linear interpolation inside the bucket the rank falls in. NaN when empty.
+ */
+export function histogramQuantile(
+  samples: readonly Sample[],
+  name: string,
+  q: number,
+  filter: LabelFilter = () => true,
+): number {
+  const counts = new Map<number, number>();
+  for (const sample of samples) {
+    if (sample.name !== `${name}_bucket` || !filter(sample.labels)) continue;
+    const le = sample.labels.le === "+Inf" ? Infinity : Number(sample.labels.le);
+    counts.set(le, (counts.get(le) ?? 0) + sample.value);
+  }
+  const buckets = [...counts].sort(([a], [b]) => a - b);
+  const total = buckets.at(-1)?.[1] ?? 0;
+  if (total === 0) return NaN;
+  const rank = q * total;
+  let lowerBound = 0;
+  let lowerCount = 0;
+  for (const [upperBound, count] of buckets) {
+    if (count >= rank) {
+      // Above the highest finite bucket PromQL answers that bucket's bound; so do we.
+      if (upperBound === Infinity) return lowerBound;
+      return lowerBound + (upperBound - lowerBound) * ((rank - lowerCount) / (count - lowerCount || 1));
+    }
+    lowerBound = upperBound;
+    lowerCount = count;
+  }
+  return lowerBound;
+}
