@@ -15,10 +15,9 @@
  * Needs the toolchain, the local cluster and operator/main.ts: run with `npm test -- test/e2e/provider.test.ts`.
  */
 import assert from "node:assert/strict";
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { promisify } from "node:util";
@@ -30,10 +29,11 @@ import {
   type StepEventMetadata,
 } from "@pulumi/pulumi/automation/index.js";
 import { parse, stringify } from "yaml";
-import { apiVersion, crdName, finalizer, isReady, kind, type MyAppInstance } from "../../api/index.ts";
+import { apiVersion, finalizer, isReady, kind, type MyAppInstance } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
 import { localDir, pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
+import { ensureCrd, startOperator } from "../support/operator.ts";
 
 const client = adminClient();
 const kubeconfigFile = process.env.KUBECONFIG!;
@@ -53,7 +53,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       for (const step of cleanup.reverse()) await step().catch((error: unknown) => t.diagnostic(String(error)));
     });
 
-    await installCrd();
+    await ensureCrd(client);
     for (const name of Object.values(namespaces)) {
       await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
       cleanup.push(() => client.delete("v1", "Namespace", name));
@@ -61,7 +61,13 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
     // `limited` fits one pod and one instance; `denied` no instance at all (the dry-run must say so in preview).
     await quota(namespaces.limited, "pods=1,count/myappinstances.example.com=1");
     await quota(namespaces.denied, "count/myappinstances.example.com=0");
-    const operator = await startOperator(Object.values(namespaces));
+    const operator = await startOperator(t, {
+      namespaces: Object.values(namespaces),
+      leaderElection: false,
+      args: ["--log-level=debug"],
+      label: "provider-e2e operator",
+    });
+    // Stopped by the cleanup, after the stack (whose destroy needs it for the finalizers) and before the namespaces.
     cleanup.push(() => operator.stop());
     const stack = await providerStack(suffix, cleanup);
     // The explicit kubeconfig input carries its credentials inline, as one passed around in a program would.
@@ -361,22 +367,6 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
   });
 });
 
-/** Applies the generated CRD and waits until it is Established. */
-async function installCrd(): Promise<void> {
-  const crd = parse(
-    readFileSync(path.join(repoRoot, "config/crd/example.com_myappinstances.yaml"), "utf8"),
-  ) as KubeObject;
-  await client.apply(crd, { fieldManager: "e2e-provider", force: true });
-  await waitFor(`CRD ${crdName} Established`, async () => {
-    const live = await client.get<Typed<{ status?: { conditions?: { type: string; status: string }[] } }>>(
-      "apiextensions.k8s.io/v1",
-      "CustomResourceDefinition",
-      crdName,
-    );
-    return live.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ? true : undefined;
-  });
-}
-
 /** The built kubectl against the test cluster. */
 async function kubectl(...args: string[]): Promise<string> {
   const { stdout } = await run(path.join(binDir, "kubectl"), ["--kubeconfig", kubeconfigFile, ...args]);
@@ -534,65 +524,4 @@ function log(t: TestContext): (line: string) => void {
   return (line) => {
     for (const text of line.split("\n")) if (text.trim()) t.diagnostic(text);
   };
-}
-
-interface LocalOperator {
-  stop(): Promise<void>;
-  logTail(): string;
-}
-
-/** Runs `node operator/main.ts` as admin for the test's namespaces only, and waits until it is ready. */
-async function startOperator(namespaces: string[]): Promise<LocalOperator> {
-  const dir = path.join(localDir, "e2e");
-  mkdirSync(dir, { recursive: true });
-  // One file, rewritten by each run: there for a post-mortem, never piling up.
-  const logFile = path.join(dir, "provider-operator.log");
-  const [metricsPort, healthPort] = [await freePort(), await freePort()];
-  const output = openSync(logFile, "w");
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      path.join(repoRoot, "operator/main.ts"),
-      `--namespaces=${namespaces.join(",")}`,
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-      `--health-probe-bind-address=127.0.0.1:${healthPort}`,
-      "--log-level=debug",
-    ],
-    { cwd: repoRoot, env: { ...process.env, KUBECONFIG: kubeconfigFile }, stdio: ["ignore", output, output] },
-  );
-  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
-  const logTail = () => readFileSync(logFile, "utf8").split("\n").slice(-40).join("\n");
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  await waitFor(
-    `operator /readyz on 127.0.0.1:${healthPort}`,
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the operator exited (${child.exitCode}):\n${logTail()}`);
-      const response = await fetch(`http://127.0.0.1:${healthPort}/readyz`);
-      return response.ok ? true : undefined;
-    },
-    { timeoutMs: minutes(2), intervalMs: 500 },
-  ).catch(async (error: unknown) => {
-    await stop();
-    throw new Error(`${(error as Error).message}\noperator log (tail):\n${logTail()}`);
-  });
-  return { stop, logTail };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
 }

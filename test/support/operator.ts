@@ -58,6 +58,8 @@ export interface OperatorProcess {
   stop(): Promise<Exit>;
   /** SIGKILL: no chance to release the lease or finish anything. */
   kill(): Promise<Exit>;
+  /** The last log lines (and the exit, if any), for an error message that explains a failure. */
+  logTail(): string;
 }
 
 export interface StartOperatorOptions {
@@ -234,6 +236,7 @@ export async function startOperator(t: TestContext, options: StartOperatorOption
     waitForLog,
     stop,
     kill,
+    logTail: () => tail(logs, exit),
   };
 }
 
