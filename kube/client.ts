@@ -138,19 +138,6 @@ export class KubeClient {
     });
   }
 
-  /** POST to a subresource, e.g. a ServiceAccount's `token` (TokenRequest) or a Pod's `eviction`. */
-  async createSubresource<T>(
-    apiVersion: string,
-    kind: string,
-    name: string,
-    namespace: string | undefined,
-    subresource: string,
-    body: unknown,
-  ): Promise<T> {
-    const type = resourceType(apiVersion, kind);
-    return this.write<T>("create", type, "POST", resourcePath(type, namespace, name, subresource), { body });
-  }
-
   /** Server-side apply: the object states every field this manager owns. */
   async apply<T extends KubeObject>(object: KubeObject, options: ApplyOptions): Promise<T> {
     const type = typeOf(object);

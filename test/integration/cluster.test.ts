@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { KubeClient, ForbiddenError, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
+import { serviceAccountKubeconfig } from "../../components/index.ts";
 import { adminClient, testNamespace, waitFor, type Typed } from "../support/cluster.ts";
 
 const client = adminClient();
@@ -41,8 +42,9 @@ test("a Deployment with 2 replicas becomes ready through controller-manager, sch
 test("RBAC is enforced: a ServiceAccount without a RoleBinding is denied (403)", async (t) => {
   const namespace = await testNamespace(t, client);
   await client.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "nobody", namespace } });
-  const token = await requestToken(client, namespace, "nobody");
-  const asNobody = clientWithToken(client, token);
+  const asNobody = new KubeClient(
+    loadKubeConfig({ kubeconfig: await serviceAccountKubeconfig(client, namespace, "nobody") }),
+  );
   await assert.rejects(asNobody.list("v1", "Pod", { namespace }), ForbiddenError);
   // The same request as admin succeeds, so the 403 is RBAC's verdict and not a broken request.
   await client.list("v1", "Pod", { namespace });
@@ -108,29 +110,3 @@ test("a StatefulSet with volume claim templates gets bound claims and Ready pods
     ["data-db-1", "Bound", "local"],
   ]);
 });
-
-/** A short-lived token for a ServiceAccount (TokenRequest API). */
-async function requestToken(admin: KubeClient, namespace: string, name: string): Promise<string> {
-  const response = await admin.createSubresource<KubeObject & { status: { token: string } }>(
-    "v1",
-    "ServiceAccount",
-    name,
-    namespace,
-    "token",
-    { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 600 } },
-  );
-  return response.status.token;
-}
-
-function clientWithToken(admin: KubeClient, token: string): KubeClient {
-  const cluster = admin.config.getCurrentCluster()!;
-  const kubeconfig = [
-    "apiVersion: v1",
-    "kind: Config",
-    `clusters: [{name: c, cluster: {server: "${cluster.server}", certificate-authority: "${cluster.caFile}"}}]`,
-    `users: [{name: u, user: {token: "${token}"}}]`,
-    "contexts: [{name: c, context: {cluster: c, user: u}}]",
-    "current-context: c",
-  ].join("\n");
-  return new KubeClient(loadKubeConfig({ kubeconfig }));
-}
