@@ -11,9 +11,9 @@ import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterUp } from "./lib/cluster.ts";
 import { formatTable, instanceRows } from "./lib/instances-table.ts";
 import { operatorLog, startOperatorWhenReady } from "./lib/operator-process.ts";
-import { kubeconfigPath, localDir, repoRoot, toolchainBinDir } from "./lib/paths.ts";
+import { kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
-import { ensurePulumiHome } from "./lib/pulumi.ts";
+import { prepareToolchain } from "./lib/toolchain.ts";
 import { run } from "./lib/run.ts";
 
 /** The dev stack's MyAppOperator component name (stacks/index.ts); its ServiceAccount carries the same name. */
@@ -24,12 +24,7 @@ const appNamespace = "default";
 
 const step = progress("start");
 step("toolchain (a cold build takes a while; cached pieces are skipped)");
-await new Promise<void>((resolve, reject) => {
-  const build = spawn("bash", [path.join(repoRoot, "tools/toolchain.sh")], { stdio: ["ignore", "ignore", "inherit"] });
-  build.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`toolchain build failed (exit ${code})`))));
-});
-const binDir = toolchainBinDir();
-const env = await ensurePulumiHome(binDir);
+const { binDir, env } = await prepareToolchain();
 await clusterUp();
 
 const settings = resolveSettings(platformName, {});

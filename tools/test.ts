@@ -7,9 +7,9 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { clusterDown, clusterStatus, clusterUp } from "./lib/cluster.ts";
-import { kubeconfigPath, localDir, repoRoot, toolchainBinDir } from "./lib/paths.ts";
+import { kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
-import { ensurePulumiHome } from "./lib/pulumi.ts";
+import { prepareToolchain } from "./lib/toolchain.ts";
 import { run } from "./lib/run.ts";
 
 const step = progress("test");
@@ -18,12 +18,7 @@ const files =
   targets.length > 0 ? targets : ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"];
 
 step("toolchain: building what is missing from the cache");
-await new Promise<void>((resolve, reject) => {
-  const build = spawn("bash", [path.join(repoRoot, "tools/toolchain.sh")], { stdio: ["ignore", "ignore", "inherit"] });
-  build.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`toolchain build failed (exit ${code})`))));
-});
-const binDir = toolchainBinDir();
-const env = await ensurePulumiHome(binDir);
+const { binDir, env } = await prepareToolchain();
 
 // Typecheck and lint are part of the suite (a red typecheck is a red build); they run first, the tests run anyway.
 let staticChecksFailed = false;
