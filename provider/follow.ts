@@ -3,7 +3,7 @@
  * waits of the provider (Ready after apply, gone after delete). It reacts to each change as it happens instead of
  * polling; it resumes a watch the server ended, relists after 410 Gone, and retries transient errors with backoff.
  */
-import { GoneError, isTransient, TransportError, type KubeObject, type WatchEvent } from "../kube/index.ts";
+import { GoneError, isTransient, type KubeObject, type WatchEvent } from "../kube/index.ts";
 import { deadlineSignal, sleep, type Clock } from "../kube/clock.ts";
 
 /** The object as it stands, from a list (so its absence still comes with a resourceVersion to watch from). */
@@ -80,7 +80,7 @@ export async function followObject<T extends KubeObject, R>(
           resourceVersion = undefined;
           continue;
         }
-        if (!(isTransient(error) || error instanceof TransportError)) throw error;
+        if (!isTransient(error)) throw error;
         retries++;
         await sleep(clock, Math.min(maxRetryDelayMs, 500 * 2 ** retries), signal);
         // Changes may have happened while the connection was down: start again from a fresh read.
