@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 )
 
 const providerModule = "github.com/pulumi/pulumi-kubernetes/provider/v4"
@@ -21,9 +20,7 @@ func main() {
 		os.Exit(2)
 	}
 	version, out := os.Args[1], os.Args[2]
-	dirOut, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", providerModule).Output()
-	check(err)
-	src := filepath.Join(strings.TrimSpace(string(dirOut)), "cmd", "pulumi-resource-kubernetes")
+	src := filepath.Join(moduleDir(providerModule), "cmd", "pulumi-resource-kubernetes")
 
 	var schema map[string]any
 	check(json.Unmarshal(read(filepath.Join(src, "schema.json")), &schema))
@@ -33,6 +30,25 @@ func main() {
 	var mapping any
 	check(json.Unmarshal(read(filepath.Join(src, "terraform-mapping.json")), &mapping))
 	write(filepath.Join(out, "terraform-mapping-embed.json"), mapping)
+}
+
+// moduleDir downloads the module at the version this wrapper requires (a no-op when the module cache has it) and
+// returns its directory. `go list -m -f {{.Dir}}` is not enough: it prints "" for a module not yet downloaded,
+// which is every module on a fresh machine.
+func moduleDir(module string) string {
+	out, err := exec.Command("go", "mod", "download", "-json", module).Output()
+	var info struct{ Dir, Error string }
+	if jsonErr := json.Unmarshal(out, &info); jsonErr != nil && err == nil {
+		err = jsonErr
+	}
+	if info.Error != "" {
+		err = fmt.Errorf("go mod download %s: %s", module, info.Error)
+	}
+	check(err)
+	if info.Dir == "" {
+		check(fmt.Errorf("go mod download %s reported no directory", module))
+	}
+	return info.Dir
 }
 
 func read(path string) []byte {
