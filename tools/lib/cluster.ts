@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, wri
 import path from "node:path";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
 import { clusterName as defaultClusterName, localDir, repoRoot, toolEnv, toolchainBinDir } from "./paths.ts";
+import { stopOperator } from "./operator-process.ts";
 import { processCommandLine, runningProcess, stopProcess, writeProcessRecord } from "./process-record.ts";
 import { progress, waitFor } from "./progress.ts";
 import { run } from "./run.ts";
@@ -154,8 +155,9 @@ export async function clusterUp(name: string = defaultClusterName): Promise<Clus
   mkdirSync(kwokWorkdir, { recursive: true });
   const kwokctl = path.join(binDir, "kwokctl");
   if (!before.exists) {
-    // A kubeconfig left from an earlier cluster of this name would point at dead ports: it goes first.
+    // Files left from an earlier cluster of this name would point at dead ports and unknown tokens: they go first.
     rmSync(cluster.kubeconfig, { force: true });
+    if (name === defaultClusterName) await stopOperator();
     writeFileSync(cluster.configFile, kwokctlConfig(binDir));
     step("creating cluster (etcd, kube-apiserver, controller-manager, scheduler, kwok)");
     await run(
@@ -233,7 +235,10 @@ export async function clusterDown(name: string = defaultClusterName): Promise<vo
   const step = progress(name === defaultClusterName ? "cluster" : `cluster ${name}`);
   const provisioner = runningProcess(cluster.provisionerRecord);
   if (provisioner) await stopProcess(provisioner);
-  if (name === defaultClusterName) stopLegacyProvisioner();
+  if (name === defaultClusterName) {
+    stopLegacyProvisioner();
+    await stopOperator(); // the local operator, its token and kubeconfig belong to this cluster: they go with it
+  }
   rmSync(cluster.provisionerRecord, { force: true });
   if (existsSync(cluster.dir)) {
     step("deleting cluster (stops etcd, apiserver, controller-manager, scheduler, kwok)");

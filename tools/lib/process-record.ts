@@ -3,7 +3,7 @@
  * record also keeps the process's start time (field 22 of /proc/PID/stat, in clock ticks since boot, plus the boot
  * id); a process is "ours" only while all three match. Nothing is signalled or trusted on a pid alone.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 
 export interface ProcessRecord {
   readonly pid: number;
@@ -34,6 +34,15 @@ export function processStartTime(pid: number): string | undefined {
 export function processCommandLine(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+  } catch {
+    return "";
+  }
+}
+
+/** The process's working directory ("" when it is gone or not ours to read). */
+export function processCwd(pid: number): string {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`);
   } catch {
     return "";
   }
