@@ -60,12 +60,13 @@ export async function runOperator(options: OperatorOptions): Promise<void> {
   const controller = new Controller({
     name: "myappinstance",
     reconcile: reconciler(deps),
-    onStalled: (key, error) => recordStalled(key, error, deps),
+    onStalled: (key, error, _failures, retryIntervalMs) => recordStalled(key, error, deps, retryIntervalMs),
     logger,
     metrics,
     writes,
     concurrency: options.concurrency,
     maxConsecutiveFailures: options.maxConsecutiveFailures,
+    slowRetryIntervalMs: options.slowRetryIntervalMs,
     resyncPeriodMs: options.resyncPeriodMs,
     listKeys: () => instances.flatMap((i) => [...i.store.keys()]),
   });

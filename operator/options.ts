@@ -15,6 +15,8 @@ export interface OperatorOptions {
   readonly logLevel: string;
   readonly concurrency: number;
   readonly maxConsecutiveFailures: number;
+  /** How often a key retries once its fast retries are used up (the slow lane). */
+  readonly slowRetryIntervalMs: number;
   readonly resyncPeriodMs: number;
   /** Path of a kubeconfig; unset means in-cluster config in a pod, else KUBECONFIG or ~/.kube/config. */
   readonly kubeconfig: string | undefined;
@@ -34,7 +36,8 @@ export const usage = `Usage: node operator/main.ts [flags]   (npm run operator -
   --health-probe-bind-address=[H]:P  /healthz and /readyz (default :8081)             MYAPP_HEALTH_PROBE_BIND_ADDRESS
   --log-level=LEVEL                trace|debug|info|warn|error (default info)          MYAPP_LOG_LEVEL
   --concurrency=N                  reconciles at once, never two of one key (default 2) MYAPP_CONCURRENCY
-  --max-consecutive-failures=N     failures before an instance is marked Stalled (default 15)
+  --max-consecutive-failures=N     fast retries before an instance is marked Stalled (default 15)
+  --slow-retry-interval=SECONDS    then retry this often (±10 %) until it succeeds (default 300)
   --resync-period=SECONDS          re-reconcile everything this often (default 600)
   --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)`;
 
@@ -54,6 +57,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       "log-level": { type: "string" },
       concurrency: { type: "string" },
       "max-consecutive-failures": { type: "string" },
+      "slow-retry-interval": { type: "string" },
       "resync-period": { type: "string" },
       kubeconfig: { type: "string" },
       help: { type: "boolean" },
@@ -83,6 +87,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     logLevel,
     concurrency: positiveInteger("--concurrency", values.concurrency ?? env.MYAPP_CONCURRENCY ?? "2"),
     maxConsecutiveFailures: positiveInteger("--max-consecutive-failures", values["max-consecutive-failures"] ?? "15"),
+    slowRetryIntervalMs: positiveInteger("--slow-retry-interval", values["slow-retry-interval"] ?? "300") * 1000,
     resyncPeriodMs: positiveInteger("--resync-period", values["resync-period"] ?? "600") * 1000,
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
   };
