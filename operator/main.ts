@@ -95,14 +95,15 @@ export async function runOperator(options: OperatorOptions): Promise<void> {
 
   const readiness = [...instances, ...children].map((informer) => informerReadiness(informer));
   const servers: HealthServer[] = [];
-  const probe = await startHealthServer({ ...options.probeAddress, registry: metrics.registry, readiness, logger });
-  servers.push(probe);
   const sameAddress =
     options.metricsAddress.port === options.probeAddress.port &&
     options.metricsAddress.host === options.probeAddress.host;
+  const server = { registry: metrics.registry, readiness, logger };
+  const probe = await startHealthServer({ ...options.probeAddress, ...server, serves: { metrics: sameAddress } });
+  servers.push(probe);
   const metricsServer = sameAddress
     ? probe
-    : await startHealthServer({ ...options.metricsAddress, registry: metrics.registry, readiness, logger });
+    : await startHealthServer({ ...options.metricsAddress, ...server, serves: { probes: false } });
   if (metricsServer !== probe) servers.push(metricsServer);
   logger.info(
     {

@@ -32,7 +32,8 @@ export const usage = `Usage: node operator/main.ts [flags]   (npm run operator -
   --leader-elect                   run leader election on a Lease (for replicas >= 2)  MYAPP_LEADER_ELECT=true
   --leader-election-namespace=NS   the Lease's namespace (default: POD_NAMESPACE or default)
   --leader-election-id=NAME        the Lease's name (default: myapp-operator)
-  --metrics-bind-address=[H]:P     /metrics (default :8080; 0 picks a free port)       MYAPP_METRICS_BIND_ADDRESS
+  --metrics-bind-address=[H]:P     /metrics (default 127.0.0.1:8080: localhost only;   MYAPP_METRICS_BIND_ADDRESS
+                                   ":8080" for every interface; port 0 picks a free port)
   --health-probe-bind-address=[H]:P  /healthz and /readyz (default :8081)             MYAPP_HEALTH_PROBE_BIND_ADDRESS
   --log-level=LEVEL                trace|debug|info|warn|error (default info)          MYAPP_LOG_LEVEL
   --concurrency=N                  reconciles at once, never two of one key (default 2) MYAPP_CONCURRENCY
@@ -78,7 +79,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     leaderElectionId: values["leader-election-id"] ?? "myapp-operator",
     metricsAddress: address(
       "--metrics-bind-address",
-      values["metrics-bind-address"] ?? env.MYAPP_METRICS_BIND_ADDRESS ?? ":8080",
+      // Localhost by default: unauthenticated metrics must not be reachable from the pod network unless asked.
+      values["metrics-bind-address"] ?? env.MYAPP_METRICS_BIND_ADDRESS ?? "127.0.0.1:8080",
     ),
     probeAddress: address(
       "--health-probe-bind-address",

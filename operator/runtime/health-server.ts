@@ -3,6 +3,8 @@
  * informer has synced and has heard from the apiserver recently). A standby is ready too: it holds warm caches and
  * can take over at once; readiness is about "could serve", not "is leader".
  * The output of /healthz and /readyz follows the apiserver's own: "ok", or one "[+]/[-]name" line per check.
+ * One server can serve both kinds, or each its own (`serves`): the probes must be reachable by the kubelet, while
+ * /metrics stays on localhost unless asked otherwise (it tells an attacker a lot about the cluster).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -49,6 +51,8 @@ export interface HealthServerOptions {
   readonly registry: Registry;
   readonly readiness: readonly ReadinessCheck[];
   readonly logger: Logger;
+  /** Which endpoints this server answers; the others get 404. @default both */
+  readonly serves?: { readonly metrics?: boolean; readonly probes?: boolean };
 }
 
 export interface HealthServer {
@@ -76,7 +80,8 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     });
   });
   const port = (server.address() as AddressInfo).port;
-  options.logger.info({ port }, "serving /metrics, /healthz, /readyz");
+  const paths = [...(servesMetrics(options) ? ["/metrics"] : []), ...(servesProbes(options) ? probePaths : [])];
+  options.logger.info({ host: options.host ?? "0.0.0.0", port, paths }, `serving ${paths.join(", ")}`);
   return {
     port,
     close: () =>
@@ -87,10 +92,15 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   };
 }
 
+const probePaths = ["/healthz", "/livez", "/readyz"];
+const servesMetrics = (options: HealthServerOptions) => options.serves?.metrics ?? true;
+const servesProbes = (options: HealthServerOptions) => options.serves?.probes ?? true;
+
 async function handle(options: HealthServerOptions, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? "/", "http://localhost");
   if (request.method !== "GET" && request.method !== "HEAD") return reply(response, 405, "method not allowed\n");
-  switch (url.pathname) {
+  const served = url.pathname === "/metrics" ? servesMetrics(options) : servesProbes(options);
+  switch (served ? url.pathname : "") {
     case "/metrics": {
       const body = await options.registry.metrics();
       return reply(response, 200, body, options.registry.contentType);
@@ -106,8 +116,10 @@ async function handle(options: HealthServerOptions, request: IncomingMessage, re
       const body = verbose ? `${lines.join("\n")}\nreadyz check ${ready ? "passed" : "failed"}\n` : "ok\n";
       return reply(response, ready ? 200 : 503, body);
     }
-    default:
-      return reply(response, 404, "not found: try /metrics, /healthz or /readyz\n");
+    default: {
+      const paths = [...(servesMetrics(options) ? ["/metrics"] : []), ...(servesProbes(options) ? probePaths : [])];
+      return reply(response, 404, `not found: this port serves ${paths.join(", ")}\n`);
+    }
   }
 }
 
