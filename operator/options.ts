@@ -11,6 +11,10 @@ export interface OperatorOptions {
   readonly leaderElectionNamespace: string;
   readonly leaderElectionId: string;
   readonly metricsAddress: Address;
+  /** Require a bearer token allowed to `get /metrics` (TokenReview + SubjectAccessReview). */
+  readonly metricsSecure: boolean;
+  /** A directory with tls.crt and tls.key: serve /metrics over HTTPS. */
+  readonly metricsCertDir: string | undefined;
   readonly probeAddress: Address;
   readonly logLevel: string;
   readonly concurrency: number;
@@ -34,6 +38,9 @@ export const usage = `Usage: node operator/main.ts [flags]   (npm run operator -
   --leader-election-id=NAME        the Lease's name (default: myapp-operator)
   --metrics-bind-address=[H]:P     /metrics (default 127.0.0.1:8080: localhost only;   MYAPP_METRICS_BIND_ADDRESS
                                    ":8080" for every interface; port 0 picks a free port)
+  --metrics-secure                 /metrics only for bearer tokens allowed to get it     MYAPP_METRICS_SECURE=true
+                                   (TokenReview + SubjectAccessReview, as controller-runtime)
+  --metrics-cert-dir=DIR           serve /metrics over HTTPS with DIR/tls.crt, DIR/tls.key
   --health-probe-bind-address=[H]:P  /healthz and /readyz (default :8081)             MYAPP_HEALTH_PROBE_BIND_ADDRESS
   --log-level=LEVEL                trace|debug|info|warn|error (default info)          MYAPP_LOG_LEVEL
   --concurrency=N                  reconciles at once, never two of one key (default 2) MYAPP_CONCURRENCY
@@ -54,6 +61,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       "leader-election-namespace": { type: "string" },
       "leader-election-id": { type: "string" },
       "metrics-bind-address": { type: "string" },
+      "metrics-secure": { type: "boolean" },
+      "metrics-cert-dir": { type: "string" },
       "health-probe-bind-address": { type: "string" },
       "log-level": { type: "string" },
       concurrency: { type: "string" },
@@ -82,6 +91,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       // Localhost by default: unauthenticated metrics must not be reachable from the pod network unless asked.
       values["metrics-bind-address"] ?? env.MYAPP_METRICS_BIND_ADDRESS ?? "127.0.0.1:8080",
     ),
+    metricsSecure: values["metrics-secure"] ?? env.MYAPP_METRICS_SECURE === "true",
+    metricsCertDir: values["metrics-cert-dir"],
     probeAddress: address(
       "--health-probe-bind-address",
       values["health-probe-bind-address"] ?? env.MYAPP_HEALTH_PROBE_BIND_ADDRESS ?? ":8081",

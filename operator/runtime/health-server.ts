@@ -7,9 +7,11 @@
  * /metrics stays on localhost unless asked otherwise (it tells an attacker a lot about the cluster).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import type { AccessVerdict } from "./metrics-auth.ts";
 
 /** One named readiness condition. */
 export interface ReadinessCheck {
@@ -53,6 +55,10 @@ export interface HealthServerOptions {
   readonly logger: Logger;
   /** Which endpoints this server answers; the others get 404. @default both */
   readonly serves?: { readonly metrics?: boolean; readonly probes?: boolean };
+  /** Guards /metrics (see metrics-auth.ts); the probes stay open, as the kubelet sends no credentials. */
+  readonly authorizeMetrics?: (request: IncomingMessage, path: string) => Promise<AccessVerdict>;
+  /** Serve HTTPS with this certificate and key (PEM) instead of HTTP. */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
 
 export interface HealthServer {
@@ -63,13 +69,14 @@ export interface HealthServer {
 
 /** Starts listening; resolves once the port is bound. */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
-  const server = createServer((request, response) => {
+  const listener = (request: IncomingMessage, response: ServerResponse) => {
     handle(options, request, response).catch((error: unknown) => {
       options.logger.error({ err: error, path: request.url }, "health endpoint failed");
       if (!response.headersSent) reply(response, 500, "internal error\n");
       else response.end();
     });
-  });
+  };
+  const server = options.tls ? createTlsServer({ ...options.tls }, listener) : createServer(listener);
   // Probes and scrapes are short; do not let a stuck client hold the shutdown.
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
@@ -81,7 +88,8 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   });
   const port = (server.address() as AddressInfo).port;
   const paths = [...(servesMetrics(options) ? ["/metrics"] : []), ...(servesProbes(options) ? probePaths : [])];
-  options.logger.info({ host: options.host ?? "0.0.0.0", port, paths }, `serving ${paths.join(", ")}`);
+  const secure = { tls: options.tls !== undefined, authenticated: options.authorizeMetrics !== undefined };
+  options.logger.info({ host: options.host ?? "0.0.0.0", port, paths, ...secure }, `serving ${paths.join(", ")}`);
   return {
     port,
     close: () =>
@@ -102,6 +110,8 @@ async function handle(options: HealthServerOptions, request: IncomingMessage, re
   const served = url.pathname === "/metrics" ? servesMetrics(options) : servesProbes(options);
   switch (served ? url.pathname : "") {
     case "/metrics": {
+      const verdict = options.authorizeMetrics ? await options.authorizeMetrics(request, url.pathname) : undefined;
+      if (verdict && !verdict.allowed) return reply(response, verdict.status, `${verdict.message}\n`);
       const body = await options.registry.metrics();
       return reply(response, 200, body, options.registry.contentType);
     }
