@@ -17,6 +17,13 @@ export const Reconciling = "Reconciling";
 /** kstatus: True when the operator has given up making progress (for example, a permanent spec error). */
 export const Stalled = "Stalled";
 
+/**
+ * The Stalled reason while the operator keeps retrying a transient failure (the apiserver unavailable or
+ * throttling, credentials being rotated, RBAC rolling out). The instance is not Degraded and the retries go on
+ * by themselves, so a wait (the provider's, `kubectl wait`) should keep waiting rather than fail.
+ */
+export const TransientFailure = "TransientFailure";
+
 /** Every condition type this API defines. */
 export const conditionTypes = { Ready, Progressing, Degraded, Reconciling, Stalled } as const;
 

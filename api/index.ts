@@ -11,6 +11,7 @@ export {
   Ready,
   Reconciling,
   Stalled,
+  TransientFailure,
   conditionTypes,
   findCondition,
   hasConditionStatus,

@@ -2,14 +2,24 @@
  * Time as a port. Everything that waits or measures (the operator runtime's backoff, token bucket, delayed adds,
  * lease expiry, informer staleness; the provider's deadlines) reads time through a Clock, so unit tests can drive
  * it with a fake one. It lives in kube/, the ground floor both the operator and the provider may import.
+ *
+ * Durations come from a monotonic clock: an NTP step or a manual `date -s` moves the wall clock, and a lease or a
+ * deadline measured with it would expire early or never. The wall clock is read only for timestamps written to
+ * objects (a Lease's renewTime), which other processes read as such.
  */
+import { performance } from "node:perf_hooks";
 
 /** An opaque handle for a scheduled callback. */
 export type TimerHandle = object;
 
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /**
+   * Monotonic milliseconds from an arbitrary origin: only differences mean something. For durations, deadlines
+   * and timers; it never jumps when the wall clock is set.
+   */
   now(): number;
+  /** Wall-clock milliseconds since the epoch: only for timestamps written to objects, never for durations. */
+  wallTime(): number;
   /** Calls `callback` once after `delayMs`. */
   setTimeout(callback: () => void, delayMs: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
@@ -17,7 +27,9 @@ export interface Clock {
 
 /** The process clock. Timers are unref'd: a pending retry must never keep a shutting-down process alive. */
 export const realClock: Clock = {
-  now: () => Date.now(),
+  // performance.now() is CLOCK_MONOTONIC on Linux (libuv's hrtime), unaffected by settimeofday and NTP steps.
+  now: () => performance.now(),
+  wallTime: () => Date.now(),
   setTimeout(callback, delayMs) {
     const timer = setTimeout(callback, Math.max(0, delayMs));
     timer.unref();
@@ -44,7 +56,7 @@ export function sleep(clock: Clock, delayMs: number, signal?: AbortSignal): Prom
   });
 }
 
-/** An AbortSignal that aborts at `deadline` (epoch ms) on `clock`; call `dispose` when done with it. */
+/** An AbortSignal that aborts at `deadline` (a `clock.now()` value) on `clock`; call `dispose` when done with it. */
 export function deadlineSignal(clock: Clock, deadline: number): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const timer = clock.setTimeout(() => controller.abort(new Error("deadline")), deadline - clock.now());

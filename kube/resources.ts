@@ -42,6 +42,14 @@ const table: readonly ResourceType[] = [
     namespaced: false,
   },
   { apiVersion: "policy/v1", kind: "PodDisruptionBudget", plural: "poddisruptionbudgets", namespaced: true },
+  // Create-only reviews, for the operator's authenticated /metrics.
+  { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", plural: "tokenreviews", namespaced: false },
+  {
+    apiVersion: "authorization.k8s.io/v1",
+    kind: "SubjectAccessReview",
+    plural: "subjectaccessreviews",
+    namespaced: false,
+  },
   { apiVersion: "example.com/v1", kind: "MyAppInstance", plural: "myappinstances", namespaced: true },
 ];
 

@@ -2,7 +2,9 @@
  * The operator process: flags → wiring. Informers feed one controller whose reconcile is operator/reconcile;
  * with --leader-elect only the Lease holder reconciles (standbys keep warm caches and queues).
  */
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { pino } from "pino";
 import { apiVersion, kind } from "../api/index.ts";
@@ -11,11 +13,13 @@ import { labelKeys, managedBy } from "./desired/index.ts";
 import { parseOptions, usage, UsageRequested, type OperatorOptions } from "./options.ts";
 import { fieldManager, kubePort, reconciler, recordStalled } from "./reconcile/index.ts";
 import {
+  bearerTokenAuthorizer,
   Controller,
   enqueueObject,
   enqueueOwner,
   Informer,
   informerReadiness,
+  kubeAccessReviews,
   KubeLeasePort,
   LeaderElector,
   onTerminationSignal,
@@ -39,9 +43,8 @@ export async function runOperator(options: OperatorOptions): Promise<void> {
   const identity = `${hostname()}-${randomBytes(4).toString("hex")}`;
   const metrics = new OperatorMetrics();
   const writes = new WriteCounter((verb, k) => metrics.apiWrite(verb, k));
-  const client = new KubeClient(loadKubeConfig(options.kubeconfig ? { path: options.kubeconfig } : {}), {
-    onWrite: writes.record,
-  });
+  const kubeConfig = loadKubeConfig(options.kubeconfig ? { path: options.kubeconfig } : {});
+  const client = new KubeClient(kubeConfig, { onWrite: writes.record });
 
   const port = kubePort(client, { reportingInstance: identity, logger });
   const deps = { port, logger };
@@ -60,12 +63,13 @@ export async function runOperator(options: OperatorOptions): Promise<void> {
   const controller = new Controller({
     name: "myappinstance",
     reconcile: reconciler(deps),
-    onStalled: (key, error) => recordStalled(key, error, deps),
+    onStalled: (key, error, _failures, retryIntervalMs) => recordStalled(key, error, deps, retryIntervalMs),
     logger,
     metrics,
     writes,
     concurrency: options.concurrency,
     maxConsecutiveFailures: options.maxConsecutiveFailures,
+    slowRetryIntervalMs: options.slowRetryIntervalMs,
     resyncPeriodMs: options.resyncPeriodMs,
     listKeys: () => instances.flatMap((i) => [...i.store.keys()]),
   });
@@ -94,14 +98,33 @@ export async function runOperator(options: OperatorOptions): Promise<void> {
 
   const readiness = [...instances, ...children].map((informer) => informerReadiness(informer));
   const servers: HealthServer[] = [];
-  const probe = await startHealthServer({ ...options.probeAddress, registry: metrics.registry, readiness, logger });
-  servers.push(probe);
   const sameAddress =
     options.metricsAddress.port === options.probeAddress.port &&
     options.metricsAddress.host === options.probeAddress.host;
+  // The reviews go through their own client: they are not writes of the operator's objects.
+  const authorizeMetrics = options.metricsSecure
+    ? bearerTokenAuthorizer(kubeAccessReviews(new KubeClient(kubeConfig)))
+    : undefined;
+  const tls = options.metricsCertDir
+    ? {
+        cert: readFileSync(path.join(options.metricsCertDir, "tls.crt")),
+        key: readFileSync(path.join(options.metricsCertDir, "tls.key")),
+      }
+    : undefined;
+  if (authorizeMetrics && !tls) {
+    logger.warn("--metrics-secure without --metrics-cert-dir: bearer tokens reach /metrics unencrypted");
+  }
+  const server = { registry: metrics.registry, readiness, logger, ...(authorizeMetrics ? { authorizeMetrics } : {}) };
+  const probe = await startHealthServer({ ...options.probeAddress, ...server, serves: { metrics: sameAddress } });
+  servers.push(probe);
   const metricsServer = sameAddress
     ? probe
-    : await startHealthServer({ ...options.metricsAddress, registry: metrics.registry, readiness, logger });
+    : await startHealthServer({
+        ...options.metricsAddress,
+        ...server,
+        serves: { probes: false },
+        ...(tls ? { tls } : {}),
+      });
   if (metricsServer !== probe) servers.push(metricsServer);
   logger.info(
     {

@@ -11,10 +11,16 @@ export interface OperatorOptions {
   readonly leaderElectionNamespace: string;
   readonly leaderElectionId: string;
   readonly metricsAddress: Address;
+  /** Require a bearer token allowed to `get /metrics` (TokenReview + SubjectAccessReview). */
+  readonly metricsSecure: boolean;
+  /** A directory with tls.crt and tls.key: serve /metrics over HTTPS. */
+  readonly metricsCertDir: string | undefined;
   readonly probeAddress: Address;
   readonly logLevel: string;
   readonly concurrency: number;
   readonly maxConsecutiveFailures: number;
+  /** How often a key retries once its fast retries are used up (the slow lane). */
+  readonly slowRetryIntervalMs: number;
   readonly resyncPeriodMs: number;
   /** Path of a kubeconfig; unset means in-cluster config in a pod, else KUBECONFIG or ~/.kube/config. */
   readonly kubeconfig: string | undefined;
@@ -30,11 +36,16 @@ export const usage = `Usage: node operator/main.ts [flags]   (npm run operator -
   --leader-elect                   run leader election on a Lease (for replicas >= 2)  MYAPP_LEADER_ELECT=true
   --leader-election-namespace=NS   the Lease's namespace (default: POD_NAMESPACE or default)
   --leader-election-id=NAME        the Lease's name (default: myapp-operator)
-  --metrics-bind-address=[H]:P     /metrics (default :8080; 0 picks a free port)       MYAPP_METRICS_BIND_ADDRESS
+  --metrics-bind-address=[H]:P     /metrics (default 127.0.0.1:8080: localhost only;   MYAPP_METRICS_BIND_ADDRESS
+                                   ":8080" for every interface; port 0 picks a free port)
+  --metrics-secure                 /metrics only for bearer tokens allowed to get it     MYAPP_METRICS_SECURE=true
+                                   (TokenReview + SubjectAccessReview, as controller-runtime)
+  --metrics-cert-dir=DIR           serve /metrics over HTTPS with DIR/tls.crt, DIR/tls.key
   --health-probe-bind-address=[H]:P  /healthz and /readyz (default :8081)             MYAPP_HEALTH_PROBE_BIND_ADDRESS
   --log-level=LEVEL                trace|debug|info|warn|error (default info)          MYAPP_LOG_LEVEL
   --concurrency=N                  reconciles at once, never two of one key (default 2) MYAPP_CONCURRENCY
-  --max-consecutive-failures=N     failures before an instance is marked Stalled (default 15)
+  --max-consecutive-failures=N     fast retries before an instance is marked Stalled (default 15)
+  --slow-retry-interval=SECONDS    then retry this often (±10 %) until it succeeds (default 300)
   --resync-period=SECONDS          re-reconcile everything this often (default 600)
   --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)`;
 
@@ -50,10 +61,13 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       "leader-election-namespace": { type: "string" },
       "leader-election-id": { type: "string" },
       "metrics-bind-address": { type: "string" },
+      "metrics-secure": { type: "boolean" },
+      "metrics-cert-dir": { type: "string" },
       "health-probe-bind-address": { type: "string" },
       "log-level": { type: "string" },
       concurrency: { type: "string" },
       "max-consecutive-failures": { type: "string" },
+      "slow-retry-interval": { type: "string" },
       "resync-period": { type: "string" },
       kubeconfig: { type: "string" },
       help: { type: "boolean" },
@@ -74,8 +88,11 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     leaderElectionId: values["leader-election-id"] ?? "myapp-operator",
     metricsAddress: address(
       "--metrics-bind-address",
-      values["metrics-bind-address"] ?? env.MYAPP_METRICS_BIND_ADDRESS ?? ":8080",
+      // Localhost by default: unauthenticated metrics must not be reachable from the pod network unless asked.
+      values["metrics-bind-address"] ?? env.MYAPP_METRICS_BIND_ADDRESS ?? "127.0.0.1:8080",
     ),
+    metricsSecure: values["metrics-secure"] ?? env.MYAPP_METRICS_SECURE === "true",
+    metricsCertDir: values["metrics-cert-dir"],
     probeAddress: address(
       "--health-probe-bind-address",
       values["health-probe-bind-address"] ?? env.MYAPP_HEALTH_PROBE_BIND_ADDRESS ?? ":8081",
@@ -83,6 +100,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     logLevel,
     concurrency: positiveInteger("--concurrency", values.concurrency ?? env.MYAPP_CONCURRENCY ?? "2"),
     maxConsecutiveFailures: positiveInteger("--max-consecutive-failures", values["max-consecutive-failures"] ?? "15"),
+    slowRetryIntervalMs: positiveInteger("--slow-retry-interval", values["slow-retry-interval"] ?? "300") * 1000,
     resyncPeriodMs: positiveInteger("--resync-period", values["resync-period"] ?? "600") * 1000,
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
   };

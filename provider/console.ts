@@ -4,6 +4,11 @@
  * and is off unless MYAPP_PROVIDER_LOG_LEVEL asks for it.
  */
 import { pino, type Logger } from "pino";
+import { exitWhenEngineGone, inDynamicProviderHost } from "./engine-watch.ts";
+
+// Everything the provider writes goes through here, inside the process the engine started: make sure that
+// process ends with the engine (a killed `pulumi up`) before it writes its first line to the engine's pipes.
+if (inDynamicProviderHost()) exitWhenEngineGone();
 
 /** Writes one line for people; the default writes to stdout. */
 export type LineWriter = (line: string) => void;

@@ -25,7 +25,7 @@ export type FollowResult<T, R> =
 
 export interface FollowOptions {
   readonly clock: Clock;
-  /** Epoch milliseconds. */
+  /** A `clock.now()` value (monotonic). */
   readonly deadline: number;
 }
 

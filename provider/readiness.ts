@@ -2,13 +2,13 @@
  * What the operator's status says about an instance the provider just applied: Ready for the applied generation,
  * stuck for a reason retries will not fix, or still on its way (and how far). Pure, so every case is a unit test.
  */
-import { Degraded, Ready, Stalled, findCondition, type Condition } from "../api/index.ts";
+import { Degraded, Ready, Stalled, TransientFailure, findCondition, type Condition } from "../api/index.ts";
 import type { LiveInstance } from "./manifest.ts";
 
 /** The verdict on one observation. */
 export type Readiness =
   | { readonly state: "ready" }
-  /** The operator gave up on this generation (Stalled or Degraded = True): waiting longer cannot help. */
+  /** The operator reports a permanent problem with this generation (Degraded, or Stalled for a permanent reason). */
   | { readonly state: "failed"; readonly reason: string; readonly message: string }
   /** `progress` is the line to show while waiting, without the instance's label. */
   | { readonly state: "waiting"; readonly progress: string };
@@ -17,7 +17,9 @@ export type Readiness =
  * Ready means Ready=True computed from a generation at least `generation` (the one the apply produced), so a
  * Ready=True left over from the previous spec does not count. Failed means Stalled=True or Degraded=True for
  * that generation: the operator sets both for permanent problems (an invalid spec, a storage change the class
- * cannot do, a rollout past its deadline).
+ * cannot do, a rollout past its deadline). Stalled with reason TransientFailure alone (the operator keeps
+ * retrying an apiserver outage, throttling, credentials being rotated) is still on its way: the wait goes on until
+ * its timeout, showing the operator's message.
  */
 export function assessReadiness(instance: LiveInstance, generation: number): Readiness {
   if (instance.metadata.deletionTimestamp) {
@@ -31,12 +33,15 @@ export function assessReadiness(instance: LiveInstance, generation: number): Rea
   const ready = findCondition(status.conditions, Ready);
   if (ready?.status === "True" && current(ready)) return { state: "ready" };
 
-  for (const type of [Stalled, Degraded]) {
+  const stalled = findCondition(status.conditions, Stalled);
+  const retrying = stalled?.status === "True" && stalled.reason === TransientFailure && current(stalled);
+  for (const type of [Degraded, ...(retrying ? [] : [Stalled])]) {
     const condition = findCondition(status.conditions, type);
     if (condition?.status === "True" && current(condition)) {
       return { state: "failed", reason: condition.reason, message: condition.message };
     }
   }
+  if (retrying) return { state: "waiting", progress: `the operator is retrying: ${stalled.message}` };
 
   if (observed === undefined || observed < generation) {
     return { state: "waiting", progress: `waiting for the operator to act on generation ${generation}` };

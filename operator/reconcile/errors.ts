@@ -5,6 +5,7 @@
  * A kube ConflictError (409) is deliberately left unwrapped: the runtime retries it after a short fixed delay,
  * because the next attempt reads a fresher copy and backoff would only slow convergence.
  */
+import { ForbiddenError, isTransient, UnauthorizedError } from "../../kube/index.ts";
 
 /**
  * Retrying cannot help until the object changes: an invalid or impossible spec, a child the apiserver rejects,
@@ -31,4 +32,18 @@ export class TransientError extends Error {
     super(message, options);
     this.name = "TransientError";
   }
+}
+
+/**
+ * True when `error` (or any error in its `cause` chain) is one a retry can heal without anyone changing the
+ * instance: the apiserver unreachable, overloaded or erroring (transport, 429, 5xx), a write conflict, or 401/403
+ * (credentials being rotated, RBAC still rolling out). Such a failure makes an instance Stalled while it lasts,
+ * never Degraded. Anything else (a rejected request, a bug) is treated as permanent.
+ */
+export function isTransientFailure(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 10; depth++) {
+    if (isTransient(current) || current instanceof UnauthorizedError || current instanceof ForbiddenError) return true;
+    current = current.cause;
+  }
+  return false;
 }

@@ -13,6 +13,7 @@ import {
   apiVersion,
   finalizer,
   kind,
+  TransientFailure,
   validateSpec,
   validateStatus,
   type MyAppInstanceSpec,
@@ -30,13 +31,13 @@ import {
   type DesiredInput,
 } from "../desired/index.ts";
 import { isSubset } from "./compare.ts";
-import { PermanentError, TransientError } from "./errors.ts";
+import { isTransientFailure, PermanentError, TransientError } from "./errors.ts";
 import { finalizeInstance } from "./finalize.ts";
 import type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";
 import type { ApplyConfiguration, ClusterPort, ObjectKey } from "./port.ts";
 import { rolloutProgress } from "./rollout.ts";
 import { openSession, referenceTo, type InstanceObject, type Session } from "./session.ts";
-import { computeStatus, problemStatus, statusChanged, type Problem, type Step } from "./status.ts";
+import { computeStatus, problemStatus, stalledStatus, statusChanged, type Problem, type Step } from "./status.ts";
 import {
   claimsSmallerThan,
   dataClaims,
@@ -110,20 +111,46 @@ export async function reconcile(key: string, deps: ReconcileDeps): Promise<Recon
 }
 
 /**
- * Records on the instance that its reconcile keeps failing (Degraded and Stalled, reason ReconcileFailing): the
- * runtime's onStalled hook. Idempotent: the same error again writes nothing.
+ * Records on the instance that its reconcile keeps failing (the runtime's onStalled hook, called once the fast
+ * retries are used up and then after every slow retry that fails too). A transient cause (the apiserver down or
+ * throttling, 401/403 while credentials or RBAC roll out, conflicts) sets only Stalled=True, reason
+ * TransientFailure: waits keep waiting and the instance never turns Degraded for it. Any other cause sets
+ * Degraded and Stalled, reason ReconcileFailing. Either way the runtime keeps retrying every `retryIntervalMs`,
+ * and the first success clears Stalled. Idempotent: the same error again writes nothing.
  */
-export async function recordStalled(key: string, error: unknown, deps: ReconcileDeps): Promise<void> {
+export async function recordStalled(
+  key: string,
+  error: unknown,
+  deps: ReconcileDeps,
+  retryIntervalMs = 300_000,
+): Promise<void> {
   const objectKey = parseKey(key);
   const instance = await deps.port.find<InstanceObject>(apiVersion, kind, objectKey.name, objectKey.namespace);
   if (!instance || instance.metadata.deletionTimestamp) return;
   const session = openSession(deps.port, objectKey, instance, deps.logger.child({ key }), (deps.now ?? now)());
   const detail = error instanceof Error ? error.message : String(error);
+  const retry = `retrying about every ${formatInterval(retryIntervalMs)}, and at once on a change`;
+  if (isTransientFailure(error)) {
+    const previous = previousStatus(instance);
+    const problem = {
+      reason: TransientFailure,
+      message: `the operator keeps failing to reconcile this instance for a transient cause; ${retry}: ${detail}`,
+    };
+    const next = stalledStatus(previous, instance.metadata.generation ?? 0, problem, session.now);
+    await writeStatus(session, previous, next);
+    return;
+  }
   const problem = {
     reason: "ReconcileFailing",
-    message: `the operator keeps failing to reconcile this instance and retries only on a change or the periodic resync: ${detail}`,
+    message: `the operator keeps failing to reconcile this instance; ${retry}: ${detail}`,
   };
   await writeProblem(session, problem);
+}
+
+/** `300000` → "5m", `90000` → "90s". */
+function formatInterval(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  return seconds >= 60 && seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
 }
 
 async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger): Promise<ReconcileOutcome> {

@@ -129,6 +129,22 @@ export function problemStatus(
   };
 }
 
+/**
+ * The status while the operator keeps failing for a transient cause (the apiserver overloaded, credentials being
+ * rotated): Stalled=True says why, and nothing else moves. The instance is not Degraded (the cause is not its own,
+ * and retries heal it), and Ready/Progressing still describe the workload as last seen. The next successful
+ * reconcile drops Stalled (see `settle`).
+ */
+export function stalledStatus(
+  previous: MyAppInstanceStatus | undefined,
+  generation: number,
+  problem: Problem,
+  now: Date,
+): MyAppInstanceStatus {
+  const update = { type: Stalled, status: "True" as const, ...problem, observedGeneration: generation };
+  return { ...previous, conditions: setCondition(previous?.conditions, update, now) };
+}
+
 /** True when writing `next` would change the live status; the reconcile writes only then. */
 export function statusChanged(previous: MyAppInstanceStatus | undefined, next: MyAppInstanceStatus): boolean {
   return !jsonEqual(previous ?? {}, next);

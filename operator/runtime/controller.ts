@@ -16,7 +16,8 @@ import { WriteCounter } from "./write-counter.ts";
  * What a successful reconcile asks for next. `{}` means "converged: wait for a change".
  * `requeueAfterMs` asks for another look after that long even without a change, for state the operator cannot
  * watch (e.g. waiting for a rollout's progress deadline); it is not needed for children, whose events arrive anyway.
- * Failure is signalled by throwing: PermanentError (no retry until a change), anything else (retry with backoff).
+ * Failure is signalled by throwing: PermanentError (no retry until a change), anything else (retry: with fast
+ * backoff up to maxConsecutiveFailures times, then in the slow lane until it succeeds).
  */
 export interface ReconcileResult {
   readonly requeueAfterMs?: number;
@@ -32,10 +33,11 @@ export type Reconciler = (key: string) => Promise<ReconcileResult>;
 
 /**
  * Called when a key has failed `failures` consecutive times and reached maxConsecutiveFailures, and again for
- * every later failed attempt of that key (each triggered by a change or the resync). It should record the error on
- * the object (Stalled/Degraded condition) idempotently: writing the same condition again must not change the object.
+ * every later failed attempt of that key (the slow retries, changes, the resync). It should record the error on
+ * the object (a Stalled condition; Degraded only for a permanent cause) idempotently: writing the same condition
+ * again must not change the object. `retryIntervalMs` is the slow lane's interval, for the message.
  */
-export type StalledHandler = (key: string, error: unknown, failures: number) => Promise<void>;
+export type StalledHandler = (key: string, error: unknown, failures: number, retryIntervalMs: number) => Promise<void>;
 
 export interface ControllerOptions {
   /** Names the controller in metrics (`controller`, workqueue `name`) and logs. */
@@ -46,14 +48,23 @@ export interface ControllerOptions {
   /** Reconciles running at once (never two of one key). @default 1, like controller-runtime */
   readonly concurrency?: number;
   /**
-   * Consecutive failures of a key after which it is reported stalled and no longer retried with backoff, only on
-   * the next change or resync. With the default backoff, 15 failures span about 2.7 minutes.
+   * Consecutive failures of a key retried with the fast exponential backoff (the seed's "maximum count of
+   * retries"). After that many the key is reported stalled and moves to the slow lane: retried every
+   * `slowRetryIntervalMs` (with jitter) until it succeeds, never parked. With the default backoff, 15 failures
+   * span about 2.7 minutes.
    * @default 15
    */
   readonly maxConsecutiveFailures?: number;
   /**
-   * How often every key from `listKeys` is reconciled again without a change: the safety net for missed events
-   * and the slow retry of stalled keys. 0 disables it.
+   * The slow lane's retry interval, ±10 % jitter so stalled keys do not retry in lockstep. Short enough that an
+   * apiserver brown-out, a webhook outage or an RBAC rollout heals by itself; long enough that a key failing for
+   * good costs a few requests an hour. A change of the object or the resync retries it at once anyway.
+   * @default 300_000 (5 min)
+   */
+  readonly slowRetryIntervalMs?: number;
+  /**
+   * How often every key from `listKeys` is reconciled again without a change: the safety net for missed events.
+   * 0 disables it.
    * @default 600_000 (10 min)
    */
   readonly resyncPeriodMs?: number;
@@ -69,6 +80,8 @@ export interface ControllerOptions {
   readonly rateLimiter?: RateLimiter;
   /** @default realClock */
   readonly clock?: Clock;
+  /** For the slow lane's jitter. @default Math.random */
+  readonly random?: () => number;
   readonly metrics?: OperatorMetrics;
   /** Counts the API writes of each reconcile; must be the counter whose `record` the KubeClient reports to. */
   readonly writes?: WriteCounter;
@@ -82,6 +95,8 @@ export class Controller {
   private readonly logger: Logger;
   private readonly writes: WriteCounter;
   private readonly maxConsecutiveFailures: number;
+  private readonly slowRetryIntervalMs: number;
+  private readonly random: () => number;
   /** Consecutive failures per key (conflicts included, so a write fight stalls too); cleared by a success or a PermanentError. */
   private readonly failures = new Map<string, number>();
   private workers: Promise<void>[] = [];
@@ -91,6 +106,10 @@ export class Controller {
   constructor(options: ControllerOptions) {
     const maxConsecutiveFailures = options.maxConsecutiveFailures ?? 15;
     const concurrency = options.concurrency ?? 1;
+    const slowRetryIntervalMs = options.slowRetryIntervalMs ?? 300_000;
+    if (!(slowRetryIntervalMs > 0)) {
+      throw new Error(`controller ${options.name}: slowRetryIntervalMs must be > 0`);
+    }
     if (!Number.isInteger(maxConsecutiveFailures) || maxConsecutiveFailures < 1) {
       throw new Error(`controller ${options.name}: maxConsecutiveFailures must be an integer >= 1`);
     }
@@ -103,6 +122,8 @@ export class Controller {
     this.logger = options.logger.child({ controller: options.name });
     this.writes = options.writes ?? new WriteCounter();
     this.maxConsecutiveFailures = maxConsecutiveFailures;
+    this.slowRetryIntervalMs = slowRetryIntervalMs;
+    this.random = options.random ?? Math.random;
     options.metrics?.registerController(options.name);
     this.queue = new WorkQueue({
       clock: this.clock,
@@ -128,7 +149,14 @@ export class Controller {
     const concurrency = this.options.concurrency ?? 1;
     for (let i = 0; i < concurrency; i++) this.workers.push(this.work());
     this.scheduleResync();
-    this.logger.info({ concurrency, maxConsecutiveFailures: this.maxConsecutiveFailures }, "controller started");
+    this.logger.info(
+      {
+        concurrency,
+        maxConsecutiveFailures: this.maxConsecutiveFailures,
+        slowRetryIntervalMs: this.slowRetryIntervalMs,
+      },
+      "controller started",
+    );
   }
 
   /**
@@ -195,10 +223,16 @@ export class Controller {
     this.failures.set(key, failures);
     const conflict = error instanceof ConflictError;
     if (failures >= this.maxConsecutiveFailures) {
-      // Do not retry forever: report, reset the backoff, and wait for a change or the resync.
+      // The fast retries are used up: report, and keep retrying in the slow lane (never park: a brown-out, a
+      // webhook outage or an RBAC rollout must heal without anyone touching the object).
       this.queue.forget(key);
+      const retryInMs = this.slowRetryDelay();
+      this.queue.addAfter(key, retryInMs);
       this.finish("error", durationMs);
-      this.logger.error({ ...line, result: "error", failures, stalled: true, err: error }, "reconcile stalled");
+      this.logger.error(
+        { ...line, result: "error", failures, stalled: true, retryInMs: Math.round(retryInMs), err: error },
+        "reconcile stalled; retrying slowly",
+      );
       await this.reportStalled(key, error, failures);
       return;
     }
@@ -213,12 +247,17 @@ export class Controller {
     this.logger.warn({ ...line, result: "error", failures, err: error }, "reconcile failed");
   }
 
+  /** The slow lane's delay: the interval ±10 %. */
+  private slowRetryDelay(): number {
+    return this.slowRetryIntervalMs * (0.9 + 0.2 * this.random());
+  }
+
   private async reportStalled(key: string, error: unknown, failures: number): Promise<void> {
     if (!this.options.onStalled) return;
     try {
-      await this.options.onStalled(key, error, failures);
+      await this.options.onStalled(key, error, failures, this.slowRetryIntervalMs);
     } catch (reportError) {
-      // The key stays stalled either way; the next change or resync tries again.
+      // The key stays in the slow lane either way; its next attempt reports again.
       this.logger.error({ key, err: reportError }, "could not record the stalled state on the object");
     }
   }

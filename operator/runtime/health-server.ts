@@ -3,11 +3,15 @@
  * informer has synced and has heard from the apiserver recently). A standby is ready too: it holds warm caches and
  * can take over at once; readiness is about "could serve", not "is leader".
  * The output of /healthz and /readyz follows the apiserver's own: "ok", or one "[+]/[-]name" line per check.
+ * One server can serve both kinds, or each its own (`serves`): the probes must be reachable by the kubelet, while
+ * /metrics stays on localhost unless asked otherwise (it tells an attacker a lot about the cluster).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import type { AccessVerdict } from "./metrics-auth.ts";
 
 /** One named readiness condition. */
 export interface ReadinessCheck {
@@ -49,6 +53,12 @@ export interface HealthServerOptions {
   readonly registry: Registry;
   readonly readiness: readonly ReadinessCheck[];
   readonly logger: Logger;
+  /** Which endpoints this server answers; the others get 404. @default both */
+  readonly serves?: { readonly metrics?: boolean; readonly probes?: boolean };
+  /** Guards /metrics (see metrics-auth.ts); the probes stay open, as the kubelet sends no credentials. */
+  readonly authorizeMetrics?: (request: IncomingMessage, path: string) => Promise<AccessVerdict>;
+  /** Serve HTTPS with this certificate and key (PEM) instead of HTTP. */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
 
 export interface HealthServer {
@@ -59,13 +69,14 @@ export interface HealthServer {
 
 /** Starts listening; resolves once the port is bound. */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
-  const server = createServer((request, response) => {
+  const listener = (request: IncomingMessage, response: ServerResponse) => {
     handle(options, request, response).catch((error: unknown) => {
       options.logger.error({ err: error, path: request.url }, "health endpoint failed");
       if (!response.headersSent) reply(response, 500, "internal error\n");
       else response.end();
     });
-  });
+  };
+  const server = options.tls ? createTlsServer({ ...options.tls }, listener) : createServer(listener);
   // Probes and scrapes are short; do not let a stuck client hold the shutdown.
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
@@ -76,7 +87,9 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     });
   });
   const port = (server.address() as AddressInfo).port;
-  options.logger.info({ port }, "serving /metrics, /healthz, /readyz");
+  const paths = [...(servesMetrics(options) ? ["/metrics"] : []), ...(servesProbes(options) ? probePaths : [])];
+  const secure = { tls: options.tls !== undefined, authenticated: options.authorizeMetrics !== undefined };
+  options.logger.info({ host: options.host ?? "0.0.0.0", port, paths, ...secure }, `serving ${paths.join(", ")}`);
   return {
     port,
     close: () =>
@@ -87,11 +100,18 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   };
 }
 
+const probePaths = ["/healthz", "/livez", "/readyz"];
+const servesMetrics = (options: HealthServerOptions) => options.serves?.metrics ?? true;
+const servesProbes = (options: HealthServerOptions) => options.serves?.probes ?? true;
+
 async function handle(options: HealthServerOptions, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? "/", "http://localhost");
   if (request.method !== "GET" && request.method !== "HEAD") return reply(response, 405, "method not allowed\n");
-  switch (url.pathname) {
+  const served = url.pathname === "/metrics" ? servesMetrics(options) : servesProbes(options);
+  switch (served ? url.pathname : "") {
     case "/metrics": {
+      const verdict = options.authorizeMetrics ? await options.authorizeMetrics(request, url.pathname) : undefined;
+      if (verdict && !verdict.allowed) return reply(response, verdict.status, `${verdict.message}\n`);
       const body = await options.registry.metrics();
       return reply(response, 200, body, options.registry.contentType);
     }
@@ -106,8 +126,10 @@ async function handle(options: HealthServerOptions, request: IncomingMessage, re
       const body = verbose ? `${lines.join("\n")}\nreadyz check ${ready ? "passed" : "failed"}\n` : "ok\n";
       return reply(response, ready ? 200 : 503, body);
     }
-    default:
-      return reply(response, 404, "not found: try /metrics, /healthz or /readyz\n");
+    default: {
+      const paths = [...(servesMetrics(options) ? ["/metrics"] : []), ...(servesProbes(options) ? probePaths : [])];
+      return reply(response, 404, `not found: this port serves ${paths.join(", ")}\n`);
+    }
   }
 }
 

@@ -35,6 +35,7 @@ export * from "./health-server.ts";
 export * from "./informer.ts";
 export * from "./leader-election.ts";
 export * from "./metrics.ts";
+export * from "./metrics-auth.ts";
 export * from "./object-key.ts";
 export * from "./owner-mapping.ts";
 export * from "./rate-limiter.ts";

@@ -2,11 +2,15 @@
  * Leader election on a coordination.k8s.io Lease, with client-go's algorithm: optimistic concurrency on the
  * Lease's resourceVersion, and expiry judged by the *local* clock since this process last saw the record change
  * (never by comparing renewTime with our clock, so clock skew between machines cannot cause two leaders).
+ * Every duration here (expiry, renew deadline, retry period) is measured on the monotonic clock (`clock.now()`):
+ * an NTP step or `date -s` cannot make a standby take a live lease early, nor keep a leader that stopped
+ * renewing from stepping down. The wall clock only stamps acquireTime/renewTime, which are informational.
  *
  * A standby takes over at most leaseDuration + retryPeriod after the leader's last renewal; a leader that cannot
  * renew for renewDeadline steps down (before its lease can have expired for the others, as renewDeadline <
  * leaseDuration). On graceful stop the lease is released (holder cleared, duration 1 s, like client-go's
- * ReleaseOnCancel), so a standby takes over within one retryPeriod.
+ * ReleaseOnCancel), so a standby takes over within one retryPeriod; shutdown releases it only after the
+ * reconciles drained (see shutdown.ts), otherwise it is left to expire.
  */
 import type { Logger } from "pino";
 import { ConflictError, NotFoundError, type KubeClient, type KubeObject } from "../../kube/index.ts";
@@ -160,7 +164,7 @@ export class LeaderElector {
   /** onStartedLeading has run and onStoppedLeading has not. */
   private leading = false;
   private observed: StoredLease | undefined;
-  /** Local time at which `observed` was first seen; expiry is measured from here. */
+  /** Monotonic time at which `observed` was first seen; expiry is measured from here. */
   private observedAt = 0;
 
   constructor(options: LeaderElectionOptions) {
@@ -200,8 +204,9 @@ export class LeaderElector {
   }
 
   /**
-   * Stops campaigning or renewing; if leading, releases the lease (unless `release: false`, which simulates a
-   * crash in tests) and reports "released". Call it only after the controllers have drained.
+   * Stops campaigning or renewing; if leading, releases the lease and reports "released". Pass `release: false`
+   * when reconciles may still be running (the drain timed out): the lease then expires leaseDuration after the
+   * last renewal, so no other process leads while this one might still write.
    */
   async stop(options: { release?: boolean } = {}): Promise<void> {
     this.stopping.abort();
@@ -252,12 +257,12 @@ export class LeaderElector {
 
   /** One attempt; true when this process holds the lease afterwards. Never throws. */
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const now = this.clock.now();
+    const stamp = microTime(this.clock.wallTime());
     const record: LeaseRecord = {
       holderIdentity: this.options.identity,
       leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
-      acquireTime: microTime(now),
-      renewTime: microTime(now),
+      acquireTime: stamp,
+      renewTime: stamp,
       leaseTransitions: 0,
     };
     try {
@@ -288,7 +293,7 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const current = this.observed;
     if (!current || current.record.holderIdentity !== this.options.identity) return;
-    const now = microTime(this.clock.now());
+    const now = microTime(this.clock.wallTime());
     try {
       await this.options.lease.update(
         {

@@ -2,6 +2,8 @@
  * Graceful shutdown on SIGTERM (what the kubelet sends before SIGKILL, terminationGracePeriodSeconds later) and
  * SIGINT: stop taking work, let the reconciles in flight finish (up to a deadline), only then release the lease, so
  * the next leader never runs a reconcile of a key while this process still does; then close the HTTP server.
+ * When the drain times out the lease is not released: it expires on its own (leaseDuration after the last
+ * renewal), by which time the process has exited and its abandoned reconciles with it.
  */
 import type { Logger } from "pino";
 
@@ -11,8 +13,8 @@ export interface ShutdownParts {
   readonly informers?: readonly { stop(): Promise<void> }[];
   /** Stop intake and drain; resolve true when drained within the deadline. */
   readonly controllers?: readonly { shutdown(deadlineMs: number): Promise<boolean> }[];
-  /** Released only after the controllers drained (or the deadline passed). */
-  readonly elector?: { stop(): Promise<void> };
+  /** Stopped after the controllers; the lease is released only when they all drained. */
+  readonly elector?: { stop(options?: { release?: boolean }): Promise<void> };
   /** Closed last, so /healthz keeps answering during the drain. */
   readonly server?: { close(): Promise<void> };
 }
@@ -53,9 +55,11 @@ export async function shutdownGracefully(
     );
     return results.every(Boolean);
   });
-  if (!drained) logger.warn({ drainTimeoutMs }, "reconciles still running at the deadline; abandoning them");
+  if (!drained) {
+    logger.warn({ drainTimeoutMs }, "reconciles still running at the deadline; abandoning them, keeping the lease");
+  }
   const { elector, server } = parts;
-  if (elector) await step("lease", undefined, () => elector.stop());
+  if (elector) await step("lease", undefined, () => elector.stop({ release: drained }));
   if (server) await step("server", undefined, () => server.close());
   logger.info({ drained }, "shutdown complete");
   return { drained };

@@ -65,6 +65,44 @@ describe("assessReadiness", () => {
       expected: { state: "ready" },
     },
     {
+      name: "Stalled for a transient cause (the operator keeps retrying): still waiting, quoting the operator",
+      live: instance({
+        observedGeneration: 3,
+        conditions: [
+          condition("Ready", "True", "Available", 3),
+          condition("Degraded", "False", "AsExpected", 3),
+          condition("Stalled", "True", "TransientFailure", 4),
+        ],
+      }),
+      generation: 4,
+      expected: { state: "waiting", progress: "the operator is retrying: Stalled is True because TransientFailure" },
+    },
+    {
+      name: "Stalled for a transient cause but Degraded for this generation: failed with Degraded's reason",
+      live: instance({
+        observedGeneration: 4,
+        conditions: [
+          condition("Degraded", "True", "ProgressDeadlineExceeded", 4),
+          condition("Stalled", "True", "TransientFailure", 4),
+        ],
+      }),
+      generation: 4,
+      expected: {
+        state: "failed",
+        reason: "ProgressDeadlineExceeded",
+        message: "Degraded is True because ProgressDeadlineExceeded",
+      },
+    },
+    {
+      name: "Stalled for a permanent reason: failed",
+      live: instance({
+        observedGeneration: 4,
+        conditions: [condition("Stalled", "True", "ReconcileFailing", 4)],
+      }),
+      generation: 4,
+      expected: { state: "failed", reason: "ReconcileFailing", message: "Stalled is True because ReconcileFailing" },
+    },
+    {
       name: "rolling out: the operator's own words are the progress line",
       live: instance({
         observedGeneration: 4,

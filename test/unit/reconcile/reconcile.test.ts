@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { findCondition, finalizer } from "../../../api/index.ts";
-import { ConflictError, InvalidError, ServerError } from "../../../kube/index.ts";
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidError,
+  ServerError,
+  TooManyRequestsError,
+  TransportError,
+  UnauthorizedError,
+} from "../../../kube/index.ts";
 import { PermanentError, TransientError, reconcile } from "../../../operator/reconcile/index.ts";
 import { harness } from "./setup.ts";
 
@@ -739,15 +747,58 @@ describe("reconcile: errors", () => {
 });
 
 describe("recordStalled", () => {
-  it("records a key that keeps failing once, and idempotently", async () => {
+  it("records a transient failure as Stalled only, never Degraded, once and idempotently", async () => {
+    // GIVEN a Ready instance
     const h = await runningInstance();
-
-    await h.stalled(new Error("connect ECONNREFUSED"));
-    await h.stalled(new Error("connect ECONNREFUSED"));
-
+    const ready = condition(h, "Ready");
+    // WHEN its reconcile keeps failing because the apiserver is browned out
+    const brownOut = new TransientError("reconcile default/web: the server is currently unable to handle the request", {
+      cause: new ServerError(503, "the server is currently unable to handle the request"),
+    });
+    await h.stalled(brownOut);
+    await h.stalled(brownOut);
+    // THEN one status write: Stalled=True, reason TransientFailure, quoting the error and the retry interval
     assert.deepEqual(h.cluster.writeLines(), ["applyStatus MyAppInstance/web"]);
-    assert.equal(condition(h, "Stalled")?.reason, "ReconcileFailing");
-    assert.match(condition(h, "Stalled")?.message ?? "", /ECONNREFUSED/);
+    const stalled = condition(h, "Stalled");
+    assert.equal(stalled?.status, "True");
+    assert.equal(stalled?.reason, "TransientFailure");
+    assert.match(stalled?.message ?? "", /retrying about every 5m.*unable to handle the request/);
+    // and nothing else moves: not Degraded, still Ready as last seen, counts as they were
+    assert.equal(condition(h, "Degraded")?.status, "False");
+    assert.deepEqual(condition(h, "Ready"), ready);
+    assert.equal(h.cluster.instance("web")?.status?.phase, "Running");
     assert.equal(h.cluster.instance("web")?.status?.readyReplicas, 2, "counts stay as they were");
+  });
+
+  for (const [what, cause] of [
+    ["a transport error", new TransportError(0, "connect ECONNREFUSED 127.0.0.1:6443")],
+    ["429", new TooManyRequestsError(429, "too many requests")],
+    ["401 while credentials rotate", new UnauthorizedError(401, "Unauthorized")],
+    ["403 while RBAC rolls out", new ForbiddenError(403, 'deployments.apps is forbidden: User "op" cannot patch')],
+    ["a conflict", new ConflictError(409, "the object has been modified")],
+  ] as const) {
+    it(`treats ${what} as transient`, async () => {
+      const h = await runningInstance();
+      await h.stalled(new TransientError("reconcile default/web: failed", { cause }));
+      assert.equal(condition(h, "Stalled")?.reason, "TransientFailure");
+      assert.equal(condition(h, "Degraded")?.status, "False");
+    });
+  }
+
+  it("records a failure with no transient cause as Degraded and Stalled, reason ReconcileFailing", async () => {
+    const h = await runningInstance();
+    await h.stalled(new TransientError("reconcile default/web: x is undefined", { cause: new TypeError("x") }));
+    assert.equal(condition(h, "Stalled")?.reason, "ReconcileFailing");
+    assert.equal(condition(h, "Degraded")?.status, "True");
+    assert.equal(condition(h, "Degraded")?.reason, "ReconcileFailing");
+  });
+
+  it("clears Stalled on the first successful reconcile", async () => {
+    const h = await runningInstance();
+    await h.stalled(new TransientError("failed", { cause: new ServerError(503, "unavailable") }));
+    assert.equal(condition(h, "Stalled")?.status, "True");
+    await h.run();
+    assert.equal(condition(h, "Stalled"), undefined);
+    assert.equal(condition(h, "Ready")?.status, "True");
   });
 });

@@ -116,29 +116,90 @@ describe("Controller", () => {
     assert.equal(lines.at(-1)?.recovered, true);
   });
 
-  it("stops retrying after maxConsecutiveFailures and reports the key stalled exactly once", async () => {
-    const { clock, controller, calls, stalled, metrics } = setup(
+  it("after maxConsecutiveFailures fast retries, keeps retrying in the slow lane and never parks the key", async () => {
+    // GIVEN a key that always fails, 4 fast retries and a 5-minute slow lane (jitter pinned to the middle)
+    const { clock, controller, calls, stalled, metrics, lines } = setup(
       async () => {
-        throw new Error("image registry unreachable");
+        throw new TransientError("apiserver unavailable");
       },
-      { maxConsecutiveFailures: 4 },
+      { maxConsecutiveFailures: 4, slowRetryIntervalMs: 300_000, random: () => 0.5 },
     );
     controller.enqueue("ns/a");
     controller.start();
-    await clock.advance(24 * 3_600_000);
+    // WHEN an hour passes without any change or resync
+    await clock.advance(3_600_000);
+    // THEN the fast backoff runs 4 times, then one attempt every 5 minutes
+    const at = calls.map((c) => c.at);
+    assert.deepEqual(at.slice(0, 4), [0, 5, 15, 35]);
     assert.deepEqual(
-      calls.map((c) => c.at),
-      [0, 5, 15, 35],
+      at.slice(4, 7).map((t, i) => t - at[3 + i]!),
+      [300_000, 300_000, 300_000],
     );
-    assert.equal(stalled.length, 1);
-    assert.equal(stalled[0]?.key, "ns/a");
-    assert.equal(stalled[0]?.failures, 4);
-    assert.match(String(stalled[0]?.error), /image registry unreachable/);
-    assert.equal(clock.pending, 0, "no retry is scheduled");
-    assert.equal(await counter(metrics, "controller_runtime_reconcile_errors_total", {}), 4);
+    assert.equal(calls.length, 4 + 11, "11 slow retries in the hour after the fast ones");
+    // and every failed attempt from the 4th on is reported (the handler writes idempotently), with the interval
+    assert.deepEqual(
+      stalled.map((s) => s.failures),
+      Array.from({ length: 12 }, (_, i) => 4 + i),
+    );
+    assert.equal(clock.pending, 1, "the next slow retry is scheduled");
+    assert.equal(controller.failureCount("ns/a"), 15);
+    assert.equal(await counter(metrics, "controller_runtime_reconcile_errors_total", {}), 15);
+    assert.ok(lines.some((l) => l.msg === "reconcile stalled; retrying slowly" && l.retryInMs === 300_000));
   });
 
-  it("retries a stalled key once per change, reporting the latest error, and recovers on success", async () => {
+  it("jitters the slow lane by ±10 % so stalled keys do not retry in lockstep", async () => {
+    for (const [random, expected] of [
+      [0, 270_000],
+      [0.999_999, 330_000],
+    ] as const) {
+      const { clock, controller, calls } = setup(
+        async () => {
+          throw new Error("boom");
+        },
+        { maxConsecutiveFailures: 1, slowRetryIntervalMs: 300_000, random: () => random },
+      );
+      controller.enqueue("ns/a");
+      controller.start();
+      await clock.advance(400_000);
+      assert.equal(calls.length, 2);
+      assert.ok(Math.abs(calls[1]!.at - expected) < 1, `retry at ${calls[1]!.at}, expected about ${expected}`);
+    }
+  });
+
+  it("recovers a stalled key by itself once the cause is gone, and starts from the fast backoff again", async () => {
+    // GIVEN a brown-out: the reconcile fails until `healed`
+    let healed = false;
+    const { clock, controller, calls, stalled, lines } = setup(
+      async () => {
+        if (!healed) throw new TransientError("503 Service Unavailable");
+        return {};
+      },
+      { maxConsecutiveFailures: 2, slowRetryIntervalMs: 300_000, random: () => 0.5 },
+    );
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(60_000);
+    assert.equal(calls.length, 2);
+    assert.equal(stalled.length, 1);
+    // WHEN the cause goes away, and nobody touches the object
+    healed = true;
+    await clock.advance(300_000);
+    // THEN the slow retry succeeds, the count is cleared and the recovery logged
+    assert.equal(calls.length, 3);
+    assert.equal(controller.failureCount("ns/a"), 0);
+    assert.equal(lines.at(-1)?.recovered, true);
+    assert.equal(clock.pending, 0, "nothing left scheduled for a converged key");
+    // and a later failure starts from the fast backoff again
+    healed = false;
+    controller.enqueue("ns/a");
+    await clock.advance(1_000);
+    assert.deepEqual(
+      calls.slice(3).map((c) => c.at - calls[3]!.at),
+      [0, 5],
+    );
+  });
+
+  it("retries a stalled key at once on a change, reporting the latest error, without a backoff series", async () => {
     let broken = true;
     const { clock, controller, calls, stalled } = setup(
       async () => {
@@ -158,6 +219,7 @@ describe("Controller", () => {
     assert.equal(calls.length, 3);
     assert.equal(stalled.length, 2);
     assert.equal(stalled[1]?.failures, 3);
+    assert.match(String(stalled[1]?.error), /still broken at/);
     // WHEN the cause is fixed: the next change succeeds and the count is cleared
     broken = false;
     controller.enqueue("ns/a");
@@ -166,26 +228,22 @@ describe("Controller", () => {
     assert.equal(controller.failureCount("ns/a"), 0);
   });
 
-  it("retries a stalled key on the slow resync", async () => {
-    const { clock, controller, calls, stalled } = setup(
+  it("passes the slow lane's interval to the stalled handler, for its message", async () => {
+    const intervals: number[] = [];
+    const { clock, controller } = setup(
       async () => {
         throw new Error("boom");
       },
-      { maxConsecutiveFailures: 1, resyncPeriodMs: 600_000, listKeys: () => ["ns/a", "ns/b"] },
+      {
+        maxConsecutiveFailures: 1,
+        slowRetryIntervalMs: 120_000,
+        onStalled: async (_key, _error, _failures, retryIntervalMs) => void intervals.push(retryIntervalMs),
+      },
     );
     controller.enqueue("ns/a");
     controller.start();
-    await clock.advance(599_999);
-    assert.deepEqual(
-      calls.map((c) => c.key),
-      ["ns/a"],
-    );
     await clock.advance(1);
-    assert.deepEqual(
-      calls.map((c) => `${c.key}@${c.at}`),
-      ["ns/a@0", "ns/a@600000", "ns/b@600000"],
-    );
-    assert.equal(stalled.length, 3);
+    assert.deepEqual(intervals, [120_000]);
   });
 
   it("does not retry a PermanentError: the key waits for a change", async () => {
@@ -356,5 +414,6 @@ describe("Controller", () => {
 
   it("rejects a maxConsecutiveFailures below 1 with a message naming the field", () => {
     assert.throws(() => setup(async () => ({}), { maxConsecutiveFailures: 0 }), /maxConsecutiveFailures/);
+    assert.throws(() => setup(async () => ({}), { slowRetryIntervalMs: 0 }), /slowRetryIntervalMs/);
   });
 });

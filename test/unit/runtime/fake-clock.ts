@@ -1,4 +1,7 @@
-/** A manually advanced Clock for deterministic tests of timing logic. */
+/**
+ * A manually advanced Clock for deterministic tests of timing logic. Its wall clock can be stepped on its own
+ * (`jumpWall`), as NTP or `date -s` would, to prove that durations never read it.
+ */
 import type { Clock, TimerHandle } from "../../../kube/clock.ts";
 
 interface Timer {
@@ -9,6 +12,8 @@ interface Timer {
 
 export class FakeClock implements Clock {
   private current: number;
+  /** Wall time minus monotonic time; moved by jumpWall. */
+  private wallOffset = 0;
   private seq = 0;
   private readonly timers = new Set<Timer>();
 
@@ -18,6 +23,15 @@ export class FakeClock implements Clock {
 
   now(): number {
     return this.current;
+  }
+
+  wallTime(): number {
+    return this.current + this.wallOffset;
+  }
+
+  /** Steps the wall clock by `ms` (negative: backwards) without moving monotonic time or firing timers. */
+  jumpWall(ms: number): void {
+    this.wallOffset += ms;
   }
 
   setTimeout(callback: () => void, delayMs: number): TimerHandle {

@@ -69,3 +69,32 @@ describe("health server", () => {
     assert.equal((await get("/nope")).status, 404);
   });
 });
+
+describe("health server with split endpoints", () => {
+  it("serves only what it is asked to: probes without /metrics, and /metrics without probes", async () => {
+    const metrics = new OperatorMetrics();
+    const start = (serves: { metrics: boolean; probes: boolean }) =>
+      startHealthServer({
+        port: 0,
+        host: "127.0.0.1",
+        registry: metrics.registry,
+        logger: captureLogger().logger,
+        readiness: [],
+        serves,
+      });
+    const probes = await start({ metrics: false, probes: true });
+    const scrape = await start({ metrics: true, probes: false });
+    try {
+      const status = async (server: HealthServer, path: string) =>
+        (await fetch(`http://127.0.0.1:${server.port}${path}`)).status;
+      assert.equal(await status(probes, "/healthz"), 200);
+      assert.equal(await status(probes, "/readyz"), 200);
+      assert.equal(await status(probes, "/metrics"), 404, "the probe port does not leak /metrics");
+      assert.equal(await status(scrape, "/metrics"), 200);
+      assert.equal(await status(scrape, "/healthz"), 404);
+    } finally {
+      await probes.close();
+      await scrape.close();
+    }
+  });
+});

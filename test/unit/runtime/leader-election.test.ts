@@ -61,8 +61,8 @@ describe("LeaderElector", () => {
     assert.deepEqual(store.current?.record, {
       holderIdentity: "a",
       leaseDurationSeconds: 15,
-      acquireTime: microTime(clock.now()),
-      renewTime: microTime(clock.now()),
+      acquireTime: microTime(clock.wallTime()),
+      renewTime: microTime(clock.wallTime()),
       leaseTransitions: 0,
     });
     assert.match(await metrics.registry.metrics(), /leader_election_master_status\{name="myapp-operator"\} 1/);
@@ -73,13 +73,13 @@ describe("LeaderElector", () => {
     const clock = new FakeClock();
     const store = new FakeLeaseStore();
     const a = candidate(store, clock, "a");
-    const acquiredAt = clock.now();
+    const acquiredAt = clock.wallTime();
     a.elector.start();
     await run(clock, 10_000, [a]);
     const renewals = store.writes.filter((w) => w.by === "a");
     assert.equal(renewals.length, 6, "create at 0, renewals at 2, 4, 6, 8, 10 s");
     assert.equal(store.current?.record.acquireTime, microTime(acquiredAt));
-    assert.equal(store.current?.record.renewTime, microTime(clock.now()));
+    assert.equal(store.current?.record.renewTime, microTime(clock.wallTime()));
     await a.elector.stop();
   });
 
@@ -175,6 +175,56 @@ describe("LeaderElector", () => {
       a.events.some((e) => e.startsWith("stopped:lost")),
       a.events.join(", "),
     );
+  });
+
+  it("ignores a wall-clock jump: a standby never takes a lease its leader keeps renewing", async () => {
+    // GIVEN a leader and a standby
+    const clock = new FakeClock();
+    const store = new FakeLeaseStore();
+    const a = candidate(store, clock, "a");
+    const b = candidate(store, clock, "b");
+    a.elector.start();
+    await clock.advance(0);
+    b.elector.start();
+    await run(clock, 10_000, [a, b]);
+    // WHEN the wall clock steps an hour forward (NTP, `date -s`, a resumed VM) and later two hours back
+    clock.jumpWall(3_600_000);
+    await run(clock, 30_000, [a, b]);
+    clock.jumpWall(-7_200_000);
+    await run(clock, 30_000, [a, b]);
+    // THEN leadership did not move and the standby never wrote; the Lease's timestamps follow the wall clock
+    assert.equal(a.elector.isLeader(), true);
+    assert.equal(b.elector.isLeader(), false);
+    assert.equal(store.writes.filter((w) => w.by === "b").length, 0);
+    assert.equal(store.current?.record.renewTime, microTime(clock.wallTime()));
+    // and after the leader dies, the takeover still waits the full lease duration of real (monotonic) time
+    const lastRenewal = clock.now();
+    await a.elector.stop({ release: false });
+    clock.jumpWall(3_600_000);
+    await run(clock, 14_000, [a, b]);
+    assert.equal(b.elector.isLeader(), false, "not before the lease duration has passed");
+    await run(clock, 3_000, [a, b]);
+    assert.equal(b.elector.isLeader(), true);
+    const takeover = Number(b.events[0]?.split("@")[1]) - lastRenewal;
+    assert.ok(takeover >= 15_000 && takeover <= 17_000, `took over after ${takeover} ms`);
+    await b.elector.stop();
+  });
+
+  it("ignores a wall-clock jump back: a leader that cannot renew still steps down at renewDeadline", async () => {
+    const clock = new FakeClock();
+    const store = new FakeLeaseStore();
+    const a = candidate(store, clock, "a");
+    a.elector.start();
+    await run(clock, 4_000, [a]);
+    const lastRenewal = clock.now();
+    // WHEN the leader is partitioned and its wall clock steps an hour back
+    a.port.down = true;
+    clock.jumpWall(-3_600_000);
+    await run(clock, 12_000, [a]);
+    // THEN it steps down exactly renewDeadline after its last renewal
+    const lost = a.events.find((e) => e.startsWith("stopped:lost"));
+    assert.ok(lost, a.events.join(", "));
+    assert.equal(Number(lost.split("@")[1]) - lastRenewal, 10_000);
   });
 
   it("rejects timings that would allow two leaders", () => {

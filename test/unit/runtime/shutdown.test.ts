@@ -18,16 +18,16 @@ describe("shutdownGracefully", () => {
             },
           },
         ],
-        elector: { stop: async () => void steps.push("release lease") },
+        elector: { stop: async (options) => void steps.push(`stop elector release=${options?.release}`) },
         server: { close: async () => void steps.push("close server") },
       },
       { drainTimeoutMs: 7_000, logger: captureLogger().logger },
     );
-    assert.deepEqual(steps, ["informer", "drain 7000", "release lease", "close server"]);
+    assert.deepEqual(steps, ["informer", "drain 7000", "stop elector release=true", "close server"]);
     assert.deepEqual(result, { drained: true });
   });
 
-  it("still releases the lease when draining times out or a step throws", async () => {
+  it("keeps the lease (to expire) when draining times out, and survives a failing step", async () => {
     const steps: string[] = [];
     const { logger, lines } = captureLogger();
     const result = await shutdownGracefully(
@@ -40,11 +40,12 @@ describe("shutdownGracefully", () => {
           },
         ],
         controllers: [{ shutdown: async () => false }],
-        elector: { stop: async () => void steps.push("release lease") },
+        elector: { stop: async (options) => void steps.push(`stop elector release=${options?.release}`) },
       },
       { logger },
     );
-    assert.deepEqual(steps, ["release lease"]);
+    // GIVEN a reconcile still running THEN the elector stops campaigning but does not hand the lease over
+    assert.deepEqual(steps, ["stop elector release=false"]);
     assert.deepEqual(result, { drained: false });
     assert.ok(lines.some((l) => l.msg === "shutdown step failed" && l.step === "informers"));
   });

@@ -1,0 +1,148 @@
+import assert from "node:assert/strict";
+import type { IncomingMessage } from "node:http";
+import { describe, it } from "node:test";
+import { startHealthServer } from "../../../operator/runtime/health-server.ts";
+import {
+  bearerTokenAuthorizer,
+  kubeAccessReviews,
+  type AccessReviewPort,
+  type UserInfo,
+} from "../../../operator/runtime/metrics-auth.ts";
+import { OperatorMetrics } from "../../../operator/runtime/metrics.ts";
+import { captureLogger } from "./capture-logger.ts";
+import { FakeClock } from "./fake-clock.ts";
+
+/** Tokens "prometheus" (allowed) and "someone" (authenticated, not allowed); counts the reviews. */
+function fakeReviews() {
+  const calls: string[] = [];
+  const users: Record<string, UserInfo> = {
+    prometheus: { username: "system:serviceaccount:monitoring:prometheus", groups: ["system:serviceaccounts"] },
+    someone: { username: "someone" },
+  };
+  const port: AccessReviewPort = {
+    async authenticate(token) {
+      calls.push(`TokenReview ${token}`);
+      return users[token];
+    },
+    async authorize(user, verb, path) {
+      calls.push(`SubjectAccessReview ${user.username} ${verb} ${path}`);
+      return user.username.endsWith(":prometheus")
+        ? { allowed: true, reason: "RBAC: allowed by ClusterRoleBinding" }
+        : { allowed: false, reason: "" };
+    },
+  };
+  return { port, calls };
+}
+
+const request = (authorization?: string) =>
+  ({ headers: authorization === undefined ? {} : { authorization } }) as IncomingMessage;
+
+describe("bearerTokenAuthorizer", () => {
+  it("answers 401 without a token or with an invalid one, 403 for a user without the right, else allows", async () => {
+    const { port } = fakeReviews();
+    const authorize = bearerTokenAuthorizer(port, { clock: new FakeClock() });
+    assert.deepEqual(await authorize(request(), "/metrics"), {
+      allowed: false,
+      status: 401,
+      message: "Unauthorized: send Authorization: Bearer <token>",
+    });
+    assert.equal(((await authorize(request("Bearer forged"), "/metrics")) as { status: number }).status, 401);
+    const forbidden = await authorize(request("Bearer someone"), "/metrics");
+    assert.deepEqual(forbidden, {
+      allowed: false,
+      status: 403,
+      message: 'Forbidden: user "someone" may not get /metrics',
+    });
+    assert.deepEqual(await authorize(request("Bearer prometheus"), "/metrics"), { allowed: true });
+  });
+
+  it("reuses a verdict for cacheTtlMs, then reviews again", async () => {
+    const { port, calls } = fakeReviews();
+    const clock = new FakeClock();
+    const authorize = bearerTokenAuthorizer(port, { clock, cacheTtlMs: 10_000 });
+    await authorize(request("Bearer prometheus"), "/metrics");
+    await clock.advance(9_999);
+    await authorize(request("Bearer prometheus"), "/metrics");
+    assert.equal(calls.length, 2, "one TokenReview and one SubjectAccessReview for two scrapes");
+    await clock.advance(1);
+    await authorize(request("Bearer prometheus"), "/metrics");
+    assert.equal(calls.length, 4);
+  });
+
+  it("denies (401, not cached) when the review itself fails", async () => {
+    let down = true;
+    const { port } = fakeReviews();
+    const flaky: AccessReviewPort = {
+      authenticate: async (token) => {
+        if (down) throw new Error("connect ECONNREFUSED");
+        return port.authenticate(token);
+      },
+      authorize: port.authorize,
+    };
+    const authorize = bearerTokenAuthorizer(flaky, { clock: new FakeClock() });
+    const verdict = await authorize(request("Bearer prometheus"), "/metrics");
+    assert.deepEqual(verdict, {
+      allowed: false,
+      status: 401,
+      message: "Unauthorized: could not review the token: connect ECONNREFUSED",
+    });
+    down = false;
+    assert.deepEqual(await authorize(request("Bearer prometheus"), "/metrics"), { allowed: true });
+  });
+});
+
+describe("kubeAccessReviews", () => {
+  it("sends a TokenReview, then a SubjectAccessReview for the non-resource URL with the user's groups", async () => {
+    const sent: Record<string, unknown>[] = [];
+    const reviews = kubeAccessReviews({
+      create: async <T>(object: T) => {
+        const body = object as Record<string, unknown>;
+        sent.push(body);
+        const status =
+          body.kind === "TokenReview"
+            ? { authenticated: true, user: { username: "prom", uid: "u1", groups: ["g"] } }
+            : { allowed: true };
+        return { ...body, status } as T;
+      },
+    } as Parameters<typeof kubeAccessReviews>[0]);
+    const user = await reviews.authenticate("t0ken");
+    assert.deepEqual(user, { username: "prom", uid: "u1", groups: ["g"] });
+    assert.deepEqual(await reviews.authorize(user!, "get", "/metrics"), { allowed: true, reason: "" });
+    assert.deepEqual(sent[0]?.spec, { token: "t0ken" });
+    assert.deepEqual(sent[1]?.spec, {
+      user: "prom",
+      uid: "u1",
+      groups: ["g"],
+      nonResourceAttributes: { path: "/metrics", verb: "get" },
+    });
+  });
+});
+
+describe("health server with authenticated /metrics", () => {
+  it("guards /metrics and leaves the probes open", async () => {
+    const { port } = fakeReviews();
+    const server = await startHealthServer({
+      port: 0,
+      host: "127.0.0.1",
+      registry: new OperatorMetrics().registry,
+      readiness: [],
+      logger: captureLogger().logger,
+      authorizeMetrics: bearerTokenAuthorizer(port),
+    });
+    try {
+      const get = async (path: string, token?: string) => {
+        const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+        const response = await fetch(`http://127.0.0.1:${server.port}${path}`, { headers });
+        return { status: response.status, body: await response.text() };
+      };
+      assert.equal((await get("/metrics")).status, 401);
+      assert.equal((await get("/metrics", "someone")).status, 403);
+      const allowed = await get("/metrics", "prometheus");
+      assert.equal(allowed.status, 200);
+      assert.match(allowed.body, /leader_election_master_status|# HELP/);
+      assert.equal((await get("/healthz")).status, 200, "the kubelet sends no token");
+    } finally {
+      await server.close();
+    }
+  });
+});
