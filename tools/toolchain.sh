@@ -38,11 +38,12 @@ check_go() {
   local need; need=$(min_go)
   command -v go >/dev/null ||
     die "Go is not installed. The toolchain is built from source and needs Go >= $need: install it from https://go.dev/dl/ (or your package manager), put 'go' on PATH, then run this again."
-  local have; have=$(go env GOVERSION); have=${have#go}
+  go_version=$(go env GOVERSION)
+  local have=${go_version#go}
   [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n 1)" = "$need" ] ||
     die "Go $have is too old: the toolchain needs Go >= $need (tools/go/*/go.mod). Install a newer Go from https://go.dev/dl/ and run this again."
 }
-go_version() { [ -n "${go_version:-}" ] || go_version=$(go env GOVERSION); echo "$go_version"; }
+go_version() { echo "${go_version:?check_go runs first}"; }
 
 is_piece() { local p; for p in "${default_pieces[@]}" "${optional_pieces[@]}"; do [ "$p" != "$1" ] || return 0; done; return 1; }
 need_piece() {
