@@ -35,6 +35,7 @@ die() { log "$*"; exit 1; }
 # The newest `go` directive of the wrapper modules is the Go this toolchain needs (GOTOOLCHAIN=local: no switching).
 min_go() { grep -h '^go ' "$here"/go/*/go.mod | awk '{print $2}' | sort -V | tail -n 1; }
 check_go() {
+  command -v flock >/dev/null || die "flock is not installed: it comes with util-linux (apt-get install util-linux)."
   local need; need=$(min_go)
   command -v go >/dev/null ||
     die "Go is not installed. The toolchain is built from source and needs Go >= $need: install it from https://go.dev/dl/ (or your package manager), put 'go' on PATH, then run this again."
