@@ -5,9 +5,11 @@
  * that exists, and prints the instances. Running it again is safe and fast.
  */
 import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterUp } from "./lib/cluster.ts";
+import { clusterIdentity, sameCluster, type ClusterIdentity } from "./lib/cluster-identity.ts";
 import { formatTable, instanceRows } from "./lib/instances-table.ts";
 import {
   devStackOperator,
@@ -48,9 +50,28 @@ operator.catch((error: unknown) => {
 
 const pulumi = path.join(binDir, "pulumi");
 await run(pulumi, ["stack", "select", stack, "--create", "--non-interactive"], { env, cwd: repoRoot });
-step(`pulumi up --stack ${stack} (installs the platform, then waits for every instance to be Ready)`);
+// The stack's state describes objects in one cluster: if it was last applied to another (the cluster was
+// deleted or recreated since), pulumi up refreshes first, so it recreates what is gone instead of trusting it.
+const cluster = await clusterIdentity(kubeconfigPath);
+const appliedTo = path.join(new URL(env.PULUMI_BACKEND_URL!).pathname, `${stack}.cluster.json`);
+const lastCluster = existsSync(appliedTo)
+  ? (JSON.parse(readFileSync(appliedTo, "utf8")) as ClusterIdentity)
+  : undefined;
+const refresh = !sameCluster(lastCluster, cluster);
+step(
+  `pulumi up --stack ${stack}${refresh ? " --refresh (state of another or no cluster)" : ""} (installs the platform, then waits for every instance to be Ready)`,
+);
 const up = await new Promise<number>((resolve) => {
-  pulumiChild = spawn(pulumi, ["up", "--yes", "--non-interactive", "--skip-preview", "--stack", stack], {
+  const args = [
+    "up",
+    "--yes",
+    "--non-interactive",
+    "--skip-preview",
+    "--stack",
+    stack,
+    ...(refresh ? ["--refresh"] : []),
+  ];
+  pulumiChild = spawn(pulumi, args, {
     env,
     cwd: repoRoot,
     stdio: ["ignore", "inherit", "inherit"],
@@ -70,6 +91,7 @@ if (up !== 0) {
   console.error(`\npulumi up failed (exit ${up}). The operator's log is ${path.relative(repoRoot, operatorLog)}.`);
   process.exit(up);
 }
+writeFileSync(appliedTo, JSON.stringify(cluster) + "\n");
 const { metricsPort } = await operator;
 
 const rows = await instanceRows(new KubeClient(loadKubeConfig({ path: kubeconfigPath })));

@@ -12,7 +12,8 @@
 #   tools/toolchain.sh key PIECE | download PIECE | gen-embed [OUTDIR] | assemble | pieces
 #
 # One build at a time per cache: a second build (another terminal, another checkout) waits for the lock and says
-# who holds it. MYAPP_CACHE_DIR moves the cache; MYAPP_TOOLCHAIN_BIN=/dir uses binaries you bring (same names).
+# who holds it. Each step of a build prints a progress line every 30 s (MYAPP_PROGRESS_SECONDS).
+# MYAPP_CACHE_DIR moves the cache; MYAPP_TOOLCHAIN_BIN=/dir uses binaries you bring (same names).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,14 +35,16 @@ die() { log "$*"; exit 1; }
 # The newest `go` directive of the wrapper modules is the Go this toolchain needs (GOTOOLCHAIN=local: no switching).
 min_go() { grep -h '^go ' "$here"/go/*/go.mod | awk '{print $2}' | sort -V | tail -n 1; }
 check_go() {
+  command -v flock >/dev/null || die "flock is not installed: it comes with util-linux (apt-get install util-linux)."
   local need; need=$(min_go)
   command -v go >/dev/null ||
     die "Go is not installed. The toolchain is built from source and needs Go >= $need: install it from https://go.dev/dl/ (or your package manager), put 'go' on PATH, then run this again."
-  local have; have=$(go env GOVERSION); have=${have#go}
+  go_version=$(go env GOVERSION)
+  local have=${go_version#go}
   [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n 1)" = "$need" ] ||
     die "Go $have is too old: the toolchain needs Go >= $need (tools/go/*/go.mod). Install a newer Go from https://go.dev/dl/ and run this again."
 }
-go_version() { [ -n "${go_version:-}" ] || go_version=$(go env GOVERSION); echo "$go_version"; }
+go_version() { echo "${go_version:?check_go runs first}"; }
 
 is_piece() { local p; for p in "${default_pieces[@]}" "${optional_pieces[@]}"; do [ "$p" != "$1" ] || return 0; done; return 1; }
 need_piece() {
@@ -122,34 +125,48 @@ take_lock() {
 }
 holding() { echo "$$ $1 $(date +%s) $(cd "$here/.." && pwd)" >"$holder_file"; }
 
-# build PIECE: go build its recipe into the piece's cache directory, atomically (tmp dir, then rename), with a
-# progress line every 30 s (elapsed time, packages compiled of the build's total).
+# start_ticker T0 DESCRIBE: a progress line every 30 s, DESCRIBE's output given the elapsed seconds, until
+# stop_ticker. (Its `sleep` is killed with it, and it does not hold the cache lock's descriptor.)
+start_ticker() {
+  local t0=$1 describe=$2
+  ( exec 9>&-; trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+    while :; do sleep "${MYAPP_PROGRESS_SECONDS:-30}" & nap=$!; wait "$nap"; log "$("$describe" "$(( $(date +%s) - t0 ))")"; done ) &
+  ticker=$!
+}
+stop_ticker() { kill "$ticker" 2>/dev/null; wait "$ticker" 2>/dev/null || true; }
+
+# build PIECE: download its modules, generate what it needs, go build its recipe into the piece's cache directory,
+# atomically (tmp dir, then rename); a progress line every 30 s of each step (for the compile: packages compiled
+# of the build's total).
 build() {
   local piece=$1 r; r=$(recipe "$1")
   local ldflags=${r%%|*} pkgs; read -r -a pkgs <<<"${r#*|}"
   local out; out=$(piece_dir "$piece")
   if [ -f "$out/.complete" ]; then log "$piece: cached ($out)"; return; fi
   holding "$piece"
-  local tmp="$out.tmp.$$" t0 total; t0=$(date +%s)
+  local tmp="$out.tmp.$$" t0 total rc=0; t0=$(date +%s)
   rm -rf "$tmp"; mkdir -p "$tmp/bin"
+  describe_download() { echo "$piece: downloading modules, ${1}s"; }
+  describe_compile() {
+    echo "$piece: compiling, ${1}s, $(grep -c -v -e '^#' -e ' ' "$tmp/build.log")/$total packages compiled"
+  }
+
   log "$piece: downloading modules"
-  if ! total=$(download "$piece" 2>"$tmp/build.log"); then
+  start_ticker "$t0" describe_download
+  download "$piece" >"$tmp/packages" 2>"$tmp/build.log" || rc=$?
+  stop_ticker
+  if [ "$rc" != 0 ]; then
     tail -n 30 "$tmp/build.log" >&2
     die "FAILED: $piece: module download. Full log: $tmp/build.log. Is the Go module proxy reachable ('go env GOPROXY')?"
   fi
+  total=$(cat "$tmp/packages")
   if [ "$piece" = pulumi-kubernetes ]; then log "$piece: generating the embed files"; gen_embed; fi
+
   log "$piece: compiling ${pkgs[*]} ($total packages, those in Go's build cache are not compiled again; a cold build takes minutes)"
+  start_ticker "$t0" describe_compile
   ( exec 9>&-; cd "$here/go/$piece" && exec go build -v -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$tmp/bin/" "${pkgs[@]}" ) \
-    >"$tmp/build.log" 2>&1 &
-  local go_pid=$! rc=0
-  ( exec 9>&-; trap 'kill "$nap" 2>/dev/null; exit 0' TERM
-    while :; do
-      sleep 30 & nap=$!; wait "$nap"
-      log "$piece: compiling, $(( $(date +%s) - t0 ))s, $(grep -c -v -e '^#' -e ' ' "$tmp/build.log")/$total packages compiled"
-    done ) &
-  local ticker=$!
-  wait "$go_pid" || rc=$?
-  kill "$ticker" 2>/dev/null; wait "$ticker" 2>/dev/null || true
+    >"$tmp/build.log" 2>&1 || rc=$?
+  stop_ticker
   if [ "$rc" != 0 ]; then
     grep -e '^#' -e ' ' "$tmp/build.log" | tail -n 30 >&2 || true
     die "FAILED: $piece (${pkgs[*]}). Full log: $tmp/build.log. 'go clean -cache' if Go's cache is corrupt; then npm run toolchain again."

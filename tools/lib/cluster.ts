@@ -60,8 +60,23 @@ export interface ClusterStatus {
   readonly serverVersion: string;
 }
 
+/**
+ * Sized for a fleet of 10,000 instances (bench/cluster-capacity.ts measures it): a /16 Service range (the
+ * default /24 runs out at ~250 Services), controller-manager and scheduler clients at 500 qps instead of 20 and 50
+ * (the defaults throttle a fleet's ReplicaSets, Pods and bindings to a crawl), more controller-manager workers,
+ * and nodes that take 4,000 pods each on their own /16 of pod IPs (see `scaleNodeParams`).
+ */
+export const serviceCidr = "10.96.0.0/16";
+export const podsPerNode = 4000;
+const clientQps = ["kube-api-qps", "500", "kube-api-burst", "1000"];
+
 export function kwokctlConfig(binDir: string): string {
   const bin = (name: string) => path.join(binDir, name);
+  const args = (component: string, ...pairs: string[]) => [
+    `- name: ${component}`,
+    "  extraArgs:",
+    ...pairs.flatMap((v, i) => (i % 2 === 0 ? [`  - key: ${v}`, `    value: "${pairs[i + 1]}"`] : [])),
+  ];
   return [
     "apiVersion: config.kwok.x-k8s.io/v1alpha1",
     "kind: KwokctlConfiguration",
@@ -75,9 +90,34 @@ export function kwokctlConfig(binDir: string): string {
     `  kubeSchedulerBinary: ${bin("kube-scheduler")}`,
     `  kubectlBinary: ${bin("kubectl")}`,
     `  kwokControllerBinary: ${bin("kwok")}`,
+    "componentsPatches:",
+    ...args("kube-apiserver", "service-cluster-ip-range", serviceCidr),
+    ...args(
+      "kube-controller-manager",
+      "service-cluster-ip-range",
+      serviceCidr,
+      ...clientQps,
+      "concurrent-deployment-syncs",
+      "10",
+      "concurrent-replicaset-syncs",
+      "10",
+      "concurrent-statefulset-syncs",
+      "10",
+      "concurrent-service-endpoint-syncs",
+      "10",
+    ),
+    ...args("kube-scheduler", ...clientQps),
     "",
   ].join("\n");
 }
+
+/** `kwokctl scale node` parameters: pod capacity, and a /16 of pod IPs per node (kwok hands them out). */
+export const scaleNodeParams = [
+  "--param",
+  `.allocatable.pods=${podsPerNode}`,
+  "--param",
+  '.podCIDRs=["10.0.0.0/16","fd00::/64"]',
+];
 
 function plainPid(file: string): number {
   try {
@@ -176,7 +216,16 @@ export async function clusterUp(name: string = defaultClusterName): Promise<Clus
       ],
       { env },
     );
-  } else if (before.components.some((c) => !c.running) || before.components.length === 0) {
+  } else {
+    const created = existsSync(cluster.configFile) ? readFileSync(cluster.configFile, "utf8") : "";
+    if (created !== kwokctlConfig(binDir)) {
+      step(
+        "note: this cluster was made with an older configuration or toolchain (it may hold fewer Services and " +
+          `pods); 'npm run cluster -- down' then 'up'${name === defaultClusterName ? "" : ` --name ${name}`} remakes it`,
+      );
+    }
+  }
+  if (before.exists && (before.components.some((c) => !c.running) || before.components.length === 0)) {
     step("starting stopped cluster");
     await run(kwokctl, ["start", "cluster", "--name", name, "--wait", "3m"], { env });
   }
@@ -186,7 +235,9 @@ export async function clusterUp(name: string = defaultClusterName): Promise<Clus
   const nodes = await client.list("v1", "Node");
   if (nodes.items.length < nodeCount) {
     step(`adding fake nodes (${nodes.items.length} -> ${nodeCount})`);
-    await run(kwokctl, ["scale", "node", "--replicas", String(nodeCount), "--name", name], { env });
+    await run(kwokctl, ["scale", "node", "--replicas", String(nodeCount), "--name", name, ...scaleNodeParams], {
+      env,
+    });
   }
   await waitFor(`${nodeCount} Ready nodes`, async () =>
     (await clusterStatus(name)).readyNodes >= nodeCount ? true : undefined,
