@@ -9,7 +9,7 @@
 import { describe, it } from "node:test";
 import { adminClient } from "../support/cluster.ts";
 import { recordScenario } from "./record.ts";
-import { deleteWhileDown, leaderFailover, sigkillStorm } from "./scenarios.ts";
+import { apiserverBrownout, deleteWhileDown, leaderFailover, sigkillStorm } from "./scenarios.ts";
 
 const client = adminClient();
 const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -28,6 +28,12 @@ describe("chaos", { timeout: 60 * 60_000 }, () => {
     const figures = await deleteWhileDown(t, client, { instances: 30, withStorage: 10 });
     t.diagnostic(JSON.stringify(figures));
     recordScenario("delete-while-down", figures);
+  });
+
+  it("apiserver brown-out: every request of the operator gets 503 for 3 minutes during a rollout of 50", async (t) => {
+    const figures = await apiserverBrownout(t, client, { instances: 50, brownoutMs: 180_000 });
+    t.diagnostic(JSON.stringify(figures));
+    recordScenario("apiserver-brownout", figures);
   });
 
   it("leader failover under load: 50 instances, the leader SIGKILLed while it works", async (t) => {

@@ -178,3 +178,46 @@ export async function assertNoCrash(operators: readonly OperatorProcess[], kille
     assert.equal(exited, undefined, `operator ${operator.identity} crashed: ${operator.logTail()}`);
   }
 }
+
+/** Every condition of type `Degraded` or `Stalled` seen True on any instance of a namespace, while recording. */
+export interface ConditionLog {
+  readonly seen: { readonly name: string; readonly type: string; readonly reason: string }[];
+  stop(): Promise<void>;
+}
+
+/** Watches every instance of `namespace` (resuming where a watch ended) and logs Degraded/Stalled = True. */
+export async function watchProblems(client: KubeClient, namespace: string): Promise<ConditionLog> {
+  const seen: { name: string; type: string; reason: string }[] = [];
+  const abort = new AbortController();
+  let resourceVersion = (await client.list<Instance>(apiVersion, kind, { namespace })).metadata.resourceVersion;
+  const loop = (async () => {
+    while (!abort.signal.aborted) {
+      try {
+        for await (const event of client.watch<Instance>(apiVersion, kind, {
+          namespace,
+          ...(resourceVersion ? { resourceVersion } : {}),
+          allowWatchBookmarks: true,
+          timeoutSeconds: 60,
+          signal: abort.signal,
+        })) {
+          resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
+          for (const condition of event.object.status?.conditions ?? []) {
+            if ((condition.type === "Degraded" || condition.type === "Stalled") && condition.status === "True") {
+              seen.push({ name: event.object.metadata.name ?? "", type: condition.type, reason: condition.reason });
+            }
+          }
+        }
+      } catch {
+        if (abort.signal.aborted) return;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  })();
+  return {
+    seen,
+    stop: async () => {
+      abort.abort();
+      await loop;
+    },
+  };
+}

@@ -3,11 +3,15 @@
  * smoke of the same code. Each converges, checks the fleet's invariants (fleet.ts) and returns its figures.
  */
 import assert from "node:assert/strict";
+import { rmSync } from "node:fs";
+import path from "node:path";
 import type { TestContext } from "node:test";
 import { apiVersion, kind } from "../../api/index.ts";
 import type { KubeClient } from "../../kube/index.ts";
+import { localDir } from "../../tools/lib/paths.ts";
 import { testNamespace, waitFor } from "../support/cluster.ts";
 import { startOperator, type OperatorProcess } from "../support/operator.ts";
+import { startBrownoutProxy } from "./brownout-proxy.ts";
 import {
   assertNoCrash,
   awaitConverged,
@@ -19,6 +23,7 @@ import {
   quietWindow,
   restartWrites,
   rollOut,
+  watchProblems,
 } from "./fleet.ts";
 
 /** Figures of one scenario run, as recorded in RESULTS.md. */
@@ -171,4 +176,65 @@ export async function leaderFailover(t: TestContext, client: KubeClient, size: F
   await checkFleet(client, namespace, 0);
   await assertNoCrash([standby], new Set());
   return { instances: fleet.length, takeoverS, convergedAfterKillS: seconds(convergedAt - killedAt) };
+}
+
+export interface BrownoutSize {
+  readonly instances: number;
+  /** How long every request of the operator gets 503. */
+  readonly brownoutMs: number;
+}
+
+/**
+ * An apiserver brown-out: a converged fleet is rolled out to a new image, and for `brownoutMs` every request of
+ * the operator gets 503 (its watches cut). Afterwards the operator recovers by itself: the fleet converges to the
+ * new image, and no instance was ever Degraded (a transient cause may make it Stalled, never Degraded).
+ */
+export async function apiserverBrownout(t: TestContext, client: KubeClient, size: BrownoutSize): Promise<Figures> {
+  const namespace = await testNamespace(t, client, "chaos-brownout");
+  const fleet = members({ namespace, instances: size.instances, withStorage: 0, image: "nginx:1.27" });
+  const proxy = await startBrownoutProxy(
+    process.env.KUBECONFIG!,
+    path.join(localDir, `brownout-${namespace}.kubeconfig`),
+  );
+  t.after(async () => {
+    await proxy.close();
+    rmSync(proxy.kubeconfigFile, { force: true });
+  });
+  const operator = await startOperator(t, {
+    namespaces: [namespace],
+    leaderElection: false,
+    label: "brownout",
+    args: [`--kubeconfig=${proxy.kubeconfigFile}`],
+  });
+  await createFleet(client, namespace, fleet);
+  await awaitConverged(client, namespace, fleet.length, minutes(10));
+  const problems = await watchProblems(client, namespace);
+
+  // WHEN a rollout starts and the apiserver browns out right after
+  await rollOut(client, namespace, fleet, "nginx:1.28");
+  proxy.brownOut(true);
+  const brownoutStarted = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, size.brownoutMs));
+  const refused = proxy.counts.refused;
+  proxy.brownOut(false);
+  const recovered = performance.now();
+
+  // THEN the fleet converges by itself, never Degraded
+  const convergedAt = await awaitConverged(client, namespace, fleet.length, minutes(15));
+  await checkFleet(client, namespace, 0);
+  await problems.stop();
+  const degraded = problems.seen.filter((p) => p.type === "Degraded");
+  assert.deepEqual(degraded, [], "no instance was Degraded by the brown-out");
+  const quiet = await quietWindow(operator, 20_000);
+  assert.equal(quiet.writes, 0, "no writes once converged");
+  await assertNoCrash([operator], new Set());
+  const stalled = new Set(problems.seen.filter((p) => p.type === "Stalled").map((p) => p.name));
+  return {
+    instances: fleet.length,
+    brownoutS: seconds(recovered - brownoutStarted),
+    refusedRequests: refused,
+    convergedAfterRecoveryS: seconds(convergedAt - recovered),
+    stalledInstances: stalled.size,
+    degradedInstances: 0,
+  };
 }
