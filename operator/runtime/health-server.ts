@@ -100,7 +100,8 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   };
 }
 
-const probePaths = ["/healthz", "/livez", "/readyz"];
+/** The probe paths as logged and listed on a 404 (/livez answers too, as an alias of /healthz). */
+const probePaths = ["/healthz", "/readyz"];
 const servesMetrics = (options: HealthServerOptions) => options.serves?.metrics ?? true;
 const servesProbes = (options: HealthServerOptions) => options.serves?.probes ?? true;
 

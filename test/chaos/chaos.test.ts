@@ -1,0 +1,44 @@
+/**
+ * `npm run chaos`: the chaos scenarios at full size against the local cluster, each recorded in RESULTS.md.
+ * Sizes can be changed with CHAOS_INSTANCES, CHAOS_STORAGE, CHAOS_KILLS (defaults: 150, 50, 10). The same code
+ * runs small inside `npm test` (test/integration/chaos-smoke.test.ts).
+ *
+ * The interrupted `pulumi up` (SIGKILL, then cancel, refresh --clear-pending-creates, up, preview
+ * --expect-no-changes) is test/e2e/pulumi-killed.test.ts, run by `npm test`.
+ */
+import { describe, it } from "node:test";
+import { adminClient } from "../support/cluster.ts";
+import { recordScenario } from "./record.ts";
+import { apiserverBrownout, deleteWhileDown, leaderFailover, sigkillStorm } from "./scenarios.ts";
+
+const client = adminClient();
+const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const instances = setting("CHAOS_INSTANCES", 150);
+const withStorage = setting("CHAOS_STORAGE", 50);
+const kills = setting("CHAOS_KILLS", 10);
+
+describe("chaos", { timeout: 60 * 60_000 }, () => {
+  it(`SIGKILL storm: ${kills} kills during create and rollout of ${instances} instances (${withStorage} with storage)`, async (t) => {
+    const figures = await sigkillStorm(t, client, { instances, withStorage, kills, killIntervalMs: 6_000 });
+    t.diagnostic(JSON.stringify(figures));
+    recordScenario("sigkill-storm", figures);
+  });
+
+  it("delete while the operator is down: 30 instances, 10 with storage", async (t) => {
+    const figures = await deleteWhileDown(t, client, { instances: 30, withStorage: 10 });
+    t.diagnostic(JSON.stringify(figures));
+    recordScenario("delete-while-down", figures);
+  });
+
+  it("apiserver brown-out: every request of the operator gets 503 for 3 minutes during a rollout of 50", async (t) => {
+    const figures = await apiserverBrownout(t, client, { instances: 50, brownoutMs: 180_000 });
+    t.diagnostic(JSON.stringify(figures));
+    recordScenario("apiserver-brownout", figures);
+  });
+
+  it("leader failover under load: 50 instances, the leader SIGKILLed while it works", async (t) => {
+    const figures = await leaderFailover(t, client, { instances: 50 });
+    t.diagnostic(JSON.stringify(figures));
+    recordScenario("leader-failover", figures);
+  });
+});

@@ -1,0 +1,223 @@
+/**
+ * The chaos suite's fleet: many instances in one namespace, created and changed in parallel, and the invariants
+ * every scenario checks once the dust settles:
+ * - every instance Ready at its generation, with its image rolled out;
+ * - exactly one workload (of the kind its spec asks for) and one Service per instance, controlled by it;
+ * - no orphaned or duplicated children; claims exactly as the reclaim policy says;
+ * - no operator crashed (every exit was one of our signals);
+ * - no hot loop and no writes once converged, and none on a restart of the converged fleet.
+ */
+import assert from "node:assert/strict";
+import type { TestContext } from "node:test";
+import { apiVersion, kind, type MyAppInstanceSpecInput } from "../../api/index.ts";
+import type { KubeClient, KubeObject } from "../../kube/index.ts";
+import { labelKeys, managedBy } from "../../operator/desired/index.ts";
+import { waitFor } from "../support/cluster.ts";
+import {
+  instanceWrites,
+  isReadyAtSpec,
+  scrape,
+  startOperator,
+  sum,
+  type Instance,
+  type OperatorProcess,
+  type StartOperatorOptions,
+} from "../support/operator.ts";
+
+export interface FleetPlan {
+  readonly namespace: string;
+  readonly instances: number;
+  /** The first `withStorage` instances get a 1Gi volume (a StatefulSet); the rest a Deployment. */
+  readonly withStorage: number;
+  readonly image: string;
+}
+
+export interface FleetMember {
+  readonly name: string;
+  readonly spec: MyAppInstanceSpecInput;
+}
+
+/** The members of a plan: `app-000`, ... with 1-2 replicas; storage ones alternate Retain/Delete reclaim. */
+export function members(plan: FleetPlan): FleetMember[] {
+  return Array.from({ length: plan.instances }, (_, i) => {
+    const name = `app-${String(i).padStart(3, "0")}`;
+    const storage = i < plan.withStorage;
+    const spec: MyAppInstanceSpecInput = {
+      replicas: 1 + (i % 2),
+      image: plan.image,
+      ...(storage ? { storage: "1Gi", storageReclaimPolicy: i % 2 === 0 ? "Retain" : "Delete" } : {}),
+    };
+    return { name, spec };
+  });
+}
+
+/** Runs `task` over `items`, at most `parallelism` at once. */
+export async function inParallel<T>(items: readonly T[], parallelism: number, task: (item: T) => Promise<unknown>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await task(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(parallelism, items.length) }, worker));
+}
+
+/** Creates every member (10 requests at once, as a large `pulumi up` sends them). */
+export async function createFleet(client: KubeClient, namespace: string, fleet: readonly FleetMember[]) {
+  await inParallel(fleet, 10, (member) =>
+    client.create({ apiVersion, kind, metadata: { name: member.name, namespace }, spec: member.spec }),
+  );
+}
+
+/** Sets the image of every member (a rollout of the whole fleet). */
+export async function rollOut(client: KubeClient, namespace: string, fleet: readonly FleetMember[], image: string) {
+  await inParallel(fleet, 10, (member) =>
+    client.mergePatch(apiVersion, kind, member.name, namespace, { spec: { image } }),
+  );
+}
+
+/** Waits until every instance in `namespace` is Ready at its spec; returns when that was first seen. */
+export async function awaitConverged(client: KubeClient, namespace: string, count: number, timeoutMs: number) {
+  let last: Instance[] = [];
+  try {
+    return await waitFor(
+      `${count} instances Ready at their spec in ${namespace}`,
+      async () => {
+        last = (await client.list<Instance>(apiVersion, kind, { namespace })).items;
+        return last.length === count && last.every(isReadyAtSpec) ? performance.now() : undefined;
+      },
+      { timeoutMs },
+    );
+  } catch (error) {
+    const lagging = last.filter((instance) => !isReadyAtSpec(instance)).slice(0, 5);
+    const detail = lagging.map((i) => `${i.metadata.name}: ${JSON.stringify(i.status?.conditions ?? [])}`);
+    throw new Error(`${String(error)}\n${last.length} instances; not ready (first 5):\n${detail.join("\n")}`, {
+      cause: error,
+    });
+  }
+}
+
+type Child = KubeObject & { spec?: { replicas?: number } };
+type Claim = KubeObject & { status?: { phase?: string } };
+
+/** What the invariant check found, for the results. */
+export interface FleetCheck {
+  readonly instances: number;
+  readonly workloads: number;
+  readonly services: number;
+  readonly claims: number;
+}
+
+/**
+ * Asserts the structural invariants of a converged namespace: one workload of the right kind and one Service per
+ * instance, each controlled by it; no child without a live owner; `expectedClaims` claims (all Bound).
+ */
+export async function checkFleet(client: KubeClient, namespace: string, expectedClaims: number): Promise<FleetCheck> {
+  const instances = (await client.list<Instance>(apiVersion, kind, { namespace })).items;
+  const labelSelector = `${labelKeys.managedBy}=${managedBy}`;
+  const children = async (childKind: string, childApiVersion: string) =>
+    (await client.list<Child>(childApiVersion, childKind, { namespace, labelSelector })).items;
+  const deployments = await children("Deployment", "apps/v1");
+  const statefulSets = await children("StatefulSet", "apps/v1");
+  const services = await children("Service", "v1");
+  const owner = (child: KubeObject) => child.metadata.ownerReferences?.find((r) => r.controller === true)?.uid;
+  const uids = new Set(instances.map((i) => i.metadata.uid));
+  for (const child of [...deployments, ...statefulSets, ...services]) {
+    assert.ok(uids.has(owner(child)), `${child.kind} ${child.metadata.name} has no live controller instance (orphan)`);
+  }
+  for (const instance of instances) {
+    assert.ok(isReadyAtSpec(instance), `${instance.metadata.name} is Ready at its spec`);
+    const uid = instance.metadata.uid;
+    const mine = (list: Child[]) => list.filter((child) => owner(child) === uid);
+    const [want, other] = instance.spec.storage ? [statefulSets, deployments] : [deployments, statefulSets];
+    assert.equal(mine(want).length, 1, `${instance.metadata.name}: exactly one workload of the right kind`);
+    assert.equal(mine(other).length, 0, `${instance.metadata.name}: no workload of the other kind`);
+    assert.equal(mine(services).length, 1, `${instance.metadata.name}: exactly one Service`);
+  }
+  const claims = (await client.list<Claim>("v1", "PersistentVolumeClaim", { namespace })).items;
+  assert.equal(claims.length, expectedClaims, "claims: exactly the expected number, none duplicated or lost");
+  for (const claim of claims) assert.equal(claim.status?.phase, "Bound", `claim ${claim.metadata.name} is Bound`);
+  return {
+    instances: instances.length,
+    workloads: deployments.length + statefulSets.length,
+    services: services.length,
+    claims: claims.length,
+  };
+}
+
+/** Claims a fleet of these members should have: one per replica of each storage member. */
+export function claimsOf(fleet: readonly FleetMember[]): number {
+  return fleet.filter((m) => m.spec.storage).reduce((total, m) => total + (m.spec.replicas ?? 1), 0);
+}
+
+/** Reconciles and writes of `operator` over `windowMs` of quiet (nothing changes): both should be about 0. */
+export async function quietWindow(operator: OperatorProcess, windowMs: number) {
+  const reconciles = async () => sum(await scrape(operator.metricsUrl), "controller_runtime_reconcile_total");
+  const [writes0, reconciles0] = [await instanceWrites(operator), await reconciles()];
+  await new Promise((resolve) => setTimeout(resolve, windowMs));
+  return { writes: (await instanceWrites(operator)) - writes0, reconciles: (await reconciles()) - reconciles0 };
+}
+
+/**
+ * Starts a fresh operator on a converged fleet and counts its writes once its first reconcile of every key is
+ * done (the initial list enqueues all of them): a converged fleet must cost 0.
+ */
+export async function restartWrites(t: TestContext, options: StartOperatorOptions, keys: number) {
+  const operator = await startOperator(t, options);
+  await waitFor("the restarted operator to reconcile every instance once", async () => {
+    const done = operator.logs.filter((line) => line.msg === "reconciled").length;
+    return done >= keys ? true : undefined;
+  });
+  const writes = await instanceWrites(operator);
+  return { operator, writes };
+}
+
+/** Asserts that every exit of `operators` was one we caused (SIGKILL from the storm, or a clean stop). */
+export async function assertNoCrash(operators: readonly OperatorProcess[], killed: ReadonlySet<OperatorProcess>) {
+  for (const operator of operators) {
+    if (killed.has(operator)) continue;
+    const exited = await Promise.race([operator.exited, Promise.resolve(undefined)]);
+    assert.equal(exited, undefined, `operator ${operator.identity} crashed: ${operator.logTail()}`);
+  }
+}
+
+/** Every condition of type `Degraded` or `Stalled` seen True on any instance of a namespace, while recording. */
+export interface ConditionLog {
+  readonly seen: { readonly name: string; readonly type: string; readonly reason: string }[];
+  stop(): Promise<void>;
+}
+
+/** Watches every instance of `namespace` (resuming where a watch ended) and logs Degraded/Stalled = True. */
+export async function watchProblems(client: KubeClient, namespace: string): Promise<ConditionLog> {
+  const seen: { name: string; type: string; reason: string }[] = [];
+  const abort = new AbortController();
+  let resourceVersion = (await client.list<Instance>(apiVersion, kind, { namespace })).metadata.resourceVersion;
+  const loop = (async () => {
+    while (!abort.signal.aborted) {
+      try {
+        for await (const event of client.watch<Instance>(apiVersion, kind, {
+          namespace,
+          ...(resourceVersion ? { resourceVersion } : {}),
+          allowWatchBookmarks: true,
+          timeoutSeconds: 60,
+          signal: abort.signal,
+        })) {
+          resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
+          for (const condition of event.object.status?.conditions ?? []) {
+            if ((condition.type === "Degraded" || condition.type === "Stalled") && condition.status === "True") {
+              seen.push({ name: event.object.metadata.name ?? "", type: condition.type, reason: condition.reason });
+            }
+          }
+        }
+      } catch {
+        if (abort.signal.aborted) return;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  })();
+  return {
+    seen,
+    stop: async () => {
+      abort.abort();
+      await loop;
+    },
+  };
+}

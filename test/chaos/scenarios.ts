@@ -1,0 +1,240 @@
+/**
+ * The chaos scenarios, each a function of its size so `npm run chaos` runs them at full size and `npm test` a
+ * smoke of the same code. Each converges, checks the fleet's invariants (fleet.ts) and returns its figures.
+ */
+import assert from "node:assert/strict";
+import { rmSync } from "node:fs";
+import path from "node:path";
+import type { TestContext } from "node:test";
+import { apiVersion, kind } from "../../api/index.ts";
+import type { KubeClient } from "../../kube/index.ts";
+import { localDir } from "../../tools/lib/paths.ts";
+import { testNamespace, waitFor } from "../support/cluster.ts";
+import { startOperator, type OperatorProcess } from "../support/operator.ts";
+import { startBrownoutProxy } from "./brownout-proxy.ts";
+import {
+  assertNoCrash,
+  awaitConverged,
+  checkFleet,
+  claimsOf,
+  createFleet,
+  inParallel,
+  members,
+  quietWindow,
+  restartWrites,
+  rollOut,
+  watchProblems,
+} from "./fleet.ts";
+
+/** Figures of one scenario run, as recorded in RESULTS.md. */
+export type Figures = Record<string, number | string>;
+
+const minutes = (n: number) => n * 60_000;
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+export interface StormSize {
+  readonly instances: number;
+  readonly withStorage: number;
+  readonly kills: number;
+  /** Time between kills (jittered ±50 %). */
+  readonly killIntervalMs: number;
+}
+
+/**
+ * SIGKILL storm during create and rollout: `kills` SIGKILLs of the operator, each followed by an immediate
+ * restart, half while the fleet is being created and half while its image rolls out. Then: converged (time from
+ * the last kill), the invariants, no hot loop, and 0 writes on a restart of the converged fleet.
+ */
+export async function sigkillStorm(t: TestContext, client: KubeClient, size: StormSize): Promise<Figures> {
+  const namespace = await testNamespace(t, client, "chaos-storm");
+  const fleet = members({ namespace, instances: size.instances, withStorage: size.withStorage, image: "nginx:1.27" });
+  const options = { namespaces: [namespace], leaderElection: false as const, label: "storm" };
+  const operators: OperatorProcess[] = [];
+  const killed = new Set<OperatorProcess>();
+  let current = await startOperator(t, options);
+  operators.push(current);
+
+  const storm = async (kills: number) => {
+    for (let i = 0; i < kills; i++) {
+      await new Promise((resolve) => setTimeout(resolve, size.killIntervalMs * (0.5 + Math.random())));
+      killed.add(current);
+      await current.kill();
+      current = await startOperator(t, options);
+      operators.push(current);
+    }
+  };
+  const started = performance.now();
+  const firstHalf = Math.ceil(size.kills / 2);
+  await Promise.all([createFleet(client, namespace, fleet), storm(firstHalf)]);
+  await Promise.all([rollOut(client, namespace, fleet, "nginx:1.28"), storm(size.kills - firstHalf)]);
+  const lastKill = performance.now();
+  const convergedAt = await awaitConverged(client, namespace, fleet.length, minutes(15));
+  const check = await checkFleet(client, namespace, claimsOf(fleet));
+  const quiet = await quietWindow(current, 20_000);
+  assert.equal(quiet.writes, 0, "no writes once converged");
+  assert.ok(quiet.reconciles <= fleet.length, `no hot loop: ${quiet.reconciles} reconciles in 20 s of quiet`);
+  await assertNoCrash(operators, killed);
+  killed.add(current);
+  await current.stop();
+  const restart = await restartWrites(t, options, fleet.length);
+  assert.equal(restart.writes, 0, "a restart of the converged fleet writes nothing");
+  await assertNoCrash([restart.operator], new Set());
+  return {
+    instances: fleet.length,
+    withStorage: size.withStorage,
+    kills: size.kills,
+    convergedAfterLastKillS: seconds(convergedAt - lastKill),
+    totalS: seconds(convergedAt - started),
+    claims: check.claims,
+    quietReconciles: quiet.reconciles,
+    restartWrites: restart.writes,
+  };
+}
+
+export interface DeleteSize {
+  readonly instances: number;
+  readonly withStorage: number;
+}
+
+/**
+ * Delete while the operator is down: the whole fleet is deleted while no operator runs; once one starts, every
+ * instance is gone (finalizer run), children are collected, and claims are kept or deleted exactly as each
+ * instance's reclaim policy said.
+ */
+export async function deleteWhileDown(t: TestContext, client: KubeClient, size: DeleteSize): Promise<Figures> {
+  const namespace = await testNamespace(t, client, "chaos-delete");
+  const fleet = members({ namespace, instances: size.instances, withStorage: size.withStorage, image: "nginx:1.27" });
+  const options = { namespaces: [namespace], leaderElection: false as const, label: "delete" };
+  const first = await startOperator(t, options);
+  await createFleet(client, namespace, fleet);
+  await awaitConverged(client, namespace, fleet.length, minutes(10));
+  await first.stop();
+
+  await inParallel(fleet, 10, (member) => client.delete(apiVersion, kind, member.name, namespace));
+  const started = performance.now();
+  const second = await startOperator(t, options);
+  await waitFor(
+    "every instance gone",
+    async () => ((await client.list(apiVersion, kind, { namespace })).items.length === 0 ? true : undefined),
+    { timeoutMs: minutes(10) },
+  );
+  const goneAfter = performance.now() - started;
+  // Claims: Retain kept, Delete deleted (one per replica); children collected by the garbage collector.
+  const retained = fleet
+    .filter((m) => m.spec.storage && m.spec.storageReclaimPolicy !== "Delete")
+    .reduce((total, m) => total + (m.spec.replicas ?? 1), 0);
+  await waitFor(
+    "claims exactly per reclaim policy, children collected",
+    async () => {
+      const claims = (await client.list("v1", "PersistentVolumeClaim", { namespace })).items;
+      const live = claims.filter((claim) => !claim.metadata.deletionTimestamp);
+      const children = [
+        ...(await client.list("apps/v1", "Deployment", { namespace })).items,
+        ...(await client.list("apps/v1", "StatefulSet", { namespace })).items,
+      ];
+      return live.length === retained && children.length === 0 ? true : undefined;
+    },
+    { timeoutMs: minutes(5) },
+  );
+  await assertNoCrash([second], new Set());
+  return { instances: fleet.length, withStorage: size.withStorage, goneAfterStartS: seconds(goneAfter), retained };
+}
+
+export interface FailoverSize {
+  readonly instances: number;
+}
+
+/**
+ * Leader failover under load: two operators on one Lease; the fleet is created and the leader SIGKILLed while it
+ * works. The standby takes over (time from the kill), the fleet converges, and the standby reconciled nothing
+ * before it led.
+ */
+export async function leaderFailover(t: TestContext, client: KubeClient, size: FailoverSize): Promise<Figures> {
+  const namespace = await testNamespace(t, client, "chaos-leader");
+  const fleet = members({ namespace, instances: size.instances, withStorage: 0, image: "nginx:1.27" });
+  const leaderElection = { namespace, id: `myapp-operator-${namespace}` };
+  const [a, b] = await Promise.all(
+    ["a", "b"].map((label) => startOperator(t, { namespaces: [namespace], leaderElection, label })),
+  );
+  const leader = await waitFor("a leader", async () =>
+    [a!, b!].find((op) => op.logs.some((line) => line.msg === "became leader")),
+  );
+  const standby = leader === a ? b! : a!;
+  const creating = createFleet(client, namespace, fleet);
+  await leader.waitForLog((line) => line.msg === "reconciled", { what: "the leader at work" });
+  const killedAt = performance.now();
+  await leader.kill();
+  const took = await standby.waitForLog((line) => line.msg === "became leader", {
+    what: "the standby taking over",
+    timeoutMs: minutes(2),
+  });
+  const takeoverS = seconds(performance.now() - killedAt);
+  const before = standby.logs.slice(0, standby.logs.indexOf(took));
+  assert.equal(before.filter((line) => line.msg === "reconciled").length, 0, "the standby reconciled nothing before");
+  await creating;
+  const convergedAt = await awaitConverged(client, namespace, fleet.length, minutes(10));
+  await checkFleet(client, namespace, 0);
+  await assertNoCrash([standby], new Set());
+  return { instances: fleet.length, takeoverS, convergedAfterKillS: seconds(convergedAt - killedAt) };
+}
+
+export interface BrownoutSize {
+  readonly instances: number;
+  /** How long every request of the operator gets 503. */
+  readonly brownoutMs: number;
+}
+
+/**
+ * An apiserver brown-out: a converged fleet is rolled out to a new image, and for `brownoutMs` every request of
+ * the operator gets 503 (its watches cut). Afterwards the operator recovers by itself: the fleet converges to the
+ * new image, and no instance was ever Degraded (a transient cause may make it Stalled, never Degraded).
+ */
+export async function apiserverBrownout(t: TestContext, client: KubeClient, size: BrownoutSize): Promise<Figures> {
+  const namespace = await testNamespace(t, client, "chaos-brownout");
+  const fleet = members({ namespace, instances: size.instances, withStorage: 0, image: "nginx:1.27" });
+  const proxy = await startBrownoutProxy(
+    process.env.KUBECONFIG!,
+    path.join(localDir, `brownout-${namespace}.kubeconfig`),
+  );
+  t.after(async () => {
+    await proxy.close();
+    rmSync(proxy.kubeconfigFile, { force: true });
+  });
+  const operator = await startOperator(t, {
+    namespaces: [namespace],
+    leaderElection: false,
+    label: "brownout",
+    args: [`--kubeconfig=${proxy.kubeconfigFile}`],
+  });
+  await createFleet(client, namespace, fleet);
+  await awaitConverged(client, namespace, fleet.length, minutes(10));
+  const problems = await watchProblems(client, namespace);
+
+  // WHEN a rollout starts and the apiserver browns out right after
+  await rollOut(client, namespace, fleet, "nginx:1.28");
+  proxy.brownOut(true);
+  const brownoutStarted = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, size.brownoutMs));
+  const refused = proxy.counts.refused;
+  proxy.brownOut(false);
+  const recovered = performance.now();
+
+  // THEN the fleet converges by itself, never Degraded
+  const convergedAt = await awaitConverged(client, namespace, fleet.length, minutes(15));
+  await checkFleet(client, namespace, 0);
+  await problems.stop();
+  const degraded = problems.seen.filter((p) => p.type === "Degraded");
+  assert.deepEqual(degraded, [], "no instance was Degraded by the brown-out");
+  const quiet = await quietWindow(operator, 20_000);
+  assert.equal(quiet.writes, 0, "no writes once converged");
+  await assertNoCrash([operator], new Set());
+  const stalled = new Set(problems.seen.filter((p) => p.type === "Stalled").map((p) => p.name));
+  return {
+    instances: fleet.length,
+    brownoutS: seconds(recovered - brownoutStarted),
+    refusedRequests: refused,
+    convergedAfterRecoveryS: seconds(convergedAt - recovered),
+    stalledInstances: stalled.size,
+    degradedInstances: 0,
+  };
+}

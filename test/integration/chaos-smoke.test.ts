@@ -1,0 +1,30 @@
+/**
+ * A smoke of the chaos suite (test/chaos, `npm run chaos` at full size) inside `npm test`: the same scenarios,
+ * small: 3 SIGKILLs during create and rollout of 8 instances (2 with storage), a delete of 4 instances while the
+ * operator is down, a leader failover under a load of 6, a 20 s apiserver brown-out during a rollout of 4.
+ * Figures are not recorded.
+ *
+ * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
+ */
+import { describe, it } from "node:test";
+import { adminClient } from "../support/cluster.ts";
+import { apiserverBrownout, deleteWhileDown, leaderFailover, sigkillStorm } from "../chaos/scenarios.ts";
+
+const client = adminClient();
+
+describe("chaos smoke", { timeout: 20 * 60_000 }, () => {
+  it("SIGKILL storm, small", async (t) => {
+    t.diagnostic(
+      JSON.stringify(await sigkillStorm(t, client, { instances: 8, withStorage: 2, kills: 3, killIntervalMs: 3_000 })),
+    );
+  });
+  it("delete while the operator is down, small", async (t) => {
+    t.diagnostic(JSON.stringify(await deleteWhileDown(t, client, { instances: 4, withStorage: 2 })));
+  });
+  it("apiserver brown-out, small", async (t) => {
+    t.diagnostic(JSON.stringify(await apiserverBrownout(t, client, { instances: 4, brownoutMs: 20_000 })));
+  });
+  it("leader failover under load, small", async (t) => {
+    t.diagnostic(JSON.stringify(await leaderFailover(t, client, { instances: 6 })));
+  });
+});
