@@ -15,7 +15,7 @@ import { parse } from "yaml";
 export interface KubeConfigSource {
   /** Kubeconfig file contents (YAML); takes precedence over everything else. */
   readonly kubeconfig?: string;
-  /** Path to a kubeconfig file. */
+  /** Path to a kubeconfig file (or several, separated as in KUBECONFIG). */
   readonly path?: string;
   /** Context to use instead of the current one. */
   readonly context?: string;
@@ -112,7 +112,7 @@ export class KubeConfig {
 export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
   let kc: KubeConfig;
   if (source.kubeconfig) kc = parseKubeConfig(source.kubeconfig);
-  else if (source.path) kc = loadFiles([source.path]);
+  else if (source.path) kc = loadFiles(source.path.split(delimiter).filter(Boolean));
   else if (process.env.KUBERNETES_SERVICE_HOST && !process.env.KUBECONFIG) kc = inClusterConfig(process.env);
   else if (process.env.KUBECONFIG) kc = loadFiles(process.env.KUBECONFIG.split(delimiter).filter(Boolean));
   else kc = loadFiles([join(homedir(), ".kube", "config")]);

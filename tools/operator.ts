@@ -5,16 +5,10 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { runOperator } from "../operator/main.ts";
-import { parseOptions, usage } from "../operator/options.ts";
+import { main } from "../operator/main.ts";
 import { kubeconfigPath, localDir } from "./lib/paths.ts";
 
 const serviceAccountKubeconfig = path.join(localDir, "operator.kubeconfig");
 const env = { ...process.env };
 env.KUBECONFIG ??= existsSync(serviceAccountKubeconfig) ? serviceAccountKubeconfig : kubeconfigPath;
-try {
-  await runOperator(parseOptions(process.argv.slice(2), env));
-} catch (error) {
-  console.error(`myapp-operator: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
-  process.exit(2);
-}
+await main(process.argv.slice(2), env);
