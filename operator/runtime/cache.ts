@@ -31,6 +31,27 @@ export class InformerCache implements CacheReader {
 
   constructor(informers: readonly Informer[]) {
     this.informers = informers;
+    // Forget an own write once the watch has delivered it (or something newer), or the object's deletion.
+    for (const informer of informers) {
+      const caughtUp = (object: KubeObject) => {
+        const key = this.writtenKey(
+          informer.apiVersion,
+          informer.kind,
+          object.metadata.name,
+          object.metadata.namespace,
+        );
+        const own = this.written.get(key);
+        if (own && !isNewer(own, object)) this.written.delete(key);
+      };
+      informer.addHandlers({
+        onAdd: caughtUp,
+        onUpdate: (_old, object) => caughtUp(object),
+        onDelete: (object) =>
+          this.written.delete(
+            this.writtenKey(informer.apiVersion, informer.kind, object.metadata.name, object.metadata.namespace),
+          ),
+      });
+    }
   }
 
   covers(apiVersion: string, kind: string, namespace?: string): boolean {
@@ -40,7 +61,7 @@ export class InformerCache implements CacheReader {
   get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): T | undefined {
     const key = objectKey({ ...(namespace ? { namespace } : {}), name });
     const stored = this.informerFor(apiVersion, kind, namespace)?.store.get(key) as T | undefined;
-    const writtenKey = `${apiVersion}/${kind}/${key}`;
+    const writtenKey = this.writtenKey(apiVersion, kind, name, namespace);
     const own = this.written.get(writtenKey) as T | undefined;
     if (!own) return stored;
     if (stored && !isNewer(own, stored)) {
@@ -63,8 +84,11 @@ export class InformerCache implements CacheReader {
   wrote(object: KubeObject): void {
     const { name, namespace } = object.metadata;
     if (!name || !this.informerFor(object.apiVersion, object.kind, namespace)) return;
-    const key = `${object.apiVersion}/${object.kind}/${objectKey({ ...(namespace ? { namespace } : {}), name })}`;
-    this.written.set(key, stripUnread(object));
+    this.written.set(this.writtenKey(object.apiVersion, object.kind, name, namespace), stripUnread(object));
+  }
+
+  private writtenKey(apiVersion: string, kind: string, name: string | undefined, namespace: string | undefined) {
+    return `${apiVersion}/${kind}/${objectKey({ ...(namespace ? { namespace } : {}), name: name ?? "" })}`;
   }
 
   private informerFor(apiVersion: string, kind: string, namespace?: string): Informer | undefined {

@@ -59,6 +59,11 @@ describe("InformerCache", () => {
     api.lastWatch!.send("MODIFIED", object("a", "130"));
     await settle();
     assert.equal(cache.get("apps/v1", "Deployment", "a", "ns")?.metadata.resourceVersion, "130");
+    // a deletion the watch delivers wins over an own write not yet seen
+    cache.wrote(object("a", "140"));
+    api.lastWatch!.send("DELETED", object("a", "135"));
+    await settle();
+    assert.equal(cache.get("apps/v1", "Deployment", "a", "ns"), undefined);
     await informer.stop();
   });
 });
