@@ -153,6 +153,16 @@ export async function startManager(
   const owner = { apiVersion: options.for.apiVersion, kind: options.for.kind };
   for (const i of owned) i.addHandlers(enqueueOwner(owner, enqueue));
 
+  // As controller-runtime: workers start once every cache has its first list, so no reconcile reads a half-empty
+  // cache (and takes a missing child for one to create).
+  const stopped = new AbortController();
+  const startWhenSynced = async () => {
+    await Promise.all(informers.map((i) => i.waitForSync(stopped.signal)));
+    if (stopped.signal.aborted) return;
+    logger.info({ informers: informers.length }, "caches synced, starting workers");
+    controller.start();
+  };
+
   const election = options.leaderElection;
   const elector = election
     ? new LeaderElector({
@@ -161,7 +171,7 @@ export async function startManager(
         name: election.id,
         logger,
         metrics,
-        onStartedLeading: () => controller.start(),
+        onStartedLeading: () => void startWhenSynced(),
         onStoppedLeading: (reason) => {
           if (reason !== "lost") return;
           // A process that lost its lease may still have reconciles running: exit, and rejoin as a standby.
@@ -185,11 +195,12 @@ export async function startManager(
 
   for (const i of informers) i.start();
   if (elector) elector.start();
-  else controller.start();
+  else void startWhenSynced();
 
   let stopping: Promise<{ drained: boolean }> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      stopped.abort();
       const result = await shutdownGracefully(
         {
           informers,
