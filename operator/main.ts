@@ -22,6 +22,9 @@ const ownedKinds = [
   { apiVersion: "v1", kind: "Service", labelSelector: ours },
 ] as const;
 
+/** Read by reconcile but owned by no instance: the StatefulSet controller creates the volume claims. */
+const cachedKinds = [{ apiVersion: "v1", kind: "PersistentVolumeClaim", labelSelector: ours }] as const;
+
 export async function runOperator(options: OperatorOptions, logger: Logger): Promise<Manager> {
   const identity = `${hostname()}-${randomBytes(4).toString("hex")}`;
   const manager = await startManager(
@@ -32,6 +35,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       ...(options.kubeconfig ? { kubeconfig: { path: options.kubeconfig } } : {}),
       for: { apiVersion, kind },
       owns: ownedKinds,
+      watches: cachedKinds,
       namespaces: options.namespaces,
       concurrency: options.concurrency,
       maxConsecutiveFailures: options.maxConsecutiveFailures,

@@ -46,6 +46,8 @@ export interface ManagerOptions {
   readonly for: WatchedKind;
   /** Owned kinds: their events enqueue the key of their controlling `for` object. */
   readonly owns?: readonly WatchedKind[];
+  /** Kinds only cached for the reconciler to read (their events enqueue nothing). */
+  readonly watches?: readonly WatchedKind[];
   /** Primary updates that should not trigger a reconcile are filtered here. @default specOrMetadataChanged */
   readonly updateFilter?: (oldObject: KubeObject, newObject: KubeObject) => boolean;
   /** Watched namespaces; empty or undefined: the whole cluster. */
@@ -110,6 +112,7 @@ export async function startManager(
 
   const primaries: Informer[] = [];
   const owned: Informer[] = [];
+  const watched: Informer[] = [];
   const scopes = options.namespaces && options.namespaces.length > 0 ? options.namespaces : [undefined];
   const informer = (watched: WatchedKind, namespace: string | undefined) =>
     new Informer({
@@ -123,8 +126,9 @@ export async function startManager(
   for (const namespace of scopes) {
     primaries.push(informer(options.for, namespace));
     for (const kind of options.owns ?? []) owned.push(informer(kind, namespace));
+    for (const kind of options.watches ?? []) watched.push(informer(kind, namespace));
   }
-  const informers = [...primaries, ...owned];
+  const informers = [...primaries, ...owned, ...watched];
   const cache = new InformerCache(informers);
   const events = new EventRecorder({
     sink: client,
