@@ -201,3 +201,18 @@ test("an exec plugin's token is cached until it expires", async (t) => {
   await credentials.authorization();
   assert.equal(readFileSync(counter, "utf8").trim().split("\n").length, 2, "invalidate (a 401) runs it again");
 });
+
+test("a token file is re-read once a minute, so a rotated projected token is picked up without a 401", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "kube-rotate-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const tokenFile = join(dir, "token");
+  writeFileSync(tokenFile, "one\n");
+  let now = 0;
+  const credentials = new Credentials({ name: "sa", tokenFile }, { now: () => now });
+  assert.equal(await credentials.authorization(), "Bearer one");
+  writeFileSync(tokenFile, "two\n");
+  now = 59_000;
+  assert.equal(await credentials.authorization(), "Bearer one", "cached within the minute");
+  now = 60_000;
+  assert.equal(await credentials.authorization(), "Bearer two");
+});
