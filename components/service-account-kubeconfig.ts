@@ -3,17 +3,25 @@
  * API. A local operator run with it has exactly the permissions the component grants in-cluster, so every local
  * run proves the RBAC of rbac.ts is sufficient.
  *
- * components/ may not import kube/ (layering), so this takes any admin client that exposes its KubeConfig
- * (a kube/ KubeClient does) and sends the one request itself, the way kube/client.ts does.
+ * components/ may not import kube/ (layering), so this takes a narrow port that a kube/ KubeClient satisfies.
  */
 import { readFileSync } from "node:fs";
-import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
-import { fetch } from "undici";
 import { stringify } from "yaml";
 
-/** The narrow port: an admin connection's credentials (kube/ KubeClient satisfies it). */
+/** The narrow port: an admin connection's cluster and a raw POST (kube/ KubeClient satisfies it). */
 export interface AdminConnection {
-  readonly config: KubeConfig;
+  readonly config: {
+    getCurrentCluster(): {
+      readonly name: string;
+      readonly server: string;
+      readonly caData?: string;
+      readonly caFile?: string;
+      readonly skipTLSVerify?: boolean;
+      readonly tlsServerName?: string;
+    } | null;
+  };
+  /** POSTs JSON to a path; throws an error with the HTTP `status` (0: no answer) when it fails. */
+  post<T>(path: string, body: unknown): Promise<T>;
 }
 
 export interface ServiceAccountKubeconfigOptions {
@@ -40,7 +48,7 @@ export async function serviceAccountKubeconfig(
 ): Promise<string> {
   const cluster = admin.config.getCurrentCluster();
   if (!cluster) throw new Error("the admin kubeconfig has no current cluster: set a current context");
-  const token = await requestToken(admin.config, cluster.server, namespace, serviceAccount, options);
+  const token = await requestToken(admin, cluster.server, namespace, serviceAccount, options);
   const caData = cluster.caData ?? (cluster.caFile ? readFileSync(cluster.caFile).toString("base64") : undefined);
   return tokenKubeconfig({
     clusterName: cluster.name || "cluster",
@@ -94,7 +102,7 @@ export function tokenKubeconfig(parts: TokenKubeconfigParts): string {
 }
 
 async function requestToken(
-  config: KubeConfig,
+  admin: AdminConnection,
   server: string,
   namespace: string,
   serviceAccount: string,
@@ -102,9 +110,6 @@ async function requestToken(
 ): Promise<string> {
   const subject = `serviceaccount ${namespace}/${serviceAccount}`;
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`;
-  const url = `${server.replace(/\/$/, "")}${path}`;
-  const context = new RequestContext(url, HttpMethod.POST);
-  await config.applySecurityAuthentication(context);
   const body = {
     apiVersion: "authentication.k8s.io/v1",
     kind: "TokenRequest",
@@ -113,36 +118,23 @@ async function requestToken(
       ...(options.audiences ? { audiences: [...options.audiences] } : {}),
     },
   };
-  let response;
+  let answer: TokenRequestStatus;
   try {
-    response = await fetch(url, {
-      method: "POST",
-      headers: { ...context.getHeaders(), accept: "application/json", "content-type": "application/json" },
-      body: JSON.stringify(body),
-      dispatcher: context.getDispatcher() as never,
-    });
+    answer = await admin.post<TokenRequestStatus>(path, body);
   } catch (error) {
-    throw new Error(`TokenRequest for ${subject}: cannot reach ${server}: ${String(error)}`, { cause: error });
-  }
-  const text = await response.text();
-  if (!response.ok) {
+    const status = (error as { status?: number }).status ?? 0;
+    const message = error instanceof Error ? error.message : String(error);
+    if (status === 0)
+      throw new Error(`TokenRequest for ${subject}: cannot reach ${server}: ${message}`, { cause: error });
     const hint =
-      response.status === 404
+      status === 404
         ? " (does the ServiceAccount exist? install the MyAppOperator first)"
-        : response.status === 403
+        : status === 403
           ? " (the admin credentials need 'create' on serviceaccounts/token)"
           : "";
-    throw new Error(`TokenRequest for ${subject} failed: HTTP ${response.status}${hint}: ${statusMessage(text)}`);
+    throw new Error(`TokenRequest for ${subject} failed: HTTP ${status}${hint}: ${message}`, { cause: error });
   }
-  const token = (JSON.parse(text) as TokenRequestStatus).status?.token;
+  const token = answer.status?.token;
   if (!token) throw new Error(`TokenRequest for ${subject} returned no token`);
   return token;
-}
-
-function statusMessage(text: string): string {
-  try {
-    return (JSON.parse(text) as { message?: string }).message ?? text.trim();
-  } catch {
-    return text.trim();
-  }
 }

@@ -1,12 +1,16 @@
 /**
- * The one Kubernetes client of this project: a narrow REST layer over client-node's transport (its kubeconfig
- * auth and TLS, via RequestContext), because client-node's typed APIs cannot send fieldValidation, dry-run
- * applies of subresources, or bookmark-aware watches. Every error leaves as one of kube/errors.ts.
+ * The one Kubernetes client of this project: a narrow REST layer (client-node's typed APIs cannot send
+ * fieldValidation, dry-run applies of subresources, or bookmark-aware watches) over one keep-alive connection pool
+ * per client (kube/transport.ts), shared by every request and watch. Credentials are read per request
+ * (kube/credentials.ts), so rotating tokens never rebuild the pool; a 401 re-reads them and retries once.
+ * Every error leaves as one of kube/errors.ts.
  */
-import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
-import { fetch } from "undici";
+import type { Dispatcher } from "undici";
+import type { KubeConfig } from "./config.ts";
+import { Credentials } from "./credentials.ts";
 import { ApiError, apiErrorFrom, NotFoundError, TransportError, type StatusBody } from "./errors.ts";
 import { resourcePath, resourceType, type ResourceType } from "./resources.ts";
+import { connectionPool } from "./transport.ts";
 
 export interface ObjectMeta {
   name?: string;
@@ -55,6 +59,8 @@ export type WriteVerb = "create" | "apply" | "patch" | "update" | "delete";
 export interface ClientOptions {
   /** Called once per write request that reached the apiserver (dry runs excluded), for metrics. */
   readonly onWrite?: (verb: WriteVerb, kind: string) => void;
+  /** Gives up on a request (not a watch) that has not completed after this long. @default 60_000 */
+  readonly requestTimeoutMs?: number;
 }
 
 export interface ApplyOptions {
@@ -69,10 +75,15 @@ export interface ListOptions {
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
   readonly limit?: number;
+  /** A page token from the previous page's `metadata.continue`. */
+  readonly continue?: string;
+  /** "0": any version, served from the apiserver's watch cache; unset: a consistent (quorum) read. */
+  readonly resourceVersion?: string;
+  /** How `resourceVersion` is matched: NotOlderThan (the default) or Exact. */
+  readonly resourceVersionMatch?: "NotOlderThan" | "Exact";
 }
 
-export interface WatchOptions extends ListOptions {
-  readonly resourceVersion?: string;
+export interface WatchOptions extends Omit<ListOptions, "continue" | "resourceVersionMatch"> {
   readonly allowWatchBookmarks?: boolean;
   readonly timeoutSeconds?: number;
   readonly signal?: AbortSignal;
@@ -83,17 +94,45 @@ type Query = Record<string, string | number | boolean | undefined>;
 /** Attempts for a request the apiserver throttles with 429 + Retry-After (client-go retries up to 10). */
 const maxThrottleRetries = 5;
 
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+interface SendOptions {
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly query?: Query;
+  readonly signal?: AbortSignal | undefined;
+  /** A watch: no request timeout, the caller's idle watchdog decides. */
+  readonly stream?: boolean;
+}
+
 export class KubeClient {
   readonly config: KubeConfig;
-  private readonly server: string;
+  /** The apiserver's base URL, without a trailing slash. */
+  readonly server: string;
+  private readonly origin: string;
+  private readonly basePath: string;
+  private readonly pool: Dispatcher & { close(): Promise<void> };
+  private readonly credentials: Credentials;
   private readonly onWrite: ClientOptions["onWrite"];
+  private readonly requestTimeoutMs: number;
 
   constructor(config: KubeConfig, options: ClientOptions = {}) {
     this.config = config;
     const cluster = config.getCurrentCluster();
     if (!cluster) throw new Error("kubeconfig has no current cluster");
     this.server = cluster.server.replace(/\/$/, "");
+    const url = new URL(this.server);
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/$/, "");
+    this.pool = connectionPool(cluster, config.getCurrentUser());
+    this.credentials = new Credentials(config.getCurrentUser());
     this.onWrite = options.onWrite;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+  }
+
+  /** Closes the connection pool (ends open watches). The client cannot be used afterwards. */
+  async close(): Promise<void> {
+    await this.pool.destroy();
   }
 
   async get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T> {
@@ -230,8 +269,8 @@ export class KubeClient {
     const response = await this.send("GET", resourcePath(type, namespace), {
       query: { ...query, watch: true },
       signal,
+      stream: true,
     });
-    if (!response.body) return;
     const decoder = new TextDecoder();
     let buffered = "";
     try {
@@ -254,19 +293,27 @@ export class KubeClient {
       if (signal?.aborted) return;
       if (error instanceof ApiError) throw error;
       throw new TransportError(0, `watch ${type.plural} interrupted: ${String(error)}`, "", [], { cause: error });
+    } finally {
+      // An abandoned stream (the consumer stopped early) must release its connection.
+      if (!response.body.destroyed) response.body.destroy();
     }
+  }
+
+  /** Raw POST of JSON to a path, e.g. a subresource such as `.../serviceaccounts/NAME/token`; the parsed answer. */
+  async post<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>("POST", path, { body });
   }
 
   /** Raw GET of a non-resource path such as /readyz or /version. */
   async raw(path: string): Promise<string> {
     const response = await this.send("GET", path, {});
-    return response.text();
+    return response.body.text();
   }
 
   private async write<T>(
     verb: WriteVerb,
     type: ResourceType,
-    method: keyof typeof HttpMethod,
+    method: Method,
     path: string,
     options: { body?: unknown; contentType?: string; query?: Query; dryRun?: boolean | undefined },
   ): Promise<T> {
@@ -275,59 +322,75 @@ export class KubeClient {
     return result;
   }
 
-  private async request<T>(
-    method: keyof typeof HttpMethod,
-    path: string,
-    options: { body?: unknown; contentType?: string; query?: Query } = {},
-  ): Promise<T> {
+  private async request<T>(method: Method, path: string, options: SendOptions = {}): Promise<T> {
     const response = await this.send(method, path, options);
-    return (await response.json()) as T;
+    return (await response.body.json()) as T;
   }
 
-  private async send(
-    method: keyof typeof HttpMethod,
-    path: string,
-    options: { body?: unknown; contentType?: string; query?: Query; signal?: AbortSignal | undefined },
-  ) {
-    const url = new URL(this.server + path);
+  private async send(method: Method, path: string, options: SendOptions): Promise<Dispatcher.ResponseData> {
+    const search = new URLSearchParams();
     for (const [key, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
+      if (value !== undefined) search.set(key, String(value));
     }
-    const context = new RequestContext(url.toString(), HttpMethod[method]);
-    await this.config.applySecurityAuthentication(context);
-    const headers: Record<string, string> = { ...context.getHeaders(), accept: "application/json" };
+    const query = search.size > 0 ? `?${search.toString()}` : "";
+    const headers: Record<string, string> = { accept: "application/json" };
     if (options.body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-    let response;
+    const timeout = options.stream ? undefined : AbortSignal.timeout(this.requestTimeoutMs);
+    const signals = [options.signal, timeout].filter((s) => s !== undefined);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    let response: Dispatcher.ResponseData;
+    let reauthenticated = false;
     // Like client-go: a 429 with Retry-After (apiserver overload, or a new resource's storage still
     // initializing) was not processed, so it is retried after the delay the server asks for, a few times.
     for (let attempt = 1; ; attempt++) {
+      let authorization: string | undefined;
       try {
-        response = await fetch(url, {
+        authorization = await this.credentials.authorization();
+      } catch (error) {
+        throw new TransportError(0, `${method} ${path}: credentials: ${describe(error)}`, "", [], { cause: error });
+      }
+      try {
+        response = await this.pool.request({
+          origin: this.origin,
+          path: `${this.basePath}${path}${query}`,
           method,
-          headers,
+          headers: authorization ? { ...headers, authorization } : headers,
           body,
-          dispatcher: context.getDispatcher() as never,
-          signal: options.signal ?? null,
+          signal,
+          ...(options.stream ? { bodyTimeout: 0 } : {}),
         });
       } catch (error) {
-        throw new TransportError(0, `${method} ${path}: ${describe(error)}`, "", [], { cause: error });
+        const reason = timeout?.aborted ? `no answer within ${this.requestTimeoutMs} ms` : describe(error);
+        throw new TransportError(0, `${method} ${path}: ${reason}`, "", [], { cause: error });
       }
-      const retryAfter = Number(response.headers.get("retry-after"));
-      if (response.status !== 429 || !retryAfter || attempt >= maxThrottleRetries) break;
-      await response.body?.cancel();
+      if (response.statusCode === 401 && !reauthenticated) {
+        // The token may have rotated under us (a projected ServiceAccount token, an expired exec credential).
+        reauthenticated = true;
+        this.credentials.invalidate();
+        await response.body.dump();
+        continue;
+      }
+      const retryAfter = Number(header(response, "retry-after"));
+      if (response.statusCode !== 429 || !retryAfter || attempt >= maxThrottleRetries) break;
+      await response.body.dump();
       await new Promise((resolve) => setTimeout(resolve, Math.min(retryAfter, 10) * 1000));
     }
-    if (response.ok) return response;
-    const text = await response.text();
+    if (response.statusCode >= 200 && response.statusCode < 300) return response;
+    const text = await response.body.text();
     let status: StatusBody | undefined;
     try {
       status = JSON.parse(text) as StatusBody;
     } catch {
       status = { message: text.trim() };
     }
-    throw apiErrorFrom(response.status, status, `${method} ${path}: HTTP ${response.status}`);
+    throw apiErrorFrom(response.statusCode, status, `${method} ${path}: HTTP ${response.statusCode}`);
   }
+}
+
+function header(response: Dispatcher.ResponseData, name: string): string | undefined {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function typeOf(object: KubeObject): ResourceType {

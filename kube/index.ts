@@ -1,5 +1,6 @@
 export * from "./client.ts";
 export * from "./config.ts";
+export * from "./credentials.ts";
 export * from "./errors.ts";
 export * from "./resources.ts";
 export * from "./clock.ts";

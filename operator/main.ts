@@ -1,164 +1,98 @@
 /**
- * The operator process: flags → wiring. Informers feed one controller whose reconcile is operator/reconcile;
- * with --leader-elect only the Lease holder reconciles (standbys keep warm caches and queues).
+ * The operator process: flags → the runtime's Manager around operator/reconcile. Informers feed one controller;
+ * reconcile reads from their stores; with --leader-elect only the Lease holder reconciles (standbys keep warm
+ * caches).
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
 import { apiVersion, kind } from "../api/index.ts";
-import { KubeClient, loadKubeConfig, type KubeObject } from "../kube/index.ts";
 import { labelKeys, managedBy } from "./desired/index.ts";
 import { parseOptions, usage, UsageRequested, type OperatorOptions } from "./options.ts";
-import { fieldManager, kubePort, reconciler, recordStalled } from "./reconcile/index.ts";
-import {
-  bearerTokenAuthorizer,
-  Controller,
-  enqueueObject,
-  enqueueOwner,
-  Informer,
-  informerReadiness,
-  kubeAccessReviews,
-  KubeLeasePort,
-  LeaderElector,
-  onTerminationSignal,
-  OperatorMetrics,
-  shutdownGracefully,
-  specOrMetadataChanged,
-  startHealthServer,
-  WriteCounter,
-  type HealthServer,
-} from "./runtime/index.ts";
+import { fieldManager, kubePort, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
+import { onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
+
+/** Only our children: the label every desired object carries keeps unrelated workloads out of memory. */
+const ours = `${labelKeys.managedBy}=${managedBy}`;
 
 /** The kinds the operator owns; their events are mapped back to the owning instance. */
 const ownedKinds = [
-  { apiVersion: "apps/v1", kind: "Deployment" },
-  { apiVersion: "apps/v1", kind: "StatefulSet" },
-  { apiVersion: "v1", kind: "Service" },
+  { apiVersion: "apps/v1", kind: "Deployment", labelSelector: ours },
+  { apiVersion: "apps/v1", kind: "StatefulSet", labelSelector: ours },
+  { apiVersion: "v1", kind: "Service", labelSelector: ours },
 ] as const;
 
-export async function runOperator(options: OperatorOptions): Promise<void> {
-  const logger = pino({ level: options.logLevel, base: { component: "myapp-operator" } });
+/** Read by reconcile but owned by no instance: the StatefulSet controller creates the volume claims. */
+const cachedKinds = [{ apiVersion: "v1", kind: "PersistentVolumeClaim", labelSelector: ours }] as const;
+
+export async function runOperator(options: OperatorOptions, logger: Logger): Promise<Manager> {
   const identity = `${hostname()}-${randomBytes(4).toString("hex")}`;
-  const metrics = new OperatorMetrics();
-  const writes = new WriteCounter((verb, k) => metrics.apiWrite(verb, k));
-  const kubeConfig = loadKubeConfig(options.kubeconfig ? { path: options.kubeconfig } : {});
-  const client = new KubeClient(kubeConfig, { onWrite: writes.record });
-
-  const port = kubePort(client, { reportingInstance: identity, logger });
-  const deps = { port, logger };
-  const instances: Informer[] = [];
-  const children: Informer[] = [];
-  const scopes = options.namespaces.length > 0 ? options.namespaces : [undefined];
-  for (const namespace of scopes) {
-    const scope = namespace ? { namespace } : {};
-    instances.push(new Informer({ client, apiVersion, kind, logger, ...scope }));
-    for (const owned of ownedKinds) {
-      // Only our children: the label every desired object carries keeps unrelated workloads out of memory.
-      const labelSelector = `${labelKeys.managedBy}=${managedBy}`;
-      children.push(new Informer({ client, ...owned, labelSelector, logger, ...scope }));
-    }
-  }
-  const controller = new Controller({
-    name: "myappinstance",
-    reconcile: reconciler(deps),
-    onStalled: (key, error, _failures, retryIntervalMs) => recordStalled(key, error, deps, retryIntervalMs),
-    logger,
-    metrics,
-    writes,
-    concurrency: options.concurrency,
-    maxConsecutiveFailures: options.maxConsecutiveFailures,
-    slowRetryIntervalMs: options.slowRetryIntervalMs,
-    resyncPeriodMs: options.resyncPeriodMs,
-    listKeys: () => instances.flatMap((i) => [...i.store.keys()]),
-  });
-  const enqueue = (key: string) => controller.enqueue(key);
-  for (const informer of instances) informer.addHandlers(enqueueObject<KubeObject>(enqueue, specOrMetadataChanged));
-  for (const informer of children) informer.addHandlers(enqueueOwner({ apiVersion, kind }, enqueue));
-
-  const elector = options.leaderElect
-    ? new LeaderElector({
-        lease: new KubeLeasePort(client, options.leaderElectionNamespace, options.leaderElectionId, fieldManager),
-        identity,
-        name: options.leaderElectionId,
-        logger,
-        metrics,
-        onStartedLeading: () => controller.start(),
-        onStoppedLeading: (reason) => {
-          if (reason === "lost") {
-            // Like controller-runtime: a process that lost its lease may still have reconciles running; exit and
-            // let the restart rejoin as a standby.
-            logger.error("leader election lost; exiting");
-            process.exit(1);
+  const manager = await startManager(
+    {
+      name: "myappinstance",
+      logger,
+      identity,
+      ...(options.kubeconfig ? { kubeconfig: { path: options.kubeconfig } } : {}),
+      for: { apiVersion, kind },
+      owns: ownedKinds,
+      watches: cachedKinds,
+      namespaces: options.namespaces,
+      concurrency: options.concurrency,
+      maxConsecutiveFailures: options.maxConsecutiveFailures,
+      slowRetryIntervalMs: options.slowRetryIntervalMs,
+      resyncPeriodMs: options.resyncPeriodMs,
+      ...(options.leaderElect
+        ? {
+            leaderElection: {
+              namespace: options.leaderElectionNamespace,
+              id: options.leaderElectionId,
+              fieldManager,
+            },
           }
-        },
-      })
-    : undefined;
-
-  const readiness = [...instances, ...children].map((informer) => informerReadiness(informer));
-  const servers: HealthServer[] = [];
-  const sameAddress =
-    options.metricsAddress.port === options.probeAddress.port &&
-    options.metricsAddress.host === options.probeAddress.host;
-  // The reviews go through their own client: they are not writes of the operator's objects.
-  const authorizeMetrics = options.metricsSecure
-    ? bearerTokenAuthorizer(kubeAccessReviews(new KubeClient(kubeConfig)))
-    : undefined;
-  const tls = options.metricsCertDir
-    ? {
-        cert: readFileSync(path.join(options.metricsCertDir, "tls.crt")),
-        key: readFileSync(path.join(options.metricsCertDir, "tls.key")),
-      }
-    : undefined;
-  if (authorizeMetrics && !tls) {
-    logger.warn("--metrics-secure without --metrics-cert-dir: bearer tokens reach /metrics unencrypted");
-  }
-  const server = { registry: metrics.registry, readiness, logger, ...(authorizeMetrics ? { authorizeMetrics } : {}) };
-  const probe = await startHealthServer({ ...options.probeAddress, ...server, serves: { metrics: sameAddress } });
-  servers.push(probe);
-  const metricsServer = sameAddress
-    ? probe
-    : await startHealthServer({
-        ...options.metricsAddress,
-        ...server,
-        serves: { probes: false },
-        ...(tls ? { tls } : {}),
-      });
-  if (metricsServer !== probe) servers.push(metricsServer);
+        : {}),
+      probeAddress: options.probeAddress,
+      metricsAddress: options.metricsAddress,
+      ...(options.metricsSecure ? { secureMetrics: true } : {}),
+      ...(options.metricsCertDir ? { metricsTls: readMetricsTls(options.metricsCertDir) } : {}),
+      reportingController,
+      fieldManager,
+    },
+    ({ client, cache, events }) => {
+      const deps = { port: kubePort(client, { cache, events }), logger };
+      return {
+        reconcile: reconciler(deps),
+        onStalled: (key, error, _failures, retryIntervalMs) => recordStalled(key, error, deps, retryIntervalMs),
+      };
+    },
+  );
   logger.info(
     {
       identity,
       namespaces: options.namespaces,
       leaderElect: options.leaderElect,
-      metricsPort: metricsServer.port,
-      probePort: probe.port,
+      metricsPort: manager.metricsPort,
+      probePort: manager.probePort,
     },
     "operator starting",
   );
-
-  onTerminationSignal(async () => {
-    const { drained } = await shutdownGracefully(
-      {
-        informers: [...instances, ...children],
-        controllers: [controller],
-        ...(elector ? { elector } : {}),
-        server: { close: () => Promise.all(servers.map((s) => s.close())).then(() => undefined) },
-      },
-      { logger },
-    );
-    logger.info({ drained }, "operator stopped");
-    process.exit(0);
-  });
-
-  for (const informer of [...instances, ...children]) informer.start();
-  if (elector) elector.start();
-  else controller.start();
+  return manager;
 }
 
-if (import.meta.main) {
+/** The serving certificate of an HTTPS /metrics: tls.crt and tls.key, as a Secret mounted by cert-manager. */
+function readMetricsTls(dir: string): { cert: Buffer; key: Buffer } {
+  return { cert: readFileSync(path.join(dir, "tls.crt")), key: readFileSync(path.join(dir, "tls.key")) };
+}
+
+/**
+ * The command line: `--help` prints the usage (exit 0); a bad flag prints the error and the usage (exit 2); a
+ * failure to start is logged as a structured error (exit 1), without the usage.
+ */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  let options: OperatorOptions;
   try {
-    await runOperator(parseOptions(process.argv.slice(2), process.env));
+    options = parseOptions(argv, env);
   } catch (error) {
     if (error instanceof UsageRequested) {
       console.log(usage);
@@ -167,4 +101,18 @@ if (import.meta.main) {
     console.error(`myapp-operator: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
     process.exit(2);
   }
+  const logger = pino({ level: options.logLevel, base: { component: "myapp-operator" } });
+  try {
+    const manager = await runOperator(options, logger);
+    onTerminationSignal(async () => {
+      const { drained } = await manager.stop();
+      logger.info({ drained }, "operator stopped");
+      process.exit(0);
+    });
+  } catch (error) {
+    logger.fatal({ err: error }, "operator failed to start");
+    process.exit(1);
+  }
 }
+
+if (import.meta.main) await main(process.argv.slice(2), process.env);

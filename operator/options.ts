@@ -46,7 +46,7 @@ export const usage = `Usage: node operator/main.ts [flags]   (npm run operator -
   --concurrency=N                  reconciles at once, never two of one key (default 2) MYAPP_CONCURRENCY
   --max-consecutive-failures=N     fast retries before an instance is marked Stalled (default 15)
   --slow-retry-interval=SECONDS    then retry this often (±10 %) until it succeeds (default 300)
-  --resync-period=SECONDS          re-reconcile everything this often (default 600)
+  --resync-period=SECONDS          re-reconcile everything this often (default 36000: 10 h, as controller-runtime)
   --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)`;
 
 const logLevels = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
@@ -101,7 +101,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     concurrency: positiveInteger("--concurrency", values.concurrency ?? env.MYAPP_CONCURRENCY ?? "2"),
     maxConsecutiveFailures: positiveInteger("--max-consecutive-failures", values["max-consecutive-failures"] ?? "15"),
     slowRetryIntervalMs: positiveInteger("--slow-retry-interval", values["slow-retry-interval"] ?? "300") * 1000,
-    resyncPeriodMs: positiveInteger("--resync-period", values["resync-period"] ?? "600") * 1000,
+    resyncPeriodMs: positiveInteger("--resync-period", values["resync-period"] ?? "36000") * 1000,
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
   };
 }

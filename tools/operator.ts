@@ -6,7 +6,7 @@
  * .local/operator.token), so a local run proves the RBAC; without it, the admin kubeconfig. The token is renewed
  * while this process runs. The launcher of `npm start` sets MYAPP_LOCAL_OPERATOR_RENEW after writing the files.
  */
-import { runOperator } from "../operator/main.ts";
+import { main } from "../operator/main.ts";
 import { parseOptions, usage, UsageRequested, type OperatorOptions } from "../operator/options.ts";
 import {
   devStackOperator,
@@ -55,9 +55,5 @@ if (launched) {
   options = parseOptions(argv, env);
 }
 
-try {
-  await runOperator(options);
-} catch (error) {
-  console.error(`myapp-operator: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-}
+// The operator's own command line: a failure to start is a structured log line, never the usage.
+await main(argv, env);

@@ -2,13 +2,14 @@
 export { isSubset, jsonEqual } from "./compare.ts";
 export { PermanentError, TransientError } from "./errors.ts";
 export type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";
-export { eventObject, fieldManager, kubePort, reportingController } from "./port.ts";
+export { fieldManager, kubePort, reportingController } from "./port.ts";
 export type {
   ApplyConfiguration,
   ClusterPort,
   DeleteOptions,
   EventRecord,
   KubePortOptions,
+  ReadCache,
   ObjectKey,
   ObjectReference,
 } from "./port.ts";

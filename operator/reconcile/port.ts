@@ -1,10 +1,9 @@
 /**
  * The narrow port between the reconciler and Kubernetes: the handful of calls one reconcile makes, nothing more.
  * The reconcile logic is tested against a recording fake of this port (asserting the exact writes); `kubePort`
- * implements it over kube/client.ts for the real thing.
+ * implements it for the real thing: reads from the informers' cache where it covers the kind (as
+ * controller-runtime's cached client), writes over kube/client.ts, events through the runtime's recorder.
  */
-import { randomBytes } from "node:crypto";
-import type { Logger } from "pino";
 import { apiVersion as instanceApiVersion, kind as instanceKind, type MyAppInstanceStatus } from "../../api/index.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
 
@@ -57,7 +56,10 @@ export interface DeleteOptions {
 }
 
 export interface ClusterPort {
-  /** The object, or undefined when it does not exist. */
+  /**
+   * The object, or undefined when it does not exist: from the cache when it covers the kind, so possibly a little
+   * behind; a write that depends on the copy carries its resourceVersion (409 when stale, and the runtime requeues).
+   */
   find<T extends KubeObject>(
     apiVersion: string,
     kind: string,
@@ -80,33 +82,51 @@ export interface ClusterPort {
   ): Promise<void>;
   /** Deletes; resolves false when the object was already gone. */
   delete(apiVersion: string, kind: string, name: string, namespace: string, options: DeleteOptions): Promise<boolean>;
-  /** Records an event. Best effort: a failure is logged, never thrown, because events must not break a reconcile. */
+  /**
+   * Records an event (deduplicated and rate-limited by the recorder). Best effort: a failure is logged, never
+   * thrown, because events must not break a reconcile.
+   */
   emitEvent(event: EventRecord): Promise<void>;
 }
 
-export interface KubePortOptions {
-  /** `reportingInstance` of events: the pod or host name of this operator process. */
-  readonly reportingInstance: string;
-  readonly logger: Logger;
-  /** @default fieldManager */
-  readonly fieldManager?: string;
-  /** Event timestamps. @default () => new Date() */
-  readonly now?: () => Date;
+/** The read cache kubePort uses (the runtime's informer cache satisfies it). */
+export interface ReadCache {
+  covers(apiVersion: string, kind: string, namespace?: string): boolean;
+  get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): T | undefined;
+  list<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string): T[];
+  /** Remembers an object just written, so the next read does not miss it. */
+  wrote(object: KubeObject): void;
 }
 
-/** The port over a KubeClient: server-side apply as `fieldManager`, events in events.k8s.io/v1. */
+export interface KubePortOptions {
+  /** Where reads come from when it covers the kind; live GETs otherwise. */
+  readonly cache?: ReadCache;
+  /** The event recorder (the runtime's EventRecorder satisfies it). */
+  readonly events: { record(event: EventRecord): void };
+  /** @default fieldManager */
+  readonly fieldManager?: string;
+}
+
+/** The port over a KubeClient: cached reads, server-side apply as `fieldManager`, recorded events. */
 export function kubePort(client: KubeClient, options: KubePortOptions): ClusterPort {
   const manager = options.fieldManager ?? fieldManager;
-  const now = options.now ?? (() => new Date());
+  const cache = options.cache;
+  const remember = <T extends KubeObject>(object: T): T => {
+    cache?.wrote(object);
+    return object;
+  };
   return {
-    find: <T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string) =>
-      client.find<T>(apiVersion, kind, name, namespace),
+    async find<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string) {
+      if (cache?.covers(apiVersion, kind, namespace)) return cache.get<T>(apiVersion, kind, name, namespace);
+      return client.find<T>(apiVersion, kind, name, namespace);
+    },
     async list<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string) {
+      if (cache?.covers(apiVersion, kind, namespace)) return cache.list<T>(apiVersion, kind, namespace, labelSelector);
       return (await client.list<T>(apiVersion, kind, { namespace, labelSelector })).items;
     },
     // The configuration is a partial object by design (only our fields); the client sends it as it is.
-    apply: <T extends KubeObject>(object: ApplyConfiguration) =>
-      client.apply<T>(object as unknown as KubeObject, { fieldManager: manager, force: true }),
+    apply: async <T extends KubeObject>(object: ApplyConfiguration) =>
+      remember(await client.apply<T>(object as unknown as KubeObject, { fieldManager: manager, force: true })),
     async applyStatus(instance, status) {
       const body = {
         apiVersion: instanceApiVersion,
@@ -114,12 +134,12 @@ export function kubePort(client: KubeClient, options: KubePortOptions): ClusterP
         metadata: { name: instance.name, namespace: instance.namespace },
         status,
       };
-      await client.apply(body, { fieldManager: manager, force: true, subresource: "status" });
+      remember(await client.apply(body, { fieldManager: manager, force: true, subresource: "status" }));
     },
     async setFinalizers(instance, finalizers) {
       // A merge patch carrying resourceVersion is an optimistic-concurrency write: 409 if the object moved on.
       const patch = { metadata: { resourceVersion: instance.resourceVersion, finalizers: [...finalizers] } };
-      await client.mergePatch(instanceApiVersion, instanceKind, instance.name, instance.namespace, patch);
+      remember(await client.mergePatch(instanceApiVersion, instanceKind, instance.name, instance.namespace, patch));
     },
     delete: (apiVersion, kind, name, namespace, deleteOptions) =>
       client.delete(apiVersion, kind, name, namespace, {
@@ -127,50 +147,7 @@ export function kubePort(client: KubeClient, options: KubePortOptions): ClusterP
         ...(deleteOptions.preconditionUid ? { preconditionUid: deleteOptions.preconditionUid } : {}),
       }),
     async emitEvent(event) {
-      try {
-        await client.create(eventObject(event, options.reportingInstance, now()), { fieldManager: manager });
-      } catch (error) {
-        options.logger.warn(
-          { err: error, reason: event.reason, regarding: event.regarding.name },
-          "could not record event",
-        );
-      }
+      options.events.record(event);
     },
   };
-}
-
-/** An events.k8s.io/v1 Event for `record`, as client-go's new event recorder writes one. */
-export function eventObject(record: EventRecord, reportingInstance: string, at: Date): KubeObject {
-  return {
-    apiVersion: "events.k8s.io/v1",
-    kind: "Event",
-    metadata: {
-      // <object>.<random>, as client-go names events; the name part is capped so the whole stays a valid name.
-      name: `${record.regarding.name.slice(0, 200)}.${randomBytes(8).toString("hex")}`,
-      namespace: record.regarding.namespace,
-    },
-    eventTime: microTime(at),
-    reportingController,
-    reportingInstance: reportingInstance.slice(0, 128),
-    action: record.action,
-    reason: record.reason,
-    note: truncate(record.note, 1024),
-    type: record.type,
-    regarding: record.regarding,
-    ...(record.related ? { related: record.related } : {}),
-  };
-}
-
-// metav1.MicroTime is RFC 3339 with exactly six fractional digits.
-function microTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-}
-
-function truncate(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= maxBytes) return text;
-  return `${bytes
-    .subarray(0, maxBytes - 3)
-    .toString("utf8")
-    .replace(/\uFFFD$/, "")}...`;
 }

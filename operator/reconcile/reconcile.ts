@@ -428,6 +428,8 @@ async function ensureChild<T extends KubeObject>(
   if (live && isSubset(desired, live)) return live;
   const applied = await session.port.apply<T>(desired);
   const what = `${desired.kind} ${desired.metadata.name}`;
+  // Creating the children of a new instance is what the instance's status already tells (Progressing); like a
+  // Go controller-runtime operator, it writes no event for it, so a create costs only the writes it needs.
   if (live) {
     await session.event("Normal", "Updated", "Apply", `Updated ${what} to match the spec`, referenceTo(applied));
   } else if (replacing) {
@@ -438,8 +440,6 @@ async function ensureChild<T extends KubeObject>(
       `Created ${what} to replace ${replacing.kind} ${replacing.metadata.name}, which keeps serving until it is ready`,
       referenceTo(applied),
     );
-  } else {
-    await session.event("Normal", "Created", "Apply", `Created ${what}`, referenceTo(applied));
   }
   session.logger.info({ kind: desired.kind, name: desired.metadata.name, created: !live }, "applied child");
   return applied;
@@ -474,7 +474,8 @@ async function writeStatus(
   } else if (wasDegraded?.status === "True") {
     await session.event("Normal", "Recovered", "Reconcile", `No longer degraded (was ${wasDegraded.reason})`);
   }
-  if (next.image !== undefined && next.image !== previous?.image) {
+  // A rollout of a changed image is news; the first rollout of a new instance is its Ready condition.
+  if (next.image !== undefined && previous?.image !== undefined && next.image !== previous.image) {
     await session.event(
       "Normal",
       "RolloutComplete",

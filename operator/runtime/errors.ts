@@ -1,12 +1,37 @@
 /**
- * The two ways a reconcile can fail (kopf's habit), so the runtime knows whether retrying can help:
+ * The ways a reconcile may fail, so the runtime knows whether retrying can help. They belong to the runtime, as
+ * controller-runtime's TerminalError does: a reconciler imports them from here (and nothing else of the runtime
+ * but its Reconciler contract), the runtime never imports a reconciler.
  * - PermanentError: retrying cannot help until the object changes. The reconciler has reported it on the
  *   object's status; the runtime forgets the key (no backoff retry) and waits for a change event or the resync.
  * - TransientError, and any other error: retry with per-key exponential backoff up to maxConsecutiveFailures
  *   times, then in the slow lane (every few minutes) until it succeeds; never parked.
- * A kube ConflictError (409) is retried after a short fixed delay instead.
- *
- * The classes live in operator/reconcile (which may not import the runtime); they are re-exported here so the
- * runtime and its users have one class each to test with `instanceof`.
+ * A kube ConflictError (409: a cached copy was stale) is retried after a short fixed delay instead.
  */
-export { PermanentError, TransientError } from "../reconcile/errors.ts";
+
+/**
+ * Retrying cannot help until the object changes: an invalid or impossible spec, a child the apiserver rejects,
+ * a name taken by another controller's object. The reconciler has already reported it on the object; the runtime
+ * stops retrying the key and waits for a change.
+ */
+export class PermanentError extends Error {
+  /** The CamelCase reason the reconciler reported, e.g. `ChildRejected`. */
+  readonly reason: string;
+
+  constructor(message: string, options?: ErrorOptions & { reason?: string }) {
+    super(message, options);
+    this.name = "PermanentError";
+    this.reason = options?.reason ?? "ReconcileFailed";
+  }
+}
+
+/**
+ * Worth retrying with backoff: the apiserver is unavailable or throttling, a request timed out, RBAC does not
+ * allow a call yet. `cause` keeps the original error for the logs.
+ */
+export class TransientError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "TransientError";
+  }
+}

@@ -3,13 +3,17 @@
  * using client-node's informer, which ends every watch after ~30 s, reconnects with a backoff that grows to 30 s
  * (an idle informer can miss a change for that long), never asks for bookmarks, and has been seen to stop silently.
  *
- * Here: a watch resumes from the last resourceVersion seen (events and bookmarks), asks for bookmarks, relists only
- * on 410 Gone or a non-transport error, and is restarted at once when the server ends it (its timeoutSeconds is
- * jittered between 5 and 10 minutes, as client-go does, so many informers do not reconnect together). A watch that
- * hears nothing, not even a bookmark, for `idleTimeoutMs` is assumed dead and replaced.
+ * Here, as client-go's reflector: the list is paginated (`limit`/`continue`) and, the first time, served from the
+ * apiserver's watch cache (resourceVersion "0"); after a 410 it is a consistent read. A watch resumes from the last
+ * resourceVersion seen (events and bookmarks), asks for bookmarks, and on any error but 410 Gone (429, 5xx, a
+ * broken connection) resumes from there after a backoff, never relisting; it is restarted at once when the server
+ * ends it (its timeoutSeconds is jittered between 5 and 10 minutes, as client-go does, so many informers do not
+ * reconnect together). A watch that hears nothing, not even a bookmark, for `idleTimeoutMs` is assumed dead and
+ * replaced. Objects are transformed before they are stored (by default: managedFields and the last-applied
+ * annotation dropped, which nothing reads and which are often half of an object's size).
  */
 import type { Logger } from "pino";
-import { GoneError, TransportError, type KubeClient, type KubeObject } from "../../kube/index.ts";
+import { GoneError, type KubeClient, type KubeObject } from "../../kube/index.ts";
 import { realClock, sleep, type Clock } from "../../kube/clock.ts";
 import { ObjectStore, type StoreChange } from "./store.ts";
 
@@ -47,6 +51,22 @@ export interface InformerOptions {
   readonly initialBackoffMs?: number;
   /** @default 30_000 */
   readonly maxBackoffMs?: number;
+  /** Objects per list page. @default 500, as client-go */
+  readonly pageSize?: number;
+  /** Applied to every object before it is stored and handed to handlers. @default stripUnread */
+  readonly transform?: (object: KubeObject) => KubeObject;
+}
+
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+
+/** Drops what no reconcile reads and what makes cached objects big: managedFields, kubectl's last-applied copy. */
+export function stripUnread(object: KubeObject): KubeObject {
+  const { managedFields, ...metadata } = object.metadata;
+  if (metadata.annotations && lastApplied in metadata.annotations) {
+    const { [lastApplied]: dropped, ...annotations } = metadata.annotations;
+    metadata.annotations = annotations;
+  }
+  return { ...object, metadata };
 }
 
 /** Why a watch request ended without an error. */
@@ -54,7 +74,10 @@ type WatchEnd = "closed" | "idle" | "stopped";
 
 export class Informer<T extends KubeObject = KubeObject> {
   readonly store = new ObjectStore<T>();
+  readonly apiVersion: string;
   readonly kind: string;
+  /** The watched namespace; undefined for all. */
+  readonly namespace: string | undefined;
   private readonly options: InformerOptions;
   private readonly clock: Clock;
   private readonly random: () => number;
@@ -66,12 +89,18 @@ export class Informer<T extends KubeObject = KubeObject> {
   private syncWaiters: (() => void)[] = [];
   private lastHeard: number | undefined;
   private resourceVersion: string | undefined;
+  /** After a 410 the next list must be a consistent read: the watch cache may be as old as what expired. */
+  private consistentRelist = false;
+  private readonly transform: (object: KubeObject) => KubeObject;
 
   constructor(options: InformerOptions) {
     this.options = options;
+    this.apiVersion = options.apiVersion;
     this.kind = options.kind;
+    this.namespace = options.namespace;
     this.clock = options.clock ?? realClock;
     this.random = options.random ?? Math.random;
+    this.transform = options.transform ?? stripUnread;
     this.logger = options.logger.child({
       informer: options.kind,
       ...(options.namespace ? { namespace: options.namespace } : {}),
@@ -151,10 +180,10 @@ export class Informer<T extends KubeObject = KubeObject> {
           // Our resourceVersion is older than the apiserver keeps history for: start over from a fresh list.
           this.logger.info({ resourceVersion: this.resourceVersion }, "watch expired (410 Gone), relisting");
           this.resourceVersion = undefined;
+          this.consistentRelist = true;
           continue;
         }
-        // Transport errors resume the watch where it was; anything else (403, 5xx, a bad list) relists.
-        if (!(error instanceof TransportError)) this.resourceVersion = undefined;
+        // Anything else (a broken connection, 429, 5xx, 403): resume the watch where it was, after a backoff.
         const delayMs = Math.round(backoff * (1 + this.random() * 0.5));
         this.logger.warn(
           { err: error, retryInMs: delayMs, relist: this.resourceVersion === undefined },
@@ -168,18 +197,36 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private async relist(): Promise<void> {
-    const list = await this.options.client.list<T>(this.options.apiVersion, this.options.kind, {
+    const pageSize = this.options.pageSize ?? 500;
+    const scope = {
       ...(this.options.namespace ? { namespace: this.options.namespace } : {}),
       ...(this.options.labelSelector ? { labelSelector: this.options.labelSelector } : {}),
-    });
-    const resourceVersion = list.metadata.resourceVersion;
+    };
+    const items: T[] = [];
+    let resourceVersion: string | undefined;
+    let token: string | undefined;
+    let pages = 0;
+    do {
+      // A continued page carries the snapshot in its token; the first page names the resourceVersion to read at.
+      const page = await this.options.client.list<T>(this.options.apiVersion, this.options.kind, {
+        ...scope,
+        limit: pageSize,
+        ...(token ? { continue: token } : this.consistentRelist ? {} : { resourceVersion: "0" }),
+      });
+      pages++;
+      resourceVersion = page.metadata.resourceVersion;
+      token = page.metadata.continue || undefined;
+      // Items in a list response carry no apiVersion/kind; fill them in so handlers see whole objects.
+      for (const item of page.items) {
+        items.push(this.transform({ ...item, apiVersion: this.options.apiVersion, kind: this.options.kind }) as T);
+      }
+    } while (token);
     if (!resourceVersion) throw new Error(`list of ${this.options.kind} returned no resourceVersion`);
-    // Items in a list response carry no apiVersion/kind; fill them in so handlers see whole objects.
-    const items = list.items.map((item) => ({ ...item, apiVersion: this.options.apiVersion, kind: this.options.kind }));
     const changes = this.store.replace(items);
     this.resourceVersion = resourceVersion;
+    this.consistentRelist = false;
     this.heard();
-    this.logger.debug({ resourceVersion, items: items.length, changes: changes.length }, "listed");
+    this.logger.debug({ resourceVersion, items: items.length, pages, changes: changes.length }, "listed");
     for (const change of changes) this.deliver(change);
     if (!this.synced) {
       this.synced = true;
@@ -222,7 +269,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           if (resourceVersion) this.resourceVersion = resourceVersion;
           continue;
         }
-        const object = event.object;
+        const object = this.transform(event.object) as T;
         if (event.type === "DELETED") {
           const change = this.store.remove(object);
           if (change) this.deliver(change);

@@ -1,6 +1,6 @@
 /**
- * Two operator processes, one leader: built from the runtime alone (informer, controller, leader election, health
- * server, graceful shutdown) around a toy reconcile that copies a ConfigMap's data.input to data.output. After the
+ * Two operator processes, one leader: built by the runtime's Manager alone (informer, controller, leader election,
+ * health server, graceful shutdown) around a toy reconcile that copies a ConfigMap's data.input to data.output. After the
  * leader is killed with SIGKILL, the standby takes over within the lease duration and keeps reconciling; SIGTERM
  * makes a leader finish, release the lease and exit 0.
  *
@@ -13,21 +13,8 @@ import { createInterface } from "node:readline";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
-import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
-import {
-  Controller,
-  enqueueObject,
-  informerReadiness,
-  Informer,
-  KubeLeasePort,
-  LeaderElector,
-  onTerminationSignal,
-  OperatorMetrics,
-  parseKey,
-  shutdownGracefully,
-  startHealthServer,
-  WriteCounter,
-} from "../../operator/runtime/index.ts";
+import type { KubeClient, KubeObject } from "../../kube/index.ts";
+import { onTerminationSignal, parseKey, startManager } from "../../operator/runtime/index.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 
 const labelSelector = "runtime-test=leader";
@@ -163,65 +150,43 @@ function startOperator(identity: string, namespace: string, lease: string): Oper
   };
 }
 
-/** One operator process: what operator/main.ts does, around a toy reconcile. */
+/** One operator process: the runtime's Manager, as operator/main.ts uses it, around a toy reconcile. */
 async function runOperator(identity: string, namespace: string, leaseName: string): Promise<void> {
   const logger = pino({ base: { identity } });
-  const metrics = new OperatorMetrics();
-  const writes = new WriteCounter((verb, kind) => metrics.apiWrite(verb, kind));
-  const client = new KubeClient(loadKubeConfig({ path: process.env.KUBECONFIG ?? "" }), { onWrite: writes.record });
-  const informer = new Informer<ConfigMap>({
-    client,
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    namespace,
-    labelSelector,
-    logger,
-  });
-  const controller = new Controller({
-    name: "configmap-copier",
-    logger,
-    metrics,
-    writes,
-    listKeys: () => informer.store.keys(),
-    reconcile: async (key) => {
-      const cm = informer.store.get(key);
-      if (!cm) return {};
-      const input = cm.data?.input ?? "";
-      if (cm.data?.output === input && cm.metadata.annotations?.[handledBy] === identity) return {};
-      const { name } = parseKey(key);
-      await client.mergePatch("v1", "ConfigMap", name, namespace, {
-        metadata: { annotations: { [handledBy]: identity } },
-        data: { output: input },
-      });
-      return {};
+  const manager = await startManager(
+    {
+      name: "configmap-copier",
+      logger,
+      identity,
+      kubeconfig: { path: process.env.KUBECONFIG ?? "" },
+      for: { apiVersion: "v1", kind: "ConfigMap", labelSelector },
+      // ConfigMaps have no generation: every update counts.
+      updateFilter: () => true,
+      namespaces: [namespace],
+      leaderElection: { namespace, id: leaseName, fieldManager: "runtime-it" },
+      probeAddress: { host: "127.0.0.1", port: 0 },
+      metricsAddress: { host: "127.0.0.1", port: 0 },
+      reportingController: "example.com/runtime-it",
+      fieldManager: "runtime-it",
+      drainTimeoutMs: 5_000,
     },
-  });
-  informer.addHandlers(enqueueObject((key) => controller.enqueue(key)));
-  const elector = new LeaderElector({
-    lease: new KubeLeasePort(client, namespace, leaseName, "runtime-it"),
-    identity,
-    name: leaseName,
-    logger,
-    metrics,
-    onStartedLeading: () => controller.start(),
-    onStoppedLeading: (reason) => {
-      if (reason === "lost") process.exit(1);
-    },
-  });
-  const server = await startHealthServer({
-    port: 0,
-    host: "127.0.0.1",
-    registry: metrics.registry,
-    readiness: [informerReadiness(informer)],
-    logger,
-  });
+    ({ client, cache }) => ({
+      reconcile: async (key) => {
+        const { name } = parseKey(key);
+        const cm = cache.get<ConfigMap>("v1", "ConfigMap", name, namespace);
+        if (!cm) return {};
+        const input = cm.data?.input ?? "";
+        if (cm.data?.output === input && cm.metadata.annotations?.[handledBy] === identity) return {};
+        await client.mergePatch("v1", "ConfigMap", name, namespace, {
+          metadata: { annotations: { [handledBy]: identity } },
+          data: { output: input },
+        });
+        return {};
+      },
+    }),
+  );
   onTerminationSignal(async () => {
-    await shutdownGracefully(
-      { informers: [informer], controllers: [controller], elector, server },
-      { logger, drainTimeoutMs: 5_000 },
-    );
+    await manager.stop();
     process.exit(0);
   });
-  informer.start();
-  elector.start();
 }

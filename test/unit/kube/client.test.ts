@@ -1,9 +1,21 @@
-/** kube/client.ts against a local HTTP server: status mapping and throttling retries. */
+/** kube/client.ts against a local HTTP server: status mapping, retries, credentials, timeouts; kubeconfig parsing. */
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test, type TestContext } from "node:test";
-import { InvalidError, KubeClient, loadKubeConfig, NotFoundError, TooManyRequestsError } from "../../../kube/index.ts";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  Credentials,
+  inClusterConfig,
+  InvalidError,
+  KubeClient,
+  loadKubeConfig,
+  NotFoundError,
+  TooManyRequestsError,
+  UnauthorizedError,
+} from "../../../kube/index.ts";
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -22,7 +34,9 @@ clusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}", insecure-skip
 users: [{name: u, user: {token: t}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c`;
-  return { client: new KubeClient(loadKubeConfig({ kubeconfig })), requests };
+  const client = new KubeClient(loadKubeConfig({ kubeconfig }));
+  t.after(() => client.close());
+  return { client, requests };
 }
 
 function status(response: ServerResponse, code: number, reason: string, headers: Record<string, string> = {}): void {
@@ -73,4 +87,132 @@ test("HTTP statuses map to our error types, with field causes", async (t) => {
     .catch((e: unknown) => e);
   assert.ok(error instanceof InvalidError);
   assert.deepEqual(error.causes, [{ field: "spec.port", message: "must be <= 65535", reason: "FieldValueInvalid" }]);
+});
+
+test("a 401 re-reads a rotated token file and retries once; every request shares one connection", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "kube-token-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const tokenFile = join(dir, "token");
+  writeFileSync(tokenFile, "old\n");
+  const seen: string[] = [];
+  const sockets = new Set<unknown>();
+  const server = createServer((request, response) => {
+    sockets.add(request.socket);
+    seen.push(request.headers.authorization ?? "");
+    if (request.headers.authorization !== "Bearer new") return status(response, 401, "Unauthorized");
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(JSON.stringify({ metadata: {}, items: [] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  const { port } = server.address() as AddressInfo;
+  const client = new KubeClient(
+    loadKubeConfig({
+      kubeconfig: `clusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}"}}]
+users: [{name: u, user: {tokenFile: ${tokenFile}}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c`,
+    }),
+  );
+  t.after(() => client.close());
+  // GIVEN a token that the apiserver no longer accepts, and a kubelet that has since rotated the file
+  await assert.rejects(client.list("v1", "Pod"), UnauthorizedError);
+  writeFileSync(tokenFile, "new\n");
+  // WHEN the next requests run
+  await client.list("v1", "Pod");
+  await client.list("v1", "Pod");
+  // THEN the 401 made it read the file again and retry, and the cached token serves the next request
+  assert.deepEqual(seen, ["Bearer old", "Bearer old", "Bearer old", "Bearer new", "Bearer new"]);
+  // (undici may open a second connection when a request starts before the previous one's socket is released)
+  assert.ok(sockets.size <= 2, `keep-alive connections are reused (${sockets.size} for 5 requests)`);
+});
+
+test("a request that gets no answer times out as a TransportError; a watch does not", async (t) => {
+  const { client } = await clientFor(t, () => {
+    /* never answers */
+  });
+  const slow = new KubeClient(client.config, { requestTimeoutMs: 200 });
+  t.after(() => slow.close());
+  await assert.rejects(slow.get("v1", "ConfigMap", "x", "a"), /no answer within 200 ms/);
+});
+
+test("in-cluster config: the apiserver from the service env, the ServiceAccount's CA, token file and namespace", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "kube-sa-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, "token"), "abc");
+  writeFileSync(join(dir, "namespace"), "myapp-system\n");
+  const kc = inClusterConfig({ KUBERNETES_SERVICE_HOST: "fd00::1", KUBERNETES_SERVICE_PORT: "443" }, dir);
+  assert.deepEqual(kc.getCurrentCluster(), {
+    name: "in-cluster",
+    server: "https://[fd00::1]:443",
+    caFile: join(dir, "ca.crt"),
+    skipTLSVerify: false,
+  });
+  assert.deepEqual(kc.getCurrentUser(), { name: "in-cluster", tokenFile: join(dir, "token") });
+  assert.equal(kc.getContextObject("in-cluster")?.namespace, "myapp-system");
+});
+
+test("kubeconfig: relative paths resolve against the file, auth-provider is refused by name", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "kube-config-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, "config");
+  writeFileSync(
+    path,
+    `clusters: [{name: c, cluster: {server: "https://k:6443", certificate-authority: ca.crt, tls-server-name: kubernetes}}]
+users: [{name: u, user: {client-certificate: certs/u.crt, client-key: /abs/u.key}}]
+contexts: [{name: c, context: {cluster: c, user: u, namespace: ns}}]
+current-context: c`,
+  );
+  const kc = loadKubeConfig({ path });
+  assert.equal(kc.getCurrentCluster()?.caFile, join(dir, "ca.crt"));
+  assert.equal(kc.getCurrentCluster()?.tlsServerName, "kubernetes");
+  assert.equal(kc.getCurrentUser()?.certFile, join(dir, "certs/u.crt"));
+  assert.equal(kc.getCurrentUser()?.keyFile, "/abs/u.key");
+  assert.throws(
+    () =>
+      loadKubeConfig({
+        kubeconfig: `clusters: [{name: c, cluster: {server: "https://k"}}]
+users: [{name: g, user: {auth-provider: {name: gcp}}}]
+contexts: [{name: c, context: {cluster: c, user: g}}]
+current-context: c`,
+      }),
+    /user "g" uses an auth-provider plugin.*exec plugin/,
+  );
+});
+
+test("an exec plugin's token is cached until it expires", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "kube-exec-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const counter = join(dir, "runs");
+  const plugin = join(dir, "plugin.sh");
+  writeFileSync(
+    plugin,
+    `#!/bin/sh\necho x >> ${counter}\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t1","expirationTimestamp":"2999-01-01T00:00:00Z"}}'\n`,
+    { mode: 0o755 },
+  );
+  const credentials = new Credentials({
+    name: "u",
+    exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, args: [], env: [] },
+  });
+  assert.equal(await credentials.authorization(), "Bearer t1");
+  assert.equal(await credentials.authorization(), "Bearer t1");
+  assert.equal(readFileSync(counter, "utf8").trim().split("\n").length, 1, "the plugin ran once");
+  credentials.invalidate();
+  await credentials.authorization();
+  assert.equal(readFileSync(counter, "utf8").trim().split("\n").length, 2, "invalidate (a 401) runs it again");
+});
+
+test("a token file is re-read once a minute, so a rotated projected token is picked up without a 401", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "kube-rotate-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const tokenFile = join(dir, "token");
+  writeFileSync(tokenFile, "one\n");
+  let now = 0;
+  const credentials = new Credentials({ name: "sa", tokenFile }, { now: () => now });
+  assert.equal(await credentials.authorization(), "Bearer one");
+  writeFileSync(tokenFile, "two\n");
+  now = 59_000;
+  assert.equal(await credentials.authorization(), "Bearer one", "cached within the minute");
+  now = 60_000;
+  assert.equal(await credentials.authorization(), "Bearer two");
 });

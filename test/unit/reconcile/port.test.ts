@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { pino } from "pino";
-import { ServerError, type KubeClient } from "../../../kube/index.ts";
-import { eventObject, fieldManager, kubePort, type EventRecord } from "../../../operator/reconcile/index.ts";
+import type { KubeClient } from "../../../kube/index.ts";
+import { fieldManager, kubePort, type EventRecord } from "../../../operator/reconcile/index.ts";
 
 /** A KubeClient stand-in that records the calls kubePort makes. */
 function recordingClient(options: { failCreate?: Error } = {}) {
@@ -37,11 +36,9 @@ const event: EventRecord = {
 };
 
 describe("kubePort", () => {
-  const logger = pino({ level: "silent" });
-
   it("applies with the operator's field manager, forcing ownership", async () => {
     const { client, calls } = recordingClient();
-    const port = kubePort(client, { reportingInstance: "pod-1", logger });
+    const port = kubePort(client, { events: { record: () => undefined } });
     const object = { apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: "shop" } };
 
     await port.apply(object);
@@ -52,7 +49,7 @@ describe("kubePort", () => {
 
   it("applies status to the status subresource with only name and namespace", async () => {
     const { client, calls } = recordingClient();
-    const port = kubePort(client, { reportingInstance: "pod-1", logger });
+    const port = kubePort(client, { events: { record: () => undefined } });
 
     await port.applyStatus({ namespace: "shop", name: "web" }, { phase: "Running" });
 
@@ -69,7 +66,7 @@ describe("kubePort", () => {
 
   it("sets finalizers with a merge patch that carries the resourceVersion (409 when it moved on)", async () => {
     const { client, calls } = recordingClient();
-    const port = kubePort(client, { reportingInstance: "pod-1", logger });
+    const port = kubePort(client, { events: { record: () => undefined } });
 
     await port.setFinalizers({ namespace: "shop", name: "web", resourceVersion: "42" }, ["a", "b"]);
 
@@ -87,7 +84,7 @@ describe("kubePort", () => {
 
   it("passes propagation policy and uid precondition on delete; lists by label selector", async () => {
     const { client, calls } = recordingClient();
-    const port = kubePort(client, { reportingInstance: "pod-1", logger });
+    const port = kubePort(client, { events: { record: () => undefined } });
 
     assert.equal(
       await port.delete("apps/v1", "StatefulSet", "web", "shop", {
@@ -109,56 +106,39 @@ describe("kubePort", () => {
     assert.equal(items.length, 1);
   });
 
-  it("creates events.k8s.io events, and only logs when that fails", async () => {
-    const { client, calls } = recordingClient({ failCreate: new ServerError(500, "boom") });
-    const port = kubePort(client, {
-      reportingInstance: "pod-1",
-      logger,
-      now: () => new Date("2030-01-01T00:00:00.123Z"),
-    });
+  it("hands events to the recorder", async () => {
+    const { client, calls } = recordingClient();
+    const recorded: EventRecord[] = [];
+    const port = kubePort(client, { events: { record: (e) => recorded.push(e) } });
 
     await port.emitEvent(event);
 
-    const created = calls[0]?.args[0] as Record<string, unknown>;
-    assert.equal(created["apiVersion"], "events.k8s.io/v1");
-    assert.equal(created["eventTime"], "2030-01-01T00:00:00.123000Z");
+    assert.deepEqual(recorded, [event]);
+    assert.deepEqual(calls, [], "the recorder writes, not the port");
   });
-});
 
-describe("eventObject", () => {
-  it("fills what events.k8s.io/v1 requires", () => {
-    const object = eventObject(
-      { ...event, related: { apiVersion: "apps/v1", kind: "Deployment", name: "web", namespace: "shop" } },
-      "pod-1",
-      new Date("2030-01-01T00:00:00Z"),
-    );
-    assert.match(object.metadata.name ?? "", /^web\.[0-9a-f]{16}$/);
+  it("reads kinds the cache covers from the cache, others live; remembers what it wrote", async () => {
+    const { client, calls } = recordingClient();
+    const cached = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "shop" } };
+    const wrote: unknown[] = [];
+    const cache = {
+      covers: (apiVersion: string) => apiVersion === "apps/v1",
+      get: <T>() => cached as T,
+      list: <T>() => [cached as T],
+      wrote: (object: unknown) => wrote.push(object),
+    };
+    const port = kubePort(client, { cache, events: { record: () => undefined } });
+
+    assert.equal(await port.find("apps/v1", "Deployment", "web", "shop"), cached);
+    assert.deepEqual(await port.list("apps/v1", "Deployment", "shop", "a=b"), [cached]);
+    await port.find("v1", "Service", "web", "shop");
+    await port.apply({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "shop" } });
+
     assert.deepEqual(
-      { ...object, metadata: { namespace: object.metadata.namespace } },
-      {
-        apiVersion: "events.k8s.io/v1",
-        kind: "Event",
-        metadata: { namespace: "shop" },
-        eventTime: "2030-01-01T00:00:00.000000Z",
-        reportingController: "example.com/myapp-operator",
-        reportingInstance: "pod-1",
-        action: "Apply",
-        reason: "Created",
-        note: "Created Deployment web",
-        type: "Normal",
-        regarding: event.regarding,
-        related: { apiVersion: "apps/v1", kind: "Deployment", name: "web", namespace: "shop" },
-      },
+      calls.map((c) => c.method),
+      ["find", "apply"],
+      "only the uncovered kind and the write reach the client",
     );
-  });
-
-  it("caps the note at 1 kB and the name at a valid length", () => {
-    const long = eventObject(
-      { ...event, note: "é".repeat(2000), regarding: { ...event.regarding, name: "n".repeat(253) } },
-      "pod",
-      new Date(),
-    );
-    assert.ok(Buffer.byteLength(long["note"] as string) <= 1024);
-    assert.ok((long.metadata.name ?? "").length <= 253);
+    assert.equal(wrote.length, 1, "the apply's answer is remembered");
   });
 });

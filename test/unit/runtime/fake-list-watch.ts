@@ -1,5 +1,5 @@
 /** A scripted list+watch port: the test decides what each list returns and feeds each watch its events. */
-import type { KubeObject, ObjectList, WatchEvent, WatchOptions } from "../../../kube/client.ts";
+import type { KubeObject, ListOptions, ObjectList, WatchEvent, WatchOptions } from "../../../kube/client.ts";
 import type { ListWatchPort } from "../../../operator/runtime/informer.ts";
 
 type Item = { event: WatchEvent<KubeObject> } | { error: unknown } | { end: true };
@@ -57,6 +57,8 @@ export class FakeListWatch {
   /** Responses for the next list calls, in order: a list, or an error to throw. */
   readonly lists: (ObjectList<KubeObject> | Error)[] = [];
   readonly watches: FakeWatch[] = [];
+  /** The options of every list call, in order. */
+  readonly listOptions: ListOptions[] = [];
   listCalls = 0;
 
   get lastWatch(): FakeWatch | undefined {
@@ -64,8 +66,9 @@ export class FakeListWatch {
   }
 
   readonly port: ListWatchPort = {
-    list: (async () => {
+    list: (async (_apiVersion: string, _kind: string, options: ListOptions = {}) => {
       this.listCalls++;
+      this.listOptions.push(options);
       const next = this.lists.shift();
       if (!next) throw new Error("test bug: no list response scripted");
       if (next instanceof Error) throw next;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ForbiddenError, GoneError, TransportError } from "../../../kube/errors.ts";
+import { ForbiddenError, GoneError, ServerError, TooManyRequestsError, TransportError } from "../../../kube/errors.ts";
 import type { KubeObject } from "../../../kube/client.ts";
 import { Informer, type InformerOptions } from "../../../operator/runtime/informer.ts";
 import { captureLogger } from "./capture-logger.ts";
@@ -111,6 +111,68 @@ describe("Informer", () => {
     api.lastWatch!.fail(new GoneError(410, "expired", "Expired"));
     await settle();
     assert.deepEqual(events.slice(4), ["delete a@90", "delete b@400"]);
+    await informer.stop();
+  });
+
+  it("lists in pages, the first time from the watch cache (resourceVersion 0), after a 410 consistently", async () => {
+    const { api, informer, events } = setup({ pageSize: 2 });
+    api.lists.push({ ...listOf("100", deployment("a", "90"), deployment("b", "91")), metadata: { continue: "t1" } });
+    api.lists.push(listOf("100", deployment("c", "92")));
+    informer.start();
+    await informer.waitForSync();
+    await settle();
+    assert.deepEqual(events, ["add a@90", "add b@91", "add c@92"]);
+    assert.deepEqual(api.listOptions, [
+      { limit: 2, resourceVersion: "0" },
+      { limit: 2, continue: "t1" },
+    ]);
+    assert.equal(api.lastWatch?.options.resourceVersion, "100");
+    api.lists.push(listOf("500", deployment("a", "90")));
+    api.lastWatch!.fail(new GoneError(410, "expired", "Expired"));
+    await settle();
+    assert.deepEqual(api.listOptions[2], { limit: 2 }, "a relist after 410 is a consistent read");
+    await informer.stop();
+  });
+
+  it("resumes the watch after 429 and 5xx errors, without relisting", async () => {
+    const { api, informer, clock } = setup();
+    api.lists.push(listOf("100"));
+    informer.start();
+    await settle();
+    api.lastWatch!.send("ADDED", deployment("a", "110"));
+    api.lastWatch!.fail(new TooManyRequestsError(429, "too many requests", "TooManyRequests"));
+    await settle();
+    await clock.advance(200);
+    assert.equal(api.lastWatch?.options.resourceVersion, "110");
+    api.lastWatch!.fail(new ServerError(500, "etcd leader changed", "InternalError"));
+    await settle();
+    await clock.advance(400);
+    assert.equal(api.watches.length, 3);
+    assert.equal(api.lastWatch?.options.resourceVersion, "110");
+    assert.equal(api.listCalls, 1, "no relist");
+    await informer.stop();
+  });
+
+  it("stores objects without managedFields or kubectl's last-applied annotation", async () => {
+    const { api, informer } = setup();
+    const heavy = (name: string, rv: string) => ({
+      ...deployment(name, rv),
+      metadata: {
+        ...deployment(name, rv).metadata,
+        managedFields: [{ manager: "kubectl" }],
+        annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{}", keep: "me" },
+      },
+    });
+    api.lists.push(listOf("100", heavy("a", "90")));
+    informer.start();
+    await settle();
+    api.lastWatch!.send("ADDED", heavy("b", "101"));
+    await settle();
+    for (const name of ["a", "b"]) {
+      const stored = informer.store.get(`ns/${name}`)!;
+      assert.equal(stored.metadata.managedFields, undefined);
+      assert.deepEqual(stored.metadata.annotations, { keep: "me" });
+    }
     await informer.stop();
   });
 

@@ -1,0 +1,42 @@
+/**
+ * The connection pool of one cluster connection: one undici Agent with keep-alive, holding the cluster's TLS
+ * settings (CA, client certificate, server name, verification), shared by every request and watch of a KubeClient.
+ * A TLS handshake costs ~10 ms of CPU and tens of KB of memory; reusing connections makes a request cost ~1 ms.
+ * (client-node 2.0 builds a new Agent, hence a new connection, for every request.)
+ */
+import { readFileSync } from "node:fs";
+import { Agent } from "undici";
+import type { Cluster, User } from "./config.ts";
+
+/** Idle connections are kept this long for the next request (the apiserver keeps them ~90 s+). */
+const keepAliveMs = 60_000;
+
+/** A keep-alive Agent for `cluster`, presenting `user`'s client certificate if it has one. */
+export function connectionPool(cluster: Cluster, user: User | null): Agent {
+  const ca = pem(cluster.caData, cluster.caFile, `cluster "${cluster.name}" CA`);
+  const cert = pem(user?.certData, user?.certFile, `user "${user?.name}" client certificate`);
+  const key = pem(user?.keyData, user?.keyFile, `user "${user?.name}" client key`);
+  if ((cert === undefined) !== (key === undefined)) {
+    throw new Error(`kubeconfig user "${user?.name}" needs both a client certificate and a client key`);
+  }
+  return new Agent({
+    keepAliveTimeout: keepAliveMs,
+    keepAliveMaxTimeout: keepAliveMs,
+    connect: {
+      ...(ca ? { ca } : {}),
+      ...(cert && key ? { cert, key } : {}),
+      ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
+      rejectUnauthorized: !cluster.skipTLSVerify,
+    },
+  });
+}
+
+function pem(data: string | undefined, file: string | undefined, what: string): Buffer | undefined {
+  if (data) return Buffer.from(data, "base64");
+  if (!file) return undefined;
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new Error(`cannot read the ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+}

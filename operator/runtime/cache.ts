@@ -1,0 +1,124 @@
+/**
+ * The informers' stores as one read port, like controller-runtime's cached client: a reconcile reads the objects
+ * the operator watches from memory instead of GETting them. Reads are as fresh as the watch, which is what a
+ * level-based reconcile wants; a write based on a stale copy fails with 409 (optimistic concurrency) or is a
+ * server-side apply that does not depend on the copy, and the runtime requeues it.
+ *
+ * One addition over controller-runtime: the cache remembers the objects this process itself wrote (the answer of
+ * an apply or patch) until the watch delivers them, so the reconcile right after a write does not see its own
+ * write missing and make it again. Newer is decided by resourceVersion, compared as integers (etcd's revisions);
+ * the apiserver calls them opaque, so an unparsable one always defers to the watch.
+ */
+import type { KubeObject } from "../../kube/index.ts";
+import { stripUnread, type Informer } from "./informer.ts";
+import { objectKey } from "./object-key.ts";
+
+/** What a reconcile may read from the cache. */
+export interface CacheReader {
+  /** True when objects of this kind in this namespace are cached (else read them live). */
+  covers(apiVersion: string, kind: string, namespace?: string): boolean;
+  /** The cached object, or undefined when it does not exist (as far as the watch knows). */
+  get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): T | undefined;
+  /** Cached objects of a kind in a namespace matching an equality label selector (`k=v,k2=v2`). */
+  list<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string): T[];
+  /** Remembers an object this process just wrote, until the watch has caught up with it. */
+  wrote(object: KubeObject): void;
+}
+
+export class InformerCache implements CacheReader {
+  private readonly informers: readonly Informer[];
+  private readonly written = new Map<string, KubeObject>();
+
+  constructor(informers: readonly Informer[]) {
+    this.informers = informers;
+    // Forget an own write once the watch has delivered it (or something newer), or the object's deletion.
+    for (const informer of informers) {
+      const caughtUp = (object: KubeObject) => {
+        const key = this.writtenKey(
+          informer.apiVersion,
+          informer.kind,
+          object.metadata.name,
+          object.metadata.namespace,
+        );
+        const own = this.written.get(key);
+        if (own && !isNewer(own, object)) this.written.delete(key);
+      };
+      informer.addHandlers({
+        onAdd: caughtUp,
+        onUpdate: (_old, object) => caughtUp(object),
+        onDelete: (object) =>
+          this.written.delete(
+            this.writtenKey(informer.apiVersion, informer.kind, object.metadata.name, object.metadata.namespace),
+          ),
+      });
+    }
+  }
+
+  covers(apiVersion: string, kind: string, namespace?: string): boolean {
+    return this.informerFor(apiVersion, kind, namespace) !== undefined;
+  }
+
+  get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): T | undefined {
+    const key = objectKey({ ...(namespace ? { namespace } : {}), name });
+    const stored = this.informerFor(apiVersion, kind, namespace)?.store.get(key) as T | undefined;
+    const writtenKey = this.writtenKey(apiVersion, kind, name, namespace);
+    const own = this.written.get(writtenKey) as T | undefined;
+    if (!own) return stored;
+    if (stored && !isNewer(own, stored)) {
+      this.written.delete(writtenKey);
+      return stored;
+    }
+    return own;
+  }
+
+  list<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string): T[] {
+    const informer = this.informerFor(apiVersion, kind, namespace);
+    if (!informer) return [];
+    const wanted = parseSelector(labelSelector);
+    return informer.store
+      .list()
+      .filter((object) => object.metadata.namespace === namespace && matches(object.metadata.labels, wanted))
+      .map((object) => this.get<T>(apiVersion, kind, object.metadata.name ?? "", namespace) ?? (object as T));
+  }
+
+  wrote(object: KubeObject): void {
+    const { name, namespace } = object.metadata;
+    if (!name || !this.informerFor(object.apiVersion, object.kind, namespace)) return;
+    this.written.set(this.writtenKey(object.apiVersion, object.kind, name, namespace), stripUnread(object));
+  }
+
+  private writtenKey(apiVersion: string, kind: string, name: string | undefined, namespace: string | undefined) {
+    return `${apiVersion}/${kind}/${objectKey({ ...(namespace ? { namespace } : {}), name: name ?? "" })}`;
+  }
+
+  private informerFor(apiVersion: string, kind: string, namespace?: string): Informer | undefined {
+    return this.informers.find(
+      (i) =>
+        i.apiVersion === apiVersion &&
+        i.kind === kind &&
+        (i.namespace === undefined || i.namespace === namespace) &&
+        i.hasSynced(),
+    );
+  }
+}
+
+function isNewer(a: KubeObject, b: KubeObject): boolean {
+  const x = a.metadata.resourceVersion;
+  const y = b.metadata.resourceVersion;
+  if (!x || !y || !/^\d+$/.test(x) || !/^\d+$/.test(y)) return false;
+  return BigInt(x) > BigInt(y);
+}
+
+/** Parses an equality-based selector; set-based selectors are not needed by any caller and are refused. */
+function parseSelector(selector: string): [string, string][] {
+  if (!selector.trim()) return [];
+  return selector.split(",").map((term) => {
+    const match = /^\s*([^=!\s]+)\s*==?\s*([^=!\s]*)\s*$/.exec(term);
+    if (!match) throw new Error(`label selector term "${term}" is not key=value (only equality is supported)`);
+    return [match[1]!, match[2]!];
+  });
+}
+
+function matches(labels: Record<string, string> | undefined, wanted: readonly [string, string][]): boolean {
+  return wanted.every(([key, value]) => labels?.[key] === value);
+}

@@ -1,0 +1,235 @@
+/**
+ * Records events.k8s.io/v1 Events the way client-go's events recorder does, so events never dominate the API
+ * writes: an event identical to one recorded in the last `seriesWindowMs` (same object, type, reason, action,
+ * note, related) does not create another Event, it becomes a series whose count and lastObservedTime are patched
+ * onto the first one, at most once per `seriesFlushMs`; and each object gets a token bucket (client-go's spam
+ * filter: a burst of 25, then one per 5 minutes), beyond which events are dropped. Writes are fire-and-forget:
+ * a failed event is logged, never thrown, because events must not break a reconcile.
+ */
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import type { KubeObject } from "../../kube/index.ts";
+import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
+
+/** An object an event is about (events.k8s.io ObjectReference). */
+export interface EventObjectReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly uid?: string;
+}
+
+/** One event for `kubectl describe`: what happened (reason, note), to what, and whether it needs attention. */
+export interface EventRecord {
+  readonly type: "Normal" | "Warning";
+  /** CamelCase, e.g. `Created`, `RolloutComplete`, `InvalidSpec`. */
+  readonly reason: string;
+  /** What the controller did or failed to do, CamelCase: `Apply`, `Delete`, `Reconcile`. */
+  readonly action: string;
+  /** Human-readable, at most 1 kB. */
+  readonly note: string;
+  readonly regarding: EventObjectReference;
+  /** A second object involved, e.g. the child that was created. */
+  readonly related?: EventObjectReference;
+}
+
+/** The writes the recorder makes (a KubeClient satisfies it). */
+export interface EventSink {
+  create(object: KubeObject, options: { fieldManager?: string }): Promise<unknown>;
+  mergePatch(apiVersion: string, kind: string, name: string, namespace: string, patch: unknown): Promise<unknown>;
+}
+
+export interface EventRecorderOptions {
+  readonly sink: EventSink;
+  /** e.g. `example.com/myapp-operator` */
+  readonly reportingController: string;
+  /** The pod or host name of this process. */
+  readonly reportingInstance: string;
+  readonly logger: Logger;
+  readonly fieldManager?: string;
+  /** @default realClock */
+  readonly clock?: Clock;
+  /** Repeats within this long join the first event's series. @default 360_000 (6 min, as client-go) */
+  readonly seriesWindowMs?: number;
+  /** Series counts are written at most this often. @default 60_000 */
+  readonly seriesFlushMs?: number;
+  /** Events per object at once. @default 25 */
+  readonly burst?: number;
+  /** One more event per object after this long. @default 300_000 */
+  readonly refillMs?: number;
+}
+
+interface Series {
+  readonly name: string;
+  readonly namespace: string;
+  firstSeen: number;
+  count: number;
+  lastObserved: number;
+  /** lastObserved on the wall clock, for the Event's lastObservedTime (`now()` is monotonic). */
+  lastObservedWall: number;
+  flushedCount: number;
+}
+
+export class EventRecorder {
+  private readonly options: EventRecorderOptions;
+  private readonly clock: Clock;
+  private readonly series = new Map<string, Series>();
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private flushTimer: TimerHandle | undefined;
+
+  constructor(options: EventRecorderOptions) {
+    this.options = options;
+    this.clock = options.clock ?? realClock;
+  }
+
+  /** Records `event` (or counts it into a series); returns at once. */
+  record(event: EventRecord): void {
+    const now = this.clock.now();
+    this.forgetOld(now);
+    const key = JSON.stringify([event.regarding, event.related, event.type, event.reason, event.action, event.note]);
+    const known = this.series.get(key);
+    if (known) {
+      known.count++;
+      known.lastObserved = now;
+      known.lastObservedWall = this.clock.wallTime();
+      this.scheduleFlush();
+      return;
+    }
+    if (!this.take(event.regarding, now)) {
+      this.options.logger.debug({ reason: event.reason, regarding: event.regarding.name }, "event dropped (rate)");
+      return;
+    }
+    const object = eventObject(
+      event,
+      this.options.reportingController,
+      this.options.reportingInstance,
+      new Date(this.clock.wallTime()),
+    );
+    const { name, namespace } = object.metadata as { name: string; namespace: string };
+    this.series.set(key, {
+      name,
+      namespace,
+      firstSeen: now,
+      count: 1,
+      lastObserved: now,
+      lastObservedWall: this.clock.wallTime(),
+      flushedCount: 1,
+    });
+    this.track(
+      this.options.sink.create(object, this.options.fieldManager ? { fieldManager: this.options.fieldManager } : {}),
+      event,
+    );
+  }
+
+  /** Waits for the writes under way (for tests and shutdown). */
+  async flush(): Promise<void> {
+    this.writeSeries();
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  /** Stops the series timer. */
+  stop(): void {
+    if (this.flushTimer) this.clock.clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushTimer) return;
+    this.flushTimer = this.clock.setTimeout(() => {
+      this.flushTimer = undefined;
+      this.writeSeries();
+    }, this.options.seriesFlushMs ?? 60_000);
+  }
+
+  private writeSeries(): void {
+    for (const series of this.series.values()) {
+      if (series.count === series.flushedCount) continue;
+      series.flushedCount = series.count;
+      const patch = { series: { count: series.count, lastObservedTime: microTime(new Date(series.lastObservedWall)) } };
+      const write = this.options.sink.mergePatch("events.k8s.io/v1", "Event", series.name, series.namespace, patch);
+      this.track(write, undefined);
+    }
+  }
+
+  private forgetOld(now: number): void {
+    const window = this.options.seriesWindowMs ?? 360_000;
+    for (const [key, series] of this.series) {
+      if (now - series.firstSeen < window) continue;
+      if (series.count !== series.flushedCount) continue; // still to be written
+      this.series.delete(key);
+    }
+  }
+
+  private take(regarding: EventObjectReference, now: number): boolean {
+    const burst = this.options.burst ?? 25;
+    const refillMs = this.options.refillMs ?? 300_000;
+    const key = `${regarding.kind}/${regarding.namespace}/${regarding.name}`;
+    const bucket = this.buckets.get(key) ?? { tokens: burst, at: now };
+    const refills = Math.floor((now - bucket.at) / refillMs);
+    if (refills > 0) {
+      bucket.tokens = Math.min(burst, bucket.tokens + refills);
+      bucket.at += refills * refillMs;
+    }
+    this.buckets.set(key, bucket);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens--;
+    return true;
+  }
+
+  private track(write: Promise<unknown>, event: EventRecord | undefined): void {
+    const done: Promise<void> = write.then(
+      () => undefined,
+      (error: unknown) => {
+        this.options.logger.warn(
+          { err: error, ...(event ? { reason: event.reason, regarding: event.regarding.name } : {}) },
+          "could not record event",
+        );
+      },
+    );
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
+  }
+}
+
+/** An events.k8s.io/v1 Event for `record`, as client-go's events recorder writes one. */
+export function eventObject(
+  record: EventRecord,
+  reportingController: string,
+  reportingInstance: string,
+  at: Date,
+): KubeObject {
+  return {
+    apiVersion: "events.k8s.io/v1",
+    kind: "Event",
+    metadata: {
+      // <object>.<random>, as client-go names events; the name part is capped so the whole stays a valid name.
+      name: `${record.regarding.name.slice(0, 200)}.${randomBytes(8).toString("hex")}`,
+      namespace: record.regarding.namespace,
+    },
+    eventTime: microTime(at),
+    reportingController,
+    reportingInstance: reportingInstance.slice(0, 128),
+    action: record.action,
+    reason: record.reason,
+    note: truncate(record.note, 1024),
+    type: record.type,
+    regarding: record.regarding,
+    ...(record.related ? { related: record.related } : {}),
+  };
+}
+
+// metav1.MicroTime is RFC 3339 with exactly six fractional digits.
+function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+function truncate(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= maxBytes) return text;
+  return `${bytes
+    .subarray(0, maxBytes - 3)
+    .toString("utf8")
+    .replace(/\uFFFD$/, "")}...`;
+}

@@ -1,0 +1,256 @@
+/**
+ * The Manager, as controller-runtime's: the one function that assembles an operator process from its generic parts,
+ * so operator/main.ts, the tests and the benchmarks run the same wiring. It builds the cluster connection (one
+ * connection pool), an informer per watched kind and namespace whose stores form the cached read port, the
+ * event recorder, one controller (primary kind `for`, owned kinds `owns` mapped to their controlling owner),
+ * leader election, the health and metrics servers, and the ordered shutdown. The reconciler is the caller's: it
+ * gets the connection, the cache and the recorder, and returns the reconcile function.
+ */
+import type { Logger } from "pino";
+import { KubeClient, loadKubeConfig, type KubeConfigSource, type KubeObject } from "../../kube/index.ts";
+import { InformerCache, type CacheReader } from "./cache.ts";
+import { Controller, type Reconciler, type StalledHandler } from "./controller.ts";
+import { EventRecorder } from "./event-recorder.ts";
+import { enqueueObject, enqueueOwner, specOrMetadataChanged } from "./event-handlers.ts";
+import { informerReadiness, startHealthServer, type HealthServer } from "./health-server.ts";
+import { bearerTokenAuthorizer, kubeAccessReviews } from "./metrics-auth.ts";
+import { Informer } from "./informer.ts";
+import { KubeLeasePort, LeaderElector } from "./leader-election.ts";
+import { OperatorMetrics } from "./metrics.ts";
+import { shutdownGracefully } from "./shutdown.ts";
+import { WriteCounter } from "./write-counter.ts";
+
+/** A kind the manager watches. */
+export interface WatchedKind {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** Only objects matching this label selector are watched (and cached). */
+  readonly labelSelector?: string;
+}
+
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface ManagerOptions {
+  /** Names the controller in metrics and logs. */
+  readonly name: string;
+  readonly logger: Logger;
+  /** Unique per process: the Lease holder identity and the events' reportingInstance. */
+  readonly identity: string;
+  /** Where the credentials come from. @default loadKubeConfig() (in-cluster, KUBECONFIG, ~/.kube/config) */
+  readonly kubeconfig?: KubeConfigSource;
+  /** @default 60_000 */
+  readonly requestTimeoutMs?: number;
+  /** The primary kind: its events enqueue its own key. */
+  readonly for: WatchedKind;
+  /** Owned kinds: their events enqueue the key of their controlling `for` object. */
+  readonly owns?: readonly WatchedKind[];
+  /** Kinds only cached for the reconciler to read (their events enqueue nothing). */
+  readonly watches?: readonly WatchedKind[];
+  /** Primary updates that should not trigger a reconcile are filtered here. @default specOrMetadataChanged */
+  readonly updateFilter?: (oldObject: KubeObject, newObject: KubeObject) => boolean;
+  /** Watched namespaces; empty or undefined: the whole cluster. */
+  readonly namespaces?: readonly string[];
+  readonly concurrency?: number;
+  readonly maxConsecutiveFailures?: number;
+  /** After maxConsecutiveFailures fast retries, a failing key is retried this often (with jitter). */
+  readonly slowRetryIntervalMs?: number;
+  readonly resyncPeriodMs?: number;
+  /** Only the holder of this Lease reconciles; standbys keep warm caches. Off when undefined. */
+  readonly leaderElection?: { readonly namespace: string; readonly id: string; readonly fieldManager: string };
+  /** /healthz and /readyz (and /metrics). */
+  readonly probeAddress: Address;
+  /** /metrics; the probe server serves it too when the addresses are equal. */
+  readonly metricsAddress: Address;
+  /**
+   * /metrics only for bearer tokens that a TokenReview authenticates and a SubjectAccessReview allows to
+   * `get /metrics` (controller-runtime's secure metrics). @default false
+   */
+  readonly secureMetrics?: boolean;
+  /** Serve /metrics over HTTPS with this certificate. */
+  readonly metricsTls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /** events.k8s.io reportingController, e.g. `example.com/my-operator`. */
+  readonly reportingController: string;
+  /** The field manager of the runtime's own writes (Lease, Events). */
+  readonly fieldManager: string;
+  /** How long shutdown waits for running reconciles. @default 20_000 */
+  readonly drainTimeoutMs?: number;
+  /** Called when leadership is lost. @default exits the process with status 1, as controller-runtime does */
+  readonly onLeadershipLost?: () => void;
+}
+
+/** What a reconciler is built from. */
+export interface ReconcilerContext {
+  readonly client: KubeClient;
+  /** The informers' stores: read what the manager watches from here. */
+  readonly cache: CacheReader;
+  readonly events: EventRecorder;
+  readonly logger: Logger;
+}
+
+export interface ReconcilerSetup {
+  readonly reconcile: Reconciler;
+  readonly onStalled?: StalledHandler;
+}
+
+export interface Manager {
+  readonly client: KubeClient;
+  readonly cache: CacheReader;
+  readonly metrics: OperatorMetrics;
+  readonly controller: Controller;
+  readonly informers: readonly Informer[];
+  readonly probePort: number;
+  readonly metricsPort: number;
+  /** Stops intake, drains reconciles, releases the lease, closes the servers and the connection pool. */
+  stop(): Promise<{ drained: boolean }>;
+}
+
+/** Builds and starts the operator process's runtime around the reconciler `setup` returns. */
+export async function startManager(
+  options: ManagerOptions,
+  setup: (context: ReconcilerContext) => ReconcilerSetup,
+): Promise<Manager> {
+  const { logger } = options;
+  const metrics = new OperatorMetrics();
+  const writes = new WriteCounter((verb, kind) => metrics.apiWrite(verb, kind));
+  const client = new KubeClient(loadKubeConfig(options.kubeconfig ?? {}), {
+    onWrite: writes.record,
+    ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+  });
+
+  const primaries: Informer[] = [];
+  const owned: Informer[] = [];
+  const watched: Informer[] = [];
+  const scopes = options.namespaces && options.namespaces.length > 0 ? options.namespaces : [undefined];
+  const informer = (watched: WatchedKind, namespace: string | undefined) =>
+    new Informer({
+      client,
+      apiVersion: watched.apiVersion,
+      kind: watched.kind,
+      logger,
+      ...(watched.labelSelector ? { labelSelector: watched.labelSelector } : {}),
+      ...(namespace ? { namespace } : {}),
+    });
+  for (const namespace of scopes) {
+    primaries.push(informer(options.for, namespace));
+    for (const kind of options.owns ?? []) owned.push(informer(kind, namespace));
+    for (const kind of options.watches ?? []) watched.push(informer(kind, namespace));
+  }
+  const informers = [...primaries, ...owned, ...watched];
+  const cache = new InformerCache(informers);
+  const events = new EventRecorder({
+    sink: client,
+    reportingController: options.reportingController,
+    reportingInstance: options.identity,
+    fieldManager: options.fieldManager,
+    logger,
+  });
+
+  const reconciler = setup({ client, cache, events, logger });
+  const controller = new Controller({
+    name: options.name,
+    reconcile: reconciler.reconcile,
+    ...(reconciler.onStalled ? { onStalled: reconciler.onStalled } : {}),
+    logger,
+    metrics,
+    writes,
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    ...(options.maxConsecutiveFailures !== undefined ? { maxConsecutiveFailures: options.maxConsecutiveFailures } : {}),
+    ...(options.slowRetryIntervalMs !== undefined ? { slowRetryIntervalMs: options.slowRetryIntervalMs } : {}),
+    ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
+    listKeys: () => primaries.flatMap((i) => [...i.store.keys()]),
+  });
+  const enqueue = (key: string) => controller.enqueue(key);
+  const filter = options.updateFilter ?? specOrMetadataChanged;
+  for (const i of primaries) i.addHandlers(enqueueObject<KubeObject>(enqueue, filter));
+  const owner = { apiVersion: options.for.apiVersion, kind: options.for.kind };
+  for (const i of owned) i.addHandlers(enqueueOwner(owner, enqueue));
+
+  // As controller-runtime: workers start once every cache has its first list, so no reconcile reads a half-empty
+  // cache (and takes a missing child for one to create).
+  const stopped = new AbortController();
+  const startWhenSynced = async () => {
+    await Promise.all(informers.map((i) => i.waitForSync(stopped.signal)));
+    if (stopped.signal.aborted) return;
+    logger.info({ informers: informers.length }, "caches synced, starting workers");
+    controller.start();
+  };
+
+  const election = options.leaderElection;
+  const elector = election
+    ? new LeaderElector({
+        lease: new KubeLeasePort(client, election.namespace, election.id, election.fieldManager),
+        identity: options.identity,
+        name: election.id,
+        logger,
+        metrics,
+        onStartedLeading: () => void startWhenSynced(),
+        onStoppedLeading: (reason) => {
+          if (reason !== "lost") return;
+          // A process that lost its lease may still have reconciles running: exit, and rejoin as a standby.
+          logger.error("leader election lost; exiting");
+          (options.onLeadershipLost ?? (() => process.exit(1)))();
+        },
+      })
+    : undefined;
+
+  const readiness = informers.map((i) => informerReadiness(i));
+  const servers: HealthServer[] = [];
+  const sameAddress =
+    options.metricsAddress.port === options.probeAddress.port &&
+    options.metricsAddress.host === options.probeAddress.host;
+  // The reviews go through a client of their own: they are not writes of the operator's objects.
+  const authorizeMetrics = options.secureMetrics
+    ? bearerTokenAuthorizer(kubeAccessReviews(new KubeClient(client.config)))
+    : undefined;
+  if (authorizeMetrics && !options.metricsTls) {
+    logger.warn("secure metrics without TLS: bearer tokens reach /metrics unencrypted");
+  }
+  const served = { registry: metrics.registry, readiness, logger, ...(authorizeMetrics ? { authorizeMetrics } : {}) };
+  const probe = await startHealthServer({ ...options.probeAddress, ...served, serves: { metrics: sameAddress } });
+  servers.push(probe);
+  const metricsServer = sameAddress
+    ? probe
+    : await startHealthServer({
+        ...options.metricsAddress,
+        ...served,
+        serves: { probes: false },
+        ...(options.metricsTls ? { tls: options.metricsTls } : {}),
+      });
+  if (metricsServer !== probe) servers.push(metricsServer);
+
+  for (const i of informers) i.start();
+  if (elector) elector.start();
+  else void startWhenSynced();
+
+  let stopping: Promise<{ drained: boolean }> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      stopped.abort();
+      const result = await shutdownGracefully(
+        {
+          informers,
+          controllers: [controller],
+          ...(elector ? { elector } : {}),
+          server: { close: () => Promise.all(servers.map((s) => s.close())).then(() => undefined) },
+        },
+        { logger, ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}) },
+      );
+      events.stop();
+      await events.flush();
+      await client.close();
+      return result;
+    })());
+  return {
+    client,
+    cache,
+    metrics,
+    controller,
+    informers,
+    probePort: probe.port,
+    metricsPort: metricsServer.port,
+    stop,
+  };
+}

@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { KubeObject } from "../../../kube/index.ts";
+import { InformerCache } from "../../../operator/runtime/cache.ts";
+import { Informer } from "../../../operator/runtime/informer.ts";
+import { captureLogger } from "./capture-logger.ts";
+import { settle } from "./fake-clock.ts";
+import { FakeListWatch, listOf } from "./fake-list-watch.ts";
+
+function object(name: string, resourceVersion: string, labels: Record<string, string> = {}): KubeObject {
+  return { apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace: "ns", resourceVersion, labels } };
+}
+
+async function synced(...items: KubeObject[]) {
+  const api = new FakeListWatch();
+  api.lists.push(listOf("100", ...items));
+  const informer = new Informer({
+    client: api.port,
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    namespace: "ns",
+    logger: captureLogger().logger,
+  });
+  const cache = new InformerCache([informer]);
+  assert.equal(cache.covers("apps/v1", "Deployment", "ns"), false, "not before the first list");
+  informer.start();
+  await informer.waitForSync();
+  await settle();
+  return { api, informer, cache };
+}
+
+describe("InformerCache", () => {
+  it("covers the kinds and namespaces its informers watch once synced", async () => {
+    const { informer, cache } = await synced(object("a", "90"));
+    assert.equal(cache.covers("apps/v1", "Deployment", "ns"), true);
+    assert.equal(cache.covers("apps/v1", "Deployment", "other"), false);
+    assert.equal(cache.covers("v1", "Service", "ns"), false);
+    assert.equal(cache.get("apps/v1", "Deployment", "a", "ns")?.metadata.resourceVersion, "90");
+    assert.equal(cache.get("apps/v1", "Deployment", "b", "ns"), undefined);
+    await informer.stop();
+  });
+
+  it("lists by equality label selector", async () => {
+    const { informer, cache } = await synced(object("a", "90", { app: "x" }), object("b", "91", { app: "y" }));
+    assert.deepEqual(
+      cache.list("apps/v1", "Deployment", "ns", "app=x").map((o) => o.metadata.name),
+      ["a"],
+    );
+    assert.throws(() => cache.list("apps/v1", "Deployment", "ns", "app in (x)"), /only equality/);
+    await informer.stop();
+  });
+
+  it("serves the process's own write until the watch has delivered it or something newer", async () => {
+    const { api, informer, cache } = await synced(object("a", "90"));
+    cache.wrote({ ...object("a", "120"), metadata: { ...object("a", "120").metadata, managedFields: [{}] } });
+    const own = cache.get("apps/v1", "Deployment", "a", "ns");
+    assert.equal(own?.metadata.resourceVersion, "120");
+    assert.equal(own?.metadata.managedFields, undefined, "stored stripped");
+    api.lastWatch!.send("MODIFIED", object("a", "130"));
+    await settle();
+    assert.equal(cache.get("apps/v1", "Deployment", "a", "ns")?.metadata.resourceVersion, "130");
+    // a deletion the watch delivers wins over an own write not yet seen
+    cache.wrote(object("a", "140"));
+    api.lastWatch!.send("DELETED", object("a", "135"));
+    await settle();
+    assert.equal(cache.get("apps/v1", "Deployment", "a", "ns"), undefined);
+    await informer.stop();
+  });
+});

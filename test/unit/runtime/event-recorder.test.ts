@@ -1,0 +1,122 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { KubeObject } from "../../../kube/index.ts";
+import { ServerError } from "../../../kube/errors.ts";
+import { eventObject, EventRecorder, type EventRecord } from "../../../operator/runtime/event-recorder.ts";
+import { captureLogger } from "./capture-logger.ts";
+import { FakeClock } from "./fake-clock.ts";
+
+const event: EventRecord = {
+  type: "Normal",
+  reason: "Updated",
+  action: "Apply",
+  note: "Updated Deployment web to match the spec",
+  regarding: { apiVersion: "example.com/v1", kind: "MyAppInstance", name: "web", namespace: "shop", uid: "u1" },
+};
+
+function setup(options: { failCreate?: Error; burst?: number } = {}) {
+  const clock = new FakeClock();
+  const { logger, lines } = captureLogger();
+  const created: KubeObject[] = [];
+  const patched: { name: string; patch: unknown }[] = [];
+  const recorder = new EventRecorder({
+    sink: {
+      create: async (object) => {
+        if (options.failCreate) throw options.failCreate;
+        created.push(object);
+        return object;
+      },
+      mergePatch: async (_apiVersion, _kind, name, _namespace, patch) => patched.push({ name, patch }),
+    },
+    reportingController: "example.com/myapp-operator",
+    reportingInstance: "pod-1",
+    logger,
+    clock,
+    ...(options.burst ? { burst: options.burst } : {}),
+  });
+  return { clock, recorder, created, patched, lines };
+}
+
+describe("EventRecorder", () => {
+  it("writes an event once; repeats within the window become one series patch", async () => {
+    const { clock, recorder, created, patched } = setup();
+    recorder.record(event);
+    recorder.record(event);
+    recorder.record(event);
+    await recorder.flush();
+    assert.equal(created.length, 1);
+    assert.equal(patched.length, 1);
+    assert.equal(patched[0]?.name, created[0]?.metadata.name);
+    assert.deepEqual((patched[0]?.patch as { series: { count: number } }).series.count, 3);
+    // a different note is a different event
+    recorder.record({ ...event, note: "something else" });
+    await recorder.flush();
+    assert.equal(created.length, 2);
+    // after the window, the same event is written anew
+    await clock.advance(360_000);
+    recorder.record(event);
+    await recorder.flush();
+    assert.equal(created.length, 3);
+    recorder.stop();
+  });
+
+  it("rate-limits events per object (a burst, then one per refill period)", async () => {
+    const { clock, recorder, created } = setup({ burst: 2 });
+    for (let i = 0; i < 5; i++) recorder.record({ ...event, note: `n${i}` });
+    await recorder.flush();
+    assert.equal(created.length, 2);
+    await clock.advance(300_000);
+    recorder.record({ ...event, note: "later" });
+    await recorder.flush();
+    assert.equal(created.length, 3);
+    recorder.stop();
+  });
+
+  it("only logs when writing an event fails", async () => {
+    const { recorder, lines } = setup({ failCreate: new ServerError(500, "boom") });
+    recorder.record(event);
+    await recorder.flush();
+    assert.ok(lines.some((l) => l.msg === "could not record event"));
+    recorder.stop();
+  });
+});
+
+describe("eventObject", () => {
+  it("fills what events.k8s.io/v1 requires", () => {
+    const object = eventObject(
+      { ...event, related: { apiVersion: "apps/v1", kind: "Deployment", name: "web", namespace: "shop" } },
+      "example.com/myapp-operator",
+      "pod-1",
+      new Date("2030-01-01T00:00:00Z"),
+    );
+    assert.match(object.metadata.name ?? "", /^web\.[0-9a-f]{16}$/);
+    assert.deepEqual(
+      { ...object, metadata: { namespace: object.metadata.namespace } },
+      {
+        apiVersion: "events.k8s.io/v1",
+        kind: "Event",
+        metadata: { namespace: "shop" },
+        eventTime: "2030-01-01T00:00:00.000000Z",
+        reportingController: "example.com/myapp-operator",
+        reportingInstance: "pod-1",
+        action: "Apply",
+        reason: "Updated",
+        note: "Updated Deployment web to match the spec",
+        type: "Normal",
+        regarding: event.regarding,
+        related: { apiVersion: "apps/v1", kind: "Deployment", name: "web", namespace: "shop" },
+      },
+    );
+  });
+
+  it("caps the note at 1 kB and the name at a valid length", () => {
+    const long = eventObject(
+      { ...event, note: "é".repeat(2000), regarding: { ...event.regarding, name: "n".repeat(253) } },
+      "c",
+      "pod",
+      new Date(),
+    );
+    assert.ok(Buffer.byteLength(long["note"] as string) <= 1024);
+    assert.ok((long.metadata.name ?? "").length <= 253);
+  });
+});
