@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The operator process: flags → wiring. Informers feed one controller whose reconcile is operator/reconcile;
  * with --leader-elect only the Lease holder reconciles (standbys keep warm caches and queues).
