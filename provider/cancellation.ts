@@ -1,9 +1,10 @@
 /**
  * Cancellation of the provider's waits. On Ctrl-C the pulumi engine sends each provider a Cancel call and then
  * waits for the operations in flight; the Node dynamic-provider host answers that call without telling anyone,
- * so a wait for Ready would run on to its timeout (600 s by default). This module hears the Cancel call (and
- * SIGINT/SIGTERM, should the process get them) and aborts one signal that every wait follows; each wait then
- * ends the way a timeout does, leaving state the next `pulumi up` continues from.
+ * so a wait for Ready would run on to its timeout (600 s by default). This module hears the Cancel call and
+ * aborts one signal that every wait follows; each wait then ends the way a timeout does, leaving state the next
+ * `pulumi up` continues from. (Signals keep Node's default: the engine runs plugins in their own process group,
+ * so a terminal's Ctrl-C never reaches them, and a signal from the engine means "exit now".)
  */
 import { createRequire } from "node:module";
 import { providerLog } from "./console.ts";
@@ -15,7 +16,6 @@ let installed = false;
 export function cancellation(): AbortSignal {
   if (!installed) {
     installed = true;
-    hearSignals();
     hearEngineCancel();
   }
   return controller.signal;
@@ -26,18 +26,6 @@ export function cancelWaits(reason: string): void {
   if (controller.signal.aborted) return;
   providerLog().info({ reason }, "cancelled: waits stop");
   controller.abort(new Error(reason));
-}
-
-// Once the waits have ended, the engine closes the plugin; should it not, the signal's usual meaning still holds.
-const exitGraceMs = 5_000;
-
-function hearSignals(): void {
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      cancelWaits(signal);
-      setTimeout(() => process.exit(signal === "SIGINT" ? 130 : 143), exitGraceMs).unref();
-    });
-  }
 }
 
 /**
