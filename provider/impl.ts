@@ -28,7 +28,14 @@ import {
   type PropertyBag,
 } from "./inputs.ts";
 import { instanceWatchPort } from "./instance-port.ts";
-import { desiredInstance, inputsFromLive, outputsFor, ownershipProblem, type LiveInstance } from "./manifest.ts";
+import {
+  derivedOutputs,
+  desiredInstance,
+  inputsFromLive,
+  outputsFor,
+  ownershipProblem,
+  type LiveInstance,
+} from "./manifest.ts";
 import { waitProgress } from "./progress.ts";
 import { assessReadiness, describeConditions } from "./readiness.ts";
 import { serverCheck } from "./server-check.ts";
@@ -145,7 +152,8 @@ export async function read(id: string, props: PropertyBag) {
   const live = await client.find<LiveInstance>(apiVersion, kind, name, namespace);
   if (!live || ownershipProblem(live, previous, text(props["uid"]))) return {};
   const inputs = inputsFromLive(previous, live);
-  return { id, props: outputsFor(inputs, live, cluster), inputs: { ...inputs } };
+  // The inputs as check would make them (derived outputs included), so the next diff compares like with like.
+  return { id, props: outputsFor(inputs, live, cluster), inputs: { ...inputs, ...derivedOutputs(inputs) } };
 }
 
 /**
