@@ -159,6 +159,10 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       const step = await previewStep(stack, t, "web");
       assert.equal(step.op, "update");
       assert.deepEqual(changedInputs(step), ["image"]);
+      // Known outputs stay known in the preview of an update: the program sees the endpoint, not "unknown".
+      const planned = await plannedOutputs(stack, t, "web");
+      assert.equal(planned["endpoint"], `${name}.${namespaces.web}.svc:8080`);
+      assert.equal(planned["serviceName"], name);
 
       const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
         throw failWith(error);
@@ -543,6 +547,19 @@ async function previewSteps(stack: Stack, t: TestContext): Promise<Map<string, S
     },
   });
   return steps;
+}
+
+/** The outputs a preview plans for resource `name` (from the engine's outputs event). */
+async function plannedOutputs(stack: Stack, t: TestContext, name: string): Promise<Record<string, unknown>> {
+  let outputs: Record<string, unknown> = {};
+  await stack.preview({
+    onOutput: log(t),
+    onEvent: (event: EngineEvent) => {
+      const metadata = event.resOutputsEvent?.metadata;
+      if (metadata?.urn.endsWith(`::${name}`)) outputs = metadata.new?.outputs ?? {};
+    },
+  });
+  return outputs;
 }
 
 /** The one step a preview would take for `name`. */
