@@ -393,6 +393,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       // THEN up returns within 10 s ...
       await assert.rejects(up);
       const took = Date.now() - interrupted;
+      t.diagnostic(`up returned ${took} ms after Ctrl-C`);
       assert.ok(took < 10_000, `up returned ${took} ms after Ctrl-C`);
       // ... and the instance is in the state, so the next up continues with it instead of creating another
       const state = (await stack.exportStack()).deployment as { resources: { urn: string; id?: string }[] };
