@@ -216,6 +216,16 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       await stack.removeConfig("deniedNamespace");
     });
 
+    await t.test("a storageClassName the cluster does not have fails the preview, naming it", async () => {
+      await stack.setConfig("storageClass", { value: "no-such-class" });
+      await assert.rejects(stack.preview({ onOutput: log(t) }), (error: Error) => {
+        assert.match(error.message, /property storageClassName value/);
+        assert.match(error.message, /StorageClass "no-such-class" does not exist in the cluster/);
+        return true;
+      });
+      await stack.removeConfig("storageClass");
+    });
+
     await t.test("refresh picks up a change made with kubectl; up puts the program's value back", async () => {
       await kubectl(
         "-n",
@@ -528,6 +538,15 @@ if (slowNamespace) {
     namespace: slowNamespace,
     image: "nginx:1.27",
     replicas: config.requireNumber("slowReplicas"),
+  });
+}
+const storageClass = config.get("storageClass");
+if (storageClass) {
+  new MyAppInstance("classy", {
+    namespace: config.require("namespace"),
+    image: "nginx:1.27",
+    storage: "1Gi",
+    storageClassName: storageClass,
   });
 }
 const deniedNamespace = config.get("deniedNamespace");
