@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import { informerLatency } from "./informer-latency.ts";
 import { operatorThroughput } from "./operator-throughput.ts";
 import { pulumiPreview } from "./pulumi-preview.ts";
+import { pulumiUp } from "./pulumi-up.ts";
 import type { Benchmark, Metric } from "./support/benchmark.ts";
 import { adminClient } from "./support/cluster.ts";
 import {
@@ -27,7 +28,7 @@ import {
 } from "./support/record.ts";
 
 /** Every benchmark, in the order they run (and their columns appear in RESULTS.md). */
-export const benchmarks: readonly Benchmark[] = [operatorThroughput, informerLatency, pulumiPreview];
+export const benchmarks: readonly Benchmark[] = [operatorThroughput, informerLatency, pulumiPreview, pulumiUp];
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 

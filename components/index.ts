@@ -15,3 +15,4 @@ export * from "./crd.ts";
 export * from "./install-manifests.ts";
 export * from "./service-account-kubeconfig.ts";
 export type * from "./manifest-types.ts";
+export * from "./cluster-connection.ts";

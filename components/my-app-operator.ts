@@ -7,6 +7,7 @@
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { clusterConnectionOf, type ClusterConnection } from "./cluster-connection.ts";
 import { loadCrdManifest } from "./crd.ts";
 import { operatorDeployment } from "./deployment.ts";
 import type { CustomResourceDefinitionManifest } from "./manifest-types.ts";
@@ -54,6 +55,11 @@ export class MyAppOperator extends pulumi.ComponentResource {
   readonly crdName: pulumi.Output<string>;
   /** In-cluster metrics URL; undefined when the operator runs outside the cluster. */
   readonly metricsEndpoint: pulumi.Output<string | undefined>;
+  /**
+   * How to reach the cluster the platform is installed in: its Kubernetes provider's kubeconfig (as text) and
+   * context, a secret. A MyAppInstance declared with `platform: this` connects with it.
+   */
+  readonly clusterConnection: pulumi.Output<ClusterConnection>;
   /** The settings after defaults, as the builders saw them. */
   readonly settings: OperatorSettings;
   readonly resources: MyAppOperatorResources;
@@ -65,6 +71,7 @@ export class MyAppOperator extends pulumi.ComponentResource {
     if (!resolved.ok) throw new pulumi.ResourceError(describeIssues(`MyAppOperator "${name}"`, resolved.issues), this);
     const settings = resolved.settings;
     this.settings = settings;
+    this.clusterConnection = clusterConnectionOf(this.getProvider("kubernetes::") ?? componentOpts.provider);
     const child = { parent: this };
 
     let crdObject: CustomResourceDefinitionManifest;

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The operator process: flags → the runtime's Manager around operator/reconcile. Informers feed one controller;
  * reconcile reads from their stores; with --leader-elect only the Lease holder reconciles (standbys keep warm

@@ -8,6 +8,7 @@ import {
   checkSpecTransition,
   myAppInstanceSpecSchema,
   objectMetaSchema,
+  specRules,
   validateSpec,
   type FieldIssue,
 } from "../api/index.ts";
@@ -19,8 +20,10 @@ import {
   isUnknown,
   maxTimeoutSeconds,
   specKeys,
+  type DerivedOutputs,
   type PropertyBag,
 } from "./inputs.ts";
+import { derivedOutputs } from "./manifest.ts";
 
 /** One failed input, as `pulumi.dynamic.CheckFailure`: `property` is a top-level input key ("" for the whole). */
 export interface InputFailure {
@@ -38,8 +41,8 @@ type SpecKey = (typeof specKeys)[number];
 
 /**
  * Checks `news` against the api's rules and, when `olds` are the inputs of an existing instance, against the
- * transition rules (storage may not shrink; its class may not change once set). Removing storage is not a
- * failure here: diff turns it into a replacement.
+ * transition rules (storage may not be removed or shrink; its class may not change once set). An empty string is
+ * a value like any other and gets the field's error; only a missing (undefined or null) input takes the default.
  */
 export function checkInputs(olds: PropertyBag, news: PropertyBag): CheckOutcome {
   const failures: InputFailure[] = [];
@@ -86,7 +89,15 @@ export function checkInputs(olds: PropertyBag, news: PropertyBag): CheckOutcome 
   inputs["logicalName"] = news["logicalName"];
 
   failures.push(...transitionFailures(olds, inputs));
-  return { inputs: ordered(inputs), failures };
+  return { inputs: { ...ordered(inputs), ...knownOutputs(inputs) }, failures };
+}
+
+/** The outputs that follow from the inputs, when those are known: a preview then shows them, not "unknown". */
+function knownOutputs(inputs: PropertyBag): Partial<DerivedOutputs> {
+  const { name, namespace, port } = inputs;
+  if (typeof name !== "string" || typeof namespace !== "string" || typeof port !== "number") return {};
+  if ([name, namespace].some(isUnknown)) return {};
+  return derivedOutputs({ name, namespace, port });
 }
 
 /**
@@ -106,6 +117,10 @@ function chooseName(olds: PropertyBag, news: PropertyBag, owner: unknown, logica
 function metadataFailures(key: "name" | "namespace", value: unknown): InputFailure[] {
   if (isUnknown(value)) return [];
   if (value === undefined) return key === "name" ? [{ property: "name", reason: "is required" }] : [];
+  if (value === "") {
+    const instead = key === "name" ? "leave it out for the auto-name" : `leave it out for "${defaultNamespace}"`;
+    return [{ property: key, reason: `must not be empty: ${instead}` }];
+  }
   const result = objectMetaSchema.shape[key].safeParse(value);
   return result.success ? [] : result.error.issues.map((issue) => ({ property: key, reason: issue.message }));
 }
@@ -153,9 +168,9 @@ function checkSpec(news: PropertyBag): { values: Partial<Record<SpecKey, unknown
 }
 
 /**
- * Storage shrink and a class change once storage is set are rejected by the CRD's transition rules, and no
- * replacement would do what the user means (the volumes keep their size and class), so they fail here, in
- * preview. Storage removal is left to diff (a replacement). Nothing applies when the name or namespace changes:
+ * Storage removal, shrink and a class change once storage is set are rejected by the CRD's transition rules, and
+ * no implicit replacement may do them instead (it would delete the volumes, or keep them at their old size and
+ * class), so they fail here, in preview, naming the field. Nothing applies when the name or namespace changes:
  * that is a new object.
  */
 function transitionFailures(olds: PropertyBag, inputs: PropertyBag): InputFailure[] {
@@ -165,15 +180,18 @@ function transitionFailures(olds: PropertyBag, inputs: PropertyBag): InputFailur
     storageClassName: optionalText(bag["storageClassName"]),
   });
   if (isUnknown(inputs["storage"]) || isUnknown(inputs["storageClassName"])) return [];
-  const before = storage(olds);
-  const after = storage(inputs);
-  if (after.storage === undefined) return [];
-  return checkSpecTransition(before, after).map((issue) => ({
-    property: topLevelKey(issue.path),
-    reason:
-      `${issue.message}. To get a volume of another size or class, give the instance a new name (a replacement: ` +
-      `retained volumes stay with the old name).`,
-  }));
+  return checkSpecTransition(storage(olds), storage(inputs)).map((issue) => {
+    const removed = issue.message === specRules.storageNotRemovable;
+    return {
+      property: topLevelKey(issue.path),
+      reason: removed
+        ? `${issue.message}. To drop the volumes and their data on purpose: set storageReclaimPolicy "Delete" ` +
+          `and run \`pulumi up\`, then remove the instance from the program (or give it a new name) and run ` +
+          `\`pulumi up\` again.`
+        : `${issue.message}. To get a volume of another size or class, give the instance a new name (a ` +
+          `replacement: retained volumes stay with the old name).`,
+    };
+  });
 }
 
 function toInputFailure(issue: FieldIssue): InputFailure {
@@ -198,8 +216,9 @@ function optionalText(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
+/** Not given. An empty string is given: it is checked like any other value (and is never a valid one here). */
 function absent(value: unknown): boolean {
-  return value === undefined || value === null || value === "";
+  return value === undefined || value === null;
 }
 
 function ordered(inputs: Record<string, unknown>): Record<string, unknown> {

@@ -1,8 +1,10 @@
 /**
- * The cluster connection of one operation: the explicit kubeconfig input (a secret) if given, else KUBECONFIG or
- * ~/.kube/config as kubectl finds them. Built per call and never stored, so credentials stay out of the
- * serialized provider, and errors never quote the kubeconfig (a YAML error could echo a token).
+ * The cluster connection of an operation: the explicit kubeconfig input (a secret) if given, else KUBECONFIG or
+ * ~/.kube/config as kubectl finds them. Never stored in the serialized provider, so credentials stay out of it,
+ * and errors never quote the kubeconfig (a YAML error could echo a token). One client per distinct connection
+ * and process: a preview of a hundred instances on one cluster shares one client instead of building a hundred.
  */
+import { createHash } from "node:crypto";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 
 /** The inputs that say how to reach the cluster. */
@@ -11,8 +13,13 @@ export interface ConnectionInputs {
   readonly context?: string | undefined;
 }
 
+const clients = new Map<string, KubeClient>();
+
 /** A client for the cluster `inputs` name, or an error that says which source failed and what to do. */
 export function connect(inputs: ConnectionInputs): KubeClient {
+  const key = connectionKey(inputs);
+  const cached = clients.get(key);
+  if (cached) return cached;
   const source = inputs.kubeconfig
     ? "the kubeconfig input"
     : process.env["KUBECONFIG"]
@@ -28,7 +35,22 @@ export function connect(inputs: ConnectionInputs): KubeClient {
     const detail = inputs.kubeconfig ? redactedReason(error) : error instanceof Error ? error.message : String(error);
     throw new Error(`Cannot load cluster credentials from ${source}: ${detail}`);
   }
-  return new KubeClient(config);
+  const client = new KubeClient(config);
+  clients.set(key, client);
+  return client;
+}
+
+/** The API server URL a client talks to, as its kubeconfig names it. */
+export function serverOf(client: KubeClient): string {
+  return client.config.getCurrentCluster()?.server ?? "(unknown server)";
+}
+
+// A digest, so the map holds no credentials as keys; the ambient source counts as part of the connection.
+function connectionKey(inputs: ConnectionInputs): string {
+  const ambient = inputs.kubeconfig ? "" : `env:${process.env["KUBECONFIG"] ?? "~/.kube/config"}`;
+  return createHash("sha256")
+    .update(JSON.stringify([inputs.kubeconfig ?? ambient, inputs.context ?? ""]))
+    .digest("hex");
 }
 
 // Only our own, content-free messages pass; a parser's message may quote the text it choked on.

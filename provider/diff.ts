@@ -1,15 +1,17 @@
 /**
  * The pure half of the provider's `diff`: which inputs changed, and which of those need a new object. Only the
  * inputs are compared, never what the cluster adds (defaults, status, uid), so a converged instance shows no
- * change. Old values come from state (the outputs, which carry every input); new ones from check.
+ * change, and only the instance's own inputs: a new kubeconfig, context or timeout is stored (the engine keeps the
+ * new inputs) but changes nothing in the cluster, so it is no change. Old values come from state (the outputs,
+ * which carry every input); new ones from check.
  */
 import { checkSpecTransition } from "../api/index.ts";
-import { inputKeys, isUnknown, type InputKey, type PropertyBag } from "./inputs.ts";
+import { inputKeys, isUnknown, operationKeys, type InputKey, type PropertyBag } from "./inputs.ts";
 
 /** The verdict, in the terms of `pulumi.dynamic.DiffResult` plus the changed keys for logs and tests. */
 export interface DiffOutcome {
   readonly changes: boolean;
-  /** Changed keys that need a new object: name, namespace, storage removed. */
+  /** Changed keys that need a new object: name or namespace. */
   readonly replaces: InputKey[];
   /** True when the new object would have the old one's namespace/name, so the old must go first. */
   readonly deleteBeforeReplace: boolean;
@@ -25,22 +27,22 @@ export class ForbiddenChangeError extends Error {
   }
 }
 
+/** The keys that are the instance: everything but how to reach its cluster and how long to wait. */
+const instanceKeys = inputKeys.filter((key) => !(operationKeys as readonly string[]).includes(key));
+
 /**
- * Compares old outputs with new checked inputs. Unknown values count as changed; an unknown name, namespace or
- * (when storage is set) storage counts as a replacement, because the value may turn out to need one. Throws
- * {@link ForbiddenChangeError} for a storage shrink or a storage class change.
+ * Compares old outputs with new checked inputs. Unknown values count as changed; an unknown name or namespace
+ * counts as a replacement, because the value may turn out to need one. Throws {@link ForbiddenChangeError} for a
+ * storage removal, shrink or class change (check reports those first, naming the field).
  */
 export function diffInputs(olds: PropertyBag, news: PropertyBag): DiffOutcome {
-  const changed = inputKeys.filter((key) => isUnknown(news[key]) || !sameValue(olds[key], news[key]));
+  const changed = instanceKeys.filter((key) => isUnknown(news[key]) || !sameValue(olds[key], news[key]));
   const replaces: InputKey[] = [];
   const identityChanged = changed.includes("name") || changed.includes("namespace");
   if (changed.includes("name")) replaces.push("name");
   if (changed.includes("namespace")) replaces.push("namespace");
 
-  const oldStorage = olds["storage"];
-  const newStorage = news["storage"];
-  if (oldStorage !== undefined && (newStorage === undefined || isUnknown(newStorage))) replaces.push("storage");
-  else if (!identityChanged) rejectForbiddenTransitions(olds, news);
+  if (!identityChanged) rejectForbiddenTransitions(olds, news);
 
   return {
     changes: changed.length > 0,
@@ -60,8 +62,8 @@ function rejectForbiddenTransitions(olds: PropertyBag, news: PropertyBag): void 
   if (issues.length === 0) return;
   const lines = issues.map((issue) => `${issue.path} ${issue.message}`);
   throw new ForbiddenChangeError(
-    `${lines.join("; ")}. The apiserver would reject this change; to get a volume of another size or class, give ` +
-      `the instance a new name (a replacement).`,
+    `${lines.join("; ")}. The apiserver would reject this change; to get a volume of another size or class, or none, ` +
+      `give the instance a new name (a replacement).`,
   );
 }
 

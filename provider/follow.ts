@@ -27,6 +27,8 @@ export interface FollowOptions {
   readonly clock: Clock;
   /** A `clock.now()` value (monotonic). */
   readonly deadline: number;
+  /** Stops following early, as the deadline does: the engine cancelled the operation (Ctrl-C). */
+  readonly signal?: AbortSignal;
 }
 
 // A watch that ends without events this quickly is not waiting on anything: pause before the next, no hot loop.
@@ -51,7 +53,9 @@ export async function followObject<T extends KubeObject, R>(
   const first = decide(current);
   if (first !== undefined) return { decided: true, value: first };
 
-  const { signal, dispose } = deadlineSignal(clock, options.deadline);
+  const timer = deadlineSignal(clock, options.deadline);
+  const dispose = timer.dispose;
+  const signal = options.signal ? AbortSignal.any([timer.signal, options.signal]) : timer.signal;
   try {
     while (!signal.aborted) {
       const started = clock.now();

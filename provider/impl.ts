@@ -7,8 +7,10 @@ import { apiVersion, finalizer, kind } from "../api/index.ts";
 import { ConflictError, type KubeClient } from "../kube/index.ts";
 import { checkInputs, type InputFailure } from "./check.ts";
 import { realClock } from "../kube/clock.ts";
+import { cancellation } from "./cancellation.ts";
+import { clusterIdentity, recordedIdentity, verifyCluster } from "./cluster-identity.ts";
 import { connect } from "./connection.ts";
-import { progressReporter, providerLog, stdoutLines } from "./console.ts";
+import { providerLog, stdoutLines } from "./console.ts";
 import { diffInputs } from "./diff.ts";
 import { followObject, type Snapshot } from "./follow.ts";
 import { ResourceInitError } from "./init-error.ts";
@@ -19,12 +21,22 @@ import {
   instanceId,
   isUnknown,
   parseInstanceId,
+  specKeys,
+  type ClusterIdentity,
   type InstanceInputs,
   type InstanceOutputs,
   type PropertyBag,
 } from "./inputs.ts";
 import { instanceWatchPort } from "./instance-port.ts";
-import { desiredInstance, inputsFromLive, outputsFor, ownershipProblem, type LiveInstance } from "./manifest.ts";
+import {
+  derivedOutputs,
+  desiredInstance,
+  inputsFromLive,
+  outputsFor,
+  ownershipProblem,
+  type LiveInstance,
+} from "./manifest.ts";
+import { waitProgress } from "./progress.ts";
 import { assessReadiness, describeConditions } from "./readiness.ts";
 import { serverCheck } from "./server-check.ts";
 import { latestWarnings } from "./warning-events.ts";
@@ -36,8 +48,9 @@ export interface CheckResult {
 }
 
 /**
- * zod rules and defaults first (pure); then, when every input is known and the cluster answers, the apiserver's
- * dry-run, so CRD schema, CEL and admission rejections fail `pulumi preview` with the field they concern.
+ * zod rules and defaults first (pure); then, when every input is known, something about the instance changed and
+ * the cluster answers, the apiserver's dry-run (CRD schema, CEL, admission) and the StorageClass's existence, so
+ * those rejections fail `pulumi preview` with the field they concern. An unchanged instance costs no request.
  */
 export async function check(olds: PropertyBag, news: PropertyBag): Promise<CheckResult> {
   const outcome = checkInputs(olds, news);
@@ -47,32 +60,45 @@ export async function check(olds: PropertyBag, news: PropertyBag): Promise<Check
 
   const checked = inputs as unknown as InstanceInputs;
   const existing = olds["name"] === checked.name && olds["namespace"] === checked.namespace;
-  const say = (note: string) =>
-    stdoutLines(`${checked.logicalName}: server-side dry-run skipped (${note}); checked with the zod rules only`);
-  if (existing && replacedInPlace(olds, inputs)) {
-    // The object will be deleted and created anew: a dry-run against the old one would judge the wrong change.
-    return { inputs };
-  }
+  if (existing && unchangedInstance(olds, inputs)) return { inputs };
   let client: KubeClient;
   try {
     client = connect(checked);
   } catch (error) {
-    say(message(error));
+    skippedDryRun(checked, message(error));
     return { inputs };
   }
   // A resource already in state is ours by definition (its markers may be about to change: a stack rename).
-  const result = await serverCheck(client, checked, { creating: !existing });
+  const result = await serverCheck(client, checked, {
+    creating: !existing,
+    checkStorageClass: !existing || olds["storageClassName"] !== checked.storageClassName,
+  });
   if (!result.checked) {
-    say(result.note);
+    skippedDryRun(checked, result.note);
     return { inputs };
   }
   return result.failures.length > 0 ? { inputs, failures: result.failures } : { inputs };
 }
 
-/** `pulumi.dynamic.DiffResult`: see diff.ts. A storage shrink or class change throws, failing the preview. */
+/**
+ * `pulumi.dynamic.DiffResult`: see diff.ts. A forbidden storage change throws, failing the preview; so does a
+ * connection that now reaches another cluster than the one the instance lives in (when that cluster answers).
+ */
 export async function diff(_id: string, olds: PropertyBag, news: PropertyBag) {
   const outcome = diffInputs(olds, news);
   providerLog().debug({ changed: outcome.changed, replaces: outcome.replaces }, "diff");
+  const recorded = recordedIdentity(olds["cluster"]);
+  if (recorded && !isUnknown(news["kubeconfig"]) && !isUnknown(news["context"])) {
+    const inputs = pickInputs(news);
+    let client: KubeClient | undefined;
+    try {
+      client = connect(inputs);
+      await clusterIdentity(client);
+    } catch {
+      client = undefined; // unreachable or unusable: `up` reports it if it has anything to do there
+    }
+    if (client) await verifyCluster(client, recorded, "update", inputs);
+  }
   return { changes: outcome.changes, replaces: outcome.replaces, deleteBeforeReplace: outcome.deleteBeforeReplace };
 }
 
@@ -84,6 +110,7 @@ export async function diff(_id: string, olds: PropertyBag, news: PropertyBag) {
 export async function create(news: PropertyBag): Promise<{ id: string; outs: InstanceOutputs }> {
   const inputs = pickInputs(news);
   const client = connect(inputs);
+  const cluster = await clusterIdentity(client);
   const existing = await client.find<LiveInstance>(apiVersion, kind, inputs.name, inputs.namespace);
   if (existing) {
     const problem = ownershipProblem(existing, inputs);
@@ -94,13 +121,14 @@ export async function create(news: PropertyBag): Promise<{ id: string; outs: Ins
   const id = instanceId(inputs.namespace, inputs.name);
   const applied = await client.apply<LiveInstance>(desiredInstance(inputs), { fieldManager, force: true });
   providerLog().debug({ id, generation: applied.metadata.generation, adopted: existing !== undefined }, "applied");
-  return { id, outs: await waitUntilReady(client, inputs, applied, id, serializedProvider(news)) };
+  return { id, outs: await waitUntilReady(client, inputs, applied, id, cluster, serializedProvider(news)) };
 }
 
 /** Applies the new inputs to the object this resource manages and waits until it is Ready again. */
 export async function update(id: string, olds: PropertyBag, news: PropertyBag): Promise<{ outs: InstanceOutputs }> {
   const inputs = pickInputs(news);
   const client = connect(inputs);
+  const cluster = await verifyCluster(client, recordedIdentity(olds["cluster"]), "update", inputs);
   const live = await client.find<LiveInstance>(apiVersion, kind, inputs.name, inputs.namespace);
   if (live) {
     const problem = ownershipProblem(live, inputs, text(olds["uid"]));
@@ -108,31 +136,35 @@ export async function update(id: string, olds: PropertyBag, news: PropertyBag): 
   }
   const applied = await client.apply<LiveInstance>(desiredInstance(inputs), { fieldManager, force: true });
   providerLog().debug({ id, generation: applied.metadata.generation }, "applied");
-  return { outs: await waitUntilReady(client, inputs, applied, id, serializedProvider(news)) };
+  return { outs: await waitUntilReady(client, inputs, applied, id, cluster, serializedProvider(news)) };
 }
 
 /**
- * Refresh: the live spec and status. No id (so the engine drops the resource) when the object is gone or has
- * been replaced by one this resource does not own.
+ * Refresh: the live spec and status. No id (so the engine drops the resource) when the object is gone from its
+ * cluster or has been replaced by one this resource does not own; an error, changing nothing, when the
+ * connection reaches another cluster (a 404 there says nothing about the instance).
  */
 export async function read(id: string, props: PropertyBag) {
   const { namespace, name } = parseInstanceId(id);
   const previous = pickInputs({ ...props, namespace, name });
   const client = connect(previous);
+  const cluster = await verifyCluster(client, recordedIdentity(props["cluster"]), "refresh", previous);
   const live = await client.find<LiveInstance>(apiVersion, kind, name, namespace);
   if (!live || ownershipProblem(live, previous, text(props["uid"]))) return {};
   const inputs = inputsFromLive(previous, live);
-  return { id, props: outputsFor(inputs, live), inputs: { ...inputs } };
+  // The inputs as check would make them (derived outputs included), so the next diff compares like with like.
+  return { id, props: outputsFor(inputs, live, cluster), inputs: { ...inputs, ...derivedOutputs(inputs) } };
 }
 
 /**
  * Deletes the object, then waits until it is gone: the operator's finalizer has run. Already gone, or replaced
- * by an object with another uid, counts as done.
+ * by an object with another uid, counts as done; a connection to another cluster is an error, changing nothing.
  */
 export async function remove(id: string, props: PropertyBag): Promise<void> {
   const { namespace, name } = parseInstanceId(id);
   const inputs = pickInputs({ ...props, namespace, name });
   const client = connect(inputs);
+  await verifyCluster(client, recordedIdentity(props["cluster"]), "delete", inputs);
   const uid = text(props["uid"]) || undefined;
   try {
     const deleted = await client.delete(apiVersion, kind, name, namespace, uid ? { preconditionUid: uid } : {});
@@ -153,10 +185,12 @@ async function waitUntilReady(
   inputs: InstanceInputs,
   applied: LiveInstance,
   id: string,
+  cluster: ClusterIdentity,
   provider: Record<string, unknown>,
 ): Promise<InstanceOutputs> {
   const generation = applied.metadata.generation ?? 0;
-  const report = progressReporter(inputs.logicalName);
+  const progress = waitProgress(inputs.logicalName);
+  const cancelled = cancellation();
   const port = instanceWatchPort(client, inputs.namespace, inputs.name);
   const initial: Snapshot<LiveInstance> = { object: applied, resourceVersion: applied.metadata.resourceVersion ?? "" };
   const result = await followObject(
@@ -166,55 +200,65 @@ async function waitUntilReady(
       if (!object) return { state: "deleted" as const };
       const readiness = assessReadiness(object, generation);
       if (readiness.state === "waiting") {
-        report(readiness.progress);
+        progress.report(readiness.progress);
         return undefined;
       }
       return { ...readiness, object };
     },
-    { clock: realClock, deadline: deadline(inputs) },
+    { clock: realClock, deadline: deadline(inputs), signal: cancelled },
   );
+  progress.stop();
 
   const where = `${inputs.logicalName} (MyAppInstance ${id})`;
   const verdict = result.decided ? result.value : undefined;
-  if (verdict?.state === "ready") {
-    report("Ready");
-    return outputsFor(inputs, verdict.object);
-  }
+  if (verdict?.state === "ready") return outputsFor(inputs, verdict.object, cluster);
   if (verdict?.state === "deleted") throw new Error(`${where} was deleted while waiting for it to become Ready`);
 
   const last = verdict ? verdict.object : result.decided ? undefined : result.last;
   const headline = verdict
     ? `${where} cannot become Ready: the operator reports ${verdict.reason}: ${verdict.message}`
-    : `${where} did not become Ready within ${inputs.timeoutSeconds}s`;
+    : cancelled.aborted
+      ? `${where} was applied; stopped waiting for Ready because the deployment was cancelled`
+      : `${where} did not become Ready within ${inputs.timeoutSeconds}s`;
   const observed = last?.status?.observedGeneration;
   const hints =
     observed === undefined || observed < generation
       ? [`the operator has not acted on generation ${generation} yet: is it running?`]
       : [];
-  const warnings = await latestWarnings(client, inputs.namespace, inputs.name);
-  const next = "The instance stays in the stack: fix the cause and run `pulumi up` again to continue.";
+  const warnings = cancelled.aborted ? [] : await latestWarnings(client, inputs.namespace, inputs.name);
+  const next = cancelled.aborted
+    ? "The instance stays in the stack: run `pulumi up` again to continue waiting."
+    : "The instance stays in the stack: fix the cause and run `pulumi up` again to continue.";
   // The CLI lists `reasons` (not the message) under the resource, so both carry everything.
   const reasons = [headline, ...describeConditions(last, generation), ...hints, ...warnings, next];
   const text = [headline, ...reasons.slice(1, -1).map((line) => `  ${line}`), next].join("\n");
-  throw new ResourceInitError(text, id, { ...outputsFor(inputs, last ?? applied), ...provider }, reasons);
+  throw new ResourceInitError(text, id, { ...outputsFor(inputs, last ?? applied, cluster), ...provider }, reasons);
 }
 
 async function waitUntilGone(client: KubeClient, inputs: InstanceInputs, uid: string | undefined): Promise<void> {
   const port = instanceWatchPort(client, inputs.namespace, inputs.name);
-  const report = progressReporter(inputs.logicalName);
+  const progress = waitProgress(inputs.logicalName);
+  const cancelled = cancellation();
   const result = await followObject(
     port,
     await port.snapshot(),
     (object) => {
       if (object === undefined || (uid !== undefined && object.metadata.uid !== uid)) return true;
-      report(`deleting: waiting for ${(object.metadata.finalizers ?? []).join(", ") || "the apiserver"}`);
+      progress.report(`deleting: waiting for ${(object.metadata.finalizers ?? []).join(", ") || "the apiserver"}`);
       return undefined;
     },
-    { clock: realClock, deadline: deadline(inputs) },
+    { clock: realClock, deadline: deadline(inputs), signal: cancelled },
   );
+  progress.stop();
   if (result.decided) return;
 
   const where = `MyAppInstance ${inputs.namespace}/${inputs.name}`;
+  if (cancelled.aborted) {
+    throw new Error(
+      `${where} is being deleted; stopped waiting for its finalizer because the deployment was cancelled. It ` +
+        "stays in the stack: run `pulumi destroy` (or `pulumi up`) again to finish.",
+    );
+  }
   const pending = result.last?.metadata.finalizers ?? [];
   const cause = pending.includes(finalizer)
     ? `finalizer ${finalizer} has not been removed. The operator removes it once it has cleaned up the ` +
@@ -231,13 +275,18 @@ async function waitUntilGone(client: KubeClient, inputs: InstanceInputs, uid: st
   throw new Error(lines.join("\n"));
 }
 
-/** True when diff would delete the object and create it anew under the same name. */
-function replacedInPlace(olds: PropertyBag, inputs: PropertyBag): boolean {
-  try {
-    return diffInputs(olds, inputs).deleteBeforeReplace;
-  } catch {
-    return false; // a forbidden change: checkInputs has reported it already
-  }
+/** True when no spec key changed: the apiserver accepted these values before, asking it again costs a request. */
+function unchangedInstance(olds: PropertyBag, inputs: PropertyBag): boolean {
+  return specKeys.every((key) => (olds[key] ?? undefined) === (inputs[key] ?? undefined));
+}
+
+const skippedNotes = new Set<string>();
+
+/** Says once per process and reason (not once per instance) that the apiserver was not asked, and why. */
+function skippedDryRun(inputs: InstanceInputs, note: string): void {
+  if (skippedNotes.has(note)) return;
+  skippedNotes.add(note);
+  stdoutLines(`${inputs.logicalName}: server-side dry-run skipped (${note}); checked with the zod rules only`);
 }
 
 /**

@@ -60,6 +60,12 @@ export interface InstanceInputs {
 /** The input keys that are the object's spec; each is a top-level key, so `replaces` can name it. */
 export const specKeys = ["replicas", "image", "port", "storage", "storageClassName", "storageReclaimPolicy"] as const;
 
+/**
+ * Keys that say how to reach the cluster and how long to wait: stored with the instance (refresh and destroy use
+ * them) but not part of it, so a rotated kubeconfig or a new timeout is no change of the instance.
+ */
+export const operationKeys = ["kubeconfig", "context", "timeoutSeconds"] as const;
+
 /** Every key of {@link InstanceInputs}, in display order. */
 export const inputKeys = [
   "name",
@@ -75,15 +81,33 @@ export const inputKeys = [
 /** One key of {@link InstanceInputs}. */
 export type InputKey = (typeof inputKeys)[number];
 
+/**
+ * Which cluster an instance lives in: the API server's URL (as the kubeconfig names it) and the uid of its
+ * `kube-system` namespace, which stays the same whatever URL or credentials reach the cluster.
+ */
+export interface ClusterIdentity {
+  readonly server: string;
+  readonly uid: string;
+}
+
+/**
+ * Outputs that follow from the inputs alone. check adds them to the checked inputs, so a preview (which shows a
+ * dynamic resource's inputs as its outputs) knows them instead of showing them as unknown.
+ */
+export interface DerivedOutputs {
+  readonly serviceName: string;
+  /** In-cluster `host:port` of the instance's Service. */
+  readonly endpoint: string;
+}
+
 /** What create/update/read return: the inputs plus what the cluster computed. */
-export interface InstanceOutputs extends InstanceInputs {
+export interface InstanceOutputs extends InstanceInputs, DerivedOutputs {
+  /** The cluster the object was created in; read, update and delete act only there. */
+  readonly cluster?: ClusterIdentity;
   readonly uid: string;
   readonly generation: number;
   /** The operator's view: conditions, observedGeneration, replicas, readyReplicas, phase, image, message. */
   readonly status: MyAppInstanceStatus;
-  readonly serviceName: string;
-  /** In-cluster `host:port` of the instance's Service. */
-  readonly endpoint: string;
 }
 
 /** A loosely typed property bag, as the engine hands it over. */

@@ -4,7 +4,15 @@
  */
 import { apiVersion, kind, type MyAppInstanceSpec, type MyAppInstanceStatus } from "../api/index.ts";
 import type { KubeObject } from "../kube/index.ts";
-import { resourceAnnotation, specKeys, stackAnnotation, type InstanceInputs, type InstanceOutputs } from "./inputs.ts";
+import {
+  resourceAnnotation,
+  specKeys,
+  stackAnnotation,
+  type ClusterIdentity,
+  type DerivedOutputs,
+  type InstanceInputs,
+  type InstanceOutputs,
+} from "./inputs.ts";
 import { serviceName as serviceNameFor } from "../api/index.ts";
 
 /** A MyAppInstance as read from the apiserver. */
@@ -32,16 +40,28 @@ export function desiredInstance(inputs: InstanceInputs): KubeObject {
   };
 }
 
-/** The outputs for `inputs` as `live` stands: the inputs, plus uid, generation, status, Service and endpoint. */
-export function outputsFor(inputs: InstanceInputs, live: LiveInstance): InstanceOutputs {
+/** The Service name and endpoint of an instance: known from its name, namespace and port before it exists. */
+export function derivedOutputs(inputs: Pick<InstanceInputs, "name" | "namespace" | "port">): DerivedOutputs {
   const serviceName = serviceNameFor(inputs.name);
+  return { serviceName, endpoint: `${serviceName}.${inputs.namespace}.svc:${inputs.port}` };
+}
+
+/**
+ * The outputs for `inputs` as `live` stands in `cluster`: the inputs, plus the cluster's identity, uid,
+ * generation, status, Service and endpoint.
+ */
+export function outputsFor(
+  inputs: InstanceInputs,
+  live: LiveInstance,
+  cluster: ClusterIdentity | undefined,
+): InstanceOutputs {
   return {
     ...inputs,
+    ...derivedOutputs(inputs),
+    ...(cluster ? { cluster } : {}),
     uid: live.metadata.uid ?? "",
     generation: live.metadata.generation ?? 0,
     status: live.status ?? {},
-    serviceName,
-    endpoint: `${serviceName}.${inputs.namespace}.svc:${inputs.port}`,
   };
 }
 

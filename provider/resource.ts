@@ -4,10 +4,32 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { MyAppInstanceStatus, StorageReclaimPolicy } from "../api/index.ts";
+import type { ClusterIdentity } from "./inputs.ts";
 import { myAppInstanceProvider } from "./provider.ts";
 
-/** The arguments of a {@link MyAppInstance}. Changing `name`, `namespace` or removing `storage` replaces it. */
+/**
+ * The platform an instance runs on: a MyAppOperator component. It says how to reach its cluster (the same
+ * kubeconfig and context as its Kubernetes provider, a secret).
+ */
+export interface InstancePlatform extends pulumi.Resource {
+  readonly clusterConnection: pulumi.Output<{
+    readonly kubeconfig: string | undefined;
+    readonly context?: string;
+    readonly source: string;
+  }>;
+}
+
+/**
+ * The arguments of a {@link MyAppInstance}. Changing `name` or `namespace` replaces it; removing, shrinking or
+ * re-classing `storage` fails the preview.
+ */
 export interface MyAppInstanceArgs {
+  /**
+   * The MyAppOperator this instance runs on. The instance then goes to the platform's cluster (its Kubernetes
+   * provider's kubeconfig and context) and is created after the platform, without `dependsOn`.
+   * @default none: `kubeconfig`, or KUBECONFIG / ~/.kube/config as kubectl finds them
+   */
+  readonly platform?: InstancePlatform;
   /**
    * Kubernetes name of the object (an RFC 1123 subdomain). Changing it replaces the instance.
    * @default an auto-name: the resource name plus 8 hex digits derived from the stack, e.g. `web-1a2b3c4d`;
@@ -32,8 +54,8 @@ export interface MyAppInstanceArgs {
    */
   readonly port?: pulumi.Input<number>;
   /**
-   * Size of a persistent volume per replica, as a Kubernetes quantity such as `1Gi`. It may grow; shrinking it
-   * fails the preview; removing it replaces the instance.
+   * Size of a persistent volume per replica, as a Kubernetes quantity such as `1Gi`. It may grow; shrinking or
+   * removing it fails the preview (to drop the data on purpose, see the provider's README).
    * @default no persistent volume
    */
   readonly storage?: pulumi.Input<string>;
@@ -48,13 +70,14 @@ export interface MyAppInstanceArgs {
    */
   readonly storageReclaimPolicy?: pulumi.Input<StorageReclaimPolicy>;
   /**
-   * Kubeconfig file contents to reach the cluster with. Always stored as a secret and never an output.
-   * @default KUBECONFIG or ~/.kube/config, as kubectl finds them
+   * Kubeconfig file contents to reach the cluster with; takes precedence over `platform`'s. Always stored as a
+   * secret. A new kubeconfig for the same cluster (a rotated token) is no change of the instance.
+   * @default the platform's; without a platform, KUBECONFIG or ~/.kube/config, as kubectl finds them
    */
   readonly kubeconfig?: pulumi.Input<string>;
   /**
    * Context of the kubeconfig to use.
-   * @default the kubeconfig's current context
+   * @default the platform's context; else the kubeconfig's current context
    */
   readonly context?: pulumi.Input<string>;
   /**
@@ -69,8 +92,11 @@ export interface MyAppInstanceArgs {
  * One MyAppInstance, applied with server-side apply and awaited until the operator reports Ready=True for the
  * applied generation. An object of the same name that this stack did not create is never taken over.
  *
+ * Every operation verifies that it reaches the cluster the instance was created in (its API server URL and
+ * `kube-system` namespace uid, the `cluster` output) and fails, changing nothing, when it does not.
+ *
  * @example
- * const web = new MyAppInstance("web", { image: "nginx:1.27", replicas: 3, storage: "1Gi" });
+ * const web = new MyAppInstance("web", { platform, image: "nginx:1.27", replicas: 3, storage: "1Gi" });
  * export const endpoint = web.endpoint; // "web-1a2b3c4d.default.svc:8080"
  */
 export class MyAppInstance extends pulumi.dynamic.Resource {
@@ -84,6 +110,8 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
   declare readonly storageClassName: pulumi.Output<string | undefined>;
   declare readonly storageReclaimPolicy: pulumi.Output<StorageReclaimPolicy>;
   declare readonly timeoutSeconds: pulumi.Output<number>;
+  /** The cluster the instance lives in: API server URL and `kube-system` namespace uid. */
+  declare readonly cluster: pulumi.Output<ClusterIdentity>;
   /** The object's metadata.uid. */
   declare readonly uid: pulumi.Output<string>;
   /** The object's metadata.generation when it was last applied and Ready. */
@@ -96,6 +124,7 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
   declare readonly endpoint: pulumi.Output<string>;
 
   constructor(name: string, args: MyAppInstanceArgs, opts?: pulumi.CustomResourceOptions) {
+    const connection = instanceConnection(name, args);
     const props: Record<string, unknown> = {
       name: args.name,
       namespace: args.namespace,
@@ -105,13 +134,14 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
       storage: args.storage,
       storageClassName: args.storageClassName,
       storageReclaimPolicy: args.storageReclaimPolicy,
-      kubeconfig: args.kubeconfig === undefined ? undefined : pulumi.secret(args.kubeconfig),
-      context: args.context,
+      kubeconfig: connection.kubeconfig,
+      context: connection.context,
       timeoutSeconds: args.timeoutSeconds,
       // The ownership marker, fixed when the program runs: plain strings, nothing secret.
       owner: `${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`,
       logicalName: name,
       // Outputs the provider computes; listed so they become properties of this object.
+      cluster: undefined,
       uid: undefined,
       generation: undefined,
       status: undefined,
@@ -119,6 +149,46 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
       endpoint: undefined,
     };
     const secrets = [...(opts?.additionalSecretOutputs ?? []), "kubeconfig"];
-    super(myAppInstanceProvider, name, props, { ...opts, additionalSecretOutputs: secrets }, "myapp", "MyAppInstance");
+    // The platform orders the instance after itself: its CRD must be Established first.
+    const ordered = args.platform ? pulumi.mergeOptions(opts, { dependsOn: [args.platform] }) : opts;
+    super(
+      myAppInstanceProvider,
+      name,
+      props,
+      { ...ordered, additionalSecretOutputs: secrets },
+      "myapp",
+      "MyAppInstance",
+    );
   }
+}
+
+/**
+ * The kubeconfig and context an instance connects with: explicit ones first, else the platform's, else none (the
+ * provider then reads KUBECONFIG / ~/.kube/config when it runs). Never the ambient one when a platform is given.
+ */
+function instanceConnection(
+  name: string,
+  args: MyAppInstanceArgs,
+): { kubeconfig?: pulumi.Input<string>; context?: pulumi.Input<string | undefined> } {
+  const platform = args.platform;
+  if (args.kubeconfig !== undefined || !platform) {
+    return {
+      ...(args.kubeconfig !== undefined ? { kubeconfig: pulumi.secret(args.kubeconfig) } : {}),
+      ...(args.context !== undefined ? { context: args.context } : {}),
+    };
+  }
+  const kubeconfig = platform.clusterConnection.apply((connection) => {
+    if (connection.kubeconfig === undefined) {
+      throw new Error(
+        `MyAppInstance "${name}": the platform's Kubernetes provider names a kubeconfig this machine does not ` +
+          `have (${connection.source}); give the provider the kubeconfig text, or give the instance \`kubeconfig\``,
+      );
+    }
+    return connection.kubeconfig;
+  });
+  return {
+    kubeconfig: pulumi.secret(kubeconfig),
+    // The context name is no secret; keeping it plain keeps it readable in diffs.
+    context: args.context ?? pulumi.unsecret(platform.clusterConnection.apply((connection) => connection.context)),
+  };
 }

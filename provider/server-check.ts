@@ -12,7 +12,9 @@ import {
   NotFoundError,
   type FieldCause,
   type KubeClient,
+  type KubeObject,
 } from "../kube/index.ts";
+import { serverOf } from "./connection.ts";
 import type { InputFailure } from "./check.ts";
 import { fieldManager, type InstanceInputs } from "./inputs.ts";
 import { desiredInstance, ownershipProblem, type LiveInstance } from "./manifest.ts";
@@ -32,6 +34,8 @@ export interface ServerCheckOptions {
    * such as "storage may not be removed", do not apply to its replacement).
    */
   readonly creating: boolean;
+  /** True to check that `storageClassName` names a StorageClass of the cluster (new, or changed). */
+  readonly checkStorageClass?: boolean;
 }
 
 /** Asks the apiserver about `inputs`. Never throws: anything unexpected becomes a note. */
@@ -61,6 +65,10 @@ async function askApiserver(
   options: ServerCheckOptions,
 ): Promise<ServerCheckOutcome> {
   try {
+    if (options.checkStorageClass && inputs.storageClassName !== undefined) {
+      const missing = await missingStorageClass(client, inputs.storageClassName);
+      if (missing) return { checked: true, failures: [{ property: "storageClassName", reason: missing }] };
+    }
     const desired = desiredInstance(inputs);
     const existing = options.creating
       ? await client.find<LiveInstance>(apiVersion, kind, inputs.name, inputs.namespace)
@@ -78,6 +86,26 @@ async function askApiserver(
   } catch (error) {
     return interpret(error, inputs);
   }
+}
+
+/**
+ * Why `name` is not a StorageClass of the cluster, listing those that are; undefined when it is, or when the
+ * classes cannot be read (no permission: the operator's own check remains).
+ */
+async function missingStorageClass(client: KubeClient, name: string): Promise<string | undefined> {
+  let classes;
+  try {
+    classes = await client.list<KubeObject>("storage.k8s.io/v1", "StorageClass");
+  } catch (error) {
+    if (error instanceof ForbiddenError) return undefined;
+    throw error;
+  }
+  const names = classes.items.map((item) => item.metadata.name ?? "").sort();
+  if (names.includes(name)) return undefined;
+  return (
+    `StorageClass "${name}" does not exist in the cluster (${serverOf(client)}); ` +
+    `${names.length > 0 ? `it has ${names.join(", ")}` : "it has none"}. Leave storageClassName out for the default class.`
+  );
 }
 
 /** Rejections become field failures; an apiserver that cannot judge yet becomes a note. */

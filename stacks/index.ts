@@ -25,18 +25,24 @@ const platform = new MyAppOperator(
   { provider: cluster },
 );
 
-// Instances wait for the platform: the CRD must be Established before the operator can serve them.
-const instanceOptions = { dependsOn: [platform] };
-const web = new MyAppInstance(
-  "web",
-  { name: "web", namespace: appNamespace, image: config.get("webImage") ?? "nginx:1.27", replicas: 2, port: 8080 },
-  instanceOptions,
-);
-const db = new MyAppInstance(
-  "db",
-  { name: "db", namespace: appNamespace, image: "postgres:17", replicas: 1, port: 5432, storage: "1Gi" },
-  instanceOptions,
-);
+// Instances on the platform: its cluster (whatever KUBECONFIG says later), created once its CRD is Established.
+const web = new MyAppInstance("web", {
+  platform,
+  name: "web",
+  namespace: appNamespace,
+  image: config.get("webImage") ?? "nginx:1.27",
+  replicas: 2,
+  port: 8080,
+});
+const db = new MyAppInstance("db", {
+  platform,
+  name: "db",
+  namespace: appNamespace,
+  image: "postgres:17",
+  replicas: 1,
+  port: 5432,
+  storage: "1Gi",
+});
 
 export const operatorNamespace = platform.namespace;
 export const operatorServiceAccount = platform.serviceAccountName;

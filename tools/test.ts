@@ -26,6 +26,7 @@ if (targets.length === 0) {
   for (const [name, cmd, args] of [
     ["typecheck", "tsc", ["-p", "tsconfig.json"]],
     ["lint", "eslint", ["."]],
+    ["build", "node", ["tools/build.ts"]],
   ] as const) {
     step(name);
     try {

@@ -5,11 +5,13 @@
  * - a preview right after shows no change; after an image change, an update of exactly that input; after a
  *   rename, a replacement keyed on `name`; after an invalid change, a failure naming the field; an instance the
  *   apiserver's admission would refuse (a quota) fails the preview through the server-side dry-run; removing
- *   storage replaces the instance, deleting the old one first because the name stays;
+ *   storage, or setting it to "", fails the preview naming storage, changing nothing; a rotated kubeconfig and a
+ *   new timeout are no change;
  * - `pulumi refresh` picks up a change made with kubectl, and the next `pulumi up` puts the program's value back;
  * - an instance that cannot become Ready fails `pulumi up` with the operator's reason and the Warning events,
  *   stays in state, and the next `pulumi up` after the fix completes; a problem the operator reports as permanent
- *   (Stalled) fails it at once instead of at the timeout;
+ *   (Stalled) fails it at once instead of at the timeout; Ctrl-C during a 600 s wait returns within 10 s and the
+ *   next `pulumi up` continues;
  * - `pulumi destroy` returns only after the operator's finalizer ran: the objects are gone when it returns.
  *
  * Needs the toolchain, the local cluster and operator/main.ts: run with `npm test -- test/e2e/provider.test.ts`.
@@ -46,7 +48,12 @@ type Live = Typed<MyAppInstance>;
 describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
   it("up waits for Ready, previews are exact, refresh sees kubectl, failed waits resume, destroy waits", async (t) => {
     const suffix = randomBytes(3).toString("hex");
-    const namespaces = { web: `e2e-prov-${suffix}`, limited: `e2e-prov-q-${suffix}`, denied: `e2e-prov-d-${suffix}` };
+    const namespaces = {
+      web: `e2e-prov-${suffix}`,
+      limited: `e2e-prov-q-${suffix}`,
+      denied: `e2e-prov-d-${suffix}`,
+      slow: `e2e-prov-s-${suffix}`,
+    };
     const cleanup: (() => Promise<unknown>)[] = [];
     // One hook, in an order that cannot strand a finalizer: stack first, then the operator, then the namespaces.
     t.after(async () => {
@@ -61,6 +68,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
     // `limited` fits one pod and one instance; `denied` no instance at all (the dry-run must say so in preview).
     await quota(namespaces.limited, "pods=1,count/myappinstances.example.com=1");
     await quota(namespaces.denied, "count/myappinstances.example.com=0");
+    await quota(namespaces.slow, "pods=1");
     const operator = await startOperator(t, {
       namespaces: Object.values(namespaces),
       leaderElection: false,
@@ -109,7 +117,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       );
       assert.equal(live.metadata.annotations?.["myapp.example.com/pulumi-resource"], "web");
       assert.ok(live.metadata.finalizers?.includes(finalizer), "the operator added its finalizer");
-      assert.match(up.stdout, /web: Ready/, "progress lines reach the CLI");
+      assert.doesNotMatch(up.stdout, /web: Ready/, "no line per instance for what the engine reports itself");
     });
 
     await t.test("the kubeconfig is a secret in state and no output", async () => {
@@ -151,6 +159,10 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       const step = await previewStep(stack, t, "web");
       assert.equal(step.op, "update");
       assert.deepEqual(changedInputs(step), ["image"]);
+      // Known outputs stay known in the preview of an update: the program sees the endpoint, not "unknown".
+      const planned = await plannedOutputs(stack, t, "web");
+      assert.equal(planned["endpoint"], `${name}.${namespaces.web}.svc:8080`);
+      assert.equal(planned["serviceName"], name);
 
       const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
         throw failWith(error);
@@ -202,6 +214,16 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
         ),
       );
       await stack.removeConfig("deniedNamespace");
+    });
+
+    await t.test("a storageClassName the cluster does not have fails the preview, naming it", async () => {
+      await stack.setConfig("storageClass", { value: "no-such-class" });
+      await assert.rejects(stack.preview({ onOutput: log(t) }), (error: Error) => {
+        assert.match(error.message, /property storageClassName value/);
+        assert.match(error.message, /StorageClass "no-such-class" does not exist in the cluster/);
+        return true;
+      });
+      await stack.removeConfig("storageClass");
     });
 
     await t.test("refresh picks up a change made with kubectl; up puts the program's value back", async () => {
@@ -315,32 +337,83 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
     });
 
     let dbName = "";
-    await t.test("removing storage replaces the instance, deleting the old one first (same name)", async () => {
-      await stack.setConfig("dbStorage", { value: "1Gi" });
-      const created = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
-        throw failWith(error);
-      });
-      assert.equal(created.summary.resourceChanges?.create, 1);
-      await stack.setConfig("dbStorage", { value: "none" });
-      const ops: string[] = [];
-      await stack
-        .up({
-          onOutput: log(t),
-          onEvent: (event) => {
-            const metadata = event.resourcePreEvent?.metadata;
-            if (metadata?.urn.endsWith("::db")) ops.push(metadata.op);
-          },
-        })
-        .catch((error: unknown) => {
+    await t.test(
+      'removing storage, or setting it to "", fails the preview naming storage; nothing changes',
+      async () => {
+        await stack.setConfig("dbStorage", { value: "1Gi" });
+        const created = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
           throw failWith(error);
         });
-      assert.deepEqual(ops, ["delete-replaced", "replace", "create-replacement"]);
+        assert.equal(created.summary.resourceChanges?.create, 1);
+        const state = (await stack.exportStack()).deployment as { resources: { urn: string; id?: string }[] };
+        dbName = state.resources.find((r) => r.urn.endsWith("::db"))!.id!.split("/")[1]!;
+        const before = await client.get<Live>(apiVersion, kind, dbName, namespaces.web);
+
+        for (const value of ["none", "empty"]) {
+          await stack.setConfig("dbStorage", { value });
+          await assert.rejects(stack.preview({ onOutput: log(t) }), (error: Error) => {
+            assert.match(error.message, /property storage value/, `${value}: the failure names storage`);
+            assert.match(
+              error.message,
+              value === "none" ? /may not be removed once set/ : /must be a positive Kubernetes quantity/,
+            );
+            return true;
+          });
+          await assert.rejects(stack.up({ onOutput: log(t) }), /property storage value/, "up refuses it too");
+        }
+        const after = await client.get<Live>(apiVersion, kind, dbName, namespaces.web);
+        assert.equal(after.metadata.uid, before.metadata.uid, "the same object");
+        assert.equal(after.spec.storage, "1Gi", "its storage untouched");
+        assert.ok(await client.find("v1", "PersistentVolumeClaim", `data-${dbName}-0`, namespaces.web), "its data too");
+        await stack.setConfig("dbStorage", { value: "1Gi" });
+      },
+    );
+
+    await t.test("a rotated kubeconfig (same cluster) and a new timeout are no change", async () => {
+      // GIVEN the same credentials in another text: other entry names, another current context
+      await stack.setConfig("kubeconfig", { value: renamedEntries(inlineKubeconfig), secret: true });
+      await stack.setConfig("webTimeout", { value: "900" });
+      const preview = await stack.preview({ onOutput: log(t) });
+      assert.equal(preview.changeSummary.update ?? 0, 0, JSON.stringify(preview.changeSummary));
+      const up = await stack.up({ onOutput: log(t) });
+      assert.equal(up.summary.resourceChanges?.update ?? 0, 0, "nothing re-applied, nothing re-awaited");
+      await stack.preview({ expectNoChanges: true, onOutput: log(t) });
+    });
+
+    let slowName = "";
+    await t.test("Ctrl-C during a 600 s wait returns within 10 s; the next up continues", async () => {
+      // GIVEN an instance that cannot become Ready (a quota of one pod for two replicas), default 600 s timeout
+      await stack.setAllConfig({ slowNamespace: { value: namespaces.slow }, slowReplicas: { value: "2" } });
+      const abort = new AbortController();
+      const up = stack.up({ onOutput: log(t), signal: abort.signal });
+      up.catch(() => undefined);
+      // WHEN the wait is under way (the operator reports 1 of 2 replicas) and Ctrl-C arrives
+      const live = await waitFor(
+        "the slow instance to report 1/2 replicas",
+        async () => {
+          const { items } = await client.list<Live>(apiVersion, kind, { namespace: namespaces.slow });
+          const item = items[0];
+          return item?.status?.conditions?.some((c) => c.type === "Ready" && /1\/2/.test(c.message)) ? item : undefined;
+        },
+        { timeoutMs: minutes(3) },
+      );
+      slowName = live.metadata.name!;
+      const interrupted = Date.now();
+      abort.abort();
+      // THEN up returns within 10 s ...
+      await assert.rejects(up);
+      const took = Date.now() - interrupted;
+      t.diagnostic(`up returned ${took} ms after Ctrl-C`);
+      assert.ok(took < 10_000, `up returned ${took} ms after Ctrl-C`);
+      // ... and the instance is in the state, so the next up continues with it instead of creating another
       const state = (await stack.exportStack()).deployment as { resources: { urn: string; id?: string }[] };
-      dbName = state.resources.find((r) => r.urn.endsWith("::db"))!.id!.split("/")[1]!;
-      const live = await client.get<Live>(apiVersion, kind, dbName, namespaces.web);
-      assert.ok(isReady(live));
-      assert.equal(live.spec.storage, undefined);
-      assert.ok(await client.find("apps/v1", "Deployment", dbName, namespaces.web), "now a Deployment");
+      assert.equal(state.resources.find((r) => r.urn.endsWith("::slow"))?.id, `${namespaces.slow}/${slowName}`);
+      await stack.setConfig("slowReplicas", { value: "1" });
+      const next = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
+        throw failWith(error);
+      });
+      assert.equal(next.summary.resourceChanges?.create ?? 0, 0, "no second instance");
+      assert.ok(isReady(await client.get<Live>(apiVersion, kind, slowName, namespaces.slow)));
     });
 
     await t.test("destroy returns only after the finalizer ran", async () => {
@@ -349,6 +422,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
         [limitedName, namespaces.limited],
         ["clash-2", namespaces.web],
         [dbName, namespaces.web],
+        [slowName, namespaces.slow],
       ];
       for (const [instance, namespace] of instances) {
         const live = await client.get<Live>(apiVersion, kind, instance, namespace);
@@ -422,6 +496,7 @@ const web = new MyAppInstance("web", {
   image: config.require("image"),
   replicas: config.requireNumber("replicas"),
   kubeconfig: config.requireSecret("kubeconfig"),
+  timeoutSeconds: config.getNumber("webTimeout"),
 });
 export const webName = web.name;
 export const webUid = web.uid;
@@ -453,8 +528,25 @@ if (dbStorage) {
   new MyAppInstance("db", {
     namespace: config.require("namespace"),
     image: "postgres:17",
-    storage: dbStorage === "none" ? undefined : dbStorage,
+    storage: dbStorage === "none" ? undefined : dbStorage === "empty" ? "" : dbStorage,
     storageReclaimPolicy: "Delete",
+  });
+}
+const slowNamespace = config.get("slowNamespace");
+if (slowNamespace) {
+  new MyAppInstance("slow", {
+    namespace: slowNamespace,
+    image: "nginx:1.27",
+    replicas: config.requireNumber("slowReplicas"),
+  });
+}
+const storageClass = config.get("storageClass");
+if (storageClass) {
+  new MyAppInstance("classy", {
+    namespace: config.require("namespace"),
+    image: "nginx:1.27",
+    storage: "1Gi",
+    storageClassName: storageClass,
   });
 }
 const deniedNamespace = config.get("deniedNamespace");
@@ -475,6 +567,19 @@ async function previewSteps(stack: Stack, t: TestContext): Promise<Map<string, S
     },
   });
   return steps;
+}
+
+/** The outputs a preview plans for resource `name` (from the engine's outputs event). */
+async function plannedOutputs(stack: Stack, t: TestContext, name: string): Promise<Record<string, unknown>> {
+  let outputs: Record<string, unknown> = {};
+  await stack.preview({
+    onOutput: log(t),
+    onEvent: (event: EngineEvent) => {
+      const metadata = event.resOutputsEvent?.metadata;
+      if (metadata?.urn.endsWith(`::${name}`)) outputs = metadata.new?.outputs ?? {};
+    },
+  });
+  return outputs;
 }
 
 /** The one step a preview would take for `name`. */
@@ -509,6 +614,23 @@ function withInlineCredentials(kubeconfig: string): string {
   for (const { cluster } of config.clusters) inline(cluster, "certificate-authority");
   for (const { user } of config.users) for (const field of ["client-certificate", "client-key"]) inline(user, field);
   assert.ok(config.users[0]?.user["client-key-data"], "the test kubeconfig has a client key to look for");
+  return stringify(config);
+}
+
+/** The same kubeconfig (same cluster, same credentials) in another text: every entry renamed. */
+function renamedEntries(kubeconfig: string): string {
+  const config = parse(kubeconfig) as {
+    clusters: { name: string }[];
+    users: { name: string }[];
+    contexts: { name: string; context: { cluster: string; user: string } }[];
+    "current-context": string;
+  };
+  for (const entry of [...config.clusters, ...config.users, ...config.contexts]) entry.name = `rotated-${entry.name}`;
+  for (const { context } of config.contexts) {
+    context.cluster = `rotated-${context.cluster}`;
+    context.user = `rotated-${context.user}`;
+  }
+  config["current-context"] = `rotated-${config["current-context"]}`;
   return stringify(config);
 }
 

@@ -25,7 +25,7 @@ type Crd = {
       storage: boolean;
       schema: { openAPIV3Schema: StructuralSchema };
       subresources: { status: object; scale: Record<string, string> };
-      additionalPrinterColumns: { name: string; type: string; jsonPath: string }[];
+      additionalPrinterColumns: { name: string; type: string; jsonPath: string; priority?: number }[];
     }[];
   };
 };
@@ -85,15 +85,17 @@ describe("buildCrd", () => {
     assert.equal(status["selector"]?.type, "string");
   });
 
-  test("prints Image, Desired, Ready, Phase and Age", () => {
+  test("prints Image, Desired, Ready, Phase and Age; -o wide adds Port and Message", () => {
     assert.deepEqual(
-      v1?.additionalPrinterColumns.map((column) => [column.name, column.jsonPath]),
+      v1?.additionalPrinterColumns.map((column) => [column.name, column.jsonPath, column.priority ?? 0]),
       [
-        ["Image", ".spec.image"],
-        ["Desired", ".spec.replicas"],
-        ["Ready", ".status.readyReplicas"],
-        ["Phase", ".status.phase"],
-        ["Age", ".metadata.creationTimestamp"],
+        ["Image", ".spec.image", 0],
+        ["Desired", ".spec.replicas", 0],
+        ["Ready", ".status.readyReplicas", 0],
+        ["Phase", ".status.phase", 0],
+        ["Age", ".metadata.creationTimestamp", 0],
+        ["Port", ".spec.port", 1],
+        ["Message", ".status.message", 1],
       ],
     );
   });

@@ -162,8 +162,9 @@ describe("MyAppOperator", () => {
     assert.equal(await valueOf(component.namespace), "existing");
   });
 
-  it("outputs names and the metrics URL only, none of them secret", async () => {
+  it("outputs names and the metrics URL, none of them secret; the instances' connection is a secret", async () => {
     const { component } = await install("op");
+    assert.equal(await pulumi.isSecret(component.clusterConnection), true);
     const outputs = {
       namespace: component.namespace,
       serviceAccountName: component.serviceAccountName,
@@ -172,7 +173,8 @@ describe("MyAppOperator", () => {
     };
     assert.deepEqual(
       Object.keys(component)
-        .filter((key) => key !== "urn" && pulumi.Output.isInstance((component as never)[key]))
+        .filter((key) => !["urn", "clusterConnection"].includes(key))
+        .filter((key) => pulumi.Output.isInstance((component as never)[key]))
         .sort(),
       Object.keys(outputs).sort(),
       "no other Output properties",

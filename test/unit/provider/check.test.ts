@@ -21,6 +21,9 @@ const minimalChecked = {
   timeoutSeconds: 600,
   owner,
   logicalName: "web",
+  // Known before the object exists: a preview shows them instead of "unknown".
+  serviceName: autoName("web", owner),
+  endpoint: `${autoName("web", owner)}.default.svc:8080`,
 };
 
 describe("checkInputs: defaults", () => {
@@ -52,7 +55,7 @@ describe("checkInputs: defaults", () => {
     };
     const { inputs, failures } = checkInputs({}, news);
     assert.deepEqual(failures, []);
-    assert.deepEqual(inputs, news);
+    assert.deepEqual(inputs, { ...news, serviceName: "shop", endpoint: "shop.team-a.svc:80" });
   });
 });
 
@@ -67,9 +70,9 @@ describe("checkInputs: the name", () => {
       expected: "shop",
     },
     {
-      name: "an empty name counts as none",
+      name: "no name: the auto-name",
       olds: {},
-      news: { ...minimal, name: "" },
+      news: { ...minimal, name: undefined },
       expected: autoName("web", owner),
     },
   ];
@@ -128,6 +131,22 @@ describe("checkInputs: every failure at once, by input key", () => {
         { property: "name", reason: /RFC 1123 subdomain/ },
         { property: "namespace", reason: /RFC 1123 label/ },
       ],
+    },
+    {
+      name: "empty strings are values: each gets its field's error, none counts as absent",
+      news: { ...minimal, name: "", namespace: "", storage: "", storageClassName: "", context: "" },
+      expected: [
+        { property: "name", reason: "must not be empty: leave it out for the auto-name" },
+        { property: "namespace", reason: /^must not be empty/ },
+        { property: "storage", reason: /^must be a positive Kubernetes quantity/ },
+        { property: "storageClassName", reason: /^must be a StorageClass name/ },
+        { property: "context", reason: /non-empty string/ },
+      ],
+    },
+    {
+      name: 'storage: "" (what config.get("storage") ?? "" gives) is an invalid storage, not "no storage"',
+      news: { ...minimal, storage: "" },
+      expected: [{ property: "storage", reason: /^must be a positive Kubernetes quantity/ }],
     },
     {
       name: "timeout out of range",
@@ -239,7 +258,18 @@ describe("checkInputs: storage transition rules against the state", () => {
       news: { ...minimal, storage: "2Gi" },
       expected: ["storageClassName"],
     },
-    { name: "removal: left to diff (a replacement)", olds: withStorage, news: minimal, expected: [] },
+    {
+      name: "removal: rejected, naming storage (and the class that goes with it)",
+      olds: withStorage,
+      news: minimal,
+      expected: ["storage", "storageClassName"],
+    },
+    {
+      name: "removal of storage without a class: rejected, naming storage",
+      olds: { ...minimalChecked, storage: "2Gi" },
+      news: minimal,
+      expected: ["storage"],
+    },
     {
       name: "added where there was none: allowed",
       olds: minimalChecked,
@@ -267,9 +297,15 @@ describe("checkInputs: storage transition rules against the state", () => {
         c.expected,
         JSON.stringify(failures),
       );
-      for (const failure of failures) assert.match(failure.reason, /new name \(a replacement/);
+      for (const failure of failures) assert.match(failure.reason, /new name/);
     });
   }
+
+  test("the removal failure says how to drop the data on purpose", () => {
+    const { failures } = checkInputs({ ...minimalChecked, storage: "2Gi" }, minimal);
+    assert.match(failures[0]!.reason, /^may not be removed once set/);
+    assert.match(failures[0]!.reason, /storageReclaimPolicy "Delete"/);
+  });
 
   test("the shrink failure says what it was and what it would be", () => {
     const { failures } = checkInputs(withStorage, { ...minimal, storage: "1Gi", storageClassName: "fast" });

@@ -82,27 +82,11 @@ describe("diffInputs", () => {
       deleteBeforeReplace: false,
     },
     {
-      name: "removing storage is a replacement under the same name: delete first",
-      olds: { ...outputs, storage: "2Gi" },
-      news: inputs,
-      changed: ["storage"],
-      replaces: ["storage"],
-      deleteBeforeReplace: true,
-    },
-    {
-      name: "removing storage and class together: a replacement (the class goes with the volume)",
-      olds: { ...outputs, ...withStorage },
-      news: inputs,
-      changed: ["storage", "storageClassName"],
-      replaces: ["storage"],
-      deleteBeforeReplace: true,
-    },
-    {
-      name: "removing storage while renaming: one replacement, create first",
+      name: "removing storage while renaming: a new object, so a replacement, create first",
       olds: { ...outputs, storage: "2Gi" },
       news: { ...inputs, name: "shop" },
       changed: ["name", "storage"],
-      replaces: ["name", "storage"],
+      replaces: ["name"],
       deleteBeforeReplace: false,
     },
     {
@@ -122,10 +106,10 @@ describe("diffInputs", () => {
       deleteBeforeReplace: false,
     },
     {
-      name: "new credentials, context or timeout: an update, so state holds what the next delete will use",
+      name: "new credentials, context or timeout: no change of the instance (the engine stores the new inputs)",
       olds: outputs,
       news: { ...inputs, kubeconfig: "apiVersion: v1", context: "prod", timeoutSeconds: 60 },
-      changed: ["kubeconfig", "context", "timeoutSeconds"],
+      changed: [],
       replaces: [],
       deleteBeforeReplace: false,
     },
@@ -154,12 +138,12 @@ describe("diffInputs", () => {
       deleteBeforeReplace: false,
     },
     {
-      name: "unknown storage where storage is set: it may be removed, so a replacement",
+      name: "unknown storage where storage is set: an update, judged by check at up (never a replacement)",
       olds: { ...outputs, ...withStorage },
       news: { ...withStorage, storage: unknownValue },
       changed: ["storage"],
-      replaces: ["storage"],
-      deleteBeforeReplace: true,
+      replaces: [],
+      deleteBeforeReplace: false,
     },
     {
       name: "unknown storage where there was none: an update",
@@ -194,6 +178,7 @@ describe("diffInputs: transitions the apiserver would reject fail the preview", 
       message: /spec\.storageClassName may not change/,
     },
     { name: "class dropped", news: { ...inputs, storage: "2Gi" }, message: /spec\.storageClassName may not change/ },
+    { name: "storage removed", news: inputs, message: /spec\.storage may not be removed once set/ },
   ];
   for (const c of cases) {
     test(c.name, () => {

@@ -51,8 +51,10 @@ describe("desiredInstance", () => {
 });
 
 describe("outputsFor", () => {
-  test("inputs plus uid, generation, status, Service name and in-cluster endpoint", () => {
-    const outputs = outputsFor(inputs, live({}));
+  test("inputs plus cluster, uid, generation, status, Service name and in-cluster endpoint", () => {
+    const cluster = { server: "https://127.0.0.1:6443", uid: "ks-1" };
+    const outputs = outputsFor(inputs, live({}), cluster);
+    assert.deepEqual(outputs.cluster, cluster);
     assert.equal(outputs.uid, "u-1");
     assert.equal(outputs.generation, 7);
     assert.deepEqual(outputs.status, { phase: "Running", readyReplicas: 3, observedGeneration: 7 });

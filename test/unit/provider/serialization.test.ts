@@ -14,14 +14,21 @@ async function serialized(): Promise<string> {
   return result.text;
 }
 
-test("the serialized provider is under 4 KiB and captures only the implementation's location", async () => {
+test("the serialized provider is under 4 KiB and captures only the implementation's package specifier", async () => {
   const text = await serialized();
   assert.ok(text.length < 4096, `serialized provider is ${text.length} bytes`);
   const captured = [...text.matchAll(/with\(\{ (.*?), this: undefined/g)].flatMap((m) =>
     m[1]!.split(", ").map((binding) => binding.split(":")[0]),
   );
   assert.deepEqual([...new Set(captured)].sort(), ["implementation", "load", "myAppInstanceProvider"]);
-  assert.match(text, /implementation: "file:\/\/\/.*\/provider\/impl\.ts"/);
+  assert.match(text, /implementation: "myapp-platform\/provider-impl"/);
+});
+
+test("it names no path: state written here works from another clone, directory or machine", async () => {
+  const text = await serialized();
+  assert.equal(text.includes("file://"), false, "a file URL");
+  assert.equal(text.includes(process.cwd()), false, "this checkout's path");
+  assert.equal(/impl\.(ts|js)/.test(text), false, "a file name of the implementation");
 });
 
 test("it names no schema, client or credential", async () => {

@@ -1,0 +1,18 @@
+/**
+ * The `myapp-platform` package: what a Pulumi program imports after `npm install myapp-platform`.
+ *
+ *   import { MyAppOperator, MyAppInstance } from "myapp-platform";
+ *
+ * The MyAppOperator component installs the platform into a cluster; MyAppInstance resources declare instances on
+ * it. The API's types and zod schemas come along, so a program can validate or build instances itself.
+ */
+export * from "./api/index.ts";
+export type { MyAppInstance as MyAppInstanceObject } from "./api/index.ts";
+export { MyAppOperator, myAppOperatorType } from "./components/my-app-operator.ts";
+export type { MyAppOperatorOptions, MyAppOperatorResources } from "./components/my-app-operator.ts";
+export type { LogLevel, MyAppOperatorArgs, OperatorPlacement, OperatorSettings } from "./components/settings.ts";
+export type { ClusterConnection } from "./components/cluster-connection.ts";
+// Named explicitly, so it wins over the API's `MyAppInstance` (the object type, re-exported as MyAppInstanceObject).
+export { MyAppInstance } from "./provider/resource.ts";
+export type { InstancePlatform, MyAppInstanceArgs } from "./provider/resource.ts";
+export type { ClusterIdentity, InstanceOutputs as MyAppInstanceOutputs } from "./provider/inputs.ts";

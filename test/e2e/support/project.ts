@@ -1,0 +1,50 @@
+/**
+ * Pulumi projects of the e2e tests that stand where a user's would: in their own directory, run by the built CLI
+ * (Automation API, offline: the local file backend and private plugin home of tools/lib/paths.ts).
+ */
+import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation/index.js";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { TestContext } from "node:test";
+import { pulumiEnv, repoRoot, toolchainBinDir } from "../../../tools/lib/paths.ts";
+
+export const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
+
+/** The built CLI, found on PATH with Node 24 (for the language host and the dynamic-provider launcher). */
+export function toolPath(): string {
+  return [binDir, path.dirname(process.execPath), process.env.PATH].join(path.delimiter);
+}
+
+/**
+ * A new stack of the project in `workDir`, with the given environment on top of the offline pulumi one. The
+ * caller destroys it (`destroyStack`), so it controls the order of cleanups.
+ */
+export async function projectStack(workDir: string, env: Record<string, string> = {}): Promise<Stack> {
+  process.env.PATH = toolPath();
+  const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
+  const envVars = { ...pulumiEnv(), KUBECONFIG: process.env.KUBECONFIG ?? "", PATH: toolPath(), ...env };
+  const stackName = `e2e-${randomBytes(3).toString("hex")}`;
+  return LocalWorkspace.createOrSelectStack({ stackName, workDir }, { pulumiCommand, envVars });
+}
+
+/** Destroys the stack (errors into the test's diagnostics) and removes it from the backend. */
+export async function destroyStack(t: TestContext, stack: Stack): Promise<void> {
+  await stack.destroy({ onOutput: log(t) }).catch((error: unknown) => t.diagnostic(`destroy: ${String(error)}`));
+  await stack.workspace.removeStack(stack.name, { force: true }).catch(() => undefined);
+}
+
+/** The README's "Use it from your own stack" program, exactly as written there. */
+export function readmeProgram(): string {
+  const section = readFileSync(path.join(repoRoot, "README.md"), "utf8").split("## Use it from your own stack")[1];
+  const program = /```ts\n([\s\S]*?)```/.exec(section ?? "")?.[1];
+  if (!program) throw new Error("README.md has no ts block under 'Use it from your own stack'");
+  return program;
+}
+
+/** Engine output into the test's diagnostics, so a failed step explains itself. */
+export function log(t: TestContext): (line: string) => void {
+  return (line) => {
+    for (const text of line.split("\n")) if (text.trim()) t.diagnostic(text);
+  };
+}

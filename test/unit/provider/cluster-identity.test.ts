@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { recordedIdentity, sameCluster, WrongClusterError } from "../../../provider/cluster-identity.ts";
+
+const platform = { server: "https://127.0.0.1:6443", uid: "uid-platform" };
+const other = { server: "https://127.0.0.1:7443", uid: "uid-other" };
+
+describe("cluster identity", () => {
+  test("the kube-system uid decides, whatever URL reaches the cluster", () => {
+    assert.equal(sameCluster(platform, { ...platform, server: "https://kubernetes.local:6443" }), true);
+    assert.equal(sameCluster(platform, { ...other, server: platform.server }), false, "same URL, other cluster");
+  });
+
+  test("without a uid (no permission to read kube-system) the server URL decides", () => {
+    assert.equal(sameCluster({ ...platform, uid: "" }, platform), true);
+    assert.equal(sameCluster({ ...platform, uid: "" }, other), false);
+  });
+
+  test("state written before 0.2.0 has no identity: nothing to verify", () => {
+    assert.equal(recordedIdentity(undefined), undefined);
+    assert.equal(recordedIdentity({ server: 1 }), undefined);
+    assert.deepEqual(recordedIdentity(platform), platform);
+  });
+
+  test("the error names both clusters, says nothing changed, and how to go on", () => {
+    const error = new WrongClusterError(
+      "refresh",
+      { logicalName: "web", namespace: "shop", name: "web-1" },
+      platform,
+      other,
+    );
+    assert.match(error.message, /^Cannot refresh web \(MyAppInstance shop\/web-1\)/);
+    assert.match(error.message, /lives in cluster https:\/\/127\.0\.0\.1:6443 \(kube-system uid uid-platform\)/);
+    assert.match(error.message, /now reaches cluster https:\/\/127\.0\.0\.1:7443 \(kube-system uid uid-other\)/);
+    assert.match(error.message, /Nothing was changed/);
+  });
+});
