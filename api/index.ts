@@ -18,6 +18,15 @@ export {
   setCondition,
 } from "./conditions.ts";
 export type { ConditionType, ConditionUpdate } from "./conditions.ts";
+export {
+  chartConfigMapKey,
+  chartRules,
+  chartSchema,
+  chartValuesSchema,
+  defaultValuePaths,
+  valuePathFields,
+} from "./chart.ts";
+export type { ChartSpec, ChartValues, ValuePathField, ValuePaths } from "./chart.ts";
 export { buildCrd, crdYaml, openApiV3Schema } from "./crd.ts";
 export { formatFieldIssues } from "./field-issue.ts";
 export type { FieldIssue } from "./field-issue.ts";
