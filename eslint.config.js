@@ -13,6 +13,8 @@ const layers = [
     target: "./operator/desired",
     from: ["./kube", "./operator/reconcile", "./operator/runtime", "./operator/main.ts"],
   },
+  // charts: rendering and the pure plan of what to apply and prune; reconcile uses it, not the reverse.
+  { target: "./operator/chart", from: ["./operator/reconcile", "./operator/runtime", "./operator/main.ts"] },
   { target: "./operator/reconcile", from: ["./operator/runtime", "./operator/main.ts"] },
   { target: "./operator/runtime", from: ["./operator/main.ts"] },
   { target: "./provider", from: ["./operator", "./components", "./stacks"] },

@@ -135,7 +135,8 @@ export const chartSchema = z
           description:
             `Name of a ConfigMap in the instance's namespace whose binaryData key ${chartConfigMapKey} holds the ` +
             `packed chart, as \`kubectl create configmap NAME --from-file=${chartConfigMapKey}=./chart-1.2.3.tgz\` ` +
-            "makes it. Works offline; the chart is re-read when the ConfigMap changes.",
+            "makes it. Works offline. The operator does not watch the ConfigMap: for a new chart version create a " +
+            "new ConfigMap and point configMap at it (an edit in place is picked up at the next resync).",
         })
         .optional(),
       oci: reference(
@@ -160,8 +161,8 @@ export const chartSchema = z
         .regex(new RegExp(versionPattern), { error: chartRules.version })
         .meta({
           description:
-            "Exact chart version; required with oci and repo. With configMap it is checked against the chart's " +
-            "Chart.yaml when given.",
+            "Exact chart version; required with oci and repo, not used with configMap (the ConfigMap holds one " +
+            "chart). Changing it renders the new chart version and rolls the application out.",
         })
         .optional(),
       digest: z
@@ -218,3 +219,30 @@ export type ValuePaths = z.output<typeof valuePathsSchema>;
 
 /** `spec.values`. */
 export type ChartValues = z.output<typeof chartValuesSchema>;
+
+/** A kind a chart may render: `apiVersion` and `kind`, as in the object. */
+export interface ChartKind {
+  readonly apiVersion: string;
+  readonly kind: string;
+}
+
+/**
+ * The kinds charts may render unless the platform says otherwise: those of the built-in template, plus what
+ * application charts commonly carry. The operator's RBAC grants exactly these; any other kind is refused.
+ */
+export const defaultChartKinds: readonly ChartKind[] = [
+  { apiVersion: "apps/v1", kind: "Deployment" },
+  { apiVersion: "apps/v1", kind: "StatefulSet" },
+  { apiVersion: "v1", kind: "Service" },
+  { apiVersion: "v1", kind: "ConfigMap" },
+  { apiVersion: "v1", kind: "Secret" },
+  { apiVersion: "v1", kind: "ServiceAccount" },
+  { apiVersion: "networking.k8s.io/v1", kind: "Ingress" },
+  { apiVersion: "policy/v1", kind: "PodDisruptionBudget" },
+  { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler" },
+];
+
+/** `apps/v1/Deployment`, how flags and messages write a kind. */
+export function chartKindName(kind: ChartKind): string {
+  return `${kind.apiVersion}/${kind.kind}`;
+}

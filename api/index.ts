@@ -22,11 +22,13 @@ export {
   chartConfigMapKey,
   chartRules,
   chartSchema,
+  chartKindName,
   chartValuesSchema,
+  defaultChartKinds,
   defaultValuePaths,
   valuePathFields,
 } from "./chart.ts";
-export type { ChartSpec, ChartValues, ValuePathField, ValuePaths } from "./chart.ts";
+export type { ChartKind, ChartSpec, ChartValues, ValuePathField, ValuePaths } from "./chart.ts";
 export { buildCrd, crdYaml, openApiV3Schema } from "./crd.ts";
 export { formatFieldIssues } from "./field-issue.ts";
 export type { FieldIssue } from "./field-issue.ts";

@@ -42,6 +42,13 @@ const table: readonly ResourceType[] = [
     namespaced: false,
   },
   { apiVersion: "policy/v1", kind: "PodDisruptionBudget", plural: "poddisruptionbudgets", namespaced: true },
+  { apiVersion: "networking.k8s.io/v1", kind: "Ingress", plural: "ingresses", namespaced: true },
+  {
+    apiVersion: "autoscaling/v2",
+    kind: "HorizontalPodAutoscaler",
+    plural: "horizontalpodautoscalers",
+    namespaced: true,
+  },
   { apiVersion: "example.com/v1", kind: "MyAppInstance", plural: "myappinstances", namespaced: true },
 ];
 

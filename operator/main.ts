@@ -9,6 +9,7 @@ import { apiVersion, kind } from "../api/index.ts";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../kube/index.ts";
 import { labelKeys, managedBy } from "./desired/index.ts";
 import { parseOptions, usage, UsageRequested, type OperatorOptions } from "./options.ts";
+import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, kubePort, reconciler, recordStalled } from "./reconcile/index.ts";
 import {
   Controller,
@@ -44,7 +45,7 @@ export async function runOperator(options: OperatorOptions): Promise<void> {
   });
 
   const port = kubePort(client, { reportingInstance: identity, logger });
-  const deps = { port, logger };
+  const deps = { port, logger, chart: chartDeps(client, options) };
   const instances: Informer[] = [];
   const children: Informer[] = [];
   const scopes = options.namespaces.length > 0 ? options.namespaces : [undefined];

@@ -3,6 +3,7 @@
  * in, settings or a clear error out.
  */
 import { parseArgs } from "node:util";
+import { chartKindName, defaultChartKinds, type ChartKind } from "../api/index.ts";
 
 export interface OperatorOptions {
   /** Watched namespaces; empty means the whole cluster. */
@@ -18,6 +19,10 @@ export interface OperatorOptions {
   readonly resyncPeriodMs: number;
   /** Path of a kubeconfig; unset means in-cluster config in a pod, else KUBECONFIG or ~/.kube/config. */
   readonly kubeconfig: string | undefined;
+  /** The helm binary that renders spec.chart. */
+  readonly helm: string;
+  /** Kinds a chart may render (the platform's allow-list; the RBAC grants exactly these). */
+  readonly chartKinds: readonly ChartKind[];
 }
 
 export interface Address {
@@ -36,7 +41,9 @@ export const usage = `Usage: node operator/main.ts [flags]   (npm run operator -
   --concurrency=N                  reconciles at once, never two of one key (default 2) MYAPP_CONCURRENCY
   --max-consecutive-failures=N     failures before an instance is marked Stalled (default 15)
   --resync-period=SECONDS          re-reconcile everything this often (default 600)
-  --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)`;
+  --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)
+  --helm=PATH                      helm binary that renders spec.chart (default: helm on PATH)  MYAPP_HELM
+  --chart-kinds=v1/Service,...     kinds a chart may render, apiVersion/Kind (default: ${defaultChartKinds.map(chartKindName).join(",")})  MYAPP_CHART_KINDS`;
 
 const logLevels = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
 
@@ -56,6 +63,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       "max-consecutive-failures": { type: "string" },
       "resync-period": { type: "string" },
       kubeconfig: { type: "string" },
+      helm: { type: "string" },
+      "chart-kinds": { type: "string" },
       help: { type: "boolean" },
     },
   });
@@ -85,6 +94,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     maxConsecutiveFailures: positiveInteger("--max-consecutive-failures", values["max-consecutive-failures"] ?? "15"),
     resyncPeriodMs: positiveInteger("--resync-period", values["resync-period"] ?? "600") * 1000,
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
+    helm: values.helm ?? env.MYAPP_HELM ?? "helm",
+    chartKinds: chartKinds(values["chart-kinds"] ?? env.MYAPP_CHART_KINDS),
   };
 }
 
@@ -102,4 +113,19 @@ function positiveInteger(flag: string, value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer, got "${value}"`);
   return n;
+}
+
+/** `apps/v1/Deployment,v1/Service` → kinds; unset → the default allow-list. */
+function chartKinds(value: string | undefined): readonly ChartKind[] {
+  if (value === undefined || value.trim() === "") return defaultChartKinds;
+  return value.split(",").map((entry) => {
+    const text = entry.trim();
+    const slash = text.lastIndexOf("/");
+    const kind = text.slice(slash + 1);
+    const apiVersion = text.slice(0, Math.max(slash, 0));
+    if (slash <= 0 || !/^[A-Z][A-Za-z0-9]*$/.test(kind) || !/^([a-z0-9.-]+\/)?v[0-9a-z]+$/.test(apiVersion)) {
+      throw new Error(`--chart-kinds must list apiVersion/Kind entries such as apps/v1/Deployment, got "${text}"`);
+    }
+    return { apiVersion, kind };
+  });
 }
