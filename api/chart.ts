@@ -220,29 +220,48 @@ export type ValuePaths = z.output<typeof valuePathsSchema>;
 /** `spec.values`. */
 export type ChartValues = z.output<typeof chartValuesSchema>;
 
-/** A kind a chart may render: `apiVersion` and `kind`, as in the object. */
+/** A kind a chart may render: `apiVersion` and `kind`, as in the object, and its REST resource (for RBAC). */
 export interface ChartKind {
   readonly apiVersion: string;
   readonly kind: string;
+  readonly plural: string;
+  /**
+   * The operator may create and patch these but never read them (Secrets: least privilege keeps credentials out
+   * of the operator's reach), so it cannot prune them; the instance's owner reference still garbage-collects them.
+   */
+  readonly writeOnly?: true;
 }
 
 /**
- * The kinds charts may render unless the platform says otherwise: those of the built-in template, plus what
- * application charts commonly carry. The operator's RBAC grants exactly these; any other kind is refused.
+ * Every kind charts can render (the operator's REST table knows these). The platform's allow-list is a subset;
+ * by default all of them: those of the built-in template, plus what application charts commonly carry. The
+ * operator's RBAC grants exactly the allowed kinds; any other kind in a render is refused.
  */
 export const defaultChartKinds: readonly ChartKind[] = [
-  { apiVersion: "apps/v1", kind: "Deployment" },
-  { apiVersion: "apps/v1", kind: "StatefulSet" },
-  { apiVersion: "v1", kind: "Service" },
-  { apiVersion: "v1", kind: "ConfigMap" },
-  { apiVersion: "v1", kind: "Secret" },
-  { apiVersion: "v1", kind: "ServiceAccount" },
-  { apiVersion: "networking.k8s.io/v1", kind: "Ingress" },
-  { apiVersion: "policy/v1", kind: "PodDisruptionBudget" },
-  { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler" },
+  { apiVersion: "apps/v1", kind: "Deployment", plural: "deployments" },
+  { apiVersion: "apps/v1", kind: "StatefulSet", plural: "statefulsets" },
+  { apiVersion: "v1", kind: "Service", plural: "services" },
+  { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps" },
+  { apiVersion: "v1", kind: "Secret", plural: "secrets", writeOnly: true },
+  { apiVersion: "v1", kind: "ServiceAccount", plural: "serviceaccounts" },
+  { apiVersion: "networking.k8s.io/v1", kind: "Ingress", plural: "ingresses" },
+  { apiVersion: "policy/v1", kind: "PodDisruptionBudget", plural: "poddisruptionbudgets" },
+  { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler", plural: "horizontalpodautoscalers" },
 ];
 
 /** `apps/v1/Deployment`, how flags and messages write a kind. */
-export function chartKindName(kind: ChartKind): string {
+export function chartKindName(kind: { readonly apiVersion: string; readonly kind: string }): string {
   return `${kind.apiVersion}/${kind.kind}`;
+}
+
+/**
+ * The kinds named `apps/v1/Deployment`, ... (a subset of {@link defaultChartKinds}), or the names that are not
+ * kinds charts can render.
+ */
+export function parseChartKinds(
+  names: readonly string[],
+): { ok: true; kinds: ChartKind[] } | { ok: false; unknown: string[] } {
+  const unknown = names.filter((name) => !defaultChartKinds.some((kind) => chartKindName(kind) === name));
+  if (unknown.length > 0) return { ok: false, unknown };
+  return { ok: true, kinds: defaultChartKinds.filter((kind) => names.includes(chartKindName(kind))) };
 }

@@ -25,6 +25,7 @@ export {
   chartKindName,
   chartValuesSchema,
   defaultChartKinds,
+  parseChartKinds,
   defaultValuePaths,
   valuePathFields,
 } from "./chart.ts";

@@ -2,6 +2,7 @@
  * The operator's command line, from the settings: the Deployment passes it as container args, and a local run
  * (operatorPlacement "external") can pass the same flags with its own bind addresses.
  */
+import { chartKindsFlag } from "./chart-kinds.ts";
 import { operatorObjectNames } from "./metadata.ts";
 import { healthPort, metricsPort } from "./operator-endpoints.ts";
 import type { OperatorSettings } from "./settings.ts";
@@ -29,6 +30,7 @@ export function operatorFlags(settings: OperatorSettings, overrides: FlagOverrid
     `--health-probe-bind-address=${overrides.healthProbeBindAddress ?? `:${healthPort}`}`,
     `--log-level=${settings.logLevel}`,
     `--concurrency=${settings.concurrency}`,
+    ...chartKindsFlag(settings.chartKinds),
   );
   return flags;
 }

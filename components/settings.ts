@@ -3,6 +3,8 @@
  * into the complete, checked settings every builder of this folder reads. Pure: the component turns its issues
  * into a pulumi.ResourceError, the renderer into a plain Error.
  */
+import type { ChartKind } from "../api/index.ts";
+import { resolveChartKinds } from "./chart-kinds.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
 
 /** pino's levels, which the operator's `--log-level` accepts. */
@@ -56,6 +58,15 @@ export interface MyAppOperatorArgs {
    * @default 2
    */
   readonly concurrency?: number;
+  /**
+   * Kinds that Helm charts (an instance's `spec.chart`) may render, as `apiVersion/Kind`; the operator's RBAC
+   * grants exactly these and the operator refuses any other kind in a render. Secrets are create/patch only.
+   * @default every kind charts can render: apps/v1/Deployment, apps/v1/StatefulSet, v1/Service, v1/ConfigMap,
+   * v1/Secret, v1/ServiceAccount, networking.k8s.io/v1/Ingress, policy/v1/PodDisruptionBudget,
+   * autoscaling/v2/HorizontalPodAutoscaler
+   * @example ["apps/v1/Deployment", "v1/Service", "v1/ConfigMap"]
+   */
+  readonly chartKinds?: readonly string[];
   /** Extra labels for every object (never used in selectors). */
   readonly labels?: Readonly<Record<string, string>>;
   /** Extra annotations for every object. */
@@ -94,6 +105,8 @@ export interface OperatorSettings {
   readonly labels: Readonly<Record<string, string>>;
   readonly annotations: Readonly<Record<string, string>>;
   readonly operatorPlacement: OperatorPlacement;
+  /** What charts may render. */
+  readonly chartKinds: readonly ChartKind[];
   readonly deleteCrdOnDestroy: boolean;
 }
 
@@ -179,7 +192,10 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
     problem("operatorPlacement", `"${String(operatorPlacement)}" must be "in-cluster" or "external"`);
   }
 
-  if (issues.length > 0) return { ok: false, issues };
+  const chartKinds = resolveChartKinds(args.chartKinds);
+  if (!chartKinds.ok) problem("chartKinds", chartKinds.message);
+
+  if (issues.length > 0 || !chartKinds.ok) return { ok: false, issues };
   return {
     ok: true,
     settings: {
@@ -197,6 +213,7 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
       labels,
       annotations,
       operatorPlacement,
+      chartKinds: chartKinds.kinds,
       deleteCrdOnDestroy: args.deleteCrdOnDestroy ?? false,
     },
   };

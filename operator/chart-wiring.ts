@@ -17,6 +17,7 @@ export function chartDeps(client: KubeClient, options: Pick<OperatorOptions, "he
         client.find<KubeObject & { binaryData?: Record<string, string> }>("v1", "ConfigMap", name, namespace),
     }),
     allowedKinds: options.chartKinds,
+    appliedWriteOnly: new Map(),
     // The server's version, read once: what `.Capabilities.KubeVersion` says (helm install would ask the same).
     capabilities: () => {
       capabilities ??= client

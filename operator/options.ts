@@ -3,7 +3,7 @@
  * in, settings or a clear error out.
  */
 import { parseArgs } from "node:util";
-import { chartKindName, defaultChartKinds, type ChartKind } from "../api/index.ts";
+import { chartKindName, defaultChartKinds, parseChartKinds, type ChartKind } from "../api/index.ts";
 
 export interface OperatorOptions {
   /** Watched namespaces; empty means the whole cluster. */
@@ -115,17 +115,15 @@ function positiveInteger(flag: string, value: string): number {
   return n;
 }
 
-/** `apps/v1/Deployment,v1/Service` → kinds; unset → the default allow-list. */
+/** `apps/v1/Deployment,v1/Service` → kinds; unset → every kind charts can render. */
 function chartKinds(value: string | undefined): readonly ChartKind[] {
   if (value === undefined || value.trim() === "") return defaultChartKinds;
-  return value.split(",").map((entry) => {
-    const text = entry.trim();
-    const slash = text.lastIndexOf("/");
-    const kind = text.slice(slash + 1);
-    const apiVersion = text.slice(0, Math.max(slash, 0));
-    if (slash <= 0 || !/^[A-Z][A-Za-z0-9]*$/.test(kind) || !/^([a-z0-9.-]+\/)?v[0-9a-z]+$/.test(apiVersion)) {
-      throw new Error(`--chart-kinds must list apiVersion/Kind entries such as apps/v1/Deployment, got "${text}"`);
-    }
-    return { apiVersion, kind };
-  });
+  const parsed = parseChartKinds(value.split(",").map((entry) => entry.trim()));
+  if (!parsed.ok) {
+    throw new Error(
+      `--chart-kinds: ${parsed.unknown.join(", ")} cannot be rendered by charts; choose from ` +
+        defaultChartKinds.map(chartKindName).join(","),
+    );
+  }
+  return parsed.kinds;
 }

@@ -4,6 +4,7 @@
  * the instance), prune what the render no longer contains, and compute the status from every rendered
  * workload. Returns the status to write; reconcile.ts writes it, exactly as for the built-in template.
  */
+import { createHash } from "node:crypto";
 import {
   defaultChartKinds,
   type ChartKind,
@@ -44,6 +45,11 @@ export interface ChartDeps {
   readonly allowedKinds?: readonly ChartKind[];
   /** `.Capabilities` of the live cluster. */
   readonly capabilities?: () => Promise<Capabilities>;
+  /**
+   * What was last applied of each write-only object (Secrets: the operator may not read them), by
+   * `namespace/Kind/name`, so a converged instance costs no write for them either (one after a restart).
+   */
+  readonly appliedWriteOnly?: Map<string, string>;
 }
 
 /** The chart branch's result: the status to write, and how the runtime should go on. */
@@ -115,12 +121,16 @@ export async function reconcileChart(
   );
   if (refusal) return permanent(refusal);
 
-  const taken = await takenObject(session, plan.objects, live, identity.uid);
+  const readable = plan.objects.filter((object) => !isWriteOnly(object, allowed));
+  const taken = await takenObject(session, readable, live, identity.uid);
   if (taken) return permanent(taken);
 
   const applied: KubeObject[] = [];
   try {
-    for (const object of plan.objects) applied.push(await ensureObject(session, object, live));
+    for (const object of plan.objects) {
+      if (isWriteOnly(object, allowed)) await ensureWriteOnly(session, object, deps.appliedWriteOnly);
+      else applied.push(await ensureObject(session, object, live));
+    }
   } catch (error) {
     if (!(error instanceof InvalidError)) throw error;
     return permanent(
@@ -151,7 +161,7 @@ async function liveObjects(session: Session, allowed: readonly ChartKind[]): Pro
     `${labelKeys.managedBy}=${managedBy},${labelKeys.instance}=${labelValue(key.name)}`,
   ];
   const found = new Map<string, KubeObject>();
-  for (const kind of allowed) {
+  for (const kind of allowed.filter((candidate) => !candidate.writeOnly)) {
     for (const selector of selectors) {
       const objects = await session.port.list<KubeObject>(kind.apiVersion, kind.kind, key.namespace, selector);
       for (const object of objects) {
@@ -265,6 +275,24 @@ function chartStatus(
   ];
   if (!main) skipped.push("the chart renders no Deployment or StatefulSet");
   return skipped.length > 0 ? { ...status, message: `${status.message ?? ""} (${skipped.join("; ")})` } : status;
+}
+
+function isWriteOnly(object: RenderedObject, allowed: readonly ChartKind[]): boolean {
+  return allowed.some((kind) => kind.writeOnly && kind.apiVersion === object.apiVersion && kind.kind === object.kind);
+}
+
+/** Applies an object the operator may not read (a Secret) unless this process already applied exactly it. */
+async function ensureWriteOnly(
+  session: Session,
+  object: RenderedObject,
+  appliedWriteOnly: Map<string, string> | undefined,
+): Promise<void> {
+  const key = `${session.key.namespace}/${object.kind}/${object.metadata.name}`;
+  const digest = createHash("sha256").update(JSON.stringify(object)).digest("hex");
+  if (appliedWriteOnly?.get(key) === digest) return;
+  await session.port.apply<KubeObject>(object);
+  appliedWriteOnly?.set(key, digest);
+  session.logger.info({ kind: object.kind, name: object.metadata.name }, "applied write-only chart object");
 }
 
 function sameObject(
