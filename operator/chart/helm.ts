@@ -4,6 +4,7 @@
  * README's "Charts" section for why a child process rather than Helm's engine compiled to WebAssembly.
  */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -59,6 +60,9 @@ export interface HelmOptions {
   readonly timeoutMs?: number;
 }
 
+/** Renders kept for reuse (a few hundred KiB each at most for an application chart). */
+const maxCachedRenders = 256;
+
 /** Output larger than this is an error rather than memory growth: 64 MiB of YAML is not an application. */
 const maxOutputBytes = 64 * 1024 * 1024;
 
@@ -79,36 +83,52 @@ export function helmRenderer(options: HelmOptions = {}): ChartRenderer {
       throw new ChartRenderError(helmMessage(error), { cause: error });
     }
   };
+  // Children's events wake a reconcile often (every rollout step); the same chart, values and cluster always
+  // render the same, so recent renders are reused instead of running helm three times again.
+  const recent = new Map<string, RenderResult>();
   return {
     async render(request) {
-      const dir = await mkdtemp(join(tmpdir(), "myapp-chart-"));
-      try {
-        const chart = join(dir, "chart.tgz");
-        const values = join(dir, "values.json");
-        await writeFile(chart, request.chart);
-        await writeFile(values, JSON.stringify(request.values));
-        const common = [
-          "template",
-          request.release,
-          chart,
-          "--namespace",
-          request.namespace,
-          "--values",
-          values,
-          ...capabilityFlags(request.capabilities),
-        ];
-        const [manifest, full, crds] = await Promise.all([
-          helm([...common, "--skip-tests", "--no-hooks"]),
-          // The full render only tells which hooks and tests were left out, for the status.
-          helm(common),
-          helm(["show", "crds", chart]),
-        ]);
-        return { manifest, hooks: hookSources(full), crds: crdNames(crds) };
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
+      const key = createHash("sha256")
+        .update(request.chart)
+        .update(JSON.stringify([request.release, request.namespace, request.values, request.capabilities ?? {}]))
+        .digest("hex");
+      const cached = recent.get(key);
+      if (cached) return cached;
+      const result = await renderOnce(request);
+      if (recent.size >= maxCachedRenders) recent.delete(recent.keys().next().value ?? "");
+      recent.set(key, result);
+      return result;
     },
   };
+
+  async function renderOnce(request: RenderRequest): Promise<RenderResult> {
+    const dir = await mkdtemp(join(tmpdir(), "myapp-chart-"));
+    try {
+      const chart = join(dir, "chart.tgz");
+      const values = join(dir, "values.json");
+      await writeFile(chart, request.chart);
+      await writeFile(values, JSON.stringify(request.values));
+      const common = [
+        "template",
+        request.release,
+        chart,
+        "--namespace",
+        request.namespace,
+        "--values",
+        values,
+        ...capabilityFlags(request.capabilities),
+      ];
+      const [manifest, full, crds] = await Promise.all([
+        helm([...common, "--skip-tests", "--no-hooks"]),
+        // The full render only tells which hooks and tests were left out, for the status.
+        helm(common),
+        helm(["show", "crds", chart]),
+      ]);
+      return { manifest, hooks: hookSources(full), crds: crdNames(crds) };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
 }
 
 function capabilityFlags(capabilities: Capabilities | undefined): string[] {
