@@ -3,7 +3,7 @@
  * reports it Ready (or fails with the operator's reason). The CRUD work happens in impl.ts.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { MyAppInstanceStatus, StorageReclaimPolicy } from "../api/index.ts";
+import type { ChartSpec, ChartValues, MyAppInstanceStatus, StorageReclaimPolicy } from "../api/index.ts";
 import { myAppInstanceProvider } from "./provider.ts";
 
 /** The arguments of a {@link MyAppInstance}. Changing `name`, `namespace` or removing `storage` replaces it. */
@@ -48,6 +48,15 @@ export interface MyAppInstanceArgs {
    */
   readonly storageReclaimPolicy?: pulumi.Input<StorageReclaimPolicy>;
   /**
+   * A Helm chart that renders the instance's objects instead of the built-in Deployment/StatefulSet and Service:
+   * `{ configMap }`, `{ oci, version }` or `{ repo, name, version }`, with an optional `digest` pin and
+   * `valuePaths` (where the chart expects replicas, image and port). See the README's "Charts".
+   * @default the built-in template
+   */
+  readonly chart?: pulumi.Input<ChartSpec>;
+  /** Helm values for `chart`, merged over the chart's values.yaml (the typed fields win). */
+  readonly values?: pulumi.Input<ChartValues>;
+  /**
    * Kubeconfig file contents to reach the cluster with. Always stored as a secret and never an output.
    * @default KUBECONFIG or ~/.kube/config, as kubectl finds them
    */
@@ -83,6 +92,8 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
   declare readonly storage: pulumi.Output<string | undefined>;
   declare readonly storageClassName: pulumi.Output<string | undefined>;
   declare readonly storageReclaimPolicy: pulumi.Output<StorageReclaimPolicy>;
+  declare readonly chart: pulumi.Output<ChartSpec | undefined>;
+  declare readonly values: pulumi.Output<ChartValues | undefined>;
   declare readonly timeoutSeconds: pulumi.Output<number>;
   /** The object's metadata.uid. */
   declare readonly uid: pulumi.Output<string>;
@@ -105,6 +116,8 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
       storage: args.storage,
       storageClassName: args.storageClassName,
       storageReclaimPolicy: args.storageReclaimPolicy,
+      chart: args.chart,
+      values: args.values,
       kubeconfig: args.kubeconfig === undefined ? undefined : pulumi.secret(args.kubeconfig),
       context: args.context,
       timeoutSeconds: args.timeoutSeconds,
