@@ -25,6 +25,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 # The operator's layers and the ground floor they import (see DESIGN.md); nothing of Pulumi, tools or tests.
 COPY api ./api
+COPY chart ./chart
 COPY kube ./kube
 COPY operator ./operator
 COPY --from=helm /out/helm /usr/local/bin/helm

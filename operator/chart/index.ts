@@ -1,6 +1,4 @@
-/** Helm charts as the operator's template engine: sources, values, rendering (Helm itself) and the apply/prune plan. */
-export * from "./helm.ts";
-export * from "./manifests.ts";
+/** Charts in the operator: what a render means for the cluster (ownership, prune, volumes), on top of chart/. */
+export * from "../../chart/index.ts";
+export * from "./owned.ts";
 export * from "./plan.ts";
-export * from "./sources.ts";
-export * from "./values.ts";

@@ -6,7 +6,8 @@
 import { chartKindName, compareQuantities, parseQuantity, type ChartKind } from "../../api/index.ts";
 import type { InstanceIdentity } from "../desired/index.ts";
 import { isControlledBy } from "../desired/index.ts";
-import { hookOf, objectName, ownedObject, parseManifests, type RenderedObject } from "./manifests.ts";
+import { hookOf, parseManifests, type RenderedObject } from "../../chart/index.ts";
+import { objectName, ownedObject } from "./owned.ts";
 
 /** Why a render is not applied: CamelCase reason and a message that says what to do. */
 export interface RenderRefusal {

@@ -3,7 +3,7 @@
  * its value path (`spec.chart.valuePaths`, defaulting to `helm create`'s names), so the typed fields win. Helm
  * itself merges the result over the chart's values.yaml, exactly as `helm template -f values.json` does. Pure.
  */
-import { defaultValuePaths, type MyAppInstanceSpec, type ValuePathField } from "../../api/index.ts";
+import { defaultValuePaths, type MyAppInstanceSpec, type ValuePathField } from "../api/index.ts";
 
 /** Chart values: a JSON object. */
 export type Values = Record<string, unknown>;

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { parse } from "yaml";
-import { chartConfigMapKey, type ChartSpec } from "../../api/index.ts";
+import { chartConfigMapKey, type ChartSpec } from "../api/index.ts";
 
 /** A chart that cannot be fetched, or not the pinned one: retried with backoff, reported naming the source. */
 export class ChartFetchError extends Error {
