@@ -48,6 +48,11 @@ export class ChartRenderError extends Error {
   override readonly name = "ChartRenderError";
 }
 
+/** The one wording of a render failure, for the operator's Degraded condition and the provider's preview. */
+export function renderFailureMessage(source: string, error: ChartRenderError): string {
+  return `${source} does not render: ${error.message}`;
+}
+
 /** Renders charts. */
 export interface ChartRenderer {
   render(request: RenderRequest): Promise<RenderResult>;

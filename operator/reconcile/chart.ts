@@ -23,6 +23,7 @@ import {
   objectName,
   planRender,
   pruneCandidates,
+  renderFailureMessage,
   volumeRefusal,
   type Capabilities,
   type ChartRenderer,
@@ -105,7 +106,7 @@ export async function reconcileChart(
   } catch (error) {
     if (!(error instanceof ChartRenderError)) throw error;
     const source = describeSource(chart, key.namespace);
-    return permanent({ reason: "ChartRenderFailed", message: `${source} does not render: ${error.message}` }, error);
+    return permanent({ reason: "ChartRenderFailed", message: renderFailureMessage(source, error) }, error);
   }
 
   const identity = { ...key, uid: instance.metadata.uid ?? "" };
