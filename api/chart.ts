@@ -214,6 +214,9 @@ export const chartValuesSchema = z.record(z.string(), z.unknown(), { error: "mus
 /** `spec.chart` with its source and pins. */
 export type ChartSpec = z.output<typeof chartSchema>;
 
+/** `spec.chart` as a user writes it. */
+export type ChartSpecInput = z.input<typeof chartSchema>;
+
 /** `spec.chart.valuePaths`. */
 export type ValuePaths = z.output<typeof valuePathsSchema>;
 

@@ -29,7 +29,7 @@ export {
   defaultValuePaths,
   valuePathFields,
 } from "./chart.ts";
-export type { ChartKind, ChartSpec, ChartValues, ValuePathField, ValuePaths } from "./chart.ts";
+export type { ChartKind, ChartSpec, ChartSpecInput, ChartValues, ValuePathField, ValuePaths } from "./chart.ts";
 export { buildCrd, crdYaml, openApiV3Schema } from "./crd.ts";
 export { formatFieldIssues } from "./field-issue.ts";
 export type { FieldIssue } from "./field-issue.ts";

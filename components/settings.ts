@@ -3,8 +3,9 @@
  * into the complete, checked settings every builder of this folder reads. Pure: the component turns its issues
  * into a pulumi.ResourceError, the renderer into a plain Error.
  */
-import type { ChartKind } from "../api/index.ts";
+import type { ChartKind, ChartSpec, ChartSpecInput } from "../api/index.ts";
 import { resolveChartKinds } from "./chart-kinds.ts";
+import { resolveDefaultChart } from "./default-chart.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
 
 /** pino's levels, which the operator's `--log-level` accepts. */
@@ -67,6 +68,12 @@ export interface MyAppOperatorArgs {
    * @example ["apps/v1/Deployment", "v1/Service", "v1/ConfigMap"]
    */
   readonly chartKinds?: readonly string[];
+  /**
+   * The chart for every instance whose spec names none (same shape as an instance's `spec.chart`).
+   * @default none: such instances get the built-in Deployment/StatefulSet and Service
+   * @example { oci: "oci://registry.example.com/charts/myapp", version: "1.2.3" }
+   */
+  readonly defaultChart?: ChartSpecInput;
   /** Extra labels for every object (never used in selectors). */
   readonly labels?: Readonly<Record<string, string>>;
   /** Extra annotations for every object. */
@@ -107,6 +114,8 @@ export interface OperatorSettings {
   readonly operatorPlacement: OperatorPlacement;
   /** What charts may render. */
   readonly chartKinds: readonly ChartKind[];
+  /** The platform's default chart, if any. */
+  readonly defaultChart: ChartSpec | undefined;
   readonly deleteCrdOnDestroy: boolean;
 }
 
@@ -194,8 +203,10 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
 
   const chartKinds = resolveChartKinds(args.chartKinds);
   if (!chartKinds.ok) problem("chartKinds", chartKinds.message);
+  const defaultChart = resolveDefaultChart(args.defaultChart);
+  if (!defaultChart.ok) for (const message of defaultChart.messages) problem("defaultChart", message);
 
-  if (issues.length > 0 || !chartKinds.ok) return { ok: false, issues };
+  if (issues.length > 0 || !chartKinds.ok || !defaultChart.ok) return { ok: false, issues };
   return {
     ok: true,
     settings: {
@@ -214,6 +225,7 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
       annotations,
       operatorPlacement,
       chartKinds: chartKinds.kinds,
+      defaultChart: defaultChart.chart,
       deleteCrdOnDestroy: args.deleteCrdOnDestroy ?? false,
     },
   };

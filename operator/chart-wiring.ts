@@ -8,7 +8,10 @@ import type { OperatorOptions } from "./options.ts";
 import type { ChartDeps } from "./reconcile/index.ts";
 
 /** The chart dependencies of reconcile for `options`. */
-export function chartDeps(client: KubeClient, options: Pick<OperatorOptions, "helm" | "chartKinds">): ChartDeps {
+export function chartDeps(
+  client: KubeClient,
+  options: Pick<OperatorOptions, "helm" | "chartKinds" | "defaultChart">,
+): ChartDeps {
   let capabilities: Promise<Capabilities> | undefined;
   return {
     renderer: helmRenderer({ binary: options.helm }),
@@ -18,6 +21,7 @@ export function chartDeps(client: KubeClient, options: Pick<OperatorOptions, "he
     }),
     allowedKinds: options.chartKinds,
     appliedWriteOnly: new Map(),
+    ...(options.defaultChart ? { defaultChart: options.defaultChart } : {}),
     // The server's version, read once: what `.Capabilities.KubeVersion` says (helm install would ask the same).
     capabilities: () => {
       capabilities ??= client

@@ -3,7 +3,14 @@
  * in, settings or a clear error out.
  */
 import { parseArgs } from "node:util";
-import { chartKindName, defaultChartKinds, parseChartKinds, type ChartKind } from "../api/index.ts";
+import {
+  chartKindName,
+  chartSchema,
+  defaultChartKinds,
+  parseChartKinds,
+  type ChartKind,
+  type ChartSpec,
+} from "../api/index.ts";
 
 export interface OperatorOptions {
   /** Watched namespaces; empty means the whole cluster. */
@@ -23,6 +30,8 @@ export interface OperatorOptions {
   readonly helm: string;
   /** Kinds a chart may render (the platform's allow-list; the RBAC grants exactly these). */
   readonly chartKinds: readonly ChartKind[];
+  /** The chart for instances whose spec names none; unset: the built-in template. */
+  readonly defaultChart: ChartSpec | undefined;
 }
 
 export interface Address {
@@ -43,6 +52,7 @@ export const usage = `Usage: node operator/main.ts [flags]   (npm run operator -
   --resync-period=SECONDS          re-reconcile everything this often (default 600)
   --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)
   --helm=PATH                      helm binary that renders spec.chart (default: helm on PATH)  MYAPP_HELM
+  --default-chart=JSON              chart for instances without spec.chart, e.g. {"oci":"oci://r/c","version":"1.0.0"}  MYAPP_DEFAULT_CHART
   --chart-kinds=v1/Service,...     kinds a chart may render, apiVersion/Kind (default: ${defaultChartKinds.map(chartKindName).join(",")})  MYAPP_CHART_KINDS`;
 
 const logLevels = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
@@ -65,6 +75,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       kubeconfig: { type: "string" },
       helm: { type: "string" },
       "chart-kinds": { type: "string" },
+      "default-chart": { type: "string" },
       help: { type: "boolean" },
     },
   });
@@ -96,6 +107,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
     helm: values.helm ?? env.MYAPP_HELM ?? "helm",
     chartKinds: chartKinds(values["chart-kinds"] ?? env.MYAPP_CHART_KINDS),
+    defaultChart: defaultChart(values["default-chart"] ?? env.MYAPP_DEFAULT_CHART),
   };
 }
 
@@ -126,4 +138,23 @@ function chartKinds(value: string | undefined): readonly ChartKind[] {
     );
   }
   return parsed.kinds;
+}
+
+/** `--default-chart`: a spec.chart as JSON, checked with the api's schema. */
+function defaultChart(value: string | undefined): ChartSpec | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new Error(`--default-chart must be a spec.chart as JSON, got "${value}"`);
+  }
+  const result = chartSchema.safeParse(parsed);
+  if (!result.success) {
+    const issues = result.error.issues.map(
+      (issue) => `spec.chart${issue.path.map((key) => `.${String(key)}`).join("")} ${issue.message}`,
+    );
+    throw new Error(`--default-chart: ${issues.join("; ")}`);
+  }
+  return result.data;
 }

@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import {
   defaultChartKinds,
   type ChartKind,
+  type ChartSpec,
   type MyAppInstanceSpec,
   type MyAppInstanceStatus,
 } from "../../api/index.ts";
@@ -51,6 +52,11 @@ export interface ChartDeps {
    * `namespace/Kind/name`, so a converged instance costs no write for them either (one after a restart).
    */
   readonly appliedWriteOnly?: Map<string, string>;
+  /**
+   * The platform's default chart (MyAppOperator `defaultChart`, the operator's `--default-chart`): used for every
+   * instance whose spec names none. Unset: such instances get the built-in template.
+   */
+  readonly defaultChart?: ChartSpec;
 }
 
 /** The chart branch's result: the status to write, and how the runtime should go on. */

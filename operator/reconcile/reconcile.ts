@@ -149,9 +149,10 @@ async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger)
     await writeProblem(session, { reason: "InvalidSpec", message: `the spec is invalid: ${issues}` });
     return { writes: session.writes() };
   }
-  if (verdict.spec.chart) {
+  const chart = verdict.spec.chart ?? deps.chart?.defaultChart;
+  if (chart) {
     const previous = previousStatus(instance);
-    const outcome = await reconcileChart(session, verdict.spec, previous, deps.chart);
+    const outcome = await reconcileChart(session, { ...verdict.spec, chart }, previous, deps.chart);
     await writeStatus(session, previous, outcome.status);
     if (outcome.failure) throw outcome.failure;
     return { writes: session.writes() };

@@ -139,3 +139,32 @@ describe("reconcile with spec.chart", () => {
     assert.deepEqual(h.cluster.writeLines(), []);
   });
 });
+
+describe("the platform's default chart", () => {
+  test("renders instances whose spec names no chart; a spec's own chart wins", async () => {
+    const h = harness();
+    const charts: string[] = [];
+    Object.assign(h.deps, {
+      chart: {
+        renderer: {
+          render: async (request: { release: string }) => ({
+            manifest: deployment(request.release, "nginx:1.27", 1),
+            hooks: [],
+            crds: [],
+          }),
+        },
+        fetchChart: async (chart: { oci?: string; configMap?: string }) => {
+          charts.push(chart.oci ?? chart.configMap ?? "");
+          return new Uint8Array([1]);
+        },
+        defaultChart: { oci: "oci://registry.example.com/charts/myapp", version: "1.0.0" },
+      },
+    });
+    h.cluster.createInstance("web", { image: "nginx:1.27" });
+    await h.run();
+    h.cluster.createInstance("own", { image: "nginx:1.27", chart: { configMap: "own-chart" } });
+    await h.run("own");
+    assert.deepEqual(charts, ["oci://registry.example.com/charts/myapp", "own-chart"]);
+    assert.ok(h.cluster.get("apps/v1", "Deployment", "web"));
+  });
+});

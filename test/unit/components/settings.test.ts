@@ -32,6 +32,7 @@ describe("resolveSettings", () => {
         annotations: {},
         operatorPlacement: "in-cluster",
         chartKinds: defaultChartKinds,
+        defaultChart: undefined,
         deleteCrdOnDestroy: false,
       },
     });
