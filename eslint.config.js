@@ -6,6 +6,8 @@ import importX from "eslint-plugin-import-x";
 const layers = [
   // api is the ground floor: it imports nothing of ours.
   { target: "./api", from: ["./kube", "./operator", "./components", "./provider", "./stacks", "./tools"] },
+  // the chart engine (sources, values, helm) may use api, nothing above it: the operator and the provider share it.
+  { target: "./chart", from: ["./kube", "./operator", "./components", "./provider", "./stacks", "./tools"] },
   // kube may use api, nothing above it.
   { target: "./kube", from: ["./operator", "./components", "./provider", "./stacks", "./tools"] },
   // desired state is pure: api only, no I/O layer.
@@ -13,6 +15,8 @@ const layers = [
     target: "./operator/desired",
     from: ["./kube", "./operator/reconcile", "./operator/runtime", "./operator/main.ts"],
   },
+  // charts: rendering and the pure plan of what to apply and prune; reconcile uses it, not the reverse.
+  { target: "./operator/chart", from: ["./operator/reconcile", "./operator/runtime", "./operator/main.ts"] },
   // reconcile uses only the runtime's contract (its error kinds), as a Go reconciler uses controller-runtime's.
   {
     target: "./operator/reconcile",
@@ -28,7 +32,7 @@ const layers = [
   { target: "./components", from: ["./operator", "./provider", "./stacks", "./kube"] },
   // nothing imports stacks or tests.
   {
-    target: ["./api", "./kube", "./operator", "./components", "./provider", "./tools", "./bench"],
+    target: ["./api", "./chart", "./kube", "./operator", "./components", "./provider", "./tools", "./bench"],
     from: ["./stacks", "./test"],
   },
 ];

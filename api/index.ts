@@ -19,6 +19,18 @@ export {
   setCondition,
 } from "./conditions.ts";
 export type { ConditionType, ConditionUpdate } from "./conditions.ts";
+export {
+  chartConfigMapKey,
+  chartRules,
+  chartSchema,
+  chartKindName,
+  chartValuesSchema,
+  defaultChartKinds,
+  parseChartKinds,
+  defaultValuePaths,
+  valuePathFields,
+} from "./chart.ts";
+export type { ChartKind, ChartSpec, ChartSpecInput, ChartValues, ValuePathField, ValuePaths } from "./chart.ts";
 export { buildCrd, crdYaml, openApiV3Schema } from "./crd.ts";
 export { formatFieldIssues } from "./field-issue.ts";
 export type { FieldIssue } from "./field-issue.ts";

@@ -4,6 +4,7 @@
  * `kubectl explain` texts and CEL rules) and every spec check in TS.
  */
 import { z } from "zod";
+import { chartSchema, chartValuesSchema } from "./chart.ts";
 import { dns1123SubdomainPattern, maxDns1123SubdomainLength } from "./dns-names.ts";
 import {
   imageNameLength,
@@ -172,6 +173,8 @@ export const myAppInstanceSpecSchema = z
             "What happens to the volumes when the MyAppInstance is deleted: Retain keeps them (the default, so " +
             "no data is lost by accident); Delete removes them with the instance.",
         }),
+      chart: chartSchema.optional(),
+      values: chartValuesSchema.optional(),
     },
     { error: (issue) => (issue.code === "invalid_type" ? "must be an object" : undefined) },
   )

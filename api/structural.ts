@@ -3,6 +3,7 @@
  * must be written in. The differences are few and known:
  * - `additionalProperties: false` next to `properties` is forbidden; the apiserver's strict field validation
  *   rejects unknown fields instead (zod's strict objects do the same on our side);
+ * - a free-form object is `x-kubernetes-preserve-unknown-fields: true` without `additionalProperties`;
  * - keys come out in one fixed order, so the generated YAML diffs cleanly whatever zod's internals do.
  */
 
@@ -66,6 +67,8 @@ export function toStructuralSchema(schema: Record<string, unknown>): StructuralS
   for (const key of keys) {
     const value = schema[key];
     if (key === "additionalProperties" && value === false) continue;
+    // A free-form object (z.record of unknown) is written as x-kubernetes-preserve-unknown-fields alone.
+    if (key === "additionalProperties" && schema["x-kubernetes-preserve-unknown-fields"] === true) continue;
     if (key === "items" && isRecord(value)) out[key] = toStructuralSchema(value);
     else if (key === "additionalProperties" && isRecord(value)) out[key] = toStructuralSchema(value);
     else if (key === "properties" && isRecord(value)) out[key] = mapValues(value, toStructuralSchema);

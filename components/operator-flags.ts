@@ -2,6 +2,8 @@
  * The operator's command line, from the settings: the Deployment passes it as container args, and a local run
  * (operatorPlacement "external") can pass the same flags with its own bind addresses.
  */
+import { chartKindsFlag } from "./chart-kinds.ts";
+import { defaultChartFlag } from "./default-chart.ts";
 import { operatorObjectNames } from "./metadata.ts";
 import { healthPort, metricsPort } from "./operator-endpoints.ts";
 import type { OperatorSettings } from "./settings.ts";
@@ -29,6 +31,8 @@ export function operatorFlags(settings: OperatorSettings, overrides: FlagOverrid
     `--health-probe-bind-address=${overrides.healthProbeBindAddress ?? `:${healthPort}`}`,
     `--log-level=${settings.logLevel}`,
     `--concurrency=${settings.concurrency}`,
+    ...chartKindsFlag(settings.chartKinds),
+    ...defaultChartFlag(settings.defaultChart),
   );
   return flags;
 }

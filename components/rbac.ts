@@ -1,7 +1,8 @@
 /**
  * The operator's permissions, as plain data: the single definition that the component's Roles and ClusterRoles,
  * dist/install.yaml and the tests all read. Each rule names what the operator does with it, so a reviewer can
- * check "least privilege" line by line. There is deliberately no rule for Secrets or Pods.
+ * check "least privilege" line by line. There is deliberately no rule for Pods, and none here for Secrets (charts
+ * may create and patch them, never read them: chart-kinds.ts).
  */
 import { group, plural } from "../api/index.ts";
 

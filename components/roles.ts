@@ -10,6 +10,7 @@ import type {
   RoleBindingManifest,
   RoleManifest,
 } from "./manifest-types.ts";
+import { chartKindRules } from "./chart-kinds.ts";
 import { objectMeta, operatorObjectNames } from "./metadata.ts";
 import {
   clusterScopedRules,
@@ -48,7 +49,9 @@ export function operatorRbac(settings: OperatorSettings): OperatorRbac {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: objectMeta(settings, names.clusterRole),
-      rules: policyRules(clusterWide ? clusterWideRules() : clusterScopedRules),
+      rules: policyRules(
+        clusterWide ? [...clusterWideRules(), ...chartKindRules(settings.chartKinds)] : clusterScopedRules,
+      ),
     },
     clusterRoleBinding: {
       apiVersion: "rbac.authorization.k8s.io/v1",
@@ -58,7 +61,13 @@ export function operatorRbac(settings: OperatorSettings): OperatorRbac {
       subjects: [subject],
     },
     watchedNamespaceGrants: settings.watchNamespaces.map((namespace) =>
-      grant(settings, names.watchRole, namespace, policyRules(watchedNamespaceRules), subject),
+      grant(
+        settings,
+        names.watchRole,
+        namespace,
+        policyRules([...watchedNamespaceRules, ...chartKindRules(settings.chartKinds)]),
+        subject,
+      ),
     ),
     ...(settings.leaderElection || settings.operatorPlacement === "external"
       ? {

@@ -3,6 +3,9 @@
  * into the complete, checked settings every builder of this folder reads. Pure: the component turns its issues
  * into a pulumi.ResourceError, the renderer into a plain Error.
  */
+import type { ChartKind, ChartSpec, ChartSpecInput } from "../api/index.ts";
+import { resolveChartKinds } from "./chart-kinds.ts";
+import { resolveDefaultChart } from "./default-chart.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
 
 /** pino's levels, which the operator's `--log-level` accepts. */
@@ -59,6 +62,21 @@ export interface MyAppOperatorArgs {
    * @default 2
    */
   readonly concurrency?: number;
+  /**
+   * Kinds that Helm charts (an instance's `spec.chart`) may render, as `apiVersion/Kind`; the operator's RBAC
+   * grants exactly these and the operator refuses any other kind in a render. Secrets are create/patch only.
+   * @default every kind charts can render: apps/v1/Deployment, apps/v1/StatefulSet, v1/Service, v1/ConfigMap,
+   * v1/Secret, v1/ServiceAccount, networking.k8s.io/v1/Ingress, policy/v1/PodDisruptionBudget,
+   * autoscaling/v2/HorizontalPodAutoscaler
+   * @example ["apps/v1/Deployment", "v1/Service", "v1/ConfigMap"]
+   */
+  readonly chartKinds?: readonly string[];
+  /**
+   * The chart for every instance whose spec names none (same shape as an instance's `spec.chart`).
+   * @default none: such instances get the built-in Deployment/StatefulSet and Service
+   * @example { oci: "oci://registry.example.com/charts/myapp", version: "1.2.3" }
+   */
+  readonly defaultChart?: ChartSpecInput;
   /** Extra labels for every object (never used in selectors). */
   readonly labels?: Readonly<Record<string, string>>;
   /** Extra annotations for every object. */
@@ -97,6 +115,10 @@ export interface OperatorSettings {
   readonly labels: Readonly<Record<string, string>>;
   readonly annotations: Readonly<Record<string, string>>;
   readonly operatorPlacement: OperatorPlacement;
+  /** What charts may render. */
+  readonly chartKinds: readonly ChartKind[];
+  /** The platform's default chart, if any. */
+  readonly defaultChart: ChartSpec | undefined;
   readonly deleteCrdOnDestroy: boolean;
 }
 
@@ -182,7 +204,12 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
     problem("operatorPlacement", `"${String(operatorPlacement)}" must be "in-cluster" or "external"`);
   }
 
-  if (issues.length > 0) return { ok: false, issues };
+  const chartKinds = resolveChartKinds(args.chartKinds);
+  if (!chartKinds.ok) problem("chartKinds", chartKinds.message);
+  const defaultChart = resolveDefaultChart(args.defaultChart);
+  if (!defaultChart.ok) for (const message of defaultChart.messages) problem("defaultChart", message);
+
+  if (issues.length > 0 || !chartKinds.ok || !defaultChart.ok) return { ok: false, issues };
   return {
     ok: true,
     settings: {
@@ -200,6 +227,8 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
       labels,
       annotations,
       operatorPlacement,
+      chartKinds: chartKinds.kinds,
+      defaultChart: defaultChart.chart,
       deleteCrdOnDestroy: args.deleteCrdOnDestroy ?? false,
     },
   };

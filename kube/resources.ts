@@ -50,6 +50,13 @@ const table: readonly ResourceType[] = [
     plural: "subjectaccessreviews",
     namespaced: false,
   },
+  { apiVersion: "networking.k8s.io/v1", kind: "Ingress", plural: "ingresses", namespaced: true },
+  {
+    apiVersion: "autoscaling/v2",
+    kind: "HorizontalPodAutoscaler",
+    plural: "horizontalpodautoscalers",
+    namespaced: true,
+  },
   { apiVersion: "example.com/v1", kind: "MyAppInstance", plural: "myappinstances", namespaced: true },
 ];
 

@@ -12,6 +12,7 @@ import { pino, type Logger } from "pino";
 import { apiVersion, kind } from "../api/index.ts";
 import { labelKeys, managedBy } from "./desired/index.ts";
 import { parseOptions, usage, UsageRequested, type OperatorOptions } from "./options.ts";
+import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, kubePort, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
 
@@ -61,7 +62,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       fieldManager,
     },
     ({ client, cache, events }) => {
-      const deps = { port: kubePort(client, { cache, events }), logger };
+      const deps = { port: kubePort(client, { cache, events }), logger, chart: chartDeps(client, options) };
       return {
         reconcile: reconciler(deps),
         onStalled: (key, error, _failures, retryIntervalMs) => recordStalled(key, error, deps, retryIntervalMs),

@@ -3,6 +3,14 @@
  * in, settings or a clear error out.
  */
 import { parseArgs } from "node:util";
+import {
+  chartKindName,
+  chartSchema,
+  defaultChartKinds,
+  parseChartKinds,
+  type ChartKind,
+  type ChartSpec,
+} from "../api/index.ts";
 
 export interface OperatorOptions {
   /** Watched namespaces; empty means the whole cluster. */
@@ -24,6 +32,12 @@ export interface OperatorOptions {
   readonly resyncPeriodMs: number;
   /** Path of a kubeconfig; unset means in-cluster config in a pod, else KUBECONFIG or ~/.kube/config. */
   readonly kubeconfig: string | undefined;
+  /** The helm binary that renders spec.chart. */
+  readonly helm: string;
+  /** Kinds a chart may render (the platform's allow-list; the RBAC grants exactly these). */
+  readonly chartKinds: readonly ChartKind[];
+  /** The chart for instances whose spec names none; unset: the built-in template. */
+  readonly defaultChart: ChartSpec | undefined;
 }
 
 export interface Address {
@@ -47,7 +61,10 @@ export const usage = `Usage: node operator/main.ts [flags]   (npm run operator -
   --max-consecutive-failures=N     fast retries before an instance is marked Stalled (default 15)
   --slow-retry-interval=SECONDS    then retry this often (±10 %) until it succeeds (default 300)
   --resync-period=SECONDS          re-reconcile everything this often (default 36000: 10 h, as controller-runtime)
-  --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)`;
+  --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)
+  --helm=PATH                      helm binary that renders spec.chart (default: helm on PATH)  MYAPP_HELM
+  --default-chart=JSON              chart for instances without spec.chart, e.g. {"oci":"oci://r/c","version":"1.0.0"}  MYAPP_DEFAULT_CHART
+  --chart-kinds=v1/Service,...     kinds a chart may render, apiVersion/Kind (default: ${defaultChartKinds.map(chartKindName).join(",")})  MYAPP_CHART_KINDS`;
 
 const logLevels = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
 
@@ -70,6 +87,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       "slow-retry-interval": { type: "string" },
       "resync-period": { type: "string" },
       kubeconfig: { type: "string" },
+      helm: { type: "string" },
+      "chart-kinds": { type: "string" },
+      "default-chart": { type: "string" },
       help: { type: "boolean" },
     },
   });
@@ -103,6 +123,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     slowRetryIntervalMs: positiveInteger("--slow-retry-interval", values["slow-retry-interval"] ?? "300") * 1000,
     resyncPeriodMs: positiveInteger("--resync-period", values["resync-period"] ?? "36000") * 1000,
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
+    helm: values.helm ?? env.MYAPP_HELM ?? "helm",
+    chartKinds: chartKinds(values["chart-kinds"] ?? env.MYAPP_CHART_KINDS),
+    defaultChart: defaultChart(values["default-chart"] ?? env.MYAPP_DEFAULT_CHART),
   };
 }
 
@@ -120,4 +143,36 @@ function positiveInteger(flag: string, value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer, got "${value}"`);
   return n;
+}
+
+/** `apps/v1/Deployment,v1/Service` → kinds; unset → every kind charts can render. */
+function chartKinds(value: string | undefined): readonly ChartKind[] {
+  if (value === undefined || value.trim() === "") return defaultChartKinds;
+  const parsed = parseChartKinds(value.split(",").map((entry) => entry.trim()));
+  if (!parsed.ok) {
+    throw new Error(
+      `--chart-kinds: ${parsed.unknown.join(", ")} cannot be rendered by charts; choose from ` +
+        defaultChartKinds.map(chartKindName).join(","),
+    );
+  }
+  return parsed.kinds;
+}
+
+/** `--default-chart`: a spec.chart as JSON, checked with the api's schema. */
+function defaultChart(value: string | undefined): ChartSpec | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new Error(`--default-chart must be a spec.chart as JSON, got "${value}"`);
+  }
+  const result = chartSchema.safeParse(parsed);
+  if (!result.success) {
+    const issues = result.error.issues.map(
+      (issue) => `spec.chart${issue.path.map((key) => `.${String(key)}`).join("")} ${issue.message}`,
+    );
+    throw new Error(`--default-chart: ${issues.join("; ")}`);
+  }
+  return result.data;
 }

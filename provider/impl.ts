@@ -38,6 +38,7 @@ import {
 } from "./manifest.ts";
 import { waitProgress } from "./progress.ts";
 import { assessReadiness, describeConditions } from "./readiness.ts";
+import { chartPreview } from "./chart-preview.ts";
 import { serverCheck } from "./server-check.ts";
 import { latestWarnings } from "./warning-events.ts";
 
@@ -77,7 +78,14 @@ export async function check(olds: PropertyBag, news: PropertyBag): Promise<Check
     skippedDryRun(checked, result.note);
     return { inputs };
   }
-  return result.failures.length > 0 ? { inputs, failures: result.failures } : { inputs };
+  if (result.failures.length > 0) return { inputs, failures: result.failures };
+  if (checked.chart === undefined) return { inputs };
+  const preview = await chartPreview(client, checked);
+  if (!preview.checked) {
+    stdoutLines(`${checked.logicalName}: chart not rendered at preview (${preview.note})`);
+    return { inputs };
+  }
+  return preview.failures.length > 0 ? { inputs, failures: preview.failures } : { inputs };
 }
 
 /**

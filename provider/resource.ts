@@ -3,7 +3,7 @@
  * reports it Ready (or fails with the operator's reason). The CRUD work happens in impl.ts.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { MyAppInstanceStatus, StorageReclaimPolicy } from "../api/index.ts";
+import type { ChartSpec, ChartValues, MyAppInstanceStatus, StorageReclaimPolicy } from "../api/index.ts";
 import type { ClusterIdentity } from "./inputs.ts";
 import { myAppInstanceProvider } from "./provider.ts";
 
@@ -70,6 +70,15 @@ export interface MyAppInstanceArgs {
    */
   readonly storageReclaimPolicy?: pulumi.Input<StorageReclaimPolicy>;
   /**
+   * A Helm chart that renders the instance's objects instead of the built-in Deployment/StatefulSet and Service:
+   * `{ configMap }`, `{ oci, version }` or `{ repo, name, version }`, with an optional `digest` pin and
+   * `valuePaths` (where the chart expects replicas, image and port). See the README's "Charts".
+   * @default the built-in template
+   */
+  readonly chart?: pulumi.Input<ChartSpec>;
+  /** Helm values for `chart`, merged over the chart's values.yaml (the typed fields win). */
+  readonly values?: pulumi.Input<ChartValues>;
+  /**
    * Kubeconfig file contents to reach the cluster with; takes precedence over `platform`'s. Always stored as a
    * secret. A new kubeconfig for the same cluster (a rotated token) is no change of the instance.
    * @default the platform's; without a platform, KUBECONFIG or ~/.kube/config, as kubectl finds them
@@ -109,6 +118,8 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
   declare readonly storage: pulumi.Output<string | undefined>;
   declare readonly storageClassName: pulumi.Output<string | undefined>;
   declare readonly storageReclaimPolicy: pulumi.Output<StorageReclaimPolicy>;
+  declare readonly chart: pulumi.Output<ChartSpec | undefined>;
+  declare readonly values: pulumi.Output<ChartValues | undefined>;
   declare readonly timeoutSeconds: pulumi.Output<number>;
   /** The cluster the instance lives in: API server URL and `kube-system` namespace uid. */
   declare readonly cluster: pulumi.Output<ClusterIdentity>;
@@ -134,6 +145,8 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
       storage: args.storage,
       storageClassName: args.storageClassName,
       storageReclaimPolicy: args.storageReclaimPolicy,
+      chart: args.chart,
+      values: args.values,
       kubeconfig: connection.kubeconfig,
       context: connection.context,
       timeoutSeconds: args.timeoutSeconds,

@@ -1,4 +1,6 @@
 /** One reconcile of one MyAppInstance, behind a narrow port to Kubernetes. */
+export { reconcileChart } from "./chart.ts";
+export type { ChartDeps, ChartOutcome } from "./chart.ts";
 export { isSubset, jsonEqual } from "./compare.ts";
 export { PermanentError, TransientError } from "./errors.ts";
 export type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";

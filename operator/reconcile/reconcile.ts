@@ -30,6 +30,7 @@ import {
   workloadName,
   type DesiredInput,
 } from "../desired/index.ts";
+import { reconcileChart, type ChartDeps } from "./chart.ts";
 import { isSubset } from "./compare.ts";
 import { isTransientFailure, PermanentError, TransientError } from "./errors.ts";
 import { finalizeInstance } from "./finalize.ts";
@@ -66,6 +67,8 @@ export interface ReconcileDeps {
    * @default 30000
    */
   readonly storageClassPollMs?: number;
+  /** Rendering for instances with spec.chart (operator/chart); without it such instances are Degraded. */
+  readonly chart?: ChartDeps;
 }
 
 /** What a reconcile asks of the runtime next; `{ writes }` alone means "converged: wait for a change". */
@@ -171,6 +174,14 @@ async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger)
     const issues = verdict.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
     // Permanent, but not an error for the runtime: the status says what to fix and a spec change wakes us up.
     await writeProblem(session, { reason: "InvalidSpec", message: `the spec is invalid: ${issues}` });
+    return { writes: session.writes() };
+  }
+  const chart = verdict.spec.chart ?? deps.chart?.defaultChart;
+  if (chart) {
+    const previous = previousStatus(instance);
+    const outcome = await reconcileChart(session, { ...verdict.spec, chart }, previous, deps.chart);
+    await writeStatus(session, previous, outcome.status);
+    if (outcome.failure) throw outcome.failure;
     return { writes: session.writes() };
   }
   const requeueAfterMs = await reconcileChildren(session, verdict.spec, {

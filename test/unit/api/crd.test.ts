@@ -159,10 +159,14 @@ describe("openApiV3Schema is a structural schema", () => {
         [".spec.image", ""],
         [".spec.storage", ""],
         [".spec.storage", ""],
+        [".spec.chart", ""],
+        [".spec.chart", ".version"],
+        [".spec.chart", ".name"],
+        [".spec.chart", ".name"],
       ],
     );
     for (const rule of rules)
-      assert.match(rule.message ?? rule.messageExpression ?? "", /spec\.(storage|storageClassName|image)/);
+      assert.match(rule.message ?? rule.messageExpression ?? "", /spec\.(storage|storageClassName|image|chart)/);
     assert.ok(rules.some((rule) => rule.rule.includes("oldSelf.storage") && rule.rule.includes("has(self.storage)")));
     assert.ok(rules.some((rule) => rule.rule.includes("quantity(self).compareTo(quantity(oldSelf)) >= 0")));
   });

@@ -127,6 +127,8 @@ describe("myAppInstanceSpecSchema", () => {
       "storage",
       "storageClassName",
       "storageReclaimPolicy",
+      "chart",
+      "values",
     ]);
   });
 });

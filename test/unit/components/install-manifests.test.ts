@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { defaultChartKinds } from "../../../api/index.ts";
+import { chartKindRules } from "../../../components/chart-kinds.ts";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
@@ -55,7 +57,7 @@ describe("dist/install.yaml", () => {
     const documents = parseAllDocuments(renderDefaultInstall()).map((document) => document.toJS() as Document);
     assert.deepEqual(documents[0], loadCrdManifest());
     const clusterRole = documents.find((d) => d.kind === "ClusterRole");
-    assert.deepEqual(clusterRole?.rules, policyRules(clusterWideRules()));
+    assert.deepEqual(clusterRole?.rules, policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds)]));
     assert.ok(!documents.some((d) => d.kind === "Secret"), "no Secret objects");
   });
 

@@ -3,6 +3,8 @@
  * inputs and options. No engine, no cluster.
  */
 import assert from "node:assert/strict";
+import { defaultChartKinds } from "../../../api/index.ts";
+import { chartKindRules } from "../../../components/chart-kinds.ts";
 import { before, beforeEach, describe, it } from "node:test";
 import * as pulumi from "@pulumi/pulumi";
 import type { MyAppOperatorArgs } from "../../../components/settings.ts";
@@ -101,7 +103,10 @@ describe("MyAppOperator", () => {
 
   it("grants exactly the shared RBAC definition (cluster-wide)", async () => {
     await install("op");
-    assert.deepEqual(inputsOf("op-cluster-role").rules, policyRules(clusterWideRules()));
+    assert.deepEqual(
+      inputsOf("op-cluster-role").rules,
+      policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds)]),
+    );
     assert.deepEqual(inputsOf("op-cluster-role-binding").subjects, [
       { kind: "ServiceAccount", name: "op", namespace: "myapp-system" },
     ]);
@@ -114,7 +119,7 @@ describe("MyAppOperator", () => {
     assert.deepEqual(inputsOf("op-cluster-role").rules, policyRules(clusterScopedRules));
     for (const ns of ["team-a", "team-b"]) {
       const role = inputsOf(`op-role-watch-${ns}`);
-      assert.deepEqual(role.rules, policyRules(watchedNamespaceRules));
+      assert.deepEqual(role.rules, policyRules([...watchedNamespaceRules, ...chartKindRules(defaultChartKinds)]));
       assert.equal((role.metadata as { namespace: string }).namespace, ns);
       assert.equal((inputsOf(`op-role-binding-watch-${ns}`).metadata as { namespace: string }).namespace, ns);
     }

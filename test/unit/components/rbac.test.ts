@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { defaultChartKinds } from "../../../api/index.ts";
+import { chartKindRules } from "../../../components/chart-kinds.ts";
 import { describe, it } from "node:test";
 import {
   clusterScopedRules,
@@ -86,7 +88,10 @@ describe("operatorRbac", () => {
     // GIVEN no watched namespaces WHEN built
     const rbac = operatorRbac(settingsFor());
     // THEN
-    assert.deepEqual(rbac.clusterRole.rules, policyRules(clusterWideRules()));
+    assert.deepEqual(
+      rbac.clusterRole.rules,
+      policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds)]),
+    );
     assert.deepEqual(rbac.clusterRoleBinding.roleRef, {
       apiGroup: "rbac.authorization.k8s.io",
       kind: "ClusterRole",
@@ -107,8 +112,8 @@ describe("operatorRbac", () => {
     assert.deepEqual(
       rbac.watchedNamespaceGrants.map((grant) => [grant.namespace, grant.role.metadata?.namespace, grant.role.rules]),
       [
-        ["team-a", "team-a", policyRules(watchedNamespaceRules)],
-        ["team-b", "team-b", policyRules(watchedNamespaceRules)],
+        ["team-a", "team-a", policyRules([...watchedNamespaceRules, ...chartKindRules(defaultChartKinds)])],
+        ["team-b", "team-b", policyRules([...watchedNamespaceRules, ...chartKindRules(defaultChartKinds)])],
       ],
     );
     for (const grant of rbac.watchedNamespaceGrants) {

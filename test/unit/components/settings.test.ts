@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { defaultChartKinds } from "../../../api/index.ts";
 import { describe, it } from "node:test";
 import {
   defaultImage,
@@ -30,6 +31,8 @@ describe("resolveSettings", () => {
         labels: {},
         annotations: {},
         operatorPlacement: "in-cluster",
+        chartKinds: defaultChartKinds,
+        defaultChart: undefined,
         deleteCrdOnDestroy: false,
       },
     });

@@ -1,0 +1,270 @@
+/**
+ * `spec.chart` and `spec.values`: an existing Helm chart as the operator's template engine (the seed's §7.4).
+ * Without `spec.chart` the operator builds its own Deployment/StatefulSet and Service; with it, the chart renders
+ * the instance's objects from values derived from the typed spec (placed at `valuePaths`) with `spec.values`
+ * merged over the chart's own values, and the operator keeps the lifecycle (apply, prune, status, finalizer).
+ */
+import { z } from "zod";
+import { dns1123SubdomainPattern, maxDns1123SubdomainLength } from "./dns-names.ts";
+
+/** The spec fields the operator maps into chart values, in the order the docs list them. */
+export const valuePathFields = ["replicas", "imageRepository", "imageTag", "imageDigest", "port", "storage"] as const;
+
+/** One of {@link valuePathFields}. */
+export type ValuePathField = (typeof valuePathFields)[number];
+
+/**
+ * Where each typed field goes when the spec leaves its path out: the value names of `helm create`'s scaffold, so
+ * most charts work without any `valuePaths`. `imageDigest` and `storage` have no scaffold name and are not set
+ * unless a path is given.
+ */
+export const defaultValuePaths: Readonly<Record<ValuePathField, string>> = {
+  replicas: "replicaCount",
+  imageRepository: "image.repository",
+  imageTag: "image.tag",
+  imageDigest: "",
+  port: "service.port",
+  storage: "",
+};
+
+/** The ConfigMap key holding the packed chart, as `kubectl create configmap N --from-file=chart.tgz=...` makes it. */
+export const chartConfigMapKey = "chart.tgz";
+
+const maxReferenceLength = 512;
+const valuePathPattern = "^([A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*)?$";
+const versionPattern = "^v?[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$";
+const digestPattern = "^sha256:[a-f0-9]{64}$";
+const ociPattern = "^oci://[^\\s/]+/[^\\s]+$";
+const repoPattern = "^https?://[^\\s]+$";
+
+/** What each chart field allows, in words: the error text at every layer. */
+export const chartRules = {
+  configMap: `must be the name of a ConfigMap in the instance's namespace (a DNS subdomain, at most ${maxDns1123SubdomainLength} characters)`,
+  oci: `must be an OCI chart reference oci://registry[:port]/path/chart without tag, at most ${maxReferenceLength} characters`,
+  repo: `must be the http(s) URL of a Helm chart repository (the directory holding index.yaml), at most ${maxReferenceLength} characters`,
+  name: "must be the chart's name in the repository (letters, digits, '-', '_' and '.'), at most 253 characters",
+  version: "must be an exact chart version (semver such as 1.2.3 or 1.2.3-rc.1), not a range",
+  digest: "must be sha256:<64 lower-case hex digits>, the SHA-256 of the packed chart (.tgz)",
+  valuePath:
+    "must be a dotted value path such as replicaCount or image.repository (letters, digits, '_' and '-'), or empty to leave the value to the chart",
+  oneSource: "must name exactly one source: configMap, oci or repo",
+  versionNeeded: "needs spec.chart.version: charts from a registry or repository are pinned by version",
+  nameNeeded: "needs spec.chart.name: the chart's name in the repository",
+  nameOnlyWithRepo: "is only used with spec.chart.repo",
+} as const;
+
+const reference = (pattern: string, rule: string, description: string) =>
+  z
+    .string({ error: rule })
+    .max(maxReferenceLength, { error: rule })
+    .regex(new RegExp(pattern), { error: rule })
+    .meta({ description })
+    .optional();
+
+const valuePath = (field: ValuePathField, what: string) =>
+  z
+    .string({ error: chartRules.valuePath })
+    .max(253, { error: chartRules.valuePath })
+    .regex(new RegExp(valuePathPattern), { error: chartRules.valuePath })
+    .meta({
+      description:
+        `Dotted value path that receives ${what}. ` +
+        (defaultValuePaths[field] === ""
+          ? "Not set unless given."
+          : `Defaults to ${defaultValuePaths[field]}; an empty string leaves the value to the chart.`),
+    })
+    .optional();
+
+/** `spec.chart.valuePaths`: where the chart expects each typed spec field. */
+export const valuePathsSchema = z
+  .strictObject(
+    {
+      replicas: valuePath("replicas", "spec.replicas (a number)"),
+      imageRepository: valuePath("imageRepository", "the repository of spec.image (registry and path)"),
+      imageTag: valuePath("imageTag", "the tag of spec.image (latest when it has neither tag nor digest)"),
+      imageDigest: valuePath("imageDigest", "the digest of spec.image (sha256:...), when it has one"),
+      port: valuePath("port", "spec.port (a number)"),
+      storage: valuePath("storage", "spec.storage (a quantity string), when set"),
+    },
+    { error: (issue) => (issue.code === "invalid_type" ? "must be an object" : undefined) },
+  )
+  .meta({
+    description:
+      "Where the chart expects the typed spec fields, as dotted value paths, so an existing chart works unchanged: " +
+      "for example {replicas: replicaCount, imageRepository: image.repository, imageTag: image.tag, port: " +
+      "service.httpPort}. Paths left out take the defaults of `helm create`'s scaffold.",
+  });
+
+interface CelRule {
+  readonly rule: string;
+  readonly message: string;
+  readonly fieldPath?: string;
+}
+
+const chartObjectRules: CelRule[] = [
+  {
+    rule: "(has(self.configMap) ? 1 : 0) + (has(self.oci) ? 1 : 0) + (has(self.repo) ? 1 : 0) == 1",
+    message: `spec.chart ${chartRules.oneSource}`,
+  },
+  {
+    rule: "!(has(self.oci) || has(self.repo)) || has(self.version)",
+    message: `spec.chart.version ${chartRules.versionNeeded}`,
+    fieldPath: ".version",
+  },
+  {
+    rule: "!has(self.repo) || has(self.name)",
+    message: `spec.chart.name ${chartRules.nameNeeded}`,
+    fieldPath: ".name",
+  },
+  {
+    rule: "has(self.repo) || !has(self.name)",
+    message: `spec.chart.name ${chartRules.nameOnlyWithRepo}`,
+    fieldPath: ".name",
+  },
+];
+
+/** `spec.chart`: which Helm chart renders the instance's objects, and where the typed fields go in its values. */
+export const chartSchema = z
+  .strictObject(
+    {
+      configMap: z
+        .string({ error: chartRules.configMap })
+        .max(maxDns1123SubdomainLength, { error: chartRules.configMap })
+        .regex(new RegExp(dns1123SubdomainPattern), { error: chartRules.configMap })
+        .meta({
+          description:
+            `Name of a ConfigMap in the instance's namespace whose binaryData key ${chartConfigMapKey} holds the ` +
+            `packed chart, as \`kubectl create configmap NAME --from-file=${chartConfigMapKey}=./chart-1.2.3.tgz\` ` +
+            "makes it. Works offline. The operator does not watch the ConfigMap: for a new chart version create a " +
+            "new ConfigMap and point configMap at it (an edit in place is picked up at the next resync).",
+        })
+        .optional(),
+      oci: reference(
+        ociPattern,
+        chartRules.oci,
+        "Chart in an OCI registry, oci://registry[:port]/path/chart (no tag: the tag is spec.chart.version).",
+      ),
+      repo: reference(
+        repoPattern,
+        chartRules.repo,
+        "URL of an HTTP Helm chart repository (where index.yaml is); the chart is spec.chart.name at spec.chart.version.",
+      ),
+      name: z
+        .string({ error: chartRules.name })
+        .max(253, { error: chartRules.name })
+        .regex(/^[A-Za-z0-9_.-]+$/, { error: chartRules.name })
+        .meta({ description: "The chart's name in the repository; only with repo." })
+        .optional(),
+      version: z
+        .string({ error: chartRules.version })
+        .max(128, { error: chartRules.version })
+        .regex(new RegExp(versionPattern), { error: chartRules.version })
+        .meta({
+          description:
+            "Exact chart version; required with oci and repo, not used with configMap (the ConfigMap holds one " +
+            "chart). Changing it renders the new chart version and rolls the application out.",
+        })
+        .optional(),
+      digest: z
+        .string({ error: chartRules.digest })
+        .regex(new RegExp(digestPattern), { error: chartRules.digest })
+        .meta({
+          description:
+            "Pin: sha256:<hex> of the packed chart (.tgz). A chart whose bytes differ is refused (Degraded, " +
+            "reason ChartDigestMismatch).",
+        })
+        .optional(),
+      valuePaths: valuePathsSchema.optional(),
+    },
+    { error: (issue) => (issue.code === "invalid_type" ? "must be an object" : undefined) },
+  )
+  .meta({
+    description:
+      "Render the instance's objects with this Helm chart instead of the built-in Deployment/StatefulSet and " +
+      "Service. The release name is the instance's name and the namespace its namespace; hooks and test pods are " +
+      "not run. The operator still applies, prunes and tracks every rendered object.",
+    "x-kubernetes-validations": chartObjectRules,
+  })
+  .superRefine(
+    (chart, ctx) => {
+      const raw: unknown = chart;
+      if (typeof raw !== "object" || raw === null) return;
+      const has = (key: string) => key in raw && (raw as Record<string, unknown>)[key] !== undefined;
+      const sources = ["configMap", "oci", "repo"].filter(has).length;
+      if (sources !== 1) ctx.addIssue({ code: "custom", path: [], message: chartRules.oneSource });
+      if ((has("oci") || has("repo")) && !has("version")) {
+        ctx.addIssue({ code: "custom", path: ["version"], message: chartRules.versionNeeded });
+      }
+      if (has("repo") && !has("name")) ctx.addIssue({ code: "custom", path: ["name"], message: chartRules.nameNeeded });
+      if (!has("repo") && has("name")) {
+        ctx.addIssue({ code: "custom", path: ["name"], message: chartRules.nameOnlyWithRepo });
+      }
+    },
+    { when: () => true },
+  );
+
+/** `spec.values`: free-form chart values, merged over the chart's own values.yaml and under the typed fields. */
+export const chartValuesSchema = z.record(z.string(), z.unknown(), { error: "must be an object of Helm values" }).meta({
+  description:
+    "Helm values for spec.chart, merged over the chart's values.yaml; the typed fields (replicas, image, port, " +
+    "storage) are placed at spec.chart.valuePaths after it, so they win. Only used with spec.chart.",
+  "x-kubernetes-preserve-unknown-fields": true,
+});
+
+/** `spec.chart` with its source and pins. */
+export type ChartSpec = z.output<typeof chartSchema>;
+
+/** `spec.chart` as a user writes it. */
+export type ChartSpecInput = z.input<typeof chartSchema>;
+
+/** `spec.chart.valuePaths`. */
+export type ValuePaths = z.output<typeof valuePathsSchema>;
+
+/** `spec.values`. */
+export type ChartValues = z.output<typeof chartValuesSchema>;
+
+/** A kind a chart may render: `apiVersion` and `kind`, as in the object, and its REST resource (for RBAC). */
+export interface ChartKind {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly plural: string;
+  /**
+   * The operator may create and patch these but never read them (Secrets: least privilege keeps credentials out
+   * of the operator's reach), so it cannot prune them; the instance's owner reference still garbage-collects them.
+   */
+  readonly writeOnly?: true;
+}
+
+/**
+ * Every kind charts can render (the operator's REST table knows these). The platform's allow-list is a subset;
+ * by default all of them: those of the built-in template, plus what application charts commonly carry. The
+ * operator's RBAC grants exactly the allowed kinds; any other kind in a render is refused.
+ */
+export const defaultChartKinds: readonly ChartKind[] = [
+  { apiVersion: "apps/v1", kind: "Deployment", plural: "deployments" },
+  { apiVersion: "apps/v1", kind: "StatefulSet", plural: "statefulsets" },
+  { apiVersion: "v1", kind: "Service", plural: "services" },
+  { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps" },
+  { apiVersion: "v1", kind: "Secret", plural: "secrets", writeOnly: true },
+  { apiVersion: "v1", kind: "ServiceAccount", plural: "serviceaccounts" },
+  { apiVersion: "networking.k8s.io/v1", kind: "Ingress", plural: "ingresses" },
+  { apiVersion: "policy/v1", kind: "PodDisruptionBudget", plural: "poddisruptionbudgets" },
+  { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler", plural: "horizontalpodautoscalers" },
+];
+
+/** `apps/v1/Deployment`, how flags and messages write a kind. */
+export function chartKindName(kind: { readonly apiVersion: string; readonly kind: string }): string {
+  return `${kind.apiVersion}/${kind.kind}`;
+}
+
+/**
+ * The kinds named `apps/v1/Deployment`, ... (a subset of {@link defaultChartKinds}), or the names that are not
+ * kinds charts can render.
+ */
+export function parseChartKinds(
+  names: readonly string[],
+): { ok: true; kinds: ChartKind[] } | { ok: false; unknown: string[] } {
+  const unknown = names.filter((name) => !defaultChartKinds.some((kind) => chartKindName(kind) === name));
+  if (unknown.length > 0) return { ok: false, unknown };
+  return { ok: true, kinds: defaultChartKinds.filter((kind) => names.includes(chartKindName(kind))) };
+}

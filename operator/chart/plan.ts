@@ -1,0 +1,169 @@
+/**
+ * What a render means for the cluster, decided without I/O: which objects to apply (only allowed kinds, only in
+ * the instance's namespace, owned by the instance), which live objects to prune, whether the render would lose
+ * volumes, and which workload is the instance's main one. Pure.
+ */
+import { chartKindName, compareQuantities, parseQuantity, type ChartKind } from "../../api/index.ts";
+import type { InstanceIdentity } from "../desired/index.ts";
+import { isControlledBy } from "../desired/index.ts";
+import { hookOf, parseManifests, type RenderedObject } from "../../chart/index.ts";
+import { objectName, ownedObject } from "./owned.ts";
+
+/** Why a render is not applied: CamelCase reason and a message that says what to do. */
+export interface RenderRefusal {
+  readonly reason: string;
+  readonly message: string;
+}
+
+export type RenderPlan =
+  | { readonly ok: true; readonly objects: readonly RenderedObject[] }
+  | { readonly ok: false; readonly refusal: RenderRefusal };
+
+/** The objects to apply for `manifest` (a `helm template --no-hooks --skip-tests` stream), or why not. */
+export function planRender(manifest: string, instance: InstanceIdentity, allowed: readonly ChartKind[]): RenderPlan {
+  let manifests;
+  try {
+    manifests = parseManifests(manifest);
+  } catch (error) {
+    return refuse("ChartRenderFailed", error instanceof Error ? error.message : String(error));
+  }
+  const objects: RenderedObject[] = [];
+  const seen = new Set<string>();
+  for (const { source, object } of manifests) {
+    if (hookOf(object) !== undefined) continue;
+    if (!allowed.some((kind) => kind.apiVersion === object.apiVersion && kind.kind === object.kind)) {
+      return refuse(
+        "ChartKindNotAllowed",
+        `${source} renders ${objectName(object)} of kind ${chartKindName(object)}, which this operator may not ` +
+          `create; allowed kinds: ${allowed.map(chartKindName).join(", ")} (MyAppOperator chartKinds)`,
+      );
+    }
+    const namespace = object.metadata.namespace;
+    if (namespace !== undefined && namespace !== instance.namespace) {
+      return refuse(
+        "ChartNamespaceNotAllowed",
+        `${source} renders ${objectName(object)} in namespace ${namespace}; an instance's objects live in its ` +
+          `own namespace ${instance.namespace}`,
+      );
+    }
+    const id = objectId(object);
+    if (seen.has(id)) return refuse("ChartRenderFailed", `${source} renders ${objectName(object)} a second time`);
+    seen.add(id);
+    objects.push(ownedObject(object, instance));
+  }
+  return { ok: true, objects };
+}
+
+/** A live object as far as pruning and volume checks need it. */
+export interface LiveObject {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata: {
+    readonly name?: string;
+    readonly uid?: string;
+    readonly deletionTimestamp?: string;
+    readonly ownerReferences?: readonly { readonly uid?: string; readonly controller?: boolean }[];
+  };
+  readonly spec?: unknown;
+}
+
+/** Live objects the instance controls that the render no longer contains: delete them. */
+export function pruneCandidates<T extends LiveObject>(
+  live: readonly T[],
+  desired: readonly RenderedObject[],
+  uid: string,
+): T[] {
+  const wanted = new Set(desired.map(objectId));
+  return live.filter(
+    (object) =>
+      isControlledBy(object.metadata.ownerReferences, uid) &&
+      !object.metadata.deletionTimestamp &&
+      !wanted.has(
+        objectId({ apiVersion: object.apiVersion ?? "", kind: object.kind ?? "", metadata: object.metadata }),
+      ),
+  );
+}
+
+/**
+ * Storage rules for charts, as for the built-in template: a render may not drop a StatefulSet whose pods keep
+ * volumes, drop one of its claim templates, or shrink one. Returns the refusal, or undefined when volumes are safe.
+ */
+export function volumeRefusal(
+  liveStatefulSets: readonly LiveObject[],
+  desired: readonly RenderedObject[],
+  uid: string,
+): RenderRefusal | undefined {
+  for (const live of liveStatefulSets) {
+    if (!isControlledBy(live.metadata.ownerReferences, uid)) continue;
+    const claims = claimTemplates(live.spec);
+    if (claims.size === 0) continue;
+    const name = live.metadata.name ?? "";
+    const next = desired.find((object) => object.kind === "StatefulSet" && object.metadata.name === name);
+    if (!next) {
+      return {
+        reason: "ChartDropsVolumes",
+        message: `the chart no longer renders StatefulSet/${name}, whose pods keep volumes (${[...claims.keys()].join(", ")}); volumes are never dropped implicitly`,
+      };
+    }
+    const nextClaims = claimTemplates(next["spec"]);
+    for (const [claim, size] of claims) {
+      const nextSize = nextClaims.get(claim);
+      if (nextSize === undefined) {
+        return {
+          reason: "ChartDropsVolumes",
+          message: `the chart drops volume claim template ${claim} of StatefulSet/${name}; volumes are never dropped implicitly`,
+        };
+      }
+      const was = parseQuantity(size);
+      const now = parseQuantity(nextSize);
+      if (was && now && compareQuantities(now, was) < 0) {
+        return {
+          reason: "ChartShrinksVolumes",
+          message: `the chart shrinks volume claim template ${claim} of StatefulSet/${name} from ${size} to ${nextSize}; volumes may grow but never shrink`,
+        };
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The instance's main workload, whose image and replicas `status.image` and `readyReplicas` describe: the
+ * Deployment or StatefulSet named like the instance (the release), else the first in Helm's install order.
+ */
+export function mainWorkload(objects: readonly RenderedObject[], instanceName: string): RenderedObject | undefined {
+  const workloads = objects.filter((object) => isWorkload(object));
+  return workloads.find((object) => object.metadata.name === instanceName) ?? workloads[0];
+}
+
+/** Deployments and StatefulSets: what kstatus-style readiness is computed for. */
+export function isWorkload(object: { readonly apiVersion?: string; readonly kind?: string }): boolean {
+  return object.apiVersion === "apps/v1" && (object.kind === "Deployment" || object.kind === "StatefulSet");
+}
+
+/** `apiVersion/Kind/name`: an object's identity within one namespace. */
+export function objectId(object: {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name?: string };
+}): string {
+  return `${object.apiVersion}/${object.kind}/${object.metadata.name ?? ""}`;
+}
+
+function claimTemplates(spec: unknown): Map<string, string> {
+  const templates = (spec as { volumeClaimTemplates?: unknown } | undefined)?.volumeClaimTemplates;
+  const claims = new Map<string, string>();
+  if (!Array.isArray(templates)) return claims;
+  for (const template of templates as {
+    metadata?: { name?: string };
+    spec?: { resources?: { requests?: { storage?: string } } };
+  }[]) {
+    const name = template.metadata?.name;
+    if (name) claims.set(name, template.spec?.resources?.requests?.storage ?? "");
+  }
+  return claims;
+}
+
+function refuse(reason: string, message: string): RenderPlan {
+  return { ok: false, refusal: { reason, message } };
+}

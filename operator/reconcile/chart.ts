@@ -1,0 +1,310 @@
+/**
+ * The chart branch of a reconcile (an instance with `spec.chart`): fetch the chart, render it with Helm, apply
+ * each rendered object that differs from the live one (server-side apply, the operator's field manager, owned by
+ * the instance), prune what the render no longer contains, and compute the status from every rendered
+ * workload. Returns the status to write; reconcile.ts writes it, exactly as for the built-in template.
+ */
+import { createHash } from "node:crypto";
+import {
+  defaultChartKinds,
+  type ChartKind,
+  type ChartSpec,
+  type MyAppInstanceSpec,
+  type MyAppInstanceStatus,
+} from "../../api/index.ts";
+import { InvalidError, type KubeObject } from "../../kube/index.ts";
+import {
+  ChartFetchError,
+  ChartRenderError,
+  chartInstanceLabel,
+  chartValues,
+  describeSource,
+  isWorkload,
+  mainWorkload,
+  objectName,
+  planRender,
+  pruneCandidates,
+  renderFailureMessage,
+  volumeRefusal,
+  type Capabilities,
+  type ChartRenderer,
+  type RenderedObject,
+} from "../chart/index.ts";
+import { isControlledBy, labelKeys, labelValue, managedBy } from "../desired/index.ts";
+import { isSubset } from "./compare.ts";
+import { PermanentError, TransientError } from "./errors.ts";
+import type { ObservedWorkload } from "./observed.ts";
+import { rolloutProgress } from "./rollout.ts";
+import { referenceTo, type Session } from "./session.ts";
+import { computeStatus, problemStatus, type Problem, type Step } from "./status.ts";
+
+/** What the chart branch needs besides the cluster port. */
+export interface ChartDeps {
+  readonly renderer: ChartRenderer;
+  /** The packed chart for `spec.chart` in `namespace` (see operator/chart/sources.ts). */
+  readonly fetchChart: (chart: NonNullable<MyAppInstanceSpec["chart"]>, namespace: string) => Promise<Uint8Array>;
+  /** Kinds charts may render. @default defaultChartKinds */
+  readonly allowedKinds?: readonly ChartKind[];
+  /** `.Capabilities` of the live cluster. */
+  readonly capabilities?: () => Promise<Capabilities>;
+  /**
+   * What was last applied of each write-only object (Secrets: the operator may not read them), by
+   * `namespace/Kind/name`, so a converged instance costs no write for them either (one after a restart).
+   */
+  readonly appliedWriteOnly?: Map<string, string>;
+  /**
+   * The platform's default chart (MyAppOperator `defaultChart`, the operator's `--default-chart`): used for every
+   * instance whose spec names none. Unset: such instances get the built-in template.
+   */
+  readonly defaultChart?: ChartSpec;
+}
+
+/** The chart branch's result: the status to write, and how the runtime should go on. */
+export interface ChartOutcome {
+  readonly status: MyAppInstanceStatus;
+  /** Thrown by reconcile after the status is written: Permanent (wait for a change) or Transient (back off). */
+  readonly failure?: PermanentError | TransientError;
+}
+
+/** Reconciles the objects of an instance whose spec names a chart. */
+export async function reconcileChart(
+  session: Session,
+  spec: MyAppInstanceSpec,
+  previous: MyAppInstanceStatus | undefined,
+  deps: ChartDeps | undefined,
+): Promise<ChartOutcome> {
+  const { key, instance } = session;
+  const generation = instance.metadata.generation ?? 0;
+  const fail = (problem: Problem, failure: PermanentError | TransientError): ChartOutcome => {
+    session.logger.warn({ reason: problem.reason }, problem.message);
+    return { status: problemStatus(previous, generation, problem, session.now), failure };
+  };
+  const permanent = (problem: Problem, cause?: unknown) =>
+    fail(problem, new PermanentError(problem.message, { reason: problem.reason, cause }));
+  const chart = spec.chart;
+  if (!chart) throw new Error("reconcileChart needs spec.chart");
+  if (!deps) {
+    return permanent({
+      reason: "ChartsUnsupported",
+      message: "this operator runs without a chart engine (helm); remove spec.chart or run the operator with helm",
+    });
+  }
+
+  let bytes: Uint8Array;
+  try {
+    bytes = await deps.fetchChart(chart, key.namespace);
+  } catch (error) {
+    if (!(error instanceof ChartFetchError)) throw error;
+    const problem = { reason: error.reason, message: error.message };
+    // A source that is down may come back: retry with backoff (the runtime stalls the key after many failures).
+    return fail(problem, new TransientError(problem.message, { cause: error }));
+  }
+
+  let rendered;
+  try {
+    rendered = await deps.renderer.render({
+      chart: bytes,
+      release: key.name,
+      namespace: key.namespace,
+      values: chartValues(spec),
+      ...(deps.capabilities ? { capabilities: await deps.capabilities() } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof ChartRenderError)) throw error;
+    const source = describeSource(chart, key.namespace);
+    return permanent({ reason: "ChartRenderFailed", message: renderFailureMessage(source, error) }, error);
+  }
+
+  const identity = { ...key, uid: instance.metadata.uid ?? "" };
+  const allowed = deps.allowedKinds ?? defaultChartKinds;
+  const plan = planRender(rendered.manifest, identity, allowed);
+  if (!plan.ok) return permanent(plan.refusal);
+
+  const live = await liveObjects(session, allowed);
+  const refusal = volumeRefusal(
+    live.filter((object) => object.kind === "StatefulSet"),
+    plan.objects,
+    identity.uid,
+  );
+  if (refusal) return permanent(refusal);
+
+  const readable = plan.objects.filter((object) => !isWriteOnly(object, allowed));
+  const taken = await takenObject(session, readable, live, identity.uid);
+  if (taken) return permanent(taken);
+
+  const applied: KubeObject[] = [];
+  try {
+    for (const object of plan.objects) {
+      if (isWriteOnly(object, allowed)) await ensureWriteOnly(session, object, deps.appliedWriteOnly);
+      else applied.push(await ensureObject(session, object, live));
+    }
+  } catch (error) {
+    if (!(error instanceof InvalidError)) throw error;
+    return permanent(
+      { reason: "ChildRejected", message: `the apiserver rejected an object the chart rendered: ${error.message}` },
+      error,
+    );
+  }
+
+  for (const stale of pruneCandidates(live, plan.objects, identity.uid)) {
+    await session.port.delete(stale.apiVersion, stale.kind, stale.metadata.name ?? "", key.namespace, {
+      propagationPolicy: "Background",
+      ...(stale.metadata.uid ? { preconditionUid: stale.metadata.uid } : {}),
+    });
+    await session.event("Normal", "Pruned", "Delete", `Deleted ${objectName(stale)}: the chart no longer renders it`);
+    session.logger.info({ kind: stale.kind, name: stale.metadata.name }, "pruned object the chart no longer renders");
+  }
+
+  return { status: chartStatus(session, spec, previous, plan.objects, applied, rendered) };
+}
+
+/** Every live object of an allowed kind the operator labelled for this instance (its own or a chart's). */
+async function liveObjects(session: Session, allowed: readonly ChartKind[]): Promise<KubeObject[]> {
+  const { key } = session;
+  // managed-by + the instance's label finds the built-in template's children too, so switching an instance to a
+  // chart prunes those the chart does not replace.
+  const selectors = [
+    `${labelKeys.managedBy}=${managedBy},${chartInstanceLabel}=${labelValue(key.name)}`,
+    `${labelKeys.managedBy}=${managedBy},${labelKeys.instance}=${labelValue(key.name)}`,
+  ];
+  const found = new Map<string, KubeObject>();
+  for (const kind of allowed.filter((candidate) => !candidate.writeOnly)) {
+    for (const selector of selectors) {
+      const objects = await session.port.list<KubeObject>(kind.apiVersion, kind.kind, key.namespace, selector);
+      for (const object of objects) {
+        const withType = { ...object, apiVersion: kind.apiVersion, kind: kind.kind };
+        found.set(`${kind.apiVersion}/${kind.kind}/${object.metadata.name ?? ""}`, withType);
+      }
+    }
+  }
+  return [...found.values()];
+}
+
+/** A rendered object whose name is taken by an object another controller owns: a problem, never a takeover. */
+async function takenObject(
+  session: Session,
+  objects: readonly RenderedObject[],
+  live: readonly KubeObject[],
+  uid: string,
+): Promise<Problem | undefined> {
+  for (const object of objects) {
+    const existing =
+      live.find((candidate) => sameObject(candidate, object)) ??
+      (await session.port.find<KubeObject>(
+        object.apiVersion,
+        object.kind,
+        object.metadata.name,
+        session.key.namespace,
+      ));
+    if (!existing || isControlledBy(existing.metadata.ownerReferences, uid)) continue;
+    const owner = existing.metadata.ownerReferences?.find((reference) => reference.controller === true);
+    if (!owner && existing.metadata.labels?.[labelKeys.managedBy] === managedBy) continue;
+    return {
+      reason: "ChildOwnedElsewhere",
+      message:
+        `${objectName(object)} already exists in ${session.key.namespace} and is ` +
+        (owner ? `controlled by ${owner.kind} ${owner.name}` : "not the instance's") +
+        "; delete it, or rename the release (the instance)",
+    };
+  }
+  return undefined;
+}
+
+async function ensureObject(
+  session: Session,
+  object: RenderedObject,
+  live: readonly KubeObject[],
+): Promise<KubeObject> {
+  const existing = live.find((candidate) => sameObject(candidate, object));
+  if (existing && isSubset(object, existing)) return existing;
+  const applied = await session.port.apply<KubeObject>(object);
+  const what = objectName(object);
+  await session.event(
+    "Normal",
+    existing ? "Updated" : "Created",
+    "Apply",
+    `${existing ? "Updated" : "Created"} ${what} from the chart`,
+    referenceTo({ ...applied, apiVersion: object.apiVersion, kind: object.kind }),
+  );
+  session.logger.info({ kind: object.kind, name: object.metadata.name, created: !existing }, "applied chart object");
+  return { ...applied, apiVersion: object.apiVersion, kind: object.kind };
+}
+
+/**
+ * The status of a chart instance: counts and image of the main workload (see mainWorkload), Ready only when
+ * every rendered workload is rolled out, plus a note on what the operator does not run (hooks, tests, CRDs).
+ */
+function chartStatus(
+  session: Session,
+  spec: MyAppInstanceSpec,
+  previous: MyAppInstanceStatus | undefined,
+  objects: readonly RenderedObject[],
+  applied: readonly KubeObject[],
+  rendered: { readonly hooks: readonly string[]; readonly crds: readonly string[] },
+): MyAppInstanceStatus {
+  const main = mainWorkload(objects, session.key.name);
+  const workloads = applied.filter(isWorkload) as ObservedWorkload[];
+  const mainLive = main ? workloads.find((workload) => sameObject(workload, main)) : undefined;
+  const pending = workloads
+    .filter((workload) => workload !== mainLive)
+    .filter((workload) => !rolloutProgress(workload, workload.spec?.replicas ?? 1).complete)
+    .map((workload) => objectName(workload));
+  const step: Step | undefined =
+    pending.length > 0
+      ? { reason: "WaitingForWorkloads", message: `waiting for ${pending.join(", ")} to roll out` }
+      : undefined;
+  const mainProgress = mainLive ? rolloutProgress(mainLive, mainLive.spec?.replicas ?? 1) : undefined;
+  // The chart decides the image and replicas; the status tracks what it rendered for the main workload.
+  const effective = {
+    ...spec,
+    image: mainProgress?.image ?? spec.image,
+    replicas: mainLive?.spec?.replicas ?? 1,
+  };
+  const selector = (mainLive?.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector
+    ?.matchLabels;
+  const status = computeStatus(
+    {
+      generation: session.instance.metadata.generation ?? 0,
+      spec: effective,
+      previous,
+      selector: Object.entries(selector ?? {})
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => `${k}=${v}`)
+        .join(","),
+      workload: mainLive,
+      step,
+    },
+    session.now,
+  );
+  const skipped = [
+    ...(rendered.hooks.length > 0 ? [`hooks and tests not run: ${rendered.hooks.join(", ")}`] : []),
+    ...(rendered.crds.length > 0 ? [`CRDs in crds/ not applied: ${rendered.crds.join(", ")}`] : []),
+  ];
+  if (!main) skipped.push("the chart renders no Deployment or StatefulSet");
+  return skipped.length > 0 ? { ...status, message: `${status.message ?? ""} (${skipped.join("; ")})` } : status;
+}
+
+function isWriteOnly(object: RenderedObject, allowed: readonly ChartKind[]): boolean {
+  return allowed.some((kind) => kind.writeOnly && kind.apiVersion === object.apiVersion && kind.kind === object.kind);
+}
+
+/** Applies an object the operator may not read (a Secret) unless this process already applied exactly it. */
+async function ensureWriteOnly(
+  session: Session,
+  object: RenderedObject,
+  appliedWriteOnly: Map<string, string> | undefined,
+): Promise<void> {
+  const key = `${session.key.namespace}/${object.kind}/${object.metadata.name}`;
+  const digest = createHash("sha256").update(JSON.stringify(object)).digest("hex");
+  if (appliedWriteOnly?.get(key) === digest) return;
+  await session.port.apply<KubeObject>(object);
+  appliedWriteOnly?.set(key, digest);
+  session.logger.info({ kind: object.kind, name: object.metadata.name }, "applied write-only chart object");
+}
+
+function sameObject(
+  a: { readonly apiVersion?: string; readonly kind?: string; readonly metadata: { readonly name?: string } },
+  b: { readonly apiVersion?: string; readonly kind?: string; readonly metadata: { readonly name?: string } },
+): boolean {
+  return a.apiVersion === b.apiVersion && a.kind === b.kind && a.metadata.name === b.metadata.name;
+}

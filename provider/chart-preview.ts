@@ -1,0 +1,91 @@
+/**
+ * `pulumi preview` of an instance with a chart: render it with Helm exactly as the operator will (chart/), and
+ * dry-run every rendered object on the apiserver, so a chart that does not render (Helm's message names the
+ * template file and line) or renders objects the apiserver rejects fails the preview, with the words the
+ * operator's Degraded condition would use. A chart that cannot be fetched yet (say, its ConfigMap is created by
+ * the same `pulumi up`) or a missing helm binary only skips this check, with a note.
+ */
+import { validateSpec } from "../api/index.ts";
+import {
+  ChartFetchError,
+  ChartRenderError,
+  chartSource,
+  chartValues,
+  describeSource,
+  helmRenderer,
+  parseManifests,
+  renderFailureMessage,
+} from "../chart/index.ts";
+import { ApiError, type KubeClient, type KubeObject } from "../kube/index.ts";
+import type { InputFailure } from "./check.ts";
+import { fieldManager, specKeys, type InstanceInputs } from "./inputs.ts";
+
+export type ChartPreviewOutcome =
+  { readonly checked: true; readonly failures: InputFailure[] } | { readonly checked: false; readonly note: string };
+
+/** Longer than this (a slow registry) and preview carries on without the chart check. */
+export const chartPreviewTimeoutMs = 30_000;
+
+/** Renders and dry-runs the chart of `inputs` (which must have one). Never throws: the unexpected becomes a note. */
+export async function chartPreview(client: KubeClient, inputs: InstanceInputs): Promise<ChartPreviewOutcome> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<ChartPreviewOutcome>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ checked: false, note: `rendering took longer than ${chartPreviewTimeoutMs / 1000}s` }),
+      chartPreviewTimeoutMs,
+    );
+    timer.unref();
+  });
+  try {
+    return await Promise.race([renderAndDryRun(client, inputs), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function renderAndDryRun(client: KubeClient, inputs: InstanceInputs): Promise<ChartPreviewOutcome> {
+  const spec: Record<string, unknown> = {};
+  for (const key of specKeys) if (inputs[key] !== undefined) spec[key] = inputs[key];
+  const verdict = validateSpec(spec);
+  if (!verdict.ok || !verdict.spec.chart) return { checked: false, note: "no valid chart to render" };
+  const chart = verdict.spec.chart;
+  const source = describeSource(chart, inputs.namespace);
+  try {
+    const bytes = await chartSource({
+      readConfigMap: (name, namespace) =>
+        client.find<KubeObject & { binaryData?: Record<string, string> }>("v1", "ConfigMap", name, namespace),
+    })(chart, inputs.namespace);
+    const version = JSON.parse(await client.raw("/version")) as { gitVersion?: string };
+    const rendered = await helmRenderer({ binary: process.env["MYAPP_HELM"] ?? "helm" }).render({
+      chart: bytes,
+      release: inputs.name,
+      namespace: inputs.namespace,
+      values: chartValues(verdict.spec),
+      capabilities: { kubeVersion: version.gitVersion ?? "" },
+    });
+    const failures: InputFailure[] = [];
+    for (const { source: template, object } of parseManifests(rendered.manifest)) {
+      const namespaced = { ...object, metadata: { ...object.metadata, namespace: inputs.namespace } };
+      try {
+        await client.apply(namespaced as unknown as KubeObject, { fieldManager, force: true, dryRun: true });
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 422) throw error;
+        failures.push({
+          property: "chart",
+          reason: `the apiserver rejected an object the chart rendered (${template}): ${error.message}`,
+        });
+      }
+    }
+    return { checked: true, failures };
+  } catch (error) {
+    if (error instanceof ChartRenderError) {
+      if (/helm binary was not found/.test(error.message)) return { checked: false, note: error.message };
+      return { checked: true, failures: [{ property: "chart", reason: renderFailureMessage(source, error) }] };
+    }
+    if (error instanceof ChartFetchError) return { checked: false, note: error.message };
+    return {
+      checked: false,
+      note: `${source} was not rendered: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+}

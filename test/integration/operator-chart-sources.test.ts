@@ -1,0 +1,85 @@
+/**
+ * Chart sources besides ConfigMaps, served on 127.0.0.1 by the test: an OCI registry (the chart pushed with the
+ * real `helm push`) and an HTTP chart repository. Instances using either become Ready; a digest pin that does not
+ * match, and a source that cannot be reached, make the instance Degraded with a reason naming the source.
+ *
+ * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { chartDigest } from "../../operator/chart/index.ts";
+import { startChartRepository, startOciRegistry } from "../support/chart-repos.ts";
+import { adminClient, testNamespace } from "../support/cluster.ts";
+import { helm, helmBinary, packChart } from "../support/helm.ts";
+import {
+  conditionOf,
+  createInstance,
+  isCurrent,
+  startOperator,
+  waitForInstance,
+  type Instance,
+} from "../support/operator.ts";
+
+const client = adminClient();
+const chartDir = path.resolve(import.meta.dirname, "../../examples/charts/myapp");
+
+const ready = (image: string) => (i: Instance) =>
+  isCurrent(i) && conditionOf(i, "Ready")?.status === "True" && i.status?.image === image;
+const degraded = (i: Instance) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "True";
+
+test("charts from an OCI registry and an HTTP repository; a wrong digest or an unreachable source is Degraded naming it", async (t) => {
+  const namespace = await testNamespace(t, client, "op-chart-sources");
+  const chart = await packChart(chartDir);
+  const registry = await startOciRegistry();
+  t.after(() => registry.close());
+  const repository = await startChartRepository();
+  t.after(() => repository.close());
+  const work = await mkdtemp(path.join(tmpdir(), "myapp-chart-push-"));
+  t.after(() => rm(work, { recursive: true, force: true }));
+  await writeFile(path.join(work, "myapp-0.1.0.tgz"), chart);
+  await helm(["push", path.join(work, "myapp-0.1.0.tgz"), `oci://${registry.host}/charts`, "--plain-http"]);
+  repository.publish("myapp", "0.1.0", chart);
+  await startOperator(t, { namespaces: [namespace], args: [`--helm=${await helmBinary()}`] });
+
+  // GIVEN one instance per source, the repository one pinned by digest
+  await createInstance(client, namespace, "from-oci", {
+    image: "nginx:1.27",
+    chart: { oci: `oci://${registry.host}/charts/myapp`, version: "0.1.0" },
+  });
+  await createInstance(client, namespace, "from-repo", {
+    image: "nginx:1.26",
+    chart: { repo: repository.url, name: "myapp", version: "0.1.0", digest: chartDigest(chart) },
+  });
+  const wrongDigest = `sha256:${"0".repeat(64)}`;
+  await createInstance(client, namespace, "pinned-wrong", {
+    image: "nginx:1.27",
+    chart: { repo: repository.url, name: "myapp", version: "0.1.0", digest: wrongDigest },
+  });
+  await createInstance(client, namespace, "unreachable", {
+    image: "nginx:1.27",
+    chart: { oci: "oci://127.0.0.1:1/charts/myapp", version: "0.1.0" },
+  });
+
+  // THEN the first two become Ready from their charts
+  await waitForInstance(client, namespace, "from-oci", "Ready from the OCI registry", ready("nginx:1.27"), 120_000);
+  await waitForInstance(client, namespace, "from-repo", "Ready from the repository", ready("nginx:1.26"), 120_000);
+  assert.ok(registry.requests.some((r) => r.startsWith("GET /v2/charts/myapp/manifests/0.1.0")));
+  assert.ok(repository.requests.includes("GET /index.yaml"));
+
+  // AND the others are Degraded, naming the source
+  const mismatch = conditionOf(
+    await waitForInstance(client, namespace, "pinned-wrong", "Degraded", degraded),
+    "Degraded",
+  );
+  assert.equal(mismatch?.reason, "ChartDigestMismatch");
+  assert.match(
+    mismatch?.message ?? "",
+    new RegExp(`myapp 0\\.1\\.0 from ${repository.url}.*not the pinned ${wrongDigest}`),
+  );
+  const down = conditionOf(await waitForInstance(client, namespace, "unreachable", "Degraded", degraded), "Degraded");
+  assert.equal(down?.reason, "ChartFetchFailed");
+  assert.match(down?.message ?? "", /oci:\/\/127\.0\.0\.1:1\/charts\/myapp:0\.1\.0/);
+});

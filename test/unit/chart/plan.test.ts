@@ -1,0 +1,169 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { defaultChartKinds } from "../../../api/index.ts";
+import {
+  chartInstanceLabel,
+  mainWorkload,
+  parseManifests,
+  planRender,
+  pruneCandidates,
+  volumeRefusal,
+  type RenderedObject,
+} from "../../../operator/chart/index.ts";
+
+const instance = { name: "web", namespace: "shop", uid: "uid-1" };
+
+const stream = `---
+# Source: myapp/templates/service.yaml
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  labels:
+    app.kubernetes.io/managed-by: Helm
+spec:
+  ports:
+    - port: 8080
+---
+# Source: myapp/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web-worker
+spec:
+  replicas: 1
+---
+# Source: myapp/templates/main.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+---
+# Source: myapp/templates/empty.yaml
+`;
+
+function ok(manifest: string): readonly RenderedObject[] {
+  const plan = planRender(manifest, instance, defaultChartKinds);
+  if (!plan.ok) throw new Error(plan.refusal.message);
+  return plan.objects;
+}
+
+describe("parseManifests", () => {
+  test("keeps each object's template and skips empty documents", () => {
+    const manifests = parseManifests(stream);
+    assert.deepEqual(
+      manifests.map((m) => [m.source, m.object.kind, m.object.metadata.name]),
+      [
+        ["myapp/templates/service.yaml", "Service", "web"],
+        ["myapp/templates/deployment.yaml", "Deployment", "web-worker"],
+        ["myapp/templates/main.yaml", "Deployment", "web"],
+      ],
+    );
+  });
+
+  test("names the template of a document that is not an object", () => {
+    assert.throws(() => parseManifests("# Source: c/templates/x.yaml\n- 1\n"), /c\/templates\/x\.yaml/);
+  });
+});
+
+describe("planRender", () => {
+  test("owns every object: namespace, controller reference, the operator's labels; the rest as rendered", () => {
+    const [service] = ok(stream);
+    assert.deepEqual(service?.metadata, {
+      name: "web",
+      namespace: "shop",
+      labels: { "app.kubernetes.io/managed-by": "myapp-operator", [chartInstanceLabel]: "web" },
+      ownerReferences: [
+        {
+          apiVersion: "example.com/v1",
+          kind: "MyAppInstance",
+          name: "web",
+          uid: "uid-1",
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    });
+    assert.deepEqual(service?.["spec"], { ports: [{ port: 8080 }] });
+  });
+
+  test("refuses a kind the platform did not allow, naming the template and the allowed kinds", () => {
+    const plan = planRender(
+      "# Source: c/templates/role.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\n",
+      instance,
+      defaultChartKinds,
+    );
+    assert.equal(plan.ok, false);
+    assert.ok(!plan.ok && plan.refusal.reason === "ChartKindNotAllowed");
+    assert.match(
+      !plan.ok ? plan.refusal.message : "",
+      /c\/templates\/role\.yaml renders Role\/r .*apps\/v1\/Deployment/,
+    );
+  });
+
+  test("refuses an object in another namespace", () => {
+    const plan = planRender(
+      "# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: kube-system\n",
+      instance,
+      defaultChartKinds,
+    );
+    assert.ok(!plan.ok && plan.refusal.reason === "ChartNamespaceNotAllowed");
+  });
+
+  test("leaves hooks out", () => {
+    const hook =
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: h\n  annotations:\n    helm.sh/hook: pre-install\n";
+    assert.deepEqual(ok(hook), []);
+  });
+});
+
+describe("mainWorkload", () => {
+  test("is the workload named like the instance, else the first one", () => {
+    assert.equal(mainWorkload(ok(stream), "web")?.metadata.name, "web");
+    assert.equal(mainWorkload(ok(stream), "other")?.metadata.name, "web-worker");
+  });
+});
+
+describe("pruneCandidates", () => {
+  test("are the controlled objects the render no longer has, never others' objects", () => {
+    const controlled = [{ uid: "uid-1", controller: true }];
+    const live = [
+      { apiVersion: "v1", kind: "Service", metadata: { name: "web", ownerReferences: controlled } },
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "gone", ownerReferences: controlled } },
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "foreign", ownerReferences: [{ uid: "x", controller: true }] },
+      },
+    ];
+    assert.deepEqual(
+      pruneCandidates(live, ok(stream), "uid-1").map((o) => o.metadata.name),
+      ["gone"],
+    );
+  });
+});
+
+describe("volumeRefusal", () => {
+  const statefulSet = (size: string) => ({
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name: "web", ownerReferences: [{ uid: "uid-1", controller: true }] },
+    spec: {
+      volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { resources: { requests: { storage: size } } } }],
+    },
+  });
+  const rendered = (size: string) =>
+    ok(
+      `apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web\nspec:\n  volumeClaimTemplates:\n` +
+        `    - metadata:\n        name: data\n      spec:\n        resources:\n          requests:\n            storage: ${size}\n`,
+    );
+
+  test("refuses dropping a StatefulSet with volumes, and shrinking a claim; allows growing", () => {
+    assert.equal(volumeRefusal([statefulSet("1Gi")], [], "uid-1")?.reason, "ChartDropsVolumes");
+    assert.equal(volumeRefusal([statefulSet("2Gi")], rendered("1024Mi"), "uid-1")?.reason, "ChartShrinksVolumes");
+    assert.equal(volumeRefusal([statefulSet("1Gi")], rendered("1024Mi"), "uid-1"), undefined);
+    assert.equal(volumeRefusal([statefulSet("1Gi")], rendered("2Gi"), "uid-1"), undefined);
+  });
+});

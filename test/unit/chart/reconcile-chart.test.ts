@@ -1,0 +1,170 @@
+/**
+ * The chart branch of reconcile against the recording FakeCluster, with a stub renderer standing in for Helm (the
+ * integration tests run the real one): what it applies, that a converged instance costs zero writes, what it
+ * prunes, and how render and fetch failures are reported.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ChartFetchError, ChartRenderError, type ChartRenderer } from "../../../operator/chart/index.ts";
+import { PermanentError, TransientError } from "../../../operator/reconcile/index.ts";
+import { harness } from "../reconcile/setup.ts";
+
+const deployment = (name: string, image: string, replicas: number) => `---
+# Source: app/templates/${name}.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+spec:
+  replicas: ${replicas}
+  selector:
+    matchLabels: { app: ${name} }
+  template:
+    metadata:
+      labels: { app: ${name} }
+    spec:
+      containers:
+        - name: main
+          image: ${image}
+`;
+const configMap = (name: string) => `---
+# Source: app/templates/cm.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ${name}
+data:
+  a: "1"
+`;
+
+function setup(render: (values: Record<string, unknown>) => string) {
+  const h = harness();
+  const renderer: ChartRenderer = {
+    render: async (request) => ({ manifest: render(request.values), hooks: ["app/templates/test.yaml"], crds: [] }),
+  };
+  Object.assign(h.deps, { chart: { renderer, fetchChart: async () => new Uint8Array([1]) } });
+  return { h };
+}
+
+describe("reconcile with spec.chart", () => {
+  test("applies the render, is Ready once the main workload rolled out, then costs zero writes", async () => {
+    // GIVEN a chart that renders the main Deployment from the typed values, a worker and a ConfigMap
+    const { h } = setup((values) => {
+      const image = values["image"] as { repository: string; tag: string };
+      return (
+        deployment("web", `${image.repository}:${image.tag}`, values["replicaCount"] as number) +
+        deployment("web-worker", "busybox:1", 1) +
+        configMap("web-config")
+      );
+    });
+    h.cluster.createInstance("web", { image: "nginx:1.27", replicas: 2, chart: { configMap: "c" } });
+
+    // WHEN reconciled
+    await h.run();
+    // THEN every object is applied (owned by the instance) and the instance waits for the rollouts
+    assert.deepEqual(
+      h.cluster.writeLines().filter((line) => line.startsWith("apply ")),
+      ["apply Deployment/web", "apply Deployment/web-worker", "apply ConfigMap/web-config"],
+    );
+    assert.equal(h.cluster.instance("web")?.status?.phase, "Pending");
+
+    // WHEN the Deployments roll out
+    h.cluster.rollOut("Deployment", "web");
+    h.cluster.rollOut("Deployment", "web-worker");
+    await h.run();
+    const status = h.cluster.instance("web")?.status;
+    assert.equal(status?.phase, "Running");
+    assert.equal(status?.image, "nginx:1.27");
+    assert.equal(status?.readyReplicas, 2);
+    assert.equal(status?.selector, "app=web");
+    assert.match(status?.message ?? "", /hooks and tests not run: app\/templates\/test\.yaml/);
+
+    // THEN once converged, a reconcile writes nothing
+    h.cluster.reset();
+    await h.run();
+    assert.deepEqual(h.cluster.allWrites(), []);
+  });
+
+  test("prunes what a new render no longer contains, and only that", async () => {
+    let withConfig = true;
+    const { h } = setup(() => deployment("web", "nginx:1.27", 1) + (withConfig ? configMap("web-config") : ""));
+    h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    await h.run();
+    h.cluster.rollOut("Deployment", "web");
+    await h.run();
+    withConfig = false;
+    h.cluster.reset();
+    await h.run();
+    assert.deepEqual(h.cluster.writeLines(), ["delete ConfigMap/web-config"]);
+    assert.equal(h.cluster.get("v1", "ConfigMap", "web-config"), undefined);
+  });
+
+  test("a render error is Degraded with Helm's message and a PermanentError", async () => {
+    const h = harness();
+    Object.assign(h.deps, {
+      chart: {
+        renderer: {
+          render: async () => {
+            throw new ChartRenderError("execution error at (app/templates/x.yaml:3:4): boom");
+          },
+        },
+        fetchChart: async () => new Uint8Array([1]),
+      },
+    });
+    h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    await assert.rejects(h.run(), PermanentError);
+    const degraded = h.cluster.instance("web")?.status?.conditions?.find((c) => c.type === "Degraded");
+    assert.equal(degraded?.reason, "ChartRenderFailed");
+    assert.match(degraded?.message ?? "", /ConfigMap default\/c does not render: .*app\/templates\/x\.yaml:3:4/);
+  });
+
+  test("a chart that cannot be fetched is Degraded naming the source, and retried (TransientError)", async () => {
+    const h = harness();
+    Object.assign(h.deps, {
+      chart: {
+        renderer: { render: async () => ({ manifest: "", hooks: [], crds: [] }) },
+        fetchChart: async () => {
+          throw new ChartFetchError("ConfigMap default/c does not exist");
+        },
+      },
+    });
+    h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    await assert.rejects(h.run(), TransientError);
+    const degraded = h.cluster.instance("web")?.status?.conditions?.find((c) => c.type === "Degraded");
+    assert.equal(degraded?.reason, "ChartFetchFailed");
+    assert.equal(degraded?.message, "ConfigMap default/c does not exist");
+    // The same failure again writes nothing new.
+    h.cluster.reset();
+    await assert.rejects(h.run(), TransientError);
+    assert.deepEqual(h.cluster.writeLines(), []);
+  });
+});
+
+describe("the platform's default chart", () => {
+  test("renders instances whose spec names no chart; a spec's own chart wins", async () => {
+    const h = harness();
+    const charts: string[] = [];
+    Object.assign(h.deps, {
+      chart: {
+        renderer: {
+          render: async (request: { release: string }) => ({
+            manifest: deployment(request.release, "nginx:1.27", 1),
+            hooks: [],
+            crds: [],
+          }),
+        },
+        fetchChart: async (chart: { oci?: string; configMap?: string }) => {
+          charts.push(chart.oci ?? chart.configMap ?? "");
+          return new Uint8Array([1]);
+        },
+        defaultChart: { oci: "oci://registry.example.com/charts/myapp", version: "1.0.0" },
+      },
+    });
+    h.cluster.createInstance("web", { image: "nginx:1.27" });
+    await h.run();
+    h.cluster.createInstance("own", { image: "nginx:1.27", chart: { configMap: "own-chart" } });
+    await h.run("own");
+    assert.deepEqual(charts, ["oci://registry.example.com/charts/myapp", "own-chart"]);
+    assert.ok(h.cluster.get("apps/v1", "Deployment", "web"));
+  });
+});
