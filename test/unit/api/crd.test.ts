@@ -9,7 +9,7 @@ import {
   crdYaml,
   imageReferencePattern,
   openApiV3Schema,
-  unsignedQuantityPattern,
+  wholeBytesQuantityPattern,
 } from "../../../api/index.ts";
 import { crdPath } from "../../../api/crd-path.ts";
 
@@ -134,7 +134,7 @@ describe("openApiV3Schema is a structural schema", () => {
 
   test("uses the very patterns zod uses", () => {
     assert.equal(property("image").pattern, imageReferencePattern);
-    assert.equal(property("storage").pattern, unsignedQuantityPattern);
+    assert.equal(property("storage").pattern, wholeBytesQuantityPattern);
   });
 
   test("carries the CEL rules, each message naming its field", () => {
@@ -157,10 +157,13 @@ describe("openApiV3Schema is a structural schema", () => {
         [".spec.image", ""],
         [".spec.storage", ""],
         [".spec.storage", ""],
+        [".spec.resources", ".requests.cpu"],
+        [".spec.resources", ".requests.memory"],
       ],
     );
     for (const rule of rules)
-      assert.match(rule.message ?? rule.messageExpression ?? "", /spec\.(storage|storageClassName|image)/);
+      assert.match(rule.message ?? rule.messageExpression ?? "", /spec\.(storage|storageClassName|image|resources)/);
+    assert.ok(rules.some((rule) => rule.rule.includes("quantity(self).compareTo(quantity('1Ei')) <= 0")));
     assert.ok(rules.some((rule) => rule.rule.includes("oldSelf.storage") && rule.rule.includes("has(self.storage)")));
     assert.ok(rules.some((rule) => rule.rule.includes("quantity(self).compareTo(quantity(oldSelf)) >= 0")));
   });
