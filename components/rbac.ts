@@ -34,6 +34,8 @@ export const watchedNamespaceRules: readonly OperatorRule[] = [
   { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get", "list", "watch", "patch", "delete"] },
   // Events on instances (kubectl describe), through the events.k8s.io API.
   { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+  // A StatefulSet that cannot create pods says so only in core/v1 events (FailedCreate): read them while pods are missing.
+  { apiGroups: [""], resources: ["events"], verbs: ["list"] },
 ];
 
 /**

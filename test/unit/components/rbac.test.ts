@@ -38,6 +38,7 @@ describe("the operator's rules (rbac.ts)", () => {
       "apps/statefulsets patch",
       "apps/statefulsets update",
       "apps/statefulsets watch",
+      "core/events list",
       "core/persistentvolumeclaims delete",
       "core/persistentvolumeclaims get",
       "core/persistentvolumeclaims list",
