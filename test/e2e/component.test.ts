@@ -82,7 +82,7 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
     assert.deepEqual((await client.get<Rules>(rbac, "ClusterRole", name)).rules, policyRules(clusterScopedRules));
     assert.deepEqual((await client.get<Rules>(rbac, "Role", name, apps)).rules, policyRules(watchedNamespaceRules));
     const leaseRole = await client.get<Rules>(rbac, "Role", `${name}-leader-election`, settings.namespace);
-    assert.deepEqual(leaseRole.rules, policyRules(leaderElectionRules));
+    assert.deepEqual(leaseRole.rules, policyRules(leaderElectionRules(`${name}-leader`)));
     await client.get("policy/v1", "PodDisruptionBudget", name, settings.namespace);
     await client.get("v1", "Service", `${name}-metrics`, settings.namespace);
 

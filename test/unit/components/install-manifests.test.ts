@@ -25,6 +25,8 @@ describe("installManifests", () => {
       "RoleBinding",
       "Role",
       "RoleBinding",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
       "Deployment",
       "Service",
       "PodDisruptionBudget",
@@ -41,6 +43,8 @@ describe("installManifests", () => {
       "ClusterRoleBinding",
       "Role",
       "RoleBinding",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
     ]);
   });
 });
