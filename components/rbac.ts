@@ -40,8 +40,8 @@ export const watchedNamespaceRules: readonly OperatorRule[] = [
     resources: ["deployments", "statefulsets"],
     verbs: ["get", "list", "watch", "create", "patch", "delete"],
   },
-  // The instance's Service and a StatefulSet's headless governing Service; the garbage collector deletes them.
-  { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch", "create", "patch"] },
+  // The instance's Service and a StatefulSet's headless governing Service; deleted with the instance.
+  { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
   // StatefulSet volumes: listed by label, patched to grow, deleted when storageReclaimPolicy is Delete. The
   // StatefulSet controller creates them, and they are not watched.
   { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["list", "patch", "delete"] },

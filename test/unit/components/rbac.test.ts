@@ -43,6 +43,7 @@ describe("the operator's rules (rbac.ts)", () => {
       "core/persistentvolumeclaims list",
       "core/persistentvolumeclaims patch",
       "core/services create",
+      "core/services delete",
       "core/services get",
       "core/services list",
       "core/services patch",

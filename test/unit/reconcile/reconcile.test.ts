@@ -260,6 +260,7 @@ describe("reconcile: deletion", () => {
     assert.deepEqual(h.cluster.writeLines(), [
       "delete StatefulSet/web",
       "delete Service/web",
+      "delete Service/web-pods",
       "setFinalizers MyAppInstance/web",
     ]);
     assert.equal(h.cluster.instance("web"), undefined, "the apiserver let it go");
@@ -279,6 +280,7 @@ describe("reconcile: deletion", () => {
     assert.deepEqual(h.cluster.writeLines(), [
       "delete StatefulSet/web",
       "delete Service/web",
+      "delete Service/web-pods",
       "delete PersistentVolumeClaim/data-web-0",
       "delete PersistentVolumeClaim/data-web-1",
       "setFinalizers MyAppInstance/web",
