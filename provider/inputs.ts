@@ -3,7 +3,7 @@
  * output bag create/update/read return. Kept flat on purpose: the Node dynamic-provider host reports
  * replacements by top-level key only, so every field a user can change is a top-level key.
  */
-import type { MyAppInstanceStatus, StorageReclaimPolicy } from "../api/index.ts";
+import type { MyAppInstanceSpec, MyAppInstanceStatus, PodSecurityLevel, StorageReclaimPolicy } from "../api/index.ts";
 
 /** What the engine sends in place of a value that is not known yet (during preview). */
 export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -47,6 +47,8 @@ export interface InstanceInputs {
   readonly storage?: string;
   readonly storageClassName?: string;
   readonly storageReclaimPolicy: StorageReclaimPolicy;
+  readonly resources?: MyAppInstanceSpec["resources"];
+  readonly podSecurityLevel?: PodSecurityLevel;
   /** Kubeconfig contents; a Pulumi secret. Absent: KUBECONFIG or ~/.kube/config, as kubectl. */
   readonly kubeconfig?: string;
   readonly context?: string;
@@ -58,7 +60,16 @@ export interface InstanceInputs {
 }
 
 /** The input keys that are the object's spec; each is a top-level key, so `replaces` can name it. */
-export const specKeys = ["replicas", "image", "port", "storage", "storageClassName", "storageReclaimPolicy"] as const;
+export const specKeys = [
+  "replicas",
+  "image",
+  "port",
+  "storage",
+  "storageClassName",
+  "storageReclaimPolicy",
+  "resources",
+  "podSecurityLevel",
+] as const;
 
 /** Every key of {@link InstanceInputs}, in display order. */
 export const inputKeys = [

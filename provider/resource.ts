@@ -3,7 +3,12 @@
  * reports it Ready (or fails with the operator's reason). The CRUD work happens in impl.ts.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { MyAppInstanceStatus, StorageReclaimPolicy } from "../api/index.ts";
+import type {
+  MyAppInstanceSpecInput,
+  MyAppInstanceStatus,
+  PodSecurityLevel,
+  StorageReclaimPolicy,
+} from "../api/index.ts";
 import { myAppInstanceProvider } from "./provider.ts";
 
 /** The arguments of a {@link MyAppInstance}. Changing `name`, `namespace` or removing `storage` replaces it. */
@@ -48,6 +53,18 @@ export interface MyAppInstanceArgs {
    */
   readonly storageReclaimPolicy?: pulumi.Input<StorageReclaimPolicy>;
   /**
+   * CPU and memory requests and limits of the app's container; what is left out gets the operator's defaults.
+   * @default requests `{ cpu: "100m", memory: "128Mi" }`, limits `{ memory: "512Mi" }`
+   * @example { requests: { cpu: "250m", memory: "256Mi" }, limits: { memory: "1Gi" } }
+   */
+  readonly resources?: pulumi.Input<MyAppInstanceSpecInput["resources"]>;
+  /**
+   * `Restricted` pods meet Pod Security's restricted level (non-root, no privilege escalation, all capabilities
+   * dropped, RuntimeDefault seccomp); `Baseline` opts out, for images that must start as root.
+   * @default "Restricted"
+   */
+  readonly podSecurityLevel?: pulumi.Input<PodSecurityLevel>;
+  /**
    * Kubeconfig file contents to reach the cluster with. Always stored as a secret and never an output.
    * @default KUBECONFIG or ~/.kube/config, as kubectl finds them
    */
@@ -83,6 +100,8 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
   declare readonly storage: pulumi.Output<string | undefined>;
   declare readonly storageClassName: pulumi.Output<string | undefined>;
   declare readonly storageReclaimPolicy: pulumi.Output<StorageReclaimPolicy>;
+  declare readonly resources: pulumi.Output<MyAppInstanceSpecInput["resources"]>;
+  declare readonly podSecurityLevel: pulumi.Output<PodSecurityLevel | undefined>;
   declare readonly timeoutSeconds: pulumi.Output<number>;
   /** The object's metadata.uid. */
   declare readonly uid: pulumi.Output<string>;
@@ -105,6 +124,8 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
       storage: args.storage,
       storageClassName: args.storageClassName,
       storageReclaimPolicy: args.storageReclaimPolicy,
+      resources: args.resources,
+      podSecurityLevel: args.podSecurityLevel,
       kubeconfig: args.kubeconfig === undefined ? undefined : pulumi.secret(args.kubeconfig),
       context: args.context,
       timeoutSeconds: args.timeoutSeconds,
