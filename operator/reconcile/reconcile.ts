@@ -403,7 +403,7 @@ async function reconcileStorage(
     recreateReason: plan.recreateReason,
     problem,
     awaitingStorageClass: classProblem !== undefined,
-    growth: volumeGrowth(claims, storage),
+    growth: volumeGrowth(claims, storage, { name, replicas: input.spec.replicas }),
   };
 }
 

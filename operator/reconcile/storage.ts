@@ -146,15 +146,23 @@ const resizeConditions = ["Resizing", "FileSystemResizePending", "ControllerResi
  * `status.capacity`, its resize conditions and `status.allocatedResourceStatuses`. A claim whose request says
  * `storage` but whose capacity is still smaller is growing (a Step: Progressing, the instance is not Ready yet);
  * a resize the driver declared infeasible is a Problem. A resize error the resizer will retry stays a Step, with
- * its message. Undefined when every Bound claim has the capacity (claims still Pending get the new size when
- * they are provisioned).
+ * its message. Undefined when every Bound claim of a running replica has the capacity (claims still Pending get
+ * the new size when they are provisioned).
  */
 export function volumeGrowth(
   claims: readonly ObservedClaim[],
   storage: string,
+  statefulSet: { readonly name: string; readonly replicas: number },
 ): { readonly step: Step } | { readonly problem: Problem } | undefined {
+  // Only the claims of running replicas: a claim kept from a scale-down has no pod to finish its resize with.
+  const inUse = new Set(
+    Array.from({ length: statefulSet.replicas }, (_, ordinal) => claimName(statefulSet.name, ordinal)),
+  );
   const growing = claims.filter(
-    (claim) => claim.status?.phase === "Bound" && isLess(claim.status.capacity?.storage ?? "0", storage),
+    (claim) =>
+      inUse.has(claim.metadata.name ?? "") &&
+      claim.status?.phase === "Bound" &&
+      isLess(claim.status.capacity?.storage ?? "0", storage),
   );
   if (growing.length === 0) return undefined;
   const infeasible = growing.filter((claim) =>

@@ -78,23 +78,29 @@ describe("planStatefulSet: the governing Service", () => {
 });
 
 describe("volumeGrowth", () => {
+  const sts = { name: "web", replicas: 2 };
   const bound = (ordinal: number, capacity: string, extra: Partial<NonNullable<ObservedClaim["status"]>> = {}) => ({
     ...claim(ordinal, "2Gi"),
     status: { phase: "Bound", capacity: { storage: capacity }, ...extra },
   });
 
   it("is complete when every Bound claim's capacity reached the size, whatever the notation", () => {
-    assert.equal(volumeGrowth([bound(0, "2Gi"), bound(1, "2048Mi")], "2Gi"), undefined);
+    assert.equal(volumeGrowth([bound(0, "2Gi"), bound(1, "2048Mi")], "2Gi", sts), undefined);
+  });
+
+  it("ignores the claim of a replica scaled away: no pod will finish its resize", () => {
+    assert.equal(volumeGrowth([bound(0, "2Gi"), bound(2, "1Gi")], "2Gi", sts), undefined);
   });
 
   it("ignores claims still Pending: they are provisioned at the new size", () => {
-    assert.equal(volumeGrowth([{ ...claim(0, "2Gi"), status: { phase: "Pending" } }], "2Gi"), undefined);
+    assert.equal(volumeGrowth([{ ...claim(0, "2Gi"), status: { phase: "Pending" } }], "2Gi", sts), undefined);
   });
 
   it("is a step while a capacity lags behind its request, quoting the resize condition", () => {
     const growth = volumeGrowth(
       [bound(0, "2Gi"), bound(1, "1Gi", { conditions: [{ type: "Resizing", status: "True" }] })],
       "2Gi",
+      sts,
     );
     assert.deepEqual(growth, {
       step: { reason: "ExpandingVolumes", message: "growing volume claims to 2Gi: data-web-1 has 1Gi (Resizing)" },
@@ -105,6 +111,7 @@ describe("volumeGrowth", () => {
     const growth = volumeGrowth(
       [bound(0, "1Gi", { allocatedResourceStatuses: { storage: "NodeResizeInfeasible" } })],
       "2Gi",
+      sts,
     );
     assert.ok(growth && "problem" in growth);
     assert.equal(growth.problem.reason, "VolumeExpansionInfeasible");
