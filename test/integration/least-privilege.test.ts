@@ -132,8 +132,10 @@ test(
     await ready("web", "Ready as a StatefulSet");
     const governing = await client.get<Typed<{ spec: { clusterIP?: string } }>>("v1", "Service", "web-pods", namespace);
     assert.equal(governing.spec.clusterIP, "None", "the StatefulSet's governing Service is headless");
+    const growing = Date.now();
     await patchSpec(client, namespace, "web", { storage: "2Gi" });
     const grown = await ready("web", "Ready with 2Gi volumes");
+    t.diagnostic(`3 volumes grown 1Gi -> 2Gi, Ready again after ${((Date.now() - growing) / 1000).toFixed(1)} s`);
     const claims = await client.list<Claim>("v1", "PersistentVolumeClaim", {
       namespace,
       labelSelector: grown.status?.selector ?? "",
@@ -168,6 +170,7 @@ test(
       ["root-web", undefined],
       ["root-db", "1Gi"],
     ] as const) {
+      const started = Date.now();
       await createInstance(client, namespace, name, {
         image: "registry.example/root:1",
         podSecurityLevel: "Baseline",
@@ -182,6 +185,7 @@ test(
         minutes(2),
       );
       assert.match(conditionOf(degraded, "Degraded")?.message ?? "", /violates PodSecurity "restricted/);
+      t.diagnostic(`${name}: Degraded/FailedCreate ${((Date.now() - started) / 1000).toFixed(1)} s after create`);
     }
 
     // clean shutdown (releases the Lease)
