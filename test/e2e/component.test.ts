@@ -216,6 +216,11 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
       for (const kindName of ["ClusterRoleBinding", "ClusterRole"]) {
         await client.delete("rbac.authorization.k8s.io/v1", kindName, settings.name).catch(() => undefined);
       }
+      for (const kindName of ["ValidatingAdmissionPolicyBinding", "ValidatingAdmissionPolicy"]) {
+        await client
+          .delete("admissionregistration.k8s.io/v1", kindName, `${settings.name}-children`)
+          .catch(() => undefined);
+      }
       rmSync(dir, { recursive: true, force: true });
     });
     const kubectl = path.join(binDir, "kubectl");
