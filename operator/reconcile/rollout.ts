@@ -66,9 +66,11 @@ export function rolloutProgress(workload: ObservedWorkload, desired: number): Ro
     image,
     complete,
     deadlineExceeded: stuck ? (stuck.message ?? "the Deployment exceeded its progress deadline") : undefined,
-    replicaFailure: failure
-      ? { reason: failure.reason ?? "FailedCreate", message: failure.message ?? "the Deployment cannot create pods" }
-      : undefined,
+    // Only while pods are still missing: the condition lags a scale-down that made the failure moot.
+    replicaFailure:
+      failure && observed && (replicas < desired || updated < desired)
+        ? { reason: failure.reason ?? "FailedCreate", message: failure.message ?? "the Deployment cannot create pods" }
+        : undefined,
   };
 }
 

@@ -633,8 +633,22 @@ describe("reconcile: pods that cannot be created", () => {
     assert.equal(condition(h, "Degraded")?.status, "False");
   });
 
-  it("a Deployment's ReplicaFailure condition is Degraded with its reason and message", async () => {
+  it("a Deployment's ReplicaFailure condition is Degraded with its reason and message, while pods are missing", async () => {
     const h = await runningInstance();
+    // GIVEN a stale ReplicaFailure on a Deployment that has all its pods (a scale-down made it moot): ignored
+    const failure = {
+      type: "ReplicaFailure",
+      status: "True",
+      reason: "FailedCreate",
+      message: 'pods "web-x" is forbidden: exceeded quota',
+    };
+    h.cluster.edit("apps/v1", "Deployment", "web", (o) => {
+      (o["status"] as Record<string, unknown>)["conditions"] = [failure];
+    });
+    await h.run();
+    assert.equal(condition(h, "Ready")?.status, "True");
+    // WHEN pods are missing
+    h.cluster.progress("Deployment", "web", { updated: 1, ready: 1, replicas: 1 });
     h.cluster.edit("apps/v1", "Deployment", "web", (o) => {
       (o["status"] as Record<string, unknown>)["conditions"] = [
         {
