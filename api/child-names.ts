@@ -34,6 +34,15 @@ export function serviceName(instanceName: string): string {
   return boundedName(instanceName, maxLabelLength, true);
 }
 
+/**
+ * The headless Service that governs an instance's StatefulSet and gives each pod a DNS name
+ * (`<pod>.<governing service>.<namespace>.svc`). Beside the instance's ClusterIP Service, which clients use; a
+ * Service cannot become headless in place (clusterIP is immutable).
+ */
+export function governingServiceName(instanceName: string): string {
+  return boundedName(`${instanceName}-pods`, maxLabelLength, true);
+}
+
 /** `text` as a label value (at most 63 characters, alphanumeric at both ends). */
 export function labelValue(text: string): string {
   if (text.length <= maxLabelLength && labelValuePattern.test(text)) return text;

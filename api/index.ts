@@ -44,19 +44,32 @@ export { myAppInstanceSchema } from "./instance.ts";
 export type { MyAppInstance, MyAppInstanceInput } from "./instance.ts";
 export { objectMetaSchema } from "./object-meta.ts";
 export type { ObjectMeta } from "./object-meta.ts";
-export { compareQuantities, isQuantity, parseQuantity, unsignedQuantityPattern } from "./quantity.ts";
+export {
+  compareQuantities,
+  isQuantity,
+  parseQuantity,
+  unsignedQuantityPattern,
+  wholeBytesQuantityPattern,
+} from "./quantity.ts";
 export type { Quantity, QuantityFormat } from "./quantity.ts";
 export {
+  computeResources,
+  defaultPodSecurityLevel,
   defaultPort,
   defaultReplicas,
+  defaultResources,
   defaultStorageReclaimPolicy,
   maxReplicas,
+  maxResourceQuantityLength,
+  maxStorage,
+  maxStorageBytes,
   maxStorageLength,
   myAppInstanceSpecSchema,
+  podSecurityLevels,
   specRules,
   storageReclaimPolicies,
 } from "./spec.ts";
-export type { MyAppInstanceSpec, MyAppInstanceSpecInput, StorageReclaimPolicy } from "./spec.ts";
+export type { MyAppInstanceSpec, MyAppInstanceSpecInput, PodSecurityLevel, StorageReclaimPolicy } from "./spec.ts";
 export { myAppInstanceStatusSchema, phases } from "./status.ts";
 export type { MyAppInstanceStatus, Phase } from "./status.ts";
 export { checkSpecTransition } from "./transitions.ts";

@@ -24,6 +24,15 @@ export interface Quantity {
 export const unsignedQuantityPattern =
   "^(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,3})?$";
 
+/**
+ * The storage sizes we accept: a whole number of bytes written without a fraction, a negative exponent or a
+ * sub-unit suffix (m, u, n), and without leading zeros: digits, then a binary-SI suffix (Ki ... Ei), a decimal-SI
+ * suffix (k, M, G, T, P, E) or a non-negative decimal exponent of at most three digits (e3, E+6). Such a value
+ * is at least 1 byte and exact, so the apiserver stores it as written and never rounds it (Kubernetes' own
+ * canonical form has no fraction either). A subset of {@link unsignedQuantityPattern}: every match parses.
+ */
+export const wholeBytesQuantityPattern = "^[1-9][0-9]*(?:[KMGTPE]i|[kMGTPE]|[eE]\\+?[0-9]{1,3})?$";
+
 // ParseQuantity's grammar: optional sign, digits, optional fraction, optional suffix; "+", "." and "Ki" read as 0.
 const grammar = /^([+-]?)([0-9]*)(?:\.([0-9]*))?((?:[KMGTPE]i)|[numkMGTPE]|[eE][+-]?[0-9]+)?$/;
 

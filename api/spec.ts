@@ -13,7 +13,7 @@ import {
   maxImageNameLength,
   maxImageReferenceLength,
 } from "./image-reference.ts";
-import { parseQuantity, unsignedQuantityPattern } from "./quantity.ts";
+import { compareQuantities, parseQuantity, unsignedQuantityPattern, wholeBytesQuantityPattern } from "./quantity.ts";
 
 /** Most replicas: int32, the limit of Deployment, StatefulSet and the scale subresource alike. */
 export const maxReplicas = 2_147_483_647;
@@ -26,6 +26,45 @@ export const defaultPort = 8080;
 
 /** Longest storage quantity string; it also keeps the CEL rules' cost estimate small. */
 export const maxStorageLength = 64;
+
+/**
+ * Largest storage size: 1Ei (2^60 bytes), far beyond any volume, and below the 2^63-1 bytes at which the
+ * apiserver silently caps a quantity (a claim would then be smaller than its spec).
+ */
+export const maxStorage = "1Ei";
+
+/** {@link maxStorage} in bytes. */
+export const maxStorageBytes = 2n ** 60n;
+
+/** Longest CPU or memory quantity string; it keeps the CEL rules' cost estimate small. */
+export const maxResourceQuantityLength = 32;
+
+/** The compute resources a container may request and be limited to. */
+export const computeResources = ["cpu", "memory"] as const;
+
+/**
+ * Requests and limits when the spec leaves them out: a small web app's needs. No CPU limit by default, because a
+ * CPU limit throttles a busy app although the node has CPU to spare; memory is limited, because a leak must not
+ * starve the node. A limit set below a default request lowers the request to the limit.
+ */
+export const defaultResources = {
+  requests: { cpu: "100m", memory: "128Mi" },
+  limits: { memory: "512Mi" },
+} as const;
+
+/**
+ * How locked-down the app's pods are. `Restricted` (the default) meets the Pod Security "restricted" level: a
+ * non-root user, no privilege escalation, every capability dropped, the RuntimeDefault seccomp profile.
+ * `Baseline` sets none of this, for images that must start as root; such pods meet the "baseline" level only,
+ * and are rejected in namespaces that enforce "restricted".
+ */
+export const podSecurityLevels = ["Restricted", "Baseline"] as const;
+
+/** One of {@link podSecurityLevels}. */
+export type PodSecurityLevel = (typeof podSecurityLevels)[number];
+
+/** Pods are restricted unless the instance opts out. */
+export const defaultPodSecurityLevel: PodSecurityLevel = "Restricted";
 
 /** What happens to an instance's volumes when the instance is deleted. */
 export const storageReclaimPolicies = ["Retain", "Delete"] as const;
@@ -44,7 +83,13 @@ export const specRules = {
     `path, such as nginx:1.27 or registry.example.com:5000/team/app@sha256:<64 hex digits>, at most ${maxImageReferenceLength} characters`,
   imageNameLength: `must have a repository name (registry and path, before :tag and @digest) of at most ${maxImageNameLength} characters`,
   port: "must be an integer from 1 to 65535",
-  storage: `must be a positive Kubernetes quantity such as 1Gi, 500Mi or 10G, at most ${maxStorageLength} characters`,
+  storage:
+    `must be a whole number of bytes from 1 to ${maxStorage}: digits without a fraction or leading zero, then ` +
+    "optionally a suffix Ki, Mi, Gi, Ti, Pi, Ei, k, M, G, T, P, E or an exponent such as e9, e.g. 10Gi, 500M or " +
+    `1536Mi (not 1.5Gi), at most ${maxStorageLength} characters`,
+  resourceQuantity: `must be a Kubernetes quantity such as 250m, 0.5 or 2 (cpu) or 256Mi (memory), at most ${maxResourceQuantityLength} characters`,
+  requestAboveLimit: "must not be greater than the limit of the same resource",
+  podSecurityLevel: `must be one of ${podSecurityLevels.join(", ")}`,
   storageClassName: `must be a StorageClass name (lower-case letters, digits, '-' and '.'), at most ${maxDns1123SubdomainLength} characters`,
   storageReclaimPolicy: `must be one of ${storageReclaimPolicies.join(", ")}`,
   storageClassNameNeedsStorage: "needs spec.storage: without storage there is no volume",
@@ -64,8 +109,9 @@ interface CelRule {
 // CEL rules: what a plain schema cannot say. Each has a TS twin (below, or in transitions.ts) with the same verdict.
 const storageRules: CelRule[] = [
   {
-    // The pattern already rejects non-quantities; guarding with isQuantity keeps CEL from adding a second error.
-    rule: "!isQuantity(self) || quantity(self).isGreaterThan(quantity('0'))",
+    // The pattern already makes it at least 1 byte and exact; only the maximum needs CEL. Guarding with
+    // isQuantity keeps CEL from adding a second error where the pattern failed.
+    rule: `!isQuantity(self) || quantity(self).compareTo(quantity('${maxStorage}')) <= 0`,
     message: `spec.storage ${specRules.storage}`,
   },
   {
@@ -100,15 +146,79 @@ const specObjectRules: CelRule[] = [
 const storageSchema = z
   .string({ error: specRules.storage })
   .max(maxStorageLength, { error: specRules.storage })
-  .regex(new RegExp(unsignedQuantityPattern), { error: specRules.storage })
-  .refine((text) => (parseQuantity(text)?.nanos ?? 1n) > 0n, { error: specRules.storage })
+  .regex(new RegExp(wholeBytesQuantityPattern), { error: specRules.storage })
+  .refine((text) => (parseQuantity(text)?.nanos ?? 0n) <= maxStorageBytes * 10n ** 9n, { error: specRules.storage })
   .meta({
     description:
-      "Size of the persistent volume each replica gets, as a Kubernetes quantity such as 1Gi, 500Mi or 10G. " +
-      "Without it the application has no persistent volume. It may grow but never shrink, and once set it " +
-      "cannot be removed.",
+      "Size of the persistent volume each replica gets, as a whole number of bytes with an optional suffix or " +
+      `exponent, such as 10Gi, 500M or 1536Mi (no fractions), from 1 byte to ${maxStorage}. Without it the ` +
+      "application has no persistent volume. It may grow but never shrink, and once set it cannot be removed.",
     "x-kubernetes-validations": storageRules,
   });
+
+const resourceQuantitySchema = z
+  .string({ error: specRules.resourceQuantity })
+  .max(maxResourceQuantityLength, { error: specRules.resourceQuantity })
+  .regex(new RegExp(unsignedQuantityPattern), { error: specRules.resourceQuantity });
+
+function resourceListSchema(what: "requests" | "limits") {
+  const description =
+    what === "requests"
+      ? "What the scheduler reserves for the app's container. Defaults: " +
+        `cpu ${defaultResources.requests.cpu}, memory ${defaultResources.requests.memory}; a default request ` +
+        "above a limit you set is lowered to that limit."
+      : `The most the app's container may use. Default: memory ${defaultResources.limits.memory}, no cpu limit ` +
+        "(a CPU limit throttles the app even when the node has CPU to spare).";
+  return z
+    .strictObject(
+      {
+        cpu: resourceQuantitySchema.meta({ description: "CPU, in cores: 250m, 0.5, 2." }).optional(),
+        memory: resourceQuantitySchema.meta({ description: "Memory, in bytes: 256Mi, 1Gi." }).optional(),
+      },
+      { error: (issue) => (issue.code === "invalid_type" ? "must be an object" : undefined) },
+    )
+    .meta({ description });
+}
+
+// A request above its limit makes an invalid pod template; say so here, not as a rejected child later.
+const requestWithinLimitRules: CelRule[] = computeResources.map((resource) => ({
+  rule:
+    `!has(self.requests) || !has(self.limits) || !has(self.requests.${resource}) || ` +
+    `!has(self.limits.${resource}) || !isQuantity(self.requests.${resource}) || ` +
+    `!isQuantity(self.limits.${resource}) || ` +
+    `quantity(self.requests.${resource}).compareTo(quantity(self.limits.${resource})) <= 0`,
+  message: `spec.resources.requests.${resource} ${specRules.requestAboveLimit}`,
+  fieldPath: `.requests.${resource}`,
+}));
+
+const resourcesSchema = z
+  .strictObject(
+    { requests: resourceListSchema("requests").optional(), limits: resourceListSchema("limits").optional() },
+    { error: (issue) => (issue.code === "invalid_type" ? "must be an object" : undefined) },
+  )
+  .meta({
+    description:
+      "CPU and memory requests and limits of the app's container. What you leave out gets the default: " +
+      `requests cpu ${defaultResources.requests.cpu} and memory ${defaultResources.requests.memory}, limit memory ` +
+      `${defaultResources.limits.memory}.`,
+    "x-kubernetes-validations": requestWithinLimitRules,
+  })
+  .superRefine(
+    (resources, ctx) => {
+      // Runs even where a quantity failed its pattern, as the apiserver runs CEL next to pattern errors.
+      const raw = resources as { requests?: Record<string, unknown>; limits?: Record<string, unknown> };
+      for (const resource of computeResources) {
+        const request = raw.requests?.[resource];
+        const limit = raw.limits?.[resource];
+        if (typeof request !== "string" || typeof limit !== "string") continue;
+        const [requested, limited] = [parseQuantity(request), parseQuantity(limit)];
+        if (requested && limited && compareQuantities(requested, limited) > 0) {
+          ctx.addIssue({ code: "custom", path: ["requests", resource], message: specRules.requestAboveLimit });
+        }
+      }
+    },
+    { when: () => true },
+  );
 
 /** The spec schema. Unknown fields are errors, as with the apiserver's strict field validation. */
 export const myAppInstanceSpecSchema = z
@@ -175,6 +285,18 @@ export const myAppInstanceSpecSchema = z
         }),
       chart: chartSchema.optional(),
       values: chartValuesSchema.optional(),
+      resources: resourcesSchema.optional(),
+      podSecurityLevel: z
+        .enum(podSecurityLevels, { error: specRules.podSecurityLevel })
+        .meta({
+          description:
+            "Restricted (what leaving it out means) runs the app's pods as Pod Security's restricted level asks: a non-root " +
+            "user, no privilege escalation, all capabilities dropped, the RuntimeDefault seccomp profile. Baseline " +
+            "sets none of this, for images that must start as root; such pods are rejected in namespaces that " +
+            "enforce the restricted level.",
+        })
+        // Optional rather than defaulted: absent means Restricted, and stored instances stay as they were.
+        .optional(),
     },
     { error: (issue) => (issue.code === "invalid_type" ? "must be an object" : undefined) },
   )

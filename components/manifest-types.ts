@@ -21,6 +21,10 @@ export type PodDisruptionBudgetManifest = Plain<k8s.types.input.policy.v1.PodDis
 export type CustomResourceDefinitionManifest = Plain<k8s.types.input.apiextensions.v1.CustomResourceDefinition>;
 export type ResourceRequirements = Plain<k8s.types.input.core.v1.ResourceRequirements>;
 export type PolicyRuleManifest = Plain<k8s.types.input.rbac.v1.PolicyRule>;
+export type ValidatingAdmissionPolicyManifest =
+  Plain<k8s.types.input.admissionregistration.v1.ValidatingAdmissionPolicy>;
+export type ValidatingAdmissionPolicyBindingManifest =
+  Plain<k8s.types.input.admissionregistration.v1.ValidatingAdmissionPolicyBinding>;
 
 /** Any object this folder builds, for the renderer and for tests that walk them all. */
 export type OperatorManifest =
@@ -33,4 +37,6 @@ export type OperatorManifest =
   | RoleBindingManifest
   | DeploymentManifest
   | ServiceManifest
-  | PodDisruptionBudgetManifest;
+  | PodDisruptionBudgetManifest
+  | ValidatingAdmissionPolicyManifest
+  | ValidatingAdmissionPolicyBindingManifest;

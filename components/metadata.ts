@@ -18,6 +18,8 @@ export interface OperatorObjectNames {
   readonly podDisruptionBudget: string;
   /** Name of the Lease the replicas compete for (`--leader-election-id`). */
   readonly leaderElectionId: string;
+  /** ValidatingAdmissionPolicy and its binding; cluster-scoped, like the ClusterRole. */
+  readonly admissionPolicy: string;
 }
 
 export function operatorObjectNames(settings: OperatorSettings): OperatorObjectNames {
@@ -31,6 +33,7 @@ export function operatorObjectNames(settings: OperatorSettings): OperatorObjectN
     metricsService: `${name}-metrics`,
     podDisruptionBudget: name,
     leaderElectionId: `${name}-leader`,
+    admissionPolicy: `${name}-children`,
   };
 }
 

@@ -7,6 +7,7 @@
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { operatorAdmissionPolicy } from "./admission-policy.ts";
 import { clusterConnectionOf, type ClusterConnection } from "./cluster-connection.ts";
 import { loadCrdManifest } from "./crd.ts";
 import { operatorDeployment } from "./deployment.ts";
@@ -37,6 +38,9 @@ export interface MyAppOperatorResources {
   readonly metricsService?: k8s.core.v1.Service;
   /** Only in-cluster with 2 or more replicas. */
   readonly podDisruptionBudget?: k8s.policy.v1.PodDisruptionBudget;
+  /** Holds the operator's ServiceAccount to writing only the children of instances (admission-policy.ts). */
+  readonly admissionPolicy: k8s.admissionregistration.v1.ValidatingAdmissionPolicy;
+  readonly admissionPolicyBinding: k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding;
 }
 
 export interface MyAppOperatorOptions extends pulumi.ComponentResourceOptions {
@@ -127,13 +131,32 @@ export class MyAppOperator extends pulumi.ComponentResource {
       );
     }
 
+    const admission = operatorAdmissionPolicy(settings);
+    const admissionPolicy = new k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+      `${name}-admission-policy`,
+      admission.policy,
+      child,
+    );
+    const admissionPolicyBinding = new k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+      `${name}-admission-policy-binding`,
+      admission.binding,
+      { ...child, dependsOn: [admissionPolicy] },
+    );
+
     const deploymentManifest = operatorDeployment(settings);
     // The operator starts only once its CRD and every permission exist, and on destroy it stops before they go.
     const deployment =
       deploymentManifest &&
       new k8s.apps.v1.Deployment(`${name}-deployment`, deploymentManifest, {
         ...child,
-        dependsOn: [...(namespace ? [namespace] : []), crd, serviceAccount, clusterRoleBinding, ...roleBindings],
+        dependsOn: [
+          ...(namespace ? [namespace] : []),
+          crd,
+          serviceAccount,
+          clusterRoleBinding,
+          ...roleBindings,
+          admissionPolicyBinding,
+        ],
       });
     const serviceManifest = metricsService(settings);
     const service = serviceManifest && new k8s.core.v1.Service(`${name}-metrics-service`, serviceManifest, inNamespace);
@@ -152,6 +175,8 @@ export class MyAppOperator extends pulumi.ComponentResource {
       ...(deployment ? { deployment } : {}),
       ...(service ? { metricsService: service } : {}),
       ...(podDisruptionBudget ? { podDisruptionBudget } : {}),
+      admissionPolicy,
+      admissionPolicyBinding,
     };
     // Outputs come from the live objects, so they resolve only once those exist.
     this.namespace = namespace ? namespace.metadata.name : pulumi.output(settings.namespace);

@@ -1,8 +1,14 @@
 /**
  * The operator's permissions, as plain data: the single definition that the component's Roles and ClusterRoles,
- * dist/install.yaml and the tests all read. Each rule names what the operator does with it, so a reviewer can
- * check "least privilege" line by line. There is deliberately no rule for Pods, and none here for Secrets (charts
- * may create and patch them, never read them: chart-kinds.ts).
+ * dist/install.yaml and the tests all read. Each rule names what the operator does with it, and each verb is one
+ * the operator is seen to use: test/integration/least-privilege.test.ts records every request a real operator
+ * process makes through a whole instance lifecycle and requires these rules to be exactly that set plus
+ * {@link verbsNotSeenOnTheWire}. There is deliberately no rule for Pods, and none here for
+ * Secrets (charts may create and patch them, never read them: chart-kinds.ts).
+ *
+ * Verbs map from requests as the apiserver authorizes them: GET of one object `get`, of a collection `list`,
+ * `?watch` `watch`, PATCH `patch` (server-side apply too), and a server-side apply that creates an object also
+ * `create`; no `update` anywhere: every write is a patch.
  */
 import { group, plural } from "../api/index.ts";
 
@@ -10,6 +16,8 @@ import { group, plural } from "../api/index.ts";
 export interface OperatorRule {
   readonly apiGroups: readonly string[];
   readonly resources: readonly string[];
+  /** Only these objects, where the rule allows it (never for create or list). */
+  readonly resourceNames?: readonly string[];
   readonly verbs: readonly string[];
 }
 
@@ -18,40 +26,60 @@ export interface OperatorRule {
  * cluster, or by one Role per namespace when it watches a list.
  */
 export const watchedNamespaceRules: readonly OperatorRule[] = [
-  // Watch instances and add/remove the finalizer (update/patch); no create/delete: users own instances.
-  { apiGroups: [group], resources: [plural], verbs: ["get", "list", "watch", "update", "patch"] },
-  { apiGroups: [group], resources: [`${plural}/status`], verbs: ["get", "update", "patch"] },
-  // Needed where the OwnerReferencesPermissionEnforcement admission plugin checks blockOwnerDeletion.
+  // Watch instances; add and remove the finalizer with a merge patch. No create/delete: users own instances.
+  { apiGroups: [group], resources: [plural], verbs: ["get", "list", "watch", "patch"] },
+  // Status by server-side apply of the status subresource.
+  { apiGroups: [group], resources: [`${plural}/status`], verbs: ["patch"] },
+  // Never called: the OwnerReferencesPermissionEnforcement admission plugin checks it before it lets the
+  // children's blockOwnerDeletion through.
   { apiGroups: [group], resources: [`${plural}/finalizers`], verbs: ["update"] },
-  // The children of an instance: a Deployment (stateless) or StatefulSet (with storage), and a Service.
+  // The children of an instance: a Deployment (stateless) or StatefulSet (with storage), created and changed by
+  // server-side apply (patch, plus create when the apply makes the object); deleted after a move or to re-create
+  // a StatefulSet whose claim template or governing Service must change.
   {
     apiGroups: ["apps"],
     resources: ["deployments", "statefulsets"],
-    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+    verbs: ["get", "list", "watch", "create", "patch", "delete"],
   },
-  { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] },
-  // StatefulSet volumes: patch to expand them, delete when storageReclaimPolicy is Delete. The StatefulSet
-  // controller creates them, so no create.
-  { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get", "list", "watch", "patch", "delete"] },
-  // Events on instances (kubectl describe), through the events.k8s.io API.
-  { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+  // The instance's Service and a StatefulSet's headless governing Service; deleted with the instance.
+  { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
+  // StatefulSet volumes: listed by label, patched to grow, deleted when storageReclaimPolicy is Delete. The
+  // StatefulSet controller creates them, and they are not watched.
+  { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["list", "patch", "delete"] },
+  // Events on instances (kubectl describe), through the events.k8s.io API; each is a new event, never patched.
+  { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] },
+  // A StatefulSet that cannot create pods says so only in core/v1 events (FailedCreate): read while pods are missing.
+  { apiGroups: [""], resources: ["events"], verbs: ["list"] },
 ];
 
 /**
  * Cluster-scoped reads, granted by a ClusterRole in both modes: StorageClasses are cluster-scoped, and the operator
- * reads `allowVolumeExpansion` before it grows a volume. Read-only and holding nothing sensitive, so a small
- * ClusterRole is a better trade than giving up the expansion check in namespaced mode.
+ * reads `allowVolumeExpansion` before it grows a volume (get) and looks for the default class (list). Read-only
+ * and holding nothing sensitive, so a small ClusterRole is a better trade than giving up the checks in namespaced
+ * mode. Not watched.
  */
 export const clusterScopedRules: readonly OperatorRule[] = [
-  { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list", "watch"] },
+  { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list"] },
 ];
 
-/** Leader election, in the operator's own namespace only (a Role there, never cluster-wide). */
-export const leaderElectionRules: readonly OperatorRule[] = [
-  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
-];
+/**
+ * Leader election, in the operator's own namespace only (a Role there, never cluster-wide): create the Lease
+ * (create cannot be limited by name), then read and renew only that one Lease (a replace: `update`).
+ */
+export function leaderElectionRules(leaseName: string): readonly OperatorRule[] {
+  return [
+    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
+    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], resourceNames: [leaseName], verbs: ["get", "update"] },
+  ];
+}
 
 /** Rules of the ClusterRole when the operator watches every namespace. */
 export function clusterWideRules(): readonly OperatorRule[] {
   return [...watchedNamespaceRules, ...clusterScopedRules];
 }
+
+/**
+ * Granted although no request of the operator uses them: `group/resource verb` as the least-privilege test
+ * writes them.
+ */
+export const verbsNotSeenOnTheWire: readonly string[] = [`${group}/${plural}/finalizers update`];

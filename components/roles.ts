@@ -75,7 +75,7 @@ export function operatorRbac(settings: OperatorSettings): OperatorRbac {
             settings,
             names.leaderElectionRole,
             settings.namespace,
-            policyRules(leaderElectionRules),
+            policyRules(leaderElectionRules(names.leaderElectionId)),
             subject,
           ),
         }
@@ -88,6 +88,7 @@ export function policyRules(rules: readonly OperatorRule[]): PolicyRuleManifest[
   return rules.map((rule) => ({
     apiGroups: [...rule.apiGroups],
     resources: [...rule.resources],
+    ...(rule.resourceNames ? { resourceNames: [...rule.resourceNames] } : {}),
     verbs: [...rule.verbs],
   }));
 }

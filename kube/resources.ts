@@ -58,6 +58,24 @@ const table: readonly ResourceType[] = [
     namespaced: true,
   },
   { apiVersion: "example.com/v1", kind: "MyAppInstance", plural: "myappinstances", namespaced: true },
+  {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    plural: "validatingadmissionpolicies",
+    namespaced: false,
+  },
+  {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    plural: "validatingadmissionpolicybindings",
+    namespaced: false,
+  },
+  {
+    apiVersion: "authorization.k8s.io/v1",
+    kind: "SelfSubjectAccessReview",
+    plural: "selfsubjectaccessreviews",
+    namespaced: false,
+  },
 ];
 
 /** The resource type of apiVersion+kind, or an error naming what is known. */

@@ -5,6 +5,7 @@
  * new inputs) but changes nothing in the cluster, so it is no change. Old values come from state (the outputs,
  * which carry every input); new ones from check.
  */
+import { isDeepStrictEqual } from "node:util";
 import { checkSpecTransition } from "../api/index.ts";
 import { inputKeys, isUnknown, operationKeys, type InputKey, type PropertyBag } from "./inputs.ts";
 
@@ -67,8 +68,16 @@ function rejectForbiddenTransitions(olds: PropertyBag, news: PropertyBag): void 
   );
 }
 
+// Deep, for the one object-valued input (resources); key order does not matter to JSON, nor here.
 function sameValue(a: unknown, b: unknown): boolean {
-  return (a ?? undefined) === (b ?? undefined);
+  return isDeepStrictEqual(canonical(a ?? undefined), canonical(b ?? undefined));
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (typeof value !== "object" || value === null) return value;
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+  return Object.fromEntries(entries.sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, canonical(v)]));
 }
 
 function text(value: unknown): string | undefined {

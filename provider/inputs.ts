@@ -3,7 +3,14 @@
  * output bag create/update/read return. Kept flat on purpose: the Node dynamic-provider host reports
  * replacements by top-level key only, so every field a user can change is a top-level key.
  */
-import type { ChartSpec, ChartValues, MyAppInstanceStatus, StorageReclaimPolicy } from "../api/index.ts";
+import type {
+  ChartSpec,
+  ChartValues,
+  MyAppInstanceSpec,
+  MyAppInstanceStatus,
+  PodSecurityLevel,
+  StorageReclaimPolicy,
+} from "../api/index.ts";
 
 /** What the engine sends in place of a value that is not known yet (during preview). */
 export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -47,6 +54,8 @@ export interface InstanceInputs {
   readonly storage?: string;
   readonly storageClassName?: string;
   readonly storageReclaimPolicy: StorageReclaimPolicy;
+  readonly resources?: MyAppInstanceSpec["resources"];
+  readonly podSecurityLevel?: PodSecurityLevel;
   /** A Helm chart that renders the instance's objects (see the README's "Charts"). */
   readonly chart?: ChartSpec;
   /** Helm values for `chart`. */
@@ -69,6 +78,8 @@ export const specKeys = [
   "storage",
   "storageClassName",
   "storageReclaimPolicy",
+  "resources",
+  "podSecurityLevel",
   "chart",
   "values",
 ] as const;

@@ -3,7 +3,14 @@
  * reports it Ready (or fails with the operator's reason). The CRUD work happens in impl.ts.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { ChartSpec, ChartValues, MyAppInstanceStatus, StorageReclaimPolicy } from "../api/index.ts";
+import type {
+  ChartSpec,
+  ChartValues,
+  MyAppInstanceSpecInput,
+  MyAppInstanceStatus,
+  PodSecurityLevel,
+  StorageReclaimPolicy,
+} from "../api/index.ts";
 import type { ClusterIdentity } from "./inputs.ts";
 import { myAppInstanceProvider } from "./provider.ts";
 
@@ -70,6 +77,18 @@ export interface MyAppInstanceArgs {
    */
   readonly storageReclaimPolicy?: pulumi.Input<StorageReclaimPolicy>;
   /**
+   * CPU and memory requests and limits of the app's container; what is left out gets the operator's defaults.
+   * @default requests `{ cpu: "100m", memory: "128Mi" }`, limits `{ memory: "512Mi" }`
+   * @example { requests: { cpu: "250m", memory: "256Mi" }, limits: { memory: "1Gi" } }
+   */
+  readonly resources?: pulumi.Input<MyAppInstanceSpecInput["resources"]>;
+  /**
+   * `Restricted` pods meet Pod Security's restricted level (non-root, no privilege escalation, all capabilities
+   * dropped, RuntimeDefault seccomp); `Baseline` opts out, for images that must start as root.
+   * @default "Restricted"
+   */
+  readonly podSecurityLevel?: pulumi.Input<PodSecurityLevel>;
+  /**
    * A Helm chart that renders the instance's objects instead of the built-in Deployment/StatefulSet and Service:
    * `{ configMap }`, `{ oci, version }` or `{ repo, name, version }`, with an optional `digest` pin and
    * `valuePaths` (where the chart expects replicas, image and port). See the README's "Charts".
@@ -120,6 +139,8 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
   declare readonly storageReclaimPolicy: pulumi.Output<StorageReclaimPolicy>;
   declare readonly chart: pulumi.Output<ChartSpec | undefined>;
   declare readonly values: pulumi.Output<ChartValues | undefined>;
+  declare readonly resources: pulumi.Output<MyAppInstanceSpecInput["resources"]>;
+  declare readonly podSecurityLevel: pulumi.Output<PodSecurityLevel | undefined>;
   declare readonly timeoutSeconds: pulumi.Output<number>;
   /** The cluster the instance lives in: API server URL and `kube-system` namespace uid. */
   declare readonly cluster: pulumi.Output<ClusterIdentity>;
@@ -147,6 +168,8 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
       storageReclaimPolicy: args.storageReclaimPolicy,
       chart: args.chart,
       values: args.values,
+      resources: args.resources,
+      podSecurityLevel: args.podSecurityLevel,
       kubeconfig: connection.kubeconfig,
       context: connection.context,
       timeoutSeconds: args.timeoutSeconds,

@@ -4,6 +4,8 @@ export * from "./labels.ts";
 export * from "./objects.ts";
 export * from "./owner.ts";
 export * from "./pod-template.ts";
+export * from "./resources.ts";
+export * from "./security-context.ts";
 export * from "./service.ts";
 export * from "./statefulset.ts";
 export * from "./workload.ts";

@@ -47,12 +47,37 @@ export interface VolumeMount {
   readonly mountPath: string;
 }
 
+/** CPU and memory quantities, as core/v1 ResourceList. */
+export interface ResourceList {
+  readonly cpu?: string;
+  readonly memory?: string;
+}
+
+export interface ResourceRequirements {
+  readonly requests: ResourceList;
+  readonly limits: ResourceList;
+}
+
+/** The container-level half of the pod's security settings. */
+export interface ContainerSecurityContext {
+  readonly allowPrivilegeEscalation: boolean;
+  readonly capabilities: { readonly drop: readonly string[] };
+}
+
+/** The pod-level half of the pod's security settings. */
+export interface PodSecurityContext {
+  readonly runAsNonRoot: boolean;
+  readonly seccompProfile: { readonly type: "RuntimeDefault" };
+}
+
 export interface Container {
   readonly name: string;
   readonly image: string;
   readonly ports: readonly ContainerPort[];
   readonly volumeMounts: readonly VolumeMount[];
   readonly readinessProbe: { readonly tcpSocket: { readonly port: string } };
+  readonly resources: ResourceRequirements;
+  readonly securityContext: ContainerSecurityContext;
 }
 
 export interface Volume {
@@ -63,6 +88,7 @@ export interface Volume {
 export interface PodTemplate {
   readonly metadata: { readonly labels: Readonly<Record<string, string>> };
   readonly spec: {
+    readonly securityContext: PodSecurityContext;
     readonly containers: readonly Container[];
     readonly volumes?: readonly Volume[];
   };
@@ -120,6 +146,10 @@ export interface DesiredService {
   readonly metadata: ChildMetadata;
   readonly spec: {
     readonly type: "ClusterIP";
+    /** "None" makes the Service headless: DNS answers with the pods' addresses, one name per pod. */
+    readonly clusterIP?: "None";
+    /** Pods get their DNS names before they are ready, so peers can find each other while starting. */
+    readonly publishNotReadyAddresses?: boolean;
     readonly selector: Readonly<Record<string, string>>;
     readonly ports: readonly ServicePort[];
   };

@@ -1,6 +1,6 @@
 /** The StatefulSet of an instance with storage: one volume claim per replica, kept across restarts and moves. */
 import { childLabels, selectorLabels } from "./labels.ts";
-import { serviceName, workloadName } from "../../api/index.ts";
+import { governingServiceName, workloadName } from "../../api/index.ts";
 import type { DesiredInput, DesiredStatefulSet } from "./objects.ts";
 import { controllerReference } from "./owner.ts";
 import { dataVolumeName, desiredPodTemplate } from "./pod-template.ts";
@@ -12,8 +12,9 @@ import { dataVolumeName, desiredPodTemplate } from "./pod-template.ts";
  *   move from a Deployment or a scale-up is not serialised pod by pod. Rolling updates stay one pod at a time.
  * - `persistentVolumeClaimRetentionPolicy: Retain`: the StatefulSet controller never deletes claims; only the
  *   operator does, when the instance is deleted with `storageReclaimPolicy: Delete`.
- * - The claim template is immutable in a StatefulSet; the reconciler re-creates the StatefulSet (orphaning its
- *   pods) when the storage size grows.
+ * - `serviceName`: the headless governing Service (desiredGoverningService), so each pod has a DNS name.
+ * - The claim template and serviceName are immutable in a StatefulSet; the reconciler re-creates the StatefulSet
+ *   (orphaning its pods) when the storage size grows or the governing Service changes.
  *
  * @throws Error when the spec has no storage (the caller chose the wrong builder).
  */
@@ -35,7 +36,7 @@ export function desiredStatefulSet(instance: DesiredInput): DesiredStatefulSet {
     },
     spec: {
       replicas: spec.replicas,
-      serviceName: serviceName(metadata.name),
+      serviceName: governingServiceName(metadata.name),
       podManagementPolicy: "Parallel",
       persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
       selector: { matchLabels: selectorLabels(metadata.name) },

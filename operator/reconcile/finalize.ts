@@ -6,7 +6,7 @@
  */
 import { finalizer } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
-import { isControlledBy, selectorString, serviceName, workloadName } from "../desired/index.ts";
+import { governingServiceName, isControlledBy, selectorString, serviceName, workloadName } from "../desired/index.ts";
 import type { ObservedClaim } from "./observed.ts";
 import { referenceTo, type Session } from "./session.ts";
 import { dataClaims } from "./storage.ts";
@@ -22,6 +22,7 @@ export async function finalizeInstance(session: Session): Promise<void> {
     ["apps/v1", "Deployment", workloadName(key.name)],
     ["apps/v1", "StatefulSet", workloadName(key.name)],
     ["v1", "Service", serviceName(key.name)],
+    ["v1", "Service", governingServiceName(key.name)],
   ];
   for (const [apiVersion, kind, name] of children) {
     const live = await port.find<KubeObject>(apiVersion, kind, name, key.namespace);

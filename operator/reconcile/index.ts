@@ -17,9 +17,15 @@ export type {
 } from "./port.ts";
 export { parseKey, reconcile, reconciler, recordStalled } from "./reconcile.ts";
 export type { ReconcileDeps, ReconcileOutcome } from "./reconcile.ts";
-export { rolloutProgress } from "./rollout.ts";
-export type { RolloutProgress } from "./rollout.ts";
+export { creationFailure, missingPods, rolloutProgress } from "./rollout.ts";
+export type { ObservedEvent, RolloutProgress } from "./rollout.ts";
 export { computeStatus, problemStatus, stalledStatus, statusChanged } from "./status.ts";
 export type { Problem, StatusInput, Step } from "./status.ts";
-export { defaultClassAnnotations, planStatefulSet, storageClassProblem, unboundClaimsByClass } from "./storage.ts";
+export {
+  defaultClassAnnotations,
+  planStatefulSet,
+  storageClassProblem,
+  unboundClaimsByClass,
+  volumeGrowth,
+} from "./storage.ts";
 export type { StatefulSetPlan } from "./storage.ts";

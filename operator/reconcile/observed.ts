@@ -21,6 +21,8 @@ export interface ObservedClaimTemplate {
 export interface ObservedWorkload extends KubeObject {
   readonly spec?: {
     readonly replicas?: number;
+    /** A StatefulSet's governing Service. */
+    readonly serviceName?: string;
     readonly template?: { readonly spec?: { readonly containers?: readonly ObservedContainer[] } };
     readonly volumeClaimTemplates?: readonly ObservedClaimTemplate[];
   };
@@ -47,7 +49,14 @@ export interface ObservedClaim extends KubeObject {
     readonly storageClassName?: string;
     readonly resources?: { readonly requests?: { readonly storage?: string } };
   };
-  readonly status?: { readonly phase?: string; readonly capacity?: { readonly storage?: string } };
+  readonly status?: {
+    readonly phase?: string;
+    readonly capacity?: { readonly storage?: string };
+    /** Resize progress: Resizing, FileSystemResizePending, ControllerResizeError, NodeResizeError. */
+    readonly conditions?: readonly { readonly type?: string; readonly status?: string; readonly message?: string }[];
+    /** `storage: ControllerResizeInProgress | ControllerResizeInfeasible | NodeResize...` */
+    readonly allocatedResourceStatuses?: Readonly<Record<string, string>>;
+  };
 }
 
 /** A StorageClass. */

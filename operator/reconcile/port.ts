@@ -66,8 +66,14 @@ export interface ClusterPort {
     name: string,
     namespace?: string,
   ): Promise<T | undefined>;
-  /** Objects of a kind in a namespace that match a label selector (`k=v,k2=v2`). */
-  list<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string): Promise<T[]>;
+  /** Objects of a kind in a namespace that match a label selector (`k=v,k2=v2`) and, if given, a field selector. */
+  list<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    labelSelector: string,
+    fieldSelector?: string,
+  ): Promise<T[]>;
   /** Server-side apply with the operator's field manager, forcing ownership of the fields it sets. */
   apply<T extends KubeObject>(object: ApplyConfiguration): Promise<T>;
   /** Server-side apply of the instance's status subresource. */
@@ -120,9 +126,24 @@ export function kubePort(client: KubeClient, options: KubePortOptions): ClusterP
       if (cache?.covers(apiVersion, kind, namespace)) return cache.get<T>(apiVersion, kind, name, namespace);
       return client.find<T>(apiVersion, kind, name, namespace);
     },
-    async list<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string) {
-      if (cache?.covers(apiVersion, kind, namespace)) return cache.list<T>(apiVersion, kind, namespace, labelSelector);
-      return (await client.list<T>(apiVersion, kind, { namespace, labelSelector })).items;
+    async list<T extends KubeObject>(
+      apiVersion: string,
+      kind: string,
+      namespace: string,
+      labelSelector: string,
+      fieldSelector?: string,
+    ) {
+      // The cache answers label selectors; a field selector (events of one object) goes to the apiserver.
+      if (!fieldSelector && cache?.covers(apiVersion, kind, namespace)) {
+        return cache.list<T>(apiVersion, kind, namespace, labelSelector);
+      }
+      return (
+        await client.list<T>(apiVersion, kind, {
+          namespace,
+          labelSelector,
+          ...(fieldSelector ? { fieldSelector } : {}),
+        })
+      ).items;
     },
     // The configuration is a partial object by design (only our fields); the client sends it as it is.
     apply: async <T extends KubeObject>(object: ApplyConfiguration) =>

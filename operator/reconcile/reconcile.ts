@@ -22,7 +22,9 @@ import {
 import { ConflictError, InvalidError, NotFoundError, type KubeObject } from "../../kube/index.ts";
 import {
   desiredDeployment,
+  desiredGoverningService,
   desiredService,
+  governingServiceName,
   isControlledBy,
   selectorString,
   serviceName,
@@ -36,7 +38,7 @@ import { isTransientFailure, PermanentError, TransientError } from "./errors.ts"
 import { finalizeInstance } from "./finalize.ts";
 import type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";
 import type { ApplyConfiguration, ClusterPort, ObjectKey } from "./port.ts";
-import { rolloutProgress } from "./rollout.ts";
+import { creationFailure, missingPods, rolloutProgress, type ObservedEvent } from "./rollout.ts";
 import { openSession, referenceTo, type InstanceObject, type Session } from "./session.ts";
 import { computeStatus, problemStatus, stalledStatus, statusChanged, type Problem, type Step } from "./status.ts";
 import {
@@ -45,6 +47,7 @@ import {
   planStatefulSet,
   storageClassProblem,
   unboundClaimsByClass,
+  volumeGrowth,
 } from "./storage.ts";
 
 export interface ReconcileDeps {
@@ -213,10 +216,13 @@ async function reconcileChildren(
   const input: DesiredInput = { metadata: { ...key, uid }, spec };
   const wanted = workloadKind(input);
   const name = workloadName(key.name);
-  const [deployment, statefulSet, service] = await Promise.all([
+  const [deployment, statefulSet, service, governing] = await Promise.all([
     port.find<ObservedWorkload>("apps/v1", "Deployment", name, key.namespace),
     port.find<ObservedWorkload>("apps/v1", "StatefulSet", name, key.namespace),
     port.find<KubeObject>("v1", "Service", serviceName(key.name), key.namespace),
+    wanted === "StatefulSet"
+      ? port.find<KubeObject>("v1", "Service", governingServiceName(key.name), key.namespace)
+      : Promise.resolve(undefined),
   ]);
   let workload = wanted === "Deployment" ? deployment : statefulSet;
   const other = wanted === "Deployment" ? statefulSet : deployment;
@@ -226,7 +232,7 @@ async function reconcileChildren(
       ? other
       : undefined;
 
-  const taken = [workload, service].find(
+  const taken = [workload, service, governing].find(
     (child) => child !== undefined && hasController(child) && !isControlledBy(child.metadata.ownerReferences, uid),
   );
   if (taken) {
@@ -256,16 +262,28 @@ async function reconcileChildren(
       };
       requeueAfterMs = pollMs;
     } else if (wanted === "StatefulSet") {
+      // The governing Service first: a StatefulSet re-created to adopt it finds it there.
+      await ensureChild(session, desiredGoverningService(input), governing);
       const planned = await reconcileStorage(session, input, workload);
       problem = planned.problem;
       if (planned.recreated) {
         step = {
           reason: "RecreatingWorkload",
-          message: `re-creating the StatefulSet with ${spec.storage} volume claims; its pods keep running`,
+          message: `re-creating the StatefulSet with ${planned.recreateReason ?? "a new template"}; its pods keep running`,
         };
         requeueAfterMs = pollMs;
       } else {
         workload = await ensureChild(session, planned.desired, workload, retiring);
+        const stuck = problem ? undefined : await statefulSetProblem(session, workload, spec.replicas);
+        problem = stuck?.problem ?? problem;
+        if (stuck?.pending) requeueAfterMs = Math.min(pollMs, requeueAfterMs ?? pollMs);
+        if (!problem && planned.growth) {
+          if ("problem" in planned.growth) problem = planned.growth.problem;
+          else {
+            step = planned.growth.step;
+            requeueAfterMs = Math.min(pollMs, requeueAfterMs ?? pollMs);
+          }
+        }
       }
       if (planned.awaitingStorageClass) requeueAfterMs = storageClassPollMs;
     } else {
@@ -332,8 +350,10 @@ async function reconcileStorage(
 ): Promise<{
   desired: ReturnType<typeof planStatefulSet>["desired"];
   recreated: boolean;
+  recreateReason: string | undefined;
   problem: Problem | undefined;
   awaitingStorageClass: boolean;
+  growth: ReturnType<typeof volumeGrowth>;
 }> {
   const { port, key } = session;
   const name = workloadName(key.name);
@@ -354,6 +374,9 @@ async function reconcileStorage(
   }
   const plan = planStatefulSet(input, live, claims, classes);
 
+  // Each claim is grown on its own; a failure part-way is transient: the claims already grown stay so, the rest
+  // are grown on the retry (they are still smaller than the spec), and nothing is re-created meanwhile.
+  const failed: string[] = [];
   for (const claim of plan.expand) {
     const claimName = claim.metadata.name ?? "";
     const expansion: ApplyConfiguration & { spec: unknown } = {
@@ -362,7 +385,12 @@ async function reconcileStorage(
       metadata: { name: claimName, namespace: key.namespace },
       spec: { resources: { requests: { storage } } },
     };
-    await port.apply(expansion);
+    try {
+      await port.apply(expansion);
+    } catch (error) {
+      failed.push(`${claimName}: ${error instanceof Error ? error.message : String(error)}`);
+      continue;
+    }
     const was = claim.spec?.resources?.requests?.storage ?? "?";
     await session.event(
       "Normal",
@@ -372,6 +400,13 @@ async function reconcileStorage(
       referenceTo(claim),
     );
     session.logger.info({ claim: claimName, from: was, to: storage }, "requested volume expansion");
+  }
+
+  if (failed.length > 0) {
+    const grown = plan.expand.length - failed.length;
+    throw new TransientError(
+      `grew ${grown} of ${plan.expand.length} volume claims to ${storage}; retrying the rest: ${failed.join("; ")}`,
+    );
   }
 
   if (plan.recreate && live) {
@@ -384,12 +419,12 @@ async function reconcileStorage(
       "Normal",
       "RecreatingStatefulSet",
       "Delete",
-      `Deleted StatefulSet ${name} without its pods to give it ${storage} volume claims; it is re-created next`,
+      `Deleted StatefulSet ${name} without its pods to give it ${plan.recreateReason ?? "a new template"}; it is re-created next`,
       referenceTo(live),
     );
     session.logger.info(
-      { statefulSet: name, storage },
-      "deleted StatefulSet (orphaning pods) to grow its claim template",
+      { statefulSet: name, storage, because: plan.recreateReason },
+      "deleted StatefulSet (orphaning pods) to re-create it",
     );
   }
   const recreated = plan.recreate && live !== undefined;
@@ -400,7 +435,39 @@ async function reconcileStorage(
   if (problem && !statusHasProblem(previousStatus(session.instance), problem)) {
     session.logger.warn({ reason: problem.reason }, problem.message);
   }
-  return { desired: plan.desired, recreated, problem, awaitingStorageClass: classProblem !== undefined };
+  return {
+    desired: plan.desired,
+    recreated,
+    recreateReason: plan.recreateReason,
+    problem,
+    awaitingStorageClass: classProblem !== undefined,
+    growth: volumeGrowth(claims, storage, { name, replicas: input.spec.replicas }),
+  };
+}
+
+/**
+ * A StatefulSet that cannot create its pods says so only in events (`FailedCreate`), unlike a Deployment's
+ * ReplicaFailure condition. While pods are missing, read its create events: the newest failure is the problem,
+ * with the apiserver's message; without one, look again soon (`pending`), since a failure changes nothing the
+ * operator watches. A StatefulSet with all its pods costs no read.
+ */
+async function statefulSetProblem(
+  session: Session,
+  workload: ObservedWorkload,
+  replicas: number,
+): Promise<{ problem?: Problem; pending: boolean } | undefined> {
+  const uid = workload.metadata.uid;
+  if (!uid || !missingPods(workload, replicas)) return undefined;
+  const events = await session.port.list<ObservedEvent>(
+    "v1",
+    "Event",
+    session.key.namespace,
+    "",
+    `involvedObject.uid=${uid}`,
+  );
+  const failure = creationFailure(events);
+  if (!failure) return { pending: true };
+  return { problem: { reason: failure.reason, message: `pods cannot be created: ${failure.message}` }, pending: true };
 }
 
 /**

@@ -3,6 +3,7 @@
  * instance's image moves to the new one only when this says complete.
  */
 import { containerName } from "../desired/index.ts";
+import type { KubeObject } from "../../kube/index.ts";
 import { count, type ObservedWorkload } from "./observed.ts";
 
 export interface RolloutProgress {
@@ -22,6 +23,11 @@ export interface RolloutProgress {
   readonly complete: boolean;
   /** The Deployment gave up (Progressing=False, ProgressDeadlineExceeded): its message. */
   readonly deadlineExceeded: string | undefined;
+  /**
+   * The Deployment cannot create pods (ReplicaFailure=True, copied from its ReplicaSet): the apiserver's reason
+   * (`FailedCreate`) and message, e.g. a Pod Security or quota rejection.
+   */
+  readonly replicaFailure: { readonly reason: string; readonly message: string } | undefined;
 }
 
 /** The progress of `workload` towards `desired` replicas. */
@@ -49,6 +55,7 @@ export function rolloutProgress(workload: ObservedWorkload, desired: number): Ro
   const stuck = (status.conditions ?? []).find(
     (c) => c.type === "Progressing" && c.status === "False" && c.reason === "ProgressDeadlineExceeded",
   );
+  const failure = (status.conditions ?? []).find((c) => c.type === "ReplicaFailure" && c.status === "True");
   return {
     desired,
     replicas,
@@ -59,5 +66,47 @@ export function rolloutProgress(workload: ObservedWorkload, desired: number): Ro
     image,
     complete,
     deadlineExceeded: stuck ? (stuck.message ?? "the Deployment exceeded its progress deadline") : undefined,
+    // Only while pods are still missing: the condition lags a scale-down that made the failure moot.
+    replicaFailure:
+      failure && observed && (replicas < desired || updated < desired)
+        ? { reason: failure.reason ?? "FailedCreate", message: failure.message ?? "the Deployment cannot create pods" }
+        : undefined,
   };
+}
+
+/** A core/v1 Event, as far as {@link creationFailure} reads it. */
+export interface ObservedEvent extends KubeObject {
+  readonly reason?: string;
+  readonly message?: string;
+  readonly lastTimestamp?: string;
+  readonly eventTime?: string;
+  readonly series?: { readonly lastObservedTime?: string };
+}
+
+/**
+ * Why a StatefulSet cannot create its pods, from the events its controller records about it: a StatefulSet has
+ * no ReplicaFailure condition, only `FailedCreate` / `SuccessfulCreate` events. The newest of these decides, so a
+ * failure that has since been overcome (a quota raised, a policy relaxed) no longer counts. Undefined when the
+ * newest is a success or there is none.
+ */
+export function creationFailure(events: readonly ObservedEvent[]): { reason: string; message: string } | undefined {
+  const creates = events
+    .filter((event) => event.reason === "FailedCreate" || event.reason === "SuccessfulCreate")
+    .map((event) => ({ event, at: Date.parse(lastSeen(event)) || 0 }))
+    .sort((a, b) => a.at - b.at);
+  const newest = creates.at(-1)?.event;
+  if (newest?.reason !== "FailedCreate") return undefined;
+  return { reason: "FailedCreate", message: newest.message ?? "the StatefulSet cannot create its pods" };
+}
+
+/** True when the StatefulSet's controller has seen it and still has fewer pods than it should. */
+export function missingPods(workload: ObservedWorkload, desired: number): boolean {
+  const progress = rolloutProgress(workload, desired);
+  return workload.kind === "StatefulSet" && progress.observed && progress.replicas < desired;
+}
+
+function lastSeen(event: ObservedEvent): string {
+  return (
+    event.series?.lastObservedTime ?? event.lastTimestamp ?? event.eventTime ?? event.metadata.creationTimestamp ?? ""
+  );
 }

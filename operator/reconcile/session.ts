@@ -85,8 +85,13 @@ export function countingPort(port: ClusterPort): { port: ClusterPort; writes: ()
     port: {
       find: <T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string) =>
         port.find<T>(apiVersion, kind, name, namespace),
-      list: <T extends KubeObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string) =>
-        port.list<T>(apiVersion, kind, namespace, labelSelector),
+      list: <T extends KubeObject>(
+        apiVersion: string,
+        kind: string,
+        namespace: string,
+        labelSelector: string,
+        fieldSelector?: string,
+      ) => port.list<T>(apiVersion, kind, namespace, labelSelector, fieldSelector),
       apply: <T extends KubeObject>(object: ApplyConfiguration) => {
         writes += 1;
         return port.apply<T>(object);

@@ -57,9 +57,7 @@ export function computeStatus(input: StatusInput, now: Date): MyAppInstanceStatu
   const progress = workload ? rolloutProgress(workload, spec.replicas) : undefined;
   const complete =
     progress !== undefined && progress.complete && progress.image === spec.image && !retiring && !input.step;
-  const deadline = progress?.deadlineExceeded;
-  const problem =
-    input.problem ?? (deadline !== undefined ? { reason: "ProgressDeadlineExceeded", message: deadline } : undefined);
+  const problem = input.problem ?? (progress ? workloadProblem(progress) : undefined);
   // A workload its controller has not reported on yet (just created, or re-created over running pods) has no
   // counts; the last known ones stand until it reports, so readyReplicas does not dip to 0 for nothing.
   const unreported = workload !== undefined && workload.status?.observedGeneration === undefined;
@@ -148,6 +146,23 @@ export function stalledStatus(
 /** True when writing `next` would change the live status; the reconcile writes only then. */
 export function statusChanged(previous: MyAppInstanceStatus | undefined, next: MyAppInstanceStatus): boolean {
   return !jsonEqual(previous ?? {}, next);
+}
+
+/**
+ * What the workload controller itself reports as stuck: pods it cannot create (ReplicaFailure, with the
+ * apiserver's reason, so a Pod Security or quota rejection shows within seconds) or a rollout past its deadline.
+ */
+function workloadProblem(progress: RolloutProgress): Problem | undefined {
+  if (progress.replicaFailure) {
+    return {
+      reason: progress.replicaFailure.reason,
+      message: `pods cannot be created: ${progress.replicaFailure.message}`,
+    };
+  }
+  if (progress.deadlineExceeded !== undefined) {
+    return { reason: "ProgressDeadlineExceeded", message: progress.deadlineExceeded };
+  }
+  return undefined;
 }
 
 function problemConditions(

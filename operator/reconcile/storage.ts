@@ -8,7 +8,11 @@
  * Growth: a StatefulSet's claim template is immutable, and a claim can grow only where its StorageClass allows
  * expansion, so growing storage is: grow each existing claim, then re-create the StatefulSet with the new template
  * while its pods keep running (orphaned and adopted again). Where a claim cannot grow, nothing changes and a
- * Degraded condition says why.
+ * Degraded condition says why. Growth is complete only when every claim's status.capacity has reached the size,
+ * which is what the resizer reports, not when the request was written (see volumeGrowth).
+ *
+ * The StatefulSet's serviceName is immutable too: a StatefulSet made before the headless governing Service existed
+ * is re-created the same way, its pods kept running.
  */
 import { compareQuantities, parseQuantity } from "../../api/index.ts";
 import {
@@ -20,13 +24,20 @@ import {
   type DesiredStatefulSet,
 } from "../desired/index.ts";
 import type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";
-import type { Problem } from "./status.ts";
+import type { Problem, Step } from "./status.ts";
 
 export interface StatefulSetPlan {
-  /** What to apply. When the template cannot change, it keeps the live claim template, so the apply is valid. */
+  /**
+   * What to apply. When the StatefulSet is not re-created, it keeps the live claim template and serviceName
+   * (both immutable), so the apply is valid.
+   */
   readonly desired: DesiredStatefulSet;
-  /** The claim template must grow: delete the StatefulSet with `propagationPolicy: Orphan`, then apply. */
+  /**
+   * The claim template must grow or the serviceName change: delete the StatefulSet with
+   * `propagationPolicy: Orphan`, then apply. `recreateReason` says why, for the event and the status.
+   */
   readonly recreate: boolean;
+  readonly recreateReason?: string;
   /** Claims to grow to spec.storage before anything else. */
   readonly expand: readonly ObservedClaim[];
   readonly problem: Problem | undefined;
@@ -58,11 +69,16 @@ export function planStatefulSet(
   const template = live?.spec?.volumeClaimTemplates?.find((t) => t.metadata?.name === dataVolumeName);
   const liveSize = template?.spec?.resources?.requests?.storage;
   const liveClass = template?.spec?.storageClassName;
-  // The apply must not touch the immutable template when the template is not going to change.
-  const keep =
+  const liveServiceName = live?.spec?.serviceName;
+  // The apply must not touch the immutable template and serviceName when the StatefulSet is not re-created.
+  const keepTemplate =
     template === undefined || liveSize === undefined
       ? desired
       : desiredStatefulSet({ ...input, spec: { ...spec, storage: liveSize, storageClassName: liveClass } });
+  const keep: DesiredStatefulSet =
+    liveServiceName === undefined || liveServiceName === desired.spec.serviceName
+      ? keepTemplate
+      : { ...keepTemplate, spec: { ...keepTemplate.spec, serviceName: liveServiceName } };
   const unchanged = (problem: Problem | undefined): StatefulSetPlan => ({
     desired: keep,
     recreate: false,
@@ -113,7 +129,69 @@ export function planStatefulSet(
   }
 
   const templateGrows = liveSize !== undefined && isLess(liveSize, wanted);
-  return { desired, recreate: templateGrows, expand: small, problem: undefined };
+  const serviceChanges = liveServiceName !== undefined && liveServiceName !== desired.spec.serviceName;
+  if (!templateGrows && !serviceChanges) return { desired, recreate: false, expand: small, problem: undefined };
+  const reasons = [
+    ...(templateGrows ? [`${wanted} volume claims`] : []),
+    ...(serviceChanges ? [`the headless governing Service ${desired.spec.serviceName}`] : []),
+  ];
+  return { desired, recreate: true, recreateReason: reasons.join(" and "), expand: small, problem: undefined };
+}
+
+/** Claim conditions that say a resize is under way or failed (core/v1 PersistentVolumeClaimConditionType). */
+const resizeConditions = ["Resizing", "FileSystemResizePending", "ControllerResizeError", "NodeResizeError"];
+
+/**
+ * How far growing the Bound data claims to `storage` has come, judged from what the resizer reports: each claim's
+ * `status.capacity`, its resize conditions and `status.allocatedResourceStatuses`. A claim whose request says
+ * `storage` but whose capacity is still smaller is growing (a Step: Progressing, the instance is not Ready yet);
+ * a resize the driver declared infeasible is a Problem. A resize error the resizer will retry stays a Step, with
+ * its message. Undefined when every Bound claim of a running replica has the capacity (claims still Pending get
+ * the new size when they are provisioned).
+ */
+export function volumeGrowth(
+  claims: readonly ObservedClaim[],
+  storage: string,
+  statefulSet: { readonly name: string; readonly replicas: number },
+): { readonly step: Step } | { readonly problem: Problem } | undefined {
+  // Only the claims of running replicas: a claim kept from a scale-down has no pod to finish its resize with.
+  const inUse = new Set(
+    Array.from({ length: statefulSet.replicas }, (_, ordinal) => claimName(statefulSet.name, ordinal)),
+  );
+  const growing = claims.filter(
+    (claim) =>
+      inUse.has(claim.metadata.name ?? "") &&
+      claim.status?.phase === "Bound" &&
+      isLess(claim.status.capacity?.storage ?? "0", storage),
+  );
+  if (growing.length === 0) return undefined;
+  const infeasible = growing.filter((claim) =>
+    (claim.status?.allocatedResourceStatuses?.["storage"] ?? "").endsWith("Infeasible"),
+  );
+  if (infeasible.length > 0) {
+    const problem: Problem = {
+      reason: "VolumeExpansionInfeasible",
+      message:
+        `the storage driver cannot grow volume claims ${listNames(infeasible.map(nameOf))} to ${storage} ` +
+        `(${infeasible.map((claim) => `${nameOf(claim)}: ${claim.status?.allocatedResourceStatuses?.["storage"]}`).join(", ")}); ` +
+        "their data is intact at the old size. Set spec.storage to a size the driver supports, or ask an administrator",
+    };
+    return { problem };
+  }
+  const details = growing.map((claim) => {
+    const condition = (claim.status?.conditions ?? []).find(
+      (c) => c.status === "True" && resizeConditions.includes(c.type ?? ""),
+    );
+    const have = claim.status?.capacity?.storage ?? "nothing";
+    return `${nameOf(claim)} has ${have}${condition ? ` (${condition.type}${condition.message ? `: ${condition.message}` : ""})` : ""}`;
+  });
+  return {
+    step: { reason: "ExpandingVolumes", message: `growing volume claims to ${storage}: ${listNames(details)}` },
+  };
+}
+
+function nameOf(claim: ObservedClaim): string {
+  return claim.metadata.name ?? "";
 }
 
 /**

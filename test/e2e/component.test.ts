@@ -82,7 +82,7 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
     assert.deepEqual((await client.get<Rules>(rbac, "ClusterRole", name)).rules, policyRules(clusterScopedRules));
     assert.deepEqual((await client.get<Rules>(rbac, "Role", name, apps)).rules, policyRules(watchedNamespaceRules));
     const leaseRole = await client.get<Rules>(rbac, "Role", `${name}-leader-election`, settings.namespace);
-    assert.deepEqual(leaseRole.rules, policyRules(leaderElectionRules));
+    assert.deepEqual(leaseRole.rules, policyRules(leaderElectionRules(`${name}-leader`)));
     await client.get("policy/v1", "PodDisruptionBudget", name, settings.namespace);
     await client.get("v1", "Service", `${name}-metrics`, settings.namespace);
 
@@ -215,6 +215,11 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
       await client.delete("v1", "Namespace", settings.namespace).catch(() => undefined);
       for (const kindName of ["ClusterRoleBinding", "ClusterRole"]) {
         await client.delete("rbac.authorization.k8s.io/v1", kindName, settings.name).catch(() => undefined);
+      }
+      for (const kindName of ["ValidatingAdmissionPolicyBinding", "ValidatingAdmissionPolicy"]) {
+        await client
+          .delete("admissionregistration.k8s.io/v1", kindName, `${settings.name}-children`)
+          .catch(() => undefined);
       }
       rmSync(dir, { recursive: true, force: true });
     });

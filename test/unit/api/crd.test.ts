@@ -9,7 +9,7 @@ import {
   crdYaml,
   imageReferencePattern,
   openApiV3Schema,
-  unsignedQuantityPattern,
+  wholeBytesQuantityPattern,
 } from "../../../api/index.ts";
 import { crdPath } from "../../../api/crd-path.ts";
 
@@ -136,7 +136,7 @@ describe("openApiV3Schema is a structural schema", () => {
 
   test("uses the very patterns zod uses", () => {
     assert.equal(property("image").pattern, imageReferencePattern);
-    assert.equal(property("storage").pattern, unsignedQuantityPattern);
+    assert.equal(property("storage").pattern, wholeBytesQuantityPattern);
   });
 
   test("carries the CEL rules, each message naming its field", () => {
@@ -163,10 +163,16 @@ describe("openApiV3Schema is a structural schema", () => {
         [".spec.chart", ".version"],
         [".spec.chart", ".name"],
         [".spec.chart", ".name"],
+        [".spec.resources", ".requests.cpu"],
+        [".spec.resources", ".requests.memory"],
       ],
     );
     for (const rule of rules)
-      assert.match(rule.message ?? rule.messageExpression ?? "", /spec\.(storage|storageClassName|image|chart)/);
+      assert.match(
+        rule.message ?? rule.messageExpression ?? "",
+        /spec\.(storage|storageClassName|image|chart|resources)/,
+      );
+    assert.ok(rules.some((rule) => rule.rule.includes("quantity(self).compareTo(quantity('1Ei')) <= 0")));
     assert.ok(rules.some((rule) => rule.rule.includes("oldSelf.storage") && rule.rule.includes("has(self.storage)")));
     assert.ok(rules.some((rule) => rule.rule.includes("quantity(self).compareTo(quantity(oldSelf)) >= 0")));
   });

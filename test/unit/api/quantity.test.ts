@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { compareQuantities, isQuantity, parseQuantity, unsignedQuantityPattern } from "../../../api/index.ts";
+import {
+  compareQuantities,
+  isQuantity,
+  parseQuantity,
+  unsignedQuantityPattern,
+  wholeBytesQuantityPattern,
+} from "../../../api/index.ts";
 
 const nanos = (text: string): bigint | undefined => parseQuantity(text)?.nanos;
 const giB = 1024n ** 3n * 10n ** 9n;
@@ -122,5 +128,33 @@ describe("unsignedQuantityPattern", () => {
     assert.equal(pattern.test("-1Gi"), false);
     assert.equal(pattern.test("1e999"), true);
     assert.equal(pattern.test("1e1000"), false);
+  });
+});
+
+describe("wholeBytesQuantityPattern", () => {
+  const pattern = new RegExp(wholeBytesQuantityPattern);
+
+  test("accepts only exact, whole, positive values that parse", () => {
+    // GIVEN every short string over the quantity alphabet
+    const alphabet = ["0", "1", "9", ".", "e", "E", "+", "-", "i", "K", "M", "G", "m", "k", "n", "u"];
+    let strings = [""];
+    for (let length = 1; length <= 4; length++) {
+      strings = strings.flatMap((prefix) => alphabet.map((char) => prefix + char));
+      for (const text of strings) {
+        if (!pattern.test(text)) continue;
+        // THEN whatever the pattern accepts is at least one byte and a whole number of bytes
+        const quantity = parseQuantity(text);
+        assert.ok(quantity, `${text} matches the pattern but does not parse`);
+        assert.ok(quantity.nanos >= 10n ** 9n, `${text} is less than one byte`);
+        assert.equal(quantity.nanos % 10n ** 9n, 0n, `${text} is not whole bytes`);
+      }
+    }
+  });
+
+  test("rejects fractions, sub-byte suffixes, negative exponents and leading zeros", () => {
+    for (const text of ["1.5Gi", ".5Gi", "1.", "1500m", "1e-3", "01Gi", "0", "1u"]) {
+      assert.equal(pattern.test(text), false, text);
+    }
+    for (const text of ["1", "1Gi", "1536Mi", "10G", "1e9", "1E+3", "1E"]) assert.equal(pattern.test(text), true, text);
   });
 });

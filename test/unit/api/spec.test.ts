@@ -76,17 +76,45 @@ describe("validateSpec", () => {
     }
   });
 
-  test("storage must be a positive quantity", () => {
-    for (const storage of ["0", "0.0Gi", "-1Gi", "+1Gi", "1GB", "1gi", 10, "1".repeat(65)]) {
+  test("storage is a whole number of bytes from 1 to 1Ei, without a fraction", () => {
+    const invalid = ["0", "0.0Gi", "-1Gi", "+1Gi", "1GB", "1gi", 10, "1".repeat(65), ".5Gi", "1.5Gi", "1.", "1500m"];
+    invalid.push("0.0000000001", "1e-3", "01Gi", "1025Pi", "1152921504606846977", "9999999999999999999Ei", "1e999");
+    for (const storage of invalid) {
       assert.deepEqual(
         issuesOf({ image: "nginx", storage }).map((issue) => issue.path),
         ["spec.storage"],
         String(storage),
       );
     }
-    for (const storage of ["1Gi", "500M", "1e9", ".5Gi", "1.", "0.0000000001"]) {
+    for (const storage of ["1", "1Gi", "500M", "1536Mi", "1e9", "1E+3", "1E", "1Ei", "1024Pi", "1152921504606846976"]) {
       assert.equal(validateSpec({ image: "nginx", storage }).ok, true, storage);
     }
+  });
+
+  test("a request may not exceed its limit; quantities are checked per resource", () => {
+    // GIVEN a cpu request above its limit next to a malformed memory limit
+    const spec = { image: "nginx", resources: { requests: { cpu: "2" }, limits: { cpu: "500m", memory: "lots" } } };
+    // THEN both are reported, as the apiserver reports a CEL rule next to a pattern error
+    assert.deepEqual(
+      issuesOf(spec)
+        .map((issue) => issue.path)
+        .sort(),
+      ["spec.resources.limits.memory", "spec.resources.requests.cpu"],
+    );
+    const equal = { requests: { cpu: "1", memory: "1Gi" }, limits: { cpu: "1000m", memory: "1024Mi" } };
+    assert.equal(validateSpec({ image: "nginx", resources: equal }).ok, true);
+    assert.deepEqual(
+      issuesOf({ image: "nginx", resources: { requests: { gpu: "1" } } }).map((issue) => issue.path),
+      ["spec.resources.requests.gpu"],
+    );
+  });
+
+  test("podSecurityLevel is Restricted or Baseline, and optional", () => {
+    assert.equal(validateSpec({ image: "nginx", podSecurityLevel: "Baseline" }).ok, true);
+    assert.deepEqual(
+      issuesOf({ image: "nginx", podSecurityLevel: "Privileged" }).map((issue) => issue.path),
+      ["spec.podSecurityLevel"],
+    );
   });
 
   test("storageClassName needs storage", () => {
@@ -129,6 +157,8 @@ describe("myAppInstanceSpecSchema", () => {
       "storageReclaimPolicy",
       "chart",
       "values",
+      "resources",
+      "podSecurityLevel",
     ]);
   });
 });

@@ -27,6 +27,8 @@ describe("installManifests", () => {
       "RoleBinding",
       "Role",
       "RoleBinding",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
       "Deployment",
       "Service",
       "PodDisruptionBudget",
@@ -43,6 +45,8 @@ describe("installManifests", () => {
       "ClusterRoleBinding",
       "Role",
       "RoleBinding",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
     ]);
   });
 });

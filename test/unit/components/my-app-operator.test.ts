@@ -82,6 +82,8 @@ describe("MyAppOperator", () => {
     const { children } = await install("op");
     // THEN the resource graph is exactly this, with deterministic names
     assert.deepEqual(registered.map((r) => `${r.type} ${r.name}`).sort(), [
+      "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy op-admission-policy",
+      "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding op-admission-policy-binding",
       "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition op-crd",
       "kubernetes:apps/v1:Deployment op-deployment",
       "kubernetes:core/v1:Namespace op-namespace",
@@ -123,7 +125,7 @@ describe("MyAppOperator", () => {
       assert.equal((role.metadata as { namespace: string }).namespace, ns);
       assert.equal((inputsOf(`op-role-binding-watch-${ns}`).metadata as { namespace: string }).namespace, ns);
     }
-    assert.deepEqual(inputsOf("op-role-leader-election").rules, policyRules(leaderElectionRules));
+    assert.deepEqual(inputsOf("op-role-leader-election").rules, policyRules(leaderElectionRules("op-leader")));
     assert.ok(registered.some((r) => r.type === "kubernetes:policy/v1:PodDisruptionBudget"));
     const args = (inputsOf("op-deployment") as { spec: { template: { spec: { containers: { args: string[] }[] } } } })
       .spec.template.spec.containers[0]?.args;

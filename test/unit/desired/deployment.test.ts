@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { desiredDeployment, desiredWorkload, workloadKind } from "../../../operator/desired/index.ts";
-import { instance, labels, owner, selector } from "./fixtures.ts";
+import {
+  defaultContainerResources,
+  instance,
+  labels,
+  owner,
+  restrictedContainer,
+  restrictedPod,
+  selector,
+} from "./fixtures.ts";
 
 describe("desiredDeployment", () => {
   it("builds the complete apply configuration for an instance without storage", () => {
@@ -22,6 +30,7 @@ describe("desiredDeployment", () => {
         template: {
           metadata: { labels },
           spec: {
+            securityContext: restrictedPod,
             containers: [
               {
                 name: "app",
@@ -29,6 +38,8 @@ describe("desiredDeployment", () => {
                 ports: [{ name: "app", containerPort: 8080, protocol: "TCP" }],
                 volumeMounts: [{ name: "data", mountPath: "/data" }],
                 readinessProbe: { tcpSocket: { port: "app" } },
+                resources: defaultContainerResources,
+                securityContext: restrictedContainer,
               },
             ],
             volumes: [{ name: "data", emptyDir: {} }],

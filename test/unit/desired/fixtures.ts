@@ -27,3 +27,13 @@ export const labels = {
 };
 
 export const selector = { "app.kubernetes.io/name": "myapp", "app.kubernetes.io/instance": "web" };
+
+/** The Pod Security "restricted" settings every pod gets unless its instance opts out. */
+export const restrictedPod = { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } };
+export const restrictedContainer = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } };
+
+/** The documented defaults: requests 100m cpu and 128Mi memory, a 512Mi memory limit, no cpu limit. */
+export const defaultContainerResources = {
+  requests: { cpu: "100m", memory: "128Mi" },
+  limits: { memory: "512Mi" },
+};

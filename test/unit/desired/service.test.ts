@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { controllerReference, desiredService, isControlledBy } from "../../../operator/desired/index.ts";
+import {
+  controllerReference,
+  desiredGoverningService,
+  desiredService,
+  desiredStatefulSet,
+  isControlledBy,
+} from "../../../operator/desired/index.ts";
 import { instance, labels, owner, selector } from "./fixtures.ts";
 
 describe("desiredService", () => {
@@ -27,6 +33,35 @@ describe("desiredService", () => {
       desiredService(instance()).spec.selector,
       desiredService(instance({ storage: "1Gi" })).spec.selector,
     );
+  });
+});
+
+describe("desiredGoverningService", () => {
+  it("is a headless Service beside the ClusterIP one, governing the StatefulSet", () => {
+    // GIVEN an instance with storage
+    const input = instance({ storage: "1Gi", port: 9090 });
+    // WHEN its governing Service is built
+    const service = desiredGoverningService(input);
+    // THEN it is headless, publishes starting pods, and is the StatefulSet's serviceName
+    assert.deepEqual(service, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "web-pods", namespace: "shop", labels, ownerReferences: [owner] },
+      spec: {
+        type: "ClusterIP",
+        clusterIP: "None",
+        publishNotReadyAddresses: true,
+        selector,
+        ports: [{ name: "app", port: 9090, targetPort: 9090, protocol: "TCP" }],
+      },
+    });
+    assert.equal(desiredStatefulSet(input).spec.serviceName, service.metadata.name);
+    assert.notEqual(service.metadata.name, desiredService(input).metadata.name);
+  });
+
+  it("stays a valid Service name for the longest instance names", () => {
+    const name = desiredGoverningService(instance({ storage: "1Gi" }, "a".repeat(253))).metadata.name;
+    assert.ok(name.length <= 63 && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name), name);
   });
 });
 

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { claimName, desiredStatefulSet, isDataClaimOf } from "../../../operator/desired/index.ts";
-import { instance, labels, owner, selector } from "./fixtures.ts";
+import {
+  defaultContainerResources,
+  instance,
+  labels,
+  owner,
+  restrictedContainer,
+  restrictedPod,
+  selector,
+} from "./fixtures.ts";
 
 describe("desiredStatefulSet", () => {
   it("builds the complete apply configuration for an instance with storage", () => {
@@ -18,13 +26,14 @@ describe("desiredStatefulSet", () => {
       metadata: { name: "web", namespace: "shop", labels, ownerReferences: [owner] },
       spec: {
         replicas: 3,
-        serviceName: "web",
+        serviceName: "web-pods",
         podManagementPolicy: "Parallel",
         persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
         selector: { matchLabels: selector },
         template: {
           metadata: { labels },
           spec: {
+            securityContext: restrictedPod,
             containers: [
               {
                 name: "app",
@@ -32,6 +41,8 @@ describe("desiredStatefulSet", () => {
                 ports: [{ name: "app", containerPort: 8080, protocol: "TCP" }],
                 volumeMounts: [{ name: "data", mountPath: "/data" }],
                 readinessProbe: { tcpSocket: { port: "app" } },
+                resources: defaultContainerResources,
+                securityContext: restrictedContainer,
               },
             ],
           },

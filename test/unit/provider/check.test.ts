@@ -120,9 +120,19 @@ describe("checkInputs: every failure at once, by input key", () => {
       name: "a bad storage quantity and reclaim policy",
       news: { ...minimal, storage: "1 GB", storageReclaimPolicy: "Recycle" },
       expected: [
-        { property: "storage", reason: /^must be a positive Kubernetes quantity/ },
+        { property: "storage", reason: /^must be a whole number of bytes from 1 to 1Ei/ },
         { property: "storageReclaimPolicy", reason: "must be one of Retain, Delete" },
       ],
+    },
+    {
+      name: "a request above its limit is reported on the resources input",
+      news: { ...minimal, resources: { requests: { memory: "2Gi" }, limits: { memory: "1Gi" } } },
+      expected: [{ property: "resources", reason: "must not be greater than the limit of the same resource" }],
+    },
+    {
+      name: "storage beyond the maximum, or a fraction of a byte (the api's bounds reach the provider)",
+      news: { ...minimal, storage: "9999999999999999999Ei" },
+      expected: [{ property: "storage", reason: /^must be a whole number of bytes from 1 to 1Ei/ }],
     },
     {
       name: "bad name and namespace",

@@ -201,3 +201,22 @@ describe("diffInputs: transitions the apiserver would reject fail the preview", 
     assert.deepEqual(result.changed, ["storageClassName"]);
   });
 });
+
+describe("diffInputs: resources, the one object-valued input", () => {
+  const resources = { requests: { cpu: "250m", memory: "256Mi" }, limits: { memory: "1Gi" } };
+
+  test("the same resources in another key order are no change", () => {
+    const reordered = { limits: { memory: "1Gi" }, requests: { memory: "256Mi", cpu: "250m" } };
+    const outcome = diffInputs({ ...outputs, resources }, { ...inputs, resources: reordered });
+    assert.deepEqual([outcome.changes, outcome.changed], [false, []]);
+  });
+
+  test("changed resources and podSecurityLevel are updates in place, not replacements", () => {
+    const outcome = diffInputs(
+      { ...outputs, resources },
+      { ...inputs, resources: { ...resources, limits: { memory: "2Gi" } }, podSecurityLevel: "Baseline" },
+    );
+    assert.deepEqual(outcome.changed, ["resources", "podSecurityLevel"]);
+    assert.deepEqual(outcome.replaces, []);
+  });
+});

@@ -60,6 +60,7 @@ export class FakeCluster implements ClusterPort {
     kind: string,
     namespace: string,
     labelSelector: string,
+    fieldSelector = "",
   ): Promise<T[]> {
     this.reads += 1;
     this.readLines.push(`list ${kind}`);
@@ -73,6 +74,12 @@ export class FakeCluster implements ClusterPort {
         // A cluster-scoped kind (StorageClass) has no namespace and is listed with "".
         .filter((o) => o.apiVersion === apiVersion && o.kind === kind && (o.metadata.namespace ?? "") === namespace)
         .filter((o) => wanted.every(([key, value]) => o.metadata.labels?.[key] === value))
+        .filter((o) =>
+          fieldSelector
+            .split(",")
+            .filter(Boolean)
+            .every((term) => fieldMatches(o, term)),
+        )
         .map((o) => clone(o) as T)
     );
   }
@@ -423,9 +430,11 @@ function withServerDefaults(object: KubeObject): KubeObject {
     }
   }
   if (object.kind === "Service") {
+    // A headless Service keeps clusterIP "None".
+    const clusterIP = spec["clusterIP"] === "None" ? "None" : "10.96.0.42";
     Object.assign(spec, {
-      clusterIP: "10.96.0.42",
-      clusterIPs: ["10.96.0.42"],
+      clusterIP,
+      clusterIPs: [clusterIP],
       sessionAffinity: "None",
       ipFamilies: ["IPv4"],
       ipFamilyPolicy: "SingleStack",
@@ -475,4 +484,14 @@ function listKey(item: unknown): string | undefined {
   if (typeof record["name"] === "string") return record["name"];
   const metadata = record["metadata"] as Record<string, unknown> | undefined;
   return typeof metadata?.["name"] === "string" ? metadata["name"] : undefined;
+}
+
+/** A field selector term `a.b=value` against an object's fields (what the apiserver's field selectors read). */
+function fieldMatches(object: KubeObject, term: string): boolean {
+  const [path = "", value] = term.split("=");
+  let current: unknown = object;
+  for (const part of path.split(".")) {
+    current = typeof current === "object" && current !== null ? (current as Record<string, unknown>)[part] : undefined;
+  }
+  return String(current) === value;
 }

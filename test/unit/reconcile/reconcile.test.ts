@@ -262,6 +262,7 @@ describe("reconcile: deletion", () => {
     assert.deepEqual(h.cluster.writeLines(), [
       "delete StatefulSet/web",
       "delete Service/web",
+      "delete Service/web-pods",
       "setFinalizers MyAppInstance/web",
     ]);
     assert.equal(h.cluster.instance("web"), undefined, "the apiserver let it go");
@@ -281,6 +282,7 @@ describe("reconcile: deletion", () => {
     assert.deepEqual(h.cluster.writeLines(), [
       "delete StatefulSet/web",
       "delete Service/web",
+      "delete Service/web-pods",
       "delete PersistentVolumeClaim/data-web-0",
       "delete PersistentVolumeClaim/data-web-1",
       "setFinalizers MyAppInstance/web",
@@ -379,8 +381,12 @@ describe("reconcile: Deployment to StatefulSet when storage is added", () => {
     );
     const first = await h.run();
 
-    // THEN the StatefulSet is created next to the Deployment, which keeps serving
-    assert.deepEqual(h.cluster.writeLines(), ["apply StatefulSet/web", "applyStatus MyAppInstance/web"]);
+    // THEN the StatefulSet (and its headless governing Service) is created next to the Deployment, which keeps serving
+    assert.deepEqual(h.cluster.writeLines(), [
+      "apply Service/web-pods",
+      "apply StatefulSet/web",
+      "applyStatus MyAppInstance/web",
+    ]);
     assert.ok(h.cluster.get("apps/v1", "Deployment", "web"), "the Deployment is still there");
     assert.equal(first.requeueAfterMs, 5000, "looks again while the move waits");
     assert.equal(condition(h, "Progressing")?.reason, "Migrating");
@@ -484,6 +490,187 @@ describe("reconcile: storage growth", () => {
   });
 });
 
+describe("reconcile: volume growth judged by capacity, resumed after a failure part-way", () => {
+  async function grownTo2Gi() {
+    const h = await runningInstance({ ...spec, storage: "1Gi" });
+    h.cluster.put(storageClass("standard", { isDefault: true, allowVolumeExpansion: true }));
+    h.cluster.edit(
+      "example.com/v1",
+      "MyAppInstance",
+      "web",
+      (o) => void ((o["spec"] as { storage: string }).storage = "2Gi"),
+    );
+    return h;
+  }
+  const request = (h: ReturnType<typeof harness>, name: string) =>
+    (h.cluster.get("v1", "PersistentVolumeClaim", name)?.["spec"] as { resources: { requests: { storage: string } } })
+      .resources.requests.storage;
+
+  it("a claim that fails to grow is a transient error: the others grow, nothing is re-created, the retry resumes", async () => {
+    // GIVEN growth to 2Gi, and the apiserver failing the first claim's patch
+    const h = await grownTo2Gi();
+    h.cluster.failNext("apply", new ServerError(500, "etcdserver: request timed out"), "PersistentVolumeClaim");
+
+    // WHEN reconciled
+    // THEN the reconcile fails transiently, the second claim grew, and the StatefulSet was left alone
+    await assert.rejects(h.run(), (error: unknown) => {
+      assert.ok(error instanceof TransientError, String(error));
+      assert.match(error.message, /grew 1 of 2 volume claims to 2Gi; retrying the rest: data-web-0/);
+      return true;
+    });
+    assert.equal(request(h, "data-web-0"), "1Gi");
+    assert.equal(request(h, "data-web-1"), "2Gi");
+    assert.ok(!h.cluster.writeLines().some((line) => line.startsWith("delete")), "no re-creation half-way");
+    assert.notEqual(condition(h, "Degraded")?.status, "True", "not Degraded for a transient failure");
+
+    // WHEN retried
+    h.cluster.reset();
+    await h.run();
+
+    // THEN only the claim left behind is grown, and the StatefulSet is re-created
+    assert.deepEqual(h.cluster.writeLines().slice(0, 2), [
+      "apply PersistentVolumeClaim/data-web-0",
+      "delete StatefulSet/web",
+    ]);
+    assert.equal(request(h, "data-web-0"), "2Gi");
+  });
+
+  it("is not Ready until every claim's status.capacity has the new size", async () => {
+    // GIVEN growth requested and the StatefulSet re-created, but the resizer has not reported yet
+    const h = await grownTo2Gi();
+    await h.run();
+    await h.run();
+    h.cluster.edit("v1", "PersistentVolumeClaim", "data-web-0", (o) => {
+      o["status"] = {
+        phase: "Bound",
+        capacity: { storage: "1Gi" },
+        conditions: [{ type: "FileSystemResizePending", status: "True", message: "waiting for the node" }],
+      };
+    });
+    h.cluster.rollOut("StatefulSet", "web");
+    h.cluster.reset();
+
+    // WHEN reconciled
+    const outcome = await h.run();
+
+    // THEN the instance is Progressing with ExpandingVolumes, naming the claims and the resize condition
+    assert.equal(condition(h, "Ready")?.status, "False");
+    assert.equal(condition(h, "Progressing")?.reason, "ExpandingVolumes");
+    assert.match(
+      condition(h, "Progressing")?.message ?? "",
+      /data-web-0 has 1Gi \(FileSystemResizePending: waiting for the node\)/,
+    );
+    assert.equal(outcome.requeueAfterMs, 5000, "looks again: the operator does not watch claims");
+
+    // WHEN the resizer reports the new capacity on both claims
+    for (const name of ["data-web-0", "data-web-1"]) {
+      h.cluster.edit("v1", "PersistentVolumeClaim", name, (o) => {
+        o["status"] = { phase: "Bound", capacity: { storage: "2Gi" } };
+      });
+    }
+    await h.run();
+
+    // THEN it is Ready
+    assert.equal(condition(h, "Ready")?.status, "True");
+  });
+
+  it("reports a resize the driver declared infeasible as Degraded", async () => {
+    const h = await grownTo2Gi();
+    await h.run();
+    await h.run();
+    h.cluster.rollOut("StatefulSet", "web");
+    h.cluster.edit("v1", "PersistentVolumeClaim", "data-web-1", (o) => {
+      o["status"] = {
+        phase: "Bound",
+        capacity: { storage: "1Gi" },
+        allocatedResourceStatuses: { storage: "ControllerResizeInfeasible" },
+      };
+    });
+    await h.run();
+    assert.equal(condition(h, "Degraded")?.reason, "VolumeExpansionInfeasible");
+    assert.match(condition(h, "Degraded")?.message ?? "", /data-web-1: ControllerResizeInfeasible/);
+  });
+});
+
+describe("reconcile: pods that cannot be created", () => {
+  it("a StatefulSet's FailedCreate event is Degraded with the apiserver's message, until a success follows", async () => {
+    // GIVEN an instance with storage whose StatefulSet controller cannot create pods
+    const h = harness();
+    h.cluster.put(storageClass("standard", { isDefault: true }));
+    h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
+    await h.run();
+    h.cluster.progress("StatefulSet", "web", { updated: 0, ready: 0, replicas: 0 });
+    const uid = h.cluster.get("apps/v1", "StatefulSet", "web")?.metadata.uid;
+    const event = (name: string, reason: string, at: string, message: string) => ({
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name, namespace: "default" },
+      involvedObject: { kind: "StatefulSet", name: "web", uid },
+      reason,
+      message,
+      lastTimestamp: at,
+    });
+    const forbidden =
+      'create Pod web-0 in StatefulSet web failed error: pods "web-0" is forbidden: violates PodSecurity "restricted:latest"';
+    h.cluster.put(event("web.1", "FailedCreate", "2030-01-01T00:00:02Z", forbidden));
+    h.cluster.put(
+      event("web.0", "SuccessfulCreate", "2030-01-01T00:00:01Z", "create Pod web-1 in StatefulSet web successful"),
+    );
+
+    // WHEN reconciled
+    const outcome = await h.run();
+
+    // THEN Degraded says why, in the apiserver's words, and it keeps looking
+    assert.equal(condition(h, "Degraded")?.reason, "FailedCreate");
+    assert.match(condition(h, "Degraded")?.message ?? "", /violates PodSecurity "restricted:latest"/);
+    assert.equal(outcome.requeueAfterMs, 5000);
+
+    // WHEN a later create succeeds
+    h.cluster.put(
+      event("web.2", "SuccessfulCreate", "2030-01-01T00:00:09Z", "create Pod web-0 in StatefulSet web successful"),
+    );
+    await h.run();
+
+    // THEN it is no longer Degraded
+    assert.equal(condition(h, "Degraded")?.status, "False");
+  });
+
+  it("a Deployment's ReplicaFailure condition is Degraded with its reason and message, while pods are missing", async () => {
+    const h = await runningInstance();
+    // GIVEN a stale ReplicaFailure on a Deployment that has all its pods (a scale-down made it moot): ignored
+    const failure = {
+      type: "ReplicaFailure",
+      status: "True",
+      reason: "FailedCreate",
+      message: 'pods "web-x" is forbidden: exceeded quota',
+    };
+    h.cluster.edit("apps/v1", "Deployment", "web", (o) => {
+      (o["status"] as Record<string, unknown>)["conditions"] = [failure];
+    });
+    await h.run();
+    assert.equal(condition(h, "Ready")?.status, "True");
+    // WHEN pods are missing
+    h.cluster.progress("Deployment", "web", { updated: 1, ready: 1, replicas: 1 });
+    h.cluster.edit("apps/v1", "Deployment", "web", (o) => {
+      (o["status"] as Record<string, unknown>)["conditions"] = [
+        {
+          type: "ReplicaFailure",
+          status: "True",
+          reason: "FailedCreate",
+          message: 'pods "web-x" is forbidden: exceeded quota',
+        },
+      ];
+    });
+    await h.run();
+    assert.equal(condition(h, "Degraded")?.reason, "FailedCreate");
+    assert.match(
+      condition(h, "Degraded")?.message ?? "",
+      /^pods cannot be created: pods "web-x" is forbidden: exceeded quota/,
+    );
+    assert.equal(h.cluster.instance("web")?.status?.phase, "Degraded");
+  });
+});
+
 describe("reconcile: StorageClass missing", () => {
   const fast = { ...spec, storage: "1Gi", storageClassName: "fast" };
 
@@ -500,6 +687,7 @@ describe("reconcile: StorageClass missing", () => {
     assert.deepEqual(h.cluster.writeLines(), [
       "setFinalizers MyAppInstance/web",
       "apply Service/web",
+      "apply Service/web-pods",
       "apply StatefulSet/web",
       "applyStatus MyAppInstance/web",
     ]);

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { findCondition, type MyAppInstanceStatus } from "../../../api/index.ts";
 import {
   computeStatus,
+  creationFailure,
   problemStatus,
   statusChanged,
   type ObservedWorkload,
@@ -272,5 +273,48 @@ describe("statusChanged", () => {
     assert.ok(statusChanged({ ...status, readyReplicas: 2 }, status));
     const reordered = Object.fromEntries(Object.entries(status).reverse()) as MyAppInstanceStatus;
     assert.ok(!statusChanged(reordered, status), "the apiserver may return keys in another order");
+  });
+});
+
+describe("creationFailure: what a StatefulSet's create events say", () => {
+  const event = (reason: string, at: string, message = reason) => ({
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: `web.${at}` },
+    reason,
+    message,
+    lastTimestamp: at,
+  });
+
+  it("the newest create event decides", () => {
+    const failed = event("FailedCreate", "2030-01-01T00:00:02Z", "forbidden");
+    const succeeded = event("SuccessfulCreate", "2030-01-01T00:00:03Z");
+    assert.deepEqual(creationFailure([failed]), { reason: "FailedCreate", message: "forbidden" });
+    assert.equal(creationFailure([succeeded, failed]), undefined);
+    assert.equal(creationFailure([event("Scheduled", "2030-01-01T00:00:09Z")]), undefined);
+  });
+
+  it("reads the time of a repeated event from its series", () => {
+    const repeated = {
+      ...event("FailedCreate", "2030-01-01T00:00:01Z"),
+      series: { lastObservedTime: "2030-01-01T00:01:00Z" },
+    };
+    assert.equal(
+      creationFailure([repeated, event("SuccessfulCreate", "2030-01-01T00:00:30Z")])?.reason,
+      "FailedCreate",
+    );
+  });
+});
+
+describe("computeStatus: a Deployment that cannot create pods", () => {
+  it("is Degraded with the ReplicaFailure reason and message", () => {
+    const stuck = deployment("nginx:1.28", { updated: 0, ready: 0, replicas: 0 });
+    const conditions = [
+      { type: "ReplicaFailure", status: "True", reason: "FailedCreate", message: "pods are forbidden: quota" },
+    ];
+    const status = computeStatus(input({ workload: { ...stuck, status: { ...stuck.status, conditions } } }), t0);
+    assert.equal(status.phase, "Degraded");
+    assert.equal(cond(status, "Degraded")?.reason, "FailedCreate");
+    assert.equal(cond(status, "Degraded")?.message, "pods cannot be created: pods are forbidden: quota");
   });
 });

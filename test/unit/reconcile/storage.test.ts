@@ -5,6 +5,7 @@ import {
   planStatefulSet,
   storageClassProblem,
   unboundClaimsByClass,
+  volumeGrowth,
   type ObservedClaim,
   type ObservedStorageClass,
   type ObservedWorkload,
@@ -52,6 +53,70 @@ const expandable = new Map<string, ObservedStorageClass | undefined>([
 const fixed = new Map<string, ObservedStorageClass | undefined>([
   ["standard", { apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "standard" } }],
 ]);
+
+describe("planStatefulSet: the governing Service", () => {
+  it("re-creates a StatefulSet made before the headless Service existed, keeping its pods", () => {
+    // GIVEN a live StatefulSet governed by the ClusterIP Service "web" (what older operators made)
+    const old = live("1Gi");
+    const before = { ...old, spec: { ...old.spec, serviceName: "web" } } as ObservedWorkload;
+    // WHEN planned
+    const plan = planStatefulSet(instance("1Gi"), before, [claim(0, "1Gi"), claim(1, "1Gi")], new Map());
+    // THEN it is re-created (serviceName is immutable) with the headless governing Service
+    assert.equal(plan.recreate, true);
+    assert.match(plan.recreateReason ?? "", /headless governing Service web-pods/);
+    assert.equal(plan.desired.spec.serviceName, "web-pods");
+  });
+
+  it("keeps the live serviceName when a problem stops the re-creation, so the apply stays valid", () => {
+    const old = live("2Gi");
+    const before = { ...old, spec: { ...old.spec, serviceName: "web" } } as ObservedWorkload;
+    const plan = planStatefulSet(instance("1Gi"), before, [], new Map());
+    assert.equal(plan.problem?.reason, "StorageShrinkUnsupported");
+    assert.equal(plan.recreate, false);
+    assert.equal(plan.desired.spec.serviceName, "web");
+  });
+});
+
+describe("volumeGrowth", () => {
+  const sts = { name: "web", replicas: 2 };
+  const bound = (ordinal: number, capacity: string, extra: Partial<NonNullable<ObservedClaim["status"]>> = {}) => ({
+    ...claim(ordinal, "2Gi"),
+    status: { phase: "Bound", capacity: { storage: capacity }, ...extra },
+  });
+
+  it("is complete when every Bound claim's capacity reached the size, whatever the notation", () => {
+    assert.equal(volumeGrowth([bound(0, "2Gi"), bound(1, "2048Mi")], "2Gi", sts), undefined);
+  });
+
+  it("ignores the claim of a replica scaled away: no pod will finish its resize", () => {
+    assert.equal(volumeGrowth([bound(0, "2Gi"), bound(2, "1Gi")], "2Gi", sts), undefined);
+  });
+
+  it("ignores claims still Pending: they are provisioned at the new size", () => {
+    assert.equal(volumeGrowth([{ ...claim(0, "2Gi"), status: { phase: "Pending" } }], "2Gi", sts), undefined);
+  });
+
+  it("is a step while a capacity lags behind its request, quoting the resize condition", () => {
+    const growth = volumeGrowth(
+      [bound(0, "2Gi"), bound(1, "1Gi", { conditions: [{ type: "Resizing", status: "True" }] })],
+      "2Gi",
+      sts,
+    );
+    assert.deepEqual(growth, {
+      step: { reason: "ExpandingVolumes", message: "growing volume claims to 2Gi: data-web-1 has 1Gi (Resizing)" },
+    });
+  });
+
+  it("is a problem when the driver declared the resize infeasible", () => {
+    const growth = volumeGrowth(
+      [bound(0, "1Gi", { allocatedResourceStatuses: { storage: "NodeResizeInfeasible" } })],
+      "2Gi",
+      sts,
+    );
+    assert.ok(growth && "problem" in growth);
+    assert.equal(growth.problem.reason, "VolumeExpansionInfeasible");
+  });
+});
 
 describe("planStatefulSet", () => {
   it("applies the desired StatefulSet when nothing about storage changes", () => {

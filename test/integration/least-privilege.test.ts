@@ -1,0 +1,256 @@
+/**
+ * Least privilege, proven on the real local cluster: the operator runs as a ServiceAccount holding exactly the
+ * rules of components/rbac.ts (namespaced mode) and under the admission policy of components/admission-policy.ts,
+ * with every HTTP request it makes recorded (test/support/request-recorder.ts, a preload: the operator's own code
+ * is unchanged). Through a whole lifecycle (create, scale, roll out, move to a StatefulSet, grow its volumes on a
+ * class that allows expansion, delete with reclaim Delete, pods Pod Security rejects, shutdown) every request is
+ * allowed, and the verbs used are exactly the verbs granted: a rule nobody uses fails the test.
+ */
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { apiVersion, kind } from "../../api/index.ts";
+import { operatorAdmissionPolicy } from "../../components/admission-policy.ts";
+import { operatorObjectNames } from "../../components/metadata.ts";
+import {
+  clusterScopedRules,
+  leaderElectionRules,
+  verbsNotSeenOnTheWire,
+  watchedNamespaceRules,
+} from "../../components/rbac.ts";
+import { operatorRbac } from "../../components/roles.ts";
+import { operatorServiceAccount } from "../../components/service-account.ts";
+import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
+import { resolveSettings } from "../../components/settings.ts";
+import { ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
+import { adminClient, testNamespace, waitFor, type Typed } from "../support/cluster.ts";
+import {
+  conditionOf,
+  createInstance,
+  getInstance,
+  isCurrent,
+  isReadyAtSpec,
+  patchSpec,
+  startOperator,
+  waitForGone,
+  waitForInstance,
+} from "../support/operator.ts";
+import { authorizedRequest, grantLines, ruleLines, type RecordedRequest } from "../support/rbac-requests.ts";
+
+const recorder = fileURLToPath(new URL("../support/request-recorder.ts", import.meta.url));
+const minutes = (n: number) => n * 60_000;
+
+type Claim = Typed<{
+  spec: { resources: { requests: { storage: string } } };
+  status?: { capacity?: { storage?: string } };
+}>;
+
+test(
+  "the operator uses exactly the verbs its RBAC grants, and the admission policy admits all of its writes",
+  { timeout: minutes(12) },
+  async (t) => {
+    const client = adminClient();
+    const namespace = await testNamespace(t, client, "lp");
+    // Pod Security "restricted", as the platform's own namespace: the app's pods must comply by default.
+    await client.mergePatch("v1", "Namespace", namespace, undefined, {
+      metadata: { labels: { "pod-security.kubernetes.io/enforce": "restricted" } },
+    });
+
+    // --- a ServiceAccount with the component's namespaced RBAC and admission policy ---
+    const resolved = resolveSettings(`lp-${randomBytes(3).toString("hex")}`, {
+      namespace,
+      createNamespace: false,
+      watchNamespaces: [namespace],
+      operatorPlacement: "external",
+    });
+    if (!resolved.ok) throw new Error(JSON.stringify(resolved.issues));
+    const settings = resolved.settings;
+    const names = operatorObjectNames(settings);
+    const rbac = operatorRbac(settings);
+    const admission = operatorAdmissionPolicy(settings);
+    const objects = [
+      operatorServiceAccount(settings),
+      rbac.clusterRole,
+      rbac.clusterRoleBinding,
+      ...rbac.watchedNamespaceGrants.flatMap((grant) => [grant.role, grant.binding]),
+      ...(rbac.leaderElection ? [rbac.leaderElection.role, rbac.leaderElection.binding] : []),
+      admission.policy,
+      admission.binding,
+    ] as unknown as KubeObject[];
+    for (const object of objects) await client.create(object);
+    t.after(async () => {
+      for (const object of objects.filter((o) => o.metadata.namespace === undefined)) {
+        await client.delete(object.apiVersion, object.kind, object.metadata.name ?? "").catch(() => undefined);
+      }
+    });
+    const dir = mkdtempSync(path.join(os.tmpdir(), "least-privilege-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const kubeconfigPath = path.join(dir, "kubeconfig");
+    const kubeconfig = await serviceAccountKubeconfig(client, namespace, names.serviceAccount);
+    writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
+    const recordPath = path.join(dir, "requests.jsonl");
+    writeFileSync(recordPath, "");
+
+    // The policy holds the token to instance children, even where RBAC allows the write. The apiserver picks a new
+    // policy up within a moment, so the first dry-runs may still pass.
+    const asOperator = new KubeClient(loadKubeConfig({ kubeconfig }));
+    const refusal = await waitFor(
+      "the admission policy to deny the operator a privileged Deployment",
+      () =>
+        asOperator.create(privilegedDeployment(namespace), { dryRun: true }).then(
+          () => undefined,
+          (error: unknown) => (error instanceof ForbiddenError ? error : Promise.reject(error)),
+        ),
+      { timeoutMs: 60_000 },
+    );
+    assert.match(refusal.message, /ValidatingAdmissionPolicy .* denied request: the myapp operator may only write/);
+
+    // --- the operator, as that ServiceAccount, recorded ---
+    const operator = await startOperator(t, {
+      namespaces: [namespace],
+      leaderElection: { namespace, id: names.leaderElectionId },
+      args: [`--kubeconfig=${kubeconfigPath}`],
+      env: { NODE_OPTIONS: `--import=${recorder}`, MYAPP_RECORD_REQUESTS: recordPath },
+    });
+    const ready = (name: string, what: string) =>
+      waitForInstance(client, namespace, name, what, isReadyAtSpec, minutes(3)).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}\n${operator.logTail()}`);
+      });
+
+    // create, then scale, roll out and move the port
+    await createInstance(client, namespace, "web", { image: "registry.example/web:1", replicas: 2 });
+    await ready("web", "Ready");
+    await patchSpec(client, namespace, "web", { replicas: 3, image: "registry.example/web:2", port: 9090 });
+    await ready("web", "Ready after a rollout");
+
+    // move to a StatefulSet (storage added), then grow its volumes on the default class, which allows expansion
+    await patchSpec(client, namespace, "web", { storage: "1Gi" });
+    await ready("web", "Ready as a StatefulSet");
+    const governing = await client.get<Typed<{ spec: { clusterIP?: string } }>>("v1", "Service", "web-pods", namespace);
+    assert.equal(governing.spec.clusterIP, "None", "the StatefulSet's governing Service is headless");
+    const growing = Date.now();
+    await patchSpec(client, namespace, "web", { storage: "2Gi" });
+    const grown = await ready("web", "Ready with 2Gi volumes");
+    t.diagnostic(`3 volumes grown 1Gi -> 2Gi, Ready again after ${((Date.now() - growing) / 1000).toFixed(1)} s`);
+    const claims = await client.list<Claim>("v1", "PersistentVolumeClaim", {
+      namespace,
+      labelSelector: grown.status?.selector ?? "",
+    });
+    assert.equal(claims.items.length, 3);
+    for (const claim of claims.items) {
+      // Ready means the resizer reported the size, not merely that it was requested.
+      assert.equal(claim.status?.capacity?.storage, "2Gi", `${claim.metadata.name} has its new capacity`);
+    }
+
+    // volumes deleted with their instance when asked
+    await createInstance(client, namespace, "db", {
+      image: "registry.example/db:1",
+      storage: "1Gi",
+      storageReclaimPolicy: "Delete",
+    });
+    const db = await ready("db", "Ready");
+    await client.delete(apiVersion, kind, "db", namespace);
+    await waitForGone(client, apiVersion, kind, namespace, "db", minutes(2));
+    const dbClaims = await client.list("v1", "PersistentVolumeClaim", {
+      namespace,
+      labelSelector: db.status?.selector ?? "",
+    });
+    assert.deepEqual(
+      dbClaims.items.filter((c) => !c.metadata.deletionTimestamp),
+      [],
+      "claims deleted with db",
+    );
+
+    // pods the namespace's Pod Security rejects: Degraded with the apiserver's reason, for both workload kinds
+    for (const [name, storage] of [
+      ["root-web", undefined],
+      ["root-db", "1Gi"],
+    ] as const) {
+      const started = Date.now();
+      await createInstance(client, namespace, name, {
+        image: "registry.example/root:1",
+        podSecurityLevel: "Baseline",
+        ...(storage ? { storage } : {}),
+      });
+      const degraded = await waitForInstance(
+        client,
+        namespace,
+        name,
+        "Degraded with FailedCreate",
+        (instance) => isCurrent(instance) && conditionOf(instance, "Degraded")?.reason === "FailedCreate",
+        minutes(2),
+      );
+      assert.match(conditionOf(degraded, "Degraded")?.message ?? "", /violates PodSecurity "restricted/);
+      t.diagnostic(`${name}: Degraded/FailedCreate ${((Date.now() - started) / 1000).toFixed(1)} s after create`);
+    }
+
+    // clean shutdown (releases the Lease)
+    for (const name of ["web", "root-web", "root-db"]) await client.delete(apiVersion, kind, name, namespace);
+    for (const name of ["web", "root-web", "root-db"]) {
+      await waitForGone(client, apiVersion, kind, namespace, name, minutes(2));
+    }
+    const exit = await operator.stop();
+    assert.equal(exit.code, 0, operator.logTail());
+
+    // --- what it called ---
+    const recorded = readFileSync(recordPath, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as RecordedRequest);
+    const denied = recorded.filter((r) => r.status === 401 || r.status === 403);
+    assert.deepEqual(denied, [], "RBAC and the admission policy allowed every request");
+    const requests = recorded.map(authorizedRequest).filter((r) => r !== undefined);
+    const elsewhere = requests.filter((r) => r.namespace !== undefined && r.namespace !== namespace);
+    assert.deepEqual(elsewhere, [], "namespaced mode: no request outside the watched namespace");
+    const used = grantLines(requests);
+    const granted = ruleLines([
+      ...watchedNamespaceRules,
+      ...clusterScopedRules,
+      ...leaderElectionRules(names.leaderElectionId),
+    ]);
+    assert.deepEqual(
+      used,
+      granted.filter((line) => !verbsNotSeenOnTheWire.includes(line)),
+      "the rules are exactly what the operator uses (plus verbsNotSeenOnTheWire)",
+    );
+    const leases = requests.filter((r) => r.resource === "leases" && r.verbs.some((verb) => verb !== "create"));
+    assert.ok(
+      leases.every((r) => r.name === names.leaderElectionId),
+      "only its own Lease is read and renewed",
+    );
+    assert.ok((await getInstance(client, namespace, "web").catch(() => undefined)) === undefined);
+  },
+);
+
+/** The Deployment a leaked token must not be able to create: privileged, host namespaces, the host's root. */
+function privilegedDeployment(namespace: string): KubeObject {
+  const labels = { app: "pwn" };
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "pwn", namespace },
+    spec: {
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          hostPID: true,
+          hostNetwork: true,
+          containers: [
+            {
+              name: "pwn",
+              image: "registry.example/pwn:1",
+              securityContext: { privileged: true },
+              volumeMounts: [{ name: "host", mountPath: "/host" }],
+            },
+          ],
+          volumes: [{ name: "host", hostPath: { path: "/" } }],
+        },
+      },
+    },
+  } as KubeObject;
+}

@@ -1,0 +1,44 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { childLabelRequirements, operatorAdmissionPolicy } from "../../../components/admission-policy.ts";
+import { childLabels } from "../../../operator/desired/index.ts";
+import { settingsFor } from "./settings-fixture.ts";
+
+describe("operatorAdmissionPolicy", () => {
+  const { policy, binding } = operatorAdmissionPolicy(settingsFor());
+
+  it("matches only the operator's ServiceAccount, on the kinds it writes, including deletes", () => {
+    assert.deepEqual(policy.spec?.matchConditions, [
+      {
+        name: "operator-service-account",
+        expression: "request.userInfo.username == 'system:serviceaccount:myapp-system:myapp-operator'",
+      },
+    ]);
+    const rules = policy.spec?.matchConstraints?.resourceRules ?? [];
+    assert.deepEqual(
+      rules.flatMap((rule) => rule.resources ?? []),
+      ["deployments", "statefulsets", "services", "persistentvolumeclaims"],
+    );
+    for (const rule of rules) assert.deepEqual(rule.operations, ["CREATE", "UPDATE", "DELETE"]);
+    assert.equal(policy.spec?.failurePolicy, "Fail");
+  });
+
+  it("requires the labels the operator's children carry, an owning instance, and no host access", () => {
+    const expressions = (policy.spec?.validations ?? []).map((v) => v.expression ?? "");
+    assert.equal(expressions.length, 3);
+    assert.match(expressions[0] ?? "", /'app\.kubernetes\.io\/managed-by'\] == 'myapp-operator'/);
+    assert.match(expressions[1] ?? "", /r\.kind == 'MyAppInstance' && has\(r\.controller\) && r\.controller/);
+    for (const field of ["hostNetwork", "hostPID", "hostIPC", "hostPath", "privileged", "initContainers"]) {
+      assert.ok(expressions[2]?.includes(field), field);
+    }
+  });
+
+  it("holds the operator to the labels its builders really put on every child", () => {
+    const labels = childLabels("web");
+    for (const [key, value] of Object.entries(childLabelRequirements)) assert.equal(labels[key], value, key);
+  });
+
+  it("is bound with Deny", () => {
+    assert.deepEqual(binding.spec, { policyName: policy.metadata?.name, validationActions: ["Deny"] });
+  });
+});
