@@ -43,11 +43,12 @@ export const watchedNamespaceRules: readonly OperatorRule[] = [
   },
   // The instance's Service and a StatefulSet's headless governing Service; deleted with the instance.
   { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
-  // StatefulSet volumes: listed by label, patched to grow, deleted when storageReclaimPolicy is Delete. The
-  // StatefulSet controller creates them, and they are not watched.
-  { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["list", "patch", "delete"] },
-  // Events on instances (kubectl describe), through the events.k8s.io API; each is a new event, never patched.
-  { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] },
+  // StatefulSet volumes: cached by an informer (list, watch), patched to grow, deleted when storageReclaimPolicy
+  // is Delete. The StatefulSet controller creates them.
+  { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["list", "watch", "patch", "delete"] },
+  // Events on instances (kubectl describe), through the events.k8s.io API: created, and a repeat patches the
+  // event's series count (client-go's recorder does the same).
+  { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
   // A StatefulSet that cannot create pods says so only in core/v1 events (FailedCreate): read while pods are missing.
   { apiGroups: [""], resources: ["events"], verbs: ["list"] },
 ];
@@ -60,6 +61,9 @@ export const watchedNamespaceRules: readonly OperatorRule[] = [
  */
 export const clusterScopedRules: readonly OperatorRule[] = [
   { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list"] },
+  // Secure metrics (--metrics-secure): a scraper's bearer token is authenticated and authorized for `get /metrics`.
+  { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+  { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
 ];
 
 /**
@@ -82,4 +86,9 @@ export function clusterWideRules(): readonly OperatorRule[] {
  * Granted although no request of the operator uses them: `group/resource verb` as the least-privilege test
  * writes them.
  */
-export const verbsNotSeenOnTheWire: readonly string[] = [`${group}/${plural}/finalizers update`];
+export const verbsNotSeenOnTheWire: readonly string[] = [
+  `${group}/${plural}/finalizers update`,
+  // Called only when something scrapes /metrics.
+  "authentication.k8s.io/tokenreviews create",
+  "authorization.k8s.io/subjectaccessreviews create",
+];
