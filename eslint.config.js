@@ -25,7 +25,7 @@ const layers = [
 ];
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".local/**", "dist/**", "tools/go/**"] },
+  { ignores: ["node_modules/**", ".local/**", "dist/**", "build/**", "tools/go/**"] },
   ...tseslint.configs.recommended,
   {
     plugins: { "import-x": importX },
