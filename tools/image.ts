@@ -22,7 +22,7 @@ try {
   const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
   step(
     `${image.cached ? "cached" : "built"}: ${mib(image.compressedBytes)} compressed, ${mib(image.unpackedBytes)} unpacked` +
-      ` (node ${image.nodeVersion}; built in ${image.buildSeconds}s)`,
+      ` (node ${image.nodeVersion}; built in ${image.buildSeconds}s); ${image.digest}`,
   );
   console.log(`oci:${image.ref}`);
 } catch (error) {

@@ -6,7 +6,8 @@
  * The key hashes everything that goes in: the bundle, the Dockerfile and .dockerignore, the Node binary, and this
  * recipe (these sources); an image with that key already in the cache is reused, so a warm machine does not rebuild
  * it and a new machine (or a changed operator) does. buildah's storage is a throwaway directory per build (the vfs
- * driver: plain directories, no mounts left behind), so nothing outside the cache keeps state.
+ * driver: plain directories, no mounts left behind), so nothing outside the cache keeps state. The cache keeps the
+ * three newest images.
  */
 import { createHash } from "node:crypto";
 import {
@@ -14,9 +15,11 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import os from "node:os";
@@ -44,6 +47,8 @@ export interface OperatorImage {
   /** `<layout>:<tag>`, as umoci and skopeo's `oci:` transport take it. */
   readonly ref: string;
   readonly key: string;
+  /** The manifest's digest: the same inputs give the same digest (every timestamp is 0). */
+  readonly digest: string;
   /** Sum of the gzip layer blobs: what a registry stores and a node pulls. */
   readonly compressedBytes: number;
   /** Sum of the uncompressed layers: what the image takes once unpacked (`docker images` SIZE). */
@@ -93,7 +98,8 @@ export async function buildOperatorImage(
       staging: mkdtempSync(path.join(work, "debs-")),
       step,
     });
-    const baseRef = `localhost/myapp-node-base:${key}`;
+    // Named by content, not by the build key: the same inputs then give the same image digest (timestamps are 0).
+    const baseRef = `localhost/myapp-node-base:${base.nodeVersion.replace(/^v/, "")}`;
     step(`base ${baseRef}: node ${base.nodeVersion}, ${base.debianPackages.join(", ")}`);
     const container = (await buildah("from", "scratch")).stdout.trim();
     const mountpoint = (await buildah("mount", container)).stdout.trim();
@@ -147,10 +153,31 @@ export async function buildOperatorImage(
     writeFileSync(path.join(staged, "myapp-image.json"), `${JSON.stringify(image, null, 2)}\n`);
     rmSync(layout, { recursive: true, force: true });
     renameSync(staged, layout);
+    pruneImages(layout);
     return { ...image, cached: false };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** How many built images the cache keeps (the newest; ~50 MB each), so switching branches does not rebuild. */
+const keptImages = 3;
+
+/**
+ * Removes all but the newest `keptImages` images from the cache (`current` always stays), and work directories of
+ * builds that were killed (older than an hour: a build takes a minute).
+ */
+function pruneImages(current: string): void {
+  for (const name of readdirSync(imageCacheDir).filter((entry) => entry.startsWith(".build-"))) {
+    const dir = path.join(imageCacheDir, name);
+    if (Date.now() - statSync(dir).mtimeMs > 3_600_000) rmSync(dir, { recursive: true, force: true });
+  }
+  const images = readdirSync(imageCacheDir)
+    .filter((name) => name.startsWith(`${imageName}-`))
+    .map((name) => path.join(imageCacheDir, name))
+    .filter((dir) => dir !== current)
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  for (const old of images.slice(keptImages - 1)) rmSync(old, { recursive: true, force: true });
 }
 
 /** sha256 over everything the image is made of; 16 hex digits name its cache directory. */
@@ -168,8 +195,11 @@ interface OciDescriptor {
   readonly annotations?: Record<string, string>;
 }
 
-/** The compressed size (layer blobs) and the unpacked size (layers gunzipped) of the image `tag` in a layout. */
-async function layoutSizes(layout: string, tag: string): Promise<{ compressedBytes: number; unpackedBytes: number }> {
+/** The manifest digest, the compressed size (layer blobs) and the unpacked size (layers gunzipped) of the image `tag` in a layout. */
+async function layoutSizes(
+  layout: string,
+  tag: string,
+): Promise<{ digest: string; compressedBytes: number; unpackedBytes: number }> {
   const blob = (digest: string) => path.join(layout, "blobs", ...digest.split(":"));
   const index = JSON.parse(readFileSync(path.join(layout, "index.json"), "utf8")) as { manifests: OciDescriptor[] };
   const entry = index.manifests.find((m) => m.annotations?.["org.opencontainers.image.ref.name"] === tag);
@@ -184,5 +214,5 @@ async function layoutSizes(layout: string, tag: string): Promise<{ compressedByt
       unpackedBytes += (chunk as Buffer).byteLength;
     }
   }
-  return { compressedBytes, unpackedBytes };
+  return { digest: entry.digest, compressedBytes, unpackedBytes };
 }
