@@ -23,6 +23,7 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -54,15 +55,22 @@ export function nodeBinarySha256(): string {
 }
 
 /**
- * Writes the base's root filesystem into `rootfs` (an empty directory). `debCache` keeps downloaded packages
- * between builds; `staging` is scratch space for unpacked packages.
+ * Writes the base's root filesystem into `rootfs` (an empty directory), with the library packages at exactly
+ * `versions`. `debCache` keeps downloaded packages between builds; `staging` is scratch space for unpacked packages.
  */
 export async function assembleBaseRootfs(
   rootfs: string,
-  { debCache, staging, step }: { debCache: string; staging: string; step: (message: string) => void },
+  options: {
+    /** `package=version` of the library packages (libraryPackageVersions()). */
+    versions: readonly string[];
+    debCache: string;
+    staging: string;
+    step: (message: string) => void;
+  },
 ): Promise<BaseRootfs> {
   if (!existsSync(nodeBinary)) throw new Error(`${nodeBinary} is missing: run \`npm ci\` first`);
-  const debs = await debianPackages(debCache, step);
+  const { debCache, staging, step } = options;
+  const debs = await debianPackages(options.versions, debCache, step);
   for (const deb of debs) await run("dpkg", ["-x", deb.file, staging]);
 
   // The loader from the packages lists what node needs, resolved inside the unpacked packages, not the host.
@@ -103,30 +111,57 @@ interface DebianPackage {
   readonly file: string;
 }
 
-/** The library packages, from `debCache` or downloaded into it with `apt-get download` (the candidate version). */
-async function debianPackages(debCache: string, step: (message: string) => void): Promise<DebianPackage[]> {
-  mkdirSync(debCache, { recursive: true });
-  const found = (name: string) =>
-    readdirSync(debCache)
-      .filter((file) => file.startsWith(`${name}_`) && file.endsWith(".deb"))
-      .sort()
-      .at(-1);
-  const missing = libraryPackages.filter((name) => !found(name));
-  if (missing.length > 0) {
-    step(`apt-get download ${missing.join(" ")} (Debian's packages for the base's libraries)`);
-    try {
-      await run("apt-get", ["download", ...missing], { cwd: debCache });
-    } catch {
-      // A machine that never ran `apt-get update` has no package lists yet.
-      await run("apt-get", ["update", "-q"]);
-      await run("apt-get", ["download", ...missing], { cwd: debCache });
+/**
+ * `package=version` of the library packages apt would install now (its candidates, from the package lists; an
+ * `apt-get update` first on a machine that has none). Part of the image's key, so a Debian security update of
+ * libc6 gives a new image rather than a stale cached one.
+ */
+export async function libraryPackageVersions(): Promise<string[]> {
+  const candidates = async () => {
+    const { stdout } = await run("apt-cache", ["policy", ...libraryPackages]);
+    const versions = new Map<string, string>();
+    let current = "";
+    for (const line of stdout.split("\n")) {
+      const name = /^(\S+):$/.exec(line)?.[1];
+      if (name) current = name;
+      const candidate = /^\s+Candidate:\s+(\S+)$/.exec(line)?.[1];
+      if (candidate && candidate !== "(none)") versions.set(current, candidate);
     }
+    return libraryPackages.every((name) => versions.has(name))
+      ? libraryPackages.map((name) => `${name}=${versions.get(name)!}`)
+      : undefined;
+  };
+  const found = (await candidates()) ?? (await run("apt-get", ["update", "-q"]).then(candidates));
+  if (!found) throw new Error(`apt knows no version of ${libraryPackages.join(", ")}, even after apt-get update`);
+  return found;
+}
+
+/** The packages `versions` names (`package=version`), from `debCache` or downloaded into it with apt-get. */
+async function debianPackages(
+  versions: readonly string[],
+  debCache: string,
+  step: (message: string) => void,
+): Promise<DebianPackage[]> {
+  mkdirSync(debCache, { recursive: true });
+  const packages = versions.map((pinned) => {
+    const [name, version] = pinned.split("=") as [string, string];
+    // apt-get download names files name_version_arch.deb, with an epoch's ':' written as %3a.
+    const prefix = `${name}_${version.replace(/:/g, "%3a")}_`;
+    const find = () => readdirSync(debCache).find((file) => file.startsWith(prefix) && file.endsWith(".deb"));
+    return { pinned, name, version, find };
+  });
+  const missing = packages.filter((p) => !p.find());
+  if (missing.length > 0) {
+    step(`apt-get download ${missing.map((p) => p.pinned).join(" ")} (Debian's packages for the base's libraries)`);
+    await run("apt-get", ["download", ...missing.map((p) => p.pinned)], { cwd: debCache });
   }
-  return libraryPackages.map((name) => {
-    const file = found(name);
-    if (!file) throw new Error(`apt-get download ${name} left no ${name}_*.deb in ${debCache}`);
-    // name_version_arch.deb, with the version's ':' (epoch) written as %3a.
-    const version = decodeURIComponent(file.split("_")[1] ?? "");
+  return packages.map(({ name, version, find }) => {
+    const file = find();
+    if (!file) throw new Error(`apt-get download ${name}=${version} left no .deb in ${debCache}`);
+    // Older versions of the package are of no further use.
+    for (const old of readdirSync(debCache).filter((f) => f.startsWith(`${name}_`) && f !== file)) {
+      rmSync(path.join(debCache, old), { force: true });
+    }
     return { name, version, file: path.join(debCache, file) };
   });
 }

@@ -3,8 +3,8 @@
  * (image-base.ts), then the repository's own Dockerfile built by `buildah bud` FROM that base, and the result
  * written as an OCI image layout (gzip layers) to ~/.cache/myapp-platform/images/myapp-operator-<key>/.
  *
- * The key hashes everything that goes in: the bundle, the Dockerfile and .dockerignore, the Node binary, and this
- * recipe (these sources); an image with that key already in the cache is reused, so a warm machine does not rebuild
+ * The key hashes everything that goes in: the bundle, the Dockerfile and .dockerignore, the Node binary, the
+ * versions of the Debian packages apt would take now, and this recipe (these sources); an image with that key already in the cache is reused, so a warm machine does not rebuild
  * it and a new machine (or a changed operator) does. buildah's storage is a throwaway directory per build (the vfs
  * driver: plain directories, no mounts left behind), so nothing outside the cache keeps state. The cache keeps the
  * three newest images.
@@ -20,12 +20,13 @@ import {
   renameSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createGunzip } from "node:zlib";
-import { assembleBaseRootfs, nodeBinarySha256, nodePath, nonrootId } from "./image-base.ts";
+import { assembleBaseRootfs, libraryPackageVersions, nodeBinarySha256, nodePath, nonrootId } from "./image-base.ts";
 import { ensureImageTools } from "./image-tools.ts";
 import { bundleOperator } from "./operator-bundle.ts";
 import { repoRoot } from "./paths.ts";
@@ -70,12 +71,14 @@ export async function buildOperatorImage(
   step("bundling the operator (esbuild)");
   const bundle = await bundleOperator();
   const tag = (JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
-  const key = imageKey(bundle.sha256);
+  const versions = await libraryPackageVersions();
+  const key = imageKey(bundle.sha256, versions);
   const layout = path.join(imageCacheDir, `${imageName}-${key}`);
   const metadataFile = path.join(layout, "myapp-image.json");
   if (!force && existsSync(metadataFile)) {
     const cached = JSON.parse(readFileSync(metadataFile, "utf8")) as Omit<OperatorImage, "cached">;
     step(`image ${imageName}:${tag} (key ${key}) is in the cache: ${layout}`);
+    utimesSync(layout, new Date(), new Date()); // recently used: pruning keeps it
     return { ...cached, cached: true };
   }
 
@@ -94,6 +97,7 @@ export async function buildOperatorImage(
     const rootfs = path.join(work, "base-rootfs");
     mkdirSync(rootfs);
     const base = await assembleBaseRootfs(rootfs, {
+      versions,
       debCache: path.join(imageCacheDir, "debs"),
       staging: mkdtempSync(path.join(work, "debs-")),
       step,
@@ -181,8 +185,8 @@ function pruneImages(current: string): void {
 }
 
 /** sha256 over everything the image is made of; 16 hex digits name its cache directory. */
-function imageKey(bundleSha256: string): string {
-  const hash = createHash("sha256").update(bundleSha256).update(nodeBinarySha256());
+function imageKey(bundleSha256: string, debianPackages: readonly string[]): string {
+  const hash = createHash("sha256").update(bundleSha256).update(nodeBinarySha256()).update(debianPackages.join(" "));
   for (const file of ["Dockerfile", ".dockerignore"]) hash.update(readFileSync(path.join(repoRoot, file)));
   for (const recipe of ["image-build.ts", "image-base.ts"]) hash.update(readFileSync(new URL(recipe, import.meta.url)));
   return hash.digest("hex").slice(0, 16);
