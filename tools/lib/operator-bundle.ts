@@ -29,8 +29,13 @@ export interface OperatorBundle {
 /**
  * Bundles operator/main.ts. The output is ESM for Node 24; CommonJS dependencies that call `require()` on Node's
  * built-ins get a real `require` from `createRequire` (esbuild's ESM shim would throw "Dynamic require of ... is not
- * supported"). Nothing is left external: pino is used without transports (no worker threads to locate at runtime),
- * and the optional requires of ws (bufferutil, utf-8-validate) sit in try/catch and fall back as they do unbundled.
+ * supported"). Nothing is left external, and nothing needs to be:
+ * - pino logs to stdout without transports, so no worker thread file is looked up at runtime (a `transport` option
+ *   would need pino's workers next to the bundle: add them as extra entry points then);
+ * - prom-client's `@opentelemetry/api` is an ordinary dependency and is bundled;
+ * - ws's optional native helpers (bufferutil, utf-8-validate) are required inside try/catch and fall back to the
+ *   JavaScript code paths, exactly as without a bundle; esbuild leaves those requires to the real `require`.
+ * The unit test runs the bundle from a directory with no node_modules to prove it.
  */
 export async function bundleOperator(outDir = operatorBundleDir): Promise<OperatorBundle> {
   mkdirSync(outDir, { recursive: true });
