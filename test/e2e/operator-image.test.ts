@@ -107,13 +107,22 @@ describe("the operator image", { timeout: minutes(20) }, () => {
     assert.notEqual(rootWrite.code, 0, "writing to / fails");
     assert.match(rootWrite.stderr, /EROFS|read-only file system/);
     assert.equal((await write("/tmp/probe")).code, 0, "/tmp (the emptyDir) is writable");
-    const mounted = await container.exec([
+    // --- the image carries only Node and the operator; the pod's configuration is all it has ---
+    const inside = await container.exec([
       "/nodejs/bin/node",
       "-e",
-      `console.log(JSON.stringify({ files: require("node:fs").readdirSync(${JSON.stringify(serviceAccountMountPath)}).sort(),` +
+      `const fs = require("node:fs"); console.log(JSON.stringify({` +
+        ` root: fs.readdirSync("/").sort(), app: fs.readdirSync("/app").sort(),` +
+        ` serviceAccount: fs.readdirSync(${JSON.stringify(serviceAccountMountPath)}).sort(),` +
         ` kubeconfig: process.env.KUBECONFIG ?? null }))`,
     ]);
-    assert.deepEqual(JSON.parse(mounted.stdout), { files: ["ca.crt", "namespace", "token"], kubeconfig: null });
+    assert.deepEqual(JSON.parse(inside.stdout), {
+      // the runtime adds dev, proc, sys and the mount points; no node_modules, no shell, no package manager
+      root: ["app", "dev", "etc", "home", "lib", "lib64", "nodejs", "proc", "root", "sys", "tmp", "usr", "var"],
+      app: ["THIRD_PARTY_LICENSES.txt", "myapp-operator.mjs"],
+      serviceAccount: ["ca.crt", "namespace", "token"],
+      kubeconfig: null,
+    });
 
     // --- the containerized operator reconciles an instance: its Deployment and Service exist, it is Ready ---
     await client.create({
