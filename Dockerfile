@@ -1,35 +1,23 @@
 # syntax=docker/dockerfile:1
-# The operator image: Node 24 running operator/main.ts directly (type stripping, no build step), as uid 65532.
-#   docker build -t ghcr.io/example/myapp-operator:0.1.0 .
-# Not built on the development machines (no container engine there); see components/README.md.
-
-# ---- dependencies: production packages only, no install scripts (@pulumi/kubernetes's would try a download) ----
-FROM node:24-bookworm-slim AS deps
+# The operator image: Node 24 and the operator bundle, nothing else (no node_modules, no npm, no shell, nothing of
+# Pulumi), running as the nonroot user 65532.
+#
+#   npm ci && npm run bundle          # build/operator/myapp-operator.mjs (+ THIRD_PARTY_LICENSES.txt)
+#   docker build -t <registry>/myapp-operator:0.1.0 .
+#
+# BASE is any image with Node 24 at /nodejs/bin/node and the user 65532, as distroless's nodejs images have.
+# `npm run image` builds this same file without a daemon (buildah), FROM a base it assembles offline in that layout
+# from the Node binary `npm ci` installed and Debian's libc6/libgcc-s1/libstdc++6 (tools/lib/image-base.ts).
+ARG BASE=gcr.io/distroless/nodejs24-debian12:nonroot
+FROM ${BASE}
+ARG VERSION=0.1.0
+LABEL org.opencontainers.image.title="myapp-operator" \
+      org.opencontainers.image.description="MyAppInstance operator (example.com/v1)" \
+      org.opencontainers.image.version="${VERSION}"
 WORKDIR /app
-COPY package.json package-lock.json .npmrc ./
-RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
-
-# ---- helm: the chart engine (spec.chart), built from the same wrapper module as the local toolchain ----
-FROM golang:1.26-bookworm AS helm
-WORKDIR /src
-COPY tools/go/helm ./
-RUN CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath \
-      -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$(sed -n 's/.*helm.sh\/helm\/v4 \(v[^ ]*\).*/\1/p' go.mod)" \
-      -o /out/helm helm.sh/helm/v4/cmd/helm
-
-# ---- runtime: the same Node, the sources the operator imports, a non-root user ----
-FROM node:24-bookworm-slim
+COPY build/operator/myapp-operator.mjs build/operator/THIRD_PARTY_LICENSES.txt /app/
 ENV NODE_ENV=production
-WORKDIR /app
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json ./
-# The operator's layers and the ground floor they import (see DESIGN.md); nothing of Pulumi, tools or tests.
-COPY api ./api
-COPY chart ./chart
-COPY kube ./kube
-COPY operator ./operator
-COPY --from=helm /out/helm /usr/local/bin/helm
-# 65532 matches the Deployment's runAsUser (distroless's "nonroot"); numeric so runAsNonRoot can verify it.
+# Numeric, so a pod's runAsNonRoot can verify it; the Deployment runs it with a read-only root filesystem.
 USER 65532:65532
 EXPOSE 8080 8081
-ENTRYPOINT ["node", "operator/main.ts"]
+ENTRYPOINT ["/nodejs/bin/node", "/app/myapp-operator.mjs"]

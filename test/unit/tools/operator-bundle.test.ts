@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { bundleOperator } from "../../../tools/lib/operator-bundle.ts";
+
+describe("bundleOperator", () => {
+  it("is one file that runs without node_modules and carries nothing of Pulumi", async (t) => {
+    // GIVEN a fresh bundle, copied to a directory with no node_modules anywhere above it
+    const outDir = mkdtempSync(path.join(os.tmpdir(), "operator-bundle-"));
+    t.after(() => rmSync(outDir, { recursive: true, force: true }));
+    const bundle = await bundleOperator(outDir);
+    const alone = mkdtempSync(path.join(os.tmpdir(), "operator-alone-"));
+    t.after(() => rmSync(alone, { recursive: true, force: true }));
+    copyFileSync(bundle.file, path.join(alone, "myapp-operator.mjs"));
+    // WHEN it runs THEN it loads every module it needs from itself and prints the operator's usage
+    const help = execFileSync(process.execPath, [path.join(alone, "myapp-operator.mjs"), "--help"], {
+      cwd: alone,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH },
+    });
+    assert.match(help, /--leader-elect/);
+    // AND the operator's dependencies are in it, Pulumi's are not, and each has its license beside it
+    for (const name of ["@kubernetes/client-node", "pino", "prom-client", "zod"]) {
+      assert.ok(
+        bundle.packages.some((p) => p.startsWith(`${name}@`)),
+        `${name} is bundled`,
+      );
+    }
+    assert.ok(!bundle.packages.some((p) => p.startsWith("@pulumi/")), bundle.packages.join(", "));
+    assert.doesNotMatch(readFileSync(bundle.file, "utf8"), /@pulumi\/pulumi/);
+    const licenses = readFileSync(bundle.licenses, "utf8");
+    for (const p of bundle.packages) assert.ok(licenses.includes(`${p} (`), `${p} has a license section`);
+  });
+});
