@@ -41,6 +41,9 @@ export interface RequestInfo {
   readonly name?: string;
 }
 
+/** Headers that belong to one connection (and that HTTP/2 forbids). */
+const hopByHop = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
+
 const writeVerbs = new Set(["create", "update", "patch", "delete", "deletecollection"]);
 
 export function isWrite(info: RequestInfo): boolean {
@@ -188,8 +191,8 @@ export async function startCountingProxy(kubeconfigPath: string, label: string):
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       // HTTP/2 pseudo-headers and hop-by-hop headers do not travel upstream.
-      if (value === undefined || name.startsWith(":") || name === "connection" || name === "host") continue;
-      if (name === "authorization" || name === "keep-alive" || name === "transfer-encoding") continue;
+      if (value === undefined || name.startsWith(":") || hopByHop.has(name)) continue;
+      if (name === "host" || name === "authorization") continue;
       headers[name] = value;
     }
     if (upstream.token) headers.authorization = `Bearer ${upstream.token}`;
@@ -206,13 +209,15 @@ export async function startCountingProxy(kubeconfigPath: string, label: string):
       (answer) => {
         const out: Record<string, string | string[]> = {};
         for (const [name, value] of Object.entries(answer.headers)) {
-          if (value === undefined || ["connection", "keep-alive", "transfer-encoding"].includes(name)) continue;
+          if (value === undefined || hopByHop.has(name)) continue;
           out[name] = value;
         }
         res.writeHead(answer.statusCode ?? 502, out);
         answer.pipe(res as NodeJS.WritableStream);
-        // A watch ends when the client goes away: stop the upstream stream too.
-        res.on("close", () => answer.destroy());
+        // A watch ends when the client goes away: stop the upstream stream too (a complete answer keeps its socket).
+        res.on("close", () => {
+          if (!answer.complete) answer.destroy();
+        });
       },
     );
     forward.on("error", (error) => {
