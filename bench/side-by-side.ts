@@ -30,6 +30,7 @@ import {
   type CountingProxy,
 } from "./support/counting-proxy.ts";
 import { floorFleet, forEachLimit, instanceFleet, Readiness, type Fleet, type FleetSpec } from "./support/fleet.ts";
+import { ensureFleetCapacity } from "./support/fleet-capacity.ts";
 import { loadAverages } from "./support/process-stats.ts";
 import { round, quantile } from "./support/stats.ts";
 import { startSubject, type OperatorName, type Subject } from "./support/subjects.ts";
@@ -103,6 +104,9 @@ export function sideBySide(name: string, scenario: Scenario, description?: strin
 async function runScenario(context: BenchContext, scenario: Scenario): Promise<BenchmarkResult> {
   const { client, signal, log } = context;
   await ensureCrd(client, signal);
+  // One subject's fleet at a time (the previous one's namespace is gone before the next starts), plus the probes.
+  const pods = (scenario.instances + scenario.newInstances) * fleetReplicas;
+  await ensureFleetCapacity(client, { services: scenario.instances + scenario.newInstances, pods }, signal, log);
   const kubeconfig = process.env.KUBECONFIG ?? "";
   const figures: SubjectFigures[] = [];
   for (let index = 0; index < scenario.rounds; index++) {
@@ -124,8 +128,10 @@ function withoutDetail(figures: SubjectFigures): Partial<SubjectFigures> {
   return Object.fromEntries(Object.entries(figures).filter(([key]) => key !== "convergeRequests"));
 }
 
+const fleetReplicas = 1;
+
 const fleetSpec = (scenario: Scenario, image: string): FleetSpec => ({
-  replicas: 1,
+  replicas: fleetReplicas,
   image,
   storage: scenario.storage,
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { readsOf, requestInfo, since, watchesOf, writesOf } from "../../../bench/support/counting-proxy.ts";
+import { cidrSize } from "../../../bench/support/fleet-capacity.ts";
 import { Readiness, type Fleet } from "../../../bench/support/fleet.ts";
 import { medianOf, ratio, roundOrder, type SubjectFigures } from "../../../bench/side-by-side.ts";
 import type { KubeObject } from "../../../kube/index.ts";
@@ -117,5 +118,13 @@ describe("side by side: readiness", () => {
       readiness.until("b Ready", () => readiness.isReadyAt("b", "x:1"), { signal, timeoutMs: 10 }),
       /waiting for b Ready/,
     );
+  });
+});
+
+describe("side by side: fleet capacity", () => {
+  it("counts the usable addresses of an IPv4 CIDR", () => {
+    assert.equal(cidrSize("10.0.0.0/24"), 254);
+    assert.equal(cidrSize("10.208.0.0/16"), 65_534);
+    assert.equal(cidrSize("fd00::/108"), 0);
   });
 });
