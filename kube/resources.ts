@@ -42,6 +42,7 @@ const table: readonly ResourceType[] = [
     namespaced: false,
   },
   { apiVersion: "policy/v1", kind: "PodDisruptionBudget", plural: "poddisruptionbudgets", namespaced: true },
+  { apiVersion: "networking.k8s.io/v1", kind: "ServiceCIDR", plural: "servicecidrs", namespaced: false },
   { apiVersion: "example.com/v1", kind: "MyAppInstance", plural: "myappinstances", namespaced: true },
 ];
 
