@@ -11,14 +11,13 @@
  *  3. an idle operator and a new instance: create → the operator's first request naming it (seen by its proxy);
  *  4. single changes on the converged fleet (image of one instance) → that instance Ready at the new image, p50/p99;
  *  5. a rollout of all N (every image changed at once) → all Ready at it;
- *  6. the namespace deleted → gone (the operator runs its finalizer), then the operator stopped.
+ *  6. the operator stopped, the fleet and namespace removed (fast: see support/cleanup.ts).
  * The floor does 1, 4 and 5 on the workloads themselves (Ready: the workload's rollout is complete).
  */
 import { randomBytes } from "node:crypto";
-import { apiVersion, kind } from "../api/index.ts";
-import type { KubeClient } from "../kube/index.ts";
 import type { Benchmark, BenchContext, BenchmarkResult, Metric } from "./support/benchmark.ts";
-import { createNamespace, deleteNamespace, ensureCrd } from "./support/cluster.ts";
+import { removeFleet } from "./support/cleanup.ts";
+import { createNamespace, ensureCrd } from "./support/cluster.ts";
 import {
   isWrite,
   readsOf,
@@ -65,7 +64,6 @@ export interface SubjectFigures {
   readonly changeP50Ms: number;
   readonly changeP99Ms: number;
   readonly rolloutS: number;
-  readonly deleteS: number;
   readonly writesPerInstance?: number;
   readonly readsPerInstance?: number;
   readonly watches?: number;
@@ -317,10 +315,8 @@ async function runSubject(
     watchStop.abort();
     await watching;
 
-    // 6. deletion (the operator still runs: its finalizer lets the instances go)
     const totalCpuS = processes.reduce((sum, p) => sum + p.cpuSeconds(), 0);
     const peakRss = Math.max(...processes.map((p) => p.memory().peakRss));
-    const deleteS = await deleteAndWait(client, namespace, n, signal, log);
     return {
       subject,
       round: roundNumber,
@@ -329,21 +325,22 @@ async function runSubject(
       changeP50Ms: round(quantile(changeMs, 0.5), 0),
       changeP99Ms: round(quantile(changeMs, 0.99), 0),
       rolloutS,
-      deleteS,
       ...converged,
       ...(operator ? { totalCpuS: round(totalCpuS, 1), peakRssMiB: round(peakRss / mib, 0) } : {}),
     };
   } catch (error) {
     if (operator) log(`operator's last lines:\n${operator.tail()}`);
-    // Leave nothing behind: the namespace goes (its instances' finalizers are removed if no operator is left).
-    await deleteNamespace(client, namespace).catch(() => undefined);
     throw error;
   } finally {
     signal.removeEventListener("abort", stopWatch);
     watchStop.abort();
     for (const p of processes) await p.stop();
     await proxy?.close();
-    if (subject !== "floor") await releaseInstances(client, namespace).catch(() => undefined);
+    // 6. cleanup, whatever happened: leave nothing behind for the next subject (not with the budget's signal:
+    // a spent budget must still clean up).
+    await removeFleet(client, kubeconfig, namespace, new AbortController().signal, log).catch((error: unknown) =>
+      log(`cleanup of ${namespace} failed: ${String(error)}`),
+    );
   }
 }
 
@@ -372,45 +369,6 @@ async function window(proxy: CountingProxy, ms: number, signal: AbortSignal) {
   return { writes: writesOf(during), reads: readsOf(during) };
 }
 
-/** Deletes the namespace and waits until it is gone; seconds taken. */
-async function deleteAndWait(
-  client: KubeClient,
-  namespace: string,
-  n: number,
-  signal: AbortSignal,
-  log: (message: string) => void,
-): Promise<number> {
-  const from = performance.now();
-  await deleteNamespace(client, namespace);
-  let lastLog = from;
-  await waitUntil(
-    `namespace ${namespace} to be gone`,
-    async () => {
-      if (performance.now() - lastLog > 30_000) {
-        lastLog = performance.now();
-        log(`deleting: ${Math.round((lastLog - from) / 1000)} s`);
-      }
-      return (await client.find("v1", "Namespace", namespace)) ? undefined : true;
-    },
-    { signal, timeoutMs: 15 * 60_000 + n * 500, intervalMs: 1_000 },
-  );
-  const seconds = round((performance.now() - from) / 1000, 1);
-  log(`namespace gone in ${seconds} s`);
-  return seconds;
-}
-
-/** After a failure: drop the finalizers of instances no operator will reconcile any more, so the namespace can go. */
-async function releaseInstances(client: KubeClient, namespace: string): Promise<void> {
-  if (!(await client.find("v1", "Namespace", namespace))) return;
-  const { items } = await client.list(apiVersion, kind, { namespace });
-  for (const item of items) {
-    if (!item.metadata.finalizers?.length) continue;
-    await client.mergePatch(apiVersion, kind, item.metadata.name ?? "", namespace, {
-      metadata: { finalizers: null },
-    });
-  }
-}
-
 // ---- summary ----
 
 type Numeric = Exclude<keyof SubjectFigures, "subject" | "round" | "convergeRequests">;
@@ -433,7 +391,6 @@ export const rows: readonly { key: Numeric; label: string; unit: string; operato
   { key: "changeP50Ms", label: "single change → Ready, p50", unit: "ms" },
   { key: "changeP99Ms", label: "single change → Ready, p99", unit: "ms" },
   { key: "rolloutS", label: "rollout of all N (image change)", unit: "s" },
-  { key: "deleteS", label: "namespace deleted → gone", unit: "s" },
 ];
 
 /** The median over rounds of `key` for `subject` (NaN when it has none). */

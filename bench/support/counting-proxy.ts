@@ -23,7 +23,7 @@ import path from "node:path";
 import { parse } from "yaml";
 
 /** What the apiserver is and how to reach it as admin, read from a kubeconfig's current context. */
-interface Upstream {
+export interface Upstream {
   readonly url: URL;
   readonly ca?: Buffer;
   readonly cert?: Buffer;
@@ -120,7 +120,8 @@ export function requestInfo(method: string, url: URL): RequestInfo {
   return { verb, resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) };
 }
 
-function readUpstream(kubeconfigPath: string): Upstream {
+/** The apiserver of a kubeconfig's current context, with its admin credentials. */
+export function readUpstream(kubeconfigPath: string): Upstream {
   type Named<T> = { name: string } & T;
   const config = parse(readFileSync(kubeconfigPath, "utf8")) as {
     "current-context"?: string;
