@@ -1,13 +1,37 @@
-/** `npm run cluster -- up | down | status`: the local Kubernetes cluster. */
+/** `npm run cluster -- up | down | status [--name NAME]`: a local Kubernetes cluster (default name: myapp). */
+import { parseArgs } from "node:util";
 import { clusterDown, clusterStatus, clusterUp, nodeCount } from "./lib/cluster.ts";
+import { clusterName } from "./lib/paths.ts";
 
-const command = process.argv[2] ?? "status";
+const usage = "usage: npm run cluster -- up|down|status [--name NAME]   (NAME defaults to myapp)";
+let command = "status";
+let name = clusterName;
 try {
-  if (command === "up") await clusterUp();
-  else if (command === "down") await clusterDown();
-  else if (command === "status") {
-    const status = await clusterStatus();
-    if (!status.exists) console.log("cluster: not created (npm run cluster -- up)");
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { name: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
+  if (values.help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  command = positionals[0] ?? "status";
+  name = values.name ?? clusterName;
+  if (positionals.length > 1 || !["up", "down", "status"].includes(command))
+    throw new Error(`unknown command "${positionals.join(" ")}"`);
+} catch (error) {
+  console.error(`${error instanceof Error ? error.message : String(error)}\n${usage}`);
+  process.exit(2);
+}
+try {
+  if (command === "up") await clusterUp(name);
+  else if (command === "down") await clusterDown(name);
+  else {
+    const status = await clusterStatus(name);
+    if (!status.exists)
+      console.log(
+        `cluster ${name}: not created (npm run cluster -- up${name === clusterName ? "" : ` --name ${name}`})`,
+      );
     for (const c of status.components)
       console.log(`${c.name.padEnd(24)} pid ${String(c.pid).padEnd(8)} ${c.running ? "running" : "STOPPED"}`);
     if (status.provisioner) {
@@ -16,13 +40,11 @@ try {
         `${"volume-provisioner".padEnd(24)} pid ${String(p.pid).padEnd(8)} ${p.running ? "running" : "STOPPED"}`,
       );
     }
+    console.log(`kubeconfig: ${status.kubeconfig}`);
     console.log(`readyz: ${status.readyz}`);
     console.log(`server: ${status.serverVersion || "-"}, Ready nodes: ${status.readyNodes}/${nodeCount}`);
     console.log(status.healthy ? "healthy" : "NOT healthy");
     process.exitCode = status.healthy ? 0 : 1;
-  } else {
-    console.error(`unknown command "${command}": use up, down or status`);
-    process.exitCode = 2;
   }
 } catch (error) {
   console.error(`cluster ${command} failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -6,52 +6,71 @@
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { defaultNamespace, resolveSettings } from "../components/index.ts";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterUp } from "./lib/cluster.ts";
 import { formatTable, instanceRows } from "./lib/instances-table.ts";
-import { operatorLog, startOperatorWhenReady } from "./lib/operator-process.ts";
+import {
+  devStackOperator,
+  operatorLog,
+  startOperatorWhenReady,
+  watchOperator,
+  type OperatorRecord,
+} from "./lib/operator-process.ts";
 import { kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
 import { prepareToolchain } from "./lib/toolchain.ts";
 import { run } from "./lib/run.ts";
 
-/** The dev stack's MyAppOperator component name (stacks/index.ts); its ServiceAccount carries the same name. */
-const platformName = "myapp-operator";
 const stack = "dev";
-/** The local operator watches the dev stack's app namespace only, so test operators elsewhere never compete. */
-const appNamespace = "default";
 
 const step = progress("start");
 step("toolchain (a cold build takes a while; cached pieces are skipped)");
 const { binDir, env } = await prepareToolchain();
 await clusterUp();
 
-const settings = resolveSettings(platformName, {});
-const serviceAccount = settings.ok ? settings.settings.name : platformName;
-const operator = startOperatorWhenReady({
-  namespace: defaultNamespace,
-  serviceAccount,
-  watchNamespaces: [appNamespace],
+// The operator starts as soon as pulumi up has created its ServiceAccount and RBAC; pulumi up meanwhile waits for
+// the instances to be Ready, so if the operator dies, pulumi up is stopped at once instead of waiting for nothing.
+let pulumiChild: ReturnType<typeof spawn> | undefined;
+let operatorDied: string | undefined;
+let operatorFailed: string | undefined;
+let stopWatching = () => {};
+const operator: Promise<OperatorRecord> = startOperatorWhenReady(devStackOperator()).then((record) => {
+  stopWatching = watchOperator(record, (tail) => {
+    operatorDied = tail;
+    pulumiChild?.kill("SIGINT");
+  });
+  return record;
 });
-operator.catch(() => undefined); // awaited below; this only keeps an early failure from being unhandled
+operator.catch((error: unknown) => {
+  operatorFailed = error instanceof Error ? error.message : String(error);
+  pulumiChild?.kill("SIGINT");
+});
 
 const pulumi = path.join(binDir, "pulumi");
 await run(pulumi, ["stack", "select", stack, "--create", "--non-interactive"], { env, cwd: repoRoot });
 step(`pulumi up --stack ${stack} (installs the platform, then waits for every instance to be Ready)`);
 const up = await new Promise<number>((resolve) => {
-  const child = spawn(pulumi, ["up", "--yes", "--non-interactive", "--skip-preview", "--stack", stack], {
+  pulumiChild = spawn(pulumi, ["up", "--yes", "--non-interactive", "--skip-preview", "--stack", stack], {
     env,
     cwd: repoRoot,
     stdio: ["ignore", "inherit", "inherit"],
   });
-  child.on("close", (code) => resolve(code ?? 1));
+  pulumiChild.on("close", (code) => resolve(code ?? 1));
 });
-await operator;
+stopWatching();
+if (operatorDied !== undefined) {
+  console.error(`\nThe operator stopped while pulumi up waited for it; its log ends:\n${operatorDied}`);
+  process.exit(1);
+}
+if (operatorFailed !== undefined) {
+  console.error(`\nThe operator did not start: ${operatorFailed}`);
+  process.exit(1);
+}
 if (up !== 0) {
   console.error(`\npulumi up failed (exit ${up}). The operator's log is ${path.relative(repoRoot, operatorLog)}.`);
   process.exit(up);
 }
+const { metricsPort } = await operator;
 
 const rows = await instanceRows(new KubeClient(loadKubeConfig({ path: kubeconfigPath })));
 console.log(`\n${formatTable(rows)}\n`);
@@ -59,6 +78,6 @@ console.log(`Next:
   edit stacks/index.ts, then   npm run pulumi -- preview --stack dev     # the exact diff
   npm run kubectl -- get myappinstances -A
   npm run kubectl -- describe myappinstance web                         # conditions and events
-  operator logs: ${path.relative(repoRoot, operatorLog)}; metrics: curl 127.0.0.1:18080/metrics
+  operator logs: ${path.relative(repoRoot, operatorLog)}; metrics: curl 127.0.0.1:${metricsPort}/metrics
   npm run down                                                          # destroy the stack, stop everything
   (state: ${path.relative(repoRoot, localDir)}/)`);

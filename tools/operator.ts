@@ -1,20 +1,63 @@
 /**
- * `npm run operator -- [flags]`: the operator as a local process against the local cluster. It uses the
- * operator ServiceAccount's token kubeconfig when `npm start` has made one (.local/operator.kubeconfig), so a
- * local run proves the RBAC is sufficient; otherwise the admin kubeconfig. KUBECONFIG or --kubeconfig override.
+ * `npm run operator -- [flags]`: the operator as a local process against the local cluster.
+ *
+ * Credentials: KUBECONFIG or --kubeconfig if given. Otherwise, when the dev stack's ServiceAccount exists, a token
+ * for it is minted now, for the cluster that is running now (.local/operator.kubeconfig, token in
+ * .local/operator.token), so a local run proves the RBAC; without it, the admin kubeconfig. The token is renewed
+ * while this process runs. The launcher of `npm start` sets MYAPP_LOCAL_OPERATOR_RENEW after writing the files.
  */
-import { existsSync } from "node:fs";
-import path from "node:path";
 import { runOperator } from "../operator/main.ts";
-import { parseOptions, usage } from "../operator/options.ts";
-import { kubeconfigPath, localDir } from "./lib/paths.ts";
+import { parseOptions, usage, UsageRequested, type OperatorOptions } from "../operator/options.ts";
+import {
+  devStackOperator,
+  operatorKubeconfig,
+  renewOperatorToken,
+  writeOperatorCredentials,
+  type OperatorIdentity,
+} from "./lib/operator-process.ts";
+import { kubeconfigPath } from "./lib/paths.ts";
 
-const serviceAccountKubeconfig = path.join(localDir, "operator.kubeconfig");
+const argv = process.argv.slice(2);
 const env = { ...process.env };
-env.KUBECONFIG ??= existsSync(serviceAccountKubeconfig) ? serviceAccountKubeconfig : kubeconfigPath;
+const say = (message: string) => process.stderr.write(`[operator] ${message}\n`);
+const renewFailed = (error: unknown) =>
+  say(`renewing the ServiceAccount token failed (the current one stays valid for now): ${String(error)}`);
+
+let options: OperatorOptions;
 try {
-  await runOperator(parseOptions(process.argv.slice(2), env));
+  options = parseOptions(argv, env);
 } catch (error) {
+  if (error instanceof UsageRequested) {
+    console.log(usage);
+    process.exit(0);
+  }
   console.error(`myapp-operator: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
   process.exit(2);
+}
+
+const launched = env.MYAPP_LOCAL_OPERATOR_RENEW;
+if (launched) {
+  const [namespace = "", serviceAccount = ""] = launched.split("/");
+  renewOperatorToken({ namespace, serviceAccount, watchNamespaces: [] }, renewFailed);
+} else if (!env.KUBECONFIG && !options.kubeconfig) {
+  const identity: OperatorIdentity = devStackOperator();
+  try {
+    await writeOperatorCredentials(identity);
+    env.KUBECONFIG = operatorKubeconfig;
+    renewOperatorToken(identity, renewFailed);
+    say(
+      `as ServiceAccount ${identity.namespace}/${identity.serviceAccount} (token just minted, renewed while running)`,
+    );
+  } catch (error) {
+    env.KUBECONFIG = kubeconfigPath;
+    say(`as the cluster admin (.local/kubeconfig): no ServiceAccount token (${String(error)})`);
+  }
+  options = parseOptions(argv, env);
+}
+
+try {
+  await runOperator(options);
+} catch (error) {
+  console.error(`myapp-operator: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
 }

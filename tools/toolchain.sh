@@ -2,11 +2,17 @@
 # Builds the offline toolchain from the Go module proxy into a cache outside the repo, one directory per piece,
 # keyed by everything that went into it; a piece already in the cache is skipped.
 #
-#   tools/toolchain.sh            build what is missing, then print the bin directory
-#   tools/toolchain.sh --bin-dir  print the bin directory if the toolchain is complete (exit 1 otherwise)
-#   tools/toolchain.sh prune      remove cached pieces that the current versions no longer use
+#   tools/toolchain.sh [build]        build the default pieces that are missing, then print the bin directory
+#   tools/toolchain.sh build PIECE..  build these pieces (optional ones too, e.g. controller-peer); prints each bin dir
+#   tools/toolchain.sh --bin-dir      print the bin directory if the default pieces are built (exit 1 otherwise)
+#   tools/toolchain.sh bin-dir PIECE  print one piece's bin directory if it is built (exit 1 otherwise)
+#   tools/toolchain.sh prune          remove cached pieces that the current versions no longer use
+#   tools/toolchain.sh check          check that Go is there and new enough
+# The single steps, for tests of the cold path and for debugging:
+#   tools/toolchain.sh key PIECE | download PIECE | gen-embed [OUTDIR] | assemble | pieces
 #
-# MYAPP_TOOLCHAIN_BIN=/dir overrides the bin directory, for people who bring their own binaries (same names).
+# One build at a time per cache: a second build (another terminal, another checkout) waits for the lock and says
+# who holds it. MYAPP_CACHE_DIR moves the cache; MYAPP_TOOLCHAIN_BIN=/dir uses binaries you bring (same names).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -14,10 +20,34 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/versions.env"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 cache_root=${MYAPP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/myapp-platform}/toolchain
-go_version=$(go env GOVERSION)
+lock_file=$cache_root/.lock
+holder_file=$cache_root/.lock.holder
 started=$(date +%s)
 
+# Pieces `npm start` and `npm test` need; optional ones are built only when named (`build controller-peer`).
+default_pieces=(etcd kube kwok pulumi pulumi-kubernetes)
+optional_pieces=(controller-peer)
+
 log() { printf '[toolchain %4ss] %s\n' "$(( $(date +%s) - started ))" "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# The newest `go` directive of the wrapper modules is the Go this toolchain needs (GOTOOLCHAIN=local: no switching).
+min_go() { grep -h '^go ' "$here"/go/*/go.mod | awk '{print $2}' | sort -V | tail -n 1; }
+check_go() {
+  local need; need=$(min_go)
+  command -v go >/dev/null ||
+    die "Go is not installed. The toolchain is built from source and needs Go >= $need: install it from https://go.dev/dl/ (or your package manager), put 'go' on PATH, then run this again."
+  local have; have=$(go env GOVERSION); have=${have#go}
+  [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n 1)" = "$need" ] ||
+    die "Go $have is too old: the toolchain needs Go >= $need (tools/go/*/go.mod). Install a newer Go from https://go.dev/dl/ and run this again."
+}
+go_version() { [ -n "${go_version:-}" ] || go_version=$(go env GOVERSION); echo "$go_version"; }
+
+is_piece() { local p; for p in "${default_pieces[@]}" "${optional_pieces[@]}"; do [ "$p" != "$1" ] || return 0; done; return 1; }
+need_piece() {
+  is_piece "$1" || die "unknown piece '$1': one of ${default_pieces[*]} ${optional_pieces[*]}"
+  [ -f "$here/go/$1/go.mod" ] || die "piece $1: tools/go/$1/go.mod does not exist in this checkout"
+}
 
 # Build flags, tags and packages of each piece: its recipe, part of its cache key.
 tags=osusergo,grpcnotrace
@@ -28,39 +58,8 @@ recipe() {
     kwok) echo "-X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v} -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=${KUBE_VERSION#v}|sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl" ;;
     pulumi) echo "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION -X main.version=${PULUMI_VERSION#v}|github.com/pulumi/pulumi/pkg/v3/cmd/pulumi ./cmd/pulumi-language-nodejs" ;;
     pulumi-kubernetes) echo "-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$PULUMI_KUBERNETES_VERSION|./cmd/pulumi-resource-kubernetes" ;;
+    controller-peer) echo "|./cmd/controller-peer" ;;
   esac
-}
-
-# key PIECE: hash of the wrapper module (go.mod, go.sum, our sources), the Go version, the pinned versions and
-# the piece's recipe, so any change to what goes into a piece gives it a new cache directory.
-key() {
-  local dir="$here/go/$1"
-  { echo "$go_version $tags"; recipe "$1"; cat "$here/versions.env"
-    find "$dir" -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | sort | xargs cat
-    [ "$1" != pulumi ] || cat "$here/bin/pulumi-resource-pulumi-nodejs"
-  } | sha256sum | cut -c1-16
-}
-
-piece_dir() { echo "$cache_root/$1-$(key "$1")"; }
-
-# build PIECE: go build its recipe into the piece's cache directory, atomically (tmp dir, then rename).
-build() {
-  local piece=$1 r; r=$(recipe "$1")
-  local ldflags=${r%%|*}; read -r -a pkgs <<<"${r#*|}"; set -- "${pkgs[@]}"
-  local out; out=$(piece_dir "$piece")
-  if [ -f "$out/.complete" ]; then log "$piece: cached ($out)"; return; fi
-  local tmp="$out.tmp.$$" t0; t0=$(date +%s)
-  rm -rf "$tmp"; mkdir -p "$tmp/bin"
-  log "$piece: building $* (a cold build takes minutes; Go's own caches make the next one fast)"
-  if ! (cd "$here/go/$piece" && go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$tmp/bin/" "$@") >"$tmp/build.log" 2>&1; then
-    tail -n 30 "$tmp/build.log" >&2
-    log "FAILED: $piece ($*). Full log: $tmp/build.log. Try: 'go env GOPROXY' reachable? 'go clean -cache' if the cache is corrupt; then npm run toolchain again."
-    exit 1
-  fi
-  # pulumi finds its bundled plugins next to its own (resolved) binary: the dynamic-provider launcher goes there.
-  [ "$piece" != pulumi ] || cp "$here/bin/pulumi-resource-pulumi-nodejs" "$tmp/bin/"
-  touch "$tmp/.complete"; rm -rf "$out"; mv "$tmp" "$out"
-  log "$piece: built in $(( $(date +%s) - t0 ))s -> $out/bin"
 }
 
 kube_ldflags() {
@@ -72,6 +71,95 @@ kube_ldflags() {
   echo "$f"
 }
 
+# key PIECE: hash of the wrapper module (go.mod, go.sum, our sources), the Go version, the pinned versions and
+# the piece's recipe, so any change to what goes into a piece gives it a new cache directory. It reads only this
+# checkout: no cache is consulted, so it is the same on a fresh machine.
+key() {
+  local dir="$here/go/$1"
+  { echo "$(go_version) $tags"; recipe "$1"; cat "$here/versions.env"
+    find "$dir" -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | sort | xargs cat
+    [ "$1" != pulumi ] || cat "$here/bin/pulumi-resource-pulumi-nodejs"
+  } | sha256sum | cut -c1-16
+}
+
+piece_dir() { echo "$cache_root/$1-$(key "$1")"; }
+built() { [ -f "$(piece_dir "$1")/.complete" ]; }
+
+packages() { local r; r=$(recipe "$1"); echo "${r#*|}"; }
+
+# download PIECE: fetch every module the piece's packages need (into GOMODCACHE) and print how many packages the
+# build compiles in all, its measure of progress. `go list -deps` loads exactly the build's package graph.
+download() {
+  local pkgs; read -r -a pkgs <<<"$(packages "$1")"
+  (exec 9>&-; cd "$here/go/$1" && go list -tags "$tags" -deps "${pkgs[@]}") | wc -l
+}
+
+# gen-embed [OUTDIR]: the provider's embed files, generated from its module (downloaded first if missing).
+gen_embed() {
+  local out=${1:-$here/go/pulumi-kubernetes/cmd/pulumi-resource-kubernetes}
+  (exec 9>&-; cd "$here/go/pulumi-kubernetes" && go run ./cmd/gen-embed "$PULUMI_KUBERNETES_VERSION" "$out")
+}
+
+# Who holds the cache lock: "pid N (building PIECE for Ns, checkout DIR)"; empty when nobody does.
+lock_holder() {
+  [ -f "$lock_file" ] || return 0
+  if (exec 8<"$lock_file"; flock -n 8); then return 0; fi # the lock is free: any holder file is stale
+  local pid piece since dir
+  read -r pid piece since dir <"$holder_file" 2>/dev/null || { echo "another process (starting)"; return 0; }
+  echo "pid $pid (building $piece for $(( $(date +%s) - since ))s, checkout $dir)"
+}
+
+# take_lock: one build per cache at a time; waits (and says for whom, every 30 s) while another build runs.
+take_lock() {
+  mkdir -p "$cache_root"
+  exec 9>>"$lock_file"
+  if ! flock -n 9; then
+    log "waiting for the build already running in this cache: $(lock_holder)"
+    until flock -w 30 9; do log "still waiting: $(lock_holder)"; done
+    log "lock acquired; pieces that build made are used as they are"
+  fi
+  trap 'rm -f "$holder_file"' EXIT
+}
+holding() { echo "$$ $1 $(date +%s) $(cd "$here/.." && pwd)" >"$holder_file"; }
+
+# build PIECE: go build its recipe into the piece's cache directory, atomically (tmp dir, then rename), with a
+# progress line every 30 s (elapsed time, packages compiled of the build's total).
+build() {
+  local piece=$1 r; r=$(recipe "$1")
+  local ldflags=${r%%|*} pkgs; read -r -a pkgs <<<"${r#*|}"
+  local out; out=$(piece_dir "$piece")
+  if [ -f "$out/.complete" ]; then log "$piece: cached ($out)"; return; fi
+  holding "$piece"
+  local tmp="$out.tmp.$$" t0 total; t0=$(date +%s)
+  rm -rf "$tmp"; mkdir -p "$tmp/bin"
+  log "$piece: downloading modules"
+  if ! total=$(download "$piece" 2>"$tmp/build.log"); then
+    tail -n 30 "$tmp/build.log" >&2
+    die "FAILED: $piece: module download. Full log: $tmp/build.log. Is the Go module proxy reachable ('go env GOPROXY')?"
+  fi
+  if [ "$piece" = pulumi-kubernetes ]; then log "$piece: generating the embed files"; gen_embed; fi
+  log "$piece: compiling ${pkgs[*]} ($total packages, those in Go's build cache are not compiled again; a cold build takes minutes)"
+  ( exec 9>&-; cd "$here/go/$piece" && exec go build -v -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$tmp/bin/" "${pkgs[@]}" ) \
+    >"$tmp/build.log" 2>&1 &
+  local go_pid=$! rc=0
+  ( exec 9>&-; trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep 30 & nap=$!; wait "$nap"
+      log "$piece: compiling, $(( $(date +%s) - t0 ))s, $(grep -c -v -e '^#' -e ' ' "$tmp/build.log")/$total packages compiled"
+    done ) &
+  local ticker=$!
+  wait "$go_pid" || rc=$?
+  kill "$ticker" 2>/dev/null; wait "$ticker" 2>/dev/null || true
+  if [ "$rc" != 0 ]; then
+    grep -e '^#' -e ' ' "$tmp/build.log" | tail -n 30 >&2 || true
+    die "FAILED: $piece (${pkgs[*]}). Full log: $tmp/build.log. 'go clean -cache' if Go's cache is corrupt; then npm run toolchain again."
+  fi
+  # pulumi finds its bundled plugins next to its own (resolved) binary: the dynamic-provider launcher goes there.
+  [ "$piece" != pulumi ] || cp "$here/bin/pulumi-resource-pulumi-nodejs" "$tmp/bin/"
+  touch "$tmp/.complete"; rm -rf "$out"; mv -T "$tmp" "$out"
+  log "$piece: built in $(( $(date +%s) - t0 ))s -> $out/bin"
+}
+
 # The wrapper modules must pin what versions.env says, or the cache key would lie.
 verify_versions() {
   local want
@@ -79,48 +167,76 @@ verify_versions() {
       "kwok:sigs.k8s.io/kwok $KWOK_VERSION" "pulumi:github.com/pulumi/pulumi/pkg/v3 $PULUMI_VERSION" \
       "pulumi-kubernetes:github.com/pulumi/pulumi-kubernetes/sdk/v4 v$PULUMI_KUBERNETES_VERSION"; do
     grep -q "${want#*:}" "$here/go/${want%%:*}/go.mod" ||
-      { log "tools/go/${want%%:*}/go.mod does not require ${want#*:} (tools/versions.env): update one of them"; exit 1; }
+      die "tools/go/${want%%:*}/go.mod does not require ${want#*:} (tools/versions.env): update one of them"
   done
 }
 
-build_all() {
-  verify_versions
-  build etcd
-  build kube
-  build kwok
-  build pulumi
-  if [ ! -f "$(piece_dir pulumi-kubernetes)/.complete" ]; then
-    (cd "$here/go/pulumi-kubernetes" && go run ./cmd/gen-embed "$PULUMI_KUBERNETES_VERSION" cmd/pulumi-resource-kubernetes)
-  fi
-  build pulumi-kubernetes
-}
-
-# assemble: one bin directory of symlinks, keyed by the pieces' keys, that the wrappers put on PATH.
+# assemble: one bin directory of symlinks to the default pieces, keyed by their keys, that the wrappers put on PATH.
 assemble() {
-  local pieces=(etcd kube kwok pulumi pulumi-kubernetes) sum="" p
-  for p in "${pieces[@]}"; do sum+="$(key "$p")"; done
-  local dir="$cache_root/bin-$(echo "$sum" | sha256sum | cut -c1-16)"
+  local sum="" p
+  for p in "${default_pieces[@]}"; do built "$p" || die "assemble: $p is not built"; sum+="$(key "$p")"; done
+  local dir; dir="$cache_root/bin-$(echo "$sum" | sha256sum | cut -c1-16)"
   if [ ! -d "$dir" ]; then
     mkdir -p "$dir.tmp.$$"
-    for p in "${pieces[@]}"; do ln -sf "$(piece_dir "$p")"/bin/* "$dir.tmp.$$/"; done
-    mv "$dir.tmp.$$" "$dir"
+    for p in "${default_pieces[@]}"; do ln -sf "$(piece_dir "$p")"/bin/* "$dir.tmp.$$/"; done
+    mv -T "$dir.tmp.$$" "$dir" 2>/dev/null || rm -rf "$dir.tmp.$$" # someone else assembled it meanwhile
   fi
   echo "$dir"
 }
 
-complete() {
-  local p
-  for p in etcd kube kwok pulumi pulumi-kubernetes; do [ -f "$(piece_dir "$p")/.complete" ] || return 1; done
+complete() { local p; for p in "${default_pieces[@]}"; do built "$p" || return 1; done; }
+
+not_built() {
+  local holder; holder=$(lock_holder)
+  if [ -n "$holder" ]; then
+    echo "toolchain not built yet: a build is in progress, $holder. 'npm run toolchain' waits for it." >&2
+  else
+    echo "toolchain not built: run 'npm run toolchain' (a cold build takes a while)" >&2
+  fi
+  exit 1
 }
 
-case "${1:-build}" in
+# prune: under the lock (no build of this cache is running), remove what no pinned version uses; a *.tmp.PID
+# directory whose process still runs is never touched.
+prune() {
+  take_lock
+  local keep=" " p dir pid
+  for p in "${default_pieces[@]}" "${optional_pieces[@]}"; do
+    [ ! -f "$here/go/$p/go.mod" ] || keep+="$(piece_dir "$p") "
+  done
+  ! complete || keep+="$(assemble) "
+  for dir in "$cache_root"/*; do
+    [ -e "$dir" ] || continue
+    [[ "$keep" != *" $dir "* ]] || continue
+    pid=${dir##*.tmp.}
+    if [[ "$dir" == *.tmp.* && "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
+      log "keeping $dir (in progress, pid $pid)"; continue
+    fi
+    log "removing $dir"; rm -rf "$dir"
+  done
+}
+
+cmd=${1:-build}; [ $# -eq 0 ] || shift
+case "$cmd" in
   --bin-dir) if [ -n "${MYAPP_TOOLCHAIN_BIN:-}" ]; then echo "$MYAPP_TOOLCHAIN_BIN"; exit 0; fi
-    complete || { echo "toolchain not built: run 'npm run toolchain'" >&2; exit 1; }; assemble ;;
-  build) log "cache: $cache_root (Go $go_version)"; build_all; assemble; log "toolchain ready" ;;
-  prune)
-    keep=" $(for p in etcd kube kwok pulumi pulumi-kubernetes; do printf '%s ' "$(piece_dir "$p")"; done)$(complete && assemble) "
-    for dir in "$cache_root"/*; do
-      [[ "$keep" == *" $dir "* ]] || { log "removing $dir"; rm -rf "$dir"; }
-    done ;;
-  *) echo "usage: tools/toolchain.sh [build|--bin-dir|prune]" >&2; exit 2 ;;
+    check_go; complete || not_built; assemble ;;
+  bin-dir) [ $# -eq 1 ] || die "usage: tools/toolchain.sh bin-dir PIECE"; check_go; need_piece "$1"
+    built "$1" || { echo "piece $1 not built: run 'bash tools/toolchain.sh build $1'" >&2; exit 1; }
+    echo "$(piece_dir "$1")/bin" ;;
+  build) check_go; verify_versions
+    pieces=("$@"); [ $# -gt 0 ] || pieces=("${default_pieces[@]}")
+    for p in "${pieces[@]}"; do need_piece "$p"; done
+    log "cache: $cache_root (Go $(go_version))"
+    missing=(); for p in "${pieces[@]}"; do built "$p" || missing+=("$p"); done
+    if [ ${#missing[@]} -gt 0 ]; then take_lock; for p in "${pieces[@]}"; do build "$p"; done; fi
+    if [ $# -eq 0 ]; then assemble; log "toolchain ready"
+    else for p in "${pieces[@]}"; do echo "$(piece_dir "$p")/bin"; done; fi ;;
+  prune) check_go; prune ;;
+  check) check_go; log "Go $(go_version) (needs >= $(min_go))" ;;
+  key) check_go; need_piece "${1:-}"; key "$1" ;;
+  download) check_go; need_piece "${1:-}"; download "$1" ;;
+  gen-embed) check_go; gen_embed "$@" ;;
+  assemble) check_go; complete || not_built; assemble ;;
+  pieces) echo "default: ${default_pieces[*]}"; echo "optional: ${optional_pieces[*]}" ;;
+  *) echo "usage: tools/toolchain.sh [build [PIECE...]|--bin-dir|bin-dir PIECE|prune|check|key PIECE|download PIECE|gen-embed [OUTDIR]|assemble|pieces]" >&2; exit 2 ;;
 esac

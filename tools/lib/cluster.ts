@@ -1,22 +1,56 @@
 /**
- * The local cluster: kwokctl's binary runtime (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
- * kwok as local processes on 127.0.0.1), 3 fake nodes, a default StorageClass and the local volume provisioner.
+ * Local clusters: kwokctl's binary runtime (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+ * kwok as local processes on 127.0.0.1, on ports kwokctl picks free), fake nodes, a default StorageClass and the
+ * local volume provisioner. The default cluster is `myapp` (kubeconfig .local/kubeconfig); more can run beside it
+ * under other names (`npm run cluster -- up --name other`, kubeconfig .local/kubeconfig-other), each with its own
+ * processes, ports and files, so a test can use two clusters at once.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
-import { clusterName, kubeconfigPath, localDir, repoRoot, toolEnv, toolchainBinDir } from "./paths.ts";
+import { clusterName as defaultClusterName, localDir, repoRoot, toolEnv, toolchainBinDir } from "./paths.ts";
+import { stopOperator } from "./operator-process.ts";
+import { processCommandLine, runningProcess, stopProcess, writeProcessRecord } from "./process-record.ts";
 import { progress, waitFor } from "./progress.ts";
-import { isAlive, run } from "./run.ts";
+import { run } from "./run.ts";
 import { defaultStorageClass } from "./storage-class.ts";
 
 export const nodeCount = 3;
 const kwokWorkdir = path.join(localDir, "kwok");
-const clusterDir = path.join(kwokWorkdir, "clusters", clusterName);
-const provisionerPidFile = path.join(localDir, "provisioner.pid");
+
+/** Every file and directory that belongs to one local cluster. */
+export interface LocalCluster {
+  readonly name: string;
+  /** Admin kubeconfig (system:masters). */
+  readonly kubeconfig: string;
+  /** kwokctl's directory of this cluster (pki, pids, logs, etcd data). */
+  readonly dir: string;
+  /** The kwokctl configuration the cluster was created with. */
+  readonly configFile: string;
+  readonly provisionerRecord: string;
+  readonly provisionerLog: string;
+}
+
+/** The files of cluster `name`; the default cluster keeps the historical names (.local/kubeconfig, ...). */
+export function localCluster(name: string = defaultClusterName): LocalCluster {
+  if (!/^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/.test(name)) {
+    throw new Error(`cluster name "${name}": use 1-32 lowercase letters, digits and '-', starting and ending alnum`);
+  }
+  const suffix = name === defaultClusterName ? "" : `-${name}`;
+  return {
+    name,
+    kubeconfig: path.join(localDir, `kubeconfig${suffix}`),
+    dir: path.join(kwokWorkdir, "clusters", name),
+    configFile: path.join(localDir, `kwokctl${suffix}.yaml`),
+    provisionerRecord: path.join(localDir, `provisioner${suffix}.json`),
+    provisionerLog: path.join(localDir, `provisioner${suffix}.log`),
+  };
+}
 
 export interface ClusterStatus {
+  readonly name: string;
+  readonly kubeconfig: string;
   readonly exists: boolean;
   readonly components: readonly { name: string; pid: number; running: boolean }[];
   readonly provisioner: { pid: number; running: boolean } | undefined;
@@ -26,8 +60,23 @@ export interface ClusterStatus {
   readonly serverVersion: string;
 }
 
-function kwokctlConfig(binDir: string): string {
+/**
+ * Sized for a fleet of 10,000 instances (bench/cluster-capacity.ts measures it): a /16 Service range (the
+ * default /24 runs out at ~250 Services), controller-manager and scheduler clients at 500 qps instead of 20 and 50
+ * (the defaults throttle a fleet's ReplicaSets, Pods and bindings to a crawl), more controller-manager workers,
+ * and nodes that take 4,000 pods each on their own /16 of pod IPs (see `scaleNodeParams`).
+ */
+export const serviceCidr = "10.96.0.0/16";
+export const podsPerNode = 4000;
+const clientQps = ["kube-api-qps", "500", "kube-api-burst", "1000"];
+
+export function kwokctlConfig(binDir: string): string {
   const bin = (name: string) => path.join(binDir, name);
+  const args = (component: string, ...pairs: string[]) => [
+    `- name: ${component}`,
+    "  extraArgs:",
+    ...pairs.flatMap((v, i) => (i % 2 === 0 ? [`  - key: ${v}`, `    value: "${pairs[i + 1]}"`] : [])),
+  ];
   return [
     "apiVersion: config.kwok.x-k8s.io/v1alpha1",
     "kind: KwokctlConfiguration",
@@ -41,38 +90,70 @@ function kwokctlConfig(binDir: string): string {
     `  kubeSchedulerBinary: ${bin("kube-scheduler")}`,
     `  kubectlBinary: ${bin("kubectl")}`,
     `  kwokControllerBinary: ${bin("kwok")}`,
+    "componentsPatches:",
+    ...args("kube-apiserver", "service-cluster-ip-range", serviceCidr),
+    ...args(
+      "kube-controller-manager",
+      "service-cluster-ip-range",
+      serviceCidr,
+      ...clientQps,
+      "concurrent-deployment-syncs",
+      "10",
+      "concurrent-replicaset-syncs",
+      "10",
+      "concurrent-statefulset-syncs",
+      "10",
+      "concurrent-service-endpoint-syncs",
+      "10",
+    ),
+    ...args("kube-scheduler", ...clientQps),
     "",
   ].join("\n");
 }
 
-function pidOf(file: string): number | undefined {
+/** `kwokctl scale node` parameters: pod capacity, and a /16 of pod IPs per node (kwok hands them out). */
+export const scaleNodeParams = [
+  "--param",
+  `.allocatable.pods=${podsPerNode}`,
+  "--param",
+  '.podCIDRs=["10.0.0.0/16","fd00::/64"]',
+];
+
+function plainPid(file: string): number {
   try {
     const pid = Number(readFileSync(file, "utf8").trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    return Number.isInteger(pid) && pid > 0 ? pid : 0;
   } catch {
-    return undefined;
+    return 0;
   }
 }
 
-export async function clusterStatus(): Promise<ClusterStatus> {
-  const exists = existsSync(path.join(clusterDir, "kwok.yaml"));
-  const pidsDir = path.join(clusterDir, "pids");
-  const components = existsSync(pidsDir)
-    ? readdirSync(pidsDir)
-        .filter((f) => f.endsWith(".pid"))
-        .map((f) => {
-          const pid = pidOf(path.join(pidsDir, f)) ?? 0;
-          return { name: f.replace(/\.pid$/, ""), pid, running: pid > 0 && isAlive(pid) };
-        })
-    : [];
-  const provisionerPid = pidOf(provisionerPidFile);
-  const provisioner = provisionerPid ? { pid: provisionerPid, running: isAlive(provisionerPid) } : undefined;
+/**
+ * kwokctl's pid files hold a bare pid; a component counts as running only if that pid's command line names this
+ * cluster's directory (every component is started with a path in it), so a reused pid is never taken for it.
+ */
+function components(cluster: LocalCluster): { name: string; pid: number; running: boolean }[] {
+  const pidsDir = path.join(cluster.dir, "pids");
+  if (!existsSync(pidsDir)) return [];
+  return readdirSync(pidsDir)
+    .filter((f) => f.endsWith(".pid"))
+    .map((f) => {
+      const pid = plainPid(path.join(pidsDir, f));
+      return { name: f.replace(/\.pid$/, ""), pid, running: pid > 0 && processCommandLine(pid).includes(cluster.dir) };
+    });
+}
+
+export async function clusterStatus(name: string = defaultClusterName): Promise<ClusterStatus> {
+  const cluster = localCluster(name);
+  const exists = existsSync(path.join(cluster.dir, "kwok.yaml"));
+  const provisionerProcess = runningProcess(cluster.provisionerRecord);
+  const provisioner = provisionerProcess ? { pid: provisionerProcess.pid, running: true } : undefined;
   let readyz = "unreachable";
   let readyNodes = 0;
   let serverVersion = "";
-  if (exists && existsSync(kubeconfigPath)) {
+  if (exists && existsSync(cluster.kubeconfig)) {
     try {
-      const client = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
+      const client = new KubeClient(loadKubeConfig({ path: cluster.kubeconfig }));
       readyz = (await client.raw("/readyz")).trim();
       serverVersion = (JSON.parse(await client.raw("/version")) as { gitVersion: string }).gitVersion;
       const nodes = await client.list<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(
@@ -86,16 +167,27 @@ export async function clusterStatus(): Promise<ClusterStatus> {
       readyz = `unreachable: ${error instanceof Error ? error.message : String(error)}`;
     }
   }
-  const healthy = readyz === "ok" && readyNodes >= nodeCount && (provisioner?.running ?? false);
-  return { exists, components, provisioner, readyz, healthy, readyNodes, serverVersion };
+  const healthy = readyz === "ok" && readyNodes >= nodeCount && provisioner !== undefined;
+  return {
+    name,
+    kubeconfig: cluster.kubeconfig,
+    exists,
+    components: components(cluster),
+    provisioner,
+    readyz,
+    healthy,
+    readyNodes,
+    serverVersion,
+  };
 }
 
-/** Starts the cluster, or finishes starting it; fast when it is already up. */
-export async function clusterUp(): Promise<ClusterStatus> {
-  const step = progress("cluster");
+/** Starts cluster `name`, or finishes starting it; fast when it is already up. */
+export async function clusterUp(name: string = defaultClusterName): Promise<ClusterStatus> {
+  const cluster = localCluster(name);
+  const step = progress(name === defaultClusterName ? "cluster" : `cluster ${name}`);
   const binDir = toolchainBinDir();
   const env = toolEnv(binDir);
-  const before = await clusterStatus();
+  const before = await clusterStatus(name);
   if (before.healthy) {
     step(`already up: ${before.serverVersion}, ${before.readyNodes} nodes Ready`);
     return before;
@@ -103,8 +195,10 @@ export async function clusterUp(): Promise<ClusterStatus> {
   mkdirSync(kwokWorkdir, { recursive: true });
   const kwokctl = path.join(binDir, "kwokctl");
   if (!before.exists) {
-    const configFile = path.join(localDir, "kwokctl.yaml");
-    writeFileSync(configFile, kwokctlConfig(binDir));
+    // Files left from an earlier cluster of this name would point at dead ports and unknown tokens: they go first.
+    rmSync(cluster.kubeconfig, { force: true });
+    if (name === defaultClusterName) await stopOperator();
+    writeFileSync(cluster.configFile, kwokctlConfig(binDir));
     step("creating cluster (etcd, kube-apiserver, controller-manager, scheduler, kwok)");
     await run(
       kwokctl,
@@ -112,72 +206,92 @@ export async function clusterUp(): Promise<ClusterStatus> {
         "create",
         "cluster",
         "--name",
-        clusterName,
+        name,
         "--config",
-        configFile,
+        cluster.configFile,
         "--kubeconfig",
-        kubeconfigPath,
+        cluster.kubeconfig,
         "--wait",
         "3m",
       ],
       { env },
     );
-  } else if (before.components.some((c) => !c.running) || before.components.length === 0) {
-    step("starting stopped cluster");
-    await run(kwokctl, ["start", "cluster", "--name", clusterName, "--wait", "3m"], { env });
+  } else {
+    const created = existsSync(cluster.configFile) ? readFileSync(cluster.configFile, "utf8") : "";
+    if (created !== kwokctlConfig(binDir)) {
+      step(
+        "note: this cluster was made with an older configuration or toolchain (it may hold fewer Services and " +
+          `pods); 'npm run cluster -- down' then 'up'${name === defaultClusterName ? "" : ` --name ${name}`} remakes it`,
+      );
+    }
   }
-  const client = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
+  if (before.exists && (before.components.some((c) => !c.running) || before.components.length === 0)) {
+    step("starting stopped cluster");
+    await run(kwokctl, ["start", "cluster", "--name", name, "--wait", "3m"], { env });
+  }
+  const client = new KubeClient(loadKubeConfig({ path: cluster.kubeconfig }));
   await waitFor("apiserver /readyz", async () => ((await client.raw("/readyz")).trim() === "ok" ? true : undefined));
 
   const nodes = await client.list("v1", "Node");
   if (nodes.items.length < nodeCount) {
     step(`adding fake nodes (${nodes.items.length} -> ${nodeCount})`);
-    await run(kwokctl, ["scale", "node", "--replicas", String(nodeCount), "--name", clusterName], { env });
+    await run(kwokctl, ["scale", "node", "--replicas", String(nodeCount), "--name", name, ...scaleNodeParams], {
+      env,
+    });
   }
   await waitFor(`${nodeCount} Ready nodes`, async () =>
-    (await clusterStatus()).readyNodes >= nodeCount ? true : undefined,
+    (await clusterStatus(name)).readyNodes >= nodeCount ? true : undefined,
   );
   await waitFor("the default ServiceAccount (controller-manager up)", () =>
     client.find("v1", "ServiceAccount", "default", "default").then((sa) => (sa ? true : undefined)),
   );
   await client.apply(defaultStorageClass as KubeObject, { fieldManager: "myapp-cluster-tools" });
-  startProvisioner(env);
+  startProvisioner(cluster, env);
 
   const after = await waitFor("cluster healthy", async () => {
-    const status = await clusterStatus();
+    const status = await clusterStatus(name);
     return status.healthy ? status : undefined;
   });
   step(
-    `up: ${after.serverVersion}, ${after.readyNodes} nodes Ready, kubeconfig ${path.relative(repoRoot, kubeconfigPath)}`,
+    `up: ${after.serverVersion}, ${after.readyNodes} nodes Ready, kubeconfig ${path.relative(repoRoot, cluster.kubeconfig)}`,
   );
   return after;
 }
 
-function startProvisioner(env: NodeJS.ProcessEnv): void {
-  const pid = pidOf(provisionerPidFile);
-  if (pid && isAlive(pid)) return;
-  const logFile = openSync(path.join(localDir, "provisioner.log"), "a");
+/** Checkouts older than the process records kept a bare pid in .local/provisioner.pid. */
+function stopLegacyProvisioner(): void {
+  const file = path.join(localDir, "provisioner.pid");
+  const pid = plainPid(file);
+  if (pid && processCommandLine(pid).includes(path.join(repoRoot, "tools/provisioner.ts")))
+    process.kill(pid, "SIGTERM");
+  rmSync(file, { force: true });
+}
+
+function startProvisioner(cluster: LocalCluster, env: NodeJS.ProcessEnv): void {
+  if (cluster.name === defaultClusterName) stopLegacyProvisioner();
+  if (runningProcess(cluster.provisionerRecord)) return;
+  const logFile = openSync(cluster.provisionerLog, "a");
   const child = spawn(process.execPath, [path.join(repoRoot, "tools/provisioner.ts")], {
-    env: { ...env, KUBECONFIG: kubeconfigPath },
+    env: { ...env, KUBECONFIG: cluster.kubeconfig },
     detached: true,
     stdio: ["ignore", logFile, logFile],
   });
   child.unref();
-  writeFileSync(provisionerPidFile, String(child.pid));
+  writeProcessRecord(cluster.provisionerRecord, child.pid!, { cluster: cluster.name });
 }
 
-/** Stops every process `up` started and deletes the cluster's data. */
-export async function clusterDown(): Promise<void> {
-  const step = progress("cluster");
-  const pid = pidOf(provisionerPidFile);
-  if (pid && isAlive(pid)) {
-    process.kill(pid, "SIGTERM");
-    await waitFor("provisioner to stop", async () => (isAlive(pid) ? undefined : true), { timeoutMs: 10_000 }).catch(
-      () => process.kill(pid, "SIGKILL"),
-    );
+/** Stops every process `up` started for cluster `name` and deletes the cluster's data and files. */
+export async function clusterDown(name: string = defaultClusterName): Promise<void> {
+  const cluster = localCluster(name);
+  const step = progress(name === defaultClusterName ? "cluster" : `cluster ${name}`);
+  const provisioner = runningProcess(cluster.provisionerRecord);
+  if (provisioner) await stopProcess(provisioner);
+  if (name === defaultClusterName) {
+    stopLegacyProvisioner();
+    await stopOperator(); // the local operator, its token and kubeconfig belong to this cluster: they go with it
   }
-  rmSync(provisionerPidFile, { force: true });
-  if (existsSync(clusterDir)) {
+  rmSync(cluster.provisionerRecord, { force: true });
+  if (existsSync(cluster.dir)) {
     step("deleting cluster (stops etcd, apiserver, controller-manager, scheduler, kwok)");
     let binDir: string | undefined;
     try {
@@ -188,18 +302,19 @@ export async function clusterDown(): Promise<void> {
     if (binDir) {
       await run(
         path.join(binDir, "kwokctl"),
-        ["delete", "cluster", "--name", clusterName, "--kubeconfig", kubeconfigPath],
+        ["delete", "cluster", "--name", name, "--kubeconfig", cluster.kubeconfig],
         {
           env: toolEnv(binDir),
         },
       ).catch((error: unknown) => step(`kwokctl delete failed (${String(error)}); stopping by pid`));
     }
-    // Whatever kwokctl could not stop (or a missing toolchain) is stopped here, by pid.
-    for (const component of (await clusterStatus()).components) {
+    // Whatever kwokctl could not stop (or a missing toolchain) is stopped here: only processes of this cluster.
+    for (const component of components(cluster)) {
       if (component.running) process.kill(component.pid, "SIGKILL");
     }
-    rmSync(clusterDir, { recursive: true, force: true });
+    rmSync(cluster.dir, { recursive: true, force: true });
   }
-  rmSync(kubeconfigPath, { force: true });
+  rmSync(cluster.kubeconfig, { force: true });
+  rmSync(cluster.configFile, { force: true });
   step("down");
 }

@@ -1,19 +1,40 @@
 /**
- * The operator as a local background process (pods do not execute on kwok), running with its ServiceAccount's
- * credentials: a TokenRequest token in .local/operator.kubeconfig, so every local run proves the RBAC.
+ * The local operator (pods do not execute on kwok): a background process of the default cluster, running with its
+ * ServiceAccount's credentials, so every local run proves the RBAC. Its files in .local/:
+ *
+ *   operator.json        process record (pid + start time), its ports, and the identity of the cluster it serves
+ *   operator.kubeconfig  the cluster's server and CA; the user is `tokenFile: operator.token`
+ *   operator.token       a TokenRequest token, renewed by the launcher part of tools/operator.ts before it expires
+ *
+ * All three are written for one cluster (its identity is recorded) and removed when the operator stops or the
+ * cluster goes; a record of another cluster, or of a process that is gone, is never trusted.
  */
 import { spawn } from "node:child_process";
-import { openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import path from "node:path";
-import { serviceAccountKubeconfig } from "../../components/index.ts";
+import { parse, stringify } from "yaml";
+import { defaultNamespace, resolveSettings, serviceAccountKubeconfig } from "../../components/index.ts";
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
+import { clusterIdentity, sameCluster, type ClusterIdentity } from "./cluster-identity.ts";
 import { kubeconfigPath, localDir, repoRoot } from "./paths.ts";
+import {
+  isRunning,
+  processCommandLine,
+  processCwd,
+  runningProcess,
+  stopProcess,
+  writeProcessRecord,
+  type ProcessRecord,
+} from "./process-record.ts";
 import { progress, waitFor } from "./progress.ts";
-import { isAlive } from "./run.ts";
 
-const pidFile = path.join(localDir, "operator.pid");
+const recordFile = path.join(localDir, "operator.json");
 export const operatorLog = path.join(localDir, "operator.log");
 export const operatorKubeconfig = path.join(localDir, "operator.kubeconfig");
+export const operatorTokenFile = path.join(localDir, "operator.token");
+/** Token lifetime: short, because the launcher renews it (every third of it). */
+export const tokenSeconds = 3 * 3600;
 
 export interface OperatorIdentity {
   readonly namespace: string;
@@ -22,63 +43,169 @@ export interface OperatorIdentity {
   readonly watchNamespaces: readonly string[];
 }
 
+export interface OperatorRecord extends ProcessRecord {
+  readonly metricsPort: number;
+  readonly probePort: number;
+  readonly cluster: ClusterIdentity;
+}
+
+/** The dev stack's operator (stacks/: MyAppOperator "myapp-operator"), watching the app namespace `default`. */
+export function devStackOperator(): OperatorIdentity {
+  const settings = resolveSettings("myapp-operator", {});
+  return {
+    namespace: defaultNamespace,
+    serviceAccount: settings.ok ? settings.settings.name : "myapp-operator",
+    watchNamespaces: ["default"],
+  };
+}
+
+export function operatorRecord(): OperatorRecord | undefined {
+  return runningProcess<OperatorRecord>(recordFile);
+}
+
 export function operatorPid(): number | undefined {
+  return operatorRecord()?.pid;
+}
+
+/** A port free right now on 127.0.0.1 (the kernel picks it), so two checkouts' operators never collide. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function writeAtomically(file: string, content: string): void {
+  const tmp = `${file}.tmp.${process.pid}`;
+  writeFileSync(tmp, content, { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+/**
+ * Mints a token for the ServiceAccount with the admin kubeconfig and writes operator.token and operator.kubeconfig
+ * (pointing at the token file) for the running default cluster. Fails while the ServiceAccount does not exist.
+ */
+export async function writeOperatorCredentials(identity: OperatorIdentity): Promise<void> {
+  const admin = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
+  const withToken = parse(
+    await serviceAccountKubeconfig(admin, identity.namespace, identity.serviceAccount, {
+      expirationSeconds: tokenSeconds,
+    }),
+  ) as { users: { user: { token?: string; tokenFile?: string; "token-file"?: string } }[] };
+  const user = withToken.users[0]!.user;
+  writeAtomically(operatorTokenFile, user.token!);
+  // kubectl and client-go read `tokenFile`; @kubernetes/client-node's loader reads `token-file`: both name it.
+  delete user.token;
+  user.tokenFile = operatorTokenFile;
+  user["token-file"] = operatorTokenFile;
+  writeAtomically(operatorKubeconfig, stringify(withToken));
+}
+
+/** Renews operator.token every third of its lifetime while the process lives; returns a stop function. */
+export function renewOperatorToken(identity: OperatorIdentity, onError: (error: unknown) => void): () => void {
+  const timer = setInterval(() => void writeOperatorCredentials(identity).catch(onError), (tokenSeconds * 1000) / 3);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+function logTail(lines = 20): string {
   try {
-    const pid = Number(readFileSync(pidFile, "utf8"));
-    return pid > 0 && isAlive(pid) ? pid : undefined;
+    return readFileSync(operatorLog, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
   } catch {
-    return undefined;
+    return "(no log)";
   }
 }
 
 /**
  * Waits until the ServiceAccount exists and its token may list MyAppInstances (CRD served, RBAC bound), then
- * starts the operator with that token. Does nothing if it already runs.
+ * starts the operator on free ports and returns once it answers /healthz. An operator already running for this
+ * cluster is kept; one left from another cluster is stopped first.
  */
-export async function startOperatorWhenReady(identity: OperatorIdentity, timeoutMs = 600_000): Promise<number> {
-  const running = operatorPid();
-  if (running) return running;
+export async function startOperatorWhenReady(identity: OperatorIdentity, timeoutMs = 600_000): Promise<OperatorRecord> {
   const step = progress("operator");
-  const admin = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
+  const cluster = await clusterIdentity(kubeconfigPath);
+  const running = operatorRecord();
+  if (running && sameCluster(running.cluster, cluster)) return running;
+  if (running) {
+    step(`stopping the operator left from an earlier cluster (pid ${running.pid})`);
+    await stopOperator();
+  }
   step(`waiting for ServiceAccount ${identity.namespace}/${identity.serviceAccount} and its RBAC`);
-  const kubeconfig = await waitFor(
+  await waitFor(
     "the operator ServiceAccount's token to be allowed to list myappinstances",
     async () => {
-      const config = await serviceAccountKubeconfig(admin, identity.namespace, identity.serviceAccount);
-      const asOperator = new KubeClient(loadKubeConfig({ kubeconfig: config }));
+      await writeOperatorCredentials(identity);
+      const asOperator = new KubeClient(loadKubeConfig({ path: operatorKubeconfig }));
       await asOperator.list("example.com/v1", "MyAppInstance", { limit: 1 });
-      return config;
+      return true;
     },
     { timeoutMs, intervalMs: 1000 },
   );
-  writeFileSync(operatorKubeconfig, kubeconfig, { mode: 0o600 });
+  const [metricsPort, probePort] = [await freePort(), await freePort()];
   const log = openSync(operatorLog, "a");
   const args = [
     "tools/operator.ts",
-    "--metrics-bind-address=127.0.0.1:18080",
-    "--health-probe-bind-address=127.0.0.1:18081",
+    `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+    `--health-probe-bind-address=127.0.0.1:${probePort}`,
   ];
   if (identity.watchNamespaces.length > 0) args.push(`--namespaces=${identity.watchNamespaces.join(",")}`);
   const child = spawn(process.execPath, args, {
     cwd: repoRoot,
-    env: { ...process.env, KUBECONFIG: operatorKubeconfig },
+    env: {
+      ...process.env,
+      KUBECONFIG: operatorKubeconfig,
+      MYAPP_LOCAL_OPERATOR_RENEW: `${identity.namespace}/${identity.serviceAccount}`,
+    },
     detached: true,
     stdio: ["ignore", log, log],
   });
   child.unref();
-  writeFileSync(pidFile, String(child.pid));
-  step(`started (pid ${child.pid}) with the ServiceAccount's token; logs: ${path.relative(repoRoot, operatorLog)}`);
-  return child.pid!;
+  const record = writeProcessRecord(recordFile, child.pid!, { metricsPort, probePort, cluster }) as OperatorRecord;
+  await waitFor(
+    `the operator (pid ${child.pid}) to answer /healthz on 127.0.0.1:${probePort}`,
+    async () => {
+      if (!isRunning(record)) throw new Error(`it exited; its log ends:\n${logTail()}`);
+      return (await fetch(`http://127.0.0.1:${probePort}/healthz`)).ok ? true : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  ).catch(async (error: unknown) => {
+    await stopOperator();
+    throw error;
+  });
+  step(
+    `started (pid ${child.pid}, metrics 127.0.0.1:${metricsPort}) with the ServiceAccount's token; logs: ${path.relative(repoRoot, operatorLog)}`,
+  );
+  return { ...record, metricsPort, probePort, cluster };
 }
 
-/** SIGTERM (the operator drains and exits), SIGKILL if it is still there after 30 s. */
+/**
+ * Calls `onExit` (once) if the local operator stops running, so nobody waits on instances it will never
+ * reconcile. Returns a function that stops watching.
+ */
+export function watchOperator(record: ProcessRecord, onExit: (logTail: string) => void): () => void {
+  const timer = setInterval(() => {
+    if (isRunning(record)) return;
+    clearInterval(timer);
+    onExit(logTail());
+  }, 2000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** SIGTERM (the operator drains and exits), SIGKILL after 30 s; then its files go with it. */
 export async function stopOperator(): Promise<void> {
-  const pid = operatorPid();
-  if (pid) {
+  const record = operatorRecord();
+  if (record) await stopProcess(record, 30_000);
+  // A bare pid file from before process records: trusted only if that pid is this checkout's operator.
+  const legacy = path.join(localDir, "operator.pid");
+  const pid = Number(existsSync(legacy) ? readFileSync(legacy, "utf8") : 0);
+  if (pid > 0 && processCommandLine(pid).includes("tools/operator.ts") && processCwd(pid) === repoRoot) {
     process.kill(pid, "SIGTERM");
-    await waitFor("the operator to exit", async () => (isAlive(pid) ? undefined : true), { timeoutMs: 30_000 }).catch(
-      () => process.kill(pid, "SIGKILL"),
-    );
   }
-  rmSync(pidFile, { force: true });
+  for (const file of [recordFile, legacy, operatorKubeconfig, operatorTokenFile]) rmSync(file, { force: true });
 }

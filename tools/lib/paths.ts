@@ -9,15 +9,21 @@ export const localDir = path.join(repoRoot, ".local");
 export const kubeconfigPath = path.join(localDir, "kubeconfig");
 export const clusterName = "myapp";
 
-/** The toolchain's bin directory, or an error that says how to build it. */
+/**
+ * The toolchain's bin directory, or an error that says how to get it: tools/toolchain.sh's own words, which say
+ * whether a build is in progress (its pid, the piece it builds) or none is, and whether Go is missing.
+ */
 export function toolchainBinDir(): string {
   try {
     return execFileSync("bash", [path.join(repoRoot, "tools/toolchain.sh"), "--bin-dir"], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
     }).trim();
-  } catch {
-    throw new Error("The toolchain is not built yet: run 'npm run toolchain' (a cold build takes a while).");
+  } catch (error) {
+    const said = String((error as { stderr?: unknown }).stderr ?? "")
+      .replace(/^\[toolchain +\d+s\] /gm, "")
+      .trim();
+    throw new Error(said || "The toolchain is not built yet: run 'npm run toolchain' (a cold build takes a while).");
   }
 }
 

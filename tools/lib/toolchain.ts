@@ -4,14 +4,27 @@ import path from "node:path";
 import { repoRoot, toolchainBinDir } from "./paths.ts";
 import { ensurePulumiHome } from "./pulumi.ts";
 
-/** Runs tools/toolchain.sh (its progress goes to stderr), then returns the bin directory and the tools' env. */
-export async function prepareToolchain(): Promise<{ binDir: string; env: NodeJS.ProcessEnv }> {
-  await new Promise<void>((resolve, reject) => {
-    const build = spawn("bash", [path.join(repoRoot, "tools/toolchain.sh")], {
+function toolchainScript(args: readonly string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", [path.join(repoRoot, "tools/toolchain.sh"), ...args], {
       stdio: ["ignore", "ignore", "inherit"],
     });
-    build.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`toolchain build failed (exit ${code})`))));
+    child.on("error", reject);
+    child.on("close", (code) => resolve(code ?? 1));
   });
+}
+
+/**
+ * Checks Go first (a missing or old Go is said up front, with what to install), then runs tools/toolchain.sh
+ * (its progress goes to stderr; it waits for a build another checkout is running in the same cache) and returns
+ * the bin directory and the tools' env. MYAPP_TOOLCHAIN_BIN skips both: the binaries are the user's own.
+ */
+export async function prepareToolchain(): Promise<{ binDir: string; env: NodeJS.ProcessEnv }> {
+  if (!process.env.MYAPP_TOOLCHAIN_BIN) {
+    if ((await toolchainScript(["check"])) !== 0) throw new Error("Go is needed to build the toolchain (see above)");
+    const code = await toolchainScript(["build"]);
+    if (code !== 0) throw new Error(`toolchain build failed (exit ${code}); the lines above say which piece and why`);
+  }
   const binDir = toolchainBinDir();
   return { binDir, env: await ensurePulumiHome(binDir) };
 }

@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import {
+  isRunning,
+  processStartTime,
+  runningProcess,
+  stopProcess,
+  writeProcessRecord,
+} from "../../../tools/lib/process-record.ts";
+
+test("a record names a process by pid, start time and boot; a pid alone is not trusted", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "record-"));
+  const file = path.join(dir, "p.json");
+  const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  const record = writeProcessRecord(file, child.pid!, { role: "test" });
+  assert.equal(record.startTime, processStartTime(child.pid!));
+  assert.equal(runningProcess(file)?.pid, child.pid);
+
+  // The same pid with another start time is some other process: the file is stale and goes.
+  writeFileSync(file, JSON.stringify({ ...record, startTime: "1" }));
+  assert.equal(runningProcess(file), undefined);
+  assert.equal(existsSync(file), false);
+
+  // A bare pid (the old format) is not trusted either.
+  writeFileSync(file, String(child.pid));
+  assert.equal(runningProcess(file), undefined);
+
+  await stopProcess(record);
+  await exited;
+  assert.equal(isRunning(record), false);
+});
