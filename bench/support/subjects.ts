@@ -162,8 +162,14 @@ export function peerBinary(): string {
   const toolchain = path.join(repoRoot, "tools/toolchain.sh");
   // Only a toolchain.sh that knows the piece: an older one would take `build` as "build everything".
   if (readFileSync(toolchain, "utf8").includes("controller-peer")) {
-    execFileSync("bash", [toolchain, "build", "controller-peer"], { stdio: ["ignore", "ignore", "inherit"] });
-    const binDir = execFileSync("bash", [toolchain, "--bin-dir"], { encoding: "utf8" }).trim();
+    // `build PIECE` builds it unless cached and prints its bin directory.
+    const binDir = execFileSync("bash", [toolchain, "build", "controller-peer"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    })
+      .trim()
+      .split("\n")
+      .at(-1)!;
     const candidate = path.join(binDir, "controller-peer");
     if (existsSync(candidate)) return (builtPeer = candidate);
   }
