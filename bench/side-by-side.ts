@@ -22,7 +22,7 @@ import {
   isWrite,
   readsOf,
   since,
-  startCountingProxy,
+  startCountingProxyThread,
   watchesOf,
   writesOf,
   type Counts,
@@ -158,7 +158,7 @@ async function runSubject(
     if (subject === "floor") {
       fleet = floorFleet(client, namespace, fleetSpec(scenario, images[0]));
     } else {
-      proxy = await startCountingProxy(kubeconfig, subject);
+      proxy = await startCountingProxyThread(kubeconfig, subject);
       operator = await startSubject(subject, {
         kubeconfig: proxy.kubeconfig,
         namespace,

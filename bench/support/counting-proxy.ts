@@ -20,6 +20,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Worker } from "node:worker_threads";
 import { parse } from "yaml";
 
 /** What the apiserver is and how to reach it as admin, read from a kubeconfig's current context. */
@@ -281,6 +282,44 @@ export async function startCountingProxy(kubeconfigPath: string, label: string):
       });
       agent.destroy();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The same proxy on a worker thread (support/counting-proxy-worker.ts): counts and request events come back as
+ * messages; request times are translated to this thread's performance.now().
+ */
+export async function startCountingProxyThread(kubeconfigPath: string, label: string): Promise<CountingProxy> {
+  const worker = new Worker(new URL("./counting-proxy-worker.ts", import.meta.url), {
+    workerData: { kubeconfigPath, label },
+  });
+  const counts: Record<string, number> = {};
+  const listeners = new Set<(info: RequestInfo, at: number) => void>();
+  const kubeconfig = await new Promise<string>((resolve, reject) => {
+    worker.once("error", reject);
+    worker.on("message", (message: { kubeconfig?: string; request?: RequestInfo; epochMs?: number }) => {
+      if (message.kubeconfig) resolve(message.kubeconfig);
+      if (!message.request) return;
+      const key = `${message.request.verb} ${message.request.resource}`;
+      counts[key] = (counts[key] ?? 0) + 1;
+      const at = (message.epochMs ?? 0) - performance.timeOrigin;
+      for (const listener of listeners) listener(message.request, at);
+    });
+  });
+  return {
+    kubeconfig,
+    counts: () => ({ ...counts }),
+    onRequest(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async close() {
+      const exited = new Promise((resolve) => worker.once("exit", resolve));
+      worker.postMessage({ close: true });
+      const timer = setTimeout(() => void worker.terminate(), 5_000);
+      await exited;
+      clearTimeout(timer);
     },
   };
 }
