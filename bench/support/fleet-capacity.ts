@@ -5,6 +5,7 @@
  * fleet (issue 10's fleet settings) is left as it is. What it cannot change at run time: the controller-manager's
  * and scheduler's client QPS (flags); the floor figure shows what they cost.
  */
+import { parseQuantity } from "../../api/quantity.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import { waitUntil } from "./wait.ts";
 
@@ -71,7 +72,9 @@ export async function ensureFleetCapacity(
   }
 
   const nodes = (await client.list<Node>("v1", "Node")).items;
-  const slots = nodes.reduce((sum, n) => sum + Number(n.status?.allocatable?.pods ?? 0), 0);
+  // Pod counts are quantities ("110", "4k").
+  const podsOf = (n: Node) => Number((parseQuantity(n.status?.allocatable?.pods ?? "0")?.nanos ?? 0n) / 1_000_000_000n);
+  const slots = nodes.reduce((sum, n) => sum + podsOf(n), 0);
   const pods = (await client.list("v1", "Pod", { limit: 1 })) as { metadata?: { remainingItemCount?: number } };
   const usedPods = 1 + (pods.metadata?.remainingItemCount ?? 0);
   const template = nodes.find((n) => n.metadata.annotations?.["kwok.x-k8s.io/node"] === "fake");

@@ -42,7 +42,7 @@ export function renderSideBySide(name: string, result: BenchmarkResult, run: Run
   const load = loads.length ? `${Math.min(...loads)}–${Math.max(...loads)}` : "?";
   const lines = [
     `### ${run.date.slice(0, 16).replace("T", " ")} UTC · ${name}: N=${p.instances}, storage ${p.storage}, ` +
-      `${p.rounds} round(s), concurrency ${p.concurrency}`,
+      `${p.rounds} round(s), concurrency ${p.concurrency}, idle/restart windows ${p.windowSeconds} s`,
     "",
     `commit ${run.commit}; ${run.machine.cores} cores, ${run.machine.memoryGiB} GiB, node ${run.machine.node}, ` +
       `kube ${run.machine.kubernetes}; load ${load}`,
