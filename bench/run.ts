@@ -38,6 +38,7 @@ function sideBySideBenchmarks(flags: {
   rounds?: string;
   changes?: string;
   window?: string;
+  "no-rollout"?: boolean;
 }): Benchmark[] {
   const positive = (flag: string, value: string | undefined, fallback: number) => {
     if (value === undefined) return fallback;
@@ -54,6 +55,7 @@ function sideBySideBenchmarks(flags: {
     windowSeconds: positive("window", flags.window, 60),
     newInstances: 5,
     concurrency: integerSetting("BENCH_CONCURRENCY", 2),
+    rollout: !flags["no-rollout"],
   });
   const custom = base(positive("n", flags.n, 100), flags.storage);
   return [
@@ -80,6 +82,7 @@ async function main(): Promise<number> {
       rounds: { type: "string" },
       changes: { type: "string" },
       window: { type: "string" },
+      "no-rollout": { type: "boolean" },
     },
   });
   const benchmarks: readonly Benchmark[] = [
@@ -90,7 +93,9 @@ async function main(): Promise<number> {
   ];
   if (values.help) {
     console.log(`Usage: npm run bench -- [--no-record] [${benchmarks.map((b) => b.name).join("|")} ...]`);
-    console.log("       side-by-side options: --n N --storage QUANTITY --rounds R --changes C --window SECONDS");
+    console.log(
+      "       side-by-side options: --n N --storage QUANTITY --rounds R --changes C --window SECONDS --no-rollout",
+    );
     for (const b of benchmarks)
       console.log(`  ${b.name.padEnd(26)} ${b.description}${b.explicitOnly ? " (only when named)" : ""}`);
     return 0;

@@ -49,6 +49,8 @@ export interface Scenario {
   readonly newInstances: number;
   /** --concurrency of the TS operator and --max-concurrent-reconciles of the peer. */
   readonly concurrency: number;
+  /** The rollout of all N; off to save its time (minutes at N = 1000 on a busy machine). */
+  readonly rollout: boolean;
 }
 
 const images = ["nginx:1.27", "nginx:1.27.1", "nginx:1.27.2"] as const;
@@ -290,6 +292,21 @@ async function runSubject(
     log(`single changes → Ready: ${changeMs.map((ms) => Math.round(ms)).join(", ")} ms`);
 
     // 5. rollout of all N
+    if (!scenario.rollout) {
+      watchStop.abort();
+      await watching;
+      return {
+        subject,
+        round: roundNumber,
+        loadBefore,
+        allReadyS,
+        changeP50Ms: round(quantile(changeMs, 0.5), 0),
+        changeP99Ms: round(quantile(changeMs, 0.99), 0),
+        rolloutS: NaN,
+        ...converged,
+        ...(operator ? figuresOf(processes) : {}),
+      };
+    }
     const rolloutFrom = performance.now();
     let patched = 0;
     const patching = forEachLimit(
@@ -315,8 +332,6 @@ async function runSubject(
     watchStop.abort();
     await watching;
 
-    const totalCpuS = processes.reduce((sum, p) => sum + p.cpuSeconds(), 0);
-    const peakRss = Math.max(...processes.map((p) => p.memory().peakRss));
     return {
       subject,
       round: roundNumber,
@@ -326,7 +341,7 @@ async function runSubject(
       changeP99Ms: round(quantile(changeMs, 0.99), 0),
       rolloutS,
       ...converged,
-      ...(operator ? { totalCpuS: round(totalCpuS, 1), peakRssMiB: round(peakRss / mib, 0) } : {}),
+      ...(operator ? figuresOf(processes) : {}),
     };
   } catch (error) {
     if (operator) log(`operator's last lines:\n${operator.tail()}`);
@@ -342,6 +357,13 @@ async function runSubject(
       log(`cleanup of ${namespace} failed: ${String(error)}`),
     );
   }
+}
+
+/** CPU seconds of all the subject's processes, and the highest peak RSS among them. */
+function figuresOf(processes: readonly Subject[]) {
+  const totalCpuS = processes.reduce((sum, p) => sum + p.cpuSeconds(), 0);
+  const peakRss = Math.max(...processes.map((p) => p.memory().peakRss));
+  return { totalCpuS: round(totalCpuS, 1), peakRssMiB: round(peakRss / mib, 0) };
 }
 
 /** Waits until `proxy` has seen no write for 5 s (at most 2 min). */
