@@ -1,13 +1,15 @@
 /**
  * Runs the benchmarks against the local cluster, prints a summary table, and records the run: every figure in
- * bench/results/latest.json, one headline row appended to bench/RESULTS.md.
+ * bench/results/latest.json, one headline row appended to bench/RESULTS.md; a side-by-side run also gets its own
+ * table in RESULTS.md and results/side-by-side-n<N>[-storage].json.
  *
- *   npm run bench                                  all of them
+ *   npm run bench                                  all of them but the explicit-only ones (10,000 instances)
  *   npm run bench -- informer-latency              only the named ones
+ *   npm run bench -- side-by-side --n 500 --storage 1Gi --rounds 2    a side-by-side run of your own
  *   npm run bench -- --no-record                   measure and print, record nothing (trying things out)
  *
  * Needs the local cluster (`npm run cluster -- up`) and KUBECONFIG=.local/kubeconfig. Each benchmark has a time
- * budget (3 min); when it passes, or on Ctrl-C, the benchmark stops waiting and cleans up what it started.
+ * budget; when it passes, or on Ctrl-C, the benchmark stops waiting and cleans up what it started.
  */
 import { fileURLToPath } from "node:url";
 import path from "node:path";
@@ -16,6 +18,7 @@ import { informerLatency } from "./informer-latency.ts";
 import { operatorThroughput } from "./operator-throughput.ts";
 import { pulumiPreview } from "./pulumi-preview.ts";
 import { pulumiUp } from "./pulumi-up.ts";
+import { sideBySide, type Scenario } from "./side-by-side.ts";
 import type { Benchmark, Metric } from "./support/benchmark.ts";
 import { adminClient } from "./support/cluster.ts";
 import {
@@ -26,20 +29,77 @@ import {
   type BenchmarkRecord,
   type RunRecord,
 } from "./support/record.ts";
+import { recordSideBySide, renderSideBySide, writeSideBySideJson } from "./support/side-by-side-report.ts";
+import { integerSetting } from "./support/settings.ts";
 
-/** Every benchmark, in the order they run (and their columns appear in RESULTS.md). */
-export const benchmarks: readonly Benchmark[] = [operatorThroughput, informerLatency, pulumiPreview, pulumiUp];
+/** The side-by-side scenarios of issue 11, and `side-by-side` for one given by flags. */
+function sideBySideBenchmarks(flags: {
+  n?: string;
+  storage?: string;
+  rounds?: string;
+  changes?: string;
+  window?: string;
+  "no-rollout"?: boolean;
+}): Benchmark[] {
+  const positive = (flag: string, value: string | undefined, fallback: number) => {
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 1)
+      throw new Error(`--${flag} must be a positive integer, got "${value}"`);
+    return parsed;
+  };
+  const base = (instances: number, storage: string | undefined): Scenario => ({
+    instances,
+    storage,
+    rounds: positive("rounds", flags.rounds, 1),
+    changes: positive("changes", flags.changes, 20),
+    windowSeconds: positive("window", flags.window, 60),
+    newInstances: 5,
+    concurrency: integerSetting("BENCH_CONCURRENCY", 2),
+    rollout: !flags["no-rollout"],
+  });
+  const custom = base(positive("n", flags.n, 100), flags.storage);
+  return [
+    sideBySide("side-by-side-1000", base(1000, undefined)),
+    sideBySide("side-by-side-200-storage", base(200, "1Gi")),
+    { ...sideBySide("side-by-side-10000", base(10_000, undefined)), explicitOnly: true },
+    {
+      ...sideBySide("side-by-side", custom, "TS vs Go peer vs floor, as given by --n (100), --storage, --rounds, ..."),
+      explicitOnly: true,
+    },
+  ];
+}
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { "no-record": { type: "boolean" }, help: { type: "boolean" } },
+    options: {
+      "no-record": { type: "boolean" },
+      help: { type: "boolean" },
+      n: { type: "string" },
+      storage: { type: "string" },
+      rounds: { type: "string" },
+      changes: { type: "string" },
+      window: { type: "string" },
+      "no-rollout": { type: "boolean" },
+    },
   });
+  const benchmarks: readonly Benchmark[] = [
+    operatorThroughput,
+    informerLatency,
+    pulumiPreview,
+    pulumiUp,
+    ...sideBySideBenchmarks(values),
+  ];
   if (values.help) {
     console.log(`Usage: npm run bench -- [--no-record] [${benchmarks.map((b) => b.name).join("|")} ...]`);
-    for (const b of benchmarks) console.log(`  ${b.name.padEnd(22)} ${b.description}`);
+    console.log(
+      "       side-by-side options: --n N --storage QUANTITY --rounds R --changes C --window SECONDS --no-rollout",
+    );
+    for (const b of benchmarks)
+      console.log(`  ${b.name.padEnd(26)} ${b.description}${b.explicitOnly ? " (only when named)" : ""}`);
     return 0;
   }
   const unknown = positionals.filter((name) => !benchmarks.some((b) => b.name === name));
@@ -47,7 +107,10 @@ async function main(): Promise<number> {
     console.error(`unknown benchmark(s) ${unknown.join(", ")}; there are: ${benchmarks.map((b) => b.name).join(", ")}`);
     return 2;
   }
-  const selected = positionals.length > 0 ? benchmarks.filter((b) => positionals.includes(b.name)) : benchmarks;
+  const selected =
+    positionals.length > 0
+      ? benchmarks.filter((b) => positionals.includes(b.name))
+      : benchmarks.filter((b) => !b.explicitOnly);
 
   const client = adminClient();
   const machine = await describeMachine(client);
@@ -91,10 +154,21 @@ async function main(): Promise<number> {
 
   const run: RunRecord = { date, commit: describeCommit(benchDir), machine, benchmarks: records };
   console.log(summary(run));
-  if (!values["no-record"] && !interrupted.signal.aborted) {
-    const latest = await writeLatest(benchDir, run);
-    const results = appendResultsRow(benchDir, benchmarks, run);
-    console.log(`\nrecorded: ${path.relative(process.cwd(), latest)}, ${path.relative(process.cwd(), results)}`);
+  const record = !values["no-record"] && !interrupted.signal.aborted;
+  const written: string[] = [];
+  for (const benchmark of selected.filter((b) => b.name.startsWith("side-by-side"))) {
+    const result = records[benchmark.name];
+    if (result?.status !== "ok") continue;
+    const table = renderSideBySide(benchmark.name, result, run);
+    console.log(`\n${table}`);
+    if (record)
+      written.push(await writeSideBySideJson(benchDir, benchmark.name, result, run), recordSideBySide(benchDir, table));
+  }
+  if (record) {
+    written.push(await writeLatest(benchDir, run));
+    // The headline table has columns for the short benchmarks only; a side-by-side-only run adds no row there.
+    if (selected.some((b) => b.headline.length > 0)) written.push(appendResultsRow(benchDir, benchmarks, run));
+    console.log(`\nrecorded: ${[...new Set(written)].map((f) => path.relative(process.cwd(), f)).join(", ")}`);
   }
   return Object.values(records).some((r) => r.status === "failed") || interrupted.signal.aborted ? 1 : 0;
 }
@@ -104,6 +178,7 @@ function summary(run: RunRecord): string {
   const { machine } = run;
   const rows: string[][] = [["benchmark", "metric", "value", "unit", ""]];
   for (const [name, record] of Object.entries(run.benchmarks)) {
+    if (record.status === "ok" && name.startsWith("side-by-side")) continue; // its own table follows
     if (record.status === "failed") {
       rows.push([name, "FAILED", "", "", record.error.split("\n")[0] ?? ""]);
       continue;

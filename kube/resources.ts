@@ -57,6 +57,7 @@ const table: readonly ResourceType[] = [
     plural: "horizontalpodautoscalers",
     namespaced: true,
   },
+  { apiVersion: "networking.k8s.io/v1", kind: "ServiceCIDR", plural: "servicecidrs", namespaced: false },
   { apiVersion: "example.com/v1", kind: "MyAppInstance", plural: "myappinstances", namespaced: true },
   {
     apiVersion: "admissionregistration.k8s.io/v1",

@@ -46,5 +46,7 @@ export interface Benchmark {
   readonly headline: readonly HeadlineColumn[];
   /** The hard limit of one run; the runner aborts `signal` when it passes. */
   readonly budgetMs: number;
+  /** Runs only when named (a long one); `npm run bench` without names leaves it out. */
+  readonly explicitOnly?: boolean;
   run(context: BenchContext): Promise<BenchmarkResult>;
 }

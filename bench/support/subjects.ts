@@ -1,0 +1,185 @@
+/**
+ * The two operators a side-by-side run compares, started the same way: scoped to one namespace, reaching the
+ * cluster only through a kubeconfig (their counting proxy's), without leader election, at the same concurrency.
+ *
+ * - `ts`: this repository's operator, `node operator/main.ts`.
+ * - `go`: the controller-runtime peer of tools/go/controller-peer, built by the toolchain (`controller-peer`), or
+ *   with `go build` into .local/bench/ while the toolchain does not know that piece yet.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startOperator, waitForReady } from "./operator-process.ts";
+import { readMemory, type Memory } from "./operator-process.ts";
+import { cpuSeconds } from "./process-stats.ts";
+import { GiveUp, waitUntil } from "./wait.ts";
+
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+export type OperatorName = "ts" | "go";
+
+/** A running operator under test. */
+export interface Subject {
+  readonly name: OperatorName;
+  readonly pid: number;
+  /** CPU seconds used so far; the last reading once it has exited. */
+  cpuSeconds(): number;
+  /** VmRSS/VmHWM now; the last reading once it has exited. */
+  memory(): Memory;
+  /** The last lines it printed, for an error message. */
+  tail(): string;
+  /** SIGTERM, SIGKILL after 20 s; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export interface SubjectOptions {
+  readonly kubeconfig: string;
+  readonly namespace: string;
+  readonly concurrency: number;
+  readonly signal: AbortSignal;
+}
+
+/** Starts operator `name` and resolves once its /readyz answers. */
+export async function startSubject(name: OperatorName, options: SubjectOptions): Promise<Subject> {
+  return name === "ts" ? startTypeScript(options) : startPeer(options);
+}
+
+/** Keeps the last CPU and memory readings, so figures survive the process. */
+function meter(pid: number) {
+  let cpu = 0;
+  let memory: Memory = { rss: 0, peakRss: 0 };
+  return {
+    cpuSeconds: () => (cpu = cpuSeconds(pid) ?? cpu),
+    memory: () => (memory = readMemory(pid) ?? memory),
+  };
+}
+
+async function startTypeScript(options: SubjectOptions): Promise<Subject> {
+  const operator = await startOperator({
+    namespaces: [options.namespace],
+    args: [`--kubeconfig=${options.kubeconfig}`, `--concurrency=${options.concurrency}`],
+    signal: options.signal,
+  });
+  const readings = meter(operator.pid);
+  try {
+    await waitForReady(operator, options.signal);
+  } catch (error) {
+    await operator.stop(5_000);
+    throw error;
+  }
+  return {
+    name: "ts",
+    pid: operator.pid,
+    ...readings,
+    tail: () => operator.tail(),
+    stop: async () => {
+      readings.cpuSeconds();
+      readings.memory();
+      await operator.stop();
+    },
+  };
+}
+
+/** Children still running; killed if the benchmark exits without having stopped them. */
+const running = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function startPeer(options: SubjectOptions): Promise<Subject> {
+  const binary = peerBinary();
+  const probePort = await freePort();
+  const args = [
+    `--kubeconfig=${options.kubeconfig}`,
+    `--namespaces=${options.namespace}`,
+    `--health-probe-bind-address=127.0.0.1:${probePort}`,
+    "--metrics-bind-address=0",
+    `--max-concurrent-reconciles=${options.concurrency}`,
+  ];
+  const child = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`could not start ${binary}`);
+  running.add(child);
+  const lines: string[] = [];
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+    lines.push(...chunk.split("\n").filter(Boolean));
+    if (lines.length > 200) lines.splice(0, lines.length - 200);
+  });
+  let exited = false;
+  const closed = new Promise<void>((resolve) =>
+    child.on("close", () => {
+      exited = true;
+      running.delete(child);
+      resolve();
+    }),
+  );
+  const readings = meter(pid);
+  const tail = () => lines.slice(-15).join("\n");
+  const stop = async () => {
+    if (exited) return;
+    readings.cpuSeconds();
+    readings.memory();
+    process.kill(pid, "SIGTERM");
+    const timer = setTimeout(() => !exited && process.kill(pid, "SIGKILL"), 20_000);
+    await closed;
+    clearTimeout(timer);
+  };
+  try {
+    await waitUntil(
+      "the Go peer's /readyz",
+      async () => {
+        if (exited) throw new GiveUp(`the Go peer exited before it was ready:\n${tail()}`);
+        return (await fetch(`http://127.0.0.1:${probePort}/readyz`)).ok ? true : undefined;
+      },
+      { signal: options.signal, timeoutMs: 30_000, intervalMs: 50 },
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { name: "go", pid, ...readings, tail, stop };
+}
+
+let builtPeer: string | undefined;
+
+/**
+ * The controller-peer binary: BENCH_PEER_BINARY, else the toolchain's (`tools/toolchain.sh build controller-peer`),
+ * else a `go build` of tools/go/controller-peer into .local/bench/ (until the toolchain knows that piece).
+ */
+export function peerBinary(): string {
+  if (process.env.BENCH_PEER_BINARY) return process.env.BENCH_PEER_BINARY;
+  if (builtPeer) return builtPeer;
+  const toolchain = path.join(repoRoot, "tools/toolchain.sh");
+  // Only a toolchain.sh that knows the piece: an older one would take `build` as "build everything".
+  if (readFileSync(toolchain, "utf8").includes("controller-peer")) {
+    // `build PIECE` builds it unless cached and prints its bin directory.
+    const binDir = execFileSync("bash", [toolchain, "build", "controller-peer"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    })
+      .trim()
+      .split("\n")
+      .at(-1)!;
+    const candidate = path.join(binDir, "controller-peer");
+    if (existsSync(candidate)) return (builtPeer = candidate);
+  }
+  const out = path.join(repoRoot, ".local/bench/controller-peer");
+  mkdirSync(path.dirname(out), { recursive: true });
+  process.stderr.write(`building the Go peer: go build ./cmd/controller-peer -> ${out}\n`);
+  execFileSync("go", ["build", "-trimpath", "-o", out, "./cmd/controller-peer"], {
+    cwd: path.join(repoRoot, "tools/go/controller-peer"),
+    env: { ...process.env, GOTOOLCHAIN: "local", CGO_ENABLED: "0", GOFLAGS: "-mod=mod" },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  return (builtPeer = out);
+}
