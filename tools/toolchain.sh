@@ -26,7 +26,7 @@ holder_file=$cache_root/.lock.holder
 started=$(date +%s)
 
 # Pieces `npm start` and `npm test` need; optional ones are built only when named (`build controller-peer`).
-default_pieces=(etcd kube kwok pulumi pulumi-kubernetes)
+default_pieces=(etcd kube kwok pulumi pulumi-kubernetes helm)
 optional_pieces=(controller-peer)
 
 log() { printf '[toolchain %4ss] %s\n' "$(( $(date +%s) - started ))" "$*" >&2; }
@@ -61,6 +61,7 @@ recipe() {
     kwok) echo "-X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v} -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=${KUBE_VERSION#v}|sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl" ;;
     pulumi) echo "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION -X main.version=${PULUMI_VERSION#v}|github.com/pulumi/pulumi/pkg/v3/cmd/pulumi ./cmd/pulumi-language-nodejs" ;;
     pulumi-kubernetes) echo "-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$PULUMI_KUBERNETES_VERSION|./cmd/pulumi-resource-kubernetes" ;;
+    helm) echo "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION|helm.sh/helm/v4/cmd/helm" ;;
     controller-peer) echo "|./cmd/controller-peer" ;;
   esac
 }
@@ -151,6 +152,9 @@ build() {
     echo "$piece: compiling, ${1}s, $(grep -c -v -e '^#' -e ' ' "$tmp/build.log")/$total packages compiled"
   }
 
+  # The provider's main package embeds generated files: they must exist before `go list` can load it (a fresh
+  # clone has none; gen-embed downloads the provider module it reads them from).
+  if [ "$piece" = pulumi-kubernetes ]; then log "$piece: generating the embed files"; gen_embed; fi
   log "$piece: downloading modules"
   start_ticker "$t0" describe_download
   download "$piece" >"$tmp/packages" 2>"$tmp/build.log" || rc=$?
@@ -160,7 +164,6 @@ build() {
     die "FAILED: $piece: module download. Full log: $tmp/build.log. Is the Go module proxy reachable ('go env GOPROXY')?"
   fi
   total=$(cat "$tmp/packages")
-  if [ "$piece" = pulumi-kubernetes ]; then log "$piece: generating the embed files"; gen_embed; fi
 
   log "$piece: compiling ${pkgs[*]} ($total packages, those in Go's build cache are not compiled again; a cold build takes minutes)"
   start_ticker "$t0" describe_compile
@@ -182,7 +185,8 @@ verify_versions() {
   local want
   for want in "kube:k8s.io/kubernetes $KUBE_VERSION" "etcd:go.etcd.io/etcd/server/v3 $ETCD_VERSION" \
       "kwok:sigs.k8s.io/kwok $KWOK_VERSION" "pulumi:github.com/pulumi/pulumi/pkg/v3 $PULUMI_VERSION" \
-      "pulumi-kubernetes:github.com/pulumi/pulumi-kubernetes/sdk/v4 v$PULUMI_KUBERNETES_VERSION"; do
+      "pulumi-kubernetes:github.com/pulumi/pulumi-kubernetes/sdk/v4 v$PULUMI_KUBERNETES_VERSION" \
+      "helm:helm.sh/helm/v4 $HELM_VERSION"; do
     grep -q "${want#*:}" "$here/go/${want%%:*}/go.mod" ||
       die "tools/go/${want%%:*}/go.mod does not require ${want#*:} (tools/versions.env): update one of them"
   done

@@ -27,13 +27,14 @@ import { repoRoot } from "../../tools/lib/paths.ts";
 import { waitFor } from "../support/cluster.ts";
 
 const script = path.join(repoRoot, "tools/toolchain.sh");
-const defaultPieces = ["etcd", "kube", "kwok", "pulumi", "pulumi-kubernetes"];
+const defaultPieces = ["etcd", "kube", "kwok", "pulumi", "pulumi-kubernetes", "helm"];
 const binaries = {
   etcd: ["etcd"],
   kube: ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"],
   kwok: ["kwok", "kwokctl"],
   pulumi: ["pulumi", "pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"],
   "pulumi-kubernetes": ["pulumi-resource-kubernetes"],
+  helm: ["helm"],
 } as const;
 const providerVersion = /^PULUMI_KUBERNETES_VERSION=(.+)$/m.exec(
   readFileSync(path.join(repoRoot, "tools/versions.env"), "utf8"),

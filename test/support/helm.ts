@@ -1,14 +1,12 @@
 /**
  * The helm binary for tests: MYAPP_HELM, else `helm` in the toolchain's bin directory (MYAPP_TOOLCHAIN_BIN), else
- * built once from the wrapper module tools/go/helm into the toolchain cache, keyed by that module and the Go
- * version (a cold build takes a few minutes; then it is cached). Also: packing a chart directory and fetching the
+ * the toolchain's helm piece (tools/toolchain.sh build helm). Also: packing a chart directory and fetching the
  * public podinfo chart from the Go module proxy (its module zip carries charts/podinfo).
  */
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rename, rm } from "node:fs/promises";
-import { homedir, tmpdir } from "node:os";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 
@@ -39,39 +37,12 @@ async function locate(): Promise<string> {
   return build();
 }
 
+/** The toolchain's helm piece (built when missing; `npm test` has built it already). */
 async function build(): Promise<string> {
-  const env = { ...process.env, GOTOOLCHAIN: "local", CGO_ENABLED: "0", GOFLAGS: "-mod=mod" };
-  const { stdout: goVersion } = await run("go", ["env", "GOVERSION"], { env });
-  const version = helmVersion();
-  const ldflags = `-s -w -X helm.sh/helm/v4/internal/version.version=${version}`;
-  const key = createHash("sha256")
-    .update(goVersion)
-    .update(ldflags)
-    .update(readFileSync(path.join(moduleDir, "go.mod")))
-    .update(readFileSync(path.join(moduleDir, "go.sum")))
-    .digest("hex")
-    .slice(0, 16);
-  const cacheRoot =
-    process.env["MYAPP_CACHE_DIR"] ??
-    path.join(process.env["XDG_CACHE_HOME"] ?? path.join(homedir(), ".cache"), "myapp-platform");
-  const dir = path.join(cacheRoot, "toolchain", `helm-${key}`);
-  const bin = path.join(dir, "bin", "helm");
-  if (existsSync(bin)) return bin;
-  const tmp = `${dir}.tmp.${process.pid}`;
-  await mkdir(path.join(tmp, "bin"), { recursive: true });
-  console.error(`[helm] building helm ${version} from the Go module proxy into ${dir} (a cold build takes minutes)`);
-  await run(
-    "go",
-    ["build", "-trimpath", "-ldflags", ldflags, "-o", path.join(tmp, "bin") + "/", "helm.sh/helm/v4/cmd/helm"],
-    {
-      cwd: moduleDir,
-      env,
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
-  await rm(dir, { recursive: true, force: true });
-  await rename(tmp, dir);
-  return bin;
+  const { stdout } = await run("bash", [path.join(repoRoot, "tools/toolchain.sh"), "build", "helm"], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return path.join(stdout.trim().split("\n").at(-1) ?? "", "helm");
 }
 
 /** `helm` with a private, empty home (no repositories or registries of the machine's user). */
