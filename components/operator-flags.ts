@@ -9,10 +9,7 @@ import { healthPort, metricsPort } from "./operator-endpoints.ts";
 import type { OperatorSettings } from "./settings.ts";
 
 export interface FlagOverrides {
-  /**
-   * Default `:8080` (all interfaces, as a pod needs) with `--metrics-secure`; a local process may prefer
-   * `127.0.0.1:0`-style addresses, served without authentication.
-   */
+  /** Default `:8080` (all interfaces, as a pod needs); a local process may prefer `127.0.0.1:0`-style addresses. */
   readonly metricsBindAddress?: string;
   /** Default `:8081`. */
   readonly healthProbeBindAddress?: string;
@@ -31,8 +28,6 @@ export function operatorFlags(settings: OperatorSettings, overrides: FlagOverrid
   }
   flags.push(
     `--metrics-bind-address=${overrides.metricsBindAddress ?? `:${metricsPort}`}`,
-    // On the pod network /metrics answers only tokens allowed to `get /metrics` (TokenReview + SubjectAccessReview).
-    ...(overrides.metricsBindAddress === undefined ? ["--metrics-secure"] : []),
     `--health-probe-bind-address=${overrides.healthProbeBindAddress ?? `:${healthPort}`}`,
     `--log-level=${settings.logLevel}`,
     `--concurrency=${settings.concurrency}`,

@@ -61,9 +61,6 @@ export const watchedNamespaceRules: readonly OperatorRule[] = [
  */
 export const clusterScopedRules: readonly OperatorRule[] = [
   { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list"] },
-  // Secure metrics (--metrics-secure): a scraper's bearer token is authenticated and authorized for `get /metrics`.
-  { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
-  { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
 ];
 
 /**
@@ -86,9 +83,4 @@ export function clusterWideRules(): readonly OperatorRule[] {
  * Granted although no request of the operator uses them: `group/resource verb` as the least-privilege test
  * writes them.
  */
-export const verbsNotSeenOnTheWire: readonly string[] = [
-  `${group}/${plural}/finalizers update`,
-  // Called only when something scrapes /metrics.
-  "authentication.k8s.io/tokenreviews create",
-  "authorization.k8s.io/subjectaccessreviews create",
-];
+export const verbsNotSeenOnTheWire: readonly string[] = [`${group}/${plural}/finalizers update`];

@@ -65,6 +65,7 @@ export interface ClusterPort {
     kind: string,
     name: string,
     namespace?: string,
+    options?: { readonly live?: boolean },
   ): Promise<T | undefined>;
   /** Objects of a kind in a namespace that match a label selector (`k=v,k2=v2`) and, if given, a field selector. */
   list<T extends KubeObject>(
@@ -122,8 +123,16 @@ export function kubePort(client: KubeClient, options: KubePortOptions): ClusterP
     return object;
   };
   return {
-    async find<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string) {
-      if (cache?.covers(apiVersion, kind, namespace)) return cache.get<T>(apiVersion, kind, name, namespace);
+    async find<T extends KubeObject>(
+      apiVersion: string,
+      kind: string,
+      name: string,
+      namespace?: string,
+      options?: { readonly live?: boolean },
+    ) {
+      if (!options?.live && cache?.covers(apiVersion, kind, namespace)) {
+        return cache.get<T>(apiVersion, kind, name, namespace);
+      }
       return client.find<T>(apiVersion, kind, name, namespace);
     },
     async list<T extends KubeObject>(

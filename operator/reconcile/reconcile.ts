@@ -232,20 +232,7 @@ async function reconcileChildren(
       ? other
       : undefined;
 
-  const taken = [workload, service, governing].find(
-    (child) => child !== undefined && hasController(child) && !isControlledBy(child.metadata.ownerReferences, uid),
-  );
-  if (taken) {
-    const owner = taken.metadata.ownerReferences?.find((reference) => reference.controller === true);
-    const problem = {
-      reason: "ChildOwnedElsewhere",
-      message:
-        `${taken.kind} ${key.namespace}/${taken.metadata.name} already exists and is controlled by ` +
-        `${owner?.kind ?? "another object"} ${owner?.name ?? ""}; delete it or give the instance another name`,
-    };
-    await writeProblem(session, problem);
-    throw new PermanentError(problem.message, { reason: problem.reason });
-  }
+  await refuseChildOwnedElsewhere(session, uid, [workload, service, governing]);
 
   let problem: Problem | undefined;
   let step: Step | undefined;
@@ -312,6 +299,16 @@ async function reconcileChildren(
     }
   } catch (error) {
     if (!(error instanceof InvalidError)) throw error;
+    // The cache holds only objects with our label, so a same-named object of someone else's was invisible until the
+    // apiserver refused to give it a second controller: read the children live to say whose it is.
+    const live = await Promise.all([
+      port.find<KubeObject>("apps/v1", wanted, name, key.namespace, { live: true }),
+      port.find<KubeObject>("v1", "Service", serviceName(key.name), key.namespace, { live: true }),
+      wanted === "StatefulSet"
+        ? port.find<KubeObject>("v1", "Service", governingServiceName(key.name), key.namespace, { live: true })
+        : Promise.resolve(undefined),
+    ]);
+    await refuseChildOwnedElsewhere(session, uid, live);
     const rejected = {
       reason: "ChildRejected",
       message: `the apiserver rejected a child of this instance: ${error.message}`,
@@ -588,4 +585,25 @@ function hasController(object: KubeObject): boolean {
 
 function now(): Date {
   return new Date();
+}
+
+/** A child of this name controlled by another object is not ours to take: Degraded, ChildOwnedElsewhere. */
+async function refuseChildOwnedElsewhere(
+  session: Session,
+  uid: string,
+  children: readonly (KubeObject | undefined)[],
+): Promise<void> {
+  const taken = children.find(
+    (child) => child !== undefined && hasController(child) && !isControlledBy(child.metadata.ownerReferences, uid),
+  );
+  if (!taken) return;
+  const owner = taken.metadata.ownerReferences?.find((reference) => reference.controller === true);
+  const problem = {
+    reason: "ChildOwnedElsewhere",
+    message:
+      `${taken.kind} ${session.key.namespace}/${taken.metadata.name} already exists and is controlled by ` +
+      `${owner?.kind ?? "another object"} ${owner?.name ?? ""}; delete it or give the instance another name`,
+  };
+  await writeProblem(session, problem);
+  throw new PermanentError(problem.message, { reason: problem.reason });
 }

@@ -20,7 +20,7 @@ import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import * as k8s from "@pulumi/kubernetes";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation/index.js";
-import { apiVersion, crdName, finalizer, kind } from "../../api/index.ts";
+import { apiVersion, crdName, defaultChartKinds, finalizer, kind } from "../../api/index.ts";
 import { installManifests, renderInstallYaml } from "../../components/install-manifests.ts";
 import { MyAppOperator } from "../../components/my-app-operator.ts";
 import { operatorFlags } from "../../components/operator-flags.ts";
@@ -31,6 +31,7 @@ import {
   watchedNamespaceRules,
 } from "../../components/rbac.ts";
 import { loadCrdManifest } from "../../components/crd.ts";
+import { chartKindRules } from "../../components/chart-kinds.ts";
 import { policyRules } from "../../components/roles.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
 import { resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "../../components/settings.ts";
@@ -80,7 +81,10 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
     await client.get("v1", "ServiceAccount", name, settings.namespace);
     const rbac = "rbac.authorization.k8s.io/v1";
     assert.deepEqual((await client.get<Rules>(rbac, "ClusterRole", name)).rules, policyRules(clusterScopedRules));
-    assert.deepEqual((await client.get<Rules>(rbac, "Role", name, apps)).rules, policyRules(watchedNamespaceRules));
+    assert.deepEqual(
+      (await client.get<Rules>(rbac, "Role", name, apps)).rules,
+      policyRules([...watchedNamespaceRules, ...chartKindRules(defaultChartKinds)]),
+    );
     const leaseRole = await client.get<Rules>(rbac, "Role", `${name}-leader-election`, settings.namespace);
     assert.deepEqual(leaseRole.rules, policyRules(leaderElectionRules(`${name}-leader`)));
     await client.get("policy/v1", "PodDisruptionBudget", name, settings.namespace);
@@ -183,7 +187,10 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
     assert.equal(up.outputs.metricsEndpoint?.value, undefined);
     await assertCrdEstablished();
     const rbac = "rbac.authorization.k8s.io/v1";
-    assert.deepEqual((await client.get<Rules>(rbac, "ClusterRole", name)).rules, policyRules(clusterWideRules()));
+    assert.deepEqual(
+      (await client.get<Rules>(rbac, "ClusterRole", name)).rules,
+      policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds)]),
+    );
     await client.get(rbac, "Role", `${name}-leader-election`, settings.namespace);
     const workloads = await client.list("apps/v1", "Deployment", { namespace: settings.namespace });
     assert.deepEqual(workloads.items, [], "an external operator gets no Deployment");

@@ -50,7 +50,8 @@ function neverGranted(namespace: string, leaseNamespace: string, leaseName: stri
     ...(subresource ? { subresource } : {}),
   });
   return [
-    ...["get", "list", "watch", "create"].map((verb) => inNamespace(verb, "", "secrets")),
+    // Charts may create and patch Secrets (the default chart kinds), never read them.
+    ...["get", "list", "watch"].map((verb) => inNamespace(verb, "", "secrets")),
     ...["get", "create"].map((verb) => inNamespace(verb, "", "pods")),
     inNamespace("update", "apps", "deployments"),
     inNamespace("update", "apps", "statefulsets"),
@@ -60,10 +61,8 @@ function neverGranted(namespace: string, leaseNamespace: string, leaseName: stri
     inNamespace("delete", group, plural),
     inNamespace("update", group, plural, "status"),
     inNamespace("get", "", "persistentvolumeclaims"),
-    inNamespace("watch", "", "persistentvolumeclaims"),
     inNamespace("create", "", "persistentvolumeclaims"),
-    inNamespace("patch", "events.k8s.io", "events"),
-    inNamespace("create", "", "configmaps"),
+    inNamespace("update", "events.k8s.io", "events"),
     { verb: "watch", group: "storage.k8s.io", resource: "storageclasses" },
     {
       verb: "get",

@@ -355,7 +355,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
             assert.match(error.message, /property storage value/, `${value}: the failure names storage`);
             assert.match(
               error.message,
-              value === "none" ? /may not be removed once set/ : /must be a positive Kubernetes quantity/,
+              value === "none" ? /may not be removed once set/ : /must be a whole number of bytes/,
             );
             return true;
           });

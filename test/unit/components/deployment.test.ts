@@ -55,7 +55,6 @@ describe("operatorDeployment", () => {
     assert.deepEqual(pod?.containers[0]?.args, [
       "--namespaces=a,b",
       "--metrics-bind-address=:8080",
-      "--metrics-secure",
       "--health-probe-bind-address=:8081",
       "--log-level=debug",
       "--concurrency=4",
