@@ -148,7 +148,7 @@ describe("checkInputs: every failure at once, by input key", () => {
       expected: [
         { property: "name", reason: "must not be empty: leave it out for the auto-name" },
         { property: "namespace", reason: /^must not be empty/ },
-        { property: "storage", reason: /^must be a positive Kubernetes quantity/ },
+        { property: "storage", reason: /^must be a whole number of bytes/ },
         { property: "storageClassName", reason: /^must be a StorageClass name/ },
         { property: "context", reason: /non-empty string/ },
       ],
@@ -156,7 +156,7 @@ describe("checkInputs: every failure at once, by input key", () => {
     {
       name: 'storage: "" (what config.get("storage") ?? "" gives) is an invalid storage, not "no storage"',
       news: { ...minimal, storage: "" },
-      expected: [{ property: "storage", reason: /^must be a positive Kubernetes quantity/ }],
+      expected: [{ property: "storage", reason: /^must be a whole number of bytes/ }],
     },
     {
       name: "timeout out of range",
