@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
-# The operator image: Node 24 and the operator bundle, nothing else (no node_modules, no npm, no shell, nothing of
+# The operator image: Node 24, the operator bundle and helm, nothing else (no node_modules, no npm, no shell, nothing of
 # Pulumi), running as the nonroot user 65532.
 #
-#   npm ci && npm run bundle          # build/operator/myapp-operator.mjs (+ THIRD_PARTY_LICENSES.txt)
+#   npm ci && npm run bundle          # build/operator/myapp-operator.mjs (+ THIRD_PARTY_LICENSES.txt, helm)
 #   docker build -t <registry>/myapp-operator:0.1.0 .
 #
 # BASE is any image with Node 24 at /nodejs/bin/node and the user 65532, as distroless's nodejs images have.
@@ -16,6 +16,8 @@ LABEL org.opencontainers.image.title="myapp-operator" \
       org.opencontainers.image.version="${VERSION}"
 WORKDIR /app
 COPY build/operator/myapp-operator.mjs build/operator/THIRD_PARTY_LICENSES.txt /app/
+# The chart engine (spec.chart): the operator runs `helm template`; built by the toolchain's helm piece.
+COPY build/operator/helm /usr/local/bin/helm
 ENV NODE_ENV=production
 # Numeric, so a pod's runAsNonRoot can verify it; the Deployment runs it with a read-only root filesystem.
 USER 65532:65532

@@ -107,12 +107,13 @@ describe("the operator image", { timeout: minutes(20) }, () => {
     assert.notEqual(rootWrite.code, 0, "writing to / fails");
     assert.match(rootWrite.stderr, /EROFS|read-only file system/);
     assert.equal((await write("/tmp/probe")).code, 0, "/tmp (the emptyDir) is writable");
-    // --- the image carries only Node and the operator; the pod's configuration is all it has ---
+    // --- the image carries only Node, the operator and helm; the pod's configuration is all it has ---
     const inside = await container.exec([
       "/nodejs/bin/node",
       "-e",
       `const fs = require("node:fs"); console.log(JSON.stringify({` +
         ` root: fs.readdirSync("/").sort(), app: fs.readdirSync("/app").sort(),` +
+        ` helm: fs.statSync("/usr/local/bin/helm").mode & 0o111 ? "executable" : "not executable",` +
         ` serviceAccount: fs.readdirSync(${JSON.stringify(serviceAccountMountPath)}).sort(),` +
         ` kubeconfig: process.env.KUBECONFIG ?? null }))`,
     ]);
@@ -120,6 +121,8 @@ describe("the operator image", { timeout: minutes(20) }, () => {
       // the runtime adds dev, proc, sys and the mount points; no node_modules, no shell, no package manager
       root: ["app", "dev", "etc", "home", "lib", "lib64", "nodejs", "proc", "root", "sys", "tmp", "usr", "var"],
       app: ["THIRD_PARTY_LICENSES.txt", "myapp-operator.mjs"],
+      // the chart engine the operator runs for spec.chart
+      helm: "executable",
       serviceAccount: ["ca.crt", "namespace", "token"],
       kubeconfig: null,
     });

@@ -5,7 +5,8 @@
  * Beside it, THIRD_PARTY_LICENSES.txt carries the license of every bundled package.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { build, type Metafile } from "esbuild";
 import { repoRoot } from "./paths.ts";
@@ -19,6 +20,8 @@ export interface OperatorBundle {
   readonly file: string;
   /** Absolute path of the license file next to it. */
   readonly licenses: string;
+  /** Absolute path of the helm binary next to it: the chart engine the operator runs (`helm template`). */
+  readonly helm: string;
   readonly bytes: number;
   /** sha256 of the bundle and the license file: what an image built from them is keyed by. */
   readonly sha256: string;
@@ -66,10 +69,17 @@ export async function bundleOperator(outDir = operatorBundleDir): Promise<Operat
   const packages = bundledPackages(result.metafile);
   const licenses = path.join(outDir, licensesName);
   writeFileSync(licenses, licenseText(packages));
-  const hash = createHash("sha256").update(readFileSync(file)).update(readFileSync(licenses));
+  const helm = path.join(outDir, "helm");
+  copyFileSync(toolchainHelm(), helm);
+  chmodSync(helm, 0o755);
+  const hash = createHash("sha256")
+    .update(readFileSync(file))
+    .update(readFileSync(licenses))
+    .update(readFileSync(helm));
   return {
     file,
     licenses,
+    helm,
     bytes: readFileSync(file).byteLength,
     sha256: hash.digest("hex"),
     packages: packages.map((p) => `${p.name}@${p.version}`),
@@ -112,4 +122,15 @@ function licenseText(packages: readonly BundledPackage[]): string {
   });
   const rule = `\n\n${"-".repeat(78)}\n\n`;
   return `Third-party packages bundled into ${operatorBundleName}\n${rule}${sections.join(rule)}\n`;
+}
+
+/** The toolchain's helm (MYAPP_TOOLCHAIN_BIN's, else the helm piece, built when missing). */
+function toolchainHelm(): string {
+  const given = process.env["MYAPP_TOOLCHAIN_BIN"];
+  if (given && existsSync(path.join(given, "helm"))) return path.join(given, "helm");
+  const out = execFileSync("bash", [path.join(repoRoot, "tools/toolchain.sh"), "build", "helm"], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return path.join(out.trim().split("\n").at(-1) ?? "", "helm");
 }
