@@ -19,7 +19,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { promisify } from "node:util";
@@ -35,7 +35,10 @@ import { apiVersion, finalizer, isReady, kind, type MyAppInstance } from "../../
 import type { KubeObject } from "../../kube/index.ts";
 import { localDir, pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
+import { packChart } from "../support/helm.ts";
 import { ensureCrd, startOperator } from "../support/operator.ts";
+
+const chartDir = path.join(repoRoot, "examples/charts/myapp");
 
 const client = adminClient();
 const kubeconfigFile = process.env.KUBECONFIG!;
@@ -224,6 +227,28 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
         return true;
       });
       await stack.removeConfig("storageClass");
+    });
+
+    await t.test("a chart with a template error fails the preview with helm's words, naming the template", async () => {
+      const broken = path.join(localDir, `e2e-broken-chart-${suffix}`);
+      rmSync(broken, { recursive: true, force: true });
+      cpSync(chartDir, broken, { recursive: true });
+      writeFileSync(path.join(broken, "templates/broken.yaml"), '{{ fail "this chart is broken on purpose" }}\n');
+      const chart = await packChart(broken);
+      rmSync(broken, { recursive: true, force: true });
+      await client.create({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "broken-chart", namespace: namespaces.web },
+        binaryData: { "chart.tgz": chart.toString("base64") },
+      });
+      await stack.setConfig("chartConfigMap", { value: "broken-chart" });
+      await assert.rejects(stack.preview({ onOutput: log(t) }), (error: Error) => {
+        assert.match(error.message, /templates\/broken\.yaml/);
+        assert.match(error.message, /this chart is broken on purpose/);
+        return true;
+      });
+      await stack.removeConfig("chartConfigMap");
     });
 
     await t.test("refresh picks up a change made with kubectl; up puts the program's value back", async () => {
@@ -547,6 +572,14 @@ if (storageClass) {
     image: "nginx:1.27",
     storage: "1Gi",
     storageClassName: storageClass,
+  });
+}
+const chartConfigMap = config.get("chartConfigMap");
+if (chartConfigMap) {
+  new MyAppInstance("charted", {
+    namespace: config.require("namespace"),
+    image: "nginx:1.27",
+    chart: { configMap: chartConfigMap },
   });
 }
 const deniedNamespace = config.get("deniedNamespace");
