@@ -27,7 +27,7 @@ export interface OperatorRule {
  */
 export const watchedNamespaceRules: readonly OperatorRule[] = [
   // Watch instances; add and remove the finalizer with a merge patch. No create/delete: users own instances.
-  { apiGroups: [group], resources: [plural], verbs: ["get", "list", "watch", "patch"] },
+  { apiGroups: [group], resources: [plural], verbs: ["list", "watch", "patch"] },
   // Status by server-side apply of the status subresource.
   { apiGroups: [group], resources: [`${plural}/status`], verbs: ["patch"] },
   // Never called: the OwnerReferencesPermissionEnforcement admission plugin checks it before it lets the
@@ -83,4 +83,11 @@ export function clusterWideRules(): readonly OperatorRule[] {
  * Granted although no request of the operator uses them: `group/resource verb` as the least-privilege test
  * writes them.
  */
-export const verbsNotSeenOnTheWire: readonly string[] = [`${group}/${plural}/finalizers update`];
+export const verbsNotSeenOnTheWire: readonly string[] = [
+  `${group}/${plural}/finalizers update`,
+  // Children are read from the informers' caches, which hold only objects with the operator's label; a live GET
+  // happens only after the apiserver refused a child, to name the other controller of a same-named object.
+  "apps/deployments get",
+  "apps/statefulsets get",
+  "core/services get",
+];

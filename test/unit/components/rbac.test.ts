@@ -53,7 +53,6 @@ describe("the operator's rules (rbac.ts)", () => {
       "core/services watch",
       "events.k8s.io/events create",
       "events.k8s.io/events patch",
-      "example.com/myappinstances get",
       "example.com/myappinstances list",
       "example.com/myappinstances patch",
       "example.com/myappinstances watch",
