@@ -206,7 +206,7 @@ export async function startManager(
     ? bearerTokenAuthorizer(kubeAccessReviews(new KubeClient(client.config)))
     : undefined;
   if (authorizeMetrics && !options.metricsTls) {
-    logger.warn("secure metrics without TLS: bearer tokens reach /metrics unencrypted");
+    logger.warn("--metrics-secure without --metrics-cert-dir: bearer tokens reach /metrics unencrypted");
   }
   const served = { registry: metrics.registry, readiness, logger, ...(authorizeMetrics ? { authorizeMetrics } : {}) };
   const probe = await startHealthServer({ ...options.probeAddress, ...served, serves: { metrics: sameAddress } });

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import type { TestContext } from "node:test";
-import { apiVersion, kind, type MyAppInstanceSpecInput } from "../../api/index.ts";
+import { apiVersion, governingServiceName, kind, serviceName, type MyAppInstanceSpecInput } from "../../api/index.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import { labelKeys, managedBy } from "../../operator/desired/index.ts";
 import { waitFor } from "../support/cluster.ts";
@@ -108,7 +108,7 @@ export interface FleetCheck {
 
 /**
  * Asserts the structural invariants of a converged namespace: one workload of the right kind and one Service per
- * instance, each controlled by it; no child without a live owner; `expectedClaims` claims (all Bound).
+ * instance (two with storage: the StatefulSet's headless governing Service too), each controlled by it; no child without a live owner; `expectedClaims` claims (all Bound).
  */
 export async function checkFleet(client: KubeClient, namespace: string, expectedClaims: number): Promise<FleetCheck> {
   const instances = (await client.list<Instance>(apiVersion, kind, { namespace })).items;
@@ -130,7 +130,14 @@ export async function checkFleet(client: KubeClient, namespace: string, expected
     const [want, other] = instance.spec.storage ? [statefulSets, deployments] : [deployments, statefulSets];
     assert.equal(mine(want).length, 1, `${instance.metadata.name}: exactly one workload of the right kind`);
     assert.equal(mine(other).length, 0, `${instance.metadata.name}: no workload of the other kind`);
-    assert.equal(mine(services).length, 1, `${instance.metadata.name}: exactly one Service`);
+    // A StatefulSet also has its headless governing Service (per-pod DNS names).
+    const serviceNames = mine(services)
+      .map((service) => service.metadata.name)
+      .sort();
+    const name = instance.metadata.name ?? "";
+    const wanted = [serviceName(name)];
+    if (instance.spec.storage) wanted.push(governingServiceName(name));
+    assert.deepEqual(serviceNames, wanted.sort(), `${instance.metadata.name}: exactly its Service(s)`);
   }
   const claims = (await client.list<Claim>("v1", "PersistentVolumeClaim", { namespace })).items;
   assert.equal(claims.length, expectedClaims, "claims: exactly the expected number, none duplicated or lost");

@@ -40,10 +40,14 @@ test("a leader whose Lease is taken steps down and exits with status 1; its rest
     new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 90_000).unref()),
   ]);
   assert.deepEqual(exit, { code: 1, signal: null }, `the leader should have exited${leader.logTail()}`);
-  const messages = leader.logs.map((line) => line.msg);
-  const steppedDown = messages.indexOf("could not renew the lease in time, stepping down");
-  const exiting = messages.indexOf("leader election lost; exiting");
-  assert.ok(steppedDown >= 0 && exiting > steppedDown, `step down, then exit${leader.logTail()}`);
+  // Ordered by the lines' own timestamps: an error line may reach the pipe after a later info line.
+  const at = (msg: string) => leader.logs.find((line) => line.msg === msg)?.["time"] as number | undefined;
+  const steppedDown = at("could not renew the lease in time, stepping down");
+  const exiting = at("leader election lost; exiting");
+  assert.ok(
+    steppedDown !== undefined && exiting !== undefined && exiting >= steppedDown,
+    `step down, then exit${leader.logTail()}`,
+  );
   assert.equal(
     leader.logs.some((line) => line.msg === "released the lease"),
     false,
