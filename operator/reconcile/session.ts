@@ -83,8 +83,13 @@ export function countingPort(port: ClusterPort): { port: ClusterPort; writes: ()
   return {
     writes: () => writes,
     port: {
-      find: <T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string) =>
-        port.find<T>(apiVersion, kind, name, namespace),
+      find: <T extends KubeObject>(
+        apiVersion: string,
+        kind: string,
+        name: string,
+        namespace?: string,
+        options?: { readonly live?: boolean },
+      ) => port.find<T>(apiVersion, kind, name, namespace, options),
       list: <T extends KubeObject>(
         apiVersion: string,
         kind: string,
