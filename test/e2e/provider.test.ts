@@ -71,7 +71,6 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
     // `limited` fits one pod and one instance; `denied` no instance at all (the dry-run must say so in preview).
     await quota(namespaces.limited, "pods=1,count/myappinstances.example.com=1");
     await quota(namespaces.denied, "count/myappinstances.example.com=0");
-    await quota(namespaces.slow, "pods=1");
     const operator = await startOperator(t, {
       namespaces: Object.values(namespaces),
       leaderElection: false,
@@ -407,18 +406,23 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
 
     let slowName = "";
     await t.test("Ctrl-C during a 600 s wait returns within 10 s; the next up continues", async () => {
-      // GIVEN an instance that cannot become Ready (a quota of one pod for two replicas), default 600 s timeout
-      await stack.setAllConfig({ slowNamespace: { value: namespaces.slow }, slowReplicas: { value: "2" } });
+      // GIVEN an instance that cannot become Ready (its pods ask for more CPU than any node has, so they stay
+      // Pending: no creation failure, just a rollout that does not progress), default 600 s timeout
+      await stack.setAllConfig({
+        slowNamespace: { value: namespaces.slow },
+        slowReplicas: { value: "2" },
+        slowCpu: { value: "1000" },
+      });
       const abort = new AbortController();
       const up = stack.up({ onOutput: log(t), signal: abort.signal });
       up.catch(() => undefined);
-      // WHEN the wait is under way (the operator reports 1 of 2 replicas) and Ctrl-C arrives
+      // WHEN the wait is under way (the operator reports 0 of 2 replicas) and Ctrl-C arrives
       const live = await waitFor(
-        "the slow instance to report 1/2 replicas",
+        "the slow instance to report 0/2 replicas",
         async () => {
           const { items } = await client.list<Live>(apiVersion, kind, { namespace: namespaces.slow });
           const item = items[0];
-          return item?.status?.conditions?.some((c) => c.type === "Ready" && /1\/2/.test(c.message)) ? item : undefined;
+          return item?.status?.conditions?.some((c) => c.type === "Ready" && /0\/2/.test(c.message)) ? item : undefined;
         },
         { timeoutMs: minutes(3) },
       );
@@ -434,6 +438,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       const state = (await stack.exportStack()).deployment as { resources: { urn: string; id?: string }[] };
       assert.equal(state.resources.find((r) => r.urn.endsWith("::slow"))?.id, `${namespaces.slow}/${slowName}`);
       await stack.setConfig("slowReplicas", { value: "1" });
+      await stack.removeConfig("slowCpu");
       const next = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
         throw failWith(error);
       });
@@ -563,6 +568,7 @@ if (slowNamespace) {
     namespace: slowNamespace,
     image: "nginx:1.27",
     replicas: config.requireNumber("slowReplicas"),
+    ...(config.get("slowCpu") ? { resources: { requests: { cpu: config.require("slowCpu") } } } : {}),
   });
 }
 const storageClass = config.get("storageClass");
