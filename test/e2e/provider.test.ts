@@ -477,13 +477,23 @@ async function kubectl(...args: string[]): Promise<string> {
   return stdout;
 }
 
-/** A ResourceQuota, once the quota controller has published its hard limits (admission enforces only then). */
+/**
+ * A ResourceQuota, once the quota controller has counted every resource it limits (admission refuses with "status
+ * unknown for quota" until then; a CRD installed a moment ago is counted only after the controller's next
+ * discovery).
+ */
 async function quota(namespace: string, hard: string): Promise<void> {
   await kubectl("-n", namespace, "create", "quota", "e2e", `--hard=${hard}`);
-  await waitFor(`quota in ${namespace}`, async () => {
-    const out = await kubectl("-n", namespace, "get", "resourcequota", "e2e", "-o", "jsonpath={.status.hard}");
-    return out.trim() ? true : undefined;
-  });
+  const limited = hard.split(",").map((entry) => entry.split("=")[0]!);
+  await waitFor(
+    `quota in ${namespace} to count ${limited.join(", ")}`,
+    async () => {
+      const out = await kubectl("-n", namespace, "get", "resourcequota", "e2e", "-o", "jsonpath={.status.used}");
+      const used = out.trim() ? (JSON.parse(out) as Record<string, string>) : {};
+      return limited.every((resource) => resource in used) ? true : undefined;
+    },
+    { timeoutMs: minutes(3) },
+  );
 }
 
 /** The program, written into a throwaway project directory under .local (so it resolves our node_modules). */
