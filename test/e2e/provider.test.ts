@@ -479,8 +479,8 @@ async function kubectl(...args: string[]): Promise<string> {
 
 /**
  * A ResourceQuota, once the quota controller has counted every resource it limits (admission refuses with "status
- * unknown for quota" until then; a CRD installed a moment ago is counted only after the controller's next
- * discovery).
+ * unknown for quota" until then; a CRD installed a moment ago is counted only after the controller's next full
+ * resync).
  */
 async function quota(namespace: string, hard: string): Promise<void> {
   await kubectl("-n", namespace, "create", "quota", "e2e", `--hard=${hard}`);
@@ -492,7 +492,8 @@ async function quota(namespace: string, hard: string): Promise<void> {
       const used = out.trim() ? (JSON.parse(out) as Record<string, string>) : {};
       return limited.every((resource) => resource in used) ? true : undefined;
     },
-    { timeoutMs: minutes(3) },
+    // The quota controller takes up a new kind at its next full resync (5 minutes by default).
+    { timeoutMs: minutes(7) },
   );
 }
 
