@@ -18,7 +18,7 @@ import { informerLatency } from "./informer-latency.ts";
 import { operatorThroughput } from "./operator-throughput.ts";
 import { pulumiPreview } from "./pulumi-preview.ts";
 import { pulumiUp } from "./pulumi-up.ts";
-import { sideBySide, type Scenario } from "./side-by-side.ts";
+import { allSubjects, sideBySide, type Scenario, type SubjectName } from "./side-by-side.ts";
 import type { Benchmark, Metric } from "./support/benchmark.ts";
 import { adminClient } from "./support/cluster.ts";
 import {
@@ -40,6 +40,7 @@ function sideBySideBenchmarks(flags: {
   changes?: string;
   window?: string;
   "no-rollout"?: boolean;
+  subjects?: string;
 }): Benchmark[] {
   const positive = (flag: string, value: string | undefined, fallback: number) => {
     if (value === undefined) return fallback;
@@ -57,6 +58,7 @@ function sideBySideBenchmarks(flags: {
     newInstances: 5,
     concurrency: integerSetting("BENCH_CONCURRENCY", 2),
     rollout: !flags["no-rollout"],
+    subjects: subjectList(flags.subjects),
   });
   const custom = base(positive("n", flags.n, 100), flags.storage);
   return [
@@ -68,6 +70,16 @@ function sideBySideBenchmarks(flags: {
       explicitOnly: true,
     },
   ];
+}
+
+/** `--subjects floor,go,ts` (any of them, in any order; the run keeps its alternating order). */
+function subjectList(value: string | undefined): SubjectName[] | undefined {
+  if (value === undefined) return undefined;
+  const names = value.split(",").map((name) => name.trim());
+  const unknown = names.filter((name) => !allSubjects.includes(name as SubjectName));
+  if (unknown.length > 0 || names.length === 0)
+    throw new Error(`--subjects takes a comma-separated list of ${allSubjects.join(", ")}; got "${value}"`);
+  return names as SubjectName[];
 }
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
@@ -84,6 +96,7 @@ async function main(): Promise<number> {
       changes: { type: "string" },
       window: { type: "string" },
       "no-rollout": { type: "boolean" },
+      subjects: { type: "string" },
     },
   });
   const benchmarks: readonly Benchmark[] = [
@@ -96,7 +109,8 @@ async function main(): Promise<number> {
   if (values.help) {
     console.log(`Usage: npm run bench -- [--no-record] [${benchmarks.map((b) => b.name).join("|")} ...]`);
     console.log(
-      "       side-by-side options: --n N --storage QUANTITY --rounds R --changes C --window SECONDS --no-rollout",
+      "       side-by-side options: --n N --storage QUANTITY --rounds R --changes C --window SECONDS --no-rollout\n" +
+        "                               --subjects floor,go,ts",
     );
     for (const b of benchmarks)
       console.log(`  ${b.name.padEnd(26)} ${b.description}${b.explicitOnly ? " (only when named)" : ""}`);

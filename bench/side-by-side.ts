@@ -51,6 +51,8 @@ export interface Scenario {
   readonly concurrency: number;
   /** The rollout of all N; off to save its time (minutes at N = 1000 on a busy machine). */
   readonly rollout: boolean;
+  /** Which subjects run (all three by default); at N = 10,000 the floor may come from bench/cluster-capacity.ts. */
+  readonly subjects?: readonly SubjectName[];
 }
 
 const images = ["nginx:1.27", "nginx:1.27.1", "nginx:1.27.2"] as const;
@@ -83,12 +85,16 @@ export interface SubjectFigures {
 }
 
 /** The order of the subjects in round `index` (0-based): alternating, so neither operator always goes first. */
-export function roundOrder(index: number): SubjectName[] {
-  return index % 2 === 0 ? ["floor", "go", "ts"] : ["ts", "go", "floor"];
+export function roundOrder(index: number, subjects: readonly SubjectName[] = allSubjects): SubjectName[] {
+  const order: SubjectName[] = index % 2 === 0 ? ["floor", "go", "ts"] : ["ts", "go", "floor"];
+  return order.filter((subject) => subjects.includes(subject));
 }
+
+export const allSubjects: readonly SubjectName[] = ["floor", "go", "ts"];
 
 export function sideBySide(name: string, scenario: Scenario, description?: string): Benchmark {
   const perSubjectMs = 30 * 60_000 + scenario.instances * 1_500;
+  const subjectCount = (scenario.subjects ?? allSubjects).length;
   return {
     name,
     description:
@@ -96,7 +102,7 @@ export function sideBySide(name: string, scenario: Scenario, description?: strin
       `TS operator vs Go controller-runtime peer vs floor: ${scenario.instances} instances` +
         `${scenario.storage ? ` with ${scenario.storage} storage` : ""}, ${scenario.rounds} round(s)`,
     headline: [],
-    budgetMs: scenario.rounds * 3 * perSubjectMs,
+    budgetMs: scenario.rounds * subjectCount * perSubjectMs,
     run: (context) => runScenario(context, scenario),
   };
 }
@@ -110,7 +116,7 @@ async function runScenario(context: BenchContext, scenario: Scenario): Promise<B
   const kubeconfig = process.env.KUBECONFIG ?? "";
   const figures: SubjectFigures[] = [];
   for (let index = 0; index < scenario.rounds; index++) {
-    for (const subject of roundOrder(index)) {
+    for (const subject of roundOrder(index, scenario.subjects)) {
       const prefix = `round ${index + 1}/${scenario.rounds} ${subject}`;
       const say = (message: string) => log(`${prefix}: ${message}`);
       figures.push(await runSubject({ client, signal, log: say }, kubeconfig, subject, index + 1, scenario));
@@ -118,7 +124,7 @@ async function runScenario(context: BenchContext, scenario: Scenario): Promise<B
     }
   }
   return {
-    parameters: { ...scenario, storage: scenario.storage ?? "none" },
+    parameters: { ...scenario, storage: scenario.storage ?? "none", subjects: (scenario.subjects ?? allSubjects).join(",") },
     metrics: summaryMetrics(figures),
     details: { rounds: figures },
   };

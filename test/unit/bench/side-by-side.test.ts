@@ -64,6 +64,11 @@ describe("side by side: figures", () => {
     assert.deepEqual(roundOrder(1), ["ts", "go", "floor"]);
   });
 
+  it("runs only the subjects asked for, keeping the alternating order", () => {
+    assert.deepEqual(roundOrder(0, ["ts", "go"]), ["go", "ts"]);
+    assert.deepEqual(roundOrder(1, ["go", "ts"]), ["ts", "go"]);
+  });
+
   it("reports TS ÷ Go, with ∞ for something the peer does not do at all", () => {
     assert.equal(ratio(387, 263), 1.47);
     assert.equal(ratio(8, 0), Infinity);
