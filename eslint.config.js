@@ -17,11 +17,12 @@ const layers = [
   },
   // charts: rendering and the pure plan of what to apply and prune; reconcile uses it, not the reverse.
   { target: "./operator/chart", from: ["./operator/reconcile", "./operator/runtime", "./operator/main.ts"] },
-  // reconcile uses only the runtime's contract (its error kinds), as a Go reconciler uses controller-runtime's.
+  // reconcile uses only the runtime's contract (its error kinds and event types), as a Go reconciler uses
+  // controller-runtime's.
   {
     target: "./operator/reconcile",
     from: ["./operator/runtime", "./operator/main.ts"],
-    except: ["./errors.ts"],
+    except: ["./errors.ts", "./event.ts"],
   },
   // the runtime is generic: it never imports the domain (api, desired, reconcile); main.ts wires them.
   {

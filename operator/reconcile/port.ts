@@ -6,6 +6,9 @@
  */
 import { apiVersion as instanceApiVersion, kind as instanceKind, type MyAppInstanceStatus } from "../../api/index.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
+import type { EventRecord } from "../runtime/event.ts";
+
+export type { EventRecord, ObjectReference } from "../runtime/event.ts";
 
 /** The field manager of every server-side apply the operator makes (`kubectl get -o yaml --show-managed-fields`). */
 export const fieldManager = "myapp-operator";
@@ -17,29 +20,6 @@ export const reportingController = "example.com/myapp-operator";
 export interface ObjectKey {
   readonly namespace: string;
   readonly name: string;
-}
-
-/** An object an event is about (events.k8s.io ObjectReference). */
-export interface ObjectReference {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly uid?: string;
-}
-
-/** One event for `kubectl describe`: what happened (reason, note), to what, and whether it needs attention. */
-export interface EventRecord {
-  readonly type: "Normal" | "Warning";
-  /** CamelCase, e.g. `Created`, `RolloutComplete`, `InvalidSpec`. */
-  readonly reason: string;
-  /** What the operator did or failed to do, CamelCase: `Apply`, `Delete`, `Reconcile`. */
-  readonly action: string;
-  /** Human-readable, at most 1 kB. */
-  readonly note: string;
-  readonly regarding: ObjectReference;
-  /** A second object involved, e.g. the child that was created. */
-  readonly related?: ObjectReference;
 }
 
 /** What server-side apply needs to address an object; the rest of the configuration is the fields we own. */

@@ -10,29 +10,9 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { KubeObject } from "../../kube/index.ts";
 import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
+import type { EventRecord, ObjectReference } from "./event.ts";
 
-/** An object an event is about (events.k8s.io ObjectReference). */
-export interface EventObjectReference {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly uid?: string;
-}
-
-/** One event for `kubectl describe`: what happened (reason, note), to what, and whether it needs attention. */
-export interface EventRecord {
-  readonly type: "Normal" | "Warning";
-  /** CamelCase, e.g. `Created`, `RolloutComplete`, `InvalidSpec`. */
-  readonly reason: string;
-  /** What the controller did or failed to do, CamelCase: `Apply`, `Delete`, `Reconcile`. */
-  readonly action: string;
-  /** Human-readable, at most 1 kB. */
-  readonly note: string;
-  readonly regarding: EventObjectReference;
-  /** A second object involved, e.g. the child that was created. */
-  readonly related?: EventObjectReference;
-}
+export type { EventRecord, ObjectReference } from "./event.ts";
 
 /** The writes the recorder makes (a KubeClient satisfies it). */
 export interface EventSink {
@@ -162,7 +142,7 @@ export class EventRecorder {
     }
   }
 
-  private take(regarding: EventObjectReference, now: number): boolean {
+  private take(regarding: ObjectReference, now: number): boolean {
     const burst = this.options.burst ?? 25;
     const refillMs = this.options.refillMs ?? 300_000;
     const key = `${regarding.kind}/${regarding.namespace}/${regarding.name}`;
