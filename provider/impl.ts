@@ -39,7 +39,7 @@ import {
 import { waitProgress } from "./progress.ts";
 import { assessReadiness, describeConditions } from "./readiness.ts";
 import { chartPreview } from "./chart-preview.ts";
-import { serverCheck } from "./server-check.ts";
+import { missingStorageClass, serverCheck } from "./server-check.ts";
 import { latestWarnings } from "./warning-events.ts";
 
 /** `pulumi.dynamic.CheckResult`. */
@@ -62,6 +62,10 @@ export async function check(olds: PropertyBag, news: PropertyBag): Promise<Check
   const checked = inputs as unknown as InstanceInputs;
   const existing = olds["name"] === checked.name && olds["namespace"] === checked.namespace;
   if (existing && unchangedInstance(olds, inputs)) return { inputs };
+  // The engine checks one resource at a time (step generation is serial), so every request made here delays all
+  // the resources after it. Only a preview needs the apiserver's verdict before anything happens; in `up` the
+  // apply in create/update is that verdict (the same schema, CEL and admission), and those run in parallel.
+  if (news["previewing"] === false) return { inputs };
   let client: KubeClient;
   try {
     client = connect(checked);
@@ -119,6 +123,7 @@ export async function create(news: PropertyBag): Promise<{ id: string; outs: Ins
   const inputs = pickInputs(news);
   const client = connect(inputs);
   const cluster = await clusterIdentity(client);
+  await requireStorageClass(client, inputs);
   const existing = await client.find<LiveInstance>(apiVersion, kind, inputs.name, inputs.namespace);
   if (existing) {
     const problem = ownershipProblem(existing, inputs);
@@ -137,6 +142,7 @@ export async function update(id: string, olds: PropertyBag, news: PropertyBag): 
   const inputs = pickInputs(news);
   const client = connect(inputs);
   const cluster = await verifyCluster(client, recordedIdentity(olds["cluster"]), "update", inputs);
+  if (olds["storageClassName"] !== inputs.storageClassName) await requireStorageClass(client, inputs);
   const live = await client.find<LiveInstance>(apiVersion, kind, inputs.name, inputs.namespace);
   if (live) {
     const problem = ownershipProblem(live, inputs, text(olds["uid"]));
@@ -281,6 +287,16 @@ async function waitUntilGone(client: KubeClient, inputs: InstanceInputs, uid: st
       `${inputs.namespace} patch myappinstance ${inputs.name} --type=merge -p '{"metadata":{"finalizers":null}}'`,
   ];
   throw new Error(lines.join("\n"));
+}
+
+/**
+ * Fails before anything is applied when `storageClassName` names no StorageClass of the cluster: what check says
+ * in a preview, said again in `up` (which skips check's requests), instead of a claim left Pending.
+ */
+async function requireStorageClass(client: KubeClient, inputs: InstanceInputs): Promise<void> {
+  if (inputs.storageClassName === undefined) return;
+  const missing = await missingStorageClass(client, inputs.storageClassName);
+  if (missing) throw new Error(`${inputs.logicalName}: storageClassName: ${missing}`);
 }
 
 /** True when no spec key changed: the apiserver accepted these values before, asking it again costs a request. */

@@ -176,6 +176,9 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
       // The ownership marker, fixed when the program runs: plain strings, nothing secret.
       owner: `${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`,
       logicalName: name,
+      // Whether the engine is previewing: check asks the apiserver only then (see impl.ts). Not an input of the
+      // instance: check drops it, so it is never stored or diffed.
+      previewing: pulumi.runtime.isDryRun(),
       // Outputs the provider computes; listed so they become properties of this object.
       cluster: undefined,
       uid: undefined,

@@ -92,7 +92,7 @@ async function askApiserver(
  * Why `name` is not a StorageClass of the cluster, listing those that are; undefined when it is, or when the
  * classes cannot be read (no permission: the operator's own check remains).
  */
-async function missingStorageClass(client: KubeClient, name: string): Promise<string | undefined> {
+export async function missingStorageClass(client: KubeClient, name: string): Promise<string | undefined> {
   let classes;
   try {
     classes = await client.list<KubeObject>("storage.k8s.io/v1", "StorageClass");

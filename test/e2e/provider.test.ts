@@ -225,6 +225,17 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
         assert.match(error.message, /StorageClass "no-such-class" does not exist in the cluster/);
         return true;
       });
+      // `up` without a preview: check asks the apiserver nothing then, and create refuses it before applying.
+      await assert.rejects(stack.up({ onOutput: log(t) }), (error: Error) => {
+        assert.match(error.message, /classy: storageClassName: StorageClass "no-such-class" does not exist/);
+        return true;
+      });
+      const live = await client.list<Live>(apiVersion, kind, { namespace: namespaces.web });
+      assert.deepEqual(
+        live.items.map((item) => item.metadata.name).filter((name) => name?.startsWith("classy")),
+        [],
+        "nothing was applied",
+      );
       await stack.removeConfig("storageClass");
     });
 
