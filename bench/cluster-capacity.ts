@@ -14,7 +14,8 @@
  * --keep leaves the cluster up (kubeconfig .local/kubeconfig-capacity); `npm run cluster -- down --name capacity`.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { insertIntoSection, type ResultsSection } from "./support/results-section.ts";
 import { cpus, loadavg, totalmem } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -196,23 +197,20 @@ function commit(): string {
   }
 }
 
-const resultsHeading = "## Cluster capacity (bench/cluster-capacity.ts)";
+const capacitySection: ResultsSection = {
+  end: "<!-- cluster capacity runs end: new rows are inserted above this line -->",
+  intro:
+    "## Cluster capacity (bench/cluster-capacity.ts)\n\n" +
+    "The local cluster holding a fleet: the children of N instances (Service + Deployment, S of them a StatefulSet\n" +
+    "with a 1Gi claim instead) created directly, no operator, on a fresh local cluster; time until every workload\n" +
+    "is Ready and every claim Bound, and the control plane's memory then. `npx node bench/cluster-capacity.ts`.\n\n" +
+    "| run (UTC) | commit | machine | N | S | create s | all Ready s | apiserver MiB | etcd MiB | kcm MiB | scheduler MiB | kwok MiB | total MiB |\n" +
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+};
 
 function record(result: Record<string, unknown> & { date: string }, row: string): void {
   writeFileSync(path.join(benchDir, "results/cluster-capacity.json"), JSON.stringify(result, null, 2) + "\n");
-  const file = path.join(benchDir, "RESULTS.md");
-  let text = existsSync(file) ? readFileSync(file, "utf8") : "";
-  if (!text.includes(resultsHeading)) {
-    text =
-      text.trimEnd() +
-      `\n\n${resultsHeading}\n\n` +
-      "The local cluster holding a fleet: the children of N instances (Service + Deployment, S of them a StatefulSet\n" +
-      "with a 1Gi claim instead) created directly, no operator, on a fresh local cluster; time until every workload\n" +
-      "is Ready and every claim Bound, and the control plane's memory then. `npx node bench/cluster-capacity.ts`.\n\n" +
-      "| run (UTC) | commit | machine | N | S | create s | all Ready s | apiserver MiB | etcd MiB | kcm MiB | scheduler MiB | kwok MiB | total MiB |\n" +
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
-  }
-  writeFileSync(file, text.trimEnd() + "\n" + row + "\n");
+  insertIntoSection(path.join(benchDir, "RESULTS.md"), capacitySection, row, true);
 }
 
 async function main(): Promise<number> {

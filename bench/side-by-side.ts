@@ -124,7 +124,11 @@ async function runScenario(context: BenchContext, scenario: Scenario): Promise<B
     }
   }
   return {
-    parameters: { ...scenario, storage: scenario.storage ?? "none", subjects: (scenario.subjects ?? allSubjects).join(",") },
+    parameters: {
+      ...scenario,
+      storage: scenario.storage ?? "none",
+      subjects: (scenario.subjects ?? allSubjects).join(","),
+    },
     metrics: summaryMetrics(figures),
     details: { rounds: figures },
   };

@@ -3,12 +3,13 @@
  * RESULTS.md gets one dated row of headline figures per run, so a regression shows up as a changed row.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release, totalmem } from "node:os";
 import path from "node:path";
 import { format, resolveConfig } from "prettier";
 import type { KubeClient } from "../../kube/index.ts";
 import type { Benchmark, BenchmarkResult } from "./benchmark.ts";
+import { insertIntoSection, textAbove, type ResultsSection } from "./results-section.ts";
 
 export interface Machine {
   readonly cores: number;
@@ -85,9 +86,15 @@ A figure with an expected value (writes of a converged set: 0) is marked ⚠ whe
 
 `;
 
+/** The first section of RESULTS.md: one row of headline figures per `npm run bench`. */
+const headlineSection: ResultsSection = {
+  end: "<!-- headline runs end: new rows are inserted above this line -->",
+  intro,
+};
+
 /**
- * Appends one row of headline figures to RESULTS.md under `benchDir`. When the columns differ from those of the
- * table at the end of the file (a benchmark was added), a new table with the new header starts.
+ * Adds one row of headline figures to the headline section of RESULTS.md under `benchDir`. When the columns differ
+ * from those of the section's last table (a benchmark was added), a new table with the new header starts.
  */
 export function appendResultsRow(benchDir: string, benchmarks: readonly Benchmark[], run: RunRecord): string {
   const file = path.join(benchDir, "RESULTS.md");
@@ -110,13 +117,12 @@ export function appendResultsRow(benchDir: string, benchmarks: readonly Benchmar
   const machineCell = `${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}, load ${machine.loadAverage}`;
   const row = `| ${date} | ${run.commit} | ${machineCell} | ${cells.join(" | ")} |`;
 
-  const existing = existsSync(file) ? readFileSync(file, "utf8") : "";
-  const lastHeader = existing
+  const lastHeader = textAbove(file, headlineSection)
     .split("\n")
     .filter((line) => line.startsWith("| date"))
     .at(-1);
-  if (!existing) writeFileSync(file, `${intro}${header}\n${separator}\n${row}\n`);
-  else if (lastHeader === header) appendFileSync(file, `${row}\n`);
-  else appendFileSync(file, `\n${header}\n${separator}\n${row}\n`);
+  // A new table (new columns) is set off by a blank line; a row of the last table follows it directly.
+  const lines = lastHeader === header ? row : `\n${header}\n${separator}\n${row}`;
+  insertIntoSection(file, headlineSection, lines, true);
   return file;
 }

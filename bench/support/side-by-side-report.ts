@@ -3,12 +3,13 @@
  * "Side by side" section (newest last, above its end marker, so sections others append after it stay apart), and
  * written whole to results/side-by-side-n<N>[-storage].json.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { format, resolveConfig } from "prettier";
 import type { BenchmarkResult } from "./benchmark.ts";
 import type { Machine } from "./record.ts";
 import { medianOf, ratio, rows, type SubjectFigures } from "../side-by-side.ts";
+import { insertIntoSection } from "./results-section.ts";
 
 const sectionStart = "## Side by side: TS operator vs Go controller-runtime peer";
 const sectionEnd = "<!-- side-by-side runs end: new runs are inserted above this line -->";
@@ -65,13 +66,7 @@ export function renderSideBySide(name: string, result: BenchmarkResult, run: Run
 /** Inserts the run's table into RESULTS.md's side-by-side section (creating the section at the end if missing). */
 export function recordSideBySide(benchDir: string, table: string): string {
   const file = path.join(benchDir, "RESULTS.md");
-  const existing = existsSync(file) ? readFileSync(file, "utf8") : "# Benchmark results\n";
-  const at = existing.indexOf(sectionEnd);
-  const next =
-    at === -1
-      ? `${existing.trimEnd()}\n\n${sectionIntro}\n${table}\n\n${sectionEnd}\n`
-      : `${existing.slice(0, at)}${table}\n\n${existing.slice(at)}`;
-  writeFileSync(file, next);
+  insertIntoSection(file, { end: sectionEnd, intro: sectionIntro }, table, false);
   return file;
 }
 
