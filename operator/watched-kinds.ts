@@ -33,4 +33,3 @@ export function watchedOwnedKinds(chartKinds: readonly ChartKind[]): WatchedKind
 
 /** Read by reconcile but owned by no instance: the StatefulSet controller creates the volume claims. */
 export const cachedKinds = [{ apiVersion: "v1", kind: "PersistentVolumeClaim", labelSelector: ours }] as const;
-

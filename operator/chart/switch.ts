@@ -24,8 +24,7 @@ import { objectName } from "./owned.ts";
 import { objectId, volumeRefusal, type LiveObject, type RenderRefusal } from "./plan.ts";
 
 export type TemplateSwitchPlan<T extends LiveObject> =
-  | { readonly ok: true; readonly prune: readonly T[] }
-  | { readonly ok: false; readonly refusal: RenderRefusal };
+  { readonly ok: true; readonly prune: readonly T[] } | { readonly ok: false; readonly refusal: RenderRefusal };
 
 /**
  * What to prune of `chartObjects` (live objects a chart rendered for the instance) now that the built-in

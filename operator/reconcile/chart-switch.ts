@@ -30,6 +30,10 @@ export async function planTemplateSwitch(
 /** Deletes the leftovers of a chart the instance no longer uses. */
 export async function pruneChartLeftovers(session: Session, leftovers: readonly KubeObject[]): Promise<void> {
   for (const object of leftovers) {
-    await pruneObject(session, object, "the instance no longer uses a chart and the built-in template does not make it");
+    await pruneObject(
+      session,
+      object,
+      "the instance no longer uses a chart and the built-in template does not make it",
+    );
   }
 }

@@ -213,9 +213,15 @@ async function takenObject(
       live.find((candidate) => sameObject(candidate, object)) ??
       // Live, not from the cache: the cache holds only objects with the operator's label, and a same-named object
       // of someone else's must be seen before an apply would take it over. Costs a GET only for objects to create.
-      (await session.port.find<KubeObject>(object.apiVersion, object.kind, object.metadata.name, session.key.namespace, {
-        live: true,
-      }));
+      (await session.port.find<KubeObject>(
+        object.apiVersion,
+        object.kind,
+        object.metadata.name,
+        session.key.namespace,
+        {
+          live: true,
+        },
+      ));
     if (!existing || isControlledBy(existing.metadata.ownerReferences, uid)) continue;
     const owner = existing.metadata.ownerReferences?.find((reference) => reference.controller === true);
     if (!owner && existing.metadata.labels?.[labelKeys.managedBy] === managedBy) continue;
