@@ -6,7 +6,12 @@
 import { chartKindName, defaultChartKinds, parseChartKinds, type ChartKind } from "../api/index.ts";
 import type { OperatorRule } from "./rbac.ts";
 
-/** Verbs for a kind charts render: read (compare, prune), write (server-side apply) and delete (prune). */
+/**
+ * Verbs for a kind charts render: list and watch (the operator's informers cache its own objects of every allowed
+ * kind, so a hand edit wakes the instance, and compare and prune read from that cache), get (a live look before
+ * an object is created, so a namesake of someone else's is never taken over), create and patch (server-side
+ * apply) and delete (prune).
+ */
 const chartVerbs = ["get", "list", "watch", "create", "patch", "delete"] as const;
 
 /** The rules that let the operator apply, compare and prune chart objects of `kinds`. */

@@ -4,7 +4,9 @@
  * the operator is seen to use: test/integration/least-privilege.test.ts records every request a real operator
  * process makes through a whole instance lifecycle and requires these rules to be exactly that set plus
  * {@link verbsNotSeenOnTheWire}. There is deliberately no rule for Pods, and none here for
- * Secrets (charts may create and patch them, never read them: chart-kinds.ts).
+ * Secrets (charts may create and patch them, never read them: chart-kinds.ts). The rules of the chart allow-list
+ * (chart-kinds.ts) come on top; without a chart the operator uses only their list and watch (its informers), which
+ * the same test checks.
  *
  * Verbs map from requests as the apiserver authorizes them: GET of one object `get`, of a collection `list`,
  * `?watch` `watch`, PATCH `patch` (server-side apply too), and a server-side apply that creates an object also

@@ -103,6 +103,8 @@ interface SendOptions {
   readonly signal?: AbortSignal | undefined;
   /** A watch: no request timeout, the caller's idle watchdog decides. */
   readonly stream?: boolean;
+  /** The Accept header. @default "application/json" */
+  readonly accept?: string;
 }
 
 export class KubeClient {
@@ -304,9 +306,12 @@ export class KubeClient {
     return this.request<T>("POST", path, { body });
   }
 
-  /** Raw GET of a non-resource path such as /readyz or /version. */
-  async raw(path: string): Promise<string> {
-    const response = await this.send("GET", path, {});
+  /**
+   * Raw GET of a non-resource path such as /readyz, /version or /apis; `accept` asks for another representation
+   * (aggregated discovery, for one).
+   */
+  async raw(path: string, options: { readonly accept?: string } = {}): Promise<string> {
+    const response = await this.send("GET", path, options.accept ? { accept: options.accept } : {});
     return response.body.text();
   }
 
@@ -333,7 +338,7 @@ export class KubeClient {
       if (value !== undefined) search.set(key, String(value));
     }
     const query = search.size > 0 ? `?${search.toString()}` : "";
-    const headers: Record<string, string> = { accept: "application/json" };
+    const headers: Record<string, string> = { accept: options.accept ?? "application/json" };
     if (options.body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const timeout = options.stream ? undefined : AbortSignal.timeout(this.requestTimeoutMs);

@@ -4,3 +4,4 @@ export * from "./credentials.ts";
 export * from "./errors.ts";
 export * from "./resources.ts";
 export * from "./clock.ts";
+export * from "./discovery.ts";

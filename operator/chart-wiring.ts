@@ -2,8 +2,8 @@
  * The chart engine's wiring for the operator process: Helm (`--helm`) renders, sources read ConfigMaps through
  * the client and fetch registries and repositories over HTTP, `.Capabilities` come from the live cluster.
  */
-import type { KubeClient, KubeObject } from "../kube/index.ts";
-import { chartSource, helmRenderer, type Capabilities } from "./chart/index.ts";
+import { readClusterCapabilities, type KubeClient, type KubeObject } from "../kube/index.ts";
+import { cachedCapabilities, chartSource, helmRenderer } from "./chart/index.ts";
 import type { OperatorOptions } from "./options.ts";
 import type { ChartDeps } from "./reconcile/index.ts";
 
@@ -12,7 +12,6 @@ export function chartDeps(
   client: KubeClient,
   options: Pick<OperatorOptions, "helm" | "chartKinds" | "defaultChart">,
 ): ChartDeps {
-  let capabilities: Promise<Capabilities> | undefined;
   return {
     renderer: helmRenderer({ binary: options.helm }),
     fetchChart: chartSource({
@@ -22,16 +21,8 @@ export function chartDeps(
     allowedKinds: options.chartKinds,
     appliedWriteOnly: new Map(),
     ...(options.defaultChart ? { defaultChart: options.defaultChart } : {}),
-    // The server's version, read once: what `.Capabilities.KubeVersion` says (helm install would ask the same).
-    capabilities: () => {
-      capabilities ??= client
-        .raw("/version")
-        .then((text) => ({ kubeVersion: (JSON.parse(text) as { gitVersion?: string }).gitVersion ?? "" }))
-        .catch((error: unknown) => {
-          capabilities = undefined;
-          throw error;
-        });
-      return capabilities;
-    },
+    // The server's version and discovery (what `helm install` would ask), read again after a few minutes so a CRD
+    // installed since shows up in `.Capabilities.APIVersions` (on the instance's next reconcile).
+    capabilities: cachedCapabilities(() => readClusterCapabilities(client)),
   };
 }

@@ -10,24 +10,11 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { pino, type Logger } from "pino";
 import { apiVersion, kind } from "../api/index.ts";
-import { labelKeys, managedBy } from "./desired/index.ts";
 import { parseOptions, usage, UsageRequested, type OperatorOptions } from "./options.ts";
 import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, kubePort, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
-
-/** Only our children: the label every desired object carries keeps unrelated workloads out of memory. */
-const ours = `${labelKeys.managedBy}=${managedBy}`;
-
-/** The kinds the operator owns; their events are mapped back to the owning instance. */
-const ownedKinds = [
-  { apiVersion: "apps/v1", kind: "Deployment", labelSelector: ours },
-  { apiVersion: "apps/v1", kind: "StatefulSet", labelSelector: ours },
-  { apiVersion: "v1", kind: "Service", labelSelector: ours },
-] as const;
-
-/** Read by reconcile but owned by no instance: the StatefulSet controller creates the volume claims. */
-const cachedKinds = [{ apiVersion: "v1", kind: "PersistentVolumeClaim", labelSelector: ours }] as const;
+import { cachedKinds, watchedOwnedKinds } from "./watched-kinds.ts";
 
 export async function runOperator(options: OperatorOptions, logger: Logger): Promise<Manager> {
   const identity = `${hostname()}-${randomBytes(4).toString("hex")}`;
@@ -38,7 +25,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       identity,
       ...(options.kubeconfig ? { kubeconfig: { path: options.kubeconfig } } : {}),
       for: { apiVersion, kind },
-      owns: ownedKinds,
+      owns: watchedOwnedKinds(options.chartKinds),
       watches: cachedKinds,
       namespaces: options.namespaces,
       concurrency: options.concurrency,

@@ -7,6 +7,7 @@
  */
 import { validateSpec } from "../api/index.ts";
 import {
+  cachedCapabilities,
   ChartFetchError,
   ChartRenderError,
   chartSource,
@@ -15,13 +16,29 @@ import {
   helmRenderer,
   parseManifests,
   renderFailureMessage,
+  type Capabilities,
 } from "../chart/index.ts";
-import { ApiError, type KubeClient, type KubeObject } from "../kube/index.ts";
+import { ApiError, readClusterCapabilities, type KubeClient, type KubeObject } from "../kube/index.ts";
 import type { InputFailure } from "./check.ts";
 import { fieldManager, specKeys, type InstanceInputs } from "./inputs.ts";
 
 export type ChartPreviewOutcome =
   { readonly checked: true; readonly failures: InputFailure[] } | { readonly checked: false; readonly note: string };
+
+/**
+ * `.Capabilities` per cluster connection (the provider keeps one client per connection): the version and the
+ * discovered API set, read once per few minutes however many instances a preview renders.
+ */
+const capabilitiesByClient = new WeakMap<KubeClient, () => Promise<Capabilities>>();
+
+function capabilitiesOf(client: KubeClient): Promise<Capabilities> {
+  let read = capabilitiesByClient.get(client);
+  if (!read) {
+    read = cachedCapabilities(() => readClusterCapabilities(client));
+    capabilitiesByClient.set(client, read);
+  }
+  return read();
+}
 
 /** Longer than this (a slow registry) and preview carries on without the chart check. */
 export const chartPreviewTimeoutMs = 30_000;
@@ -55,13 +72,12 @@ async function renderAndDryRun(client: KubeClient, inputs: InstanceInputs): Prom
       readConfigMap: (name, namespace) =>
         client.find<KubeObject & { binaryData?: Record<string, string> }>("v1", "ConfigMap", name, namespace),
     })(chart, inputs.namespace);
-    const version = JSON.parse(await client.raw("/version")) as { gitVersion?: string };
     const rendered = await helmRenderer({ binary: process.env["MYAPP_HELM"] ?? "helm" }).render({
       chart: bytes,
       release: inputs.name,
       namespace: inputs.namespace,
       values: chartValues(verdict.spec),
-      capabilities: { kubeVersion: version.gitVersion ?? "" },
+      capabilities: await capabilitiesOf(client),
     });
     const failures: InputFailure[] = [];
     for (const { source: template, object } of parseManifests(rendered.manifest)) {

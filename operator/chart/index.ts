@@ -2,3 +2,4 @@
 export * from "../../chart/index.ts";
 export * from "./owned.ts";
 export * from "./plan.ts";
+export * from "./switch.ts";

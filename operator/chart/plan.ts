@@ -84,15 +84,27 @@ export function pruneCandidates<T extends LiveObject>(
   );
 }
 
+/** Who would change the volumes: a chart's render, or the built-in template after `spec.chart` was removed. */
+export type VolumeChange = "chart" | "builtInTemplate";
+
+const volumeWords: Record<VolumeChange, { readonly who: string; readonly reason: string }> = {
+  chart: { who: "the chart", reason: "Chart" },
+  builtInTemplate: { who: "the built-in template (spec.chart was removed)", reason: "BuiltInTemplate" },
+};
+
 /**
  * Storage rules for charts, as for the built-in template: a render may not drop a StatefulSet whose pods keep
- * volumes, drop one of its claim templates, or shrink one. Returns the refusal, or undefined when volumes are safe.
+ * volumes, drop one of its claim templates, or shrink one; nor may a switch back to the built-in template do so
+ * to a StatefulSet the chart rendered (`change`: "builtInTemplate", with `desired` the template's objects).
+ * Returns the refusal, or undefined when volumes are safe.
  */
 export function volumeRefusal(
   liveStatefulSets: readonly LiveObject[],
   desired: readonly RenderedObject[],
   uid: string,
+  change: VolumeChange = "chart",
 ): RenderRefusal | undefined {
+  const { who, reason } = volumeWords[change];
   for (const live of liveStatefulSets) {
     if (!isControlledBy(live.metadata.ownerReferences, uid)) continue;
     const claims = claimTemplates(live.spec);
@@ -101,8 +113,10 @@ export function volumeRefusal(
     const next = desired.find((object) => object.kind === "StatefulSet" && object.metadata.name === name);
     if (!next) {
       return {
-        reason: "ChartDropsVolumes",
-        message: `the chart no longer renders StatefulSet/${name}, whose pods keep volumes (${[...claims.keys()].join(", ")}); volumes are never dropped implicitly`,
+        reason: `${reason}DropsVolumes`,
+        message:
+          `${who} no longer renders StatefulSet/${name}, whose pods keep volumes (${[...claims.keys()].join(", ")}); ` +
+          "volumes are never dropped implicitly",
       };
     }
     const nextClaims = claimTemplates(next["spec"]);
@@ -110,16 +124,16 @@ export function volumeRefusal(
       const nextSize = nextClaims.get(claim);
       if (nextSize === undefined) {
         return {
-          reason: "ChartDropsVolumes",
-          message: `the chart drops volume claim template ${claim} of StatefulSet/${name}; volumes are never dropped implicitly`,
+          reason: `${reason}DropsVolumes`,
+          message: `${who} drops volume claim template ${claim} of StatefulSet/${name}; volumes are never dropped implicitly`,
         };
       }
       const was = parseQuantity(size);
       const now = parseQuantity(nextSize);
       if (was && now && compareQuantities(now, was) < 0) {
         return {
-          reason: "ChartShrinksVolumes",
-          message: `the chart shrinks volume claim template ${claim} of StatefulSet/${name} from ${size} to ${nextSize}; volumes may grow but never shrink`,
+          reason: `${reason}ShrinksVolumes`,
+          message: `${who} shrinks volume claim template ${claim} of StatefulSet/${name} from ${size} to ${nextSize}; volumes may grow but never shrink`,
         };
       }
     }

@@ -147,28 +147,49 @@ export async function reconcileChart(
   }
 
   for (const stale of pruneCandidates(live, plan.objects, identity.uid)) {
-    await session.port.delete(stale.apiVersion, stale.kind, stale.metadata.name ?? "", key.namespace, {
-      propagationPolicy: "Background",
-      ...(stale.metadata.uid ? { preconditionUid: stale.metadata.uid } : {}),
-    });
-    await session.event("Normal", "Pruned", "Delete", `Deleted ${objectName(stale)}: the chart no longer renders it`);
-    session.logger.info({ kind: stale.kind, name: stale.metadata.name }, "pruned object the chart no longer renders");
+    await pruneObject(session, stale, "the chart no longer renders it");
   }
 
   return { status: chartStatus(session, spec, previous, plan.objects, applied, rendered) };
 }
 
+/** Deletes an object the instance controls (only that very object: a uid precondition), with an event. */
+export async function pruneObject(session: Session, stale: KubeObject, because: string): Promise<void> {
+  await session.port.delete(stale.apiVersion, stale.kind, stale.metadata.name ?? "", session.key.namespace, {
+    propagationPolicy: "Background",
+    ...(stale.metadata.uid ? { preconditionUid: stale.metadata.uid } : {}),
+  });
+  await session.event("Normal", "Pruned", "Delete", `Deleted ${objectName(stale)}: ${because}`);
+  session.logger.info({ kind: stale.kind, name: stale.metadata.name, because }, "pruned object");
+}
+
+/** The label selector of the objects a chart rendered for the instance. */
+export function chartObjectSelector(instanceName: string): string {
+  return `${labelKeys.managedBy}=${managedBy},${chartInstanceLabel}=${labelValue(instanceName)}`;
+}
+
 /** Every live object of an allowed kind the operator labelled for this instance (its own or a chart's). */
 async function liveObjects(session: Session, allowed: readonly ChartKind[]): Promise<KubeObject[]> {
-  const { key } = session;
   // managed-by + the instance's label finds the built-in template's children too, so switching an instance to a
   // chart prunes those the chart does not replace.
-  const selectors = [
-    `${labelKeys.managedBy}=${managedBy},${chartInstanceLabel}=${labelValue(key.name)}`,
-    `${labelKeys.managedBy}=${managedBy},${labelKeys.instance}=${labelValue(key.name)}`,
-  ];
+  return labelledObjects(session, allowed, [
+    chartObjectSelector(session.key.name),
+    `${labelKeys.managedBy}=${managedBy},${labelKeys.instance}=${labelValue(session.key.name)}`,
+  ]);
+}
+
+/**
+ * Live objects of `kinds` (but the write-only ones, which the operator may not list) in the instance's namespace
+ * matching any of `selectors`, with their apiVersion and kind set.
+ */
+export async function labelledObjects(
+  session: Session,
+  kinds: readonly ChartKind[],
+  selectors: readonly string[],
+): Promise<KubeObject[]> {
+  const { key } = session;
   const found = new Map<string, KubeObject>();
-  for (const kind of allowed.filter((candidate) => !candidate.writeOnly)) {
+  for (const kind of kinds.filter((candidate) => !candidate.writeOnly)) {
     for (const selector of selectors) {
       const objects = await session.port.list<KubeObject>(kind.apiVersion, kind.kind, key.namespace, selector);
       for (const object of objects) {
@@ -190,11 +211,16 @@ async function takenObject(
   for (const object of objects) {
     const existing =
       live.find((candidate) => sameObject(candidate, object)) ??
+      // Live, not from the cache: the cache holds only objects with the operator's label, and a same-named object
+      // of someone else's must be seen before an apply would take it over. Costs a GET only for objects to create.
       (await session.port.find<KubeObject>(
         object.apiVersion,
         object.kind,
         object.metadata.name,
         session.key.namespace,
+        {
+          live: true,
+        },
       ));
     if (!existing || isControlledBy(existing.metadata.ownerReferences, uid)) continue;
     const owner = existing.metadata.ownerReferences?.find((reference) => reference.controller === true);

@@ -3,10 +3,11 @@
  * that woke it), idempotent, and silent when nothing changed: a converged instance costs reads only, no writes.
  *
  * Order: instance gone → done; being deleted → finalize; ensure the finalizer; validate the spec (invalid → a
- * Degraded status, no retry); apply the Service and the workload where they differ from the desired state; grow
+ * Degraded status, no retry); with a chart, the chart branch (chart.ts); else refuse a switch away from a chart
+ * that would lose volumes; apply the Service and the workload where they differ from the desired state; grow
  * volumes and re-create a StatefulSet whose claim template must change; check that volumes still to be
  * provisioned have a StorageClass; retire the old workload after a move once the new one is ready; write the
- * status if it changed.
+ * status if it changed; prune what a chart rendered that the built-in template does not make.
  */
 import type { Logger } from "pino";
 import {
@@ -33,6 +34,7 @@ import {
   type DesiredInput,
 } from "../desired/index.ts";
 import { reconcileChart, type ChartDeps } from "./chart.ts";
+import { planTemplateSwitch, pruneChartLeftovers } from "./chart-switch.ts";
 import { isSubset } from "./compare.ts";
 import { isTransientFailure, PermanentError, TransientError } from "./errors.ts";
 import { finalizeInstance } from "./finalize.ts";
@@ -187,10 +189,19 @@ async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger)
     if (outcome.failure) throw outcome.failure;
     return { writes: session.writes() };
   }
+  // Objects a chart rendered before spec.chart was removed: checked against the storage rules first, pruned once
+  // the built-in children are applied (so the app keeps serving through the switch).
+  const leaving = await planTemplateSwitch(session, verdict.spec, deps.chart?.allowedKinds);
+  if (!leaving.ok) {
+    session.logger.warn({ reason: leaving.refusal.reason }, leaving.refusal.message);
+    await writeProblem(session, leaving.refusal);
+    throw new PermanentError(leaving.refusal.message, { reason: leaving.refusal.reason });
+  }
   const requeueAfterMs = await reconcileChildren(session, verdict.spec, {
     pollMs: deps.pollIntervalMs ?? 5000,
     storageClassPollMs: deps.storageClassPollMs ?? 30_000,
   });
+  await pruneChartLeftovers(session, leaving.prune);
   return { ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}), writes: session.writes() };
 }
 

@@ -4,7 +4,9 @@
  * with every HTTP request it makes recorded (test/support/request-recorder.ts, a preload: the operator's own code
  * is unchanged). Through a whole lifecycle (create, scale, roll out, move to a StatefulSet, grow its volumes on a
  * class that allows expansion, delete with reclaim Delete, pods Pod Security rejects, shutdown) every request is
- * allowed, and the verbs used are exactly the verbs granted: a rule nobody uses fails the test.
+ * allowed, and the verbs used are exactly the verbs granted: a rule nobody uses fails the test. Of the rules for the
+ * chart allow-list (no chart is rendered here) only list and watch are used, by the informers of every chart kind the
+ * operator may read.
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -15,6 +17,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { apiVersion, kind } from "../../api/index.ts";
 import { operatorAdmissionPolicy } from "../../components/admission-policy.ts";
+import { chartKindRules } from "../../components/chart-kinds.ts";
 import { operatorObjectNames } from "../../components/metadata.ts";
 import {
   clusterScopedRules,
@@ -212,8 +215,15 @@ test(
       ...clusterScopedRules,
       ...leaderElectionRules(names.leaderElectionId),
     ]);
+    // The chart allow-list's rules (components/chart-kinds.ts): this lifecycle renders no chart, so of them it
+    // uses only what the informers need, list and watch of every kind it may read (operator-chart-rbac.test.ts
+    // runs charts on a narrowed Role; operator-chart-switch.test.ts shows why the kinds are watched).
+    const chartGranted = ruleLines(chartKindRules(settings.chartKinds));
+    const chartWatched = settings.chartKinds
+      .filter((chartKind) => !chartKind.writeOnly)
+      .flatMap((chartKind) => ruleLines(chartKindRules([chartKind])).filter((line) => / (list|watch)$/.test(line)));
     assert.deepEqual(
-      used.filter((line) => !granted.includes(line)),
+      used.filter((line) => !granted.includes(line) && !chartGranted.includes(line)),
       [],
       "the operator uses nothing its rules do not grant",
     );
@@ -221,6 +231,16 @@ test(
       granted.filter((line) => !used.includes(line) && !verbsNotSeenOnTheWire.includes(line)),
       [],
       "the rules grant nothing the operator does not use (but verbsNotSeenOnTheWire)",
+    );
+    assert.deepEqual(
+      chartWatched.filter((line) => !used.includes(line)),
+      [],
+      "every chart kind the operator may read is watched",
+    );
+    assert.deepEqual(
+      used.filter((line) => chartGranted.includes(line) && !granted.includes(line) && !chartWatched.includes(line)),
+      [],
+      "without a chart, of the chart kinds' rules only list and watch are used",
     );
     const leases = requests.filter((r) => r.resource === "leases" && r.verbs.some((verb) => verb !== "create"));
     assert.ok(

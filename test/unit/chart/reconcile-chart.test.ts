@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ChartFetchError, ChartRenderError, type ChartRenderer } from "../../../operator/chart/index.ts";
 import { PermanentError, TransientError } from "../../../operator/reconcile/index.ts";
+import { apiVersion, kind } from "../../../api/index.ts";
 import { harness } from "../reconcile/setup.ts";
 
 const deployment = (name: string, image: string, replicas: number) => `---
@@ -137,6 +138,100 @@ describe("reconcile with spec.chart", () => {
     h.cluster.reset();
     await assert.rejects(h.run(), TransientError);
     assert.deepEqual(h.cluster.writeLines(), []);
+  });
+});
+
+describe("switching between a chart and the built-in template", () => {
+  const statefulSet = (name: string, size: string) => `---
+# Source: app/templates/sts.yaml
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: ${name}
+spec:
+  replicas: 1
+  serviceName: ${name}
+  selector:
+    matchLabels: { app.kubernetes.io/name: myapp, app.kubernetes.io/instance: web }
+  template:
+    metadata:
+      labels: { app.kubernetes.io/name: myapp, app.kubernetes.io/instance: web }
+    spec:
+      containers:
+        - name: main
+          image: nginx:1.27
+  volumeClaimTemplates:
+    - metadata:
+        name: data
+      spec:
+        resources:
+          requests:
+            storage: ${size}
+`;
+
+  test("removing spec.chart: the template takes over its namesakes and prunes the rest, after applying", async () => {
+    // GIVEN an instance whose chart rendered its main Deployment (the template's name), a worker and a ConfigMap
+    const { h } = setup(
+      () => deployment("web", "nginx:1.27", 1) + deployment("web-worker", "busybox:1", 1) + configMap("web-config"),
+    );
+    h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    await h.run();
+    h.cluster.rollOut("Deployment", "web");
+    h.cluster.rollOut("Deployment", "web-worker");
+    await h.run();
+
+    // WHEN spec.chart is removed
+    h.cluster.edit(apiVersion, kind, "web", (o) => {
+      o["spec"] = { image: "nginx:1.27" };
+    });
+    h.cluster.reset();
+    await h.run();
+
+    // THEN the template applies its Service and Deployment first, then prunes only what it does not make
+    assert.deepEqual(
+      h.cluster.writeLines().filter((line) => !line.startsWith("applyStatus")),
+      ["apply Service/web", "apply Deployment/web", "delete Deployment/web-worker", "delete ConfigMap/web-config"],
+    );
+    assert.ok(h.cluster.get("apps/v1", "Deployment", "web"), "the template's Deployment stays");
+  });
+
+  test("removing spec.chart is refused when the template would drop the chart's volumes; nothing changes", async () => {
+    // GIVEN a chart StatefulSet with 1Gi volumes
+    const { h } = setup(() => statefulSet("web", "1Gi") + configMap("web-config"));
+    h.cluster.createInstance("web", { image: "nginx:1.27", storage: "1Gi", chart: { configMap: "c" } });
+    await h.run();
+
+    // WHEN spec.chart is removed and the template would run a StatefulSet with smaller volumes, or none
+    for (const [spec, reason] of [
+      [{ image: "nginx:1.27" }, "BuiltInTemplateDropsVolumes"],
+      [{ image: "nginx:1.27", storage: "512Mi" }, "BuiltInTemplateShrinksVolumes"],
+    ] as const) {
+      h.cluster.edit(apiVersion, kind, "web", (o) => {
+        o["spec"] = spec;
+      });
+      h.cluster.reset();
+      await assert.rejects(h.run(), PermanentError);
+
+      // THEN it is Degraded with the reason, and no object was applied or deleted
+      const degraded = h.cluster.instance("web")?.status?.conditions?.find((c) => c.type === "Degraded");
+      assert.equal(degraded?.reason, reason);
+      assert.match(degraded?.message ?? "", /StatefulSet\/web/);
+      assert.deepEqual(
+        h.cluster.writeLines().filter((line) => !line.startsWith("applyStatus")),
+        [],
+      );
+    }
+  });
+
+  test("an instance that never had a chart lists chart objects but writes nothing more", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", { image: "nginx:1.27" });
+    await h.run();
+    h.cluster.rollOut("Deployment", "web");
+    await h.run();
+    h.cluster.reset();
+    await h.run();
+    assert.deepEqual(h.cluster.allWrites(), []);
   });
 });
 

@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { defaultChartKinds } from "../../../api/index.ts";
 import { parseOptions, usage, UsageRequested } from "../../../operator/options.ts";
+import { watchedOwnedKinds } from "../../../operator/watched-kinds.ts";
 
 const mainPath = fileURLToPath(new URL("../../../operator/main.ts", import.meta.url));
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
@@ -48,5 +50,31 @@ describe("operator/main.ts", () => {
     const line = JSON.parse(result.stdout.trim()) as { level: number; msg: string; err: { message: string } };
     assert.equal(line.msg, "operator failed to start");
     assert.match(line.err.message, /cannot read kubeconfig \/nonexistent\/kubeconfig: ENOENT/);
+  });
+});
+
+describe("watchedOwnedKinds", () => {
+  it("watches the template's kinds plus every readable chart kind, never Secrets, each once, by the operator's label", () => {
+    const kinds = watchedOwnedKinds(defaultChartKinds);
+    assert.deepEqual(
+      kinds.map((k) => `${k.apiVersion}/${k.kind}`),
+      [
+        "apps/v1/Deployment",
+        "apps/v1/StatefulSet",
+        "v1/Service",
+        "v1/ConfigMap",
+        "v1/ServiceAccount",
+        "networking.k8s.io/v1/Ingress",
+        "policy/v1/PodDisruptionBudget",
+        "autoscaling/v2/HorizontalPodAutoscaler",
+      ],
+    );
+    assert.ok(kinds.every((k) => k.labelSelector === "app.kubernetes.io/managed-by=myapp-operator"));
+    // A narrowed allow-list watches only what it allows (and the template's kinds, which it always makes).
+    const narrowed = watchedOwnedKinds(defaultChartKinds.filter((k) => k.kind === "Ingress" || k.kind === "Secret"));
+    assert.deepEqual(
+      narrowed.map((k) => k.kind),
+      ["Deployment", "StatefulSet", "Service", "Ingress"],
+    );
   });
 });
