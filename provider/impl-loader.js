@@ -3,7 +3,13 @@
 // package. Plain JavaScript on purpose: it must load both ways. In a checkout the TypeScript sources run natively;
 // an installed package has no sources (Node does not strip types under node_modules), only build/.
 import { existsSync } from "node:fs";
+import module from "node:module";
 import { fileURLToPath } from "node:url";
+
+// The engine starts a new provider process for every preview, up, refresh and destroy, and loading this
+// implementation (zod, undici, the chart engine) is most of that start: V8's on-disk code cache (in the OS temp
+// directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off) halves it from the second start on.
+module.enableCompileCache?.();
 
 const source = new URL("./impl.ts", import.meta.url);
 const checkout = !fileURLToPath(import.meta.url).includes("/node_modules/") && existsSync(source);
