@@ -12,6 +12,8 @@ export { MyAppOperator, myAppOperatorType } from "./components/my-app-operator.t
 export type { MyAppOperatorOptions, MyAppOperatorResources } from "./components/my-app-operator.ts";
 export type { LogLevel, MyAppOperatorArgs, OperatorPlacement, OperatorSettings } from "./components/settings.ts";
 export type { ClusterConnection } from "./components/cluster-connection.ts";
+export { ClusterProvider } from "./components/cluster-provider.ts";
+export type { ClusterProviderConnection } from "./components/cluster-provider.ts";
 // Named explicitly, so it wins over the API's `MyAppInstance` (the object type, re-exported as MyAppInstanceObject).
 export { MyAppInstance } from "./provider/resource.ts";
 export type { InstancePlatform, MyAppInstanceArgs } from "./provider/resource.ts";

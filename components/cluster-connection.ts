@@ -7,6 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
+import { rememberedConnection } from "./cluster-provider.ts";
 
 /** Kubeconfig text and, optionally, the context of it to use. */
 export interface ClusterConnection {
@@ -19,19 +20,25 @@ export interface ClusterConnection {
 
 /** The inputs a pulumi-kubernetes Provider keeps as output properties of the same names. */
 interface KubernetesProviderProperties {
-  readonly kubeconfig?: pulumi.Output<string | undefined>;
-  readonly context?: pulumi.Output<string | undefined>;
+  readonly kubeconfig?: pulumi.Input<string | undefined>;
+  readonly context?: pulumi.Input<string | undefined>;
 }
 
 /**
  * The connection of `provider` (a pulumi-kubernetes Provider), or of the default provider when there is none:
  * the stack's `kubernetes:kubeconfig` / `kubernetes:context` config, else KUBECONFIG, else ~/.kube/config.
+ *
+ * A ClusterProvider's own inputs are known in previews. A plain Provider's are read from its outputs, and a
+ * preview leaves an output unknown when the engine holds no value for it (a context that was never given, in every
+ * preview): the instances' preview then cannot check which cluster they reach, and only `up` does.
  */
 export function clusterConnectionOf(provider: pulumi.ProviderResource | undefined): pulumi.Output<ClusterConnection> {
   const config = new pulumi.Config("kubernetes");
-  const properties = (provider ?? {}) as KubernetesProviderProperties;
-  const kubeconfig = provider ? pulumi.output(properties.kubeconfig) : pulumi.output(config.get("kubeconfig"));
-  const context = provider ? pulumi.output(properties.context) : pulumi.output(config.get("context"));
+  const inputs: KubernetesProviderProperties = provider
+    ? (rememberedConnection(provider) ?? (provider as KubernetesProviderProperties))
+    : { kubeconfig: pulumi.output(config.get("kubeconfig")), context: pulumi.output(config.get("context")) };
+  const kubeconfig = pulumi.output(inputs.kubeconfig);
+  const context = pulumi.output(inputs.context);
   return pulumi.secret(
     pulumi.all([kubeconfig, context]).apply(([value, name]) => ({
       ...kubeconfigText(value),

@@ -16,3 +16,4 @@ export * from "./install-manifests.ts";
 export * from "./service-account-kubeconfig.ts";
 export type * from "./manifest-types.ts";
 export * from "./cluster-connection.ts";
+export * from "./cluster-provider.ts";

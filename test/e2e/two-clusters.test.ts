@@ -4,9 +4,11 @@
  * - `up` installs the platform and puts its instance in the platform's cluster, not the ambient one; `refresh`,
  *   a no-change `preview` and `destroy` act on the platform's cluster whatever KUBECONFIG says;
  * - an instance that follows the ambient kubeconfig fails `refresh` and `destroy` naming both clusters when
- *   KUBECONFIG names the other cluster, and nothing changes in either cluster or in the state.
- * (Not covered yet: the platform's provider re-pointed at the other cluster. Its kubeconfig output is unknown
- * during that preview, so the provider's diff cannot check it there; see the report of issue 12.)
+ *   KUBECONFIG names the other cluster, and nothing changes in either cluster or in the state;
+ * - the platform's provider (a ClusterProvider) pointed at the other cluster: `preview` and `up` (which previews
+ *   first, as the CLI does by default) fail naming both clusters, changing nothing in either cluster or in the
+ *   state; `refresh` and `destroy`, which use the connection the state records, act on the platform's cluster
+ *   only, and nothing reaches the other one.
  *
  * Needs the toolchain and the local cluster: `npm test -- test/e2e/two-clusters.test.ts` (it starts the second
  * cluster, `e2e-other`, and stops it again if it started it).
@@ -17,13 +19,13 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { LocalWorkspace } from "@pulumi/pulumi/automation/index.js";
-import { apiVersion, isReady, kind, type MyAppInstance } from "../../api/index.ts";
+import { apiVersion, crdName, isReady, kind, type MyAppInstance } from "../../api/index.ts";
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
 import { clusterDown, clusterStatus, clusterUp } from "../../tools/lib/cluster.ts";
 import { kubeconfigPath, localDir, repoRoot } from "../../tools/lib/paths.ts";
 import { adminClient, type Typed } from "../support/cluster.ts";
 import { startOperator } from "../support/operator.ts";
-import { destroyStack, log, projectStack } from "./support/project.ts";
+import { destroyStack, log, projectStack, runCli } from "./support/project.ts";
 
 const minutes = (n: number) => n * 60_000;
 const otherName = "e2e-other";
@@ -127,12 +129,49 @@ describe("two clusters: instances follow the platform, never the ambient kubecon
       workspace.envVars["KUBECONFIG"] = otherKubeconfig;
     });
 
-    await t.test("destroy acts on the platform's cluster, whatever KUBECONFIG says", async () => {
+    // Everything of the stack in the state, and whether anything of it reached the other cluster.
+    const wholeState = async () =>
+      JSON.stringify(((await stack.exportStack()).deployment as { resources: unknown[] }).resources);
+    const nothingInTheOther = async () => {
+      assert.equal(await otherClient.find("v1", "Namespace", appNamespace), undefined, "no app namespace there");
+      assert.equal(await otherClient.find("v1", "Namespace", `e2e-two-sys-${suffix}`), undefined, "no platform there");
+      const crd = await otherClient.find("apiextensions.k8s.io/v1", "CustomResourceDefinition", crdName);
+      assert.equal(crd, undefined, "no CRD there");
+    };
+
+    await t.test("the platform's provider pointed at the other cluster: preview and up fail naming both", async () => {
+      // GIVEN the platform's ClusterProvider pointed at the other cluster
+      const state = await wholeState();
+      const live = await platformClient.get<Live>(apiVersion, kind, webName, appNamespace);
+      await stack.setConfig("platformKubeconfig", { value: otherKubeconfig });
+      // WHEN previewing, and running `pulumi up` as the CLI does by default (its preview first)
+      await assert.rejects(stack.preview({ onOutput: log(t) }), bothNamed);
+      await assert.rejects(runCli(stack, workDir, ["up", "--yes"], t), bothNamed);
+      // THEN nothing changed in the state, in the platform's cluster or in the other cluster
+      assert.equal(await wholeState(), state, "the state is unchanged");
+      const after = await platformClient.get<Live>(apiVersion, kind, webName, appNamespace);
+      assert.deepEqual(
+        [after.metadata.uid, after.metadata.generation, after.metadata.resourceVersion],
+        [live.metadata.uid, live.metadata.generation, live.metadata.resourceVersion],
+        "the instance is untouched",
+      );
+      await nothingInTheOther();
+    });
+
+    await t.test("refresh, still pointed at the other cluster, acts where the instances live", async () => {
+      const state = await exported();
+      await stack.refresh({ expectNoChanges: true, onOutput: log(t) });
+      assert.equal(await exported(), state, "the instances' state is unchanged");
+      await nothingInTheOther();
+    });
+
+    await t.test("destroy acts on the platform's cluster, whatever KUBECONFIG and the provider say", async () => {
       const destroy = await stack.destroy({ onOutput: log(t) }).catch((error: unknown) => {
         throw failWith(error);
       });
       assert.equal(destroy.summary.result, "succeeded");
       assert.equal(await platformClient.find(apiVersion, kind, webName, appNamespace), undefined);
+      await nothingInTheOther();
     });
   });
 });
@@ -141,12 +180,12 @@ describe("two clusters: instances follow the platform, never the ambient kubecon
 function program(): string {
   return `import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { MyAppOperator } from ${JSON.stringify(path.join(repoRoot, "components/index.ts"))};
+import { ClusterProvider, MyAppOperator } from ${JSON.stringify(path.join(repoRoot, "components/index.ts"))};
 import { MyAppInstance } from ${JSON.stringify(path.join(repoRoot, "provider/index.ts"))};
 
 const config = new pulumi.Config();
 const suffix = config.require("suffix");
-const cluster = new k8s.Provider("platform-cluster", { kubeconfig: config.require("platformKubeconfig") });
+const cluster = new ClusterProvider("platform-cluster", { kubeconfig: config.require("platformKubeconfig") });
 const platform = new MyAppOperator(
   \`e2e-two-\${suffix}\`,
   { namespace: \`e2e-two-sys-\${suffix}\`, operatorPlacement: "external" },

@@ -3,6 +3,7 @@
  * (Automation API, offline: the local file backend and private plugin home of tools/lib/paths.ts).
  */
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation/index.js";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -47,4 +48,26 @@ export function log(t: TestContext): (line: string) => void {
   return (line) => {
     for (const text of line.split("\n")) if (text.trim()) t.diagnostic(text);
   };
+}
+
+/**
+ * `pulumi ARGS` on the stack, as a user types it: the Automation API's `up` always passes `--skip-preview`, and
+ * `pulumi up --yes` previews first. Rejects on a non-zero exit with everything the CLI printed.
+ */
+export async function runCli(stack: Stack, workDir: string, args: readonly string[], t: TestContext): Promise<void> {
+  const workspace = stack.workspace as LocalWorkspace;
+  const child = spawn(workspace.pulumiCommand.command, [...args, "--stack", stack.name, "--non-interactive"], {
+    cwd: workDir,
+    env: { ...process.env, ...workspace.envVars },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+    log(t)(chunk.toString());
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  if (code !== 0) throw new Error(`pulumi ${args.join(" ")} exited with ${code}:\n${output}`);
 }
