@@ -35,6 +35,17 @@ export function serviceName(instanceName: string): string {
 }
 
 /**
+ * Where the instance answers inside the cluster: its Service's DNS name and port, `<service>.<namespace>.svc:<port>`
+ * (`status.endpoint`, and the provider's `endpoint` output).
+ */
+export function serviceEndpoint(instanceName: string, namespace: string, port: number): string {
+  return `${serviceName(instanceName)}.${namespace}.svc:${port}`;
+}
+
+/** Longest {@link serviceEndpoint}: a 63-character Service name and namespace, `.svc:` and a 5-digit port. */
+export const maxServiceEndpointLength = 63 + 1 + 63 + ".svc:".length + 5;
+
+/**
  * The headless Service that governs an instance's StatefulSet and gives each pod a DNS name
  * (`<pod>.<governing service>.<namespace>.svc`). Beside the instance's ClusterIP Service, which clients use; a
  * Service cannot become headless in place (clusterIP is immutable).

@@ -71,9 +71,15 @@ export function buildCrd(): Record<string, unknown> {
             { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas", description: "Ready replicas" },
             { name: "Phase", type: "string", jsonPath: ".status.phase", description: "Lifecycle phase" },
             { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-            // `-o wide` only (priority 1): the Service port (the Service is named after the instance) and the
-            // operator's summary, so people who never open Pulumi see where the app answers and why it is not Ready.
-            { name: "Port", type: "integer", jsonPath: ".spec.port", description: "Service port", priority: 1 },
+            // `-o wide` only (priority 1): where the app answers in the cluster (its Service's DNS name and port) and
+            // the operator's summary, so people who never open Pulumi see where to reach it and why it is not Ready.
+            {
+              name: "Endpoint",
+              type: "string",
+              jsonPath: ".status.endpoint",
+              description: "In-cluster address of the instance's Service, <service>.<namespace>.svc:<port>",
+              priority: 1,
+            },
             {
               name: "Message",
               type: "string",

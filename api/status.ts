@@ -3,6 +3,7 @@
  * a summary for people (`kubectl get` prints it); machines read the conditions.
  */
 import { z } from "zod";
+import { maxServiceEndpointLength } from "./child-names.ts";
 import { conditionSchema } from "./condition.ts";
 import { maxImageReferenceLength } from "./image-reference.ts";
 import { maxReplicas } from "./spec.ts";
@@ -56,6 +57,12 @@ export const myAppInstanceStatusSchema = z
       .meta({ description: "The image every replica runs, once a rollout has completed." })
       .optional(),
     message: boundedText(32768).meta({ description: "Human-readable summary of the current state." }).optional(),
+    endpoint: boundedText(maxServiceEndpointLength)
+      .meta({
+        description:
+          "Where the instance answers inside the cluster: its Service's DNS name and port, <service>.<namespace>.svc:<port>.",
+      })
+      .optional(),
     selector: boundedText(4096)
       .meta({ description: "Label selector of the pods, in string form (used by the scale subresource and HPA)." })
       .optional(),

@@ -17,3 +17,4 @@ export * from "./service-account-kubeconfig.ts";
 export type * from "./manifest-types.ts";
 export * from "./cluster-connection.ts";
 export * from "./cluster-provider.ts";
+export * from "./metrics-reader.ts";

@@ -7,6 +7,7 @@ import { stringify } from "yaml";
 import { operatorAdmissionPolicy } from "./admission-policy.ts";
 import { operatorDeployment } from "./deployment.ts";
 import type { CustomResourceDefinitionManifest, OperatorManifest } from "./manifest-types.ts";
+import { metricsReaderClusterRole } from "./metrics-reader.ts";
 import { metricsService } from "./metrics-service.ts";
 import { operatorNamespace } from "./namespace.ts";
 import { operatorPodDisruptionBudget } from "./pod-disruption-budget.ts";
@@ -28,6 +29,7 @@ export function installManifests(
     operatorServiceAccount(settings),
     rbac.clusterRole,
     rbac.clusterRoleBinding,
+    ...optional(metricsReaderClusterRole(settings)),
     ...rbac.watchedNamespaceGrants.flatMap((grant) => [grant.role, grant.binding]),
     ...(rbac.leaderElection ? [rbac.leaderElection.role, rbac.leaderElection.binding] : []),
     // Before the operator starts: its first write is already held to the policy.

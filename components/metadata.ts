@@ -15,6 +15,8 @@ export interface OperatorObjectNames {
   readonly leaderElectionRole: string;
   readonly deployment: string;
   readonly metricsService: string;
+  /** ClusterRole that lets a scraper `get /metrics` (bound by whoever scrapes); cluster-scoped. */
+  readonly metricsReader: string;
   readonly podDisruptionBudget: string;
   /** Name of the Lease the replicas compete for (`--leader-election-id`). */
   readonly leaderElectionId: string;
@@ -31,6 +33,7 @@ export function operatorObjectNames(settings: OperatorSettings): OperatorObjectN
     leaderElectionRole: `${name}-leader-election`,
     deployment: name,
     metricsService: `${name}-metrics`,
+    metricsReader: `${name}-metrics-reader`,
     podDisruptionBudget: name,
     leaderElectionId: `${name}-leader`,
     admissionPolicy: `${name}-children`,

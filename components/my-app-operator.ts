@@ -12,6 +12,7 @@ import { clusterConnectionOf, type ClusterConnection } from "./cluster-connectio
 import { loadCrdManifest } from "./crd.ts";
 import { operatorDeployment } from "./deployment.ts";
 import type { CustomResourceDefinitionManifest } from "./manifest-types.ts";
+import { metricsReaderClusterRole } from "./metrics-reader.ts";
 import { metricsEndpoint, metricsService } from "./metrics-service.ts";
 import { operatorNamespace } from "./namespace.ts";
 import { operatorPodDisruptionBudget } from "./pod-disruption-budget.ts";
@@ -36,6 +37,8 @@ export interface MyAppOperatorResources {
   /** Only with operatorPlacement "in-cluster". */
   readonly deployment?: k8s.apps.v1.Deployment;
   readonly metricsService?: k8s.core.v1.Service;
+  /** Grants `get /metrics`; bind it to whatever scrapes the operator (in-cluster only). */
+  readonly metricsReaderClusterRole?: k8s.rbac.v1.ClusterRole;
   /** Only in-cluster with 2 or more replicas. */
   readonly podDisruptionBudget?: k8s.policy.v1.PodDisruptionBudget;
   /** Holds the operator's ServiceAccount to writing only the children of instances (admission-policy.ts). */
@@ -57,8 +60,13 @@ export class MyAppOperator extends pulumi.ComponentResource {
   readonly serviceAccountName: pulumi.Output<string>;
   /** `myappinstances.example.com`. */
   readonly crdName: pulumi.Output<string>;
-  /** In-cluster metrics URL; undefined when the operator runs outside the cluster. */
+  /**
+   * In-cluster metrics URL; undefined when the operator runs outside the cluster. It answers only bearer tokens
+   * allowed to `get /metrics`: bind {@link metricsReaderClusterRole} to the scraper.
+   */
   readonly metricsEndpoint: pulumi.Output<string | undefined>;
+  /** Name of the ClusterRole that grants `get /metrics`; undefined when the operator runs outside the cluster. */
+  readonly metricsReaderClusterRole: pulumi.Output<string | undefined>;
   /**
    * How to reach the cluster the platform is installed in: its Kubernetes provider's kubeconfig (as text) and
    * context, a secret. A MyAppInstance declared with `platform: this` connects with it.
@@ -160,6 +168,9 @@ export class MyAppOperator extends pulumi.ComponentResource {
       });
     const serviceManifest = metricsService(settings);
     const service = serviceManifest && new k8s.core.v1.Service(`${name}-metrics-service`, serviceManifest, inNamespace);
+    const readerManifest = metricsReaderClusterRole(settings);
+    const metricsReader =
+      readerManifest && new k8s.rbac.v1.ClusterRole(`${name}-metrics-reader`, readerManifest, child);
     const pdbManifest = operatorPodDisruptionBudget(settings);
     const podDisruptionBudget =
       pdbManifest && new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, pdbManifest, inNamespace);
@@ -174,6 +185,7 @@ export class MyAppOperator extends pulumi.ComponentResource {
       roleBindings,
       ...(deployment ? { deployment } : {}),
       ...(service ? { metricsService: service } : {}),
+      ...(metricsReader ? { metricsReaderClusterRole: metricsReader } : {}),
       ...(podDisruptionBudget ? { podDisruptionBudget } : {}),
       admissionPolicy,
       admissionPolicyBinding,
@@ -184,11 +196,13 @@ export class MyAppOperator extends pulumi.ComponentResource {
     this.crdName = crd.metadata.name;
     const endpoint = metricsEndpoint(settings);
     this.metricsEndpoint = service ? service.metadata.name.apply(() => endpoint) : pulumi.output(endpoint);
+    this.metricsReaderClusterRole = metricsReader ? metricsReader.metadata.name : pulumi.output(undefined);
     this.registerOutputs({
       namespace: this.namespace,
       serviceAccountName: this.serviceAccountName,
       crdName: this.crdName,
       metricsEndpoint: this.metricsEndpoint,
+      metricsReaderClusterRole: this.metricsReaderClusterRole,
     });
   }
 }

@@ -11,6 +11,12 @@ import type { OperatorSettings } from "./settings.ts";
 export interface FlagOverrides {
   /** Default `:8080` (all interfaces, as a pod needs); a local process may prefer `127.0.0.1:0`-style addresses. */
   readonly metricsBindAddress?: string;
+  /**
+   * `--metrics-secure`: /metrics answers only bearer tokens the apiserver authenticates and allows `get /metrics`
+   * (the metrics-reader ClusterRole grants it). The ServiceAccount may ask the apiserver only in-cluster (roles.ts).
+   * @default true in-cluster, false otherwise
+   */
+  readonly metricsSecure?: boolean;
   /** Default `:8081`. */
   readonly healthProbeBindAddress?: string;
 }
@@ -28,6 +34,7 @@ export function operatorFlags(settings: OperatorSettings, overrides: FlagOverrid
   }
   flags.push(
     `--metrics-bind-address=${overrides.metricsBindAddress ?? `:${metricsPort}`}`,
+    ...((overrides.metricsSecure ?? settings.operatorPlacement === "in-cluster") ? ["--metrics-secure"] : []),
     `--health-probe-bind-address=${overrides.healthProbeBindAddress ?? `:${healthPort}`}`,
     `--log-level=${settings.logLevel}`,
     `--concurrency=${settings.concurrency}`,

@@ -82,6 +82,16 @@ export function clusterWideRules(): readonly OperatorRule[] {
 }
 
 /**
+ * Secure metrics, for an operator that serves /metrics with `--metrics-secure` (the component's in-cluster
+ * operator): each scrape's bearer token is authenticated with a TokenReview and authorized for `get /metrics` with
+ * a SubjectAccessReview, as controller-runtime's secure metrics. Cluster-scoped; granted only where the flag is set.
+ */
+export const secureMetricsRules: readonly OperatorRule[] = [
+  { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+  { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
+];
+
+/**
  * Granted although no request of the operator uses them: `group/resource verb` as the least-privilege test
  * writes them.
  */

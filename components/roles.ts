@@ -1,7 +1,7 @@
 /**
  * The RBAC objects that grant rbac.ts's rules to the operator's ServiceAccount. Cluster-wide mode: one ClusterRole
  * with everything. Namespaced mode: a Role per watched namespace, and a ClusterRole with only the cluster-scoped
- * reads. Both, when leader election may be on: a Role for the Lease in the operator's namespace.
+ * reads. In-cluster, the ClusterRole also has the secure-metrics reviews. Both, when leader election may be on: a Role for the Lease in the operator's namespace.
  */
 import type {
   ClusterRoleBindingManifest,
@@ -16,6 +16,7 @@ import {
   clusterScopedRules,
   clusterWideRules,
   leaderElectionRules,
+  secureMetricsRules,
   watchedNamespaceRules,
   type OperatorRule,
 } from "./rbac.ts";
@@ -44,14 +45,17 @@ export function operatorRbac(settings: OperatorSettings): OperatorRbac {
   const names = operatorObjectNames(settings);
   const clusterWide = settings.watchNamespaces.length === 0;
   const subject = { kind: "ServiceAccount", name: names.serviceAccount, namespace: settings.namespace };
+  // The in-cluster operator serves /metrics with --metrics-secure (operator-flags.ts), which asks the apiserver.
+  const metrics = settings.operatorPlacement === "in-cluster" ? secureMetricsRules : [];
   return {
     clusterRole: {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: objectMeta(settings, names.clusterRole),
-      rules: policyRules(
-        clusterWide ? [...clusterWideRules(), ...chartKindRules(settings.chartKinds)] : clusterScopedRules,
-      ),
+      rules: policyRules([
+        ...(clusterWide ? [...clusterWideRules(), ...chartKindRules(settings.chartKinds)] : clusterScopedRules),
+        ...metrics,
+      ]),
     },
     clusterRoleBinding: {
       apiVersion: "rbac.authorization.k8s.io/v1",

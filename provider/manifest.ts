@@ -13,7 +13,7 @@ import {
   type InstanceInputs,
   type InstanceOutputs,
 } from "./inputs.ts";
-import { serviceName as serviceNameFor } from "../api/index.ts";
+import { serviceEndpoint, serviceName as serviceNameFor } from "../api/index.ts";
 
 /** A MyAppInstance as read from the apiserver. */
 export interface LiveInstance extends KubeObject {
@@ -42,8 +42,10 @@ export function desiredInstance(inputs: InstanceInputs): KubeObject {
 
 /** The Service name and endpoint of an instance: known from its name, namespace and port before it exists. */
 export function derivedOutputs(inputs: Pick<InstanceInputs, "name" | "namespace" | "port">): DerivedOutputs {
-  const serviceName = serviceNameFor(inputs.name);
-  return { serviceName, endpoint: `${serviceName}.${inputs.namespace}.svc:${inputs.port}` };
+  return {
+    serviceName: serviceNameFor(inputs.name),
+    endpoint: serviceEndpoint(inputs.name, inputs.namespace, inputs.port),
+  };
 }
 
 /**

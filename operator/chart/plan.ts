@@ -150,6 +150,24 @@ export function mainWorkload(objects: readonly RenderedObject[], instanceName: s
   return workloads.find((object) => object.metadata.name === instanceName) ?? workloads[0];
 }
 
+/**
+ * Where a chart instance answers: the rendered Service named like the main workload (else the only Service), by
+ * its DNS name and first port. Undefined when the chart renders no such Service.
+ */
+export function mainServiceEndpoint(
+  objects: readonly RenderedObject[],
+  instanceName: string,
+  namespace: string,
+): string | undefined {
+  const services = objects.filter((object) => object.apiVersion === "v1" && object.kind === "Service");
+  const mainName = mainWorkload(objects, instanceName)?.metadata.name;
+  const service =
+    services.find((object) => object.metadata.name === mainName) ?? (services.length === 1 ? services[0] : undefined);
+  const port = (service?.spec as { ports?: { port?: unknown }[] } | undefined)?.ports?.[0]?.port;
+  if (!service?.metadata.name || typeof port !== "number") return undefined;
+  return `${service.metadata.name}.${namespace}.svc:${port}`;
+}
+
 /** Deployments and StatefulSets: what kstatus-style readiness is computed for. */
 export function isWorkload(object: { readonly apiVersion?: string; readonly kind?: string }): boolean {
   return object.apiVersion === "apps/v1" && (object.kind === "Deployment" || object.kind === "StatefulSet");

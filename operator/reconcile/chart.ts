@@ -20,6 +20,7 @@ import {
   chartValues,
   describeSource,
   isWorkload,
+  mainServiceEndpoint,
   mainWorkload,
   objectName,
   planRender,
@@ -297,6 +298,7 @@ function chartStatus(
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([k, v]) => `${k}=${v}`)
         .join(","),
+      endpoint: mainServiceEndpoint(objects, session.key.name, session.key.namespace),
       workload: mainLive,
       step,
     },

@@ -43,6 +43,8 @@ export interface StatusInput {
   readonly previous: MyAppInstanceStatus | undefined;
   /** The pods' label selector in string form. */
   readonly selector: string;
+  /** Where the instance answers in the cluster, `<service>.<namespace>.svc:<port>`; none when there is no Service. */
+  readonly endpoint?: string | undefined;
   /** The workload of the kind the spec asks for, as observed after this reconcile's writes. */
   readonly workload: ObservedWorkload | undefined;
   /** The workload of the other kind, still serving while the instance moves to `workload`. */
@@ -105,6 +107,7 @@ export function computeStatus(input: StatusInput, now: Date): MyAppInstanceStatu
     ...(image !== undefined ? { image } : {}),
     message,
     selector: input.selector,
+    ...(input.endpoint !== undefined ? { endpoint: input.endpoint } : {}),
   };
 }
 

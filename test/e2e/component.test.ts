@@ -3,6 +3,8 @@
  * - namespaced, in-cluster, 2 replicas: `pulumi up` installs everything (CRD Established, Deployment admitted by a
  *   Pod Security "restricted" namespace); the operator, run locally with the ServiceAccount's token and the
  *   Deployment's own flags, reconciles an instance to Ready; the token is denied Secrets and other namespaces;
+ *   its /metrics (`--metrics-secure`, one of those flags) refuses a scrape without a token or with a token without
+ *   the right, and answers a ServiceAccount bound to the component's metrics-reader ClusterRole;
  *   `pulumi destroy` removes everything but the CRD and leaves the instance untouched.
  * - cluster-wide, external: CRD, namespace, ServiceAccount and RBAC only, and the token reads instances
  *   cluster-wide but still no Secrets.
@@ -28,6 +30,7 @@ import {
   clusterScopedRules,
   clusterWideRules,
   leaderElectionRules,
+  secureMetricsRules,
   watchedNamespaceRules,
 } from "../../components/rbac.ts";
 import { loadCrdManifest } from "../../components/crd.ts";
@@ -39,6 +42,7 @@ import { ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../
 import { pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { run } from "../../tools/lib/run.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
+import { fetchMetrics, metricsScrapers } from "../support/metrics-scraper.ts";
 
 const client = adminClient();
 const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
@@ -73,6 +77,7 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
       serviceAccountName: name,
       crdName,
       metricsEndpoint: `http://${name}-metrics.${settings.namespace}.svc:8080/metrics`,
+      metricsReaderClusterRole: `${name}-metrics-reader`,
     });
     for (const output of Object.values(up.outputs)) assert.equal(output.secret, false);
     await assertCrdEstablished();
@@ -80,7 +85,13 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
     assert.equal(namespace.metadata.labels?.["pod-security.kubernetes.io/enforce"], "restricted");
     await client.get("v1", "ServiceAccount", name, settings.namespace);
     const rbac = "rbac.authorization.k8s.io/v1";
-    assert.deepEqual((await client.get<Rules>(rbac, "ClusterRole", name)).rules, policyRules(clusterScopedRules));
+    assert.deepEqual(
+      (await client.get<Rules>(rbac, "ClusterRole", name)).rules,
+      policyRules([...clusterScopedRules, ...secureMetricsRules]),
+    );
+    assert.deepEqual((await client.get<Rules>(rbac, "ClusterRole", `${name}-metrics-reader`)).rules, [
+      { nonResourceURLs: ["/metrics"], verbs: ["get"] },
+    ]);
     assert.deepEqual(
       (await client.get<Rules>(rbac, "Role", name, apps)).rules,
       policyRules([...watchedNamespaceRules, ...chartKindRules(defaultChartKinds)]),
@@ -133,8 +144,13 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
       throw new Error(`${(error as Error).message}\noperator log (tail):\n${operator.logTail()}`);
     });
     assert.ok(ready.metadata.finalizers?.includes(finalizer));
+    // /metrics: refused without a token and for a token without the right; a bound scraper reads it
+    const scrapers = await metricsScrapers(client, apps, `${name}-metrics-reader`, defer);
+    assert.equal((await fetchMetrics(operator.metricsUrl)).status, 401, "no token");
+    const stranger = await fetchMetrics(operator.metricsUrl, scrapers.stranger);
+    assert.equal(stranger.status, 403, `a token without the right: ${stranger.body}`);
     assert.ok(
-      (await operator.successfulReconciles()) > 0,
+      (await operator.successfulReconciles(scrapers.reader)) > 0,
       `this operator process (not another one on the shared cluster) reconciled it\n${operator.logTail()}`,
     );
     const denied = operator
@@ -168,6 +184,7 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
       { timeoutMs: minutes(3) },
     );
     assert.equal(await client.find(rbac, "ClusterRole", name), undefined);
+    assert.equal(await client.find(rbac, "ClusterRole", `${name}-metrics-reader`), undefined);
     assert.equal(await client.find(rbac, "ClusterRoleBinding", name), undefined);
     assert.equal(await client.find(rbac, "Role", name, apps), undefined);
     assert.equal(await client.find(rbac, "RoleBinding", name, apps), undefined);
@@ -192,6 +209,7 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
       policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds)]),
     );
     await client.get(rbac, "Role", `${name}-leader-election`, settings.namespace);
+    assert.equal(await client.find(rbac, "ClusterRole", `${name}-metrics-reader`), undefined, "no in-cluster /metrics");
     const workloads = await client.list("apps/v1", "Deployment", { namespace: settings.namespace });
     assert.deepEqual(workloads.items, [], "an external operator gets no Deployment");
 
@@ -223,6 +241,9 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
       for (const kindName of ["ClusterRoleBinding", "ClusterRole"]) {
         await client.delete("rbac.authorization.k8s.io/v1", kindName, settings.name).catch(() => undefined);
       }
+      await client
+        .delete("rbac.authorization.k8s.io/v1", "ClusterRole", `${settings.name}-metrics-reader`)
+        .catch(() => undefined);
       for (const kindName of ["ValidatingAdmissionPolicyBinding", "ValidatingAdmissionPolicy"]) {
         await client
           .delete("admissionregistration.k8s.io/v1", kindName, `${settings.name}-children`)
@@ -282,6 +303,7 @@ async function operatorStack(defer: Defer, name: string, args: MyAppOperatorArgs
       serviceAccountName: platform.serviceAccountName,
       crdName: platform.crdName,
       metricsEndpoint: platform.metricsEndpoint,
+      metricsReaderClusterRole: platform.metricsReaderClusterRole,
     };
   };
   // The toolchain's bin directory holds pulumi and the plugins it launches; `npm test` puts it on PATH already.
@@ -342,8 +364,10 @@ interface LocalOperator {
   stop(): Promise<void>;
   log(): string;
   logTail(): string;
-  /** Sum of controller_runtime_reconcile_total{result="success"} on this process's metrics endpoint. */
-  successfulReconciles(): Promise<number>;
+  /** This process's /metrics (secure with the Deployment's flags). */
+  readonly metricsUrl: string;
+  /** Sum of controller_runtime_reconcile_total{result="success"}, scraped with `token`. */
+  successfulReconciles(token: string): Promise<number>;
 }
 
 /** Runs `node operator/main.ts` with the Deployment's flags (local bind addresses) as the ServiceAccount. */
@@ -392,8 +416,10 @@ async function startOperator(defer: Defer, settings: OperatorSettings, kubeconfi
     stop,
     log: readLog,
     logTail: tail,
-    async successfulReconciles() {
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    async successfulReconciles(token: string) {
+      const { status, body: text } = await fetchMetrics(`http://127.0.0.1:${metricsPort}/metrics`, token);
+      assert.equal(status, 200, text);
       const samples = text.matchAll(/^controller_runtime_reconcile_total\{[^}]*result="success"[^}]*\} (\d+)/gm);
       return [...samples].reduce((sum, match) => sum + Number(match[1]), 0);
     },

@@ -9,7 +9,9 @@
  *   /var/run/secrets/kubernetes.io/serviceaccount, and KUBERNETES_SERVICE_HOST/PORT; no kubeconfig anywhere;
  * - it runs as 65532 with a read-only root filesystem, no capabilities and no new privileges, reconciles an instance
  *   to Ready (its Deployment and Service created by the container), stops cleanly on SIGTERM, and the container is
- *   deleted whether the test passes or not.
+ *   deleted whether the test passes or not;
+ * - its /metrics (`--metrics-secure`, from the Deployment) refuses a scrape without a token (401) and a token
+ *   without the right (403), and answers a ServiceAccount bound to the component's metrics-reader ClusterRole.
  *
  * Needs the toolchain and the local cluster, and root (runc): run with `npm test -- test/e2e/operator-image.test.ts`.
  */
@@ -36,6 +38,7 @@ import {
 } from "../../tools/lib/image-container.ts";
 import { progress } from "../../tools/lib/progress.ts";
 import { adminClient, waitFor } from "../support/cluster.ts";
+import { fetchMetrics, metricsScrapers } from "../support/metrics-scraper.ts";
 import { ensureCrd, isReadyAtSpec, scrape, sum, waitForInstance, type Instance } from "../support/operator.ts";
 
 const client = adminClient();
@@ -143,7 +146,16 @@ describe("the operator image", { timeout: minutes(20) }, () => {
     assert.equal(child.spec.replicas, 2);
     assert.ok(child.metadata.ownerReferences?.some((owner) => owner.kind === kind && owner.name === "web"));
     await client.get("v1", "Service", "web", apps);
-    const samples = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);
+
+    // --- /metrics answers only a token allowed to `get /metrics` (the Deployment's --metrics-secure) ---
+    assert.ok(spec.args.includes("--metrics-secure"), "the Deployment serves /metrics securely");
+    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    const scrapers = await metricsScrapers(client, apps, `${settings.name}-metrics-reader`, defer);
+    assert.equal((await fetchMetrics(metricsUrl)).status, 401, "a scrape without a token is refused");
+    const stranger = await fetchMetrics(metricsUrl, scrapers.stranger);
+    assert.equal(stranger.status, 403, `a token without the right is refused: ${stranger.body}`);
+    assert.match(stranger.body, new RegExp(`system:serviceaccount:${apps}:stranger`));
+    const samples = await scrape(metricsUrl, scrapers.reader);
     assert.ok(
       sum(samples, "controller_runtime_reconcile_total", (labels) => labels.result === "success") > 0,
       "the container (not another operator) reconciled it",

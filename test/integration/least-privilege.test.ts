@@ -3,10 +3,11 @@
  * rules of components/rbac.ts (namespaced mode) and under the admission policy of components/admission-policy.ts,
  * with every HTTP request it makes recorded (test/support/request-recorder.ts, a preload: the operator's own code
  * is unchanged). Through a whole lifecycle (create, scale, roll out, move to a StatefulSet, grow its volumes on a
- * class that allows expansion, delete with reclaim Delete, pods Pod Security rejects, shutdown) every request is
- * allowed, and the verbs used are exactly the verbs granted: a rule nobody uses fails the test. Of the rules for the
- * chart allow-list (no chart is rendered here) only list and watch are used, by the informers of every chart kind the
- * operator may read.
+ * class that allows expansion, delete with reclaim Delete, pods Pod Security rejects, scrapes of its secure
+ * /metrics, shutdown) every request is allowed, and the verbs used are exactly the verbs granted: a rule nobody
+ * uses fails the test. The settings are an in-cluster install's (its ClusterRole has the secure-metrics reviews).
+ * Of the rules for the chart allow-list (no chart is rendered here) only list and watch are used, by the informers
+ * of every chart kind the operator may read.
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -19,9 +20,11 @@ import { apiVersion, kind } from "../../api/index.ts";
 import { operatorAdmissionPolicy } from "../../components/admission-policy.ts";
 import { chartKindRules } from "../../components/chart-kinds.ts";
 import { operatorObjectNames } from "../../components/metadata.ts";
+import { metricsReaderClusterRole } from "../../components/metrics-reader.ts";
 import {
   clusterScopedRules,
   leaderElectionRules,
+  secureMetricsRules,
   verbsNotSeenOnTheWire,
   watchedNamespaceRules,
 } from "../../components/rbac.ts";
@@ -42,6 +45,7 @@ import {
   waitForGone,
   waitForInstance,
 } from "../support/operator.ts";
+import { fetchMetrics, metricsScrapers } from "../support/metrics-scraper.ts";
 import { authorizedRequest, grantLines, ruleLines, type RecordedRequest } from "../support/rbac-requests.ts";
 
 const recorder = fileURLToPath(new URL("../support/request-recorder.ts", import.meta.url));
@@ -68,7 +72,9 @@ test(
       namespace,
       createNamespace: false,
       watchNamespaces: [namespace],
-      operatorPlacement: "external",
+      // In-cluster, as the Deployment runs it: leader election (2 replicas) and /metrics behind --metrics-secure.
+      operatorPlacement: "in-cluster",
+      replicas: 2,
     });
     if (!resolved.ok) throw new Error(JSON.stringify(resolved.issues));
     const settings = resolved.settings;
@@ -77,6 +83,7 @@ test(
     const admission = operatorAdmissionPolicy(settings);
     const objects = [
       operatorServiceAccount(settings),
+      metricsReaderClusterRole(settings),
       rbac.clusterRole,
       rbac.clusterRoleBinding,
       ...rbac.watchedNamespaceGrants.flatMap((grant) => [grant.role, grant.binding]),
@@ -116,7 +123,7 @@ test(
     const operator = await startOperator(t, {
       namespaces: [namespace],
       leaderElection: { namespace, id: names.leaderElectionId },
-      args: [`--kubeconfig=${kubeconfigPath}`],
+      args: [`--kubeconfig=${kubeconfigPath}`, "--metrics-secure"],
       env: { NODE_OPTIONS: `--import=${recorder}`, MYAPP_RECORD_REQUESTS: recordPath },
     });
     const ready = (name: string, what: string) =>
@@ -191,6 +198,11 @@ test(
       t.diagnostic(`${name}: Degraded/FailedCreate ${((Date.now() - started) / 1000).toFixed(1)} s after create`);
     }
 
+    // /metrics scraped as Prometheus would, and refused to a token without the right: TokenReview + SubjectAccessReview
+    const scrapers = await metricsScrapers(client, namespace, names.metricsReader, (cleanup) => t.after(cleanup));
+    assert.equal((await fetchMetrics(operator.metricsUrl, scrapers.stranger)).status, 403);
+    assert.equal((await fetchMetrics(operator.metricsUrl, scrapers.reader)).status, 200);
+
     // clean shutdown (releases the Lease)
     for (const name of ["web", "root-web", "root-db"]) await client.delete(apiVersion, kind, name, namespace);
     for (const name of ["web", "root-web", "root-db"]) {
@@ -213,6 +225,7 @@ test(
     const granted = ruleLines([
       ...watchedNamespaceRules,
       ...clusterScopedRules,
+      ...secureMetricsRules,
       ...leaderElectionRules(names.leaderElectionId),
     ]);
     // The chart allow-list's rules (components/chart-kinds.ts): this lifecycle renders no chart, so of them it

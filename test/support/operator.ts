@@ -272,8 +272,8 @@ export interface Sample {
 }
 
 /** Scrapes `metricsUrl` and parses the samples (the simple text format prom-client writes). */
-export async function scrape(metricsUrl: string): Promise<Sample[]> {
-  const response = await fetch(metricsUrl);
+export async function scrape(metricsUrl: string, token?: string): Promise<Sample[]> {
+  const response = await fetch(metricsUrl, token ? { headers: { authorization: `Bearer ${token}` } } : {});
   if (!response.ok) throw new Error(`GET ${metricsUrl}: HTTP ${response.status}`);
   const samples: Sample[] = [];
   for (const line of (await response.text()).split("\n")) {

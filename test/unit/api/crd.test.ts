@@ -8,6 +8,7 @@ import {
   crdName,
   crdYaml,
   imageReferencePattern,
+  maxServiceEndpointLength,
   openApiV3Schema,
   wholeBytesQuantityPattern,
 } from "../../../api/index.ts";
@@ -83,9 +84,11 @@ describe("buildCrd", () => {
     assert.equal(property("replicas").type, "integer");
     assert.equal(status["replicas"]?.type, "integer");
     assert.equal(status["selector"]?.type, "string");
+    // The endpoint the operator reports (and -o wide prints): a bounded string.
+    assert.deepEqual([status["endpoint"]?.type, status["endpoint"]?.maxLength], ["string", maxServiceEndpointLength]);
   });
 
-  test("prints Image, Desired, Ready, Phase and Age; -o wide adds Port and Message", () => {
+  test("prints Image, Desired, Ready, Phase and Age; -o wide adds Endpoint and Message", () => {
     assert.deepEqual(
       v1?.additionalPrinterColumns.map((column) => [column.name, column.jsonPath, column.priority ?? 0]),
       [
@@ -94,7 +97,7 @@ describe("buildCrd", () => {
         ["Ready", ".status.readyReplicas", 0],
         ["Phase", ".status.phase", 0],
         ["Age", ".metadata.creationTimestamp", 0],
-        ["Port", ".spec.port", 1],
+        ["Endpoint", ".status.endpoint", 1],
         ["Message", ".status.message", 1],
       ],
     );

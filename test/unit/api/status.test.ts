@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { phases, validateStatus } from "../../../api/index.ts";
+import { maxServiceEndpointLength, phases, validateStatus } from "../../../api/index.ts";
 import { isDateTime } from "../../../api/date-time.ts";
 
 const condition = {
@@ -28,8 +28,16 @@ describe("validateStatus", () => {
       image: "nginx:1.27",
       message: "Waiting for 1/2 pods 🚀",
       selector: "app.kubernetes.io/instance=x",
+      endpoint: "x.shop.svc:8080",
     };
     assert.deepEqual(validateStatus(full), { ok: true, status: full });
+  });
+
+  test("bounds the endpoint at a 63-character Service name and namespace with a 5-digit port", () => {
+    const longest = `${"s".repeat(63)}.${"n".repeat(63)}.svc:65535`;
+    assert.equal(longest.length, maxServiceEndpointLength);
+    assert.deepEqual(paths({ endpoint: longest }), []);
+    assert.deepEqual(paths({ endpoint: `${longest}0` }), ["status.endpoint"]);
   });
 
   test("knows the phases", () => {

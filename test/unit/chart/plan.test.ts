@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import { defaultChartKinds } from "../../../api/index.ts";
 import {
   chartInstanceLabel,
+  mainServiceEndpoint,
   mainWorkload,
   parseManifests,
   planRender,
@@ -123,6 +124,22 @@ describe("mainWorkload", () => {
   test("is the workload named like the instance, else the first one", () => {
     assert.equal(mainWorkload(ok(stream), "web")?.metadata.name, "web");
     assert.equal(mainWorkload(ok(stream), "other")?.metadata.name, "web-worker");
+  });
+});
+
+describe("mainServiceEndpoint", () => {
+  test("is the Service named like the main workload (else the only one), by DNS name and first port", () => {
+    assert.equal(mainServiceEndpoint(ok(stream), "web", "shop"), "web.shop.svc:8080");
+    const service = (name: string, port?: number): RenderedObject => ({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name },
+      spec: port === undefined ? {} : { ports: [{ port }] },
+    });
+    assert.equal(mainServiceEndpoint([service("api", 9898)], "web", "shop"), "api.shop.svc:9898");
+    assert.equal(mainServiceEndpoint([service("a", 1), service("b", 2)], "web", "shop"), undefined, "which one?");
+    assert.equal(mainServiceEndpoint([service("web")], "web", "shop"), undefined, "no port");
+    assert.equal(mainServiceEndpoint([], "web", "shop"), undefined);
   });
 });
 

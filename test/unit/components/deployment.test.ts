@@ -55,6 +55,7 @@ describe("operatorDeployment", () => {
     assert.deepEqual(pod?.containers[0]?.args, [
       "--namespaces=a,b",
       "--metrics-bind-address=:8080",
+      "--metrics-secure",
       "--health-probe-bind-address=:8081",
       "--log-level=debug",
       "--concurrency=4",
@@ -102,5 +103,11 @@ describe("operatorFlags", () => {
     assert.ok(flags.includes("--metrics-bind-address=127.0.0.1:18080"));
     assert.ok(flags.includes("--health-probe-bind-address=127.0.0.1:18081"));
     assert.ok(!flags.some((flag) => flag.startsWith("--namespaces")), "cluster-wide passes no namespace list");
+    assert.ok(flags.includes("--metrics-secure"), "in-cluster settings: /metrics behind TokenReview + SAR");
+  });
+
+  it("secures /metrics in-cluster only, unless told otherwise", () => {
+    assert.ok(!operatorFlags(settingsFor({ operatorPlacement: "external" })).includes("--metrics-secure"));
+    assert.ok(!operatorFlags(settingsFor(), { metricsSecure: false }).includes("--metrics-secure"));
   });
 });

@@ -7,7 +7,7 @@ import { parseAllDocuments } from "yaml";
 import { crdName } from "../../../api/index.ts";
 import { loadCrdManifest } from "../../../components/crd.ts";
 import { installManifests, renderInstallYaml } from "../../../components/install-manifests.ts";
-import { clusterWideRules } from "../../../components/rbac.ts";
+import { clusterWideRules, secureMetricsRules } from "../../../components/rbac.ts";
 import { defaultInstallPath, renderDefaultInstall } from "../../../components/render-install.ts";
 import { policyRules } from "../../../components/roles.ts";
 import { settingsFor } from "./settings-fixture.ts";
@@ -23,6 +23,7 @@ describe("installManifests", () => {
       "ServiceAccount",
       "ClusterRole",
       "ClusterRoleBinding",
+      "ClusterRole",
       "Role",
       "RoleBinding",
       "Role",
@@ -61,7 +62,13 @@ describe("dist/install.yaml", () => {
     const documents = parseAllDocuments(renderDefaultInstall()).map((document) => document.toJS() as Document);
     assert.deepEqual(documents[0], loadCrdManifest());
     const clusterRole = documents.find((d) => d.kind === "ClusterRole");
-    assert.deepEqual(clusterRole?.rules, policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds)]));
+    assert.deepEqual(
+      clusterRole?.rules,
+      policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds), ...secureMetricsRules]),
+    );
+    // A scraper bound to the metrics reader may `get /metrics`, and nothing else.
+    const reader = documents.find((d) => d.kind === "ClusterRole" && d !== clusterRole);
+    assert.deepEqual(reader?.rules, [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }]);
     assert.ok(!documents.some((d) => d.kind === "Secret"), "no Secret objects");
   });
 

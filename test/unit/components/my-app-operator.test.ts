@@ -34,7 +34,7 @@ pulumi.runtime.setMocks(
 
 // Loaded after setMocks, so no resource can be created against a real engine.
 const { MyAppOperator, myAppOperatorType } = await import("../../../components/my-app-operator.ts");
-const { clusterScopedRules, clusterWideRules, leaderElectionRules, watchedNamespaceRules } =
+const { clusterScopedRules, clusterWideRules, leaderElectionRules, secureMetricsRules, watchedNamespaceRules } =
   await import("../../../components/rbac.ts");
 const { policyRules } = await import("../../../components/roles.ts");
 
@@ -90,6 +90,7 @@ describe("MyAppOperator", () => {
       "kubernetes:core/v1:Service op-metrics-service",
       "kubernetes:core/v1:ServiceAccount op-service-account",
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole op-cluster-role",
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole op-metrics-reader",
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding op-cluster-role-binding",
       "myapp:index:MyAppOperator op",
     ]);
@@ -107,8 +108,10 @@ describe("MyAppOperator", () => {
     await install("op");
     assert.deepEqual(
       inputsOf("op-cluster-role").rules,
-      policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds)]),
+      policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds), ...secureMetricsRules]),
     );
+    // The operator's /metrics asks for `get /metrics`: a ClusterRole that grants it, for the scraper to be bound to.
+    assert.deepEqual(inputsOf("op-metrics-reader").rules, [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }]);
     assert.deepEqual(inputsOf("op-cluster-role-binding").subjects, [
       { kind: "ServiceAccount", name: "op", namespace: "myapp-system" },
     ]);
@@ -118,7 +121,7 @@ describe("MyAppOperator", () => {
     // GIVEN two watched namespaces and two replicas WHEN installed
     const { component } = await install("op", { watchNamespaces: ["team-a", "team-b"], replicas: 2 });
     // THEN
-    assert.deepEqual(inputsOf("op-cluster-role").rules, policyRules(clusterScopedRules));
+    assert.deepEqual(inputsOf("op-cluster-role").rules, policyRules([...clusterScopedRules, ...secureMetricsRules]));
     for (const ns of ["team-a", "team-b"]) {
       const role = inputsOf(`op-role-watch-${ns}`);
       assert.deepEqual(role.rules, policyRules([...watchedNamespaceRules, ...chartKindRules(defaultChartKinds)]));
@@ -177,6 +180,7 @@ describe("MyAppOperator", () => {
       serviceAccountName: component.serviceAccountName,
       crdName: component.crdName,
       metricsEndpoint: component.metricsEndpoint,
+      metricsReaderClusterRole: component.metricsReaderClusterRole,
     };
     assert.deepEqual(
       Object.keys(component)
@@ -193,12 +197,14 @@ describe("MyAppOperator", () => {
         serviceAccountName: await valueOf(outputs.serviceAccountName),
         crdName: await valueOf(outputs.crdName),
         metricsEndpoint: await valueOf(outputs.metricsEndpoint),
+        metricsReaderClusterRole: await valueOf(outputs.metricsReaderClusterRole),
       },
       {
         namespace: "myapp-system",
         serviceAccountName: "op",
         crdName: "myappinstances.example.com",
         metricsEndpoint: "http://op-metrics.myapp-system.svc:8080/metrics",
+        metricsReaderClusterRole: "op-metrics-reader",
       },
     );
     // Nor does any child carry credentials: no Secret, no token.

@@ -6,6 +6,7 @@ import {
   clusterScopedRules,
   clusterWideRules,
   leaderElectionRules,
+  secureMetricsRules,
   watchedNamespaceRules,
   type OperatorRule,
 } from "../../../components/rbac.ts";
@@ -66,6 +67,11 @@ describe("the operator's rules (rbac.ts)", () => {
       "coordination.k8s.io/leases get",
       "coordination.k8s.io/leases update",
     ]);
+    // --metrics-secure asks the apiserver about each scrape's token; nothing else.
+    assert.deepEqual(grants(secureMetricsRules), [
+      "authentication.k8s.io/tokenreviews create",
+      "authorization.k8s.io/subjectaccessreviews create",
+    ]);
   });
 
   it("limit reading and renewing Leases to the operator's own Lease", () => {
@@ -76,7 +82,7 @@ describe("the operator's rules (rbac.ts)", () => {
   });
 
   it("never use wildcards, and never touch secrets, pods or configmaps", () => {
-    const all = [...clusterWideRules(), ...leaderElectionRules("op-leader")];
+    const all = [...clusterWideRules(), ...leaderElectionRules("op-leader"), ...secureMetricsRules];
     for (const rule of all) {
       for (const field of [rule.apiGroups, rule.resources, rule.verbs]) assert.ok(!field.includes("*"), "wildcard");
       for (const resource of ["secrets", "pods", "configmaps"]) assert.ok(!rule.resources.includes(resource), resource);
@@ -88,10 +94,10 @@ describe("operatorRbac", () => {
   it("cluster-wide: one ClusterRole with every rule, bound to the ServiceAccount; no Roles", () => {
     // GIVEN no watched namespaces WHEN built
     const rbac = operatorRbac(settingsFor());
-    // THEN
+    // THEN (in-cluster, so with the secure-metrics reviews)
     assert.deepEqual(
       rbac.clusterRole.rules,
-      policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds)]),
+      policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds), ...secureMetricsRules]),
     );
     assert.deepEqual(rbac.clusterRoleBinding.roleRef, {
       apiGroup: "rbac.authorization.k8s.io",
@@ -109,7 +115,7 @@ describe("operatorRbac", () => {
     // GIVEN two watched namespaces and leader election
     const rbac = operatorRbac(settingsFor({ watchNamespaces: ["team-a", "team-b"], replicas: 2 }));
     // THEN
-    assert.deepEqual(rbac.clusterRole.rules, policyRules(clusterScopedRules));
+    assert.deepEqual(rbac.clusterRole.rules, policyRules([...clusterScopedRules, ...secureMetricsRules]));
     assert.deepEqual(
       rbac.watchedNamespaceGrants.map((grant) => [grant.namespace, grant.role.metadata?.namespace, grant.role.rules]),
       [
@@ -132,6 +138,11 @@ describe("operatorRbac", () => {
   it("grants the Lease to an external operator, whose flags it does not control", () => {
     const rbac = operatorRbac(settingsFor({ operatorPlacement: "external" }));
     assert.equal(rbac.leaderElection?.role.metadata?.namespace, "myapp-system");
+  });
+
+  it("grants the token and access reviews of --metrics-secure only to an in-cluster operator", () => {
+    const external = operatorRbac(settingsFor({ operatorPlacement: "external", watchNamespaces: ["a"] }));
+    assert.deepEqual(external.clusterRole.rules, policyRules(clusterScopedRules));
   });
 
   it("returns copies: changing a built Role cannot change the shared definition", () => {

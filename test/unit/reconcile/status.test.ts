@@ -38,7 +38,15 @@ function deployment(
 }
 
 function input(overrides: Partial<StatusInput>): StatusInput {
-  return { generation: 2, spec, previous: undefined, selector, workload: undefined, ...overrides };
+  return {
+    generation: 2,
+    spec,
+    previous: undefined,
+    selector,
+    endpoint: "web.default.svc:8080",
+    workload: undefined,
+    ...overrides,
+  };
 }
 
 const cond = (status: MyAppInstanceStatus, type: string) => findCondition(status.conditions, type);
@@ -111,6 +119,7 @@ describe("computeStatus: a rollout from nginx:1.27 to nginx:1.28", () => {
     assert.equal(cond(done, "Progressing")?.status, "False");
     assert.equal(cond(done, "Reconciling"), undefined, "removed when no longer true");
     assert.equal(done.selector, selector);
+    assert.equal(done.endpoint, "web.default.svc:8080", "where the app answers, for -o wide and the provider");
   });
 
   it("computes the same status again, so a resync writes nothing", () => {

@@ -1,0 +1,53 @@
+/**
+ * Scrapers of an operator's secure /metrics (`--metrics-secure`): a ServiceAccount bound to the component's
+ * metrics-reader ClusterRole, and one without any right, each with a TokenRequest token, as Prometheus would hold.
+ */
+import { parse } from "yaml";
+import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
+import type { KubeClient, KubeObject } from "../../kube/index.ts";
+
+export interface MetricsScrapers {
+  /** Token of a ServiceAccount bound to the metrics-reader ClusterRole. */
+  readonly reader: string;
+  /** Token of a ServiceAccount with no right on /metrics. */
+  readonly stranger: string;
+}
+
+/**
+ * Creates both ServiceAccounts in `namespace` and binds `readerRole` to the first; `defer` gets the cleanup of the
+ * cluster-scoped binding (the ServiceAccounts go with their namespace).
+ */
+export async function metricsScrapers(
+  client: KubeClient,
+  namespace: string,
+  readerRole: string,
+  defer: (cleanup: () => Promise<void>) => void,
+): Promise<MetricsScrapers> {
+  for (const name of ["scraper", "stranger"]) {
+    await client.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace } });
+  }
+  const binding: KubeObject = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: `${readerRole}-${namespace}` },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: readerRole },
+    subjects: [{ kind: "ServiceAccount", name: "scraper", namespace }],
+  } as KubeObject;
+  await client.create(binding);
+  defer(async () => {
+    await client.delete(binding.apiVersion, binding.kind, binding.metadata.name ?? "").catch(() => undefined);
+  });
+  const token = async (name: string) => {
+    const kubeconfig = parse(await serviceAccountKubeconfig(client, namespace, name)) as {
+      users: { user: { token: string } }[];
+    };
+    return kubeconfig.users[0]!.user.token;
+  };
+  return { reader: await token("scraper"), stranger: await token("stranger") };
+}
+
+/** One GET of /metrics, with a bearer token or none: the status and body, whatever they are. */
+export async function fetchMetrics(url: string, token?: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  return { status: response.status, body: await response.text() };
+}
