@@ -3,9 +3,8 @@
  * external mode (it runs as a local process, see `npm start`), and two instances, one with storage.
  * `example` (stacks/Pulumi.example.yaml): a real cluster with the operator running in it.
  */
-import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { MyAppOperator } from "../components/index.ts";
+import { ClusterProvider, MyAppOperator } from "../components/index.ts";
 import { MyAppInstance } from "../provider/index.ts";
 
 const config = new pulumi.Config();
@@ -13,7 +12,8 @@ const config = new pulumi.Config();
 const kubeconfig = config.get("kubeconfig") ?? process.env.KUBECONFIG;
 const appNamespace = config.get("appNamespace") ?? "default";
 
-const cluster = new k8s.Provider("cluster", { ...(kubeconfig ? { kubeconfig } : {}) });
+// A k8s.Provider that remembers its connection, so previews check which cluster the instances reach.
+const cluster = new ClusterProvider("cluster", { ...(kubeconfig ? { kubeconfig } : {}) });
 
 const platform = new MyAppOperator(
   "myapp-operator",

@@ -1,10 +1,14 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { MyAppInstance, MyAppOperator } from "myapp-platform";
+import { ClusterProvider, MyAppInstance, MyAppOperator } from "myapp-platform";
 
 const config = new pulumi.Config();
-// Your cluster: a kubeconfig file or its text (default: KUBECONFIG, as kubectl), and a context of it.
-const cluster = new k8s.Provider("cluster", { kubeconfig: config.get("kubeconfig"), context: config.get("context") });
+// Your cluster: a kubeconfig file or its text (default: KUBECONFIG, as kubectl), and a context of it. A
+// ClusterProvider is a k8s.Provider that also remembers these, so previews know which cluster instances reach.
+const cluster = new ClusterProvider("cluster", {
+  kubeconfig: config.get("kubeconfig"),
+  context: config.get("context"),
+});
 
 // The platform: CRD, operator namespace, RBAC and operator. Its name and namespace are yours alone in the cluster.
 const platform = new MyAppOperator("shop-platform", { namespace: "shop-platform" }, { provider: cluster });

@@ -1,12 +1,17 @@
 /**
  * The operator as a process against the local cluster: a new instance becomes Ready with its pods Ready (kwok),
  * scaling changes the Deployment and the reported counts, and an image upgrade shows Progressing before it is
- * Ready with the new status.image. Each test runs its own operator, scoped to its own namespace.
+ * Ready with the new status.image. status.endpoint names the Service's DNS name and port (and follows the port), and
+ * `kubectl get -o wide` prints it with the message. Each test runs its own operator, scoped to its own namespace.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import path from "node:path";
 import { test } from "node:test";
+import { promisify } from "node:util";
+import { toolchainBinDir } from "../../tools/lib/paths.ts";
 import type { KubeObject } from "../../kube/index.ts";
 import { adminClient, testNamespace, type Typed } from "../support/cluster.ts";
 import {
@@ -22,6 +27,13 @@ import {
 } from "../support/operator.ts";
 
 const client = adminClient();
+const run = promisify(execFile);
+
+async function kubectl(...args: string[]): Promise<string> {
+  const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
+  const { stdout } = await run(path.join(binDir, "kubectl"), ["--kubeconfig", process.env.KUBECONFIG!, ...args]);
+  return stdout;
+}
 
 type Deployment = Typed<{
   spec?: { replicas?: number; template?: { spec?: { containers?: { image?: string }[] } } };
@@ -64,6 +76,23 @@ test("a new instance becomes Ready with a Deployment, a Service and its pods Rea
   const pods = await podsOf(client, namespace, ready.status.selector);
   assert.equal(pods.pods.length, 2);
   assert.equal(pods.ready, 2);
+
+  // and status.endpoint says where it answers, which `kubectl get -o wide` prints beside the message
+  assert.equal(ready.status?.endpoint, `web.${namespace}.svc:9000`);
+  const wide = await kubectl("get", "myappinstances", "-n", namespace, "-o", "wide");
+  const [header, row] = wide
+    .trim()
+    .split("\n")
+    .map((line) => line.split(/\s{2,}/));
+  assert.deepEqual(header?.slice(-2), ["ENDPOINT", "MESSAGE"]);
+  assert.deepEqual(row?.slice(-2), [`web.${namespace}.svc:9000`, ready.status?.message]);
+  const plain = await kubectl("get", "myappinstances", "-n", namespace);
+  assert.ok(!plain.includes("ENDPOINT"), "only with -o wide");
+
+  // WHEN the port changes THEN the endpoint follows it
+  await patchSpec(client, namespace, "web", { port: 9001 });
+  const moved = await waitForInstance(client, namespace, "web", "Ready on port 9001", isReadyAtSpec);
+  assert.equal(moved.status?.endpoint, `web.${namespace}.svc:9001`);
 });
 
 test("scaling an instance changes its Deployment and the reported replica counts", async (t) => {
