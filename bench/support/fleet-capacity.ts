@@ -1,10 +1,13 @@
 /**
  * Room for a fleet on the local cluster, made at run time without restarting it: enough ClusterIPs (an extra
- * ServiceCIDR, networking.k8s.io/v1, when the cluster's ranges are too small) and enough pod slots (more fake
- * nodes, cloned from a kwok node but with room for 1000 pods each, fewer nodes for kwok to keep Ready). Idempotent: a cluster that already holds the
- * fleet (issue 10's fleet settings) is left as it is. What it cannot change at run time: the controller-manager's
+ * ServiceCIDR, networking.k8s.io/v1, when the cluster's ranges are too small) and enough room for pods (more fake
+ * nodes, cloned from a kwok node but with room for 1000 pods each, fewer nodes for kwok to keep Ready). Room counts
+ * pod slots and the cpu and memory every fleet pod requests (the API's default requests): a kwok node's default
+ * 32 cpus hold only 320 of them. Idempotent: a cluster that already holds the fleet (issue 10's fleet settings) is
+ * left as it is. What it cannot change at run time: the controller-manager's
  * and scheduler's client QPS (flags); the floor figure shows what they cost.
  */
+import { defaultResources } from "../../api/index.ts";
 import { parseQuantity } from "../../api/quantity.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import { waitUntil } from "./wait.ts";
@@ -24,6 +27,21 @@ type ServiceCidr = KubeObject & { spec?: { cidrs?: string[] } };
 export const fleetServiceCidr = { name: "myapp-bench-fleet", cidr: "10.208.0.0/16" } as const;
 const nodePrefix = "myapp-bench-node-";
 const podsPerNewNode = 1000;
+/** What each new node offers besides pod slots: ten times what 1000 pods of the default requests take. */
+const newNodeResources = { cpu: "1000", memory: "1280Gi" };
+
+/** How many fleet pods (each requesting the API's default cpu and memory) fit on `node`, by slots, cpu and memory. */
+export function podRoom(node: { status?: { allocatable?: Record<string, string> } }): number {
+  // Quantities ("110", "4k", "32", "256Gi") in nanounits, divided by what one pod takes.
+  const nanos = (text: string | undefined) => parseQuantity(text ?? "0")?.nanos ?? 0n;
+  const fits = (have: string | undefined, each: string) => Number(nanos(have) / nanos(each));
+  const allocatable = node.status?.allocatable ?? {};
+  return Math.min(
+    fits(allocatable["pods"], "1"),
+    fits(allocatable["cpu"], defaultResources.requests.cpu),
+    fits(allocatable["memory"], defaultResources.requests.memory),
+  );
+}
 
 /** Usable addresses of an IPv4 CIDR (network and broadcast excluded); 0 for anything else. */
 export function cidrSize(cidr: string): number {
@@ -72,9 +90,7 @@ export async function ensureFleetCapacity(
   }
 
   const nodes = (await client.list<Node>("v1", "Node")).items;
-  // Pod counts are quantities ("110", "4k").
-  const podsOf = (n: Node) => Number((parseQuantity(n.status?.allocatable?.pods ?? "0")?.nanos ?? 0n) / 1_000_000_000n);
-  const slots = nodes.reduce((sum, n) => sum + podsOf(n), 0);
+  const slots = nodes.reduce((sum, n) => sum + podRoom(n), 0);
   const pods = (await client.list("v1", "Pod", { limit: 1 })) as { metadata?: { remainingItemCount?: number } };
   const usedPods = 1 + (pods.metadata?.remainingItemCount ?? 0);
   const template = nodes.find((n) => n.metadata.annotations?.["kwok.x-k8s.io/node"] === "fake");
@@ -98,8 +114,8 @@ export async function ensureFleetCapacity(
       },
       spec: { ...(template.spec?.taints ? { taints: template.spec.taints } : {}) },
       status: {
-        allocatable: { ...template.status?.allocatable, pods: String(perNode) },
-        capacity: { ...template.status?.capacity, pods: String(perNode) },
+        allocatable: { ...template.status?.allocatable, ...newNodeResources, pods: String(perNode) },
+        capacity: { ...template.status?.capacity, ...newNodeResources, pods: String(perNode) },
       },
     } as KubeObject);
   }

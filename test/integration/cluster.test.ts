@@ -4,6 +4,8 @@ import { test } from "node:test";
 import { KubeClient, ForbiddenError, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
 import { serviceAccountKubeconfig } from "../../components/index.ts";
 import { adminClient, testNamespace, waitFor, type Typed } from "../support/cluster.ts";
+import { defaultResources } from "../../api/index.ts";
+import { podRoom } from "../../bench/support/fleet-capacity.ts";
 
 const client = adminClient();
 const podTemplate = (app: string) => ({
@@ -37,6 +39,15 @@ test("a Deployment with 2 replicas becomes ready through controller-manager, sch
     assert.match(pod.spec.nodeName ?? "", /^node-/, "scheduled onto a kwok node");
     assert.equal(pod.status?.phase, "Running");
   }
+});
+
+test("the nodes hold a fleet: 10,200 pods of the default requests fit by slots, cpu and memory", async () => {
+  const nodes = await client.list<Typed<{ status?: { allocatable?: Record<string, string> } }>>("v1", "Node");
+  const room = nodes.items.reduce((sum, node) => sum + podRoom(node), 0);
+  assert.ok(
+    room >= 10_200,
+    `room for ${room} pods of ${defaultResources.requests.cpu} cpu and ${defaultResources.requests.memory}`,
+  );
 });
 
 test("RBAC is enforced: a ServiceAccount without a RoleBinding is denied (403)", async (t) => {

@@ -111,10 +111,20 @@ export function kwokctlConfig(binDir: string): string {
   ].join("\n");
 }
 
-/** `kwokctl scale node` parameters: pod capacity, and a /16 of pod IPs per node (kwok hands them out). */
+/**
+ * cpu and memory per node for `podsPerNode` pods of the API's default requests (100m, 128Mi) with room to spare:
+ * kwok's default node (32 cpus, 256Gi) holds only 320 of them, and the rest would stay Pending.
+ */
+export const nodeResources = { cpu: "1000", memory: "4Ti" };
+
+/** `kwokctl scale node` parameters: pod, cpu and memory capacity, and a /16 of pod IPs per node (kwok hands them out). */
 export const scaleNodeParams = [
   "--param",
   `.allocatable.pods=${podsPerNode}`,
+  "--param",
+  `.allocatable.cpu="${nodeResources.cpu}"`,
+  "--param",
+  `.allocatable.memory="${nodeResources.memory}"`,
   "--param",
   '.podCIDRs=["10.0.0.0/16","fd00::/64"]',
 ];

@@ -4,6 +4,7 @@ import { readsOf, requestInfo, since, watchesOf, writesOf } from "../../../bench
 import { cidrSize } from "../../../bench/support/fleet-capacity.ts";
 import { Readiness, type Fleet } from "../../../bench/support/fleet.ts";
 import { medianOf, ratio, roundOrder, type SubjectFigures } from "../../../bench/side-by-side.ts";
+import { podRoom } from "../../../bench/support/fleet-capacity.ts";
 import type { KubeObject } from "../../../kube/index.ts";
 
 const info = (method: string, url: string) => requestInfo(method, new URL(url, "https://proxy"));
@@ -131,5 +132,15 @@ describe("side by side: fleet capacity", () => {
     assert.equal(cidrSize("10.0.0.0/24"), 254);
     assert.equal(cidrSize("10.208.0.0/16"), 65_534);
     assert.equal(cidrSize("fd00::/108"), 0);
+  });
+});
+
+describe("fleet capacity: room for pods", () => {
+  it("counts the pods a node holds by slots, cpu and memory, whichever runs out first", () => {
+    assert.equal(podRoom({ status: { allocatable: { pods: "110", cpu: "32", memory: "256Gi" } } }), 110);
+    assert.equal(podRoom({ status: { allocatable: { pods: "4k", cpu: "32", memory: "256Gi" } } }), 320);
+    assert.equal(podRoom({ status: { allocatable: { pods: "4k", cpu: "1k", memory: "4Ti" } } }), 4000);
+    assert.equal(podRoom({ status: { allocatable: { pods: "4k", cpu: "1k", memory: "64Gi" } } }), 512);
+    assert.equal(podRoom({}), 0);
   });
 });

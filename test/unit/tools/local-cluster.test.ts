@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 import { parse } from "yaml";
-import { kwokctlConfig, localCluster, nodeCount, podsPerNode, scaleNodeParams } from "../../../tools/lib/cluster.ts";
+import { kwokctlConfig, localCluster, nodeCount, nodeResources, podsPerNode, scaleNodeParams } from "../../../tools/lib/cluster.ts";
 import { localDir } from "../../../tools/lib/paths.ts";
 
 test("the default cluster keeps .local/kubeconfig; another name gets its own files beside it", () => {
@@ -38,4 +38,7 @@ test("the kwokctl configuration sizes the cluster for a fleet and names only loc
   // 10,000 Deployments' pods and 200 StatefulSets' pods fit on the nodes.
   assert.ok(nodeCount * podsPerNode >= 10_200);
   assert.ok(scaleNodeParams.includes(`.allocatable.pods=${podsPerNode}`));
+  // ...and their cpu and memory requests too (kwok's default node, 32 cpus, holds 320 pods of 100m).
+  assert.ok(scaleNodeParams.includes(`.allocatable.cpu="${nodeResources.cpu}"`));
+  assert.ok(scaleNodeParams.includes(`.allocatable.memory="${nodeResources.memory}"`));
 });
