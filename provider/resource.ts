@@ -12,7 +12,7 @@ import type {
   StorageReclaimPolicy,
 } from "../api/index.ts";
 import type { ClusterIdentity } from "./inputs.ts";
-import { myAppInstanceProvider } from "./provider.ts";
+import { providerModuleText } from "./provider.ts";
 
 /**
  * The platform an instance runs on: a MyAppOperator component. It says how to reach its cluster (the same
@@ -127,7 +127,7 @@ export interface MyAppInstanceArgs {
  * const web = new MyAppInstance("web", { platform, image: "nginx:1.27", replicas: 3, storage: "1Gi" });
  * export const endpoint = web.endpoint; // "web-1a2b3c4d.default.svc:8080"
  */
-export class MyAppInstance extends pulumi.dynamic.Resource {
+export class MyAppInstance extends pulumi.CustomResource {
   /** Kubernetes name of the object. */
   declare readonly name: pulumi.Output<string>;
   declare readonly namespace: pulumi.Output<string>;
@@ -190,13 +190,13 @@ export class MyAppInstance extends pulumi.dynamic.Resource {
     const secrets = [...(opts?.additionalSecretOutputs ?? []), "kubeconfig"];
     // The platform orders the instance after itself: its CRD must be Established first.
     const ordered = args.platform ? pulumi.mergeOptions(opts, { dependsOn: [args.platform] }) : opts;
+    // What pulumi.dynamic.Resource registers (the same type, hence the same URNs and the same dynamic-provider
+    // host), with the provider's text written out instead of serialized from its closure: see provider.ts.
     super(
-      myAppInstanceProvider,
+      "pulumi-nodejs:dynamic/myapp:MyAppInstance",
       name,
-      props,
+      { ...props, __provider: providerModuleText },
       { ...ordered, additionalSecretOutputs: secrets },
-      "myapp",
-      "MyAppInstance",
     );
   }
 }
