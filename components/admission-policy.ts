@@ -4,7 +4,8 @@
  * Deployments in every namespace). Requests of that ServiceAccount to create, change or delete a Deployment,
  * StatefulSet, Service or PersistentVolumeClaim are admitted only when the object:
  *
- * - carries the operator's labels (`app.kubernetes.io/managed-by: myapp-operator`, `app.kubernetes.io/name: myapp`);
+ * - carries the operator's label (`app.kubernetes.io/managed-by: myapp-operator`; not `app.kubernetes.io/name`,
+ *   which a chart's objects keep as the chart sets it);
  * - except for claims (made by the StatefulSet controller), has a controller ownerReference to a MyAppInstance;
  * - for workloads, has a pod template without host namespaces (hostNetwork, hostPID, hostIPC), privileged
  *   containers or hostPath volumes.
@@ -19,12 +20,11 @@ import { objectMeta, operatorObjectNames } from "./metadata.ts";
 import type { OperatorSettings } from "./settings.ts";
 
 /**
- * The labels every child of an instance carries (operator/desired/labels.ts builds them; a unit test holds the two
- * equal, since components/ may not import operator/).
+ * The label every child of an instance carries, built-in or rendered by a chart (operator/desired/labels.ts and
+ * operator/chart/owned.ts set it; a unit test holds them to it, since components/ may not import operator/).
  */
 export const childLabelRequirements = {
   "app.kubernetes.io/managed-by": "myapp-operator",
-  "app.kubernetes.io/name": "myapp",
 } as const;
 
 /** The object a request is about: the new one, or the old one of a DELETE. */

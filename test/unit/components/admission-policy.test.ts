@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { childLabelRequirements, operatorAdmissionPolicy } from "../../../components/admission-policy.ts";
 import { childLabels } from "../../../operator/desired/index.ts";
+import { ownedObject } from "../../../operator/chart/owned.ts";
 import { settingsFor } from "./settings-fixture.ts";
 
 describe("operatorAdmissionPolicy", () => {
@@ -36,6 +37,22 @@ describe("operatorAdmissionPolicy", () => {
   it("holds the operator to the labels its builders really put on every child", () => {
     const labels = childLabels("web");
     for (const [key, value] of Object.entries(childLabelRequirements)) assert.equal(labels[key], value, key);
+  });
+
+  it("admits a chart's objects under their own names: only the operator's label is required", () => {
+    // GIVEN a Deployment a public chart rendered (its own app.kubernetes.io/name), as the operator applies it
+    const rendered = ownedObject(
+      {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "podinfo", labels: { "app.kubernetes.io/name": "podinfo" } },
+      },
+      { name: "web", namespace: "shop", uid: "0000" },
+    );
+    // THEN it carries every label the policy requires
+    for (const [key, value] of Object.entries(childLabelRequirements)) {
+      assert.equal(rendered.metadata.labels?.[key], value, key);
+    }
   });
 
   it("is bound with Deny", () => {
