@@ -1,7 +1,6 @@
 /** The MyAppInstance dynamic provider: the resource class for stacks, and its pure check/diff for tests and tools. */
 export { MyAppInstance } from "./resource.ts";
 export type { InstancePlatform, MyAppInstanceArgs } from "./resource.ts";
-export { myAppInstanceProvider } from "./provider.ts";
 export { checkInputs } from "./check.ts";
 export type { CheckOutcome, InputFailure } from "./check.ts";
 export { diffInputs, ForbiddenChangeError } from "./diff.ts";

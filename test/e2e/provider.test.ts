@@ -417,12 +417,12 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
 
     let slowName = "";
     await t.test("Ctrl-C during a 600 s wait returns within 10 s; the next up continues", async () => {
-      // GIVEN an instance that cannot become Ready (its pods ask for more CPU than any node has, so they stay
-      // Pending: no creation failure, just a rollout that does not progress), default 600 s timeout
+      // GIVEN an instance that cannot become Ready (its pods ask for more CPU than any node has: local nodes have
+      // 1000, so they stay Pending: no creation failure, just a rollout that does not progress), default 600 s timeout
       await stack.setAllConfig({
         slowNamespace: { value: namespaces.slow },
         slowReplicas: { value: "2" },
-        slowCpu: { value: "1000" },
+        slowCpu: { value: "100000" },
       });
       const abort = new AbortController();
       const up = stack.up({ onOutput: log(t), signal: abort.signal });
