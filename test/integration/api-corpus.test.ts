@@ -256,8 +256,8 @@ describe("the CRD serves what kubectl needs", () => {
     const table = "application/json;as=Table;v=v1;g=meta.k8s.io";
     const { body } = await request("GET", resources, undefined, "application/json", table);
     const columns = (body["columnDefinitions"] as { name: string }[]).map((column) => column.name);
-    // Port and Message have priority 1: `kubectl get -o wide` shows them.
-    assert.deepEqual(columns, ["Name", "Image", "Desired", "Ready", "Phase", "Age", "Port", "Message"]);
+    // Endpoint and Message have priority 1: `kubectl get -o wide` shows them.
+    assert.deepEqual(columns, ["Name", "Image", "Desired", "Ready", "Phase", "Age", "Endpoint", "Message"]);
   });
 
   test("kubectl explain shows the zod descriptions", async () => {
