@@ -9,7 +9,7 @@
 import { describe, it } from "node:test";
 import { adminClient } from "../support/cluster.ts";
 import { recordScenario } from "./record.ts";
-import { apiserverBrownout, deleteWhileDown, leaderFailover, sigkillStorm } from "./scenarios.ts";
+import { apiserverBrownout, controlPlaneRestart, deleteWhileDown, leaderFailover, sigkillStorm } from "./scenarios.ts";
 
 const client = adminClient();
 const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -34,6 +34,28 @@ describe("chaos", { timeout: 60 * 60_000 }, () => {
     const figures = await apiserverBrownout(t, client, { instances: 50, brownoutMs: 180_000 });
     t.diagnostic(JSON.stringify(figures));
     recordScenario("apiserver-brownout", figures);
+  });
+
+  it("apiserver restart: SIGKILLed for 20 s during a create and again during a rollout of 50 (10 with storage)", async (t) => {
+    const figures = await controlPlaneRestart(t, client, {
+      instances: 50,
+      withStorage: 10,
+      component: "kube-apiserver",
+      downMs: 20_000,
+    });
+    t.diagnostic(JSON.stringify(figures));
+    recordScenario("apiserver-restart", figures);
+  });
+
+  it("etcd restart: SIGKILLed for 15 s during a create and again during a rollout of 50 (10 with storage)", async (t) => {
+    const figures = await controlPlaneRestart(t, client, {
+      instances: 50,
+      withStorage: 10,
+      component: "etcd",
+      downMs: 15_000,
+    });
+    t.diagnostic(JSON.stringify(figures));
+    recordScenario("etcd-restart", figures);
   });
 
   it("leader failover under load: 50 instances, the leader SIGKILLed while it works", async (t) => {

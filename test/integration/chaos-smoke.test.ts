@@ -8,7 +8,13 @@
  */
 import { describe, it } from "node:test";
 import { adminClient } from "../support/cluster.ts";
-import { apiserverBrownout, deleteWhileDown, leaderFailover, sigkillStorm } from "../chaos/scenarios.ts";
+import {
+  apiserverBrownout,
+  controlPlaneRestart,
+  deleteWhileDown,
+  leaderFailover,
+  sigkillStorm,
+} from "../chaos/scenarios.ts";
 
 const client = adminClient();
 
@@ -23,6 +29,14 @@ describe("chaos smoke", { timeout: 20 * 60_000 }, () => {
   });
   it("apiserver brown-out, small", async (t) => {
     t.diagnostic(JSON.stringify(await apiserverBrownout(t, client, { instances: 4, brownoutMs: 20_000 })));
+  });
+  it("apiserver restart, small", async (t) => {
+    const size = { instances: 6, withStorage: 2, component: "kube-apiserver" as const, downMs: 5_000 };
+    t.diagnostic(JSON.stringify(await controlPlaneRestart(t, client, size)));
+  });
+  it("etcd restart, small", async (t) => {
+    const size = { instances: 6, withStorage: 2, component: "etcd" as const, downMs: 5_000 };
+    t.diagnostic(JSON.stringify(await controlPlaneRestart(t, client, size)));
   });
   it("leader failover under load, small", async (t) => {
     t.diagnostic(JSON.stringify(await leaderFailover(t, client, { instances: 6 })));
