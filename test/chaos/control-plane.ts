@@ -3,22 +3,36 @@
  * SIGKILLed by pid, kept down for a while, then started again the way `npm run cluster -- up` starts a stopped
  * cluster (`kwokctl start cluster`, which starts only what is not running), until /readyz answers ok.
  */
-import { clusterComponents, clusterNameOf, startStoppedComponents } from "../../tools/lib/cluster.ts";
+import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
+import {
+  clusterComponents,
+  clusterDown,
+  clusterStatus,
+  clusterUp,
+  startStoppedComponents,
+} from "../../tools/lib/cluster.ts";
 import { waitFor } from "../support/cluster.ts";
 
 export type ControlPlaneComponent = "kube-apiserver" | "etcd";
 
-/** The local cluster of the test run (KUBECONFIG is its admin kubeconfig); an error if it is not one of ours. */
-export function testCluster(): string {
-  const kubeconfig = process.env.KUBECONFIG;
-  const name = kubeconfig ? clusterNameOf(kubeconfig) : undefined;
-  if (!name) {
-    throw new Error(
-      `KUBECONFIG (${kubeconfig ?? "unset"}) is not the admin kubeconfig of a local cluster of this checkout: ` +
-        "the outage scenarios kill its processes, so they only run against `npm run cluster -- up`",
-    );
-  }
-  return name;
+const started = new Set<string>();
+
+/**
+ * A local cluster of the scenario's own (`npm run cluster -- up --name NAME`), so its outages hit nothing else that
+ * runs against the suite's cluster. Returns its admin client and kubeconfig. It stays up for the next scenario;
+ * {@link downOwnClusters} (a suite's `after`, which runs once every test's own cleanup is done) takes down those
+ * started here.
+ */
+export async function ownCluster(name: string): Promise<{ client: KubeClient; kubeconfig: string }> {
+  if (!(await clusterStatus(name)).healthy) started.add(name);
+  const status = await clusterUp(name);
+  return { client: new KubeClient(loadKubeConfig({ path: status.kubeconfig })), kubeconfig: status.kubeconfig };
+}
+
+/** Takes down every cluster {@link ownCluster} started. */
+export async function downOwnClusters(): Promise<void> {
+  for (const name of started) await clusterDown(name);
+  started.clear();
 }
 
 /** What one outage took. */
@@ -32,11 +46,10 @@ export interface Outage {
 }
 
 /**
- * SIGKILLs `component` of the test cluster, keeps it down `downMs`, starts it again and waits for /readyz.
+ * SIGKILLs `component` of local cluster `name`, keeps it down `downMs`, starts it again and waits for /readyz.
  * Only the pid from the cluster's own pid file is killed, and only while its command line names the cluster.
  */
-export async function outage(component: ControlPlaneComponent, downMs: number): Promise<Outage> {
-  const name = testCluster();
+export async function outage(name: string, component: ControlPlaneComponent, downMs: number): Promise<Outage> {
   const found = clusterComponents(name).find((c) => c.name === component);
   if (!found?.running) throw new Error(`${component} of cluster ${name} is not running: nothing to kill`);
   const killedAt = performance.now();

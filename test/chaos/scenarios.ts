@@ -14,7 +14,7 @@ import { testNamespace, waitFor } from "../support/cluster.ts";
 import { rotatingToken } from "../support/rotating-token.ts";
 import { startOperator, type Instance, type OperatorProcess } from "../support/operator.ts";
 import { startBrownoutProxy } from "./brownout-proxy.ts";
-import { outage, type ControlPlaneComponent } from "./control-plane.ts";
+import { outage, ownCluster, type ControlPlaneComponent } from "./control-plane.ts";
 import {
   assertNoCrash,
   awaitConverged,
@@ -252,16 +252,25 @@ export interface OutageSize {
 }
 
 /**
- * A control-plane restart mid-work: the fleet is created, and once a third of it exists the apiserver (or etcd)
+ * A control-plane restart mid-work, on a local cluster of its own (its outages must not hit the other tests of a
+ * run): the fleet is created, and once a third of it exists the apiserver (or etcd)
  * is SIGKILLed, kept down `downMs` and started again as `npm run cluster -- up` does; once converged, the fleet
  * rolls out to a new image and the same outage hits a third of the way in. Afterwards: converged by itself (time
  * from the second recovery), the invariants, no instance ever Degraded, no hot loop, 0 writes once converged and
  * on a restart of the operator.
  */
-export async function controlPlaneRestart(t: TestContext, client: KubeClient, size: OutageSize): Promise<Figures> {
+export async function controlPlaneRestart(t: TestContext, size: OutageSize): Promise<Figures> {
+  const cluster = "chaos-outage";
+  const { client, kubeconfig } = await ownCluster(cluster);
   const namespace = await testNamespace(t, client, `chaos-${size.component === "etcd" ? "etcd" : "apiserver"}`);
   const fleet = members({ namespace, instances: size.instances, withStorage: size.withStorage, image: "nginx:1.27" });
-  const options = { namespaces: [namespace], leaderElection: false as const, label: size.component };
+  const options = {
+    namespaces: [namespace],
+    leaderElection: false as const,
+    label: size.component,
+    client,
+    env: { KUBECONFIG: kubeconfig },
+  };
   const operator = await startOperator(t, options);
   const problems = await watchProblems(client, namespace);
   const third = Math.ceil(fleet.length / 3);
@@ -270,7 +279,7 @@ export async function controlPlaneRestart(t: TestContext, client: KubeClient, si
   // WHEN the control plane goes away a third of the way into a create ...
   const creating = createFleet(client, namespace, fleet);
   await waitFor("a third of the fleet created", async () => ((await instances()).length >= third ? true : undefined));
-  const first = await outage(size.component, size.downMs);
+  const first = await outage(cluster, size.component, size.downMs);
   await creating;
   await awaitConverged(client, namespace, fleet.length, minutes(15));
 
@@ -279,7 +288,7 @@ export async function controlPlaneRestart(t: TestContext, client: KubeClient, si
   await waitFor("a third of the fleet rolling out", async () =>
     (await instances()).filter((i) => i.spec.image === "nginx:1.28").length >= third ? true : undefined,
   );
-  const second = await outage(size.component, size.downMs);
+  const second = await outage(cluster, size.component, size.downMs);
   await rolling;
 
   // THEN the fleet converges by itself, never Degraded, and is quiet once converged

@@ -304,19 +304,6 @@ function forgetStoppedComponents(cluster: LocalCluster): void {
   }
 }
 
-/** The name of the local cluster whose admin kubeconfig is `kubeconfig`, if it is one of this checkout's. */
-export function clusterNameOf(kubeconfig: string): string | undefined {
-  const dir = path.join(kwokWorkdir, "clusters");
-  if (!existsSync(dir)) return undefined;
-  return readdirSync(dir).find((name) => {
-    try {
-      return path.resolve(localCluster(name).kubeconfig) === path.resolve(kubeconfig);
-    } catch {
-      return false; // not a name of ours
-    }
-  });
-}
-
 /**
  * Starts whatever component of cluster `name` is not running (a killed apiserver or etcd), as `up` does for a
  * stopped cluster: `kwokctl start cluster` skips the components that run; then waits for /readyz.
