@@ -1,7 +1,12 @@
 /**
- * Control-plane outages of the local cluster the tests run against: one of its processes (kube-apiserver or etcd)
+ * Control-plane outages on a local cluster of the scenario's own: one of its processes (kube-apiserver or etcd)
  * SIGKILLed by pid, kept down for a while, then started again the way `npm run cluster -- up` starts a stopped
  * cluster (`kwokctl start cluster`, which starts only what is not running), until /readyz answers ok.
+ *
+ * A real control plane runs under a supervisor (the kubelet of its static pods, systemd) that restarts whatever
+ * exits; the local one has none, and kube-scheduler and kube-controller-manager exit when an outage outlasts
+ * their leader-election renew deadline. So while a scenario runs, a supervisor here restarts every component
+ * that is not running (except the one an outage holds down), and counts what it restarted.
  */
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
 import {
@@ -17,24 +22,6 @@ export type ControlPlaneComponent = "kube-apiserver" | "etcd";
 
 const started = new Set<string>();
 
-/**
- * A local cluster of the scenario's own (`npm run cluster -- up --name NAME`), so its outages hit nothing else that
- * runs against the suite's cluster. Returns its admin client and kubeconfig. It stays up for the next scenario;
- * {@link downOwnClusters} (a suite's `after`, which runs once every test's own cleanup is done) takes down those
- * started here.
- */
-export async function ownCluster(name: string): Promise<{ client: KubeClient; kubeconfig: string }> {
-  if (!(await clusterStatus(name)).healthy) started.add(name);
-  const status = await clusterUp(name);
-  return { client: new KubeClient(loadKubeConfig({ path: status.kubeconfig })), kubeconfig: status.kubeconfig };
-}
-
-/** Takes down every cluster {@link ownCluster} started. */
-export async function downOwnClusters(): Promise<void> {
-  for (const name of started) await clusterDown(name);
-  started.clear();
-}
-
 /** What one outage took. */
 export interface Outage {
   /** From the SIGKILL until `kwokctl start` was called. */
@@ -45,25 +32,86 @@ export interface Outage {
   readonly recoveredAt: number;
 }
 
+/** A local cluster of a scenario's own, supervised. */
+export interface OwnCluster {
+  readonly name: string;
+  readonly client: KubeClient;
+  readonly kubeconfig: string;
+  /** Components the supervisor restarted after they exited by themselves (`kube-scheduler`, ...). */
+  readonly restarted: readonly string[];
+  /**
+   * SIGKILLs `component`, keeps it down `downMs`, starts it again and waits for /readyz. Only the pid from the
+   * cluster's own pid file is killed, and only while its command line names the cluster.
+   */
+  outage(component: ControlPlaneComponent, downMs: number): Promise<Outage>;
+  /** Stops supervising (the cluster stays up). */
+  stop(): Promise<void>;
+}
+
 /**
- * SIGKILLs `component` of local cluster `name`, keeps it down `downMs`, starts it again and waits for /readyz.
- * Only the pid from the cluster's own pid file is killed, and only while its command line names the cluster.
+ * Cluster `name` of this checkout (`npm run cluster -- up --name NAME`), up and supervised, so its outages hit
+ * nothing else that runs against the suite's cluster. It stays up for the next scenario; {@link downOwnClusters}
+ * (a suite's `after`, which runs once every test's own cleanup is done) takes down those started here.
  */
-export async function outage(name: string, component: ControlPlaneComponent, downMs: number): Promise<Outage> {
-  const found = clusterComponents(name).find((c) => c.name === component);
-  if (!found?.running) throw new Error(`${component} of cluster ${name} is not running: nothing to kill`);
-  const killedAt = performance.now();
-  process.kill(found.pid, "SIGKILL");
-  // Gone, or a zombie: nothing here may reap it (its parent, kwokctl, exited long ago).
-  const gone = () => !clusterComponents(name).some((c) => c.name === component && c.running);
-  await waitFor(`${component} (pid ${found.pid}) to be gone`, async () => (gone() ? true : undefined), {
-    timeoutMs: 30_000,
-  });
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, downMs - (performance.now() - killedAt))));
-  const restarting = performance.now();
-  await startStoppedComponents(name);
-  const recoveredAt = performance.now();
-  const restarted = clusterComponents(name).find((c) => c.name === component);
-  if (!restarted?.running || restarted.pid === found.pid) throw new Error(`${component} did not start again`);
-  return { downMs: restarting - killedAt, restartMs: recoveredAt - restarting, recoveredAt };
+export async function ownCluster(name: string): Promise<OwnCluster> {
+  if (!(await clusterStatus(name)).healthy) started.add(name);
+  const status = await clusterUp(name);
+  const held = new Set<string>();
+  const restarted: string[] = [];
+  let stopped = false;
+  // One `kwokctl start` at a time: the supervisor's and an outage's restarts never overlap.
+  let starting: Promise<void> = Promise.resolve();
+  const start = () => (starting = starting.then(() => startStoppedComponents(name)));
+  const supervisor = (async () => {
+    while (!stopped) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const down = clusterComponents(name).filter((c) => !c.running && !held.has(c.name));
+      if (down.length === 0 || stopped) continue;
+      restarted.push(...down.map((c) => c.name));
+      await start().catch(() => undefined); // tried again on the next round
+    }
+  })();
+
+  return {
+    name,
+    client: new KubeClient(loadKubeConfig({ path: status.kubeconfig })),
+    kubeconfig: status.kubeconfig,
+    restarted,
+    async outage(component, downMs) {
+      const found = clusterComponents(name).find((c) => c.name === component);
+      if (!found?.running) throw new Error(`${component} of cluster ${name} is not running: nothing to kill`);
+      held.add(component);
+      try {
+        const killedAt = performance.now();
+        process.kill(found.pid, "SIGKILL");
+        // Gone, or a zombie: nothing here may reap it (its parent, kwokctl, exited long ago).
+        const gone = () => !clusterComponents(name).some((c) => c.name === component && c.running);
+        await waitFor(`${component} (pid ${found.pid}) to be gone`, async () => (gone() ? true : undefined), {
+          timeoutMs: 30_000,
+        });
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, downMs - (performance.now() - killedAt))));
+        const restarting = performance.now();
+        await start();
+        const recoveredAt = performance.now();
+        const restartedNow = clusterComponents(name).find((c) => c.name === component);
+        if (!restartedNow?.running || restartedNow.pid === found.pid) {
+          throw new Error(`${component} did not start again`);
+        }
+        return { downMs: restarting - killedAt, restartMs: recoveredAt - restarting, recoveredAt };
+      } finally {
+        held.delete(component);
+      }
+    },
+    async stop() {
+      stopped = true;
+      await supervisor;
+      await starting.catch(() => undefined);
+    },
+  };
+}
+
+/** Takes down every cluster {@link ownCluster} started. */
+export async function downOwnClusters(): Promise<void> {
+  for (const name of started) await clusterDown(name);
+  started.clear();
 }

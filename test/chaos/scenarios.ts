@@ -14,7 +14,7 @@ import { testNamespace, waitFor } from "../support/cluster.ts";
 import { rotatingToken } from "../support/rotating-token.ts";
 import { startOperator, type Instance, type OperatorProcess } from "../support/operator.ts";
 import { startBrownoutProxy } from "./brownout-proxy.ts";
-import { outage, ownCluster, type ControlPlaneComponent } from "./control-plane.ts";
+import { ownCluster, type ControlPlaneComponent } from "./control-plane.ts";
 import {
   assertNoCrash,
   awaitConverged,
@@ -260,8 +260,9 @@ export interface OutageSize {
  * on a restart of the operator.
  */
 export async function controlPlaneRestart(t: TestContext, size: OutageSize): Promise<Figures> {
-  const cluster = "chaos-outage";
-  const { client, kubeconfig } = await ownCluster(cluster);
+  const cluster = await ownCluster("chaos-outage");
+  t.after(() => cluster.stop());
+  const { client, kubeconfig } = cluster;
   const namespace = await testNamespace(t, client, `chaos-${size.component === "etcd" ? "etcd" : "apiserver"}`);
   const fleet = members({ namespace, instances: size.instances, withStorage: size.withStorage, image: "nginx:1.27" });
   const options = {
@@ -279,7 +280,7 @@ export async function controlPlaneRestart(t: TestContext, size: OutageSize): Pro
   // WHEN the control plane goes away a third of the way into a create ...
   const creating = createFleet(client, namespace, fleet);
   await waitFor("a third of the fleet created", async () => ((await instances()).length >= third ? true : undefined));
-  const first = await outage(cluster, size.component, size.downMs);
+  const first = await cluster.outage(size.component, size.downMs);
   await creating;
   await awaitConverged(client, namespace, fleet.length, minutes(15));
 
@@ -288,7 +289,7 @@ export async function controlPlaneRestart(t: TestContext, size: OutageSize): Pro
   await waitFor("a third of the fleet rolling out", async () =>
     (await instances()).filter((i) => i.spec.image === "nginx:1.28").length >= third ? true : undefined,
   );
-  const second = await outage(cluster, size.component, size.downMs);
+  const second = await cluster.outage(size.component, size.downMs);
   await rolling;
 
   // THEN the fleet converges by itself, never Degraded, and is quiet once converged
@@ -321,6 +322,8 @@ export async function controlPlaneRestart(t: TestContext, size: OutageSize): Pro
     degradedInstances: 0,
     quietReconciles: quiet.reconciles,
     restartWrites: restart.writes,
+    // Components that exited by themselves (lost leader election) and were restarted, as a kubelet would.
+    componentsRestarted: cluster.restarted.length ? [...new Set(cluster.restarted)].join(" ") : "none",
   };
 }
 
