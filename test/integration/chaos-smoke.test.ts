@@ -1,10 +1,11 @@
 /**
  * A smoke of the chaos suite (test/chaos, `npm run chaos` at full size) inside `npm test`: the same scenarios,
  * small: 3 SIGKILLs during create and rollout of 8 instances (2 with storage), a delete of 4 instances while the
- * operator is down, a 20 s apiserver brown-out during a rollout of 4, apiserver and etcd restarts (5 s down)
- * during a create and a rollout of 6 (on a cluster of their own), a leader failover under a load of 6, a revoked
- * token under a rollout of 4, Ctrl-C during a `pulumi up` of 4, and 50 fuzzed manifests through zod, kubectl and
- * the provider's check (2 invalid ones through `pulumi preview`).
+ * operator is down, a 20 s apiserver brown-out during a rollout of 4, an etcd restart (5 s down) during a create
+ * and a rollout of 6 (on a cluster of its own; the apiserver restart, twice as long, runs only in
+ * `npm run chaos`), a leader failover under a load of 6, a revoked token under a rollout of 4, Ctrl-C during a
+ * `pulumi up` of 4, and 50 fuzzed manifests through zod, kubectl and the provider's check (2 invalid ones through
+ * `pulumi preview`).
  * Figures are not recorded.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
@@ -37,10 +38,6 @@ describe("chaos smoke", { timeout: 20 * 60_000 }, () => {
   });
   it("apiserver brown-out, small", async (t) => {
     t.diagnostic(JSON.stringify(await apiserverBrownout(t, client, { instances: 4, brownoutMs: 20_000 })));
-  });
-  it("apiserver restart, small", async (t) => {
-    const size = { instances: 6, withStorage: 2, component: "kube-apiserver" as const, downMs: 5_000 };
-    t.diagnostic(JSON.stringify(await controlPlaneRestart(t, size)));
   });
   it("etcd restart, small", async (t) => {
     const size = { instances: 6, withStorage: 2, component: "etcd" as const, downMs: 5_000 };
