@@ -6,7 +6,8 @@
  * A real control plane runs under a supervisor (the kubelet of its static pods, systemd) that restarts whatever
  * exits; the local one has none, and kube-scheduler and kube-controller-manager exit when an outage outlasts
  * their leader-election renew deadline. So while a scenario runs, a supervisor here restarts every component
- * that is not running (except the one an outage holds down), and counts what it restarted.
+ * that is not running (outside an outage, whose own restart starts everything stopped), and counts what it
+ * restarted.
  */
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
 import {
@@ -37,7 +38,7 @@ export interface OwnCluster {
   readonly name: string;
   readonly client: KubeClient;
   readonly kubeconfig: string;
-  /** Components the supervisor restarted after they exited by themselves (`kube-scheduler`, ...). */
+  /** Components that exited by themselves (`kube-scheduler`, ...) and were started again. */
   readonly restarted: readonly string[];
   /**
    * SIGKILLs `component`, keeps it down `downMs`, starts it again and waits for /readyz. Only the pid from the
@@ -65,8 +66,11 @@ export async function ownCluster(name: string): Promise<OwnCluster> {
   const supervisor = (async () => {
     while (!stopped) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
-      const down = clusterComponents(name).filter((c) => !c.running && !held.has(c.name));
-      if (down.length === 0 || stopped) continue;
+      // Not during an outage: `kwokctl start` starts every stopped component, the held one too; the outage's own
+      // restart starts whatever else exited meanwhile.
+      if (held.size > 0 || stopped) continue;
+      const down = clusterComponents(name).filter((c) => !c.running);
+      if (down.length === 0) continue;
       restarted.push(...down.map((c) => c.name));
       await start().catch(() => undefined); // tried again on the next round
     }
@@ -91,6 +95,8 @@ export async function ownCluster(name: string): Promise<OwnCluster> {
         });
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, downMs - (performance.now() - killedAt))));
         const restarting = performance.now();
+        const alsoDown = clusterComponents(name).filter((c) => !c.running && c.name !== component);
+        restarted.push(...alsoDown.map((c) => c.name));
         await start();
         const recoveredAt = performance.now();
         const restartedNow = clusterComponents(name).find((c) => c.name === component);
