@@ -9,6 +9,7 @@
  * that is not running (outside an outage, whose own restart starts everything stopped), and counts what it
  * restarted.
  */
+import { createServer, type Server } from "node:net";
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
 import {
   clusterComponents,
@@ -17,6 +18,7 @@ import {
   clusterUp,
   startStoppedComponents,
 } from "../../tools/lib/cluster.ts";
+import { processCommandLine } from "../../tools/lib/process-record.ts";
 import { waitFor } from "../support/cluster.ts";
 
 export type ControlPlaneComponent = "kube-apiserver" | "etcd";
@@ -56,7 +58,13 @@ export interface OwnCluster {
  */
 export async function ownCluster(name: string): Promise<OwnCluster> {
   if (!(await clusterStatus(name)).healthy) started.add(name);
-  const status = await clusterUp(name);
+  // Clusters of other checkouts created at the same moment may pick the same free ports (kwokctl checks each
+  // port when it picks it, not when the component binds it): a cluster that never gets healthy is made again.
+  const status = await clusterUp(name).catch(async (error: unknown) => {
+    if (!started.has(name)) throw error;
+    await clusterDown(name);
+    return clusterUp(name);
+  });
   const held = new Set<string>();
   const restarted: string[] = [];
   let stopped = false;
@@ -85,6 +93,9 @@ export async function ownCluster(name: string): Promise<OwnCluster> {
       const found = clusterComponents(name).find((c) => c.name === component);
       if (!found?.running) throw new Error(`${component} of cluster ${name} is not running: nothing to kill`);
       held.add(component);
+      // The ports of every component, read before anything dies (a zombie has no command line).
+      const ports = new Map(clusterComponents(name).map((c) => [c.name, listenPorts(c.pid)]));
+      const reserved = new PortReservations();
       try {
         const killedAt = performance.now();
         process.kill(found.pid, "SIGKILL");
@@ -93,10 +104,18 @@ export async function ownCluster(name: string): Promise<OwnCluster> {
         await waitFor(`${component} (pid ${found.pid}) to be gone`, async () => (gone() ? true : undefined), {
           timeoutMs: 30_000,
         });
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, downMs - (performance.now() - killedAt))));
+        // Down, its ports are free for anyone: another checkout's kwokctl, creating a cluster right now, may take
+        // them, and the restart would fail with "address already in use". Hold them (and those of whatever else
+        // exits meanwhile) until the restart; a connection to them is reset, as to a dead process.
+        while (performance.now() - killedAt < downMs) {
+          for (const c of clusterComponents(name)) if (!c.running) await reserved.hold(ports.get(c.name) ?? []);
+          await new Promise((resolve) => setTimeout(resolve, Math.min(500, downMs - (performance.now() - killedAt))));
+        }
         const restarting = performance.now();
         const alsoDown = clusterComponents(name).filter((c) => !c.running && c.name !== component);
         restarted.push(...alsoDown.map((c) => c.name));
+        for (const c of alsoDown) await reserved.hold(ports.get(c.name) ?? []);
+        await reserved.release();
         await start();
         const recoveredAt = performance.now();
         const restartedNow = clusterComponents(name).find((c) => c.name === component);
@@ -105,6 +124,7 @@ export async function ownCluster(name: string): Promise<OwnCluster> {
         }
         return { downMs: restarting - killedAt, restartMs: recoveredAt - restarting, recoveredAt };
       } finally {
+        await reserved.release();
         held.delete(component);
       }
     },
@@ -114,6 +134,44 @@ export async function ownCluster(name: string): Promise<OwnCluster> {
       await starting.catch(() => undefined);
     },
   };
+}
+
+/**
+ * The ports a component of a local cluster listens on, from its command line (`--secure-port=N`, and the
+ * `127.0.0.1:N` of its listen and serving addresses). Ports it only connects to (the apiserver's etcd) may be among
+ * them: holding those fails while their owner runs, and is skipped.
+ */
+function listenPorts(pid: number): number[] {
+  const args = processCommandLine(pid).split(" ");
+  const ports = new Set<number>();
+  for (const arg of args) {
+    if (/^--(etcd-servers|kubeconfig|master)=/.test(arg)) continue;
+    for (const match of arg.matchAll(/(?:--(?:secure-)?port=|127\.0\.0\.1:)(\d+)/g)) ports.add(Number(match[1]));
+  }
+  return [...ports];
+}
+
+/** Listeners that keep ports taken, resetting every connection. */
+class PortReservations {
+  private readonly servers = new Map<number, Server>();
+
+  async hold(ports: readonly number[]): Promise<void> {
+    for (const port of ports) {
+      if (this.servers.has(port)) continue;
+      const server = createServer((socket) => socket.destroy());
+      const held = await new Promise<boolean>((resolve) => {
+        server.once("error", () => resolve(false)); // still in use (its owner runs, or another took it)
+        server.listen(port, "127.0.0.1", () => resolve(true));
+      });
+      if (held) this.servers.set(port, server);
+    }
+  }
+
+  async release(): Promise<void> {
+    const servers = [...this.servers.values()];
+    this.servers.clear();
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
 }
 
 /** Takes down every cluster {@link ownCluster} started. */
