@@ -109,7 +109,9 @@ export async function ownCluster(name: string): Promise<OwnCluster> {
         // exits meanwhile) until the restart; a connection to them is reset, as to a dead process.
         while (performance.now() - killedAt < downMs) {
           for (const c of clusterComponents(name)) if (!c.running) await reserved.hold(ports.get(c.name) ?? []);
-          await new Promise((resolve) => setTimeout(resolve, Math.min(500, downMs - (performance.now() - killedAt))));
+          await new Promise((resolve) =>
+            setTimeout(resolve, Math.max(1, Math.min(500, downMs - (performance.now() - killedAt)))),
+          );
         }
         const restarting = performance.now();
         const alsoDown = clusterComponents(name).filter((c) => !c.running && c.name !== component);
