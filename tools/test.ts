@@ -56,7 +56,9 @@ try {
         "--test-reporter-destination=stdout",
         "--test-reporter=tap",
         `--test-reporter-destination=${tapFile}`,
-        ...files,
+        // Runner options (`--test-name-pattern=...`) before the files, wherever they were given.
+        ...files.filter((arg) => arg.startsWith("--")),
+        ...files.filter((arg) => !arg.startsWith("--")),
       ],
       { cwd: repoRoot, env: { ...env, KUBECONFIG: kubeconfigPath, MYAPP_TOOLCHAIN_BIN: binDir }, stdio: "inherit" },
     );

@@ -66,9 +66,10 @@ export function rolloutProgress(workload: ObservedWorkload, desired: number): Ro
     image,
     complete,
     deadlineExceeded: stuck ? (stuck.message ?? "the Deployment exceeded its progress deadline") : undefined,
-    // Only while pods are still missing: the condition lags a scale-down that made the failure moot.
+    // Only while pods are still missing: the condition lags a scale-down that made the failure moot. A failure
+    // of the control plane itself is no reason: the ReplicaSet controller retries it.
     replicaFailure:
-      failure && observed && (replicas < desired || updated < desired)
+      failure && observed && (replicas < desired || updated < desired) && !controlPlaneAway(failure.message ?? "")
         ? { reason: failure.reason ?? "FailedCreate", message: failure.message ?? "the Deployment cannot create pods" }
         : undefined,
   };
@@ -87,7 +88,8 @@ export interface ObservedEvent extends KubeObject {
  * Why a StatefulSet cannot create its pods, from the events its controller records about it: a StatefulSet has
  * no ReplicaFailure condition, only `FailedCreate` / `SuccessfulCreate` events. The newest of these decides, so a
  * failure that has since been overcome (a quota raised, a policy relaxed) no longer counts. Undefined when the
- * newest is a success or there is none.
+ * newest is a success or there is none, or when it failed only because the control plane was away (the
+ * StatefulSet controller retries those by itself).
  */
 export function creationFailure(events: readonly ObservedEvent[]): { reason: string; message: string } | undefined {
   const creates = events
@@ -95,8 +97,39 @@ export function creationFailure(events: readonly ObservedEvent[]): { reason: str
     .map((event) => ({ event, at: Date.parse(lastSeen(event)) || 0 }))
     .sort((a, b) => a.at - b.at);
   const newest = creates.at(-1)?.event;
-  if (newest?.reason !== "FailedCreate") return undefined;
+  if (newest?.reason !== "FailedCreate" || controlPlaneAway(newest.message ?? "")) return undefined;
   return { reason: "FailedCreate", message: newest.message ?? "the StatefulSet cannot create its pods" };
+}
+
+/**
+ * Messages of a pod create that failed because the control plane was briefly away, not because anything refused
+ * the pod: etcd down or slow (`etcdserver: request timed out`, a 504 `Timeout: request did not complete`), the
+ * apiserver unreachable or overloaded, a webhook that could not be called (`Internal error occurred`). The
+ * workload controller retries these by itself, so they are transient: they must never make an instance
+ * Degraded (a refusal, such as Pod Security or a quota, says "forbidden" and stays a problem).
+ */
+const controlPlaneAwayPattern = new RegExp(
+  [
+    "etcdserver",
+    "Internal error occurred",
+    "Timeout: request did not complete",
+    "context deadline exceeded",
+    "connection refused",
+    "the server is currently unable to handle the request",
+    "the server has received too many requests",
+    "http2: client connection lost",
+    "i/o timeout",
+    "TLS handshake timeout",
+    "rpc error: code = Unavailable",
+  ]
+    .map((text) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"))
+    .join("|"),
+  "i",
+);
+
+/** True for a create failure of the control plane itself (see {@link controlPlaneAwayPattern}): transient. */
+export function controlPlaneAway(message: string): boolean {
+  return controlPlaneAwayPattern.test(message);
 }
 
 /** True when the StatefulSet's controller has seen it and still has fewer pods than it should. */

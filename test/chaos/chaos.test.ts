@@ -3,13 +3,25 @@
  * Sizes can be changed with CHAOS_INSTANCES, CHAOS_STORAGE, CHAOS_KILLS (defaults: 150, 50, 10). The same code
  * runs small inside `npm test` (test/integration/chaos-smoke.test.ts).
  *
- * The interrupted `pulumi up` (SIGKILL, then cancel, refresh --clear-pending-creates, up, preview
- * --expect-no-changes) is test/e2e/pulumi-killed.test.ts, run by `npm test`.
+ * Scenarios: SIGKILL storm, delete while down, apiserver brown-out, apiserver and etcd restarts (on a local
+ * cluster of their own, `chaos-outage`, created and deleted here), leader failover, token expiry, interrupted
+ * `pulumi up` (SIGINT and SIGKILL) and fuzzed manifests. Run them one at a time with
+ * `npm run chaos -- --test-name-pattern=etcd`.
  */
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { adminClient } from "../support/cluster.ts";
+import { downOwnClusters } from "./control-plane.ts";
+import { fuzzedManifests } from "./fuzz.ts";
+import { interruptedUp } from "./interrupted-up.ts";
 import { recordScenario } from "./record.ts";
-import { apiserverBrownout, deleteWhileDown, leaderFailover, sigkillStorm } from "./scenarios.ts";
+import {
+  apiserverBrownout,
+  controlPlaneRestart,
+  deleteWhileDown,
+  leaderFailover,
+  sigkillStorm,
+  tokenRotation,
+} from "./scenarios.ts";
 
 const client = adminClient();
 const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -18,6 +30,7 @@ const withStorage = setting("CHAOS_STORAGE", 50);
 const kills = setting("CHAOS_KILLS", 10);
 
 describe("chaos", { timeout: 60 * 60_000 }, () => {
+  after(downOwnClusters);
   it(`SIGKILL storm: ${kills} kills during create and rollout of ${instances} instances (${withStorage} with storage)`, async (t) => {
     const figures = await sigkillStorm(t, client, { instances, withStorage, kills, killIntervalMs: 6_000 });
     t.diagnostic(JSON.stringify(figures));
@@ -36,9 +49,51 @@ describe("chaos", { timeout: 60 * 60_000 }, () => {
     recordScenario("apiserver-brownout", figures);
   });
 
+  it("apiserver restart: SIGKILLed for 20 s during a create and again during a rollout of 50 (10 with storage)", async (t) => {
+    const figures = await controlPlaneRestart(t, {
+      instances: 50,
+      withStorage: 10,
+      component: "kube-apiserver",
+      downMs: 20_000,
+    });
+    t.diagnostic(JSON.stringify(figures));
+    recordScenario("apiserver-restart", figures);
+  });
+
+  it("etcd restart: SIGKILLed for 15 s during a create and again during a rollout of 50 (10 with storage)", async (t) => {
+    const figures = await controlPlaneRestart(t, {
+      instances: 50,
+      withStorage: 10,
+      component: "etcd",
+      downMs: 15_000,
+    });
+    t.diagnostic(JSON.stringify(figures));
+    recordScenario("etcd-restart", figures);
+  });
+
   it("leader failover under load: 50 instances, the leader SIGKILLed while it works", async (t) => {
     const figures = await leaderFailover(t, client, { instances: 50 });
     t.diagnostic(JSON.stringify(figures));
     recordScenario("leader-failover", figures);
+  });
+
+  it("token expiry: a 600 s token expires under a rollout of 50, the renewal comes 30 s late", async (t) => {
+    const figures = await tokenRotation(t, client, { instances: 50, mode: "expiry", lateMs: 30_000 });
+    t.diagnostic(JSON.stringify(figures));
+    recordScenario("token-expiry", figures);
+  });
+
+  for (const signal of ["SIGINT", "SIGKILL"] as const) {
+    it(`interrupted pulumi up: ${signal} during an up of 30 instances (10 with storage), then recovery`, async (t) => {
+      const figures = await interruptedUp(t, client, { instances: 30, withStorage: 10, signal });
+      t.diagnostic(JSON.stringify(figures));
+      recordScenario(`interrupted-up-${signal.toLowerCase()}`, figures);
+    });
+  }
+
+  it("500 fuzzed manifests: zod, the apiserver (kubectl apply) and the provider (pulumi preview) agree", async (t) => {
+    const figures = await fuzzedManifests(t, client, { count: 500, seed: 13, invalidPreviews: Infinity });
+    t.diagnostic(JSON.stringify(figures));
+    recordScenario("fuzzed-manifests", figures);
   });
 });

@@ -10,7 +10,14 @@
 import assert from "node:assert/strict";
 import type { TestContext } from "node:test";
 import { apiVersion, governingServiceName, kind, serviceName, type MyAppInstanceSpecInput } from "../../api/index.ts";
-import type { KubeClient, KubeObject } from "../../kube/index.ts";
+import {
+  ConflictError,
+  GoneError,
+  isTransient,
+  UnauthorizedError,
+  type KubeClient,
+  type KubeObject,
+} from "../../kube/index.ts";
 import { labelKeys, managedBy } from "../../operator/desired/index.ts";
 import { waitFor } from "../support/cluster.ts";
 import {
@@ -60,17 +67,43 @@ export async function inParallel<T>(items: readonly T[], parallelism: number, ta
   await Promise.all(Array.from({ length: Math.min(parallelism, items.length) }, worker));
 }
 
-/** Creates every member (10 requests at once, as a large `pulumi up` sends them). */
+/**
+ * Runs `request` until it succeeds, retrying what a client retries while the control plane is away (transport
+ * errors, 5xx, 429, conflicts and 401s of an apiserver that cannot yet check tokens) for up to `timeoutMs`.
+ */
+export async function persistently<T>(request: () => Promise<T>, timeoutMs = 5 * 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await request();
+    } catch (error) {
+      if (!(isTransient(error) || error instanceof UnauthorizedError) || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+/**
+ * Creates every member (10 requests at once, as a large `pulumi up` sends them), persistently: a create whose
+ * answer was lost to an outage and that is then found to exist counts as done.
+ */
 export async function createFleet(client: KubeClient, namespace: string, fleet: readonly FleetMember[]) {
   await inParallel(fleet, 10, (member) =>
-    client.create({ apiVersion, kind, metadata: { name: member.name, namespace }, spec: member.spec }),
+    persistently(() =>
+      client
+        .create({ apiVersion, kind, metadata: { name: member.name, namespace }, spec: member.spec })
+        .catch((error: unknown) => {
+          if (error instanceof ConflictError && error.reason === "AlreadyExists") return undefined;
+          throw error;
+        }),
+    ),
   );
 }
 
-/** Sets the image of every member (a rollout of the whole fleet). */
+/** Sets the image of every member (a rollout of the whole fleet), persistently. */
 export async function rollOut(client: KubeClient, namespace: string, fleet: readonly FleetMember[], image: string) {
   await inParallel(fleet, 10, (member) =>
-    client.mergePatch(apiVersion, kind, member.name, namespace, { spec: { image } }),
+    persistently(() => client.mergePatch(apiVersion, kind, member.name, namespace, { spec: { image } })),
   );
 }
 
@@ -196,7 +229,21 @@ export interface ConditionLog {
 export async function watchProblems(client: KubeClient, namespace: string): Promise<ConditionLog> {
   const seen: { name: string; type: string; reason: string }[] = [];
   const abort = new AbortController();
-  let resourceVersion = (await client.list<Instance>(apiVersion, kind, { namespace })).metadata.resourceVersion;
+  const note = (instance: Instance) => {
+    for (const condition of instance.status?.conditions ?? []) {
+      if ((condition.type === "Degraded" || condition.type === "Stalled") && condition.status === "True") {
+        seen.push({ name: instance.metadata.name ?? "", type: condition.type, reason: condition.reason });
+      }
+    }
+  };
+  // A list notes what is already there; after a 410 (an apiserver restarted with a fresh watch cache) the watch
+  // resumes from a new list, so no version between is lost unseen.
+  const relist = async () => {
+    const listed = await client.list<Instance>(apiVersion, kind, { namespace });
+    for (const instance of listed.items) note(instance);
+    return listed.metadata.resourceVersion;
+  };
+  let resourceVersion = await relist();
   const loop = (async () => {
     while (!abort.signal.aborted) {
       try {
@@ -208,15 +255,12 @@ export async function watchProblems(client: KubeClient, namespace: string): Prom
           signal: abort.signal,
         })) {
           resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
-          for (const condition of event.object.status?.conditions ?? []) {
-            if ((condition.type === "Degraded" || condition.type === "Stalled") && condition.status === "True") {
-              seen.push({ name: event.object.metadata.name ?? "", type: condition.type, reason: condition.reason });
-            }
-          }
+          note(event.object);
         }
-      } catch {
+      } catch (error) {
         if (abort.signal.aborted) return;
         await new Promise((resolve) => setTimeout(resolve, 200));
+        if (error instanceof GoneError) resourceVersion = await relist().catch(() => resourceVersion);
       }
     }
   })();

@@ -12,10 +12,13 @@ const resultsFile = path.join(chaosDir, "RESULTS.md");
 const intro = `# Chaos results
 
 One row per scenario of \`npm run chaos\` (test/chaos/chaos.test.ts), appended by the run; a scenario that failed
-records nothing (its assertion says why). Every scenario checked, after converging: every instance Ready at its
-generation with its image rolled out, exactly one workload and one Service per instance, no orphaned or
+records nothing (its assertion says why). Every fleet scenario checked, after converging: every instance Ready at
+its generation with its image rolled out, exactly one workload and one Service per instance, no orphaned or
 duplicated children, claims exactly per reclaim policy, no operator crash, no hot loop and no write once
-converged. Figures from different machines do not compare (load: 1-minute load average at the start).
+converged (the outage, token and interrupted-up scenarios also: no instance ever Degraded). The fuzz scenario
+checked that zod, the apiserver and the provider's check give every manifest the same verdict, each rejection
+naming the broken fields. Figures from different machines do not compare (load: 1-minute load average at the
+start).
 
 | date (UTC) | commit | machine | scenario | figures |
 | --- | --- | --- | --- | --- |

@@ -3,15 +3,18 @@
  * smoke of the same code. Each converges, checks the fleet's invariants (fleet.ts) and returns its figures.
  */
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { TestContext } from "node:test";
+import { fileURLToPath } from "node:url";
 import { apiVersion, kind } from "../../api/index.ts";
 import type { KubeClient } from "../../kube/index.ts";
 import { localDir } from "../../tools/lib/paths.ts";
 import { testNamespace, waitFor } from "../support/cluster.ts";
-import { startOperator, type OperatorProcess } from "../support/operator.ts";
+import { rotatingToken } from "../support/rotating-token.ts";
+import { startOperator, type Instance, type OperatorProcess } from "../support/operator.ts";
 import { startBrownoutProxy } from "./brownout-proxy.ts";
+import { ownCluster, type ControlPlaneComponent } from "./control-plane.ts";
 import {
   assertNoCrash,
   awaitConverged,
@@ -237,4 +240,177 @@ export async function apiserverBrownout(t: TestContext, client: KubeClient, size
     stalledInstances: stalled.size,
     degradedInstances: 0,
   };
+}
+
+export interface OutageSize {
+  readonly instances: number;
+  readonly withStorage: number;
+  /** The control-plane process killed (by pid) and started again. */
+  readonly component: ControlPlaneComponent;
+  /** How long it stays down each time. */
+  readonly downMs: number;
+}
+
+/**
+ * A control-plane restart mid-work, on a local cluster of its own (its outages must not hit the other tests of a
+ * run): the fleet is created, and once a third of it exists the apiserver (or etcd)
+ * is SIGKILLed, kept down `downMs` and started again as `npm run cluster -- up` does; once converged, the fleet
+ * rolls out to a new image and the same outage hits a third of the way in. Afterwards: converged by itself (time
+ * from the second recovery), the invariants, no instance ever Degraded, no hot loop, 0 writes once converged and
+ * on a restart of the operator.
+ */
+export async function controlPlaneRestart(t: TestContext, size: OutageSize): Promise<Figures> {
+  const cluster = await ownCluster("chaos-outage");
+  t.after(() => cluster.stop());
+  const { client, kubeconfig } = cluster;
+  const namespace = await testNamespace(t, client, `chaos-${size.component === "etcd" ? "etcd" : "apiserver"}`);
+  const fleet = members({ namespace, instances: size.instances, withStorage: size.withStorage, image: "nginx:1.27" });
+  const options = {
+    namespaces: [namespace],
+    leaderElection: false as const,
+    label: size.component,
+    client,
+    env: { KUBECONFIG: kubeconfig },
+  };
+  const operator = await startOperator(t, options);
+  const problems = await watchProblems(client, namespace);
+  const third = Math.ceil(fleet.length / 3);
+  const instances = () => client.list<Instance>(apiVersion, kind, { namespace }).then((list) => list.items);
+
+  // WHEN the control plane goes away a third of the way into a create ...
+  const creating = createFleet(client, namespace, fleet);
+  await waitFor("a third of the fleet created", async () => ((await instances()).length >= third ? true : undefined));
+  const first = await cluster.outage(size.component, size.downMs);
+  await creating;
+  await awaitConverged(client, namespace, fleet.length, minutes(15));
+
+  // ... and a third of the way into a rollout
+  const rolling = rollOut(client, namespace, fleet, "nginx:1.28");
+  await waitFor("a third of the fleet rolling out", async () =>
+    (await instances()).filter((i) => i.spec.image === "nginx:1.28").length >= third ? true : undefined,
+  );
+  const second = await cluster.outage(size.component, size.downMs);
+  await rolling;
+
+  // THEN the fleet converges by itself, never Degraded, and is quiet once converged
+  const convergedAt = await awaitConverged(client, namespace, fleet.length, minutes(15));
+  const check = await checkFleet(client, namespace, claimsOf(fleet));
+  await problems.stop();
+  assert.deepEqual(
+    problems.seen.filter((p) => p.type === "Degraded"),
+    [],
+    "no instance was Degraded by the outages",
+  );
+  const quiet = await quietWindow(operator, 20_000);
+  assert.equal(quiet.writes, 0, "no writes once converged");
+  assert.ok(quiet.reconciles <= fleet.length, `no hot loop: ${quiet.reconciles} reconciles in 20 s of quiet`);
+  await assertNoCrash([operator], new Set());
+  await operator.stop();
+  const restart = await restartWrites(t, options, fleet.length);
+  assert.equal(restart.writes, 0, "a restart of the converged fleet writes nothing");
+  await assertNoCrash([restart.operator], new Set());
+  const stalled = new Set(problems.seen.filter((p) => p.type === "Stalled").map((p) => p.name));
+  return {
+    instances: fleet.length,
+    withStorage: size.withStorage,
+    outages: 2,
+    downS: seconds((first.downMs + second.downMs) / 2),
+    restartS: seconds(Math.max(first.restartMs, second.restartMs)),
+    convergedAfterRecoveryS: seconds(convergedAt - second.recoveredAt),
+    claims: check.claims,
+    stalledInstances: stalled.size,
+    degradedInstances: 0,
+    quietReconciles: quiet.reconciles,
+    restartWrites: restart.writes,
+    // Components that exited by themselves (lost leader election) and were restarted, as a kubelet would.
+    componentsRestarted: cluster.restarted.length ? [...new Set(cluster.restarted)].join(" ") : "none",
+  };
+}
+
+export interface TokenSize {
+  readonly instances: number;
+  /**
+   * How the operator's token dies: `expiry` waits out a 600 s token (the apiserver's floor for expirationSeconds);
+   * `revocation` deletes the Secret the token is bound to (the same 401, at once).
+   */
+  readonly mode: "expiry" | "revocation";
+  /** How long after the token died the new one is written to the token file (a late renewal). */
+  readonly lateMs: number;
+}
+
+const recorder = fileURLToPath(new URL("../support/request-recorder.ts", import.meta.url));
+
+/**
+ * Token expiry: the operator runs as a ServiceAccount on a token file (as the local launcher runs it). Once the
+ * fleet converged, its token dies (expires, or is revoked); while it is dead the fleet rolls out, so the operator
+ * meets 401s (recorded on the wire); `lateMs` later the new token lands in the file. The operator picks it up by
+ * itself (a 401 re-reads the file): the fleet converges, never Degraded, the operator never exits.
+ */
+export async function tokenRotation(t: TestContext, client: KubeClient, size: TokenSize): Promise<Figures> {
+  const namespace = await testNamespace(t, client, `chaos-token-${size.mode === "expiry" ? "exp" : "rev"}`);
+  const fleet = members({ namespace, instances: size.instances, withStorage: 0, image: "nginx:1.27" });
+  const token = await rotatingToken(t, client, namespace, 600);
+  const requests = path.join(localDir, `requests-${namespace}.jsonl`);
+  writeFileSync(requests, "");
+  t.after(() => rmSync(requests, { force: true }));
+  const operator = await startOperator(t, {
+    namespaces: [namespace],
+    leaderElection: false,
+    label: "token",
+    args: [`--kubeconfig=${token.kubeconfigFile}`],
+    env: { NODE_OPTIONS: `--import=${recorder}`, MYAPP_RECORD_REQUESTS: requests },
+  });
+  await createFleet(client, namespace, fleet);
+  await awaitConverged(client, namespace, fleet.length, minutes(10));
+  const problems = await watchProblems(client, namespace);
+
+  // WHEN the token dies ...
+  const dead = token.current;
+  if (size.mode === "revocation") await token.revoke(dead);
+  const died = await waitFor(
+    `the apiserver to reject the operator's token (${size.mode})`,
+    async () => ((await token.rejected(dead)) ? performance.now() : undefined),
+    { timeoutMs: Math.max(0, dead.expiresAt - Date.now()) + minutes(3), intervalMs: 1000 },
+  );
+  const before = unauthorizedIn(requests);
+  // ... and the fleet rolls out while it is dead, and the renewal comes late
+  await rollOut(client, namespace, fleet, "nginx:1.28");
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, size.lateMs - (performance.now() - died))));
+  const renewedAt = performance.now();
+  await token.rotate();
+
+  // THEN the operator met the dead token, took the new one by itself, and the fleet converges, never Degraded
+  const convergedAt = await awaitConverged(client, namespace, fleet.length, minutes(10));
+  const unauthorized = unauthorizedIn(requests) - before;
+  assert.ok(unauthorized > 0, "the operator met the dead token (401) before the renewal");
+  await checkFleet(client, namespace, 0);
+  await problems.stop();
+  assert.deepEqual(
+    problems.seen.filter((p) => p.type === "Degraded"),
+    [],
+    "no instance was Degraded by the dead token",
+  );
+  const quiet = await quietWindow(operator, 20_000);
+  assert.equal(quiet.writes, 0, "no writes once converged");
+  assert.ok(quiet.reconciles <= fleet.length, `no hot loop: ${quiet.reconciles} reconciles in 20 s of quiet`);
+  await assertNoCrash([operator], new Set());
+  const stalled = new Set(problems.seen.filter((p) => p.type === "Stalled").map((p) => p.name));
+  return {
+    instances: fleet.length,
+    mode: size.mode,
+    tokenSeconds: 600,
+    lateS: seconds(renewedAt - died),
+    unauthorizedResponses: unauthorized,
+    convergedAfterRenewalS: seconds(convergedAt - renewedAt),
+    stalledInstances: stalled.size,
+    degradedInstances: 0,
+    quietReconciles: quiet.reconciles,
+  };
+}
+
+/** 401 answers in a request record of test/support/request-recorder.ts. */
+function unauthorizedIn(file: string): number {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line.includes('"status":401')).length;
 }

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { promisify } from "node:util";
@@ -19,55 +19,12 @@ import { apiVersion, kind } from "../../api/index.ts";
 import { localDir, pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { adminClient, waitFor } from "../support/cluster.ts";
 import { ensureCrd, isReadyAtSpec, startOperator, waitForInstance } from "../support/operator.ts";
+import { descendants, stillRunning, type ProcessInfo } from "../support/process-tree.ts";
 
 const client = adminClient();
 const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
 const minutes = (n: number) => n * 60_000;
 const execFileAsync = promisify(execFile);
-
-/** A process as /proc shows it; `started` (clock ticks since boot) tells a reused pid from the original. */
-interface ProcessInfo {
-  readonly pid: number;
-  readonly ppid: number;
-  readonly started: string;
-  readonly command: string;
-}
-
-function readProcess(pid: number): ProcessInfo | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name in parentheses may contain spaces and parentheses: the fields start after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (fields[0] === "Z") return undefined; // a zombie has exited; it only waits to be reaped
-    const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
-    return { pid, ppid: Number(fields[1]), started: fields[19] ?? "", command };
-  } catch {
-    return undefined; // gone
-  }
-}
-
-/** Every live descendant of `root`. */
-function descendants(root: number): ProcessInfo[] {
-  const all = readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .map((entry) => readProcess(Number(entry)))
-    .filter((p): p is ProcessInfo => p !== undefined);
-  const found: ProcessInfo[] = [];
-  const parents = new Set([root]);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const p of all) {
-      if (parents.has(p.ppid) && !parents.has(p.pid)) {
-        parents.add(p.pid);
-        found.push(p);
-        grew = true;
-      }
-    }
-  }
-  return found;
-}
-
-const stillRunning = (p: ProcessInfo) => readProcess(p.pid)?.started === p.started;
 
 describe("a SIGKILLed pulumi up", { timeout: minutes(15) }, () => {
   it("leaves no process behind, and cancel + refresh --clear-pending-creates + up recover the stack", async (t) => {

@@ -81,7 +81,8 @@ export interface StartOperatorOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
-let crdReady: Promise<void> | undefined;
+/** The CRD's installation, once per cluster (by its server URL) and test process. */
+const crdReady = new Map<string, Promise<void>>();
 
 /** Operators still running; killed if the test process exits without having stopped them (a crash, a timeout). */
 const running = new Set<ChildProcess>();
@@ -91,14 +92,19 @@ process.on("exit", () => {
 
 /**
  * Installs the committed CRD (server-side apply as "myapp-test", forced) and waits until it is Established and
- * served. Once per test process.
+ * served. Once per cluster and test process.
  */
 export function ensureCrd(client: KubeClient): Promise<void> {
-  crdReady ??= installCrd(client).catch((error: unknown) => {
-    crdReady = undefined;
-    throw error;
-  });
-  return crdReady;
+  const server = client.config.getCurrentCluster()?.server ?? "";
+  let ready = crdReady.get(server);
+  if (!ready) {
+    ready = installCrd(client).catch((error: unknown) => {
+      crdReady.delete(server);
+      throw error;
+    });
+    crdReady.set(server, ready);
+  }
+  return ready;
 }
 
 async function installCrd(client: KubeClient): Promise<void> {

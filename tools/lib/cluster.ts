@@ -52,7 +52,7 @@ export interface ClusterStatus {
   readonly name: string;
   readonly kubeconfig: string;
   readonly exists: boolean;
-  readonly components: readonly { name: string; pid: number; running: boolean }[];
+  readonly components: readonly ClusterComponent[];
   readonly provisioner: { pid: number; running: boolean } | undefined;
   readonly readyz: string;
   readonly healthy: boolean;
@@ -138,11 +138,18 @@ function plainPid(file: string): number {
   }
 }
 
+/** One process of a local cluster (etcd, kube-apiserver, ...), as its kwokctl pid file names it. */
+export interface ClusterComponent {
+  readonly name: string;
+  readonly pid: number;
+  readonly running: boolean;
+}
+
 /**
  * kwokctl's pid files hold a bare pid; a component counts as running only if that pid's command line names this
  * cluster's directory (every component is started with a path in it), so a reused pid is never taken for it.
  */
-function components(cluster: LocalCluster): { name: string; pid: number; running: boolean }[] {
+function components(cluster: LocalCluster): ClusterComponent[] {
   const pidsDir = path.join(cluster.dir, "pids");
   if (!existsSync(pidsDir)) return [];
   return readdirSync(pidsDir)
@@ -237,6 +244,7 @@ export async function clusterUp(name: string = defaultClusterName): Promise<Clus
   }
   if (before.exists && (before.components.some((c) => !c.running) || before.components.length === 0)) {
     step("starting stopped cluster");
+    forgetStoppedComponents(cluster);
     await run(kwokctl, ["start", "cluster", "--name", name, "--wait", "3m"], { env });
   }
   const client = new KubeClient(loadKubeConfig({ path: cluster.kubeconfig }));
@@ -288,6 +296,37 @@ function startProvisioner(cluster: LocalCluster, env: NodeJS.ProcessEnv): void {
   });
   child.unref();
   writeProcessRecord(cluster.provisionerRecord, child.pid!, { cluster: cluster.name });
+}
+
+/** The processes of cluster `name` (pid files of kwokctl, checked against the cluster's directory). */
+export function clusterComponents(name: string = defaultClusterName): ClusterComponent[] {
+  return components(localCluster(name));
+}
+
+/**
+ * Removes the pid files of components that are not running. kwokctl takes a pid that answers signal 0 for a
+ * running component, and a killed component stays a zombie (answering signal 0) wherever nothing reaps orphans
+ * (a container whose init does not): kwokctl would then never start it again.
+ */
+function forgetStoppedComponents(cluster: LocalCluster): void {
+  for (const component of components(cluster)) {
+    if (!component.running) rmSync(path.join(cluster.dir, "pids", `${component.name}.pid`), { force: true });
+  }
+}
+
+/**
+ * Starts whatever component of cluster `name` is not running (a killed apiserver or etcd), as `up` does for a
+ * stopped cluster: `kwokctl start cluster` skips the components that run; then waits for /readyz.
+ */
+export async function startStoppedComponents(name: string = defaultClusterName): Promise<void> {
+  const cluster = localCluster(name);
+  const binDir = toolchainBinDir();
+  forgetStoppedComponents(cluster);
+  await run(path.join(binDir, "kwokctl"), ["start", "cluster", "--name", name, "--wait", "3m"], {
+    env: toolEnv(binDir),
+  });
+  const client = new KubeClient(loadKubeConfig({ path: cluster.kubeconfig }));
+  await waitFor("apiserver /readyz", async () => ((await client.raw("/readyz")).trim() === "ok" ? true : undefined));
 }
 
 /** Stops every process `up` started for cluster `name` and deletes the cluster's data and files. */

@@ -303,6 +303,18 @@ describe("creationFailure: what a StatefulSet's create events say", () => {
     assert.equal(creationFailure([event("Scheduled", "2030-01-01T00:00:09Z")]), undefined);
   });
 
+  it("a create that failed only because the control plane was away is no failure (the controller retries it)", () => {
+    for (const message of [
+      "create Pod web-1 in StatefulSet web failed error: etcdserver: request timed out",
+      "create Pod web-1 in StatefulSet web failed error: Timeout: request did not complete within requested timeout - context deadline exceeded",
+      'create Pod web-1 in StatefulSet web failed error: Internal error occurred: failed calling webhook "x": connection refused',
+    ]) {
+      assert.equal(creationFailure([event("FailedCreate", "2030-01-01T00:00:02Z", message)]), undefined, message);
+    }
+    const refused = 'create Pod web-1 in StatefulSet web failed error: pods "web-1" is forbidden: violates PodSecurity';
+    assert.equal(creationFailure([event("FailedCreate", "2030-01-01T00:00:02Z", refused)])?.message, refused);
+  });
+
   it("reads the time of a repeated event from its series", () => {
     const repeated = {
       ...event("FailedCreate", "2030-01-01T00:00:01Z"),
@@ -325,5 +337,15 @@ describe("computeStatus: a Deployment that cannot create pods", () => {
     assert.equal(status.phase, "Degraded");
     assert.equal(cond(status, "Degraded")?.reason, "FailedCreate");
     assert.equal(cond(status, "Degraded")?.message, "pods cannot be created: pods are forbidden: quota");
+  });
+
+  it("is only Progressing when the failure was the control plane's (etcd timed out): the ReplicaSet retries", () => {
+    const stuck = deployment("nginx:1.28", { updated: 0, ready: 0, replicas: 0 });
+    const conditions = [
+      { type: "ReplicaFailure", status: "True", reason: "FailedCreate", message: "etcdserver: request timed out" },
+    ];
+    const status = computeStatus(input({ workload: { ...stuck, status: { ...stuck.status, conditions } } }), t0);
+    assert.notEqual(status.phase, "Degraded");
+    assert.notEqual(cond(status, "Degraded")?.status, "True");
   });
 });
