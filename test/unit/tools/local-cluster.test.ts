@@ -2,7 +2,14 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
 import { parse } from "yaml";
-import { kwokctlConfig, localCluster, nodeCount, nodeResources, podsPerNode, scaleNodeParams } from "../../../tools/lib/cluster.ts";
+import {
+  kwokctlConfig,
+  localCluster,
+  nodeCount,
+  nodeResources,
+  podsPerNode,
+  scaleNodeParams,
+} from "../../../tools/lib/cluster.ts";
 import { localDir } from "../../../tools/lib/paths.ts";
 
 test("the default cluster keeps .local/kubeconfig; another name gets its own files beside it", () => {
