@@ -48,11 +48,11 @@ export interface MyAppOperatorArgs {
    */
   readonly watchNamespaces?: readonly string[];
   /**
-   * Compute resources of the operator container. The memory defaults come from a measurement
-   * (bench/operator-fleet-memory.ts, operator/README.md): 117 MiB idle, 151 MiB peak converging 1000 instances,
-   * i.e. at most 34 KiB per instance (the cached objects themselves are 5.4 KiB), so at most about 460 MiB at
-   * 10,000. The request covers 1000 instances with 70% headroom; the limit covers 10,000. Raise both beyond that.
-   * @default { requests: { cpu: "100m", memory: "256Mi" }, limits: { memory: "512Mi" } }
+   * Compute resources of the operator container. The memory defaults come from measurements of the operator
+   * converging a fleet through a TLS proxy (bench/RESULTS.md, "Side by side"): peak RSS 295 MiB at 1,000
+   * instances and 548 MiB at 10,000 (about 28 KiB per instance over a ~270 MiB base). The request covers 1,000
+   * instances with 70 % headroom, the limit 10,000 with 85 %. Raise both beyond that.
+   * @default { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1Gi" } }
    */
   readonly resources?: ResourceRequirements;
   /** @default "info" */
@@ -135,8 +135,8 @@ export type SettingsResult =
 export const defaultNamespace = "myapp-system";
 export const defaultImage = "ghcr.io/example/myapp-operator:0.1.0";
 export const defaultResources: ResourceRequirements = {
-  requests: { cpu: "100m", memory: "256Mi" },
-  limits: { memory: "512Mi" },
+  requests: { cpu: "100m", memory: "512Mi" },
+  limits: { memory: "1Gi" },
 };
 const logLevels: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error", "fatal"];
 
