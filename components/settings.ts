@@ -50,7 +50,7 @@ export interface MyAppOperatorArgs {
   /**
    * Compute resources of the operator container. The memory defaults come from measurements of the operator
    * converging a fleet through a TLS proxy (bench/RESULTS.md, "Side by side"): peak RSS 295 MiB at 1,000
-   * instances and 548 MiB at 10,000 (about 28 KiB per instance over a ~270 MiB base). The request covers 1,000
+   * instances and 551 MiB at 10,000 (about 28 KiB per instance over a ~270 MiB base). The request covers 1,000
    * instances with 70 % headroom, the limit 10,000 with 85 %. Raise both beyond that.
    * @default { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1Gi" } }
    */
