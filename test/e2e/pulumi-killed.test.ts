@@ -9,22 +9,18 @@
  * Needs the toolchain and the local cluster: run with `npm test -- test/e2e/pulumi-killed.test.ts`.
  */
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { promisify } from "node:util";
 import { apiVersion, kind } from "../../api/index.ts";
-import { localDir, pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
+import { repoRoot } from "../../tools/lib/paths.ts";
 import { adminClient, waitFor } from "../support/cluster.ts";
 import { ensureCrd, isReadyAtSpec, startOperator, waitForInstance } from "../support/operator.ts";
 import { descendants, stillRunning, type ProcessInfo } from "../support/process-tree.ts";
+import { pulumiProject } from "../support/pulumi-cli.ts";
 
 const client = adminClient();
-const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
 const minutes = (n: number) => n * 60_000;
-const execFileAsync = promisify(execFile);
 
 describe("a SIGKILLed pulumi up", { timeout: minutes(15) }, () => {
   it("leaves no process behind, and cancel + refresh --clear-pending-creates + up recover the stack", async (t) => {
@@ -39,57 +35,16 @@ describe("a SIGKILLed pulumi up", { timeout: minutes(15) }, () => {
     cleanup.push(() => client.delete("v1", "Namespace", namespace));
 
     // GIVEN a stack with one instance, and no operator yet: `pulumi up` applies it, then waits for Ready
-    const workDir = path.join(localDir, "e2e", `killed-${suffix}`);
-    mkdirSync(workDir, { recursive: true });
-    cleanup.push(async () => rmSync(workDir, { recursive: true, force: true }));
-    writeFileSync(
-      path.join(workDir, "Pulumi.yaml"),
-      "name: killed-e2e\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.ts\n",
-    );
-    writeFileSync(
-      path.join(workDir, "index.ts"),
+    const project = await pulumiProject(
+      t,
+      "killed-e2e",
       `import { MyAppInstance } from ${JSON.stringify(path.join(repoRoot, "provider/index.ts"))};
 export const name = new MyAppInstance("web", { namespace: ${JSON.stringify(namespace)}, image: "nginx:1.27" }).name;
 `,
     );
-    const stackName = `e2e-${suffix}`;
-    const env = {
-      ...process.env,
-      ...pulumiEnv(),
-      KUBECONFIG: process.env.KUBECONFIG!,
-      // Node 24 first, for the language host and the dynamic provider's launcher.
-      PATH: [binDir, path.dirname(process.execPath), process.env.PATH].join(path.delimiter),
-    };
-    const pulumi = async (...args: string[]) => {
-      const options = { cwd: workDir, env, maxBuffer: 64 * 1024 * 1024 };
-      try {
-        const { stdout, stderr } = await execFileAsync(path.join(binDir, "pulumi"), args, options);
-        return { ok: true, output: stdout + stderr };
-      } catch (error) {
-        const failed = error as { stdout?: string; stderr?: string };
-        return { ok: false, output: `${failed.stdout ?? ""}${failed.stderr ?? ""}` };
-      }
-    };
-    const must = async (...args: string[]) => {
-      const result = await pulumi(...args);
-      assert.ok(result.ok, `pulumi ${args.join(" ")} failed:\n${result.output}`);
-      return result.output;
-    };
-    await must("stack", "init", stackName, "--non-interactive");
-    cleanup.push(() => pulumi("stack", "rm", stackName, "--yes", "--force", "--non-interactive"));
-
-    const up = spawn(
-      path.join(binDir, "pulumi"),
-      ["up", "--yes", "--skip-preview", "--non-interactive", "--stack", stackName],
-      { cwd: workDir, env, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let upOutput = "";
-    up.stdout.on("data", (chunk: Buffer) => (upOutput += chunk.toString()));
-    up.stderr.on("data", (chunk: Buffer) => (upOutput += chunk.toString()));
-    const upExited = new Promise<void>((resolve) => up.on("close", () => resolve()));
-    cleanup.push(async () => {
-      if (up.exitCode === null && up.signalCode === null) up.kill("SIGKILL");
-    });
+    const { pulumi, must, stackName } = project;
+    const running = project.startUp();
+    const up = running.child;
 
     // WHEN the provider has applied the instance and is waiting for it to become Ready
     const instanceName = await waitFor(
@@ -107,7 +62,7 @@ export const name = new MyAppInstance("web", { namespace: ${JSON.stringify(names
     t.diagnostic(`processes under pulumi up: ${started.map((p) => `${p.pid} ${p.command.slice(0, 120)}`).join("; ")}`);
     // ... and `pulumi up` is SIGKILLed (no chance to stop its plugins)
     up.kill("SIGKILL");
-    await upExited;
+    await running.exited;
 
     // THEN the dynamic provider's host exits at once (it watches its engine), and every other process the CLI
     // started is gone soon after (pulumi's Go plugins health-check their engine every 5 minutes)
@@ -116,7 +71,7 @@ export const name = new MyAppInstance("web", { namespace: ${JSON.stringify(names
       await waitFor(what, async () => (processes.some(stillRunning) ? undefined : true), { timeoutMs }).catch(
         (error: unknown) => {
           const left = processes.filter(stillRunning).map((p) => `${p.pid} ${p.command}`);
-          throw new Error(`left behind: ${left.join("; ")}\npulumi up said:\n${upOutput}`, { cause: error });
+          throw new Error(`left behind: ${left.join("; ")}\npulumi up said:\n${running.output()}`, { cause: error });
         },
       );
       t.diagnostic(`${what}: ${Math.round((performance.now() - killedAt) / 1000)} s after the kill`);
