@@ -41,7 +41,7 @@ import { resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "
 import { ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
 import { pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { run } from "../../tools/lib/run.ts";
-import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
+import { adminClient, namespaceReleasingInstances, waitFor, type Typed } from "../support/cluster.ts";
 import { fetchMetrics, metricsScrapers } from "../support/metrics-scraper.ts";
 
 const client = adminClient();
@@ -57,8 +57,8 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
     const suffix = randomBytes(3).toString("hex");
     const name = `e2e-op-${suffix}`;
     const defer = teardown(t);
-    const apps = await namespaceForTest(defer, `e2e-apps-${suffix}`);
-    const other = await namespaceForTest(defer, `e2e-other-${suffix}`);
+    const apps = await namespaceReleasingInstances(client, defer, `e2e-apps-${suffix}`);
+    const other = await namespaceReleasingInstances(client, defer, `e2e-other-${suffix}`);
     const args: MyAppOperatorArgs = {
       namespace: `e2e-op-${suffix}`,
       watchNamespaces: [apps],
@@ -194,7 +194,7 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
     const suffix = randomBytes(3).toString("hex");
     const name = `e2e-ext-${suffix}`;
     const defer = teardown(t);
-    const someNamespace = await namespaceForTest(defer, `e2e-any-${suffix}`);
+    const someNamespace = await namespaceReleasingInstances(client, defer, `e2e-any-${suffix}`);
     const args: MyAppOperatorArgs = { namespace: `e2e-ext-${suffix}`, operatorPlacement: "external" };
     const settings = settingsOf(name, args);
     const stack = await operatorStack(defer, name, args);
@@ -322,24 +322,6 @@ async function operatorStack(defer: Defer, name: string, args: MyAppOperatorArgs
     await stack.workspace.removeStack(stackName, { force: true }).catch(() => undefined);
   });
   return stack;
-}
-
-/**
- * A namespace for the test's instances. Cleanup removes our finalizer from every MyAppInstance in it first: the
- * operator is gone by then, and a finalizer nobody removes would keep the namespace Terminating forever.
- */
-async function namespaceForTest(defer: Defer, name: string): Promise<string> {
-  await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
-  defer(async () => {
-    const instances = await client.list<Instance>(apiVersion, kind, { namespace: name }).catch(() => ({ items: [] }));
-    for (const instance of instances.items) {
-      await client
-        .mergePatch(apiVersion, kind, instance.metadata.name ?? "", name, { metadata: { finalizers: null } })
-        .catch(() => undefined);
-    }
-    await client.delete("v1", "Namespace", name).catch(() => undefined);
-  });
-  return name;
 }
 
 async function assertCrdEstablished(): Promise<void> {

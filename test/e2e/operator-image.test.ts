@@ -37,9 +37,9 @@ import {
   type PodContainerSpec,
 } from "../../tools/lib/image-container.ts";
 import { progress } from "../../tools/lib/progress.ts";
-import { adminClient, waitFor } from "../support/cluster.ts";
+import { adminClient, namespaceReleasingInstances, waitFor } from "../support/cluster.ts";
 import { fetchMetrics, metricsScrapers } from "../support/metrics-scraper.ts";
-import { ensureCrd, isReadyAtSpec, scrape, sum, waitForInstance, type Instance } from "../support/operator.ts";
+import { ensureCrd, isReadyAtSpec, scrape, sum, waitForInstance } from "../support/operator.ts";
 
 const client = adminClient();
 const minutes = (n: number) => n * 60_000;
@@ -56,7 +56,7 @@ describe("the operator image", { timeout: minutes(20) }, () => {
     // --- the platform's objects the way the component makes them: namespace, ServiceAccount, RBAC ---
     const suffix = randomBytes(3).toString("hex");
     const defer = teardown(t);
-    const apps = await namespaceForTest(defer, `e2e-img-apps-${suffix}`);
+    const apps = await namespaceReleasingInstances(client, defer, `e2e-img-apps-${suffix}`);
     const settings = settingsOf(`e2e-img-${suffix}`, { watchNamespaces: [apps], replicas: 2 });
     await ensureCrd(client);
     const platform = installManifests(settings, loadCrdManifest()) as KubeObject[];
@@ -191,21 +191,6 @@ function settingsOf(name: string, args: Parameters<typeof resolveSettings>[1]): 
   const resolved = resolveSettings(name, args);
   if (!resolved.ok) throw new Error(JSON.stringify(resolved.issues));
   return resolved.settings;
-}
-
-/** A namespace for the instances; its instances lose their finalizer before it goes (the operator is gone then). */
-async function namespaceForTest(defer: Defer, name: string): Promise<string> {
-  await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
-  defer(async () => {
-    const instances = await client.list<Instance>(apiVersion, kind, { namespace: name }).catch(() => ({ items: [] }));
-    for (const instance of instances.items) {
-      await client
-        .mergePatch(apiVersion, kind, instance.metadata.name ?? "", name, { metadata: { finalizers: null } })
-        .catch(() => undefined);
-    }
-    await client.delete("v1", "Namespace", name).catch(() => undefined);
-  });
-  return name;
 }
 
 interface Container {

@@ -1,6 +1,7 @@
 /** Test support for the real local cluster: an admin client, throwaway namespaces, waiting on conditions. */
 import { randomBytes } from "node:crypto";
 import type { TestContext } from "node:test";
+import { apiVersion, kind } from "../../api/index.ts";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
 export { waitFor } from "../../tools/lib/progress.ts";
 
@@ -19,3 +20,26 @@ export async function testNamespace(t: TestContext, client: KubeClient, prefix =
 }
 
 export type Typed<T> = KubeObject & T;
+
+/**
+ * Creates namespace `name` for a test's instances; the cleanup handed to `defer` first removes our finalizer from
+ * every MyAppInstance in it (the operator is gone by then, and a finalizer nobody removes would keep the namespace
+ * Terminating forever), then deletes it.
+ */
+export async function namespaceReleasingInstances(
+  client: KubeClient,
+  defer: (step: () => Promise<void>) => void,
+  name: string,
+): Promise<string> {
+  await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+  defer(async () => {
+    const instances = await client.list(apiVersion, kind, { namespace: name }).catch(() => ({ items: [] }));
+    for (const instance of instances.items) {
+      await client
+        .mergePatch(apiVersion, kind, instance.metadata.name ?? "", name, { metadata: { finalizers: null } })
+        .catch(() => undefined);
+    }
+    await client.delete("v1", "Namespace", name).catch(() => undefined);
+  });
+  return name;
+}
