@@ -20,7 +20,8 @@ import { MyAppOperator } from "../../components/my-app-operator.ts";
 import { operatorObjectNames } from "../../components/metadata.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
 import { resolveSettings, type MyAppOperatorArgs } from "../../components/settings.ts";
-import { ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
+import { ForbiddenError, KubeClient, loadKubeConfig } from "../../kube/index.ts";
+import { privilegedDeployment } from "../support/privileged-deployment.ts";
 import { pulumiEnv, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
 
@@ -204,40 +205,6 @@ async function assertDenied(asOperator: KubeClient, accesses: readonly Access[])
   const wrongly: Access[] = [];
   for (const access of accesses) if (await allowed(asOperator, access)) wrongly.push(access);
   assert.deepEqual(wrongly, [], "every verb the operator does not need is denied");
-}
-
-function privilegedDeployment(namespace: string, metadata: Record<string, unknown> = {}): KubeObject {
-  const labels = { app: "pwn" };
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: "pwn", namespace, ...metadata },
-    spec: {
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          hostPID: true,
-          hostNetwork: true,
-          containers: [
-            {
-              name: "pwn",
-              image: "registry.example/pwn:1",
-              securityContext: { privileged: true },
-              volumeMounts: [
-                { name: "host", mountPath: "/host" },
-                { name: "token", mountPath: "/token" },
-              ],
-            },
-          ],
-          volumes: [
-            { name: "host", hostPath: { path: "/" } },
-            { name: "token", secret: { secretName: "any" } },
-          ],
-        },
-      },
-    },
-  } as KubeObject;
 }
 
 async function namespaceFor(t: TestContext, name: string): Promise<string> {

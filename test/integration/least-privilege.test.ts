@@ -33,6 +33,7 @@ import { operatorServiceAccount } from "../../components/service-account.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
 import { resolveSettings } from "../../components/settings.ts";
 import { ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
+import { privilegedDeployment } from "../support/privileged-deployment.ts";
 import { adminClient, testNamespace, waitFor, type Typed } from "../support/cluster.ts";
 import {
   conditionOf,
@@ -263,32 +264,3 @@ test(
     assert.ok((await getInstance(client, namespace, "web").catch(() => undefined)) === undefined);
   },
 );
-
-/** The Deployment a leaked token must not be able to create: privileged, host namespaces, the host's root. */
-function privilegedDeployment(namespace: string): KubeObject {
-  const labels = { app: "pwn" };
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: "pwn", namespace },
-    spec: {
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          hostPID: true,
-          hostNetwork: true,
-          containers: [
-            {
-              name: "pwn",
-              image: "registry.example/pwn:1",
-              securityContext: { privileged: true },
-              volumeMounts: [{ name: "host", mountPath: "/host" }],
-            },
-          ],
-          volumes: [{ name: "host", hostPath: { path: "/" } }],
-        },
-      },
-    },
-  } as KubeObject;
-}
