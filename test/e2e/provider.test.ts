@@ -17,12 +17,10 @@
  * Needs the toolchain, the local cluster and operator/main.ts: run with `npm test -- test/e2e/provider.test.ts`.
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
-import { promisify } from "node:util";
 import {
   LocalWorkspace,
   PulumiCommand,
@@ -34,7 +32,7 @@ import { parse, stringify } from "yaml";
 import { apiVersion, finalizer, isReady, kind, type MyAppInstance } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
 import { localDir, pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
-import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
+import { adminClient, waitFor, type Typed, kubectl } from "../support/cluster.ts";
 import { packChart } from "../support/helm.ts";
 import { ensureCrd, startOperator } from "../support/operator.ts";
 
@@ -44,7 +42,6 @@ const client = adminClient();
 const kubeconfigFile = process.env.KUBECONFIG!;
 const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
 const minutes = (n: number) => n * 60_000;
-const run = promisify(execFile);
 
 type Live = Typed<MyAppInstance>;
 
@@ -481,12 +478,6 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
     });
   });
 });
-
-/** The built kubectl against the test cluster. */
-async function kubectl(...args: string[]): Promise<string> {
-  const { stdout } = await run(path.join(binDir, "kubectl"), ["--kubeconfig", kubeconfigFile, ...args]);
-  return stdout;
-}
 
 /**
  * A ResourceQuota, once the quota controller has counted every resource it limits (admission refuses with "status

@@ -7,13 +7,9 @@
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import path from "node:path";
 import { test } from "node:test";
-import { promisify } from "node:util";
-import { toolchainBinDir } from "../../tools/lib/paths.ts";
 import type { KubeObject } from "../../kube/index.ts";
-import { adminClient, testNamespace, type Typed } from "../support/cluster.ts";
+import { adminClient, testNamespace, type Typed, kubectl } from "../support/cluster.ts";
 import {
   conditionOf,
   createInstance,
@@ -27,13 +23,6 @@ import {
 } from "../support/operator.ts";
 
 const client = adminClient();
-const run = promisify(execFile);
-
-async function kubectl(...args: string[]): Promise<string> {
-  const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
-  const { stdout } = await run(path.join(binDir, "kubectl"), ["--kubeconfig", process.env.KUBECONFIG!, ...args]);
-  return stdout;
-}
 
 type Deployment = Typed<{
   spec?: { replicas?: number; template?: { spec?: { containers?: { image?: string }[] } } };

@@ -6,22 +6,11 @@
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import path from "node:path";
 import { test } from "node:test";
-import { promisify } from "node:util";
-import { toolchainBinDir } from "../../tools/lib/paths.ts";
-import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
+import { adminClient, testNamespace, waitFor, kubectl } from "../support/cluster.ts";
 import { startOperator } from "../support/operator.ts";
 
 const client = adminClient();
-const run = promisify(execFile);
-
-async function kubectl(...args: string[]): Promise<string> {
-  const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
-  const { stdout } = await run(path.join(binDir, "kubectl"), ["--kubeconfig", process.env.KUBECONFIG!, ...args]);
-  return stdout;
-}
 
 test("--metrics-secure: 401 without a token, 403 without the right, 200 with it; probes stay open", async (t) => {
   const namespace = await testNamespace(t, client, "op-metrics");

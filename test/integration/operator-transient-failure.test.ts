@@ -8,12 +8,8 @@
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import path from "node:path";
 import { test } from "node:test";
-import { promisify } from "node:util";
-import { toolchainBinDir } from "../../tools/lib/paths.ts";
-import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
+import { adminClient, testNamespace, waitFor, kubectl } from "../support/cluster.ts";
 import {
   conditionOf,
   createInstance,
@@ -24,14 +20,6 @@ import {
 } from "../support/operator.ts";
 
 const client = adminClient();
-const run = promisify(execFile);
-
-/** kubectl of the toolchain (ResourceQuota is not among the kinds kube/ knows). */
-async function kubectl(...args: string[]): Promise<string> {
-  const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
-  const { stdout } = await run(path.join(binDir, "kubectl"), ["--kubeconfig", process.env.KUBECONFIG!, ...args]);
-  return stdout;
-}
 
 test("a transient 403 stalls an instance without Degraded; the slow lane heals it by itself", async (t) => {
   const namespace = await testNamespace(t, client, "op-transient");

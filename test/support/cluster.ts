@@ -1,9 +1,15 @@
 /** Test support for the real local cluster: an admin client, throwaway namespaces, waiting on conditions. */
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import type { TestContext } from "node:test";
+import { promisify } from "node:util";
 import { apiVersion, kind } from "../../api/index.ts";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
+import { toolchainBinDir } from "../../tools/lib/paths.ts";
 export { waitFor } from "../../tools/lib/progress.ts";
+
+const execFileAsync = promisify(execFile);
 
 /** Admin client from the KUBECONFIG the test harness sets (.local/kubeconfig). */
 export function adminClient(): KubeClient {
@@ -42,4 +48,15 @@ export async function namespaceReleasingInstances(
     await client.delete("v1", "Namespace", name).catch(() => undefined);
   });
   return name;
+}
+
+/** The toolchain's kubectl against the test cluster (KUBECONFIG); its stdout, or a rejection with its stderr. */
+export async function kubectl(...args: string[]): Promise<string> {
+  const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
+  const { stdout } = await execFileAsync(path.join(binDir, "kubectl"), [
+    "--kubeconfig",
+    process.env.KUBECONFIG!,
+    ...args,
+  ]);
+  return stdout;
 }
