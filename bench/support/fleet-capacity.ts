@@ -9,6 +9,7 @@
  */
 import { defaultResources } from "../../api/index.ts";
 import { parseQuantity } from "../../api/quantity.ts";
+import { nodeResources } from "../../tools/lib/cluster.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import { waitUntil } from "./wait.ts";
 
@@ -27,8 +28,6 @@ type ServiceCidr = KubeObject & { spec?: { cidrs?: string[] } };
 export const fleetServiceCidr = { name: "myapp-bench-fleet", cidr: "10.208.0.0/16" } as const;
 const nodePrefix = "myapp-bench-node-";
 const podsPerNewNode = 1000;
-/** What each new node offers besides pod slots: ten times what 1000 pods of the default requests take. */
-const newNodeResources = { cpu: "1000", memory: "1280Gi" };
 
 /** How many fleet pods (each requesting the API's default cpu and memory) fit on `node`, by slots, cpu and memory. */
 export function podRoom(node: { status?: { allocatable?: Record<string, string> } }): number {
@@ -114,8 +113,8 @@ export async function ensureFleetCapacity(
       },
       spec: { ...(template.spec?.taints ? { taints: template.spec.taints } : {}) },
       status: {
-        allocatable: { ...template.status?.allocatable, ...newNodeResources, pods: String(perNode) },
-        capacity: { ...template.status?.capacity, ...newNodeResources, pods: String(perNode) },
+        allocatable: { ...template.status?.allocatable, ...nodeResources, pods: String(perNode) },
+        capacity: { ...template.status?.capacity, ...nodeResources, pods: String(perNode) },
       },
     } as KubeObject);
   }
