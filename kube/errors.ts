@@ -58,8 +58,21 @@ export function apiErrorFrom(status: number, body: StatusBody | undefined, fallb
     message: c.message ?? "",
     ...(c.reason ? { reason: c.reason } : {}),
   }));
-  const Type = errorTypeFor(status);
+  const Type = isAllocatorFailure(status, causes) ? ServerError : errorTypeFor(status);
   return new Type(status, message, reason, causes);
+}
+
+/**
+ * The apiserver answers a Service create with 422 on `spec.clusterIPs` ("failed to allocate IP: ...") when its IP
+ * allocator fails for any reason but a full range, e.g. while etcd restarts (pkg/registry/core/service/storage/
+ * alloc.go). Nothing in the request was wrong, so it is a server error worth retrying, not a rejection.
+ */
+function isAllocatorFailure(status: number, causes: readonly FieldCause[]): boolean {
+  return (
+    status === 422 &&
+    causes.length > 0 &&
+    causes.every((c) => c.field === "spec.clusterIPs" && c.message.startsWith("failed to allocate IP: "))
+  );
 }
 
 function errorTypeFor(status: number): typeof ApiError {

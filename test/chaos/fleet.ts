@@ -221,18 +221,23 @@ export async function assertNoCrash(operators: readonly OperatorProcess[], kille
 
 /** Every condition of type `Degraded` or `Stalled` seen True on any instance of a namespace, while recording. */
 export interface ConditionLog {
-  readonly seen: { readonly name: string; readonly type: string; readonly reason: string }[];
+  readonly seen: { readonly name: string; readonly type: string; readonly reason: string; readonly message: string }[];
   stop(): Promise<void>;
 }
 
 /** Watches every instance of `namespace` (resuming where a watch ended) and logs Degraded/Stalled = True. */
 export async function watchProblems(client: KubeClient, namespace: string): Promise<ConditionLog> {
-  const seen: { name: string; type: string; reason: string }[] = [];
+  const seen: { name: string; type: string; reason: string; message: string }[] = [];
   const abort = new AbortController();
   const note = (instance: Instance) => {
     for (const condition of instance.status?.conditions ?? []) {
       if ((condition.type === "Degraded" || condition.type === "Stalled") && condition.status === "True") {
-        seen.push({ name: instance.metadata.name ?? "", type: condition.type, reason: condition.reason });
+        seen.push({
+          name: instance.metadata.name ?? "",
+          type: condition.type,
+          reason: condition.reason,
+          message: condition.message ?? "",
+        });
       }
     }
   };

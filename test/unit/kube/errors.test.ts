@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { apiErrorFrom, InvalidError, isTransient, ServerError } from "../../../kube/errors.ts";
+
+describe("apiErrorFrom", () => {
+  it("maps 422 to a rejection that names the fields", () => {
+    const error = apiErrorFrom(
+      422,
+      {
+        message: 'Deployment.apps "web" is invalid',
+        reason: "Invalid",
+        details: { causes: [{ field: "spec.replicas", message: "must be greater than or equal to 0" }] },
+      },
+      "fallback",
+    );
+    assert.ok(error instanceof InvalidError);
+    assert.equal(isTransient(error), false);
+    assert.deepEqual(error.causes, [{ field: "spec.replicas", message: "must be greater than or equal to 0" }]);
+  });
+
+  it("retries a Service the IP allocator could not serve (etcd away): 422 on spec.clusterIPs", () => {
+    const error = apiErrorFrom(
+      422,
+      {
+        message: 'Service "web" is invalid: spec.clusterIPs: Invalid value: []: failed to allocate IP: etcdserver: ...',
+        reason: "Invalid",
+        details: {
+          causes: [{ field: "spec.clusterIPs", message: "failed to allocate IP: etcdserver: request timed out" }],
+        },
+      },
+      "fallback",
+    );
+    assert.ok(error instanceof ServerError);
+    assert.equal(error.status, 422);
+    assert.equal(isTransient(error), true);
+  });
+
+  it("keeps a refused chosen IP a rejection", () => {
+    const error = apiErrorFrom(
+      422,
+      {
+        message: 'Service "web" is invalid',
+        details: {
+          causes: [
+            { field: "spec.clusterIPs", message: "failed to allocate IP 10.0.0.9: provided IP is already allocated" },
+          ],
+        },
+      },
+      "fallback",
+    );
+    assert.ok(error instanceof InvalidError);
+  });
+});
