@@ -1,5 +1,6 @@
 /**
- * The operator as a real process for a benchmark: `node operator/main.ts` scoped to the benchmark's namespaces,
+ * The operator as a real process for a benchmark: `node operator/main.ts` (or the bundle the image runs) scoped to
+ * the benchmark's namespaces,
  * on free ports, its pino JSON lines kept in memory, its memory read from /proc, and stopped by its pid.
  * (test/support/operator.ts does the same for tests, but is tied to node:test and bench/ may not import test/.)
  */
@@ -51,6 +52,10 @@ export interface StartOptions {
   readonly namespaces: readonly string[];
   /** More flags, e.g. `--concurrency=4`, `--resync-period=5`. */
   readonly args?: readonly string[];
+  /** The script Node runs: operator/main.ts unless given (e.g. the bundle of tools/lib/operator-bundle.ts). */
+  readonly script?: string;
+  /** Node's own flags, e.g. the container's `--max-old-space-size`. */
+  readonly nodeOptions?: readonly string[];
   readonly signal: AbortSignal;
 }
 
@@ -68,7 +73,8 @@ export async function startOperator(options: StartOptions): Promise<OperatorProc
   if (options.namespaces.length === 0)
     throw new Error("startOperator: pass namespaces, a benchmark must not watch all");
   const args = [
-    mainPath,
+    ...(options.nodeOptions ?? []),
+    options.script ?? mainPath,
     `--namespaces=${options.namespaces.join(",")}`,
     "--metrics-bind-address=127.0.0.1:0",
     "--health-probe-bind-address=127.0.0.1:0",

@@ -2,15 +2,20 @@
  * The two operators a side-by-side run compares, started the same way: scoped to one namespace, reaching the
  * cluster only through a kubeconfig (their counting proxy's), without leader election, at the same concurrency.
  *
- * - `ts`: this repository's operator, `node operator/main.ts`.
+ * - `ts`: this repository's operator as its image runs it: the bundle (tools/lib/operator-bundle.ts) with the V8
+ *   heap flag the component derives from its default memory limit (components/node-heap.ts).
  * - `go`: the controller-runtime peer of tools/go/controller-peer, built by the toolchain (`controller-peer`), or
  *   with `go build` into .local/bench/ while the toolchain does not know that piece yet.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { defaultResources } from "../../components/settings.ts";
+import { heapFlagFor } from "../../components/node-heap.ts";
+import { bundleOperator } from "../../tools/lib/operator-bundle.ts";
 import { startOperator, waitForReady } from "./operator-process.ts";
 import { readMemory, type Memory } from "./operator-process.ts";
 import { cpuSeconds } from "./process-stats.ts";
@@ -56,8 +61,22 @@ function meter(pid: number) {
   };
 }
 
+/** The bundle, built once per benchmark process into a temporary directory (build/ may hold another one). */
+let bundled: Promise<string> | undefined;
+function operatorBundle(): Promise<string> {
+  bundled ??= bundleOperator(mkdtempSync(path.join(tmpdir(), "myapp-bench-bundle-"))).then((bundle) => bundle.file);
+  return bundled;
+}
+
+/** The container's Node flags for the component's default resources. */
+export const inClusterNodeOptions: readonly string[] = [heapFlagFor(defaultResources)].filter(
+  (flag): flag is string => flag !== undefined,
+);
+
 async function startTypeScript(options: SubjectOptions): Promise<Subject> {
   const operator = await startOperator({
+    script: await operatorBundle(),
+    nodeOptions: inClusterNodeOptions,
     namespaces: [options.namespace],
     args: [`--kubeconfig=${options.kubeconfig}`, `--concurrency=${options.concurrency}`],
     signal: options.signal,
