@@ -81,7 +81,7 @@ kube_ldflags() {
 key() {
   local dir="$here/go/$1"
   { echo "$(go_version) $tags"; recipe "$1"; cat "$here/versions.env"
-    find "$dir" -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | sort | xargs cat
+    find "$dir" -name '*.go' -o -name 'go.mod' -o -name 'go.sum' -o -name '*.patch' | sort | xargs cat
     [ "$1" != pulumi ] || cat "$here/bin/pulumi-resource-pulumi-nodejs"
   } | sha256sum | cut -c1-16
 }
@@ -102,6 +102,33 @@ download() {
 gen_embed() {
   local out=${1:-$here/go/pulumi-kubernetes/cmd/pulumi-resource-kubernetes}
   (exec 9>&-; cd "$here/go/pulumi-kubernetes" && go run ./cmd/gen-embed "$PULUMI_KUBERNETES_VERSION" "$out")
+}
+
+# patched PIECE DIR: when the piece has patches (tools/go/PIECE/patches/*.patch, each naming its module in a
+# "# module: PATH" line), a copy of each patched module under DIR with the patch applied, and a copy of the
+# piece's go.mod that replaces the module by that copy; prints that go.mod's path for `go build -modfile`, or
+# nothing without patches. (Go refuses -overlay for files in the module cache.) The module cache stays untouched,
+# and we commit only our diff, never upstream's files.
+patched() {
+  local piece=$1 dir=$2 patch mod src copy replaces=()
+  for patch in "$here/go/$piece/patches/"*.patch; do
+    [ -f "$patch" ] || continue
+    mod=$(sed -n 's/^# module: //p' "$patch" | head -n 1)
+    [ -n "$mod" ] || die "$patch: no '# module: PATH' line"
+    src=$(exec 9>&-; cd "$here/go/$piece" && go list -m -f '{{.Dir}}' "$mod")
+    [ -d "$src" ] || die "$patch: module $mod is not in the module cache"
+    copy="$dir/$mod"
+    if [ ! -d "$copy" ]; then
+      mkdir -p "$copy"; cp -R "$src/." "$copy/"; chmod -R u+w "$copy"
+      replaces+=("-replace=$mod=$copy")
+    fi
+    (cd "$copy" && patch -p1 --quiet --no-backup-if-mismatch <"$patch" >&2) ||
+      die "$patch does not apply to $mod: update the patch with the version in tools/versions.env"
+  done
+  [ ${#replaces[@]} -gt 0 ] || return 0
+  cp "$here/go/$piece/go.mod" "$dir/go.mod"; cp "$here/go/$piece/go.sum" "$dir/go.sum"
+  (exec 9>&-; cd "$here/go/$piece" && go mod edit -modfile="$dir/go.mod" "${replaces[@]}")
+  echo "$dir/go.mod"
 }
 
 # Who holds the cache lock: "pid N (building PIECE for Ns, checkout DIR)"; empty when nobody does.
@@ -164,10 +191,12 @@ build() {
     die "FAILED: $piece: module download. Full log: $tmp/build.log. Is the Go module proxy reachable ('go env GOPROXY')?"
   fi
   total=$(cat "$tmp/packages")
+  local modfile; modfile=$(patched "$piece" "$tmp/patched") || exit 1
+  [ -z "$modfile" ] || log "$piece: patched: $(cd "$here/go/$piece/patches" && echo *.patch)"
 
   log "$piece: compiling ${pkgs[*]} ($total packages, those in Go's build cache are not compiled again; a cold build takes minutes)"
   start_ticker "$t0" describe_compile
-  ( exec 9>&-; cd "$here/go/$piece" && exec go build -v -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$tmp/bin/" "${pkgs[@]}" ) \
+  ( exec 9>&-; cd "$here/go/$piece" && exec go build -v -trimpath -tags "$tags" ${modfile:+-modfile "$modfile"} -ldflags "-s -w $ldflags" -o "$tmp/bin/" "${pkgs[@]}" ) \
     >"$tmp/build.log" 2>&1 || rc=$?
   stop_ticker
   if [ "$rc" != 0 ]; then
