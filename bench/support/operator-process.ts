@@ -5,7 +5,8 @@
  * (test/support/operator.ts does the same for tests, but is tied to node:test and bench/ may not import test/.)
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { GiveUp, waitUntil } from "./wait.ts";
@@ -94,7 +95,12 @@ export async function startOperator(options: StartOptions): Promise<OperatorProc
   );
 
   const logs: LogLine[] = [];
+  // BENCH_OPERATOR_LOGS=DIR keeps every line in DIR/operator-<pid>.log, for a look at reconcile durations after a run.
+  const logDir = process.env.BENCH_OPERATOR_LOGS;
+  const logFile = logDir ? path.join(logDir, `operator-${pid}.log`) : undefined;
+  if (logDir) mkdirSync(logDir, { recursive: true });
   const collect = (text: string) => {
+    if (logFile) appendFileSync(logFile, `${text}\n`);
     try {
       logs.push(JSON.parse(text) as LogLine);
     } catch {

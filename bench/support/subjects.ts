@@ -76,7 +76,8 @@ export const inClusterNodeOptions: readonly string[] = [heapFlagFor(defaultResou
 async function startTypeScript(options: SubjectOptions): Promise<Subject> {
   const operator = await startOperator({
     script: await operatorBundle(),
-    nodeOptions: inClusterNodeOptions,
+    // BENCH_TS_NODE_OPTIONS adds Node flags for a profile, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+    nodeOptions: [...inClusterNodeOptions, ...(process.env.BENCH_TS_NODE_OPTIONS ?? "").split(" ").filter(Boolean)],
     namespaces: [options.namespace],
     args: [`--kubeconfig=${options.kubeconfig}`, `--concurrency=${options.concurrency}`],
     signal: options.signal,
