@@ -251,43 +251,46 @@ async function reconcileChildren(
   let requeueAfterMs: number | undefined;
   const previous = previousStatus(instance);
   try {
-    await ensureChild(session, desiredService(input), service);
-
-    if (workload?.metadata.deletionTimestamp) {
-      // Our own Orphan deletion of a StatefulSet (or someone's deletion) is still in flight: apply once it is gone.
-      step = {
-        reason: "RecreatingWorkload",
-        message: `waiting for the old ${wanted} to be gone before re-creating it`,
-      };
-      requeueAfterMs = pollMs;
-    } else if (wanted === "StatefulSet") {
-      // The governing Service first: a StatefulSet re-created to adopt it finds it there.
-      await ensureChild(session, desiredGoverningService(input), governing);
-      const planned = await reconcileStorage(session, input, workload);
-      problem = planned.problem;
-      if (planned.recreated) {
+    // The Service and the workload do not depend on each other: apply them at once, so a create costs one round
+    // trip less (a reconcile is bound by the apiserver's latency, not by CPU).
+    const serviceApplied = ensureChild(session, desiredService(input), service);
+    await besides(serviceApplied, async () => {
+      if (workload?.metadata.deletionTimestamp) {
+        // Our own Orphan deletion of a StatefulSet (or someone's deletion) is still in flight: apply once it is gone.
         step = {
           reason: "RecreatingWorkload",
-          message: `re-creating the StatefulSet with ${planned.recreateReason ?? "a new template"}; its pods keep running`,
+          message: `waiting for the old ${wanted} to be gone before re-creating it`,
         };
         requeueAfterMs = pollMs;
-      } else {
-        workload = await ensureChild(session, planned.desired, workload, retiring);
-        const stuck = problem ? undefined : await statefulSetProblem(session, workload, spec.replicas);
-        problem = stuck?.problem ?? problem;
-        if (stuck?.pending) requeueAfterMs = Math.min(pollMs, requeueAfterMs ?? pollMs);
-        if (!problem && planned.growth) {
-          if ("problem" in planned.growth) problem = planned.growth.problem;
-          else {
-            step = planned.growth.step;
-            requeueAfterMs = Math.min(pollMs, requeueAfterMs ?? pollMs);
+      } else if (wanted === "StatefulSet") {
+        // The governing Service first: a StatefulSet re-created to adopt it finds it there.
+        await ensureChild(session, desiredGoverningService(input), governing);
+        const planned = await reconcileStorage(session, input, workload);
+        problem = planned.problem;
+        if (planned.recreated) {
+          step = {
+            reason: "RecreatingWorkload",
+            message: `re-creating the StatefulSet with ${planned.recreateReason ?? "a new template"}; its pods keep running`,
+          };
+          requeueAfterMs = pollMs;
+        } else {
+          workload = await ensureChild(session, planned.desired, workload, retiring);
+          const stuck = problem ? undefined : await statefulSetProblem(session, workload, spec.replicas);
+          problem = stuck?.problem ?? problem;
+          if (stuck?.pending) requeueAfterMs = Math.min(pollMs, requeueAfterMs ?? pollMs);
+          if (!problem && planned.growth) {
+            if ("problem" in planned.growth) problem = planned.growth.problem;
+            else {
+              step = planned.growth.step;
+              requeueAfterMs = Math.min(pollMs, requeueAfterMs ?? pollMs);
+            }
           }
         }
+        if (planned.awaitingStorageClass) requeueAfterMs = storageClassPollMs;
+      } else {
+        workload = await ensureChild(session, desiredDeployment(input), workload, retiring);
       }
-      if (planned.awaitingStorageClass) requeueAfterMs = storageClassPollMs;
-    } else {
-      workload = await ensureChild(session, desiredDeployment(input), workload, retiring);
-    }
+    });
 
     if (retiring && workload && !step) {
       const progress = rolloutProgress(workload, spec.replicas);
@@ -501,6 +504,17 @@ async function provisioningProblem(
     classes = found.filter((storageClass) => storageClass !== undefined);
   }
   return storageClassProblem(waiting, classes);
+}
+
+/**
+ * Runs `main` while `side` (already started) is in flight, and returns once both have settled, so no write of this
+ * reconcile is still in flight when it ends; `main`'s error wins over `side`'s.
+ */
+async function besides<T>(side: Promise<unknown>, main: () => Promise<T>): Promise<T> {
+  const [sideResult, mainResult] = await Promise.allSettled([side, main()]);
+  if (mainResult.status === "rejected") throw mainResult.reason;
+  if (sideResult.status === "rejected") throw sideResult.reason;
+  return mainResult.value;
 }
 
 /**
