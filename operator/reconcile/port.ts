@@ -92,6 +92,16 @@ export interface KubePortOptions {
   readonly events: { record(event: EventRecord): void };
   /** @default fieldManager */
   readonly fieldManager?: string;
+  /**
+   * How long a live read of a cluster-scoped kind the cache does not cover (StorageClasses) is reused. The
+   * operator does not watch StorageClasses (its RBAC grants get and list only); without this, each new instance
+   * with storage would cost a StorageClass list, and a fleet's creates a burst of them. A class created or
+   * changed is seen this much later at most. 0 turns it off.
+   * @default 10_000
+   */
+  readonly clusterReadTtlMs?: number;
+  /** @default Date.now */
+  readonly now?: () => number;
 }
 
 /** The port over a KubeClient: cached reads, server-side apply as `fieldManager`, recorded events. */
@@ -102,6 +112,7 @@ export function kubePort(client: KubeClient, options: KubePortOptions): ClusterP
     cache?.wrote(object);
     return object;
   };
+  const reuse = reusedReads(options.clusterReadTtlMs ?? 10_000, options.now ?? Date.now);
   return {
     async find<T extends KubeObject>(
       apiVersion: string,
@@ -112,6 +123,9 @@ export function kubePort(client: KubeClient, options: KubePortOptions): ClusterP
     ) {
       if (!options?.live && cache?.covers(apiVersion, kind, namespace)) {
         return cache.get<T>(apiVersion, kind, name, namespace);
+      }
+      if (!namespace && !options?.live) {
+        return reuse(`find ${apiVersion} ${kind} ${name}`, () => client.find<T>(apiVersion, kind, name));
       }
       return client.find<T>(apiVersion, kind, name, namespace);
     },
@@ -126,13 +140,16 @@ export function kubePort(client: KubeClient, options: KubePortOptions): ClusterP
       if (!fieldSelector && cache?.covers(apiVersion, kind, namespace)) {
         return cache.list<T>(apiVersion, kind, namespace, labelSelector);
       }
-      return (
-        await client.list<T>(apiVersion, kind, {
-          namespace,
-          labelSelector,
-          ...(fieldSelector ? { fieldSelector } : {}),
-        })
-      ).items;
+      const live = async () =>
+        (
+          await client.list<T>(apiVersion, kind, {
+            namespace,
+            labelSelector,
+            ...(fieldSelector ? { fieldSelector } : {}),
+          })
+        ).items;
+      if (!namespace) return reuse(`list ${apiVersion} ${kind} ${labelSelector} ${fieldSelector ?? ""}`, live);
+      return live();
     },
     // The configuration is a partial object by design (only our fields); the client sends it as it is.
     apply: async <T extends KubeObject>(object: ApplyConfiguration) =>
@@ -159,5 +176,24 @@ export function kubePort(client: KubeClient, options: KubePortOptions): ClusterP
     async emitEvent(event) {
       options.events.record(event);
     },
+  };
+}
+
+/**
+ * A read-through memo: the same read within `ttlMs` gets the same answer (a read in flight is shared, a failed
+ * one is forgotten at once). Hand-written: a dozen lines, and no cache library shares in-flight promises this way.
+ */
+function reusedReads(ttlMs: number, now: () => number) {
+  const reads = new Map<string, { readonly at: number; readonly value: Promise<unknown> }>();
+  return <T>(key: string, read: () => Promise<T>): Promise<T> => {
+    if (ttlMs <= 0) return read();
+    const at = now();
+    const known = reads.get(key);
+    if (known && at - known.at < ttlMs) return known.value as Promise<T>;
+    for (const [stale, entry] of reads) if (at - entry.at >= ttlMs) reads.delete(stale);
+    const value = read();
+    reads.set(key, { at, value });
+    value.catch(() => reads.delete(key));
+    return value;
   };
 }

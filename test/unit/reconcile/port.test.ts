@@ -141,4 +141,47 @@ describe("kubePort", () => {
     );
     assert.equal(wrote.length, 1, "the apply's answer is remembered");
   });
+
+  it("reuses a live read of a cluster-scoped kind for clusterReadTtlMs; namespaced and live reads always go out", async () => {
+    const { client, calls } = recordingClient();
+    let now = 0;
+    const port = kubePort(client, { events: { record: () => undefined }, clusterReadTtlMs: 10_000, now: () => now });
+    const storageClasses = () => port.list("storage.k8s.io/v1", "StorageClass", "", "");
+
+    await Promise.all([storageClasses(), storageClasses()]);
+    await port.find("storage.k8s.io/v1", "StorageClass", "standard");
+    now = 9_999;
+    await storageClasses();
+    await port.find("storage.k8s.io/v1", "StorageClass", "standard");
+    await port.find("storage.k8s.io/v1", "StorageClass", "standard", undefined, { live: true });
+    await port.list("v1", "PersistentVolumeClaim", "shop", "a=b");
+    await port.list("v1", "PersistentVolumeClaim", "shop", "a=b");
+    assert.deepEqual(
+      calls.map((c) => c.method),
+      ["list", "find", "find", "list", "list"],
+      "one list and one get of StorageClasses in 10 s (concurrent reads share one), the live get, both claim lists",
+    );
+
+    now = 10_000;
+    await storageClasses();
+    assert.equal(calls.length, 6, "read again once the answer is 10 s old");
+  });
+
+  it("forgets a failed cluster-scoped read at once", async () => {
+    const { client, calls } = recordingClient();
+    let fail = true;
+    const failing = {
+      ...client,
+      async list(...args: unknown[]) {
+        calls.push({ method: "list", args });
+        if (fail) throw new Error("connection refused");
+        return { metadata: {}, items: [] };
+      },
+    } as unknown as KubeClient;
+    const port = kubePort(failing, { events: { record: () => undefined }, now: () => 0 });
+    await assert.rejects(port.list("storage.k8s.io/v1", "StorageClass", "", ""), /connection refused/);
+    fail = false;
+    assert.deepEqual(await port.list("storage.k8s.io/v1", "StorageClass", "", ""), []);
+    assert.equal(calls.length, 2);
+  });
 });
