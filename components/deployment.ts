@@ -4,7 +4,7 @@
  */
 import type { DeploymentManifest } from "./manifest-types.ts";
 import { commonLabels, objectMeta, operatorObjectNames, selectorLabels } from "./metadata.ts";
-import { heapFlagFor } from "./node-heap.ts";
+import { nodeOptionsFor } from "./node-heap.ts";
 import { healthPort, livenessPath, metricsPort, readinessPath } from "./operator-endpoints.ts";
 import { operatorFlags } from "./operator-flags.ts";
 import type { OperatorSettings } from "./settings.ts";
@@ -17,7 +17,7 @@ export const operatorContainerName = "operator";
 export function operatorDeployment(settings: OperatorSettings): DeploymentManifest | undefined {
   if (settings.operatorPlacement !== "in-cluster") return undefined;
   const names = operatorObjectNames(settings);
-  const heapFlag = heapFlagFor(settings.resources);
+  const nodeOptions = nodeOptionsFor(settings.resources).join(" ");
   const podAnnotations = { ...settings.annotations, "kubectl.kubernetes.io/default-container": operatorContainerName };
   return {
     apiVersion: "apps/v1",
@@ -53,7 +53,7 @@ export function operatorDeployment(settings: OperatorSettings): DeploymentManife
                 // Leader election identity and the operator's own namespace, from the downward API.
                 { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
                 { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
-                ...(heapFlag ? [{ name: "NODE_OPTIONS", value: heapFlag }] : []),
+                { name: "NODE_OPTIONS", value: nodeOptions },
               ],
               ports: [
                 { name: "metrics", containerPort: metricsPort, protocol: "TCP" },

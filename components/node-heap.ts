@@ -1,8 +1,13 @@
 /**
- * The V8 heap size the operator container runs with. Node sizes its old generation at a quarter of the memory it
- * may use (a 1Gi limit gives ~256 MiB), so without a flag the operator would die of "JavaScript heap out of
- * memory" with three quarters of its container unused. The flag gives the heap three quarters of the limit and
- * leaves the rest to the young generation, code, buffers and native memory.
+ * The V8 heap settings the operator container runs with (NODE_OPTIONS), from its memory limit.
+ *
+ * - Old generation: three quarters of the limit. Node sizes it at a quarter of the memory it may use (a 1Gi limit
+ *   gives ~256 MiB), so without the flag the operator would die of "JavaScript heap out of memory" with three
+ *   quarters of its container unused. The rest is left to the young generation, code, buffers and native memory.
+ * - Young generation: a small semi-space. An operator allocates mostly short-lived objects (parsed watch events,
+ *   requests), and V8 lets each semi-space grow to tens of MiB, which is most of the process's resident memory
+ *   and none of its live data. Measured at 1,000 instances (bench/RESULTS.md): peak RSS 222 → 128 MiB with
+ *   semi-spaces of 1 MiB, for 10 % more CPU.
  */
 import { parseQuantity } from "../api/quantity.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
@@ -10,14 +15,17 @@ import type { ResourceRequirements } from "./manifest-types.ts";
 /** The share of the container's memory limit given to V8's old generation. */
 export const heapShareOfLimit = 0.75;
 
+/** V8's `--max-semi-space-size`, in MiB. */
+export const semiSpaceMiB = 1;
+
 const mebibyte = 2n ** 20n;
 
-/** `--max-old-space-size=<MiB>` for a memory limit, or undefined without one (Node then sizes from the node). */
-export function heapFlagFor(resources: ResourceRequirements): string | undefined {
+/** Node's flags for a container with `resources`: the old generation only when there is a memory limit. */
+export function nodeOptionsFor(resources: ResourceRequirements): string[] {
+  const flags = [`--max-semi-space-size=${semiSpaceMiB}`];
   const limit = resources.limits?.["memory"];
   const quantity = typeof limit === "string" ? parseQuantity(limit) : undefined;
-  if (!quantity || quantity.nanos <= 0n) return undefined;
-  const limitMiB = Number(quantity.nanos / 10n ** 9n / mebibyte);
-  const heapMiB = Math.floor(limitMiB * heapShareOfLimit);
-  return heapMiB >= 16 ? `--max-old-space-size=${heapMiB}` : undefined;
+  if (!quantity || quantity.nanos <= 0n) return flags;
+  const heapMiB = Math.floor(Number(quantity.nanos / 10n ** 9n / mebibyte) * heapShareOfLimit);
+  return heapMiB >= 16 ? [`--max-old-space-size=${heapMiB}`, ...flags] : flags;
 }

@@ -52,7 +52,8 @@ export interface MyAppOperatorArgs {
    * converging a fleet through a TLS proxy (bench/RESULTS.md, "Side by side"): peak RSS 295 MiB at 1,000
    * instances and 551 MiB at 10,000 (about 28 KiB per instance over a ~270 MiB base). The request covers 1,000
    * instances with 70 % headroom, the limit 10,000 with 85 %. Raise both beyond that. The container's V8 heap
-   * follows the memory limit (three quarters of it, `NODE_OPTIONS=--max-old-space-size`, components/node-heap.ts).
+   * follows the memory limit (`NODE_OPTIONS`: three quarters of it for the old generation, 1 MiB semi-spaces;
+   * components/node-heap.ts).
    * @default { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1Gi" } }
    */
   readonly resources?: ResourceRequirements;

@@ -3,7 +3,7 @@
  * cluster only through a kubeconfig (their counting proxy's), without leader election, at the same concurrency.
  *
  * - `ts`: this repository's operator as its image runs it: the bundle (tools/lib/operator-bundle.ts) with the V8
- *   heap flag the component derives from its default memory limit (components/node-heap.ts).
+ *   heap flags the component derives from its default memory limit (components/node-heap.ts).
  * - `go`: the controller-runtime peer of tools/go/controller-peer, built by the toolchain (`controller-peer`), or
  *   with `go build` into .local/bench/ while the toolchain does not know that piece yet.
  */
@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultResources } from "../../components/settings.ts";
-import { heapFlagFor } from "../../components/node-heap.ts";
+import { nodeOptionsFor } from "../../components/node-heap.ts";
 import { bundleOperator } from "../../tools/lib/operator-bundle.ts";
 import { startOperator, waitForReady } from "./operator-process.ts";
 import { readMemory, type Memory } from "./operator-process.ts";
@@ -69,9 +69,7 @@ function operatorBundle(): Promise<string> {
 }
 
 /** The container's Node flags for the component's default resources. */
-export const inClusterNodeOptions: readonly string[] = [heapFlagFor(defaultResources)].filter(
-  (flag): flag is string => flag !== undefined,
-);
+export const inClusterNodeOptions: readonly string[] = nodeOptionsFor(defaultResources);
 
 async function startTypeScript(options: SubjectOptions): Promise<Subject> {
   const operator = await startOperator({
