@@ -49,10 +49,11 @@ export interface MyAppOperatorArgs {
   readonly watchNamespaces?: readonly string[];
   /**
    * Compute resources of the operator container. The memory defaults come from measurements of the operator
-   * converging a fleet through a TLS proxy (bench/RESULTS.md, "Side by side"): peak RSS 295 MiB at 1,000
-   * instances and 551 MiB at 10,000 (about 28 KiB per instance over a ~270 MiB base). The request covers 1,000
-   * instances with 70 % headroom, the limit 10,000 with 85 %. Raise both beyond that. The container's V8 heap
-   * follows the memory limit (`NODE_OPTIONS`: three quarters of it for the old generation, 1 MiB semi-spaces;
+   * converging a fleet through a TLS proxy (bench/RESULTS.md, "Side by side"): peak RSS 132 MiB at 1,000
+   * instances with the container's heap flags, and 551 MiB at 10,000 before them (an upper bound: most of the
+   * difference at 1,000, 295 → 132 MiB, was young-generation slack). The request covers 1,000 instances several
+   * times over, the limit 10,000 with 85 % headroom. Raise both beyond that. The container's V8 heap follows the
+   * memory limit (`NODE_OPTIONS`: three quarters of it for the old generation, 1 MiB semi-spaces;
    * components/node-heap.ts).
    * @default { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1Gi" } }
    */
