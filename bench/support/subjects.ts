@@ -8,7 +8,7 @@
  *   with `go build` into .local/bench/ while the toolchain does not know that piece yet.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -61,10 +61,17 @@ function meter(pid: number) {
   };
 }
 
-/** The bundle, built once per benchmark process into a temporary directory (build/ may hold another one). */
+/**
+ * The bundle, built once per benchmark process into a temporary directory (build/ may hold another one), which
+ * goes when the process exits (it holds a copy of helm, ~66 MB).
+ */
 let bundled: Promise<string> | undefined;
 function operatorBundle(): Promise<string> {
-  bundled ??= bundleOperator(mkdtempSync(path.join(tmpdir(), "myapp-bench-bundle-"))).then((bundle) => bundle.file);
+  if (!bundled) {
+    const dir = mkdtempSync(path.join(tmpdir(), "myapp-bench-bundle-"));
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+    bundled = bundleOperator(dir).then((bundle) => bundle.file);
+  }
   return bundled;
 }
 
