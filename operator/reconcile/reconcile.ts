@@ -43,7 +43,15 @@ import type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./ob
 import type { ApplyConfiguration, ClusterPort, ObjectKey } from "./port.ts";
 import { creationFailure, missingPods, rolloutProgress, type ObservedEvent } from "./rollout.ts";
 import { openSession, referenceTo, type InstanceObject, type Session } from "./session.ts";
-import { computeStatus, problemStatus, stalledStatus, statusChanged, type Problem, type Step } from "./status.ts";
+import {
+  computeStatus,
+  problemStatus,
+  RecreatingWorkload,
+  stalledStatus,
+  statusChanged,
+  type Problem,
+  type Step,
+} from "./status.ts";
 import {
   claimsSmallerThan,
   dataClaims,
@@ -258,7 +266,7 @@ async function reconcileChildren(
       if (workload?.metadata.deletionTimestamp) {
         // Our own Orphan deletion of a StatefulSet (or someone's deletion) is still in flight: apply once it is gone.
         step = {
-          reason: "RecreatingWorkload",
+          reason: RecreatingWorkload,
           message: `waiting for the old ${wanted} to be gone before re-creating it`,
         };
         requeueAfterMs = pollMs;
@@ -269,7 +277,7 @@ async function reconcileChildren(
         problem = planned.problem;
         if (planned.recreated) {
           step = {
-            reason: "RecreatingWorkload",
+            reason: RecreatingWorkload,
             message: `re-creating the StatefulSet with ${planned.recreateReason ?? "a new template"}; its pods keep running`,
           };
           requeueAfterMs = pollMs;

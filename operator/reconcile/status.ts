@@ -35,6 +35,11 @@ export interface Step {
   readonly message: string;
 }
 
+/** The step while a StatefulSet is deleted (orphaning its pods) to be re-created with a new immutable field. */
+export const RecreatingWorkload = "RecreatingWorkload";
+/** The step after it: the new StatefulSet has not yet adopted every pod that kept running. */
+export const AdoptingPods = "AdoptingPods";
+
 export interface StatusInput {
   /** metadata.generation of the instance. */
   readonly generation: number;
@@ -57,12 +62,15 @@ export interface StatusInput {
 export function computeStatus(input: StatusInput, now: Date): MyAppInstanceStatus {
   const { spec, previous, workload, retiring } = input;
   const progress = workload ? rolloutProgress(workload, spec.replicas) : undefined;
-  const complete =
-    progress !== undefined && progress.complete && progress.image === spec.image && !retiring && !input.step;
+  const adopting = input.step ? undefined : adoptionStep(input);
+  const step = input.step ?? adopting;
+  const complete = progress !== undefined && progress.complete && progress.image === spec.image && !retiring && !step;
   const problem = input.problem ?? (progress ? workloadProblem(progress) : undefined);
   // A workload its controller has not reported on yet (just created, or re-created over running pods) has no
-  // counts; the last known ones stand until it reports, so readyReplicas does not dip to 0 for nothing.
-  const unreported = workload !== undefined && workload.status?.observedGeneration === undefined;
+  // counts; the last known ones stand until it reports, so readyReplicas does not dip to 0 for nothing. So do
+  // they while a re-created StatefulSet is still adopting the pods that kept running.
+  const unreported =
+    adopting !== undefined || (workload !== undefined && workload.status?.observedGeneration === undefined);
   const replicas = unreported
     ? (previous?.replicas ?? 0)
     : count(workload?.status?.replicas) + count(retiring?.status?.replicas);
@@ -87,7 +95,7 @@ export function computeStatus(input: StatusInput, now: Date): MyAppInstanceStatu
       { type: Degraded, status: "False", reason: "AsExpected", message: "" },
     ]);
   } else {
-    const working = input.step ?? progressStep(input, progress);
+    const working = step ?? progressStep(input, progress);
     phase = previous?.image === undefined && readyReplicas === 0 ? "Pending" : "Progressing";
     message = working.message;
     conditions = settle(previous?.conditions, input.generation, now, [
@@ -201,6 +209,26 @@ function settle(
 }
 
 /** Why the instance is not yet at its spec, for Progressing/Reconciling, and how far it has come. */
+/**
+ * After the operator re-created a StatefulSet over its running pods, the new one counts only the pods it has
+ * adopted, and its controller adopts a pod only once its informer has seen the old owner reference removed, which
+ * can lag behind the old StatefulSet's deletion. Until it holds as many pods as the instance had, the step goes on
+ * (so the next reconcile still knows it) and the instance does not report pods as lost that are serving.
+ */
+function adoptionStep({ spec, workload, retiring, previous }: StatusInput): Step | undefined {
+  if (workload?.kind !== "StatefulSet" || retiring) return undefined;
+  const was = previous?.conditions?.find((c) => c.type === Progressing)?.reason;
+  if (was !== RecreatingWorkload && was !== AdoptingPods) return undefined;
+  // Scaled down meanwhile: only the pods the new StatefulSet keeps are awaited.
+  const before = Math.min(previous?.replicas ?? 0, spec.replicas);
+  const held = count(workload.status?.replicas);
+  if (workload.status?.observedGeneration !== undefined && held >= before) return undefined;
+  return {
+    reason: AdoptingPods,
+    message: `the re-created StatefulSet has adopted ${held} of the ${before} pods that kept running`,
+  };
+}
+
 function progressStep(input: StatusInput, progress: RolloutProgress | undefined): Step {
   const { spec, workload, retiring, previous } = input;
   const desired = spec.replicas;

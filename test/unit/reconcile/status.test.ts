@@ -199,6 +199,64 @@ describe("computeStatus: not complete yet", () => {
     assert.equal(cond(status, "Progressing")?.status, "True");
   });
 
+  it("keeps the counts while a re-created StatefulSet adopts its running pods, then reports it as it is", () => {
+    // GIVEN a running instance (3 of 3 ready) whose StatefulSet the operator deleted, orphaning its pods
+    const statefulSet = (counts: { ready: number; replicas: number }): ObservedWorkload => ({
+      ...deployment("nginx:1.28", { updated: counts.replicas, ...counts }, 1),
+      kind: "StatefulSet",
+    });
+    const running = computeStatus(input({ workload: statefulSet({ ready: 3, replicas: 3 }) }), t0);
+    const step = { reason: "RecreatingWorkload", message: "re-creating" };
+    const recreating = computeStatus(
+      input({ previous: running, step, workload: statefulSet({ ready: 3, replicas: 3 }) }),
+      t1,
+    );
+
+    // WHEN the new StatefulSet has adopted one pod so far (its controller saw the others' old owner late)
+    const adopting = computeStatus(
+      input({ previous: recreating, workload: statefulSet({ ready: 1, replicas: 1 }) }),
+      t1,
+    );
+    // and then two
+    const still = computeStatus(input({ previous: adopting, workload: statefulSet({ ready: 2, replicas: 2 }) }), t1);
+    // and then all three
+    const adopted = computeStatus(input({ previous: still, workload: statefulSet({ ready: 3, replicas: 3 }) }), t1);
+
+    // THEN no pod that kept serving is reported lost, the step says what it waits for, and it ends with adoption
+    assert.deepEqual(
+      [adopting, still].map((s) => [s.readyReplicas, s.replicas, cond(s, "Progressing")?.reason]),
+      [
+        [3, 3, "AdoptingPods"],
+        [3, 3, "AdoptingPods"],
+      ],
+    );
+    assert.match(still.message ?? "", /adopted 2 of the 3 pods that kept running/);
+    assert.equal(adopted.phase, "Running");
+    assert.equal(adopted.readyReplicas, 3);
+    // and a pod that is really missing afterwards is reported as such
+    const lost = computeStatus(input({ previous: adopted, workload: statefulSet({ ready: 2, replicas: 3 }) }), t1);
+    assert.equal(lost.readyReplicas, 2);
+  });
+
+  it("does not wait for pods a scale-down removes while the StatefulSet is re-created", () => {
+    const statefulSet: ObservedWorkload = {
+      ...deployment("nginx:1.28", { updated: 1, ready: 1, replicas: 1 }, 1),
+      kind: "StatefulSet",
+    };
+    const old = { ...statefulSet, status: { ...statefulSet.status, replicas: 3, readyReplicas: 3 } };
+    const running = computeStatus(input({ workload: old }), t0);
+    const recreating = computeStatus(
+      input({ previous: running, step: { reason: "RecreatingWorkload", message: "re-creating" }, workload: old }),
+      t1,
+    );
+    const status = computeStatus(
+      input({ previous: recreating, spec: { ...spec, replicas: 1 }, workload: statefulSet }),
+      t1,
+    );
+    assert.equal(status.readyReplicas, 1);
+    assert.notEqual(cond(status, "Progressing")?.reason, "AdoptingPods");
+  });
+
   it("is Progressing during a step even when the workload looks complete", () => {
     const step = { reason: "RecreatingWorkload", message: "re-creating" };
     const status = computeStatus(input({ step, workload: deployment("nginx:1.28", { updated: 3, ready: 3 }) }), t0);
