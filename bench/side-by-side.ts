@@ -37,6 +37,9 @@ import { pause, waitUntil } from "./support/wait.ts";
 
 export type SubjectName = "floor" | OperatorName;
 
+/** How long an operator may take to list what it watches (10,000 instances: 3 kinds × 10 pages). */
+const operatorReadyTimeoutMs = (instances: number) => 30_000 + instances * 10;
+
 export interface Scenario {
   readonly instances: number;
   readonly storage: string | undefined;
@@ -175,6 +178,7 @@ async function runSubject(
         kubeconfig: proxy.kubeconfig,
         namespace,
         concurrency: scenario.concurrency,
+        readyTimeoutMs: operatorReadyTimeoutMs(scenario.instances),
         signal,
       });
       processes.push(operator);
@@ -237,6 +241,7 @@ async function runSubject(
         kubeconfig: proxy.kubeconfig,
         namespace,
         concurrency: scenario.concurrency,
+        readyTimeoutMs: operatorReadyTimeoutMs(scenario.instances),
         signal,
       });
       processes.push(operator);

@@ -160,11 +160,11 @@ export async function startOperator(options: StartOptions): Promise<OperatorProc
 }
 
 /** Resolves once /readyz answers 200: every informer has listed. */
-export async function waitForReady(operator: OperatorProcess, signal: AbortSignal): Promise<void> {
+export async function waitForReady(operator: OperatorProcess, signal: AbortSignal, timeoutMs = 30_000): Promise<void> {
   await waitUntil(
     "the operator's /readyz",
     async () => ((await fetch(`${operator.probeUrl}/readyz`)).ok ? true : undefined),
-    { signal, timeoutMs: 30_000, intervalMs: 50 },
+    { signal, timeoutMs, intervalMs: 50 },
   );
 }
 

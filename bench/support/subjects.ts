@@ -43,6 +43,8 @@ export interface SubjectOptions {
   readonly kubeconfig: string;
   readonly namespace: string;
   readonly concurrency: number;
+  /** How long its /readyz may take to answer ok (its informers listing the fleet). @default 30_000 */
+  readonly readyTimeoutMs?: number;
   readonly signal: AbortSignal;
 }
 
@@ -89,7 +91,7 @@ async function startTypeScript(options: SubjectOptions): Promise<Subject> {
   });
   const readings = meter(operator.pid);
   try {
-    await waitForReady(operator, options.signal);
+    await waitForReady(operator, options.signal, options.readyTimeoutMs);
   } catch (error) {
     await operator.stop(5_000);
     throw error;
@@ -166,7 +168,7 @@ async function startPeer(options: SubjectOptions): Promise<Subject> {
         if (exited) throw new GiveUp(`the Go peer exited before it was ready:\n${tail()}`);
         return (await fetch(`http://127.0.0.1:${probePort}/readyz`)).ok ? true : undefined;
       },
-      { signal: options.signal, timeoutMs: 30_000, intervalMs: 50 },
+      { signal: options.signal, timeoutMs: options.readyTimeoutMs ?? 30_000, intervalMs: 50 },
     );
   } catch (error) {
     await stop();
