@@ -14,7 +14,7 @@ import { parseOptions, usage, UsageRequested, type OperatorOptions } from "./opt
 import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, kubePort, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
-import { cachedKinds, watchedOwnedKinds } from "./watched-kinds.ts";
+import { cachedKinds, indexedLabels, watchedOwnedKinds } from "./watched-kinds.ts";
 
 export async function runOperator(options: OperatorOptions, logger: Logger): Promise<Manager> {
   const identity = `${hostname()}-${randomBytes(4).toString("hex")}`;
@@ -27,6 +27,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       for: { apiVersion, kind },
       owns: watchedOwnedKinds(options.chartKinds),
       watches: cachedKinds,
+      indexedLabels,
       namespaces: options.namespaces,
       concurrency: options.concurrency,
       maxConsecutiveFailures: options.maxConsecutiveFailures,

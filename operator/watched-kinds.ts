@@ -3,6 +3,7 @@
  * unrelated workloads out of memory. Events of owned kinds wake the instance that controls the object.
  */
 import type { ChartKind } from "../api/index.ts";
+import { chartInstanceLabel } from "./chart/index.ts";
 import { labelKeys, managedBy } from "./desired/index.ts";
 import type { WatchedKind } from "./runtime/index.ts";
 
@@ -33,3 +34,9 @@ export function watchedOwnedKinds(chartKinds: readonly ChartKind[]): WatchedKind
 
 /** Read by reconcile but owned by no instance: the StatefulSet controller creates the volume claims. */
 export const cachedKinds = [{ apiVersion: "v1", kind: "PersistentVolumeClaim", labelSelector: ours }] as const;
+
+/**
+ * The labels the cache indexes: reconcile lists an instance's objects by them (every reconcile looks for objects a
+ * chart rendered, and for volume claims), which without an index would scan the whole fleet's cache each time.
+ */
+export const indexedLabels = [labelKeys.instance, chartInstanceLabel] as const;

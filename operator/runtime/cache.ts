@@ -75,9 +75,12 @@ export class InformerCache implements CacheReader {
     const informer = this.informerFor(apiVersion, kind, namespace);
     if (!informer) return [];
     const wanted = parseSelector(labelSelector);
-    return informer.store
-      .list()
-      .filter((object) => object.metadata.namespace === namespace && matches(object.metadata.labels, wanted))
+    const { store } = informer;
+    // An indexed label narrows the candidates to the matching objects; without one, every object is a candidate.
+    const indexed = wanted.find(([key]) => store.indexes(key));
+    const candidates = indexed ? store.withLabel(namespace, indexed[0], indexed[1]) : store.list();
+    return candidates
+      .filter((object) => (object.metadata.namespace ?? "") === namespace && matches(object.metadata.labels, wanted))
       .map((object) => this.get<T>(apiVersion, kind, object.metadata.name ?? "", namespace) ?? (object as T));
   }
 

@@ -55,6 +55,8 @@ export interface InformerOptions {
   readonly pageSize?: number;
   /** Applied to every object before it is stored and handed to handlers. @default stripUnread */
   readonly transform?: (object: KubeObject) => KubeObject;
+  /** Label keys the store indexes per namespace, for cheap lists by them (see ObjectStore). */
+  readonly indexedLabels?: readonly string[];
 }
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration";
@@ -73,7 +75,7 @@ export function stripUnread(object: KubeObject): KubeObject {
 type WatchEnd = "closed" | "idle" | "stopped";
 
 export class Informer<T extends KubeObject = KubeObject> {
-  readonly store = new ObjectStore<T>();
+  readonly store: ObjectStore<T>;
   readonly apiVersion: string;
   readonly kind: string;
   /** The watched namespace; undefined for all. */
@@ -95,6 +97,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   constructor(options: InformerOptions) {
     this.options = options;
+    this.store = new ObjectStore<T>(options.indexedLabels ? { indexedLabels: options.indexedLabels } : {});
     this.apiVersion = options.apiVersion;
     this.kind = options.kind;
     this.namespace = options.namespace;

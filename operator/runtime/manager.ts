@@ -51,6 +51,11 @@ export interface ManagerOptions {
   readonly watches?: readonly WatchedKind[];
   /** Primary updates that should not trigger a reconcile are filtered here. @default specOrMetadataChanged */
   readonly updateFilter?: (oldObject: KubeObject, newObject: KubeObject) => boolean;
+  /**
+   * Label keys the cache indexes per namespace (client-go's indexers): a reconcile's list by one of them reads
+   * only the matching objects instead of scanning every cached object of the kind.
+   */
+  readonly indexedLabels?: readonly string[];
   /** Watched namespaces; empty or undefined: the whole cluster. */
   readonly namespaces?: readonly string[];
   readonly concurrency?: number;
@@ -132,6 +137,7 @@ export async function startManager(
       logger,
       ...(watched.labelSelector ? { labelSelector: watched.labelSelector } : {}),
       ...(namespace ? { namespace } : {}),
+      ...(options.indexedLabels ? { indexedLabels: options.indexedLabels } : {}),
     });
   for (const namespace of scopes) {
     primaries.push(informer(options.for, namespace));

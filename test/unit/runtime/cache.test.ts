@@ -12,6 +12,10 @@ function object(name: string, resourceVersion: string, labels: Record<string, st
 }
 
 async function synced(...items: KubeObject[]) {
+  return syncedWith({}, ...items);
+}
+
+async function syncedWith(options: { indexedLabels?: readonly string[] }, ...items: KubeObject[]) {
   const api = new FakeListWatch();
   api.lists.push(listOf("100", ...items));
   const informer = new Informer({
@@ -20,6 +24,7 @@ async function synced(...items: KubeObject[]) {
     kind: "Deployment",
     namespace: "ns",
     logger: captureLogger().logger,
+    ...options,
   });
   const cache = new InformerCache([informer]);
   assert.equal(cache.covers("apps/v1", "Deployment", "ns"), false, "not before the first list");
@@ -48,6 +53,32 @@ describe("InformerCache", () => {
     );
     assert.throws(() => cache.list("apps/v1", "Deployment", "ns", "app in (x)"), /only equality/);
     await informer.stop();
+  });
+
+  it("lists through an indexed label the same objects a scan finds, own writes included", async () => {
+    const items = [
+      object("a", "90", { app: "x", tier: "web" }),
+      object("b", "91", { app: "x", tier: "db" }),
+      object("c", "92", { app: "y", tier: "web" }),
+    ];
+    const scanning = await synced(...items);
+    const indexed = await syncedWith({ indexedLabels: ["app"] }, ...items);
+    for (const { cache } of [scanning, indexed]) cache.wrote(object("b", "95", { app: "x", tier: "db" }));
+    for (const selector of ["app=x", "app=x,tier=web", "tier=web", "app=z", ""]) {
+      const names = (cache: InformerCache) =>
+        cache
+          .list("apps/v1", "Deployment", "ns", selector)
+          .map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`);
+      assert.deepEqual(names(indexed.cache).sort(), names(scanning.cache).sort(), selector);
+    }
+    assert.deepEqual(
+      indexed.cache
+        .list("apps/v1", "Deployment", "ns", "app=x")
+        .map((o) => o.metadata.resourceVersion)
+        .sort(),
+      ["90", "95"],
+    );
+    await Promise.all([scanning.informer.stop(), indexed.informer.stop()]);
   });
 
   it("serves the process's own write until the watch has delivered it or something newer", async () => {

@@ -44,4 +44,32 @@ describe("ObjectStore", () => {
     store.upsert({ apiVersion: "v1", kind: "Namespace", metadata: { name: "prod", resourceVersion: "1" } });
     assert.deepEqual([...store.keys()], ["prod"]);
   });
+
+  it("indexes chosen labels per namespace, and keeps the index right through updates, removals and relists", () => {
+    const labelled = (name: string, rv: string, instance: string, namespace = "ns"): KubeObject => ({
+      ...obj(name, rv, namespace),
+      metadata: { ...obj(name, rv, namespace).metadata, labels: { instance, tier: "web" } },
+    });
+    const names = (objects: readonly KubeObject[]) => objects.map((o) => o.metadata.name).sort();
+    const store = new ObjectStore({ indexedLabels: ["instance"] });
+    store.upsert(labelled("a-svc", "1", "a"));
+    store.upsert(labelled("a-web", "1", "a"));
+    store.upsert(labelled("b-web", "1", "b"));
+    store.upsert(labelled("a-web", "1", "a", "other"));
+    assert.deepEqual(names(store.withLabel("ns", "instance", "a")), ["a-svc", "a-web"]);
+    assert.deepEqual(names(store.withLabel("other", "instance", "a")), ["a-web"], "per namespace");
+    assert.deepEqual(store.withLabel("ns", "instance", "c"), []);
+    assert.equal(store.indexes("instance"), true);
+    assert.equal(store.indexes("tier"), false);
+    assert.throws(() => store.withLabel("ns", "tier", "web"), /tier is not indexed/);
+
+    // a relabel moves the object, a removal drops it, a relist rebuilds the index from the list alone
+    store.upsert(labelled("a-svc", "2", "b"));
+    assert.deepEqual(names(store.withLabel("ns", "instance", "b")), ["a-svc", "b-web"]);
+    store.remove(labelled("a-web", "3", "a"));
+    assert.deepEqual(store.withLabel("ns", "instance", "a"), []);
+    store.replace([labelled("c-web", "4", "c"), obj("plain", "4")]);
+    assert.deepEqual(store.withLabel("ns", "instance", "b"), []);
+    assert.deepEqual(names(store.withLabel("ns", "instance", "c")), ["c-web"]);
+  });
 });
