@@ -23,8 +23,8 @@ const collections = [
   "/api/v1/namespaces/NS/persistentvolumeclaims",
 ];
 
-/** DELETE of a collection as admin (KubeClient has no deletecollection). */
-function deleteCollection(kubeconfig: string, path: string): Promise<void> {
+/** DELETE of a collection as admin (KubeClient has no deletecollection), given up after `timeoutMs`. */
+function deleteCollection(kubeconfig: string, path: string, timeoutMs: number): Promise<void> {
   const upstream = readUpstream(kubeconfig);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -48,6 +48,7 @@ function deleteCollection(kubeconfig: string, path: string): Promise<void> {
         );
       },
     );
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`DELETE ${path}: no answer in ${timeoutMs / 1000} s`)));
     req.on("error", reject);
     req.end();
   });
@@ -76,10 +77,22 @@ export async function removeFleet(
     signal,
   );
   for (const collection of collections) {
-    // A collection the apiserver could not finish in its request timeout (504 under load) is left to the
-    // namespace's deletion.
-    await deleteCollection(kubeconfig, collection.replace("NS", namespace)).catch((error: unknown) =>
-      log(`${String(error)}; the namespace's deletion finishes it`),
+    const path = collection.replace("NS", namespace);
+    // The apiserver ends a deletecollection at its request timeout (a 504, or the connection dropped; at 10,000
+    // instances under load one also hung without an answer) and keeps what it deleted: ask again until one
+    // finishes. The namespace's deletion alone would leave thousands to the throttled controller-manager.
+    await waitUntil(
+      `deletecollection ${path}`,
+      async () => {
+        try {
+          await deleteCollection(kubeconfig, path, 120_000);
+          return true;
+        } catch (error) {
+          log(`${String(error)}; asking again`);
+          return undefined;
+        }
+      },
+      { signal, timeoutMs: 20 * 60_000, intervalMs: 1_000 },
     );
   }
   await client.delete("v1", "Namespace", namespace);
