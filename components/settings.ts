@@ -49,10 +49,9 @@ export interface MyAppOperatorArgs {
   readonly watchNamespaces?: readonly string[];
   /**
    * Compute resources of the operator container. The memory defaults come from measurements of the operator
-   * converging a fleet through a TLS proxy (bench/RESULTS.md, "Side by side"): peak RSS 132 MiB at 1,000
-   * instances with the container's heap flags, and 551 MiB at 10,000 before them (an upper bound: most of the
-   * difference at 1,000, 295 → 132 MiB, was young-generation slack). The request covers 1,000 instances several
-   * times over, the limit 10,000 with 85 % headroom. Raise both beyond that. The container's V8 heap follows the
+   * converging a fleet through a TLS proxy (bench/RESULTS.md, "Side by side"), with the container's heap flags:
+   * peak RSS 132 MiB at 1,000 instances and 335 MiB at 10,000. The request is the 10,000 figure plus half, the
+   * limit three times it; raise both for a larger fleet. The container's V8 heap follows the
    * memory limit (`NODE_OPTIONS`: three quarters of it for the old generation, 1 MiB semi-spaces;
    * components/node-heap.ts).
    * @default { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1Gi" } }
