@@ -65,15 +65,18 @@ export function apiErrorFrom(status: number, body: StatusBody | undefined, fallb
 /**
  * The apiserver answers a Service create with 422 on `spec.clusterIPs` ("failed to allocate IP: ...") when its IP
  * allocator fails for any reason but a full range, e.g. while etcd restarts (pkg/registry/core/service/storage/
- * alloc.go). Nothing in the request was wrong, so it is a server error worth retrying, not a rejection.
+ * alloc.go). Nothing in the request was wrong, so it is a server error worth retrying, not a rejection. A cause's
+ * message is the field error's body, `Invalid value: [""]: failed to allocate IP: rpc error: ...`; a refused chosen
+ * IP reads `failed to allocate IP 10.0.0.9: ...` and stays a rejection.
  */
 function isAllocatorFailure(status: number, causes: readonly FieldCause[]): boolean {
   return (
     status === 422 &&
     causes.length > 0 &&
-    causes.every((c) => c.field === "spec.clusterIPs" && c.message.startsWith("failed to allocate IP: "))
+    causes.every((c) => c.field === "spec.clusterIPs" && allocatorFailed.test(c.message))
   );
 }
+const allocatorFailed = /^(?:Invalid value: .*?: )?failed to allocate IP: /;
 
 function errorTypeFor(status: number): typeof ApiError {
   if (status === 400 || status === 422) return InvalidError;

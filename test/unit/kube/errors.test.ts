@@ -35,6 +35,53 @@ describe("apiErrorFrom", () => {
     assert.equal(isTransient(error), true);
   });
 
+  it("retries it in the shape the apiserver sends: the cause's message is the field error's body", () => {
+    // As kube-apiserver 1.36.3 answered while etcd restarted (the chaos smoke, CI)
+    const error = apiErrorFrom(
+      422,
+      {
+        message:
+          'Service "app-005" is invalid: spec.clusterIPs: Invalid value: [""]: failed to allocate IP: rpc error: ' +
+          "code = Unavailable desc = error reading from server: EOF",
+        reason: "Invalid",
+        details: {
+          causes: [
+            {
+              reason: "FieldValueInvalid",
+              field: "spec.clusterIPs",
+              message:
+                'Invalid value: [""]: failed to allocate IP: rpc error: code = Unavailable desc = error reading from ' +
+                "server: EOF",
+            },
+          ],
+        },
+      },
+      "fallback",
+    );
+    assert.ok(error instanceof ServerError);
+    assert.equal(isTransient(error), true);
+  });
+
+  it("keeps a refused chosen IP a rejection in the apiserver's shape too", () => {
+    const error = apiErrorFrom(
+      422,
+      {
+        message: 'Service "web" is invalid',
+        details: {
+          causes: [
+            {
+              reason: "FieldValueInvalid",
+              field: "spec.clusterIPs",
+              message: 'Invalid value: ["10.0.0.9"]: failed to allocate IP 10.0.0.9: provided IP is already allocated',
+            },
+          ],
+        },
+      },
+      "fallback",
+    );
+    assert.ok(error instanceof InvalidError);
+  });
+
   it("keeps a refused chosen IP a rejection", () => {
     const error = apiErrorFrom(
       422,
