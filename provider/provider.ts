@@ -13,10 +13,17 @@
  * every preview and up, and there is nothing here to discover. Plain text also stays the same whether the package
  * runs from TypeScript sources or from tsc's output. The dynamic-provider host evaluates it with
  * require-from-string and calls `handler()`, exactly as it does with a serialized closure.
+ *
+ * The import is made once per process (a preview calls check and diff for every instance, and even a cached
+ * dynamic import goes through the loader's resolution each time).
  */
 export const providerModuleText = `"use strict";
 const implementation = "myapp-platform/provider-impl";
-async function load() {
+let loaded;
+function load() {
+  return (loaded ??= importImplementation());
+}
+async function importImplementation() {
   const specifier = process.env.MYAPP_PROVIDER_IMPL ?? implementation;
   try {
     return await import(specifier);

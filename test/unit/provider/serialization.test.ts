@@ -49,6 +49,33 @@ test("a MyAppInstance registers the written-out provider, not a serialized closu
   assert.equal(registered.at(-1)?.["__provider"], providerModuleText);
 });
 
+test("declaring an instance formats no stack frames but its source position, and keeps Error.stackTraceLimit", async () => {
+  // GIVEN the mocks of the test above, a stack trace limit of the program's own, and a count of the frames of
+  // every stack trace formatted meanwhile
+  const { MyAppInstance } = await import("../../../provider/resource.ts");
+  const [limit, prepare] = [Error.stackTraceLimit, Error.prepareStackTrace];
+  const frames: number[] = [];
+  Error.stackTraceLimit = 17;
+  Error.prepareStackTrace = (error, callSites) => {
+    frames.push(callSites.length);
+    return prepare ? prepare(error, callSites) : String(error);
+  };
+  let instance;
+  try {
+    // WHEN an instance is declared
+    instance = new MyAppInstance("api", { image: "nginx:1.27" });
+  } finally {
+    [Error.stackTraceLimit, Error.prepareStackTrace] = [Error.stackTraceLimit, prepare];
+  }
+  // THEN pulumi's leak-report stacks (four promises per property) came out empty, only the resource's source
+  // position has frames, and the program's limit is back
+  assert.ok(frames.length > 50, `${frames.length} stacks formatted`);
+  assert.equal(frames.filter((count) => count > 0).length, 1, `frames per stack: ${frames.join(",")}`);
+  assert.equal(Error.stackTraceLimit, 17);
+  Error.stackTraceLimit = limit;
+  assert.match(await urnOf(instance), /:MyAppInstance::api$/);
+});
+
 function urnOf(resource: pulumi.Resource): Promise<string> {
   return new Promise((resolve) => resource.urn.apply(resolve));
 }
