@@ -45,13 +45,21 @@ export function serverOf(client: KubeClient): string {
   return client.config.getCurrentCluster()?.server ?? "(unknown server)";
 }
 
-// A digest, so the map holds no credentials as keys; the ambient source counts as part of the connection.
+// A digest, so the map holds no credentials as keys; the ambient source counts as part of the connection. The
+// last one is remembered: a preview asks for the same connection for every instance, and hashing a kubeconfig
+// each time was a visible part of a diff.
 function connectionKey(inputs: ConnectionInputs): string {
-  const ambient = inputs.kubeconfig ? "" : `env:${process.env["KUBECONFIG"] ?? "~/.kube/config"}`;
-  return createHash("sha256")
-    .update(JSON.stringify([inputs.kubeconfig ?? ambient, inputs.context ?? ""]))
+  const source = inputs.kubeconfig || `env:${process.env["KUBECONFIG"] ?? "~/.kube/config"}`;
+  const context = inputs.context ?? "";
+  if (lastKey?.source === source && lastKey.context === context) return lastKey.key;
+  const key = createHash("sha256")
+    .update(JSON.stringify([source, context]))
     .digest("hex");
+  lastKey = { source, context, key };
+  return key;
 }
+
+let lastKey: { source: string; context: string; key: string } | undefined;
 
 // Only our own, content-free messages pass; a parser's message may quote the text it choked on.
 function redactedReason(error: unknown): string {
