@@ -2,7 +2,8 @@
  * `pulumi up`, a no-op `pulumi preview` and `pulumi destroy` of N instances through MyAppInstance, beside the same
  * instances as the plain alternative (`k8s.apiextensions.CustomResource` + `pulumi.com/waitFor: condition=Ready`),
  * in the same run, interleaved (rounds alternate which goes first), timed as a user waits: the built CLI's wall
- * time. One operator process serves both. Also the lines `up` prints, to keep its output readable at 100 instances.
+ * time. One operator process serves both. Also the lines `up` prints, to keep its output readable at 100 instances,
+ * and, from one extra logged preview per size and variant, where a preview's time goes (bench/support/pulumi-phases.ts).
  *
  * Program: bench/pulumi-up/index.ts. Knobs: BENCH_UP_SIZES (default "20,100"), BENCH_UP_ROUNDS (default 2).
  * Runs under `npm run bench -- pulumi-up`, or on its own: `node bench/pulumi-up.ts` (prints, records nothing).
@@ -19,6 +20,7 @@ import type { Benchmark, BenchContext, BenchmarkResult, Metric } from "./support
 import { adminClient, createNamespace, deleteNamespace, ensureCrd } from "./support/cluster.ts";
 import { startOperator, waitForReady } from "./support/operator-process.ts";
 import { integerSetting } from "./support/settings.ts";
+import { pulumiPhases, type PulumiPhases } from "./support/pulumi-phases.ts";
 import { quantile, round } from "./support/stats.ts";
 
 const run = promisify(execFile);
@@ -56,6 +58,7 @@ async function runBenchmark(context: BenchContext): Promise<BenchmarkResult> {
   // seconds[size][variant][operation] = one figure per round
   const seconds: Record<number, Record<Variant, Record<Operation, number[]>>> = {};
   const upLines: Record<number, Record<Variant, number[]>> = {};
+  const phases: Record<number, Partial<Record<Variant, PulumiPhases>>> = {};
   try {
     await waitForReady(operator, signal);
     log(`namespace ${namespace}, operator pid ${operator.pid}`);
@@ -89,6 +92,11 @@ async function runBenchmark(context: BenchContext): Promise<BenchmarkResult> {
           await cli(["stack", "init"]);
           const up = await cli(["up", "--yes", "--skip-preview"]);
           const preview = await cli(["preview", "--expect-no-changes"]);
+          // Once per size and variant, not timed: the same preview with the engine's log, to see where it went.
+          if (round === rounds - 1) {
+            const traced = await cli(["preview", "--expect-no-changes", "-v=9", "--logtostderr"]);
+            phases[size] = { ...phases[size], [variant]: pulumiPhases(traced.stderr) };
+          }
           const destroy = await cli(["destroy", "--yes", "--skip-preview"]);
           await cli(["stack", "rm", "--yes", "--force"]);
           stacks.pop();
@@ -106,8 +114,8 @@ async function runBenchmark(context: BenchContext): Promise<BenchmarkResult> {
     }
     return {
       parameters: { rounds, sizes: sizes.join(",") },
-      metrics: metricsOf(seconds, upLines),
-      details: { seconds },
+      metrics: [...metricsOf(seconds, upLines), ...phaseMetrics(phases)],
+      details: { seconds, previewPhases: phases },
     };
   } finally {
     for (const stack of stacks) {
@@ -163,6 +171,42 @@ function metricsOf(
         value: median(upLines[Number(size)]![variant]),
         unit: "count",
       });
+    }
+  }
+  return metrics;
+}
+
+/**
+ * From one logged no-op preview per size and variant: how long the resource plugin took to start (the dynamic
+ * provider's Node host beside pulumi-kubernetes' Go binary) and how long checking and diffing every resource took
+ * once it was up. The two together are what differs between the variants; the program and engine are the same.
+ */
+function phaseMetrics(phases: Record<number, Partial<Record<Variant, PulumiPhases>>>): Metric[] {
+  const metrics: Metric[] = [];
+  const names: Record<Variant, [string, string]> = {
+    myapp: ["MyApp", "MyAppInstance's dynamic-provider host"],
+    customresource: ["CustomResource", "pulumi-kubernetes"],
+  };
+  for (const [size, byVariant] of Object.entries(phases)) {
+    for (const variant of variants) {
+      const phase = byVariant[variant];
+      const [id, what] = names[variant];
+      if (phase?.pluginLaunched !== undefined && phase.pluginReady !== undefined) {
+        metrics.push({
+          id: `previewPluginStart${size}${id}S`,
+          label: `no-op preview, ${size}: ${what} plugin, launch to first answer`,
+          value: round(phase.pluginReady - phase.pluginLaunched, 2),
+          unit: "s",
+        });
+      }
+      if (phase?.pluginReady !== undefined && phase.lastDiff !== undefined) {
+        metrics.push({
+          id: `previewCheckDiff${size}${id}S`,
+          label: `no-op preview, ${size}: ${what}, plugin up to last diff`,
+          value: round(phase.lastDiff - phase.pluginReady, 2),
+          unit: "s",
+        });
+      }
     }
   }
   return metrics;
