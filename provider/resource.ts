@@ -196,7 +196,8 @@ export class MyAppInstance extends pulumi.CustomResource {
     // leak reports), and formats each through source-map-support: with this resource's 25 properties, most of a
     // program's CPU at 100 instances, and the engine sees no registration (so starts no provider) until the loop
     // declaring them is done. The resource's own source position does not use this limit (Resource.callsites
-    // raises it itself), so only those leak-report stacks are left empty.
+    // raises it itself). Left empty: those leak-report stacks, and the frames of the error pulumi prepares for a
+    // failed registration, whose message still names the resource.
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     try {
