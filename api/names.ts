@@ -35,3 +35,11 @@ export const crdName = `${plural}.${group}` as const;
 
 /** The seed's finalizer: the operator removes it only after cleaning up what the instance owns. */
 export const finalizer = "myappinstance.finalizer.example.com";
+
+/**
+ * Annotation that asks the operator to reconcile now (Flux's `reconcile.fluxcd.io/requestedAt`): any new value,
+ * by convention the time. The operator copies the value it acted on into `status.lastHandledReconcileAt`, so the
+ * one who asked can tell when the status answers the request. A way to have a cause fixed outside the spec (a
+ * conflicting object deleted by hand) noticed without a spec change.
+ */
+export const reconcileRequestAnnotation = "myapp.example.com/reconcile-requested-at";

@@ -66,6 +66,13 @@ export const myAppInstanceStatusSchema = z
     selector: boundedText(4096)
       .meta({ description: "Label selector of the pods, in string form (used by the scale subresource and HPA)." })
       .optional(),
+    lastHandledReconcileAt: boundedText(256)
+      .meta({
+        description:
+          "The value of the myapp.example.com/reconcile-requested-at annotation the operator last acted on: this " +
+          "status answers that request.",
+      })
+      .optional(),
   })
   .meta({ description: "Observed state, written by the operator." });
 

@@ -19,7 +19,7 @@ export { parseKey, reconcile, reconciler, recordStalled } from "./reconcile.ts";
 export type { ReconcileDeps, ReconcileOutcome } from "./reconcile.ts";
 export { creationFailure, missingPods, rolloutProgress } from "./rollout.ts";
 export type { ObservedEvent, RolloutProgress } from "./rollout.ts";
-export { computeStatus, problemStatus, stalledStatus, statusChanged } from "./status.ts";
+export { answeringRequest, computeStatus, problemStatus, stalledStatus, statusChanged } from "./status.ts";
 export type { Problem, StatusInput, Step } from "./status.ts";
 export {
   defaultClassAnnotations,

@@ -14,6 +14,7 @@ import {
   apiVersion,
   finalizer,
   kind,
+  reconcileRequestAnnotation,
   serviceEndpoint,
   TransientFailure,
   validateSpec,
@@ -44,6 +45,7 @@ import type { ApplyConfiguration, ClusterPort, ObjectKey } from "./port.ts";
 import { creationFailure, missingPods, rolloutProgress, type ObservedEvent } from "./rollout.ts";
 import { openSession, referenceTo, type InstanceObject, type Session } from "./session.ts";
 import {
+  answeringRequest,
   computeStatus,
   problemStatus,
   RecreatingWorkload,
@@ -559,8 +561,10 @@ async function ensureChild<T extends KubeObject>(
 async function writeStatus(
   session: Session,
   previous: MyAppInstanceStatus | undefined,
-  next: MyAppInstanceStatus,
+  computed: MyAppInstanceStatus,
 ): Promise<void> {
+  const requested = session.instance.metadata.annotations?.[reconcileRequestAnnotation];
+  const next = answeringRequest(computed, requested, previous);
   if (!statusChanged(previous, next)) return;
   try {
     await session.port.applyStatus(session.key, next);

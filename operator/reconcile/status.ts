@@ -154,6 +154,24 @@ export function stalledStatus(
   return { ...previous, conditions: setCondition(previous?.conditions, update, now) };
 }
 
+/** The longest request value the status echoes (its schema's bound); a longer one is not answered. */
+export const maxReconcileRequestLength = 256;
+
+/**
+ * `next`, answering the reconcile request the instance carried when this reconcile read it (the value of its
+ * `myapp.example.com/reconcile-requested-at` annotation), or still naming the last request answered when it
+ * carries none (the status functions build a status afresh, which would drop it).
+ */
+export function answeringRequest(
+  next: MyAppInstanceStatus,
+  requested: string | undefined,
+  previous: MyAppInstanceStatus | undefined,
+): MyAppInstanceStatus {
+  const answerable = requested !== undefined && requested.length <= maxReconcileRequestLength;
+  const handled = answerable ? requested : previous?.lastHandledReconcileAt;
+  return handled === undefined ? next : { ...next, lastHandledReconcileAt: handled };
+}
+
 /** True when writing `next` would change the live status; the reconcile writes only then. */
 export function statusChanged(previous: MyAppInstanceStatus | undefined, next: MyAppInstanceStatus): boolean {
   return !jsonEqual(previous ?? {}, next);

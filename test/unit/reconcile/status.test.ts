@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { findCondition, type MyAppInstanceStatus } from "../../../api/index.ts";
 import {
+  answeringRequest,
   computeStatus,
   creationFailure,
   problemStatus,
@@ -340,6 +341,30 @@ describe("statusChanged", () => {
     assert.ok(statusChanged({ ...status, readyReplicas: 2 }, status));
     const reordered = Object.fromEntries(Object.entries(status).reverse()) as MyAppInstanceStatus;
     assert.ok(!statusChanged(reordered, status), "the apiserver may return keys in another order");
+  });
+});
+
+describe("answeringRequest: the reconcile request a status answers", () => {
+  const computed = computeStatus(input({ workload: deployment("nginx:1.28", { updated: 3, ready: 3 }) }), t0);
+
+  it("names the request the instance carried, so a new request is a status change", () => {
+    const previous = { ...computed, lastHandledReconcileAt: "2030-01-01T00:00:00Z" };
+    const next = answeringRequest(computed, "2030-01-01T00:05:00Z", previous);
+    assert.equal(next.lastHandledReconcileAt, "2030-01-01T00:05:00Z");
+    assert.ok(statusChanged(previous, next), "the same observation with a new request is written");
+    assert.ok(!statusChanged(next, answeringRequest(computed, "2030-01-01T00:05:00Z", next)));
+  });
+
+  it("keeps naming the last request answered when the instance carries none now, and adds nothing before one", () => {
+    const previous = { ...computed, lastHandledReconcileAt: "earlier" };
+    assert.equal(answeringRequest(computed, undefined, previous).lastHandledReconcileAt, "earlier");
+    assert.deepEqual(answeringRequest(computed, undefined, computed), computed);
+  });
+
+  it("does not echo a value longer than the status may hold (256 characters)", () => {
+    const previous = { ...computed, lastHandledReconcileAt: "earlier" };
+    assert.equal(answeringRequest(computed, "x".repeat(257), previous).lastHandledReconcileAt, "earlier");
+    assert.equal(answeringRequest(computed, "x".repeat(256), previous).lastHandledReconcileAt, "x".repeat(256));
   });
 });
 
