@@ -132,9 +132,10 @@ export async function create(news: PropertyBag): Promise<{ id: string; outs: Ins
     if (existing.metadata.deletionTimestamp) await waitUntilGone(client, inputs, existing.metadata.uid);
   }
   const id = instanceId(inputs.namespace, inputs.name);
-  const applied = await client.apply<LiveInstance>(desiredInstance(inputs), { fieldManager, force: true });
+  const request = reconcileRequest();
+  const applied = await client.apply<LiveInstance>(desiredInstance(inputs, request), { fieldManager, force: true });
   providerLog().debug({ id, generation: applied.metadata.generation, adopted: existing !== undefined }, "applied");
-  return { id, outs: await waitUntilReady(client, inputs, applied, id, cluster, serializedProvider(news)) };
+  return { id, outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news)) };
 }
 
 /** Applies the new inputs to the object this resource manages and waits until it is Ready again. */
@@ -148,9 +149,12 @@ export async function update(id: string, olds: PropertyBag, news: PropertyBag): 
     const problem = ownershipProblem(live, inputs, text(olds["uid"]));
     if (problem) throw new Error(problem);
   }
-  const applied = await client.apply<LiveInstance>(desiredInstance(inputs), { fieldManager, force: true });
+  // A request to reconcile now: an update may follow a cause fixed outside the spec (a conflicting Service
+  // deleted by hand), which the operator would otherwise see only at its next resync.
+  const request = reconcileRequest();
+  const applied = await client.apply<LiveInstance>(desiredInstance(inputs, request), { fieldManager, force: true });
   providerLog().debug({ id, generation: applied.metadata.generation }, "applied");
-  return { outs: await waitUntilReady(client, inputs, applied, id, cluster, serializedProvider(news)) };
+  return { outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news)) };
 }
 
 /**
@@ -198,6 +202,7 @@ async function waitUntilReady(
   client: KubeClient,
   inputs: InstanceInputs,
   applied: LiveInstance,
+  request: string,
   id: string,
   cluster: ClusterIdentity,
   provider: Record<string, unknown>,
@@ -212,7 +217,7 @@ async function waitUntilReady(
     initial,
     (object) => {
       if (!object) return { state: "deleted" as const };
-      const readiness = assessReadiness(object, generation);
+      const readiness = assessReadiness(object, generation, request);
       if (readiness.state === "waiting") {
         progress.report(readiness.progress);
         return undefined;
@@ -330,6 +335,11 @@ function pickInputs(bag: PropertyBag): InstanceInputs {
   const inputs: Record<string, unknown> = {};
   for (const key of inputKeys) if (bag[key] !== undefined && bag[key] !== null) inputs[key] = bag[key];
   return inputs as unknown as InstanceInputs;
+}
+
+/** A fresh value for the reconcile-request annotation: the time, as Flux's requestedAt is by convention. */
+function reconcileRequest(): string {
+  return new Date(realClock.now()).toISOString();
 }
 
 /** When a wait gives up: timeoutSeconds from now (the default if state predates the input). */

@@ -2,7 +2,13 @@
  * Pure translations between the provider's flat inputs and the MyAppInstance object: the object to apply, the
  * outputs to store, the inputs a refresh reads back, and whether an existing object is ours to adopt.
  */
-import { apiVersion, kind, type MyAppInstanceSpec, type MyAppInstanceStatus } from "../api/index.ts";
+import {
+  apiVersion,
+  kind,
+  reconcileRequestAnnotation,
+  type MyAppInstanceSpec,
+  type MyAppInstanceStatus,
+} from "../api/index.ts";
 import type { KubeObject } from "../kube/index.ts";
 import {
   resourceAnnotation,
@@ -23,9 +29,10 @@ export interface LiveInstance extends KubeObject {
 
 /**
  * The object the provider applies: exactly the fields it owns (server-side apply drops what it no longer
- * states), with the ownership marker in two annotations.
+ * states), with the ownership marker in two annotations, and, when `reconcileRequest` is given, a request that the
+ * operator reconcile now (so a `pulumi up` after a cause was fixed outside the spec gets a fresh verdict).
  */
-export function desiredInstance(inputs: InstanceInputs): KubeObject {
+export function desiredInstance(inputs: InstanceInputs, reconcileRequest?: string): KubeObject {
   const spec: Record<string, unknown> = {};
   for (const key of specKeys) if (inputs[key] !== undefined) spec[key] = inputs[key];
   return {
@@ -34,7 +41,11 @@ export function desiredInstance(inputs: InstanceInputs): KubeObject {
     metadata: {
       name: inputs.name,
       namespace: inputs.namespace,
-      annotations: { [stackAnnotation]: inputs.owner, [resourceAnnotation]: inputs.logicalName },
+      annotations: {
+        [stackAnnotation]: inputs.owner,
+        [resourceAnnotation]: inputs.logicalName,
+        ...(reconcileRequest !== undefined ? { [reconcileRequestAnnotation]: reconcileRequest } : {}),
+      },
     },
     spec,
   };

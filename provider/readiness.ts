@@ -19,13 +19,20 @@ export type Readiness =
  * that generation: the operator sets both for permanent problems (an invalid spec, a storage change the class
  * cannot do, a rollout past its deadline). Stalled with reason TransientFailure alone (the operator keeps
  * retrying an apiserver outage, throttling, credentials being rotated) is still on its way: the wait goes on until
- * its timeout, showing the operator's message.
+ * its timeout, showing the operator's message. With `reconcileRequest` (the value the apply put in the
+ * reconcile-request annotation), a status that answers another request does not count either way.
  */
-export function assessReadiness(instance: LiveInstance, generation: number): Readiness {
+export function assessReadiness(instance: LiveInstance, generation: number, reconcileRequest?: string): Readiness {
   if (instance.metadata.deletionTimestamp) {
     return { state: "failed", reason: "Deleting", message: "the instance is being deleted" };
   }
   const status = instance.status ?? {};
+  // The status answers an older request: its conditions may predate a cause fixed outside the spec. An operator
+  // that has never answered one (older than this field, or not there yet) is judged by generation alone.
+  const answered = status.lastHandledReconcileAt;
+  if (reconcileRequest !== undefined && answered !== undefined && answered !== reconcileRequest) {
+    return { state: "waiting", progress: "waiting for the operator to act on this update's reconcile request" };
+  }
   const observed = status.observedGeneration;
   const current = (condition: Condition | undefined) =>
     condition !== undefined && (condition.observedGeneration ?? observed ?? -1) >= generation;

@@ -29,7 +29,14 @@ import {
   type StepEventMetadata,
 } from "@pulumi/pulumi/automation/index.js";
 import { parse, stringify } from "yaml";
-import { apiVersion, finalizer, isReady, kind, type MyAppInstance } from "../../api/index.ts";
+import {
+  apiVersion,
+  finalizer,
+  isReady,
+  kind,
+  reconcileRequestAnnotation,
+  type MyAppInstance,
+} from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
 import { localDir, pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { adminClient, waitFor, type Typed, kubectl } from "../support/cluster.ts";
@@ -357,7 +364,25 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       assert.ok(Date.now() - started < minutes(1), "failed on the operator's verdict, not at the 300s timeout");
     });
 
-    await t.test("fixed by another name: the next up replaces it and completes", async () => {
+    await t.test("fixed outside the spec: the next up asks the operator to look again and completes", async () => {
+      // GIVEN the clashing Service deleted by hand: nothing the operator watches for this instance changed
+      await client.delete("v1", "Service", "clash", namespaces.web);
+      await client.delete("v1", "ConfigMap", "clash-owner", namespaces.web);
+      // WHEN the same program is run again (the instance failed to initialize, so the engine updates it)
+      const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
+        throw failWith(error);
+      });
+      // THEN the update's reconcile request got a fresh verdict: Ready, the same instance, answering that request
+      assert.equal(up.summary.result, "succeeded");
+      assert.equal(up.summary.resourceChanges?.replace ?? 0, 0, "the same instance");
+      const live = await client.get<Live>(apiVersion, kind, "clash", namespaces.web);
+      assert.ok(isReady(live));
+      const request = live.metadata.annotations?.[reconcileRequestAnnotation];
+      assert.ok(request, "the update carried a reconcile request");
+      assert.equal(live.status?.lastHandledReconcileAt, request, "and the status answers it");
+    });
+
+    await t.test("renamed: the next up replaces it and completes", async () => {
       await stack.setConfig("clashName", { value: "clash-2" });
       const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
         throw failWith(error);
@@ -365,7 +390,6 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       assert.equal(up.summary.resourceChanges?.replace, 1);
       assert.ok(isReady(await client.get<Live>(apiVersion, kind, "clash-2", namespaces.web)));
       assert.equal(await client.find(apiVersion, kind, "clash", namespaces.web), undefined, "the old one is gone");
-      assert.ok(await client.find("v1", "Service", "clash", namespaces.web), "someone else's Service is untouched");
     });
 
     let dbName = "";

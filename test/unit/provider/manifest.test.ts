@@ -48,6 +48,14 @@ describe("desiredInstance", () => {
       spec: { replicas: 3, image: "nginx:1.27", port: 8080, storage: "1Gi", storageReclaimPolicy: "Retain" },
     });
   });
+
+  test("with a reconcile request, the request annotation beside the ownership marker", () => {
+    const metadata = desiredInstance(inputs, "2030-01-01T00:00:00.000Z").metadata;
+    assert.deepEqual(metadata.annotations, {
+      ...marks,
+      "myapp.example.com/reconcile-requested-at": "2030-01-01T00:00:00.000Z",
+    });
+  });
 });
 
 describe("outputsFor", () => {

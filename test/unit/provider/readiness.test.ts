@@ -173,6 +173,44 @@ describe("assessReadiness", () => {
   for (const c of cases) {
     test(c.name, () => assert.deepEqual(assessReadiness(c.live, c.generation), c.expected));
   }
+
+  // An update asks the operator to reconcile now (the reconcile-request annotation): a status that answers an
+  // earlier request says nothing about this one, even for the same generation.
+  const degraded = { observedGeneration: 4, conditions: [condition("Degraded", "True", "ChildOwnedElsewhere", 4)] };
+  const ready = { observedGeneration: 4, conditions: [condition("Ready", "True", "Available", 4)] };
+  const waitingForRequest = {
+    state: "waiting",
+    progress: "waiting for the operator to act on this update's reconcile request",
+  } as const;
+  const requestCases: { name: string; live: LiveInstance; expected: ReturnType<typeof assessReadiness> }[] = [
+    {
+      name: "a verdict answering an earlier request: waiting, not failed",
+      live: instance({ ...degraded, lastHandledReconcileAt: "earlier" }),
+      expected: waitingForRequest,
+    },
+    {
+      name: "Ready answering an earlier request: waiting, not ready",
+      live: instance({ ...ready, lastHandledReconcileAt: "earlier" }),
+      expected: waitingForRequest,
+    },
+    {
+      name: "a verdict answering this request counts",
+      live: instance({ ...degraded, lastHandledReconcileAt: "now" }),
+      expected: {
+        state: "failed",
+        reason: "ChildOwnedElsewhere",
+        message: "Degraded is True because ChildOwnedElsewhere",
+      },
+    },
+    {
+      name: "an operator that never answered a request (older than the field): judged by generation",
+      live: instance(ready),
+      expected: { state: "ready" },
+    },
+  ];
+  for (const c of requestCases) {
+    test(c.name, () => assert.deepEqual(assessReadiness(c.live, 4, "now"), c.expected));
+  }
 });
 
 describe("describeConditions", () => {
