@@ -240,10 +240,13 @@ async function waitUntilReady(
       ? `${where} was applied; stopped waiting for Ready because the deployment was cancelled`
       : `${where} did not become Ready within ${inputs.timeoutSeconds}s`;
   const observed = last?.status?.observedGeneration;
+  const answered = last?.status?.lastHandledReconcileAt;
   const hints =
     observed === undefined || observed < generation
       ? [`the operator has not acted on generation ${generation} yet: is it running?`]
-      : [];
+      : answered !== undefined && answered !== request
+        ? [`the operator has not answered this update's reconcile request (${request}) yet: is it running?`]
+        : [];
   const warnings = cancelled.aborted ? [] : await latestWarnings(client, inputs.namespace, inputs.name);
   const next = cancelled.aborted
     ? "The instance stays in the stack: run `pulumi up` again to continue waiting."
