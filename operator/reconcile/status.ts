@@ -62,15 +62,18 @@ export interface StatusInput {
 export function computeStatus(input: StatusInput, now: Date): MyAppInstanceStatus {
   const { spec, previous, workload, retiring } = input;
   const progress = workload ? rolloutProgress(workload, spec.replicas) : undefined;
-  const adopting = input.step ? undefined : adoptionStep(input);
+  const adopting = input.step ? undefined : adoptionStep(input, now);
   const step = input.step ?? adopting;
   const complete = progress !== undefined && progress.complete && progress.image === spec.image && !retiring && !step;
   const problem = input.problem ?? (progress ? workloadProblem(progress) : undefined);
   // A workload its controller has not reported on yet (just created, or re-created over running pods) has no
   // counts; the last known ones stand until it reports, so readyReplicas does not dip to 0 for nothing. So do
-  // they while a re-created StatefulSet is still adopting the pods that kept running.
+  // they while a StatefulSet is re-created over its running pods: the old one, orphaning them as it goes, counts
+  // fewer and fewer, and the new one counts only those it has adopted.
   const unreported =
-    adopting !== undefined || (workload !== undefined && workload.status?.observedGeneration === undefined);
+    input.step?.reason === RecreatingWorkload ||
+    adopting !== undefined ||
+    (workload !== undefined && workload.status?.observedGeneration === undefined);
   const replicas = unreported
     ? (previous?.replicas ?? 0)
     : count(workload?.status?.replicas) + count(retiring?.status?.replicas);
@@ -226,27 +229,40 @@ function settle(
   return conditions;
 }
 
-/** Why the instance is not yet at its spec, for Progressing/Reconciling, and how far it has come. */
 /**
  * After the operator re-created a StatefulSet over its running pods, the new one counts only the pods it has
  * adopted, and its controller adopts a pod only once its informer has seen the old owner reference removed, which
- * can lag behind the old StatefulSet's deletion. Until it holds as many pods as the instance had, the step goes on
- * (so the next reconcile still knows it) and the instance does not report pods as lost that are serving.
+ * can lag behind the old StatefulSet's deletion. Until it holds as many pods as the instance had, and counts as
+ * many of them ready as were, the step goes on (so the next reconcile still knows it) and the instance does not
+ * report pods as lost that are serving; for at most two minutes from the start of the move.
  */
-function adoptionStep({ spec, workload, retiring, previous }: StatusInput): Step | undefined {
+function adoptionStep({ spec, workload, retiring, previous }: StatusInput, now: Date): Step | undefined {
   if (workload?.kind !== "StatefulSet" || retiring) return undefined;
-  const was = previous?.conditions?.find((c) => c.type === Progressing)?.reason;
-  if (was !== RecreatingWorkload && was !== AdoptingPods) return undefined;
+  const progressing = previous?.conditions?.find((c) => c.type === Progressing);
+  if (progressing?.reason !== RecreatingWorkload && progressing?.reason !== AdoptingPods) return undefined;
+  // Not forever: a pod that really stopped serving during the move is reported after a while. Progressing turned
+  // True when the move began.
+  if (now.getTime() - Date.parse(progressing.lastTransitionTime) > adoptionPatienceMs) return undefined;
   // Scaled down meanwhile: only the pods the new StatefulSet keeps are awaited.
   const before = Math.min(previous?.replicas ?? 0, spec.replicas);
+  const readyBefore = Math.min(previous?.readyReplicas ?? 0, before);
   const held = count(workload.status?.replicas);
-  if (workload.status?.observedGeneration !== undefined && held >= before) return undefined;
-  return {
-    reason: AdoptingPods,
-    message: `the re-created StatefulSet has adopted ${held} of the ${before} pods that kept running`,
-  };
+  const ready = count(workload.status?.readyReplicas);
+  const reported = workload.status?.observedGeneration !== undefined;
+  if (reported && held >= before && ready >= readyBefore) return undefined;
+  // Its first counts after adopting can still say 0 ready for pods that never stopped serving.
+  const message =
+    reported && held >= before
+      ? `the re-created StatefulSet holds the ${before} pods that kept running; ${ready} of the ${readyBefore} ` +
+        `that were ready count as ready again`
+      : `the re-created StatefulSet has adopted ${held} of the ${before} pods that kept running`;
+  return { reason: AdoptingPods, message };
 }
 
+/** How long a re-created StatefulSet may take to count the pods that kept running before they count as lost. */
+const adoptionPatienceMs = 120_000;
+
+/** Why the instance is not yet at its spec, for Progressing/Reconciling, and how far it has come. */
 function progressStep(input: StatusInput, progress: RolloutProgress | undefined): Step {
   const { spec, workload, retiring, previous } = input;
   const desired = spec.replicas;

@@ -86,6 +86,11 @@ test("a StatefulSet governed by the ClusterIP Service moves to the headless one,
   assert.equal((await client.get<Service>("v1", "Service", "db", namespace)).spec.clusterIP, clusterIpBefore);
   const samples = recording.versions.map((v) => v.status?.readyReplicas ?? 0);
   t.diagnostic(`readyReplicas during the move: ${samples.join(", ")}`);
+  const steps = recording.versions.map((v) => {
+    const progressing = v.status?.conditions?.find((c) => c.type === "Progressing");
+    return `${v.status?.readyReplicas ?? 0}/${v.status?.replicas ?? 0} ${progressing?.status}:${progressing?.reason} ${v.status?.message}`;
+  });
+  t.diagnostic(`statuses during the move:\n${steps.join("\n")}`);
   assert.ok(samples.length > 0, "the move was recorded");
   assert.ok(
     samples.every((n) => n >= replicas),

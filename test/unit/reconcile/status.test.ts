@@ -239,6 +239,56 @@ describe("computeStatus: not complete yet", () => {
     assert.equal(lost.readyReplicas, 2);
   });
 
+  it("keeps the counts while the old StatefulSet, deleted with its pods orphaned, counts fewer of them", () => {
+    // GIVEN a running instance (3 of 3 ready) whose StatefulSet is being deleted to be re-created
+    const statefulSet = (counts: { ready: number; replicas: number }): ObservedWorkload => ({
+      ...deployment("nginx:1.28", { updated: counts.replicas, ...counts }, 1),
+      kind: "StatefulSet",
+    });
+    const running = computeStatus(input({ workload: statefulSet({ ready: 3, replicas: 3 }) }), t0);
+    const step = { reason: "RecreatingWorkload", message: "waiting for the old StatefulSet to be gone" };
+    // WHEN the old one, releasing its pods, reports fewer of them (as a busy CI run saw: 2, 1, 1, 2)
+    const releasing = computeStatus(
+      input({ previous: running, step, workload: statefulSet({ ready: 1, replicas: 1 }) }),
+      t1,
+    );
+    // THEN the pods, which keep serving, are not reported lost
+    assert.deepEqual([releasing.readyReplicas, releasing.replicas], [3, 3]);
+    assert.equal(cond(releasing, "Progressing")?.reason, "RecreatingWorkload");
+  });
+
+  it("keeps the counts while the re-created StatefulSet holds the pods but does not count them ready yet", () => {
+    // GIVEN a running instance (3 of 3 ready) whose StatefulSet is being re-created
+    const statefulSet = (counts: { ready: number; replicas: number }): ObservedWorkload => ({
+      ...deployment("nginx:1.28", { updated: counts.replicas, ...counts }, 1),
+      kind: "StatefulSet",
+    });
+    const running = computeStatus(input({ workload: statefulSet({ ready: 3, replicas: 3 }) }), t0);
+    const step = { reason: "RecreatingWorkload", message: "re-creating" };
+    const recreating = computeStatus(
+      input({ previous: running, step, workload: statefulSet({ ready: 3, replicas: 3 }) }),
+      t1,
+    );
+
+    // WHEN the new StatefulSet's first counts hold all three pods but none ready (as a busy CI run saw)
+    const lagging = computeStatus(
+      input({ previous: recreating, workload: statefulSet({ ready: 0, replicas: 3 }) }),
+      t1,
+    );
+
+    // THEN the serving pods are not reported lost, and the step says what it waits for
+    assert.deepEqual([lagging.readyReplicas, cond(lagging, "Progressing")?.reason], [3, "AdoptingPods"]);
+    assert.match(lagging.message ?? "", /holds the 3 pods that kept running; 0 of the 3 that were ready/);
+    // and once they count as ready, it is done
+    const settled = computeStatus(input({ previous: lagging, workload: statefulSet({ ready: 3, replicas: 3 }) }), t1);
+    assert.equal(settled.phase, "Running");
+    // but not forever: two minutes after the move began, pods still not ready are reported as they are
+    const later = new Date(t1.getTime() + 121_000);
+    const given = computeStatus(input({ previous: lagging, workload: statefulSet({ ready: 1, replicas: 3 }) }), later);
+    assert.equal(given.readyReplicas, 1);
+    assert.notEqual(cond(given, "Progressing")?.reason, "AdoptingPods");
+  });
+
   it("does not wait for pods a scale-down removes while the StatefulSet is re-created", () => {
     const statefulSet: ObservedWorkload = {
       ...deployment("nginx:1.28", { updated: 1, ready: 1, replicas: 1 }, 1),
