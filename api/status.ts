@@ -17,6 +17,9 @@ export type Phase = (typeof phases)[number];
 
 const replicaCount = z.int().min(0).max(maxReplicas);
 
+/** The longest reconcile request (annotation value) the status echoes in lastHandledReconcileAt. */
+export const maxReconcileRequestLength = 256;
+
 /** The status schema. Every field is optional: an instance the operator has not seen yet has no status. */
 export const myAppInstanceStatusSchema = z
   .strictObject({
@@ -66,7 +69,7 @@ export const myAppInstanceStatusSchema = z
     selector: boundedText(4096)
       .meta({ description: "Label selector of the pods, in string form (used by the scale subresource and HPA)." })
       .optional(),
-    lastHandledReconcileAt: boundedText(256)
+    lastHandledReconcileAt: boundedText(maxReconcileRequestLength)
       .meta({
         description:
           "The value of the myapp.example.com/reconcile-requested-at annotation the operator last acted on: this " +

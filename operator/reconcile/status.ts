@@ -6,6 +6,7 @@
  */
 import {
   Degraded,
+  maxReconcileRequestLength,
   Progressing,
   Ready,
   Reconciling,
@@ -157,13 +158,11 @@ export function stalledStatus(
   return { ...previous, conditions: setCondition(previous?.conditions, update, now) };
 }
 
-/** The longest request value the status echoes (its schema's bound); a longer one is not answered. */
-export const maxReconcileRequestLength = 256;
-
 /**
  * `next`, answering the reconcile request the instance carried when this reconcile read it (the value of its
  * `myapp.example.com/reconcile-requested-at` annotation), or still naming the last request answered when it
- * carries none (the status functions build a status afresh, which would drop it).
+ * carries none (the status functions build a status afresh, which would drop it). A value longer than the status
+ * may hold is not answered.
  */
 export function answeringRequest(
   next: MyAppInstanceStatus,
