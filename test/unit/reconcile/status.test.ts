@@ -132,6 +132,27 @@ describe("computeStatus: a rollout from nginx:1.27 to nginx:1.28", () => {
   });
 });
 
+/** A StatefulSet at generation 1 running nginx:1.28 with these counts. */
+function statefulSet(counts: { ready: number; replicas: number }): ObservedWorkload {
+  return { ...deployment("nginx:1.28", { updated: counts.replicas, ...counts }, 1), kind: "StatefulSet" };
+}
+
+/** The operator's step while it deletes a StatefulSet (orphaning its pods) to re-create it. */
+const recreateStep = { reason: "RecreatingWorkload", message: "re-creating" };
+
+/** An instance running 3 of 3 ready pods in a StatefulSet. */
+function runningStatus(): MyAppInstanceStatus {
+  return computeStatus(input({ workload: statefulSet({ ready: 3, replicas: 3 }) }), t0);
+}
+
+/** That instance once the operator began re-creating its StatefulSet, the pods still counted 3 of 3. */
+function recreatingStatus(): MyAppInstanceStatus {
+  return computeStatus(
+    input({ previous: runningStatus(), step: recreateStep, workload: statefulSet({ ready: 3, replicas: 3 }) }),
+    t1,
+  );
+}
+
 describe("computeStatus: not complete yet", () => {
   it("is Pending before any replica is ready on a new instance", () => {
     const status = computeStatus(
@@ -202,16 +223,7 @@ describe("computeStatus: not complete yet", () => {
 
   it("keeps the counts while a re-created StatefulSet adopts its running pods, then reports it as it is", () => {
     // GIVEN a running instance (3 of 3 ready) whose StatefulSet the operator deleted, orphaning its pods
-    const statefulSet = (counts: { ready: number; replicas: number }): ObservedWorkload => ({
-      ...deployment("nginx:1.28", { updated: counts.replicas, ...counts }, 1),
-      kind: "StatefulSet",
-    });
-    const running = computeStatus(input({ workload: statefulSet({ ready: 3, replicas: 3 }) }), t0);
-    const step = { reason: "RecreatingWorkload", message: "re-creating" };
-    const recreating = computeStatus(
-      input({ previous: running, step, workload: statefulSet({ ready: 3, replicas: 3 }) }),
-      t1,
-    );
+    const recreating = recreatingStatus();
 
     // WHEN the new StatefulSet has adopted one pod so far (its controller saw the others' old owner late)
     const adopting = computeStatus(
@@ -241,15 +253,9 @@ describe("computeStatus: not complete yet", () => {
 
   it("keeps the counts while the old StatefulSet, deleted with its pods orphaned, counts fewer of them", () => {
     // GIVEN a running instance (3 of 3 ready) whose StatefulSet is being deleted to be re-created
-    const statefulSet = (counts: { ready: number; replicas: number }): ObservedWorkload => ({
-      ...deployment("nginx:1.28", { updated: counts.replicas, ...counts }, 1),
-      kind: "StatefulSet",
-    });
-    const running = computeStatus(input({ workload: statefulSet({ ready: 3, replicas: 3 }) }), t0);
-    const step = { reason: "RecreatingWorkload", message: "waiting for the old StatefulSet to be gone" };
     // WHEN the old one, releasing its pods, reports fewer of them (as a busy CI run saw: 2, 1, 1, 2)
     const releasing = computeStatus(
-      input({ previous: running, step, workload: statefulSet({ ready: 1, replicas: 1 }) }),
+      input({ previous: runningStatus(), step: recreateStep, workload: statefulSet({ ready: 1, replicas: 1 }) }),
       t1,
     );
     // THEN the pods, which keep serving, are not reported lost
@@ -259,16 +265,7 @@ describe("computeStatus: not complete yet", () => {
 
   it("keeps the counts while the re-created StatefulSet holds the pods but does not count them ready yet", () => {
     // GIVEN a running instance (3 of 3 ready) whose StatefulSet is being re-created
-    const statefulSet = (counts: { ready: number; replicas: number }): ObservedWorkload => ({
-      ...deployment("nginx:1.28", { updated: counts.replicas, ...counts }, 1),
-      kind: "StatefulSet",
-    });
-    const running = computeStatus(input({ workload: statefulSet({ ready: 3, replicas: 3 }) }), t0);
-    const step = { reason: "RecreatingWorkload", message: "re-creating" };
-    const recreating = computeStatus(
-      input({ previous: running, step, workload: statefulSet({ ready: 3, replicas: 3 }) }),
-      t1,
-    );
+    const recreating = recreatingStatus();
 
     // WHEN the new StatefulSet's first counts hold all three pods but none ready (as a busy CI run saw)
     const lagging = computeStatus(
