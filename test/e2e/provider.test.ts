@@ -37,9 +37,8 @@ import {
   reconcileRequestAnnotation,
   type MyAppInstance,
 } from "../../api/index.ts";
-import type { KubeObject } from "../../kube/index.ts";
 import { localDir, pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
-import { adminClient, waitFor, type Typed, kubectl } from "../support/cluster.ts";
+import { adminClient, createForeignService, waitFor, type Typed, kubectl } from "../support/cluster.ts";
 import { packChart } from "../support/helm.ts";
 import { ensureCrd, startOperator } from "../support/operator.ts";
 
@@ -335,23 +334,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
 
     await t.test("a problem the operator reports as permanent fails up at once, with its reason", async () => {
       // GIVEN a Service named like the instance, controlled by something else: the operator cannot take it over
-      const owner = await client.create<KubeObject>({
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: { name: "clash-owner", namespace: namespaces.web },
-      });
-      await client.create({
-        apiVersion: "v1",
-        kind: "Service",
-        metadata: {
-          name: "clash",
-          namespace: namespaces.web,
-          ownerReferences: [
-            { apiVersion: "v1", kind: "ConfigMap", name: "clash-owner", uid: owner.metadata.uid!, controller: true },
-          ],
-        },
-        spec: { ports: [{ port: 80 }] },
-      });
+      await createForeignService(client, namespaces.web, "clash");
       await stack.setConfig("clashName", { value: "clash" });
       const started = Date.now();
       await assert.rejects(stack.up({ onOutput: log(t) }), (error: Error) => {

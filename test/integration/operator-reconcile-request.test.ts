@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { reconcileRequestAnnotation } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
-import { adminClient, testNamespace, kubectl } from "../support/cluster.ts";
+import { adminClient, createForeignService, kubectl, testNamespace } from "../support/cluster.ts";
 import { conditionOf, createInstance, isReadyAtSpec, startOperator, waitForInstance } from "../support/operator.ts";
 
 const client = adminClient();
@@ -19,23 +19,7 @@ test("an instance stuck on a clash fixed by hand becomes Ready when a reconcile 
   await startOperator(t, { namespaces: [namespace] });
 
   // GIVEN a Service named like the instance, controlled by something else: the operator reports it and stops
-  const owner = await client.create<KubeObject>({
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: "clash-owner", namespace },
-  });
-  await client.create({
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: {
-      name: "web",
-      namespace,
-      ownerReferences: [
-        { apiVersion: "v1", kind: "ConfigMap", name: "clash-owner", uid: owner.metadata.uid!, controller: true },
-      ],
-    },
-    spec: { ports: [{ port: 80 }] },
-  });
+  await createForeignService(client, namespace, "web");
   await createInstance(client, namespace, "web", { replicas: 1, image: "nginx:1.27" });
   const stuck = await waitForInstance(
     client,

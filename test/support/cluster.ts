@@ -60,3 +60,27 @@ export async function kubectl(...args: string[]): Promise<string> {
   ]);
   return stdout;
 }
+
+/**
+ * A Service `name` controlled by someone else (a ConfigMap `<name>-owner`), as a clash for an instance of that
+ * name: the operator must not take it over.
+ */
+export async function createForeignService(client: KubeClient, namespace: string, name: string): Promise<void> {
+  const owner = await client.create<KubeObject>({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: `${name}-owner`, namespace },
+  });
+  await client.create({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: {
+      name,
+      namespace,
+      ownerReferences: [
+        { apiVersion: "v1", kind: "ConfigMap", name: `${name}-owner`, uid: owner.metadata.uid!, controller: true },
+      ],
+    },
+    spec: { ports: [{ port: 80 }] },
+  });
+}
