@@ -5,6 +5,9 @@
  * for it is minted now, for the cluster that is running now (.local/operator.kubeconfig, token in
  * .local/operator.token), so a local run proves the RBAC; without it, the admin kubeconfig. The token is renewed
  * while this process runs. The launcher of `npm start` sets MYAPP_LOCAL_OPERATOR_RENEW after writing the files.
+ *
+ * Charts: the toolchain's helm renders them (the pinned version the tests use), unless --helm or MYAPP_HELM names
+ * another; without a built toolchain, helm on PATH.
  */
 import { main } from "../operator/main.ts";
 import { parseOptions, usage, UsageRequested, type OperatorOptions } from "../operator/options.ts";
@@ -16,6 +19,7 @@ import {
   type OperatorIdentity,
 } from "./lib/operator-process.ts";
 import { kubeconfigPath } from "./lib/paths.ts";
+import { builtHelm } from "./lib/toolchain.ts";
 
 const argv = process.argv.slice(2);
 const env = { ...process.env };
@@ -53,6 +57,12 @@ if (launched) {
     say(`as the cluster admin (.local/kubeconfig): no ServiceAccount token (${String(error)})`);
   }
   options = parseOptions(argv, env);
+}
+
+if (!argv.some((arg) => arg === "--helm" || arg.startsWith("--helm=")) && !env.MYAPP_HELM) {
+  const helm = builtHelm();
+  if (helm) env.MYAPP_HELM = helm;
+  else say("no built toolchain helm: charts render with helm on PATH (run 'npm run toolchain' for the pinned one)");
 }
 
 // The operator's own command line: a failure to start is a structured log line, never the usage.

@@ -10,12 +10,31 @@ import path from "node:path";
 import { test } from "node:test";
 import { repoRoot } from "../../tools/lib/paths.ts";
 import { operatorPid } from "../../tools/lib/operator-process.ts";
-import { adminClient, type Typed } from "../support/cluster.ts";
+import { findCondition, type Condition } from "../../api/index.ts";
+import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
+import { packChart, podinfoChartDir } from "../support/helm.ts";
+
+/**
+ * The environment a user's `npm start` has: no toolchain directory on PATH and none of the test run's own
+ * variables (MYAPP_TOOLCHAIN_BIN, MYAPP_HELM), so whatever the scripts need they must find themselves.
+ */
+function userEnv(): NodeJS.ProcessEnv {
+  const toolchain = process.env.MYAPP_TOOLCHAIN_BIN;
+  const env = { ...process.env };
+  delete env.MYAPP_TOOLCHAIN_BIN;
+  delete env.MYAPP_HELM;
+  env.PATH = (env.PATH ?? "")
+    .split(path.delimiter)
+    .filter((dir) => dir !== toolchain && !dir.includes("myapp-platform/toolchain"))
+    .join(path.delimiter);
+  return env;
+}
 
 function runScript(script: string, args: string[] = []): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(repoRoot, script), ...args], {
       cwd: repoRoot,
+      env: userEnv(),
       stdio: ["ignore", "pipe", "inherit"],
     });
     let stdout = "";
@@ -63,6 +82,65 @@ test("npm start brings up the dev stack with every instance Ready and prints wha
     ]);
     assert.equal(live.status?.readyReplicas, live.spec.replicas, `${name} is Ready`);
   }
+
+  // The README's chart walkthrough right after `npm start`: the operator it started renders with the toolchain's
+  // helm, though helm is on no PATH of the user's.
+  await client.apply(
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "podinfo-chart", namespace: "default" },
+      binaryData: { "chart.tgz": (await packChart(await podinfoChartDir())).toString("base64") },
+    },
+    { fieldManager: "main-command-test", force: true },
+  );
+  t.after(() => client.delete("v1", "ConfigMap", "podinfo-chart", "default").catch(() => undefined));
+  await client.apply(
+    {
+      apiVersion: "example.com/v1",
+      kind: "MyAppInstance",
+      metadata: { name: "chart-web", namespace: "default" },
+      spec: {
+        image: "ghcr.io/stefanprodan/podinfo:6.9.2",
+        replicas: 2,
+        port: 9898,
+        chart: {
+          configMap: "podinfo-chart",
+          valuePaths: {
+            replicas: "replicaCount",
+            imageRepository: "image.repository",
+            imageTag: "image.tag",
+            port: "service.httpPort",
+          },
+        },
+      },
+    },
+    { fieldManager: "main-command-test", force: true },
+  );
+  t.after(() => client.delete("example.com/v1", "MyAppInstance", "chart-web", "default").catch(() => undefined));
+  const chartReady = await waitFor(
+    "the chart instance chart-web to be Ready",
+    async () => {
+      const live = await client.get<Typed<{ status?: { conditions?: Condition[] } }>>(
+        "example.com/v1",
+        "MyAppInstance",
+        "chart-web",
+        "default",
+      );
+      const ready = findCondition(live.status?.conditions, "Ready");
+      const degraded = findCondition(live.status?.conditions, "Degraded");
+      if (degraded?.status === "True") return degraded;
+      return ready?.status === "True" ? ready : undefined;
+    },
+    { timeoutMs: 180_000 },
+  );
+  assert.equal(chartReady.type, "Ready", `chart-web: ${chartReady.reason}: ${chartReady.message}`);
+  await client.delete("example.com/v1", "MyAppInstance", "chart-web", "default");
+  await waitFor(
+    "chart-web to be finalized and gone",
+    async () => ((await client.find("example.com/v1", "MyAppInstance", "chart-web", "default")) ? undefined : true),
+    { timeoutMs: 120_000 },
+  );
 
   const down = await runScript("tools/down.ts", ["--keep-cluster"]);
   assert.equal(down.code, 0);

@@ -1,5 +1,6 @@
 /** The toolchain, ready to use: built where the cache lacks a piece, the pulumi plugins registered. */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { repoRoot, toolchainBinDir } from "./paths.ts";
 import { ensurePulumiHome } from "./pulumi.ts";
@@ -27,4 +28,22 @@ export async function prepareToolchain(): Promise<{ binDir: string; env: NodeJS.
   }
   const binDir = toolchainBinDir();
   return { binDir, env: await ensurePulumiHome(binDir) };
+}
+
+/**
+ * The toolchain's helm if it is built (MYAPP_TOOLCHAIN_BIN's, else the cached helm piece), without building it:
+ * the pinned, tested version, for an operator started from this checkout (`npm start`, `npm run operator`).
+ */
+export function builtHelm(): string | undefined {
+  const given = process.env.MYAPP_TOOLCHAIN_BIN;
+  if (given) return existsSync(path.join(given, "helm")) ? path.join(given, "helm") : undefined;
+  try {
+    const dir = execFileSync("bash", [path.join(repoRoot, "tools/toolchain.sh"), "bin-dir", "helm"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+    return dir && existsSync(path.join(dir, "helm")) ? path.join(dir, "helm") : undefined;
+  } catch {
+    return undefined;
+  }
 }
