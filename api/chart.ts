@@ -236,11 +236,12 @@ export interface ChartKind {
 }
 
 /**
- * Every kind charts can render (the operator's REST table knows these). The platform's allow-list is a subset;
- * by default all of them: those of the built-in template, plus what application charts commonly carry. The
- * operator's RBAC grants exactly the allowed kinds; any other kind in a render is refused.
+ * Every kind charts can render (the operator's REST table knows these): those of the built-in template, plus what
+ * application charts commonly carry. The platform's allow-list (`MyAppOperator` `chartKinds`, `--chart-kinds`) is
+ * a subset of these, {@link defaultChartKinds} unless the platform opts into more. The operator's RBAC grants
+ * exactly the allowed kinds; any other kind in a render is refused.
  */
-export const defaultChartKinds: readonly ChartKind[] = [
+export const renderableChartKinds: readonly ChartKind[] = [
   { apiVersion: "apps/v1", kind: "Deployment", plural: "deployments" },
   { apiVersion: "apps/v1", kind: "StatefulSet", plural: "statefulsets" },
   { apiVersion: "v1", kind: "Service", plural: "services" },
@@ -252,19 +253,31 @@ export const defaultChartKinds: readonly ChartKind[] = [
   { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler", plural: "horizontalpodautoscalers" },
 ];
 
+/**
+ * The allow-list when the platform names none: the kinds the built-in template writes (operator/desired/), which
+ * the operator's RBAC grants anyway. A chart that renders anything else (a ConfigMap, Secret, ServiceAccount,
+ * Ingress, ...) is refused until the platform opts into that kind, so a platform that never uses charts grants no
+ * write on credentials, configuration or routing.
+ */
+export const defaultChartKinds: readonly ChartKind[] = renderableChartKinds.filter(
+  (kind) =>
+    (kind.apiVersion === "apps/v1" && (kind.kind === "Deployment" || kind.kind === "StatefulSet")) ||
+    (kind.apiVersion === "v1" && kind.kind === "Service"),
+);
+
 /** `apps/v1/Deployment`, how flags and messages write a kind. */
 export function chartKindName(kind: { readonly apiVersion: string; readonly kind: string }): string {
   return `${kind.apiVersion}/${kind.kind}`;
 }
 
 /**
- * The kinds named `apps/v1/Deployment`, ... (a subset of {@link defaultChartKinds}), or the names that are not
+ * The kinds named `apps/v1/Deployment`, ... (a subset of {@link renderableChartKinds}), or the names that are not
  * kinds charts can render.
  */
 export function parseChartKinds(
   names: readonly string[],
 ): { ok: true; kinds: ChartKind[] } | { ok: false; unknown: string[] } {
-  const unknown = names.filter((name) => !defaultChartKinds.some((kind) => chartKindName(kind) === name));
+  const unknown = names.filter((name) => !renderableChartKinds.some((kind) => chartKindName(kind) === name));
   if (unknown.length > 0) return { ok: false, unknown };
-  return { ok: true, kinds: defaultChartKinds.filter((kind) => names.includes(chartKindName(kind))) };
+  return { ok: true, kinds: renderableChartKinds.filter((kind) => names.includes(chartKindName(kind))) };
 }

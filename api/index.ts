@@ -27,6 +27,7 @@ export {
   chartValuesSchema,
   defaultChartKinds,
   parseChartKinds,
+  renderableChartKinds,
   defaultValuePaths,
   valuePathFields,
 } from "./chart.ts";

@@ -2,9 +2,20 @@
  * The platform admin's allow-list of kinds that Helm charts may render (`MyAppOperator` arg `chartKinds`), as RBAC
  * rules: the operator can create only what a chart is allowed to render, and read and prune only those kinds.
  * Secrets are write-only (create and patch): the operator never reads credentials.
+ *
+ * By default the list is the built-in template's kinds ({@link defaultChartKinds}: Deployment, StatefulSet,
+ * Service), which the operator holds anyway; every wider kind ({@link renderableChartKinds}) is opt-in. roles.ts
+ * grants the list in a Role per watched namespace when the operator watches a list of namespaces, and cluster-wide
+ * only when it watches them all.
  */
-import { chartKindName, defaultChartKinds, parseChartKinds, type ChartKind } from "../api/index.ts";
-import type { OperatorRule } from "./rbac.ts";
+import {
+  chartKindName,
+  defaultChartKinds,
+  parseChartKinds,
+  renderableChartKinds,
+  type ChartKind,
+} from "../api/index.ts";
+import { watchedNamespaceRules, type OperatorRule } from "./rbac.ts";
 
 /**
  * Verbs for a kind charts render: list and watch (the operator's informers cache its own objects of every allowed
@@ -14,7 +25,10 @@ import type { OperatorRule } from "./rbac.ts";
  */
 const chartVerbs = ["get", "list", "watch", "create", "patch", "delete"] as const;
 
-/** The rules that let the operator apply, compare and prune chart objects of `kinds`. */
+/**
+ * The rules that let the operator apply, compare and prune chart objects of `kinds`, but for those the built-in
+ * template's rules (rbac.ts `watchedNamespaceRules`) already grant, which are granted next to these anyway.
+ */
 export function chartKindRules(kinds: readonly ChartKind[]): OperatorRule[] {
   const rules: OperatorRule[] = [
     // The chart source: a packed chart in a ConfigMap of the instance's namespace.
@@ -22,16 +36,24 @@ export function chartKindRules(kinds: readonly ChartKind[]): OperatorRule[] {
   ];
   for (const kind of kinds) {
     const group = kind.apiVersion.includes("/") ? kind.apiVersion.slice(0, kind.apiVersion.indexOf("/")) : "";
-    rules.push({
-      apiGroups: [group],
-      resources: [kind.plural],
-      verbs: kind.writeOnly ? ["create", "patch"] : [...chartVerbs],
-    });
+    const verbs = kind.writeOnly ? ["create", "patch"] : [...chartVerbs];
+    if (verbs.every((verb) => builtInGrants(group, kind.plural, verb))) continue;
+    rules.push({ apiGroups: [group], resources: [kind.plural], verbs });
   }
   return rules;
 }
 
-/** The allow-list from the component's argument, or the names that charts cannot render. */
+function builtInGrants(group: string, resource: string, verb: string): boolean {
+  return watchedNamespaceRules.some(
+    (rule) =>
+      rule.resourceNames === undefined &&
+      rule.apiGroups.includes(group) &&
+      rule.resources.includes(resource) &&
+      rule.verbs.includes(verb),
+  );
+}
+
+/** The allow-list from the component's argument (unset: {@link defaultChartKinds}), or the unknown names. */
 export function resolveChartKinds(
   names: readonly string[] | undefined,
 ): { ok: true; kinds: readonly ChartKind[] } | { ok: false; message: string } {
@@ -40,12 +62,14 @@ export function resolveChartKinds(
   if (parsed.ok) return parsed;
   return {
     ok: false,
-    message: `${parsed.unknown.map((name) => `"${name}"`).join(", ")} cannot be rendered by charts; choose from ${defaultChartKinds.map(chartKindName).join(", ")}`,
+    message: `${parsed.unknown.map((name) => `"${name}"`).join(", ")} cannot be rendered by charts; choose from ${renderableChartKinds.map(chartKindName).join(", ")}`,
   };
 }
 
-/** The operator's `--chart-kinds` flag, when the allow-list is not the default one. */
+/** The operator's `--chart-kinds` flag, when the allow-list is not the operator's default one. */
 export function chartKindsFlag(kinds: readonly ChartKind[]): string[] {
-  if (kinds.length === defaultChartKinds.length) return [];
-  return [`--chart-kinds=${kinds.map(chartKindName).join(",")}`];
+  const names = kinds.map(chartKindName);
+  const defaults = defaultChartKinds.map(chartKindName);
+  if (names.length === defaults.length && defaults.every((name) => names.includes(name))) return [];
+  return [`--chart-kinds=${names.join(",")}`];
 }

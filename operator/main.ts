@@ -9,11 +9,14 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { pino, type Logger } from "pino";
+import { setTimeout as sleep } from "node:timers/promises";
 import { apiVersion, kind } from "../api/index.ts";
-import { parseOptions, usage, UsageRequested, type OperatorOptions } from "./options.ts";
+import { KubeClient, loadKubeConfig, TransportError } from "../kube/index.ts";
+import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
 import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, kubePort, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
+import { operatorVersion } from "./version.ts";
 import { cachedKinds, indexedLabels, watchedOwnedKinds } from "./watched-kinds.ts";
 
 export async function runOperator(options: OperatorOptions, logger: Logger): Promise<Manager> {
@@ -59,6 +62,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
   );
   logger.info(
     {
+      version: operatorVersion(),
       identity,
       namespaces: options.namespaces,
       leaderElect: options.leaderElect,
@@ -75,24 +79,91 @@ function readMetricsTls(dir: string): { cert: Buffer; key: Buffer } {
   return { cert: readFileSync(path.join(dir, "tls.crt")), key: readFileSync(path.join(dir, "tls.key")) };
 }
 
+/** What the command line asks for: run with these options, or print this and exit with this code. */
+export type CommandLine =
+  { readonly run: OperatorOptions } | { readonly exit: number; readonly stdout?: string; readonly stderr?: string };
+
 /**
- * The command line: `--help` prints the usage (exit 0); a bad flag prints the error and the usage (exit 2); a
- * failure to start is logged as a structured error (exit 1), without the usage.
+ * The command line, without side effects: `--help`/`-h` → the usage (exit 0); `--version` → the version (exit 0);
+ * a bad flag → one line on stderr naming it (exit 1), as any failure to start.
+ */
+export function commandLine(argv: readonly string[], env: NodeJS.ProcessEnv): CommandLine {
+  try {
+    return { run: parseOptions(argv, env) };
+  } catch (error) {
+    if (error instanceof UsageRequested) return { exit: 0, stdout: usage };
+    if (error instanceof VersionRequested) return { exit: 0, stdout: `myapp-operator ${operatorVersion()}` };
+    return { exit: 1, stderr: fatalLine(flagError(error)) };
+  }
+}
+
+/** Prints what the command line answered instead of running, and exits with its code. */
+export function answerAndExit(answer: {
+  readonly exit: number;
+  readonly stdout?: string;
+  readonly stderr?: string;
+}): never {
+  if (answer.stdout !== undefined) console.log(answer.stdout);
+  if (answer.stderr !== undefined) console.error(answer.stderr);
+  process.exit(answer.exit);
+}
+
+/** Node's parseArgs says "Unknown option '--x'. To specify a positional argument ..."; one clause is enough. */
+function flagError(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  const flag = /^Unknown option '([^']+)'/.exec(message)?.[1];
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && flag) return `unknown flag ${flag} (see myapp-operator --help)`;
+  return message;
+}
+
+/** `myapp-operator: <message>`, on one line whatever the message holds. */
+export function fatalLine(message: string): string {
+  return `myapp-operator: ${message.replace(/\s*\n\s*/g, " ").trim()}`;
+}
+
+/**
+ * Fails fast when the cluster cannot be reached at start, as controller-runtime's manager does, instead of
+ * retrying its watches forever: one GET /version (public to every authenticated user), retried for `deadlineMs`
+ * while the connection fails, so a brief apiserver restart does not stop a pod. A 401 fails at once: the
+ * credentials are wrong.
+ */
+export async function reachCluster(options: OperatorOptions, deadlineMs = 5000): Promise<void> {
+  const config = loadKubeConfig(options.kubeconfig ? { path: options.kubeconfig } : {});
+  const server = config.getCurrentCluster()?.server ?? "the cluster";
+  const client = new KubeClient(config, { requestTimeoutMs: deadlineMs });
+  const giveUpAt = performance.now() + deadlineMs;
+  try {
+    for (;;) {
+      try {
+        await client.raw("/version");
+        return;
+      } catch (error) {
+        if (!(error instanceof TransportError) || performance.now() >= giveUpAt) {
+          const detail = error instanceof Error ? error.message : String(error);
+          const source = options.kubeconfig ? ` (kubeconfig ${options.kubeconfig})` : "";
+          throw new Error(`cannot reach the cluster at ${server}${source}: ${detail}`, { cause: error });
+        }
+        await sleep(500);
+      }
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * The operator's command line (see {@link commandLine}). A failure to start (an unreadable kubeconfig, an
+ * unreachable cluster, a port in use) is one line on stderr and exit 1; its stack is logged only at
+ * --log-level=debug or trace.
  */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
-  let options: OperatorOptions;
-  try {
-    options = parseOptions(argv, env);
-  } catch (error) {
-    if (error instanceof UsageRequested) {
-      console.log(usage);
-      process.exit(0);
-    }
-    console.error(`myapp-operator: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
-    process.exit(2);
-  }
+  const parsed = commandLine(argv, env);
+  if ("exit" in parsed) answerAndExit(parsed);
+  const options = parsed.run;
   const logger = pino({ level: options.logLevel, base: { component: "myapp-operator" } });
   try {
+    await reachCluster(options);
     const manager = await runOperator(options, logger);
     onTerminationSignal(async () => {
       const { drained } = await manager.stop();
@@ -100,7 +171,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       process.exit(0);
     });
   } catch (error) {
-    logger.fatal({ err: error }, "operator failed to start");
+    logger.debug({ err: error }, "operator failed to start");
+    console.error(fatalLine(error instanceof Error ? error.message : String(error)));
     process.exit(1);
   }
 }

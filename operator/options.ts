@@ -8,6 +8,7 @@ import {
   chartSchema,
   defaultChartKinds,
   parseChartKinds,
+  renderableChartKinds,
   type ChartKind,
   type ChartSpec,
 } from "../api/index.ts";
@@ -45,7 +46,9 @@ export interface Address {
   readonly port: number;
 }
 
-export const usage = `Usage: node operator/main.ts [flags]   (npm run operator -- [flags])
+export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repository: npm run operator -- [flags])
+  -h, --help                       print this usage and exit
+  --version                        print the operator's version and exit
   --namespaces=a,b                 watch only these namespaces (default: all)          MYAPP_NAMESPACES
   --leader-elect                   run leader election on a Lease (for replicas >= 2)  MYAPP_LEADER_ELECT=true
   --leader-election-namespace=NS   the Lease's namespace (default: POD_NAMESPACE or default)
@@ -64,7 +67,7 @@ export const usage = `Usage: node operator/main.ts [flags]   (npm run operator -
   --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)
   --helm=PATH                      helm binary that renders spec.chart (default: helm on PATH)  MYAPP_HELM
   --default-chart=JSON              chart for instances without spec.chart, e.g. {"oci":"oci://r/c","version":"1.0.0"}  MYAPP_DEFAULT_CHART
-  --chart-kinds=v1/Service,...     kinds a chart may render, apiVersion/Kind (default: ${defaultChartKinds.map(chartKindName).join(",")})  MYAPP_CHART_KINDS`;
+  --chart-kinds=v1/Service,...     kinds a chart may render, apiVersion/Kind (default: ${defaultChartKinds.map(chartKindName).join(",")}; any of ${renderableChartKinds.map(chartKindName).join(",")})  MYAPP_CHART_KINDS`;
 
 const logLevels = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
 
@@ -90,10 +93,12 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       helm: { type: "string" },
       "chart-kinds": { type: "string" },
       "default-chart": { type: "string" },
-      help: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+      version: { type: "boolean" },
     },
   });
   if (values.help) throw new UsageRequested();
+  if (values.version) throw new VersionRequested();
   const namespaces = (values.namespaces ?? env.MYAPP_NAMESPACES ?? "")
     .split(",")
     .map((n) => n.trim())
@@ -129,7 +134,11 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
   };
 }
 
+/** `--help` or `-h`: print the usage and exit 0 (thrown so that no other flag is checked first). */
 export class UsageRequested extends Error {}
+
+/** `--version`: print the version and exit 0. */
+export class VersionRequested extends Error {}
 
 function address(flag: string, value: string): Address {
   const match = /^(?:(.*):)?(\d+)$/.exec(value);
@@ -145,14 +154,14 @@ function positiveInteger(flag: string, value: string): number {
   return n;
 }
 
-/** `apps/v1/Deployment,v1/Service` → kinds; unset → every kind charts can render. */
+/** `apps/v1/Deployment,v1/Service` → kinds; unset → the built-in template's kinds (wider kinds are opt-in). */
 function chartKinds(value: string | undefined): readonly ChartKind[] {
   if (value === undefined || value.trim() === "") return defaultChartKinds;
   const parsed = parseChartKinds(value.split(",").map((entry) => entry.trim()));
   if (!parsed.ok) {
     throw new Error(
       `--chart-kinds: ${parsed.unknown.join(", ")} cannot be rendered by charts; choose from ` +
-        defaultChartKinds.map(chartKindName).join(","),
+        renderableChartKinds.map(chartKindName).join(","),
     );
   }
   return parsed.kinds;

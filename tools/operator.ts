@@ -9,8 +9,8 @@
  * Charts: the toolchain's helm renders them (the pinned version the tests use), unless --helm or MYAPP_HELM names
  * another; without a built toolchain, helm on PATH.
  */
-import { main } from "../operator/main.ts";
-import { parseOptions, usage, UsageRequested, type OperatorOptions } from "../operator/options.ts";
+import { answerAndExit, commandLine, main } from "../operator/main.ts";
+import { parseOptions, type OperatorOptions } from "../operator/options.ts";
 import {
   devStackOperator,
   operatorKubeconfig,
@@ -27,17 +27,10 @@ const say = (message: string) => process.stderr.write(`[operator] ${message}\n`)
 const renewFailed = (error: unknown) =>
   say(`renewing the ServiceAccount token failed (the current one stays valid for now): ${String(error)}`);
 
-let options: OperatorOptions;
-try {
-  options = parseOptions(argv, env);
-} catch (error) {
-  if (error instanceof UsageRequested) {
-    console.log(usage);
-    process.exit(0);
-  }
-  console.error(`myapp-operator: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
-  process.exit(2);
-}
+// --help, --version and a bad flag answer before any token is minted, in the operator's own words.
+const parsed = commandLine(argv, env);
+if ("exit" in parsed) answerAndExit(parsed);
+let options: OperatorOptions = parsed.run;
 
 const launched = env.MYAPP_LOCAL_OPERATOR_RENEW;
 if (launched) {
@@ -65,5 +58,5 @@ if (!argv.some((arg) => arg === "--helm" || arg.startsWith("--helm=")) && !env.M
   else say("no built toolchain helm: charts render with helm on PATH (run 'npm run toolchain' for the pinned one)");
 }
 
-// The operator's own command line: a failure to start is a structured log line, never the usage.
+// The operator's own command line: a failure to start is one line on stderr, never the usage.
 await main(argv, env);

@@ -9,6 +9,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { build, type Metafile } from "esbuild";
+import { versionConstant } from "../../operator/version.ts";
 import { repoRoot } from "./paths.ts";
 
 export const operatorBundleDir = path.join(repoRoot, "build/operator");
@@ -56,6 +57,8 @@ export async function bundleOperator(outDir = operatorBundleDir): Promise<Operat
     legalComments: "none",
     metafile: true,
     logLevel: "warning",
+    // The image has no package.json beside the bundle: `--version` reads the version embedded here.
+    define: versionDefine(),
     banner: {
       js: [
         "// myapp-operator: operator/main.ts and its dependencies, bundled by tools/bundle-operator.ts.",
@@ -84,6 +87,12 @@ export async function bundleOperator(outDir = operatorBundleDir): Promise<Operat
     sha256: hash.digest("hex"),
     packages: packages.map((p) => `${p.name}@${p.version}`),
   };
+}
+
+/** esbuild's `define` that embeds package.json's version as the operator's (operator/version.ts). */
+export function versionDefine(): Record<string, string> {
+  const { version } = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string };
+  return { [versionConstant]: JSON.stringify(version) };
 }
 
 interface BundledPackage {

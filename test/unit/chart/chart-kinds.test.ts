@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { defaultChartKinds } from "../../../api/index.ts";
+import { chartKindName, defaultChartKinds, renderableChartKinds } from "../../../api/index.ts";
 import { chartKindRules, chartKindsFlag, resolveChartKinds } from "../../../components/chart-kinds.ts";
 import { operatorRbac } from "../../../components/roles.ts";
 import { resolveSettings } from "../../../components/settings.ts";
+import { parseOptions } from "../../../operator/options.ts";
 
 describe("the chart kind allow-list", () => {
   test("grants read, apply and prune per allowed kind; Secrets create and patch only; ConfigMap get for sources", () => {
@@ -11,7 +12,7 @@ describe("the chart kind allow-list", () => {
     assert.ok(kinds.ok);
     assert.deepEqual(chartKindRules(kinds.kinds), [
       { apiGroups: [""], resources: ["configmaps"], verbs: ["get"] },
-      { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
+      // (Deployments: the built-in template's rules already grant exactly these verbs.)
       { apiGroups: [""], resources: ["secrets"], verbs: ["create", "patch"] },
       {
         apiGroups: ["autoscaling"],
@@ -25,8 +26,52 @@ describe("the chart kind allow-list", () => {
     assert.deepEqual(chartKindsFlag(defaultChartKinds), []);
   });
 
+  test("by default allows only the built-in template's kinds, and grants no chart kind beyond the built-in rules", () => {
+    // GIVEN no chartKinds anywhere
+    const names = defaultChartKinds.map(chartKindName);
+    // THEN the component, the operator and the api agree on Deployment, StatefulSet and Service
+    assert.deepEqual(names, ["apps/v1/Deployment", "apps/v1/StatefulSet", "v1/Service"]);
+    assert.deepEqual(parseOptions([], {}).chartKinds.map(chartKindName), names);
+    const resolved = resolveSettings("op", { operatorPlacement: "external" });
+    assert.ok(resolved.ok);
+    assert.deepEqual(resolved.settings.chartKinds.map(chartKindName), names);
+    // AND the rules beyond the built-in template's are only the chart source's ConfigMap get
+    assert.deepEqual(chartKindRules(defaultChartKinds), [
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["get"] },
+    ]);
+    // AND the cluster-wide ClusterRole writes no ConfigMap, Secret, ServiceAccount, Ingress, PDB or HPA
+    const rules = operatorRbac(resolved.settings).clusterRole.rules ?? [];
+    for (const resource of [
+      "secrets",
+      "serviceaccounts",
+      "ingresses",
+      "poddisruptionbudgets",
+      "horizontalpodautoscalers",
+    ]) {
+      assert.ok(!rules.some((rule) => rule.resources?.includes(resource)), resource);
+    }
+    assert.deepEqual(
+      rules.filter((rule) => rule.resources?.includes("configmaps")).flatMap((rule) => rule.verbs),
+      ["get"],
+      "ConfigMaps: the chart source is read, never written",
+    );
+  });
+
+  test("every renderable kind may be opted into, and the operator's flag names the list", () => {
+    const all = renderableChartKinds.map(chartKindName);
+    const resolved = resolveSettings("op", { operatorPlacement: "external", chartKinds: all });
+    assert.ok(resolved.ok);
+    assert.deepEqual(chartKindsFlag(resolved.settings.chartKinds), [`--chart-kinds=${all.join(",")}`]);
+    assert.deepEqual(parseOptions([`--chart-kinds=${all.join(",")}`], {}).chartKinds, renderableChartKinds);
+    // The defaults in another order are still the defaults: no flag.
+    assert.deepEqual(chartKindsFlag([...defaultChartKinds].reverse()), []);
+  });
+
   test("a kind charts cannot render is a settings error naming it and the choices", () => {
-    const result = resolveSettings("op", { chartKinds: ["rbac.authorization.k8s.io/v1/ClusterRole"] });
+    const result = resolveSettings("op", {
+      operatorPlacement: "external",
+      chartKinds: ["rbac.authorization.k8s.io/v1/ClusterRole"],
+    });
     assert.ok(!result.ok);
     assert.equal(result.issues[0]?.field, "chartKinds");
     assert.match(
@@ -36,7 +81,11 @@ describe("the chart kind allow-list", () => {
   });
 
   test("a narrowed list narrows the operator's Role in every watched namespace", () => {
-    const result = resolveSettings("op", { watchNamespaces: ["team-a"], chartKinds: ["v1/ConfigMap"] });
+    const result = resolveSettings("op", {
+      operatorPlacement: "external",
+      watchNamespaces: ["team-a"],
+      chartKinds: ["v1/ConfigMap"],
+    });
     assert.ok(result.ok);
     const rules = operatorRbac(result.settings).watchedNamespaceGrants[0]?.role.rules ?? [];
     assert.ok(rules.some((rule) => rule.resources?.includes("configmaps") && rule.verbs?.includes("create")));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { defaultChartKinds } from "../../../api/index.ts";
+import { renderableChartKinds } from "../../../api/index.ts";
 import {
   chartInstanceLabel,
   mainServiceEndpoint,
@@ -46,7 +46,7 @@ spec:
 `;
 
 function ok(manifest: string): readonly RenderedObject[] {
-  const plan = planRender(manifest, instance, defaultChartKinds);
+  const plan = planRender(manifest, instance, renderableChartKinds);
   if (!plan.ok) throw new Error(plan.refusal.message);
   return plan.objects;
 }
@@ -94,7 +94,7 @@ describe("planRender", () => {
     const plan = planRender(
       "# Source: c/templates/role.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\n",
       instance,
-      defaultChartKinds,
+      renderableChartKinds,
     );
     assert.equal(plan.ok, false);
     assert.ok(!plan.ok && plan.refusal.reason === "ChartKindNotAllowed");
@@ -108,7 +108,7 @@ describe("planRender", () => {
     const plan = planRender(
       "# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: kube-system\n",
       instance,
-      defaultChartKinds,
+      renderableChartKinds,
     );
     assert.ok(!plan.ok && plan.refusal.reason === "ChartNamespaceNotAllowed");
   });

@@ -135,6 +135,51 @@ describe("operatorRbac", () => {
     assert.deepEqual(rbac.leaderElection?.role.rules, policyRules(leaderElectionRules("myapp-operator-leader")));
   });
 
+  it("grants opted-in chart kinds in a Role per watched namespace only, and cluster-wide only when watching all", () => {
+    // GIVEN a platform that opts into Secrets, ConfigMaps and Ingresses for charts
+    const chartKinds = [
+      "apps/v1/Deployment",
+      "v1/Service",
+      "v1/ConfigMap",
+      "v1/Secret",
+      "networking.k8s.io/v1/Ingress",
+    ];
+    const wider = ["core/configmaps patch", "core/secrets create", "networking.k8s.io/ingresses patch"];
+    // WHEN it watches two namespaces
+    const namespaced = operatorRbac(settingsFor({ watchNamespaces: ["team-a", "team-b"], chartKinds }));
+    // THEN the wider kinds are granted in those namespaces' Roles, and the ClusterRole grants none of them
+    const clusterWide = grants(namespaced.clusterRole.rules as OperatorRule[]);
+    for (const grant of wider) assert.ok(!clusterWide.includes(grant), `not cluster-wide: ${grant}`);
+    assert.deepEqual(
+      namespaced.watchedNamespaceGrants.map((grant) => grant.namespace),
+      ["team-a", "team-b"],
+    );
+    for (const { role } of namespaced.watchedNamespaceGrants) {
+      const inNamespace = grants(role.rules as OperatorRule[]);
+      for (const grant of wider) assert.ok(inNamespace.includes(grant), `${role.metadata?.namespace}: ${grant}`);
+      assert.ok(!inNamespace.includes("core/secrets get"), "Secrets stay write-only");
+    }
+    // AND WHEN it watches every namespace THEN (and only then) the ClusterRole carries them
+    const all = grants(operatorRbac(settingsFor({ chartKinds })).clusterRole.rules as OperatorRule[]);
+    for (const grant of wider) assert.ok(all.includes(grant), `cluster-wide: ${grant}`);
+  });
+
+  it("by default grants no chart kind beyond the built-in template's, in either mode", () => {
+    for (const settings of [settingsFor(), settingsFor({ watchNamespaces: ["team-a"] })]) {
+      const rbac = operatorRbac(settings);
+      const everything = grants(
+        [rbac.clusterRole, ...rbac.watchedNamespaceGrants.map((grant) => grant.role)].flatMap(
+          (role) => role.rules as OperatorRule[],
+        ),
+      );
+      const writes = everything.filter((line) => / (create|patch|update|delete)$/.test(line));
+      for (const resource of ["configmaps", "secrets", "serviceaccounts", "ingresses", "poddisruptionbudgets"]) {
+        assert.ok(!writes.some((line) => line.includes(`/${resource} `)), `${resource}: ${writes.join(", ")}`);
+      }
+      assert.ok(everything.includes("core/configmaps get"), "the chart source's ConfigMap is read");
+    }
+  });
+
   it("grants the Lease to an external operator, whose flags it does not control", () => {
     const rbac = operatorRbac(settingsFor({ operatorPlacement: "external" }));
     assert.equal(rbac.leaderElection?.role.metadata?.namespace, "myapp-system");

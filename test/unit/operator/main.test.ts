@@ -1,13 +1,37 @@
-/** The operator's command line: options, --help, and what a bad flag or a failed start print. */
+/** The operator's command line: options, --help, --version, and the one line a bad flag or a failed start prints. */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { defaultChartKinds } from "../../../api/index.ts";
-import { parseOptions, usage, UsageRequested } from "../../../operator/options.ts";
+import { renderableChartKinds } from "../../../api/index.ts";
+import { parseOptions, usage, UsageRequested, VersionRequested } from "../../../operator/options.ts";
 import { watchedOwnedKinds } from "../../../operator/watched-kinds.ts";
 
 const mainPath = fileURLToPath(new URL("../../../operator/main.ts", import.meta.url));
+const packageJson = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+/** `run`, without blocking the test process (so two can run at once). */
+const runAsync = (args: string[]) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [mainPath, ...args],
+      { encoding: "utf8", env: { PATH: process.env.PATH }, timeout: 30_000 },
+      (error, stdout, stderr) => resolve({ status: error ? Number(error.code ?? -1) : 0, stdout, stderr }),
+    );
+  });
+/** A kubeconfig whose server refuses every connection. */
+const refusingKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{ name: c, cluster: { server: "https://127.0.0.1:1", insecure-skip-tls-verify: true } }]
+users: [{ name: u, user: { token: t } }]
+contexts: [{ name: x, context: { cluster: c, user: u } }]
+current-context: x
+`;
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   spawnSync(process.execPath, [mainPath, ...args], {
     encoding: "utf8",
@@ -23,39 +47,95 @@ describe("operator options", () => {
 
   it("--help is a request for the usage, not an error", () => {
     assert.throws(() => parseOptions(["--help"], {}), UsageRequested);
+    assert.throws(() => parseOptions(["-h"], {}), UsageRequested);
+  });
+
+  it("--version is a request for the version, answered before any other flag is checked", () => {
+    assert.throws(() => parseOptions(["--concurrency=x", "--version"], {}), VersionRequested);
   });
 });
 
 describe("operator/main.ts", () => {
-  it("--help prints the usage and exits 0, with nothing on stderr", () => {
-    const result = run(["--help"]);
+  it("--help and -h print the usage under the command's own name and exit 0, with nothing on stderr", () => {
+    for (const flag of ["--help", "-h"]) {
+      const result = run([flag]);
+      assert.equal(result.status, 0, flag);
+      assert.equal(result.stdout.trim(), usage);
+      assert.match(result.stdout, /^Usage: myapp-operator \[flags\]/);
+      assert.match(result.stdout, /npm run operator -- \[flags\]/);
+      assert.doesNotMatch(result.stdout, /node operator\/main\.ts/);
+      assert.equal(result.stderr, "");
+    }
+  });
+
+  it("--version prints the package's version and exits 0", () => {
+    const result = run(["--version"]);
     assert.equal(result.status, 0);
-    assert.equal(result.stdout.trim(), usage);
+    assert.equal(result.stdout, `myapp-operator ${packageJson.version}\n`);
     assert.equal(result.stderr, "");
   });
 
-  it("a bad flag prints the error and the usage, and exits 2", () => {
-    const result = run(["--concurrency=0"]);
-    assert.equal(result.status, 2);
-    assert.match(result.stderr, /--concurrency must be a positive integer, got "0"/);
-    assert.match(result.stderr, /Usage:/);
+  it("a bad flag value is one line naming the flag, without the usage, and exits 1", () => {
+    const result = run(["--concurrency=x"]);
+    assert.equal(result.status, 1);
+    assert.equal(result.stderr, 'myapp-operator: --concurrency must be a positive integer, got "x"\n');
+    assert.equal(result.stdout, "");
   });
 
-  it("a failure to start is one structured error line, without the usage, and exits 1", () => {
+  it("an unknown flag is one line that says where the flags are listed, and exits 1", () => {
+    const result = run(["--concurency=2"]);
+    assert.equal(result.status, 1);
+    assert.equal(result.stderr, "myapp-operator: unknown flag --concurency (see myapp-operator --help)\n");
+  });
+
+  it("an unreadable kubeconfig is one line, no stack trace, exit 1", () => {
     const result = run(["--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0"], {
       KUBECONFIG: "/nonexistent/kubeconfig",
     });
     assert.equal(result.status, 1);
-    assert.doesNotMatch(result.stdout + result.stderr, /Usage:/);
-    const line = JSON.parse(result.stdout.trim()) as { level: number; msg: string; err: { message: string } };
-    assert.equal(line.msg, "operator failed to start");
-    assert.match(line.err.message, /cannot read kubeconfig \/nonexistent\/kubeconfig: ENOENT/);
+    assert.equal(result.stderr, "myapp-operator: cannot read kubeconfig /nonexistent/kubeconfig: ENOENT\n");
+    assert.equal(result.stdout, "", "no JSON log line with a stack at the default level");
+  });
+
+  it("an unreachable cluster at start is one line naming the server, exit 1; its stack only at --log-level=debug", async (t) => {
+    // GIVEN a kubeconfig whose server refuses connections (port 1 on localhost)
+    const dir = mkdtempSync(path.join(os.tmpdir(), "operator-main-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const kubeconfig = path.join(dir, "kubeconfig");
+    writeFileSync(kubeconfig, refusingKubeconfig);
+    const flags = [
+      `--kubeconfig=${kubeconfig}`,
+      "--metrics-bind-address=127.0.0.1:0",
+      "--health-probe-bind-address=127.0.0.1:0",
+    ];
+
+    // WHEN the operator starts, at the default log level and at debug (at once: each waits out its start deadline)
+    const [plain, debug] = await Promise.all([runAsync(flags), runAsync([...flags, "--log-level=debug"])]);
+
+    // THEN it gives up within its start deadline with one line, and nothing else
+    assert.equal(plain.status, 1);
+    assert.equal(
+      plain.stderr,
+      `myapp-operator: cannot reach the cluster at https://127.0.0.1:1 (kubeconfig ${kubeconfig}): GET /version: connect ECONNREFUSED 127.0.0.1:1\n`,
+    );
+    assert.equal(plain.stdout, "");
+
+    // AND with --log-level=debug the same line, plus the error with its stack as a debug log line
+    assert.equal(debug.status, 1);
+    assert.equal(debug.stderr, plain.stderr);
+    const logged = debug.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { stack?: string } })
+      .find((line) => line.msg === "operator failed to start");
+    assert.equal(logged?.level, 20);
+    assert.match(logged?.err?.stack ?? "", /\n\s+at /);
   });
 });
 
 describe("watchedOwnedKinds", () => {
   it("watches the template's kinds plus every readable chart kind, never Secrets, each once, by the operator's label", () => {
-    const kinds = watchedOwnedKinds(defaultChartKinds);
+    const kinds = watchedOwnedKinds(renderableChartKinds);
     assert.deepEqual(
       kinds.map((k) => `${k.apiVersion}/${k.kind}`),
       [
@@ -71,7 +151,7 @@ describe("watchedOwnedKinds", () => {
     );
     assert.ok(kinds.every((k) => k.labelSelector === "app.kubernetes.io/managed-by=myapp-operator"));
     // A narrowed allow-list watches only what it allows (and the template's kinds, which it always makes).
-    const narrowed = watchedOwnedKinds(defaultChartKinds.filter((k) => k.kind === "Ingress" || k.kind === "Secret"));
+    const narrowed = watchedOwnedKinds(renderableChartKinds.filter((k) => k.kind === "Ingress" || k.kind === "Secret"));
     assert.deepEqual(
       narrowed.map((k) => k.kind),
       ["Deployment", "StatefulSet", "Service", "Ingress"],
