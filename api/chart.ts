@@ -32,6 +32,24 @@ export const chartConfigMapKey = "chart.tgz";
 
 const maxReferenceLength = 512;
 const valuePathPattern = "^([A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*)?$";
+
+/**
+ * Names a JavaScript object inherits rather than owns: a value path or values key spelled with one of them could
+ * reach a prototype shared by the whole process (`__proto__.x` sets `x` on every object), so none is a value
+ * name at any layer.
+ */
+export const reservedValueKeys = ["__proto__", "constructor", "prototype"] as const;
+
+/**
+ * A value path with a reserved segment. RE2 has no lookahead, so the CRD cannot fold this into the path's
+ * `pattern`; CEL's `matches` (RE2, unanchored) and JS's `test` read this same expression alike.
+ */
+const reservedSegmentPattern = `(^|[.])(${reservedValueKeys.join("|")})([.]|$)`;
+
+/** True when the dotted `path` has a segment in {@link reservedValueKeys}. */
+export function hasReservedSegment(path: string): boolean {
+  return new RegExp(reservedSegmentPattern).test(path);
+}
 const versionPattern = "^v?[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$";
 const digestPattern = "^sha256:[a-f0-9]{64}$";
 const ociPattern = "^oci://[^\\s/]+/[^\\s]+$";
@@ -46,7 +64,9 @@ export const chartRules = {
   version: "must be an exact chart version (semver such as 1.2.3 or 1.2.3-rc.1), not a range",
   digest: "must be sha256:<64 lower-case hex digits>, the SHA-256 of the packed chart (.tgz)",
   valuePath:
-    "must be a dotted value path such as replicaCount or image.repository (letters, digits, '_' and '-'), or empty to leave the value to the chart",
+    "must be a dotted value path such as replicaCount or image.repository (letters, digits, '_' and '-'; no segment __proto__, constructor or prototype), or empty to leave the value to the chart",
+  valueKey:
+    "is a reserved name: keys of spec.values may be any string but __proto__, constructor and prototype (JavaScript's own names, refused so values stay data)",
   oneSource: "must name exactly one source: configMap, oci or repo",
   versionNeeded: "needs spec.chart.version: charts from a registry or repository are pinned by version",
   nameNeeded: "needs spec.chart.name: the chart's name in the repository",
@@ -66,12 +86,19 @@ const valuePath = (field: ValuePathField, what: string) =>
     .string({ error: chartRules.valuePath })
     .max(253, { error: chartRules.valuePath })
     .regex(new RegExp(valuePathPattern), { error: chartRules.valuePath })
+    .refine((path) => !hasReservedSegment(path), { error: chartRules.valuePath })
     .meta({
       description:
         `Dotted value path that receives ${what}. ` +
         (defaultValuePaths[field] === ""
           ? "Not set unless given."
           : `Defaults to ${defaultValuePaths[field]}; an empty string leaves the value to the chart.`),
+      "x-kubernetes-validations": [
+        {
+          rule: `!self.matches('${reservedSegmentPattern}')`,
+          message: `spec.chart.valuePaths.${field} ${chartRules.valuePath}`,
+        },
+      ] satisfies CelRule[],
     })
     .optional();
 
@@ -203,11 +230,45 @@ export const chartSchema = z
     { when: () => true },
   );
 
-/** `spec.values`: free-form chart values, merged over the chart's own values.yaml and under the typed fields. */
-export const chartValuesSchema = z.record(z.string(), z.unknown(), { error: "must be an object of Helm values" }).meta({
+/**
+ * The paths (below `spec.values`) of every key in {@link reservedValueKeys}, at any depth, in objects and in
+ * arrays' objects, in document order. Reads own keys only, so an own `__proto__` (as JSON.parse and YAML make it)
+ * is seen as the data it is. Iterative: a deeply nested value cannot exhaust the stack.
+ */
+export function reservedKeyPaths(values: unknown): (string | number)[][] {
+  const found: (string | number)[][] = [];
+  const pending: { value: unknown; path: (string | number)[] }[] = [{ value: values, path: [] }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, path } = next;
+    const last = path[path.length - 1];
+    if (typeof last === "string" && (reservedValueKeys as readonly string[]).includes(last)) found.push(path);
+    if (typeof value !== "object" || value === null) continue;
+    const children: [string | number, unknown][] = Array.isArray(value)
+      ? value.map((item, index) => [index, item])
+      : Object.entries(value);
+    for (const [key, child] of children.reverse()) pending.push({ value: child, path: [...path, key] });
+  }
+  return found;
+}
+
+const valuesRecord = z.record(z.string(), z.unknown(), { error: "must be an object of Helm values" });
+
+// Typed as the record it lets through (at run time it takes anything), so users still write values as an object.
+const reservedKeysRefused = z.unknown().superRefine((values, ctx) => {
+  for (const path of reservedKeyPaths(values)) ctx.addIssue({ code: "custom", path, message: chartRules.valueKey });
+}) as unknown as z.ZodType<Record<string, unknown>, Record<string, unknown>>;
+
+/**
+ * `spec.values`: free-form chart values, merged over the chart's own values.yaml and under the typed fields.
+ * Reserved keys are refused before the record is parsed: zod's record drops a top-level `__proto__` without a
+ * word, and a refusal must name it. The pipe's JSON Schema is its input side (unknown), hence `type` in the meta.
+ */
+export const chartValuesSchema = reservedKeysRefused.pipe(valuesRecord).meta({
   description:
     "Helm values for spec.chart, merged over the chart's values.yaml; the typed fields (replicas, image, port, " +
-    "storage) are placed at spec.chart.valuePaths after it, so they win. Only used with spec.chart.",
+    "storage) are placed at spec.chart.valuePaths after it, so they win. Only used with spec.chart. Keys may " +
+    "be any string but __proto__, constructor and prototype.",
+  type: "object",
   "x-kubernetes-preserve-unknown-fields": true,
 });
 

@@ -22,7 +22,14 @@ export function pruneNulls(value: unknown, schema: StructuralSchema | undefined)
   for (const [key, child] of Object.entries(value)) {
     const childSchema = propertySchema(schema, key);
     if (child === null && childSchema !== undefined && childSchema.nullable !== true) continue;
-    out[key] = pruneNulls(child, childSchema);
+    // An own data property, as JSON.parse made it: a free-form key such as `__proto__` stays a key of this
+    // copy, never the prototype setter (which --disable-proto=throw turns into an exception).
+    Object.defineProperty(out, key, {
+      value: pruneNulls(child, childSchema),
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
   }
   return out;
 }
@@ -36,8 +43,9 @@ export function pruneObjectNulls(object: unknown, schema: StructuralSchema): unk
 }
 
 function propertySchema(schema: StructuralSchema | undefined, key: string): StructuralSchema | undefined {
-  const declared = schema?.properties?.[key];
-  if (declared !== undefined) return declared;
+  // Own properties only: `constructor` or `__proto__` in the data is not a property the schema declares.
+  const properties = schema?.properties;
+  if (properties !== undefined && Object.hasOwn(properties, key)) return properties[key];
   return typeof schema?.additionalProperties === "object" ? schema.additionalProperties : undefined;
 }
 

@@ -92,7 +92,7 @@ export function fieldPath(segments: readonly (string | number)[]): string {
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let value = input;
   for (const segment of path) {
-    if (typeof value !== "object" || value === null) return undefined;
+    if (typeof value !== "object" || value === null || !Object.hasOwn(value, segment)) return undefined;
     value = (value as Record<PropertyKey, unknown>)[segment];
   }
   return value;

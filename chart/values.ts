@@ -54,14 +54,25 @@ export function chartValues(spec: MyAppInstanceSpec): Values {
   return values;
 }
 
-/** Sets `value` at the dotted `path`, creating (or replacing non-object) intermediate maps. */
+/**
+ * Sets `value` at the dotted `path`, creating (or replacing non-object) intermediate maps. Values are data: only
+ * own properties are read and written (as JSON.parse and structuredClone make them), so no path, whatever its
+ * segments (`__proto__`, `constructor`, `prototype`), walks into or writes onto a prototype; such a segment is an
+ * ordinary key here. The api refuses these segments before a path gets this far.
+ */
 export function setPath(values: Values, path: string, value: unknown): void {
   const keys = path.split(".");
   let node = values;
   for (const key of keys.slice(0, -1)) {
-    const next = node[key];
-    if (typeof next !== "object" || next === null || Array.isArray(next)) node[key] = {};
-    node = node[key] as Values;
+    const next = Object.hasOwn(node, key) ? node[key] : undefined;
+    if (typeof next === "object" && next !== null && !Array.isArray(next)) node = next as Values;
+    else node = setOwn(node, key, {});
   }
-  node[keys[keys.length - 1] ?? path] = value;
+  setOwn(node, keys[keys.length - 1] ?? path, value);
+}
+
+/** Defines `key` as an own data property, as JSON.parse would: never the `__proto__` setter or an inherited one. */
+function setOwn<T>(node: Values, key: string, value: T): T {
+  Object.defineProperty(node, key, { value, writable: true, enumerable: true, configurable: true });
+  return value;
 }

@@ -194,8 +194,16 @@ function transitionFailures(olds: PropertyBag, inputs: PropertyBag): InputFailur
   });
 }
 
+/**
+ * The input key, with what lies below it named in the reason unless the reason names it already: in a free-form
+ * input (`values`) the key path is the only way to find the offending key (`values.a.__proto__` → `a.__proto__: ...`).
+ */
 function toInputFailure(issue: FieldIssue): InputFailure {
-  return { property: topLevelKey(issue.path), reason: issue.message };
+  const property = topLevelKey(issue.path);
+  const rest = issue.path.startsWith("spec.") ? issue.path.slice("spec.".length) : issue.path;
+  const below = rest.slice(property.length).replace(/^\./, "");
+  const named = below === "" || issue.message.includes(issue.path);
+  return { property, reason: named ? issue.message : `${below}: ${issue.message}` };
 }
 
 /** `spec.storage` → `storage`: the input key a field issue belongs to. */

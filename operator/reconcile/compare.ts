@@ -46,7 +46,10 @@ function subsetOf(
   if (Array.isArray(desired)) return listSubset(desired, observed, ownKey);
   if (isObject(desired)) {
     if (!isObject(observed)) return false;
-    return Object.entries(desired).every(([key, value]) => subsetOf(value, observed[key], key, ownKey));
+    // Own keys only: a rendered object's key such as `__proto__` is data, never an inherited accessor.
+    return Object.entries(desired).every(([key, value]) =>
+      subsetOf(value, Object.hasOwn(observed, key) ? observed[key] : undefined, key, ownKey),
+    );
   }
   return scalarEqual(desired, observed, mapKey);
 }

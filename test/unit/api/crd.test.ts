@@ -10,6 +10,7 @@ import {
   imageReferencePattern,
   maxServiceEndpointLength,
   openApiV3Schema,
+  valuePathFields,
   wholeBytesQuantityPattern,
 } from "../../../api/index.ts";
 import { crdPath } from "../../../api/crd-path.ts";
@@ -166,6 +167,7 @@ describe("openApiV3Schema is a structural schema", () => {
         [".spec.chart", ".version"],
         [".spec.chart", ".name"],
         [".spec.chart", ".name"],
+        ...valuePathFields.map((field) => [`.spec.chart.valuePaths.${field}`, ""]),
         [".spec.resources", ".requests.cpu"],
         [".spec.resources", ".requests.memory"],
       ],
@@ -178,6 +180,25 @@ describe("openApiV3Schema is a structural schema", () => {
     assert.ok(rules.some((rule) => rule.rule.includes("quantity(self).compareTo(quantity('1Ei')) <= 0")));
     assert.ok(rules.some((rule) => rule.rule.includes("oldSelf.storage") && rule.rule.includes("has(self.storage)")));
     assert.ok(rules.some((rule) => rule.rule.includes("quantity(self).compareTo(quantity(oldSelf)) >= 0")));
+  });
+
+  test("refuses reserved value path segments with an RE2 rule, since a pattern cannot say it without lookahead", () => {
+    // GIVEN the CEL rule of one value path (every path has the same one)
+    const imageTag = property("chart").properties?.["valuePaths"]?.properties?.["imageTag"];
+    const [rule] = (imageTag?.["x-kubernetes-validations"] as { rule: string; message: string }[] | undefined) ?? [];
+    assert.ok(rule, "spec.chart.valuePaths.imageTag has a CEL rule");
+    // THEN its regular expression (CEL's matches is an unanchored RE2 search, as JS's test is) refuses exactly
+    // the paths with a __proto__, constructor or prototype segment, and its message names the field
+    const expression = /^!self\.matches\('(.*)'\)$/.exec(rule.rule)?.[1] ?? assert.fail(rule.rule);
+    assert.doesNotMatch(expression, /\(\?[=!<]/, "no lookaround: RE2 has none");
+    const refused = (path: string) => new RegExp(expression).test(path);
+    for (const path of ["__proto__", "__proto__.deletionTimestamp", "a.constructor.prototype", "x.prototype"]) {
+      assert.ok(refused(path), path);
+    }
+    for (const path of ["", "image.tag", "__proto", "protos.constructors", "a.__proto__x", "prototype_"]) {
+      assert.equal(refused(path), false, path);
+    }
+    assert.match(rule.message, /^spec\.chart\.valuePaths\.imageTag .*__proto__, constructor or prototype/);
   });
 
   test("keys conditions by type, as metav1.Condition lists are", () => {

@@ -79,6 +79,17 @@ describe("pruneNulls", () => {
     assert.deepEqual(pruneNulls(input, schema), { spec: { unknown: null }, status: { conditions: [null] } });
   });
 
+  test("keeps keys named __proto__ or constructor as data: never a prototype, never a declared field", () => {
+    // GIVEN JSON as the apiserver sends it: an own __proto__ in free-form values, a null unknown field `constructor`
+    const input = JSON.parse('{"spec":{"image":"nginx","constructor":null,"values":{"__proto__":{"a":null}}}}');
+    // WHEN pruned
+    const pruned = pruneNulls(input, schema) as { spec: { values: object } };
+    // THEN __proto__ is still an own key of a plain object, and `constructor` (not declared) keeps its null
+    assert.equal(Object.getPrototypeOf(pruned.spec.values), Object.prototype);
+    assert.deepEqual(Object.keys(pruned.spec.values), ["__proto__"]);
+    assert.ok(Object.hasOwn(pruned.spec, "constructor"));
+  });
+
   test("does not change its input", () => {
     const input = { spec: { image: null } };
     pruneObjectNulls(input, schema);

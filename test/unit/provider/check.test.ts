@@ -127,7 +127,29 @@ describe("checkInputs: every failure at once, by input key", () => {
     {
       name: "a request above its limit is reported on the resources input",
       news: { ...minimal, resources: { requests: { memory: "2Gi" }, limits: { memory: "1Gi" } } },
-      expected: [{ property: "resources", reason: "must not be greater than the limit of the same resource" }],
+      expected: [
+        { property: "resources", reason: "requests.memory: must not be greater than the limit of the same resource" },
+      ],
+    },
+    {
+      name: "a value path through a prototype is refused on its chart input, naming the field",
+      news: { ...minimal, chart: { configMap: "c", valuePaths: { imageTag: "__proto__.deletionTimestamp" } } },
+      expected: [
+        { property: "chart", reason: /^valuePaths\.imageTag: must be a dotted value path .*no segment __proto__/ },
+      ],
+    },
+    {
+      // JSON.parse makes `__proto__` an own key, as a program reading its values from a file would have it.
+      name: "reserved keys in values are refused on the values input, each named by its path",
+      news: {
+        ...minimal,
+        chart: { configMap: "c" },
+        values: JSON.parse('{"a":[{"__proto__":{"x":1}}],"constructor":{}}'),
+      },
+      expected: [
+        { property: "values", reason: /^a\[0\]\.__proto__: is a reserved name/ },
+        { property: "values", reason: /^constructor: is a reserved name/ },
+      ],
     },
     {
       name: "storage beyond the maximum, or a fraction of a byte (the api's bounds reach the provider)",

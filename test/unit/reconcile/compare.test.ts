@@ -43,6 +43,12 @@ describe("isSubset: scalars and maps", () => {
     assert.ok(isSubset({ storageClassName: undefined, a: 1 }, { a: 1 }));
   });
 
+  it("compares a key named __proto__ (a chart can render one) as data, not as the observed object's prototype", () => {
+    assert.ok(!isSubset(JSON.parse('{"__proto__":{}}'), {}));
+    assert.ok(!isSubset(JSON.parse('{"spec":{"constructor":{}}}'), { spec: {} }));
+    assert.ok(isSubset(JSON.parse('{"__proto__":{"a":1}}'), JSON.parse('{"__proto__":{"a":1},"b":2}')));
+  });
+
   it("does not mistake an object for a scalar or a list", () => {
     assert.ok(!isSubset({ a: { b: 1 } }, { a: "b=1" }));
     assert.ok(!isSubset({ a: { b: 1 } }, { a: [{ b: 1 }] }));
