@@ -17,18 +17,9 @@ export const stdoutLines: LineWriter = (line) => {
   process.stdout.write(`${line}\n`);
 };
 
-/**
- * A progress reporter for one instance: `web: 2/3 replicas ready`. Repeats of the same line are dropped, so a
- * watch that sees many status writes prints only what changed.
- */
-export function progressReporter(label: string, write: LineWriter = stdoutLines): (progress: string) => void {
-  let last: string | undefined;
-  return (progress) => {
-    const line = `${label}: ${progress}`;
-    if (line === last) return;
-    last = line;
-    write(line);
-  };
+/** The instance as every line names it: `web (shop/web-095128ad)`, its resource name and namespace/name. */
+export function instanceLabel(instance: { logicalName: string; namespace: string; name: string }): string {
+  return `${instance.logicalName} (${instance.namespace}/${instance.name})`;
 }
 
 let logger: Logger | undefined;

@@ -10,8 +10,9 @@ import { realClock } from "../kube/clock.ts";
 import { cancellation } from "./cancellation.ts";
 import { clusterIdentity, recordedIdentity, verifyCluster } from "./cluster-identity.ts";
 import { connect } from "./connection.ts";
-import { providerLog, stdoutLines } from "./console.ts";
+import { instanceLabel, providerLog, stdoutLines } from "./console.ts";
 import { diffInputs } from "./diff.ts";
+import { readableFailures } from "./failure-display.ts";
 import { followObject, type Snapshot } from "./follow.ts";
 import { ResourceInitError } from "./init-error.ts";
 import {
@@ -36,6 +37,7 @@ import {
   ownershipProblem,
   type LiveInstance,
 } from "./manifest.ts";
+import { flushOnShutdown, NoteBoard } from "./notes.ts";
 import { waitProgress } from "./progress.ts";
 import { assessReadiness, describeConditions } from "./readiness.ts";
 import { chartPreview } from "./chart-preview.ts";
@@ -54,6 +56,11 @@ export interface CheckResult {
  * those rejections fail `pulumi preview` with the field they concern. An unchanged instance costs no request.
  */
 export async function check(olds: PropertyBag, news: PropertyBag): Promise<CheckResult> {
+  const result = await checkInstance(olds, news);
+  return result.failures ? { ...result, failures: readableFailures(news, result.failures) } : result;
+}
+
+async function checkInstance(olds: PropertyBag, news: PropertyBag): Promise<CheckResult> {
   const outcome = checkInputs(olds, news);
   if (outcome.failures.length > 0) return outcome;
   const inputs = outcome.inputs;
@@ -86,7 +93,11 @@ export async function check(olds: PropertyBag, news: PropertyBag): Promise<Check
   if (checked.chart === undefined) return { inputs };
   const preview = await chartPreview(client, checked);
   if (!preview.checked) {
-    stdoutLines(`${checked.logicalName}: chart not rendered at preview (${preview.note})`);
+    notes.add(
+      `chart ${preview.note}`,
+      instanceLabel(checked),
+      (all) => `chart not rendered at preview for ${all}: ${preview.note}`,
+    );
     return { inputs };
   }
   return preview.failures.length > 0 ? { inputs, failures: preview.failures } : { inputs };
@@ -189,7 +200,7 @@ export async function remove(id: string, props: PropertyBag): Promise<void> {
     if (!deleted) return;
   } catch (error) {
     if (error instanceof ConflictError) {
-      stdoutLines(`${inputs.logicalName}: ${namespace}/${name} is now a different object (uid changed); left alone`);
+      stdoutLines(`${instanceLabel(inputs)}: now a different object (uid changed); left alone`);
       return;
     }
     throw error;
@@ -208,7 +219,7 @@ async function waitUntilReady(
   provider: Record<string, unknown>,
 ): Promise<InstanceOutputs> {
   const generation = applied.metadata.generation ?? 0;
-  const progress = waitProgress(inputs.logicalName);
+  const progress = waitProgress(instanceLabel(inputs), { timeoutMs: timeoutMs(inputs) });
   const cancelled = cancellation();
   const port = instanceWatchPort(client, inputs.namespace, inputs.name);
   const initial: Snapshot<LiveInstance> = { object: applied, resourceVersion: applied.metadata.resourceVersion ?? "" };
@@ -259,7 +270,7 @@ async function waitUntilReady(
 
 async function waitUntilGone(client: KubeClient, inputs: InstanceInputs, uid: string | undefined): Promise<void> {
   const port = instanceWatchPort(client, inputs.namespace, inputs.name);
-  const progress = waitProgress(inputs.logicalName);
+  const progress = waitProgress(instanceLabel(inputs), { timeoutMs: timeoutMs(inputs) });
   const cancelled = cancellation();
   const result = await followObject(
     port,
@@ -312,13 +323,16 @@ function unchangedInstance(olds: PropertyBag, inputs: PropertyBag): boolean {
   return specKeys.every((key) => (olds[key] ?? undefined) === (inputs[key] ?? undefined));
 }
 
-const skippedNotes = new Set<string>();
+// A note that gained instances is printed again before the process ends: the engine interrupts its plugins when done.
+const notes = new NoteBoard({ onShutdown: flushOnShutdown });
 
-/** Says once per process and reason (not once per instance) that the apiserver was not asked, and why. */
+/** Says once per reason (not once per instance) that the apiserver was not asked, why, and for which instances. */
 function skippedDryRun(inputs: InstanceInputs, note: string): void {
-  if (skippedNotes.has(note)) return;
-  skippedNotes.add(note);
-  stdoutLines(`${inputs.logicalName}: server-side dry-run skipped (${note}); checked with the zod rules only`);
+  notes.add(
+    `dry-run ${note}`,
+    instanceLabel(inputs),
+    (all) => `server-side dry-run skipped for ${all}: ${note}; checked with the zod rules only`,
+  );
 }
 
 /**
@@ -347,7 +361,11 @@ function reconcileRequest(): string {
 
 /** When a wait gives up: timeoutSeconds from now (the default if state predates the input). */
 function deadline(inputs: InstanceInputs): number {
-  return realClock.now() + (inputs.timeoutSeconds ?? defaultTimeoutSeconds) * 1000;
+  return realClock.now() + timeoutMs(inputs);
+}
+
+function timeoutMs(inputs: InstanceInputs): number {
+  return (inputs.timeoutSeconds ?? defaultTimeoutSeconds) * 1000;
 }
 
 function text(value: unknown): string | undefined {
