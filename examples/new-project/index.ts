@@ -10,13 +10,35 @@ const cluster = new ClusterProvider("cluster", {
   context: config.get("context"),
 });
 
-// The platform: CRD, operator namespace, RBAC and operator. Its name and namespace are yours alone in the cluster.
-const platform = new MyAppOperator("shop-platform", { namespace: "shop-platform" }, { provider: cluster });
+// The platform: CRD, operator namespace, RBAC and the operator. With an image you built and pushed
+// (`pulumi config set operatorImage REGISTRY/myapp-operator:0.2.0`) the operator runs in the cluster; without one
+// it runs outside it, as a process you start: `npx myapp-operator --namespaces=shop`.
+const operatorImage = config.get("operatorImage");
+const platform = new MyAppOperator(
+  "shop-platform",
+  operatorImage
+    ? { namespace: "shop-platform", image: operatorImage }
+    : { namespace: "shop-platform", operatorPlacement: "external" },
+  { provider: cluster },
+);
+
+// The namespace outlives the stack (retainOnDelete): `pulumi destroy` removes the instances, never the volumes
+// that db keeps (storageReclaimPolicy Retain), which deleting the namespace would take with it.
+const shop = new k8s.core.v1.Namespace(
+  "shop",
+  { metadata: { name: "shop" } },
+  { provider: cluster, retainOnDelete: true },
+);
 
 // Instances with `platform` go to the platform's cluster, after it; nothing else to wire.
-const shop = new k8s.core.v1.Namespace("shop", { metadata: { name: "shop" } }, { provider: cluster });
 const web = new MyAppInstance("web", { platform, namespace: shop.metadata.name, image: "nginx:1.27", replicas: 3 });
-const db = new MyAppInstance("db", { platform, namespace: shop.metadata.name, image: "postgres:17", storage: "10Gi" });
+const db = new MyAppInstance("db", {
+  platform,
+  namespace: shop.metadata.name,
+  image: "postgres:17",
+  port: 5432,
+  storage: "10Gi",
+});
 
 export const webEndpoint = web.endpoint; // "web-1a2b3c4d.shop.svc:8080"
-export const dbEndpoint = db.endpoint;
+export const dbEndpoint = db.endpoint; // "db-5e6f7a8b.shop.svc:5432"

@@ -1,23 +1,26 @@
 /**
- * The package as a user gets it: `npm pack`, a brand-new Pulumi project in a temporary directory outside the
- * repository, `npm install` of the tarball, the README's "Use it from your own stack" program (read from the README,
- * so the README cannot drift), then `pulumi preview`, `up` (instances Ready), `preview --expect-no-changes`,
- * `refresh --expect-no-changes` and `destroy` against the local cluster.
+ * The first hour of a user, played: `npm pack`, a brand-new Pulumi project in a temporary directory outside the
+ * repository made of the README's "Your own project" files verbatim (they are also the template
+ * examples/new-project, which a unit test keeps identical), `npm install` of the tarball, then the README's local
+ * recipe: the operator started from the project's own `npx myapp-operator`, `pulumi preview`, `up` (instances
+ * Ready), `preview --expect-no-changes`, `refresh --expect-no-changes`, an image change whose preview shows exactly
+ * that, and `destroy`, after which the claims the platform keeps are still there.
  *
  * Needs the toolchain and the local cluster: `npm test -- test/e2e/package.test.ts`.
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, it } from "node:test";
+import { createInterface } from "node:readline";
+import { describe, it, type TestContext } from "node:test";
 import { promisify } from "node:util";
 import { apiVersion, isReady, kind, type MyAppInstance } from "../../api/index.ts";
 import { kubeconfigPath, repoRoot } from "../../tools/lib/paths.ts";
 import { adminClient, type Typed } from "../support/cluster.ts";
-import { startOperator } from "../support/operator.ts";
-import { destroyStack, log, projectStack, readmeProgram, toolPath } from "./support/project.ts";
+import { readmeProjectFiles } from "../support/readme-project.ts";
+import { destroyStack, log, projectStack, toolPath } from "./support/project.ts";
 
 const run = promisify(execFile);
 const minutes = (n: number) => n * 60_000;
@@ -25,28 +28,50 @@ const client = adminClient();
 /** The namespace the README's program declares. */
 const appNamespace = "shop";
 
+/**
+ * `npx myapp-operator --namespaces=shop` as the README's local recipe says, from the project's own install (free
+ * ports instead of the defaults, so it cannot collide with another operator of the test run). Stopped by pid.
+ */
+function startProjectOperator(t: TestContext, project: string, env: NodeJS.ProcessEnv): { logTail: () => string } {
+  const child = spawn(
+    path.join(project, "node_modules/.bin/myapp-operator"),
+    [`--namespaces=${appNamespace}`, "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0"],
+    { cwd: project, env: { ...env, KUBECONFIG: kubeconfigPath }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const lines: string[] = [];
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on("line", (line) => lines.push(line));
+  }
+  const exited = new Promise((resolve) => child.on("close", resolve));
+  t.after(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM"); // the operator drains and exits
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    await exited;
+    clearTimeout(timer);
+  });
+  return { logTail: () => lines.slice(-40).join("\n") };
+}
+
 describe("the installable package, from a new project outside the repository", { timeout: minutes(20) }, () => {
-  it("npm pack, npm install, the README's program: preview, up, no-change preview and refresh, destroy", async (t) => {
+  it("the README's project: npm pack, npm install, preview, up, no-change preview and refresh, an image change, destroy", async (t) => {
     const home = mkdtempSync(path.join(tmpdir(), "myapp-user-"));
     assert.equal(home.startsWith(repoRoot), false, "the project lives outside the repository");
     const env = { ...process.env, PATH: toolPath() };
     t.after(() => rmSync(home, { recursive: true, force: true }));
 
-    // GIVEN the tarball (`npm pack` builds first: prepack) ...
-    await run("npm", ["pack", "--pack-destination", home], { cwd: repoRoot, env, maxBuffer: 1 << 26 });
-    const tarball = readdirSync(home).find((file) => file.endsWith(".tgz"));
-    assert.ok(tarball, "npm pack wrote a tarball");
-
-    // ... a project made from the template, installing the tarball instead of the registry's version ...
+    // GIVEN a project of the README's files, exactly as a user copies them ...
     const project = path.join(home, "shop");
-    await run("cp", ["-r", path.join(repoRoot, "examples/new-project"), project]);
-    const manifest = JSON.parse(readFileSync(path.join(project, "package.json"), "utf8")) as {
-      dependencies: Record<string, string>;
-    };
-    manifest.dependencies["myapp-platform"] = `file:${path.join(home, tarball)}`;
-    writeFileSync(path.join(project, "package.json"), JSON.stringify(manifest, null, 2));
-    // ... and the README's program, exactly.
-    writeFileSync(path.join(project, "index.ts"), readmeProgram());
+    mkdirSync(project);
+    for (const [name, text] of readmeProjectFiles()) writeFileSync(path.join(project, name), text);
+    // ... and the tarball beside them, as the README packs it (`npm pack` builds first: prepack).
+    await run("npm", ["pack", "--pack-destination", project], { cwd: repoRoot, env, maxBuffer: 1 << 26 });
+    assert.ok(
+      readdirSync(project).some((file) => file.endsWith(".tgz")),
+      "npm pack wrote the tarball",
+    );
+    // The namespace is the program's, kept by destroy on purpose (retainOnDelete): the test removes it at the end.
+    t.after(() => client.delete("v1", "Namespace", appNamespace).catch(() => undefined));
     await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], {
       cwd: project,
       env,
@@ -58,8 +83,8 @@ describe("the installable package, from a new project outside the repository", {
     const help = await run(path.join(project, "node_modules/.bin/myapp-operator"), ["--help"], { env });
     assert.match(help.stdout, /--namespaces=a,b/, "the myapp-operator bin runs the operator's flags");
 
-    // The operator itself runs as a local process here (kwok's pods do not execute): watching only `shop`.
-    const operator = await startOperator(t, { namespaces: [appNamespace], leaderElection: false, label: "package" });
+    // The README's local recipe: the operator outside the cluster (kwok's pods do not execute), from the project.
+    const operator = startProjectOperator(t, project, env);
     const stack = await projectStack(project);
     t.after(() => destroyStack(t, stack));
     await stack.setConfig("kubeconfig", { value: kubeconfigPath });
@@ -86,13 +111,44 @@ describe("the installable package, from a new project outside the repository", {
       await stack.refresh({ expectNoChanges: true, onOutput: log(t) });
     });
 
-    await t.test("destroy: the instances are gone (the operator's finalizer ran)", async () => {
+    await t.test("an image change: the preview shows exactly that, and up rolls it out", async () => {
+      const program = path.join(project, "index.ts");
+      const before = readFileSync(program, "utf8");
+      assert.ok(before.includes('image: "nginx:1.27"'));
+      writeFileSync(program, before.replace('image: "nginx:1.27"', 'image: "nginx:1.28"'));
+      const preview = await stack.preview({ diff: true, onOutput: log(t) });
+      assert.deepEqual(preview.changeSummary, { same: preview.changeSummary.same, update: 1 });
+      assert.match(preview.stdout, /~ image\s*:\s*"nginx:1\.27" => "nginx:1\.28"/);
+      const changed = preview.stdout.split("\n").filter((line) => /^\s+[~+-] \w+\s*:/.test(line));
+      assert.equal(changed.length, 1, `only the image changes:\n${changed.join("\n")}`);
+      await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
+        throw failWith(error);
+      });
+      const { items } = await client.list<Typed<MyAppInstance>>(apiVersion, kind, { namespace: appNamespace });
+      const web = items.find((item) => item.metadata.name?.startsWith("web-"));
+      assert.equal(web?.spec.image, "nginx:1.28");
+      assert.ok(web && isReady(web), "web is Ready on the new image");
+    });
+
+    await t.test("destroy: the instances are gone, the namespace and db's claims are kept", async () => {
+      const claimsBefore = await client.list<Typed<object>>("v1", "PersistentVolumeClaim", {
+        namespace: appNamespace,
+      });
+      assert.ok(claimsBefore.items.length > 0, "db has a claim");
       const destroy = await stack.destroy({ onOutput: log(t) }).catch((error: unknown) => {
         throw failWith(error);
       });
       assert.equal(destroy.summary.result, "succeeded");
       const left = await client.list(apiVersion, kind, { namespace: appNamespace }).catch(() => ({ items: [] }));
       assert.deepEqual(left.items, []);
+      const namespace = await client.get<Typed<{ status?: { phase?: string } }>>("v1", "Namespace", appNamespace);
+      assert.equal(namespace.status?.phase, "Active", "destroy leaves the namespace (retainOnDelete)");
+      const claimsAfter = await client.list<Typed<object>>("v1", "PersistentVolumeClaim", { namespace: appNamespace });
+      assert.deepEqual(
+        claimsAfter.items.map((claim) => claim.metadata.uid).sort(),
+        claimsBefore.items.map((claim) => claim.metadata.uid).sort(),
+        "every claim is still there, the very same ones",
+      );
     });
   });
 });

@@ -5,10 +5,9 @@
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation/index.js";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { TestContext } from "node:test";
-import { pulumiEnv, repoRoot, toolchainBinDir } from "../../../tools/lib/paths.ts";
+import { pulumiEnv, toolchainBinDir } from "../../../tools/lib/paths.ts";
 
 export const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
 
@@ -33,14 +32,6 @@ export async function projectStack(workDir: string, env: Record<string, string> 
 export async function destroyStack(t: TestContext, stack: Stack): Promise<void> {
   await stack.destroy({ onOutput: log(t) }).catch((error: unknown) => t.diagnostic(`destroy: ${String(error)}`));
   await stack.workspace.removeStack(stack.name, { force: true }).catch(() => undefined);
-}
-
-/** The README's "Use it from your own stack" program, exactly as written there. */
-export function readmeProgram(): string {
-  const section = readFileSync(path.join(repoRoot, "README.md"), "utf8").split("## Use it from your own stack")[1];
-  const program = /```ts\n([\s\S]*?)```/.exec(section ?? "")?.[1];
-  if (!program) throw new Error("README.md has no ts block under 'Use it from your own stack'");
-  return program;
 }
 
 /** Engine output into the test's diagnostics, so a failed step explains itself. */

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ChartFetchError, ChartRenderError, type ChartRenderer } from "../../../operator/chart/index.ts";
 import { PermanentError, TransientError } from "../../../operator/reconcile/index.ts";
-import { apiVersion, kind } from "../../../api/index.ts";
+import { apiVersion, kind, renderableChartKinds } from "../../../api/index.ts";
 import { harness } from "../reconcile/setup.ts";
 
 const deployment = (name: string, image: string, replicas: number) => `---
@@ -43,7 +43,10 @@ function setup(render: (values: Record<string, unknown>) => string) {
   const renderer: ChartRenderer = {
     render: async (request) => ({ manifest: render(request.values), hooks: ["app/templates/test.yaml"], crds: [] }),
   };
-  Object.assign(h.deps, { chart: { renderer, fetchChart: async () => new Uint8Array([1]) } });
+  // A platform that opted into every kind charts can render (the default allows only the template's kinds).
+  Object.assign(h.deps, {
+    chart: { renderer, fetchChart: async () => new Uint8Array([1]), allowedKinds: renderableChartKinds },
+  });
   return { h };
 }
 
