@@ -2,18 +2,21 @@
  * The rendering port and its implementation: Helm itself, run as `helm template` in a child process. Helm's
  * output is the definition of "what this chart renders", so nothing here interprets templates; see the
  * README's "Charts" section for why a child process rather than Helm's engine compiled to WebAssembly.
+ *
+ * Helm is a guest in the operator's container: one process per render (the full stream, CRDs, hooks and tests
+ * dropped here), at most `maxConcurrentRenders` at once, each held to memory, CPU-time, wall-time and output
+ * limits (chart/guest-process.ts), and renders reused from an LRU bounded by bytes.
  */
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { parseAllDocuments } from "yaml";
-import { hookOf, parseManifests } from "./manifests.ts";
+import { findPrlimit, GuestFailure, runGuest } from "./guest-process.ts";
+import { ByteBoundedLru } from "./lru-cache.ts";
+import { hookOf, type RenderedObject } from "./manifests.ts";
+import { defaultMaxConcurrentRenders, defaultRenderLimits, type RenderLimits } from "./render-limits.ts";
 import type { Values } from "./values.ts";
-
-const run = promisify(execFile);
 
 /** What the chart is told about the cluster (`.Capabilities`), as `helm template` takes it. */
 export interface Capabilities {
@@ -39,13 +42,25 @@ export interface RenderResult {
   readonly manifest: string;
   /** Templates that define hooks or tests, which are not run (`helm.sh/hook` objects of a full render). */
   readonly hooks: readonly string[];
-  /** Files under the chart's `crds/` directory: never applied by the operator. */
+  /** Names of the CRDs under the chart's `crds/` directories: never applied by the operator. */
   readonly crds: readonly string[];
 }
 
-/** A chart that does not render: Helm's own message, which names the template file and line. */
+/** A chart that does not render: Helm's own message (which names the template file and line), or a limit. */
 export class ChartRenderError extends Error {
   override readonly name = "ChartRenderError";
+  /** `ChartRenderFailed` (the chart's own error), or `ChartRenderLimit` (helm went over a platform limit). */
+  readonly reason: "ChartRenderFailed" | "ChartRenderLimit";
+  /**
+   * True when a retry may succeed: only the wall-time limit, which a busy node can exceed while the render is
+   * within its CPU time. Memory, CPU time and output depend on the chart and values alone.
+   */
+  readonly transient: boolean;
+  constructor(message: string, options?: ErrorOptions & { reason?: ChartRenderError["reason"]; transient?: boolean }) {
+    super(message, options);
+    this.reason = options?.reason ?? "ChartRenderFailed";
+    this.transient = options?.transient ?? false;
+  }
 }
 
 /** The one wording of a render failure, for the operator's Degraded condition and the provider's preview. */
@@ -58,52 +73,56 @@ export interface ChartRenderer {
   render(request: RenderRequest): Promise<RenderResult>;
 }
 
+/** The renderer over a helm binary, and how it enforces memory and CPU time. */
+export interface HelmRenderer extends ChartRenderer {
+  /** `prlimit`: kernel limits; `watchdog`: /proc polled every 100 ms (no prlimit on this machine). */
+  readonly enforcement: "prlimit" | "watchdog";
+  readonly limits: RenderLimits;
+}
+
 export interface HelmOptions {
   /** The helm binary. @default "helm" (on PATH) */
   readonly binary?: string;
-  /** Longest a render may take before it is an error. @default 60000 */
-  readonly timeoutMs?: number;
+  /** Limits of each render. @default defaultRenderLimits */
+  readonly limits?: Partial<RenderLimits>;
+  /** Renders at once; more wait their turn. @default 2 */
+  readonly maxConcurrentRenders?: number;
+  /** Bytes of renders kept for reuse. @default 64 MiB */
+  readonly cacheBytes?: number;
+  /** The prlimit binary; false: the /proc watchdog even where prlimit exists (tests). @default found on the machine */
+  readonly prlimit?: string | false;
 }
 
-/** Renders kept for reuse (a few hundred KiB each at most for an application chart). */
-const maxCachedRenders = 256;
-
-/** Output larger than this is an error rather than memory growth: 64 MiB of YAML is not an application. */
-const maxOutputBytes = 64 * 1024 * 1024;
+/** Renders kept by default: a few hundred KiB each for an application chart, so thousands of instances' worth. */
+export const defaultRenderCacheBytes = 64 * 1024 * 1024;
 
 /** The renderer over a helm binary. Each render works in its own temporary directory, removed afterwards. */
-export function helmRenderer(options: HelmOptions = {}): ChartRenderer {
+export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
   const binary = options.binary ?? "helm";
-  const timeout = options.timeoutMs ?? 60_000;
+  const limits: RenderLimits = { ...defaultRenderLimits, ...options.limits };
+  const prlimit = options.prlimit === false ? undefined : (options.prlimit ?? findPrlimit());
+  const slots = semaphore(options.maxConcurrentRenders ?? defaultMaxConcurrentRenders);
+  // Children's events wake a reconcile often (every rollout step); the same chart, values and cluster always
+  // render the same, so recent renders are reused, and a render already running is joined rather than repeated.
+  const recent = new ByteBoundedLru<RenderResult>(options.cacheBytes ?? defaultRenderCacheBytes, renderBytes);
+  const running = new Map<string, Promise<RenderResult>>();
+
   const helm = async (args: readonly string[]): Promise<string> => {
     try {
-      const { stdout } = await run(binary, args, {
-        timeout,
-        maxBuffer: maxOutputBytes,
+      return await runGuest({
+        binary,
+        args,
+        limits,
+        prlimit,
         // No repositories, registries or plugins of whoever runs the operator: renders are hermetic.
         env: { PATH: process.env["PATH"] ?? "", HOME: tmpdir(), HELM_NO_PLUGINS: "1" },
       });
-      return stdout;
     } catch (error) {
+      if (!(error instanceof GuestFailure)) throw error;
+      const { limit } = error.details;
+      if (limit) throw new ChartRenderError(error.message, { reason: "ChartRenderLimit", transient: limit === "time" });
       throw new ChartRenderError(helmMessage(error), { cause: error });
     }
-  };
-  // Children's events wake a reconcile often (every rollout step); the same chart, values and cluster always
-  // render the same, so recent renders are reused instead of running helm three times again.
-  const recent = new Map<string, RenderResult>();
-  return {
-    async render(request) {
-      const key = createHash("sha256")
-        .update(request.chart)
-        .update(JSON.stringify([request.release, request.namespace, request.values, request.capabilities ?? {}]))
-        .digest("hex");
-      const cached = recent.get(key);
-      if (cached) return cached;
-      const result = await renderOnce(request);
-      if (recent.size >= maxCachedRenders) recent.delete(recent.keys().next().value ?? "");
-      recent.set(key, result);
-      return result;
-    },
   };
 
   async function renderOnce(request: RenderRequest): Promise<RenderResult> {
@@ -113,7 +132,8 @@ export function helmRenderer(options: HelmOptions = {}): ChartRenderer {
       const values = join(dir, "values.json");
       await writeFile(chart, request.chart);
       await writeFile(values, JSON.stringify(request.values));
-      const common = [
+      // One process: the full stream (CRDs first, hooks and tests last), split here as Helm would have left them out.
+      const full = await helm([
         "template",
         request.release,
         chart,
@@ -121,18 +141,103 @@ export function helmRenderer(options: HelmOptions = {}): ChartRenderer {
         request.namespace,
         "--values",
         values,
+        "--include-crds",
         ...capabilityFlags(request.capabilities),
-      ];
-      const [manifest, full, crds] = await Promise.all([
-        helm([...common, "--skip-tests", "--no-hooks"]),
-        // The full render only tells which hooks and tests were left out, for the status.
-        helm(common),
-        helm(["show", "crds", chart]),
       ]);
-      return { manifest, hooks: hookSources(full), crds: crdNames(crds) };
+      return splitFullRender(full);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  return {
+    enforcement: prlimit ? "prlimit" : "watchdog",
+    limits,
+    async render(request) {
+      const key = renderKey(request);
+      const cached = recent.get(key);
+      if (cached) return cached;
+      let pending = running.get(key);
+      if (!pending) {
+        pending = slots(() => renderOnce(request)).finally(() => running.delete(key));
+        running.set(key, pending);
+      }
+      const result = await pending;
+      recent.set(key, result);
+      return result;
+    },
+  };
+}
+
+/**
+ * What determines a render's output: the chart's bytes (by digest), the values, release, namespace and
+ * capabilities, each in a canonical form (sorted keys), so equal inputs share an entry whatever their key order.
+ */
+export function renderKey(request: RenderRequest): string {
+  const capabilities = {
+    kubeVersion: request.capabilities?.kubeVersion ?? "",
+    apiVersions: [...(request.capabilities?.apiVersions ?? [])].sort(),
+  };
+  return createHash("sha256")
+    .update(createHash("sha256").update(request.chart).digest())
+    .update(canonicalJson([request.release, request.namespace, request.values, capabilities]))
+    .digest("hex");
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/** Roughly the memory a render takes (strings are UTF-16 in V8). */
+function renderBytes(result: RenderResult): number {
+  const lists = [...result.hooks, ...result.crds].reduce((n, s) => n + s.length, 0);
+  return 2 * (result.manifest.length + lists) + 256;
+}
+
+/**
+ * Splits `helm template --include-crds` output (hooks and tests included) into what the operator applies and what
+ * it reports. Helm prints every template as `---\n# Source: <path>\n<yaml>\n`: the CRD files first, then the
+ * templates (trimmed, then a newline), then hooks and tests. Kept are the chunks that are neither a CRD file
+ * (`<chart>/crds/…`, subcharts' included) nor a hook (`helm.sh/hook`), in order: exactly the stream
+ * `helm template --skip-tests --no-hooks` prints.
+ */
+export function splitFullRender(stream: string): RenderResult {
+  const kept: string[] = [];
+  const hooks = new Set<string>();
+  const crds: string[] = [];
+  for (const chunk of stream.split(/^(?=---[ \t]*\r?\n# Source: )/m)) {
+    const source = /^# Source: (.+?)\s*$/m.exec(chunk)?.[1];
+    if (source === undefined) {
+      if (chunk.trim() !== "") kept.push(chunk);
+      continue;
+    }
+    const objects = documentsOf(chunk);
+    if (/^[^/]+(\/charts\/[^/]+)*\/crds\//.test(source)) {
+      for (const object of objects) if (typeof object.metadata?.name === "string") crds.push(object.metadata.name);
+      continue;
+    }
+    if (objects.some((object) => object.metadata && hookOf(object as RenderedObject) !== undefined)) {
+      hooks.add(source);
+      continue;
+    }
+    kept.push(chunk);
+  }
+  return { manifest: kept.length > 0 ? kept.join("") : "\n", hooks: [...hooks].sort(), crds };
+}
+
+/** The objects of one chunk; a chunk that is not valid YAML is kept as a template (planRender reports it). */
+function documentsOf(chunk: string): { metadata?: { name?: unknown; annotations?: Record<string, string> } }[] {
+  try {
+    return parseAllDocuments(chunk)
+      .flatMap((document) => ("errors" in document && document.errors.length > 0 ? [] : [document.toJSON()]))
+      .filter((value): value is object => value !== null && typeof value === "object");
+  } catch {
+    return [];
   }
 }
 
@@ -143,28 +248,32 @@ function capabilityFlags(capabilities: Capabilities | undefined): string[] {
   return flags;
 }
 
-/** Templates whose objects are hooks or tests (a `helm.sh/hook` annotation). */
-function hookSources(stream: string): string[] {
-  const hooks = parseManifests(stream).filter((manifest) => hookOf(manifest.object) !== undefined);
-  return [...new Set(hooks.map((manifest) => manifest.source))].sort();
-}
-
-/** Names of the CRDs `helm show crds` prints. */
-function crdNames(stream: string): string[] {
-  return parseAllDocuments(stream)
-    .map((document) => (document.toJSON() as { metadata?: { name?: unknown } } | null)?.metadata?.name)
-    .filter((name): name is string => typeof name === "string");
+/** At most `max` calls of the functions it is given run at once; the rest wait, first come first served. */
+function semaphore(max: number): <T>(work: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (work) => {
+    if (active >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    else active++;
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
 }
 
 /** Helm's error line without its `Error: ` prefix, or the process failure when Helm said nothing. */
-function helmMessage(error: unknown): string {
-  const failure = error as { stderr?: string; killed?: boolean; code?: unknown; message?: string };
-  if (failure.killed) return "helm template took too long and was stopped";
-  if (failure.code === "ENOENT") return "the helm binary was not found (set MYAPP_HELM or put helm on PATH)";
-  const stderr = (failure.stderr ?? "").trim();
+function helmMessage(error: GuestFailure): string {
+  const stderr = (error.details.stderr ?? "").trim();
+  if (error.details.code === "ENOENT" || /failed to execute .*No such file/.test(stderr)) {
+    return "the helm binary was not found (set MYAPP_HELM or put helm on PATH)";
+  }
   const line = stderr
     .split("\n")
     .filter((l) => l.startsWith("Error:"))
     .pop();
-  return (line ?? stderr).replace(/^Error: /, "") || (failure.message ?? String(error));
+  return (line ?? stderr).replace(/^Error: /, "") || error.message;
 }

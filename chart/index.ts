@@ -1,10 +1,12 @@
 /**
  * The chart engine, shared by the operator (which applies renders) and the provider (which previews them): chart
- * sources, values from the typed spec, rendering with Helm itself, the cluster's capabilities kept for reuse, and
- * parsing its output. Uses api only.
+ * sources, values from the typed spec, rendering with Helm itself (a bounded guest process), the cluster's
+ * capabilities kept for reuse, and parsing its output. Uses api only.
  */
 export * from "./capabilities.ts";
 export * from "./helm.ts";
 export * from "./manifests.ts";
+export * from "./render-limits.ts";
+export * from "./source-policy.ts";
 export * from "./sources.ts";
 export * from "./values.ts";

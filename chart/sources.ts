@@ -2,19 +2,32 @@
  * Where a chart comes from: a ConfigMap in the instance's namespace (offline), an HTTP chart repository
  * (index.yaml → .tgz), or an OCI registry (the distribution API Helm uses: manifest by tag → chart layer blob).
  * Every source yields the packed chart's bytes, checked against `spec.chart.digest` when given.
+ *
+ * Remote sources are fetched only when the platform's allow-list covers them (chart/source-policy.ts), with
+ * timeouts, byte caps and address checks (chart/http-get.ts), an index read without blocking the event loop
+ * (chart/repository-index.ts), and every OCI manifest and blob checked against its digest.
  */
 import { createHash } from "node:crypto";
-import { parse } from "yaml";
 import { chartConfigMapKey, type ChartSpec } from "../api/index.ts";
+import { boundedHttpGet, HttpGetError, statusError, type HttpGet, type HttpGetOptions } from "./http-get.ts";
+import { ByteBoundedLru } from "./lru-cache.ts";
+import { indexEntries, IndexFormatError } from "./repository-index.ts";
+import { allowedBy, chartSourcesFlag, sourcePolicy, type SourcePolicy } from "./source-policy.ts";
 
-/** A chart that cannot be fetched, or not the pinned one: retried with backoff, reported naming the source. */
+/**
+ * A chart that cannot be fetched, or not the pinned one, or not allowed. `transient` says whether a retry may
+ * succeed (network errors, timeouts, 429, 5xx): the operator retries those and reports Stalled, never Degraded;
+ * the rest (404, digest mismatch, over a cap, not allowed) are the instance's problem: Degraded.
+ */
 export class ChartFetchError extends Error {
   override readonly name = "ChartFetchError";
-  /** `ChartFetchFailed`, or `ChartDigestMismatch` when the bytes are not the pinned ones. */
+  /** `ChartFetchFailed`, `ChartDigestMismatch` or `ChartSourceNotAllowed`. */
   readonly reason: string;
-  constructor(message: string, reason = "ChartFetchFailed", options?: ErrorOptions) {
+  readonly transient: boolean;
+  constructor(message: string, reason = "ChartFetchFailed", options?: ErrorOptions & { transient?: boolean }) {
     super(message, options);
     this.reason = reason;
+    this.transient = options?.transient ?? false;
   }
 }
 
@@ -24,10 +37,35 @@ export type ReadConfigMap = (
   namespace: string,
 ) => Promise<{ readonly binaryData?: Record<string, string> } | undefined>;
 
+/** Byte caps of what a fetch reads. */
+export interface FetchCaps {
+  /** A repository's index.yaml. @default 16 MiB */
+  readonly indexBytes: number;
+  /** A packed chart (.tgz, or an OCI chart layer). @default 10 MiB */
+  readonly chartBytes: number;
+  /** An OCI manifest. @default 4 MiB (the distribution spec's recommended limit) */
+  readonly manifestBytes: number;
+}
+
+export const defaultFetchCaps: FetchCaps = {
+  indexBytes: 16 * 1024 * 1024,
+  chartBytes: 10 * 1024 * 1024,
+  manifestBytes: 4 * 1024 * 1024,
+};
+
 export interface ChartSourceOptions {
   readonly readConfigMap: ReadConfigMap;
-  /** @default globalThis.fetch */
-  readonly fetch?: typeof fetch;
+  /**
+   * URL prefixes remote charts may come from (`oci://ghcr.io/org/`, `https://charts.example.com/`); hosts they
+   * name may be private addresses. @default [] (ConfigMap charts only)
+   */
+  readonly allowedSources?: readonly string[];
+  /** @default defaultFetchCaps */
+  readonly caps?: Partial<FetchCaps>;
+  /** Timeouts and redirects. */
+  readonly http?: HttpGetOptions;
+  /** How the allow-list is named in refusals. @default "--chart-sources" */
+  readonly allowListName?: string;
 }
 
 /** The media type of a chart's content layer in an OCI registry. */
@@ -45,21 +83,36 @@ export function chartDigest(bytes: Uint8Array): string {
   return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 }
 
+/** Fetched charts kept in memory at most (a published chart version does not change; the digest pin catches one that did). */
+const chartCacheBytes = 64 * 1024 * 1024;
+
 /**
- * A fetcher. Charts from a registry or repository are cached in memory by source and version (a published chart
- * version does not change; the digest pin catches one that did); a ConfigMap is read on every call.
+ * A fetcher. Charts from a registry or repository are cached in memory by source and version, within a byte
+ * budget; a ConfigMap is read on every call.
  */
 export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, namespace: string) => Promise<Uint8Array> {
-  const fetcher = options.fetch ?? globalThis.fetch;
-  const cache = new Map<string, Uint8Array>();
+  const policy = sourcePolicy(options.allowedSources ?? []);
+  const caps: FetchCaps = { ...defaultFetchCaps, ...options.caps };
+  const get = boundedHttpGet(policy, options.http);
+  const allowList = options.allowListName ?? chartSourcesFlag;
+  const cache = new ByteBoundedLru<Uint8Array>(chartCacheBytes, (bytes) => bytes.length);
   return async (chart, namespace) => {
     const source = describeSource(chart, namespace);
     let bytes: Uint8Array;
     if (chart.configMap !== undefined) {
       bytes = await fromConfigMap(options.readConfigMap, chart.configMap, namespace, source);
     } else {
+      const location = chart.oci ?? chart.repo ?? "";
+      if (!allowedBy(policy, location)) {
+        throw new ChartFetchError(
+          `${source} is not an allowed chart source: the platform allows ` +
+            (policy.allowed.length > 0 ? policy.allowed.join(", ") : "ConfigMap charts only") +
+            ` (${allowList}); use a chart in a ConfigMap, or ask the platform to add the source`,
+          "ChartSourceNotAllowed",
+        );
+      }
       const cached = cache.get(source);
-      bytes = cached ?? (await fetchRemote(fetcher, chart, source));
+      bytes = cached ?? (await fetchRemote(get, policy, caps, chart, source));
       if (!cached) cache.set(source, bytes);
     }
     const digest = chartDigest(bytes);
@@ -92,41 +145,87 @@ async function fromConfigMap(
   return Buffer.from(data, "base64");
 }
 
-async function fetchRemote(fetcher: typeof fetch, chart: ChartSpec, source: string): Promise<Uint8Array> {
+async function fetchRemote(
+  get: HttpGet,
+  policy: SourcePolicy,
+  caps: FetchCaps,
+  chart: ChartSpec,
+  source: string,
+): Promise<Uint8Array> {
   try {
     return chart.oci !== undefined
-      ? await fromRegistry(fetcher, chart.oci, chart.version ?? "")
-      : await fromRepository(fetcher, chart.repo ?? "", chart.name ?? "", chart.version ?? "");
+      ? await fromRegistry(get, policy, caps, chart.oci, chart.version ?? "")
+      : await fromRepository(get, caps, chart.repo ?? "", chart.name ?? "", chart.version ?? "");
   } catch (error) {
-    if (error instanceof ChartFetchError) throw new ChartFetchError(`${source}: ${error.message}`, error.reason);
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new ChartFetchError(`${source} cannot be fetched: ${detail}`, "ChartFetchFailed", { cause: error });
+    if (error instanceof ChartFetchError) {
+      throw new ChartFetchError(`${source}: ${error.message}`, error.reason, {
+        transient: error.transient,
+        cause: error,
+      });
+    }
+    if (error instanceof HttpGetError) {
+      throw new ChartFetchError(`${source} cannot be fetched: ${error.message}`, "ChartFetchFailed", {
+        transient: error.transient,
+        cause: error,
+      });
+    }
+    if (error instanceof IndexFormatError) {
+      throw new ChartFetchError(`${source} cannot be fetched: ${error.message}`, "ChartFetchFailed", { cause: error });
+    }
+    throw error;
   }
 }
 
+/** A successful answer's body, or the status as an error (host and code only). */
+async function ok(get: HttpGet, url: URL, what: string, maxBytes: number, headers: Record<string, string> = {}) {
+  const response = await get(url, { headers, maxBytes, what });
+  if (response.status < 200 || response.status >= 300) throw statusError(response.url.host, response.status, what);
+  return response;
+}
+
 /** An HTTP chart repository: the version's first URL in index.yaml (relative to the repository), then the .tgz. */
-async function fromRepository(fetcher: typeof fetch, repo: string, name: string, version: string): Promise<Uint8Array> {
-  const base = repo.endsWith("/") ? repo : `${repo}/`;
-  const index = parse(await text(fetcher, new URL("index.yaml", base))) as {
-    entries?: Record<string, { version?: string; urls?: string[] }[]>;
-  };
-  const versions = index.entries?.[name];
+async function fromRepository(
+  get: HttpGet,
+  caps: FetchCaps,
+  repo: string,
+  name: string,
+  version: string,
+): Promise<Uint8Array> {
+  const base = new URL(repo.endsWith("/") ? repo : `${repo}/`);
+  const index = await ok(get, new URL("index.yaml", base), "index.yaml", caps.indexBytes);
+  const versions = await indexEntries(index.body.toString("utf8"), name);
   if (!versions) throw new ChartFetchError(`the repository has no chart ${name}`);
   const entry = versions.find((candidate) => candidate.version === version || candidate.version === `v${version}`);
-  const url = entry?.urls?.[0];
-  if (!url) {
-    const known = versions.map((candidate) => candidate.version).join(", ");
+  const url = Array.isArray(entry?.urls) ? entry.urls[0] : undefined;
+  if (typeof url !== "string") {
+    const known = versions
+      .map((candidate) => String(candidate.version))
+      .slice(0, 20)
+      .join(", ");
     throw new ChartFetchError(`the repository has no version ${version} of ${name} (it has ${known})`);
   }
-  return bytesOf(fetcher, new URL(url, base));
+  return (await ok(get, new URL(url, base), "the chart", caps.chartBytes)).body;
+}
+
+interface Descriptor {
+  readonly mediaType?: unknown;
+  readonly digest?: unknown;
+  readonly size?: unknown;
 }
 
 /**
  * An OCI registry, as `helm pull oci://…` reads it: the manifest tagged with the version, then its chart layer.
  * Loopback registries are spoken to over plain HTTP (as Docker and Helm's --plain-http do for a local registry);
- * others over HTTPS, with an anonymous bearer token when the registry asks for one.
+ * others over HTTPS, with an anonymous bearer token when the registry asks for one, from a token service on the
+ * registry's own host or one the allow-list covers.
  */
-async function fromRegistry(fetcher: typeof fetch, oci: string, version: string): Promise<Uint8Array> {
+async function fromRegistry(
+  get: HttpGet,
+  policy: SourcePolicy,
+  caps: FetchCaps,
+  oci: string,
+  version: string,
+): Promise<Uint8Array> {
   const rest = oci.slice("oci://".length);
   const slash = rest.indexOf("/");
   const host = rest.slice(0, slash);
@@ -135,43 +234,93 @@ async function fromRegistry(fetcher: typeof fetch, oci: string, version: string)
   const base = `${scheme}://${host}/v2/${repository}`;
   // Helm pushes versions with '+' as '_' (tags may not contain '+').
   const tag = version.replaceAll("+", "_");
-  const headers = { Accept: "application/vnd.oci.image.manifest.v1+json" };
-  const manifest = JSON.parse(await text(fetcher, `${base}/manifests/${tag}`, headers)) as {
-    layers?: { mediaType?: string; digest?: string }[];
-  };
-  const layer = manifest.layers?.find((candidate) => candidate.mediaType === chartLayerMediaType);
-  if (!layer?.digest) throw new ChartFetchError(`${oci}:${tag} is not a Helm chart (no ${chartLayerMediaType} layer)`);
-  return bytesOf(fetcher, `${base}/blobs/${layer.digest}`);
-}
-
-async function text(fetcher: typeof fetch, url: URL | string, headers: Record<string, string> = {}): Promise<string> {
-  return Buffer.from(await bytesOf(fetcher, url, headers)).toString("utf8");
-}
-
-async function bytesOf(
-  fetcher: typeof fetch,
-  url: URL | string,
-  headers: Record<string, string> = {},
-): Promise<Uint8Array> {
-  let response = await fetcher(url, { headers, redirect: "follow" });
-  const challenge = response.headers.get("www-authenticate");
-  if (response.status === 401 && challenge?.startsWith("Bearer ")) {
-    const token = await anonymousToken(fetcher, challenge);
-    response = await fetcher(url, { headers: { ...headers, Authorization: `Bearer ${token}` }, redirect: "follow" });
+  const authorized = tokenFlow(get, policy, new URL(base));
+  const manifestResponse = await authorized(new URL(`${base}/manifests/${tag}`), "the manifest", caps.manifestBytes, {
+    Accept: "application/vnd.oci.image.manifest.v1+json",
+  });
+  // A manifest fetched by tag has no descriptor to check against but the registry's own digest header.
+  const claimed = manifestResponse.headers["docker-content-digest"];
+  if (typeof claimed === "string") verifyDigest(manifestResponse.body, claimed, `${oci}:${tag}'s manifest`);
+  let manifest: { layers?: Descriptor[] };
+  try {
+    manifest = JSON.parse(manifestResponse.body.toString("utf8")) as { layers?: Descriptor[] };
+  } catch {
+    throw new ChartFetchError(`${oci}:${tag}'s manifest is not JSON`);
   }
-  if (!response.ok) throw new ChartFetchError(`GET ${String(url)} answered ${response.status} ${response.statusText}`);
-  return new Uint8Array(await response.arrayBuffer());
+  const layer = Array.isArray(manifest.layers)
+    ? manifest.layers.find((candidate) => candidate?.mediaType === chartLayerMediaType)
+    : undefined;
+  if (typeof layer?.digest !== "string" || !/^sha256:[a-f0-9]{64}$/.test(layer.digest)) {
+    throw new ChartFetchError(
+      `${oci}:${tag} is not a Helm chart (no ${chartLayerMediaType} layer with a sha256 digest)`,
+    );
+  }
+  if (typeof layer.size === "number" && layer.size > caps.chartBytes) {
+    throw new ChartFetchError(
+      `${oci}:${tag}'s chart is ${layer.size} bytes, more than the limit of ${caps.chartBytes}`,
+    );
+  }
+  const maxBytes = typeof layer.size === "number" ? Math.min(layer.size, caps.chartBytes) : caps.chartBytes;
+  const blob = await authorized(new URL(`${base}/blobs/${layer.digest}`), "the chart layer", maxBytes);
+  verifyDigest(blob.body, layer.digest, `${oci}:${tag}'s chart layer`);
+  return blob.body;
 }
 
-/** The registry token flow for anonymous pulls: `Bearer realm="…",service="…",scope="…"`. */
-async function anonymousToken(fetcher: typeof fetch, challenge: string): Promise<string> {
+function verifyDigest(bytes: Buffer, expected: string, what: string): void {
+  if (!expected.startsWith("sha256:"))
+    throw new ChartFetchError(`${what} has digest ${expected}: only sha256 is supported`);
+  const actual = chartDigest(bytes);
+  if (actual !== expected) {
+    throw new ChartFetchError(
+      `${what} has digest ${actual}, not ${expected} as its descriptor says`,
+      "ChartDigestMismatch",
+    );
+  }
+}
+
+/**
+ * GETs against a registry with its anonymous token flow (`WWW-Authenticate: Bearer realm="…",service,scope`): the
+ * token is fetched once and reused for the manifest and the blob. A realm on another host is refused unless the
+ * allow-list covers it: otherwise a registry could send the operator to any URL.
+ */
+function tokenFlow(get: HttpGet, policy: SourcePolicy, registry: URL) {
+  let token: string | undefined;
+  return async (url: URL, what: string, maxBytes: number, headers: Record<string, string> = {}) => {
+    const withToken = () => (token ? { ...headers, Authorization: `Bearer ${token}` } : headers);
+    let response = await get(url, { headers: withToken(), maxBytes, what });
+    const challenge = response.headers["www-authenticate"];
+    if (response.status === 401 && typeof challenge === "string" && challenge.startsWith("Bearer ")) {
+      token = await anonymousToken(get, policy, registry, challenge);
+      response = await get(url, { headers: withToken(), maxBytes, what });
+    }
+    if (response.status < 200 || response.status >= 300) throw statusError(response.url.host, response.status, what);
+    return response;
+  };
+}
+
+async function anonymousToken(get: HttpGet, policy: SourcePolicy, registry: URL, challenge: string): Promise<string> {
   const fields = Object.fromEntries(
     [...challenge.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1] ?? "", match[2] ?? ""]),
   );
-  const realm = new URL(fields["realm"] ?? "");
+  let realm: URL;
+  try {
+    realm = new URL(fields["realm"] ?? "");
+  } catch {
+    throw new ChartFetchError(`the registry's token realm is not a URL`);
+  }
+  if (realm.host !== registry.host && !allowedBy(policy, realm.href)) {
+    throw new ChartFetchError(
+      `the registry sends for a token to ${realm.host}, another host than ${registry.host} that the allow-list does not cover`,
+    );
+  }
   for (const key of ["service", "scope"]) if (fields[key]) realm.searchParams.set(key, fields[key]);
-  const answer = await fetcher(realm);
-  if (!answer.ok) throw new ChartFetchError(`the registry's token service answered ${answer.status}`);
-  const body = (await answer.json()) as { token?: string; access_token?: string };
-  return body.token ?? body.access_token ?? "";
+  const answer = await get(realm, { maxBytes: 64 * 1024, what: "a token" });
+  if (answer.status < 200 || answer.status >= 300) throw statusError(answer.url.host, answer.status, "a token");
+  try {
+    const body = JSON.parse(answer.body.toString("utf8")) as { token?: unknown; access_token?: unknown };
+    const token = body.token ?? body.access_token;
+    return typeof token === "string" ? token : "";
+  } catch {
+    throw new ChartFetchError(`the registry's token service did not answer JSON`);
+  }
 }

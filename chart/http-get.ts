@@ -1,0 +1,177 @@
+/**
+ * GET as a registry client should do it for a multi-tenant operator: a connect timeout and a total deadline (a
+ * slow-drip server cannot hold a worker), a byte cap checked while reading (and against Content-Length before),
+ * redirects followed by hand so each hop is checked, and every address checked at connect time: a host that
+ * resolves to a private, loopback or link-local address is refused unless the platform's allow-list names it
+ * (the check runs inside the connection's DNS lookup, so a second resolution cannot swap the address). Errors
+ * name the host and status only, never a response body: a tenant must not read internal pages through a
+ * status message.
+ */
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { isIP } from "node:net";
+import { Agent, request } from "undici";
+import { isPrivateAddress, mayBePrivate, type SourcePolicy } from "./source-policy.ts";
+
+/** A failed GET: `transient` when a retry may succeed (network, timeout, 429, 5xx). */
+export class HttpGetError extends Error {
+  override readonly name = "HttpGetError";
+  readonly transient: boolean;
+  /** The HTTP status, when the server answered. */
+  readonly status: number | undefined;
+  constructor(message: string, transient: boolean, status?: number, options?: ErrorOptions) {
+    super(message, options);
+    this.transient = transient;
+    this.status = status;
+  }
+}
+
+export interface HttpGetOptions {
+  /** @default 10000 */
+  readonly connectTimeoutMs?: number;
+  /** The whole request, headers and body. @default 30000 */
+  readonly timeoutMs?: number;
+  /** @default 5 */
+  readonly maxRedirects?: number;
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: Buffer;
+  /** The URL that answered (after redirects). */
+  readonly url: URL;
+}
+
+export type HttpGet = (
+  url: URL,
+  options: { readonly headers?: Record<string, string>; readonly maxBytes: number; readonly what: string },
+) => Promise<HttpResponse>;
+
+const privateRefusal = "ERR_MYAPP_PRIVATE_ADDRESS";
+
+/** A GET function under `policy`. Non-2xx answers are returned (the caller decides: 401 starts a token flow). */
+export function boundedHttpGet(policy: SourcePolicy, options: HttpGetOptions = {}): HttpGet {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const maxRedirects = options.maxRedirects ?? 5;
+  const agent = new Agent({
+    connect: {
+      timeout: options.connectTimeoutMs ?? 10_000,
+      lookup: (hostname, lookupOptions, callback) => {
+        dnsLookup(hostname, { all: true, family: lookupOptions.family ?? 0 }, (error, addresses: LookupAddress[]) => {
+          if (error) return callback(error, "", 0);
+          const refused = mayBePrivate(policy, hostname)
+            ? undefined
+            : addresses.find((address) => isPrivateAddress(address.address));
+          if (refused || addresses.length === 0) {
+            const refusal = Object.assign(new Error(`${hostname} resolves to a private address`), {
+              code: privateRefusal,
+            });
+            return callback(refusal, "", 0);
+          }
+          if (lookupOptions.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+          const [first] = addresses as [LookupAddress];
+          callback(null, first.address, first.family);
+        });
+      },
+    },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connections: 16,
+  });
+
+  return async (start, { headers = {}, maxBytes, what }) => {
+    let url = start;
+    let sent = { ...headers };
+    for (let hop = 0; ; hop++) {
+      checkTarget(policy, url, start);
+      const response = await getOnce(agent, url, sent, maxBytes, what, timeoutMs);
+      const location = response.headers["location"];
+      if (response.status < 300 || response.status >= 400 || typeof location !== "string") return response;
+      if (hop >= maxRedirects) throw new HttpGetError(`${url.host} redirected more than ${maxRedirects} times`, false);
+      const next = new URL(location, url);
+      // Credentials stay with the host they were meant for (a registry's blob store is usually a CDN).
+      if (next.host !== url.host)
+        sent = Object.fromEntries(Object.entries(sent).filter(([k]) => !/^authorization$/i.test(k)));
+      url = next;
+    }
+  };
+}
+
+/** A hop's URL: HTTP(S), no downgrade from HTTPS, and an IP literal (which needs no lookup) checked here. */
+function checkTarget(policy: SourcePolicy, url: URL, start: URL): void {
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new HttpGetError(`a redirect to ${url.protocol} is not followed`, false);
+  }
+  if (url.protocol === "http:" && start.protocol === "https:") {
+    throw new HttpGetError(`${start.host} redirected from HTTPS to plain HTTP (${url.host}); not followed`, false);
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (isIP(host) !== 0 && isPrivateAddress(host) && !mayBePrivate(policy, host)) {
+    throw new HttpGetError(`${url.host} is a private, loopback or link-local address; not reached`, false);
+  }
+}
+
+async function getOnce(
+  agent: Agent,
+  url: URL,
+  headers: Record<string, string>,
+  maxBytes: number,
+  what: string,
+  timeoutMs: number,
+): Promise<HttpResponse> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const response = await request(url, { method: "GET", headers, dispatcher: agent, signal });
+    const length = Number(response.headers["content-length"]);
+    if (Number.isFinite(length) && length > maxBytes) {
+      response.body.destroy();
+      throw new HttpGetError(`${what} from ${url.host} is ${length} bytes, more than the limit of ${maxBytes}`, false);
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > maxBytes) {
+        response.body.destroy();
+        throw new HttpGetError(`${what} from ${url.host} is more than the limit of ${maxBytes} bytes`, false);
+      }
+      chunks.push(chunk);
+    }
+    return { status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks), url };
+  } catch (error) {
+    if (error instanceof HttpGetError) throw error;
+    if (hasCode(error, privateRefusal)) {
+      throw new HttpGetError(`${url.host} resolves to a private, loopback or link-local address; not reached`, false);
+    }
+    if (signal.aborted) {
+      throw new HttpGetError(`${url.host} did not answer in ${timeoutMs / 1000} s`, true, undefined, { cause: error });
+    }
+    const code = codeOf(error);
+    throw new HttpGetError(`${url.host} cannot be reached${code ? ` (${code})` : ""}`, true, undefined, {
+      cause: error,
+    });
+  }
+}
+
+function hasCode(error: unknown, code: string): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    if ((current as { code?: unknown }).code === code) return true;
+    current = current.cause;
+  }
+  return false;
+}
+
+function codeOf(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** The verdict for a non-2xx status: 408, 429 and 5xx may pass; the rest will not change by retrying. */
+export function statusError(host: string, status: number, what: string): HttpGetError {
+  const transient = status === 408 || status === 429 || status >= 500;
+  return new HttpGetError(`${host} answered ${status} for ${what}`, transient, status);
+}

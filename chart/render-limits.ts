@@ -1,0 +1,57 @@
+/**
+ * What one `helm template` may use: memory, CPU time, wall time and output. Helm runs inside the operator's own
+ * container, so a chart without these could take the memory or the CPU every other tenant is served with. The
+ * defaults fit application charts with a wide margin (this repository's chart renders in ~40 MiB, 0.1 s of CPU,
+ * a few KiB of output). Pure constants and wording; the mechanism is chart/guest-process.ts.
+ */
+
+/** The limits of one render. */
+export interface RenderLimits {
+  /** Memory helm may map for its data (RLIMIT_DATA), in MiB. @default 256 */
+  readonly memoryMiB: number;
+  /** CPU time helm may use, in seconds (RLIMIT_CPU): an endless template loop ends here. @default 20 */
+  readonly cpuSeconds: number;
+  /** Wall time of one render, in seconds. @default 60 */
+  readonly timeoutSeconds: number;
+  /** Largest rendered YAML stream, in MiB. @default 16 */
+  readonly outputMiB: number;
+}
+
+/** The platform's default limits (operator flags `--render-*`, MyAppOperator `renderLimits`). */
+export const defaultRenderLimits: RenderLimits = {
+  memoryMiB: 256,
+  cpuSeconds: 20,
+  timeoutSeconds: 60,
+  outputMiB: 16,
+};
+
+/** Renders at once by default (`--max-concurrent-renders`). */
+export const defaultMaxConcurrentRenders = 2;
+
+/**
+ * Go's runtime needs about 64 MiB of data mappings before a program allocates anything (measured with go1.26:
+ * 32 MiB fails at start, "out of memory allocating heap arena map"); below this a render could never succeed.
+ */
+export const minRenderMemoryMiB = 96;
+
+/** Which limit a render went over. */
+export type RenderLimitKind = "memory" | "cpu" | "time" | "output";
+
+/** The operator flag that sets each limit, named in messages so a platform knows what to widen. */
+export const renderLimitFlags: Readonly<Record<RenderLimitKind, string>> = {
+  memory: "--render-memory",
+  cpu: "--render-cpu",
+  time: "--render-timeout",
+  output: "--render-output",
+};
+
+/** "helm used more than 256 MiB of memory; the platform's limit is --render-memory". */
+export function limitMessage(kind: RenderLimitKind, limits: RenderLimits): string {
+  const used = {
+    memory: `more than ${limits.memoryMiB} MiB of memory`,
+    cpu: `more than ${limits.cpuSeconds} s of CPU time`,
+    time: `more than ${limits.timeoutSeconds} s`,
+    output: `more than ${limits.outputMiB} MiB of output`,
+  }[kind];
+  return `helm used ${used}; the platform's limit is ${renderLimitFlags[kind]}`;
+}

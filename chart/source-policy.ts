@@ -1,0 +1,115 @@
+/**
+ * Which chart sources the platform lets instances use, and which network addresses a fetch may reach. Pure.
+ *
+ * - The allow-list (operator `--chart-sources`, MyAppOperator `chartSources`) holds URL prefixes:
+ *   `oci://ghcr.io/org/`, `https://charts.example.com/`. Empty (the default): ConfigMap charts only, since a
+ *   remote source is the operator making requests on a tenant's behalf.
+ * - Private, loopback, link-local and shared-address ranges are never reached (a tenant could otherwise probe
+ *   in-cluster services or a cloud's metadata endpoint), except on a host an allow-list entry names itself: the
+ *   platform listed that host on purpose (an in-cluster registry; the tests' loopback servers).
+ */
+import { BlockList, isIP } from "node:net";
+
+/** The platform's chart source policy. */
+export interface SourcePolicy {
+  /** URL prefixes, each ending in `/`. */
+  readonly allowed: readonly string[];
+  /** Hostnames (lower case, IPv6 without brackets) that may resolve to any address: those the entries name. */
+  readonly privateHosts: ReadonlySet<string>;
+}
+
+/** The policy for a list of prefixes (already validated with parseChartSources). */
+export function sourcePolicy(allowed: readonly string[]): SourcePolicy {
+  const normalized = allowed.map(normalizePrefix);
+  return { allowed: normalized, privateHosts: new Set(normalized.map((prefix) => hostnameOf(prefix))) };
+}
+
+/** The flag that names the allow-list, for messages. */
+export const chartSourcesFlag = "--chart-sources";
+
+/**
+ * Checks allow-list entries: `oci://host[:port]/path/`, `https://host[:port]/path/` or `http://…` (plain HTTP is
+ * for in-cluster and test repositories). Returns the problems, one per bad entry.
+ */
+export function chartSourceProblems(entries: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const entry of entries) {
+    let url: URL;
+    try {
+      url = new URL(entry.replace(/^oci:\/\//, "https://"));
+    } catch {
+      problems.push(`"${entry}" is not a URL; use oci://host/path/ or https://host/path/`);
+      continue;
+    }
+    if (!/^(oci|https?):\/\//.test(entry)) {
+      problems.push(`"${entry}" must start with oci://, https:// or http://`);
+    } else if (url.username || url.password || url.search || url.hash) {
+      problems.push(`"${entry}" must not carry credentials, a query or a fragment`);
+    } else if (!url.hostname) {
+      problems.push(`"${entry}" names no host`);
+    }
+  }
+  return problems;
+}
+
+/** `oci://Host/x` → `oci://host/x/`: lower-case scheme and host, a trailing slash so a prefix ends at a segment. */
+function normalizePrefix(entry: string): string {
+  const match = /^([a-z]+):\/\/([^/]*)(.*)$/i.exec(entry.trim());
+  if (!match) return entry;
+  const [, scheme = "", host = "", path = ""] = match;
+  const joined = `${scheme.toLowerCase()}://${host.toLowerCase()}${path}`;
+  return joined.endsWith("/") ? joined : `${joined}/`;
+}
+
+function hostnameOf(prefix: string): string {
+  const url = new URL(prefix.replace(/^oci:\/\//, "https://"));
+  return url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+}
+
+/** The allow-list entry that covers `source` (an `oci://…` chart or a repository URL), if any. */
+export function allowedBy(policy: SourcePolicy, source: string): string | undefined {
+  const candidate = normalizePrefix(source);
+  return policy.allowed.find((prefix) => candidate.startsWith(prefix));
+}
+
+/** True when `hostname` may resolve to a private address under `policy`. */
+export function mayBePrivate(policy: SourcePolicy, hostname: string): boolean {
+  return policy.privateHosts.has(hostname.replace(/^\[|\]$/g, "").toLowerCase());
+}
+
+/** Ranges a fetch never reaches unless the host is listed: RFC 1918, loopback, link-local, CGNAT, "this network". */
+const privateRanges = new BlockList();
+for (const [network, prefix] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.168.0.0", 16],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const) {
+  privateRanges.addSubnet(network, prefix, "ipv4");
+}
+for (const [network, prefix] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+] as const) {
+  privateRanges.addSubnet(network, prefix, "ipv6");
+}
+
+/** True for an address in a private, loopback, link-local or otherwise non-public range. */
+export function isPrivateAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, "");
+  // IPv4 written as IPv6 (::ffff:10.0.0.1) is the IPv4 address.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
+  if (mapped) return privateRanges.check(mapped, "ipv4");
+  const family = isIP(bare);
+  if (family === 4) return privateRanges.check(bare, "ipv4");
+  if (family === 6) return privateRanges.check(bare, "ipv6");
+  return true;
+}

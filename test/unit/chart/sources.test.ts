@@ -1,0 +1,287 @@
+/**
+ * Chart sources fetched as a registry client should: only from the allow-list, within timeouts and byte caps,
+ * never into private addresses the platform did not name, every OCI blob and manifest checked against its digest,
+ * a token realm only on the registry's host; verdicts transient (network, timeout, 429, 5xx) or permanent (the
+ * rest). Local HTTP servers on 127.0.0.1 play the sources.
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { test, type TestContext } from "node:test";
+import { stringify } from "yaml";
+import { ChartFetchError, chartLayerMediaType, chartSource } from "../../../chart/index.ts";
+
+interface Served {
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly requests: string[];
+}
+
+async function serve(
+  t: TestContext,
+  handler: (request: IncomingMessage, response: ServerResponse) => void,
+  host = "127.0.0.1",
+): Promise<Served> {
+  const requests: string[] = [];
+  const server = createServer((request, response) => {
+    requests.push(`${request.method ?? ""} ${request.url ?? ""}`);
+    handler(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  t.after(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://${host}:${port}`, host: `${host}:${port}`, port, requests };
+}
+
+const noConfigMaps = () => Promise.resolve(undefined);
+const sha256 = (bytes: Buffer) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+const chartBytes = Buffer.from("a packed chart, as far as the fetcher cares");
+
+async function rejection(promise: Promise<unknown>): Promise<ChartFetchError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof ChartFetchError, `expected a ChartFetchError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail("the fetch succeeded");
+}
+
+/** A repository serving `index` and the chart at /c-1.0.0.tgz. */
+function repository(index: () => string) {
+  return (request: IncomingMessage, response: ServerResponse) => {
+    if (request.url === "/index.yaml") response.end(index());
+    else if (request.url === "/c-1.0.0.tgz") response.end(chartBytes);
+    else response.writeHead(404).end("<html>internal page with secrets</html>");
+  };
+}
+const helmIndex = (url = "c-1.0.0.tgz") =>
+  stringify({ apiVersion: "v1", entries: { c: [{ name: "c", version: "1.0.0", urls: [url] }] } });
+
+test("a remote source not on the allow-list is refused permanently without a request; the default allows none", async (t) => {
+  const server = await serve(
+    t,
+    repository(() => helmIndex()),
+  );
+  // GIVEN the default allow-list (none) and one naming another source
+  for (const allowedSources of [undefined, ["https://charts.example.com/"]]) {
+    const fetch = chartSource({ readConfigMap: noConfigMaps, ...(allowedSources ? { allowedSources } : {}) });
+    // WHEN an instance names the local repository
+    const error = await rejection(fetch({ repo: server.url, name: "c", version: "1.0.0" }, "ns"));
+    // THEN it is refused, naming the flag, and not retried
+    assert.equal(error.reason, "ChartSourceNotAllowed");
+    assert.equal(error.transient, false);
+    assert.match(error.message, /--chart-sources/);
+  }
+  assert.deepEqual(server.requests, []);
+  // AND an allow-list entry is a prefix ending at a path segment: /org does not cover /organization
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [`${server.url}/org`] });
+  const error = await rejection(fetch({ repo: `${server.url}/organization`, name: "c", version: "1.0.0" }, "ns"));
+  assert.equal(error.reason, "ChartSourceNotAllowed");
+});
+
+test("an allowed repository is fetched; its 404 is permanent and does not echo the body", async (t) => {
+  const server = await serve(
+    t,
+    repository(() => helmIndex()),
+  );
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url] });
+  assert.deepEqual(Buffer.from(await fetch({ repo: server.url, name: "c", version: "1.0.0" }, "ns")), chartBytes);
+  const missing = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url] });
+  const error = await rejection(missing({ repo: `${server.url}/nothing`, name: "c", version: "1.0.0" }, "ns"));
+  assert.equal(error.transient, false);
+  assert.match(error.message, new RegExp(`${server.host} answered 404`));
+  assert.doesNotMatch(error.message, /secrets|html/);
+});
+
+test("5xx, 429 and an unreachable source are transient", async (t) => {
+  for (const status of [503, 429]) {
+    const server = await serve(t, (_request, response) => response.writeHead(status).end("busy"));
+    const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url] });
+    const error = await rejection(fetch({ repo: server.url, name: "c", version: "1.0.0" }, "ns"));
+    assert.equal(error.transient, true, `${status} is transient`);
+    assert.equal(error.reason, "ChartFetchFailed");
+  }
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: ["oci://127.0.0.1:1/"] });
+  const error = await rejection(fetch({ oci: "oci://127.0.0.1:1/charts/c", version: "1.0.0" }, "ns"));
+  assert.equal(error.transient, true);
+  assert.match(error.message, /127\.0\.0\.1:1 cannot be reached \(ECONNREFUSED\)/);
+});
+
+test("a slow-drip source times out (transient) instead of holding the fetch", async (t) => {
+  // GIVEN a server that answers a byte a second, forever
+  const server = await serve(t, (_request, response) => {
+    response.writeHead(200);
+    const drip = setInterval(() => response.write("a"), 200);
+    response.on("close", () => clearInterval(drip));
+  });
+  const fetch = chartSource({
+    readConfigMap: noConfigMaps,
+    allowedSources: [server.url],
+    http: { timeoutMs: 1500 },
+  });
+  const started = performance.now();
+  const error = await rejection(fetch({ repo: server.url, name: "c", version: "1.0.0" }, "ns"));
+  // THEN it ends at the total deadline, although bytes kept coming
+  assert.ok(performance.now() - started < 5000);
+  assert.equal(error.transient, true);
+  assert.match(error.message, /did not answer in 1\.5 s/);
+});
+
+test("an index over the cap is refused while reading; a large valid index is read without blocking the event loop", async (t) => {
+  const huge = Buffer.alloc(17 * 1024 * 1024, "#");
+  const server = await serve(t, (request, response) => {
+    if (request.url === "/huge/index.yaml") return void response.end(huge);
+    response.end(bigIndex);
+  });
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url] });
+  const error = await rejection(fetch({ repo: `${server.url}/huge`, name: "c", version: "1.0.0" }, "ns"));
+  assert.equal(error.transient, false);
+  assert.match(error.message, /index\.yaml from 127\.0\.0\.1:\d+ is .*more than the limit of 16777216/);
+
+  // GIVEN a 10 MiB index in Helm's layout (the yaml library alone needs seconds for it)
+  let worstLag = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    worstLag = Math.max(worstLag, performance.now() - last);
+    last = performance.now();
+  }, 5);
+  try {
+    const found = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url] });
+    // A URL the index gives for chart150 1.59.0, which the server answers with the index itself (it is bytes)
+    const bytes = await found({ repo: server.url, name: "chart150", version: "1.59.0" }, "ns");
+    assert.ok(bytes.length > 0);
+  } finally {
+    clearInterval(ticker);
+  }
+  // THEN the event loop was never held for long
+  assert.ok(worstLag < 400, `the event loop was blocked for ${Math.round(worstLag)} ms`);
+});
+
+const bigIndex = (() => {
+  const lines = ["apiVersion: v1", "entries:"];
+  for (let c = 0; c < 300; c++) {
+    lines.push(`  chart${c}:`);
+    for (let v = 0; v < 60; v++) {
+      lines.push(
+        `  - apiVersion: v2`,
+        `    created: "2024-01-01T00:00:00Z"`,
+        `    description: ${"A chart that does something useful, described at length. ".repeat(3)}`,
+        `    digest: ${"a".repeat(64)}`,
+        `    maintainers:`,
+        `    - email: x@example.com`,
+        `      name: x`,
+        `    name: chart${c}`,
+        `    urls:`,
+        `    - chart${c}-1.${v}.0.tgz`,
+        `    version: 1.${v}.0`,
+      );
+    }
+  }
+  lines.push("generated: 2024-01-01T00:00:00Z", "");
+  return lines.join("\n");
+})();
+
+test("redirects are followed by hand and never into private or link-local addresses the platform did not name", async (t) => {
+  // GIVEN an internal service on loopback, reachable as "localhost", that the allow-list does not name
+  const internal = await serve(t, (_request, response) => response.end("internal"));
+  const targets = [`http://169.254.169.254/latest/meta-data/`, `http://localhost:${internal.port}/secret`];
+  for (const target of targets) {
+    const server = await serve(t, (_request, response) => response.writeHead(302, { location: target }).end());
+    const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url] });
+    // WHEN the allowed repository redirects there
+    const error = await rejection(fetch({ repo: server.url, name: "c", version: "1.0.0" }, "ns"));
+    // THEN the fetch is refused, permanently
+    assert.equal(error.transient, false, error.message);
+    assert.match(error.message, /private, loopback or link-local address; not reached/);
+  }
+  assert.deepEqual(internal.requests, []);
+});
+
+/** A registry whose manifest lists `layer` for a blob it serves as `blob`. */
+function registry(
+  blob: Buffer,
+  layerDigest: string,
+  extra?: (request: IncomingMessage, response: ServerResponse) => boolean,
+) {
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      layers: [{ mediaType: chartLayerMediaType, digest: layerDigest, size: blob.length }],
+    }),
+  );
+  return (request: IncomingMessage, response: ServerResponse) => {
+    if (extra?.(request, response)) return;
+    if (request.url?.includes("/manifests/")) {
+      response.writeHead(200, { "docker-content-digest": sha256(manifest) }).end(manifest);
+    } else if (request.url?.includes("/blobs/")) response.end(blob);
+    else response.writeHead(404).end();
+  };
+}
+
+test("an OCI blob is checked against its descriptor's digest", async (t) => {
+  const good = await serve(t, registry(chartBytes, sha256(chartBytes)));
+  const fetchGood = chartSource({ readConfigMap: noConfigMaps, allowedSources: [`oci://${good.host}/`] });
+  assert.deepEqual(
+    Buffer.from(await fetchGood({ oci: `oci://${good.host}/charts/c`, version: "1.0.0" }, "ns")),
+    chartBytes,
+  );
+
+  const tampered = Buffer.from("a packed chart, as far as the fetcher cares!");
+  const bad = await serve(t, registry(tampered, sha256(chartBytes)));
+  const fetchBad = chartSource({ readConfigMap: noConfigMaps, allowedSources: [`oci://${bad.host}/`] });
+  const error = await rejection(fetchBad({ oci: `oci://${bad.host}/charts/c`, version: "1.0.0" }, "ns"));
+  assert.equal(error.reason, "ChartDigestMismatch");
+  assert.equal(error.transient, false);
+});
+
+test("a manifest whose bytes do not match the registry's digest is refused", async (t) => {
+  const server = await serve(t, (request, response) => {
+    if (request.url?.includes("/manifests/")) {
+      response.writeHead(200, { "docker-content-digest": sha256(Buffer.from("other")) }).end("{}");
+    } else response.writeHead(404).end();
+  });
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [`oci://${server.host}/`] });
+  const error = await rejection(fetch({ oci: `oci://${server.host}/charts/c`, version: "1.0.0" }, "ns"));
+  assert.equal(error.reason, "ChartDigestMismatch");
+});
+
+test("a token realm on another host is refused; on the registry's own host it is used", async (t) => {
+  // GIVEN a "token service" on another host (localhost, where the registry is 127.0.0.1)
+  const elsewhere = await serve(t, (_request, response) => response.end(JSON.stringify({ token: "t" })));
+  const challenge = (realm: string) => (request: IncomingMessage, response: ServerResponse) => {
+    if (request.url?.startsWith("/token")) return (void response.end(JSON.stringify({ token: "t" })), true);
+    if (request.headers.authorization === "Bearer t") return false;
+    response.writeHead(401, { "www-authenticate": `Bearer realm="${realm}",service="r",scope="s"` }).end();
+    return true;
+  };
+  const foreign = await serve(
+    t,
+    registry(chartBytes, sha256(chartBytes), challenge(`http://localhost:${elsewhere.port}/token`)),
+  );
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [`oci://${foreign.host}/`] });
+  const error = await rejection(fetch({ oci: `oci://${foreign.host}/charts/c`, version: "1.0.0" }, "ns"));
+  assert.match(error.message, /token to localhost:\d+, another host/);
+  assert.deepEqual(elsewhere.requests, []);
+
+  // The realm names the registry's own address, known once it listens.
+  const ownUrl: { value?: string } = {};
+  const own = await serve(
+    t,
+    registry(chartBytes, sha256(chartBytes), (request, response) =>
+      challenge(`${ownUrl.value ?? ""}/token`)(request, response),
+    ),
+  );
+  ownUrl.value = own.url;
+  const fetchOwn = chartSource({ readConfigMap: noConfigMaps, allowedSources: [`oci://${own.host}/`] });
+  assert.deepEqual(
+    Buffer.from(await fetchOwn({ oci: `oci://${own.host}/charts/c`, version: "1.0.0" }, "ns")),
+    chartBytes,
+  );
+  assert.ok(own.requests.some((r) => r.startsWith("GET /token?")));
+});
