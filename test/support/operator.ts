@@ -13,9 +13,11 @@ import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import {
   apiVersion,
+  chartKindName,
   crdName,
   findCondition,
   kind,
+  renderableChartKinds,
   type Condition,
   type MyAppInstanceSpecInput,
   type MyAppInstanceStatus,
@@ -71,7 +73,11 @@ export interface StartOperatorOptions {
    * @default { namespace: namespaces[0], id: "myapp-operator-<namespaces[0]>" }
    */
   readonly leaderElection?: { readonly namespace: string; readonly id: string } | false;
-  /** More flags, e.g. `--resync-period=2`. */
+  /**
+   * More flags, e.g. `--resync-period=2`. Without a `--chart-kinds` among them the operator may render every kind
+   * charts can render (the example chart has a ConfigMap): a platform that opted into all of them, as the tests run
+   * the operator on the admin's credentials. The default's narrow list is the least-privilege tests' concern.
+   */
   readonly args?: readonly string[];
   /** A name for this process in diagnostics (defaults to "operator"). */
   readonly label?: string;
@@ -128,6 +134,8 @@ async function installCrd(client: KubeClient): Promise<void> {
   });
 }
 
+const allChartKindsFlag = `--chart-kinds=${renderableChartKinds.map(chartKindName).join(",")}`;
+
 /**
  * Starts `node operator/main.ts` with free ports and the given namespaces, and resolves once it logged
  * "operator starting" (so its ports are known). The process is stopped (SIGTERM, then SIGKILL) when the test ends,
@@ -152,6 +160,7 @@ export async function startOperator(t: TestContext, options: StartOperatorOption
     ...(election
       ? ["--leader-elect", `--leader-election-namespace=${election.namespace}`, `--leader-election-id=${election.id}`]
       : []),
+    ...(options.args?.some((arg) => arg.startsWith("--chart-kinds")) ? [] : [allChartKindsFlag]),
     ...(options.args ?? []),
   ];
   // The admin kubeconfig of the test run (KUBECONFIG): RBAC of the operator's role is the component tests' concern.
