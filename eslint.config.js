@@ -30,7 +30,10 @@ const layers = [
     from: ["./operator/main.ts", "./operator/options.ts", "./operator/reconcile", "./operator/desired", "./api"],
   },
   { target: "./provider", from: ["./operator", "./components", "./stacks"] },
-  { target: "./components", from: ["./operator", "./provider", "./stacks", "./kube"] },
+  { target: "./components", from: ["./operator", "./provider", "./stacks"] },
+  // components use api, not kube; the one exception is the read of the cluster's nodes that checks an in-cluster
+  // operator can run there (components/cluster-nodes.ts), loaded only for that placement.
+  { target: "./components/!(cluster-nodes).ts", from: "./kube" },
   // nothing imports stacks or tests.
   {
     target: ["./api", "./chart", "./kube", "./operator", "./components", "./provider", "./tools", "./bench"],

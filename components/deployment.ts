@@ -13,6 +13,16 @@ import type { OperatorSettings } from "./settings.ts";
 export const operatorUid = 65532;
 export const operatorContainerName = "operator";
 
+/**
+ * How long `pulumi up` waits for the operator Deployment to become available. pulumi-kubernetes awaits a
+ * Deployment (no `pulumi.com/skipAwait` here) until its new pods are ready, and reports the pods' errors as it
+ * waits, every 10 s (`ErrImagePull`, `ImagePullBackOff`, `CrashLoopBackOff` with the container's message); at
+ * this deadline it fails with them. Its default is 10 minutes; an image that cannot be pulled or a container that
+ * crashes shows within a minute, and a node pulling the ~70 MiB image and the operator's readiness take well under
+ * one, so a few minutes leave room for a node to be added by an autoscaler without hiding a broken image for ten.
+ */
+export const operatorDeploymentTimeouts = { create: "5m", update: "5m" } as const;
+
 /** The Deployment, or undefined when the operator runs outside the cluster. */
 export function operatorDeployment(settings: OperatorSettings): DeploymentManifest | undefined {
   if (settings.operatorPlacement !== "in-cluster") return undefined;

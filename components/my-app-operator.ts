@@ -10,11 +10,12 @@ import * as pulumi from "@pulumi/pulumi";
 import { operatorAdmissionPolicy } from "./admission-policy.ts";
 import { clusterConnectionOf, type ClusterConnection } from "./cluster-connection.ts";
 import { loadCrdManifest } from "./crd.ts";
-import { operatorDeployment } from "./deployment.ts";
+import { operatorDeployment, operatorDeploymentTimeouts } from "./deployment.ts";
 import type { CustomResourceDefinitionManifest } from "./manifest-types.ts";
 import { metricsReaderClusterRole } from "./metrics-reader.ts";
 import { metricsEndpoint, metricsService } from "./metrics-service.ts";
 import { operatorNamespace } from "./namespace.ts";
+import { inClusterPlacementVerdict, type NodeSummary } from "./node-runtime.ts";
 import { operatorPodDisruptionBudget } from "./pod-disruption-budget.ts";
 import { operatorRbac } from "./roles.ts";
 import { operatorServiceAccount } from "./service-account.ts";
@@ -46,11 +47,23 @@ export interface MyAppOperatorResources {
   readonly admissionPolicyBinding: k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding;
 }
 
+/** Reads the cluster's nodes, or says why it cannot (the check then says nothing). */
+export type NodeReader = (
+  connection: ClusterConnection,
+) => Promise<{ readonly nodes: readonly NodeSummary[] } | { readonly unavailable: string }>;
+
 export interface MyAppOperatorOptions extends pulumi.ComponentResourceOptions {
   /**
    * The CRD to install; defaults to the generated config/crd manifest. For tests and forks, not for day-to-day use.
    */
   readonly crdManifest?: CustomResourceDefinitionManifest;
+  /**
+   * How an in-cluster install reads the cluster's nodes, to refuse a cluster whose nodes all run no containers
+   * (kwok's fake nodes; node-runtime.ts) at preview and up; `false` skips the check. For tests (a fake reader, or
+   * a kwok cluster used on purpose), not for day-to-day use.
+   * @default a `list nodes` through the component's cluster connection (cluster-nodes.ts)
+   */
+  readonly readNodes?: NodeReader | false;
 }
 
 export class MyAppOperator extends pulumi.ComponentResource {
@@ -77,7 +90,7 @@ export class MyAppOperator extends pulumi.ComponentResource {
   readonly resources: MyAppOperatorResources;
 
   constructor(name: string, args: MyAppOperatorArgs = {}, opts: MyAppOperatorOptions = {}) {
-    const { crdManifest, ...componentOpts } = opts;
+    const { crdManifest, readNodes, ...componentOpts } = opts;
     super(myAppOperatorType, name, args, componentOpts);
     const resolved = resolveSettings(name, args);
     if (!resolved.ok) throw new pulumi.ResourceError(describeIssues(`MyAppOperator "${name}"`, resolved.issues), this);
@@ -153,18 +166,30 @@ export class MyAppOperator extends pulumi.ComponentResource {
 
     const deploymentManifest = operatorDeployment(settings);
     // The operator starts only once its CRD and every permission exist, and on destroy it stops before they go.
+    const deploymentDependencies = [
+      ...(namespace ? [namespace] : []),
+      crd,
+      serviceAccount,
+      clusterRoleBinding,
+      ...roleBindings,
+      admissionPolicyBinding,
+    ];
+    // ...and only once the cluster's nodes can run it: the check fails the Deployment (preview or up) with what to
+    // do, instead of a Deployment that looks Ready on fake nodes and instances that wait out their timeout.
+    // (It resolves to the CRD, already a dependency: the static list stays known even in a preview that cannot
+    // know the connection, where this resolves to nothing.)
+    const placementChecked =
+      deploymentManifest && readNodes !== false
+        ? [this.checkNodes(`MyAppOperator "${name}"`, readNodes).apply(() => crd)]
+        : [];
     const deployment =
       deploymentManifest &&
       new k8s.apps.v1.Deployment(`${name}-deployment`, deploymentManifest, {
         ...child,
-        dependsOn: [
-          ...(namespace ? [namespace] : []),
-          crd,
-          serviceAccount,
-          clusterRoleBinding,
-          ...roleBindings,
-          admissionPolicyBinding,
-        ],
+        dependsOn: [...deploymentDependencies, ...placementChecked],
+        // pulumi-kubernetes waits for the pods to be ready and reports their errors as it waits; fail within
+        // minutes, not its default ten (deployment.ts).
+        customTimeouts: operatorDeploymentTimeouts,
       });
     const serviceManifest = metricsService(settings);
     const service = serviceManifest && new k8s.core.v1.Service(`${name}-metrics-service`, serviceManifest, inNamespace);
@@ -204,6 +229,25 @@ export class MyAppOperator extends pulumi.ComponentResource {
       metricsEndpoint: this.metricsEndpoint,
       metricsReaderClusterRole: this.metricsReaderClusterRole,
     });
+  }
+
+  /**
+   * Reads the nodes with the component's cluster connection (when it is known: always in `up`, in previews with a
+   * ClusterProvider) and refuses or warns as node-runtime.ts decides. Resolves to nothing; not a secret, although
+   * the connection is.
+   */
+  private checkNodes(subject: string, readNodes: NodeReader | undefined): pulumi.Output<void> {
+    const checked = this.clusterConnection.apply(async (connection) => {
+      const read = await (readNodes ?? (await import("./cluster-nodes.ts")).readClusterNodes)(connection);
+      if ("unavailable" in read) {
+        void pulumi.log.debug(`${subject}: the cluster's nodes were not checked: ${read.unavailable}`, this);
+        return;
+      }
+      const verdict = inClusterPlacementVerdict(subject, read.nodes);
+      if (verdict.verdict === "refuse") throw new pulumi.ResourceError(verdict.message, this);
+      if (verdict.verdict === "warn") void pulumi.log.warn(verdict.message, this);
+    });
+    return pulumi.unsecret(checked);
   }
 }
 

@@ -1,9 +1,11 @@
 /**
  * Writes dist/install.yaml: the default installation (cluster-wide, in-cluster operator) as plain YAML.
  *
- *   node components/render-install.ts [--out PATH] [--check]
+ *   node components/render-install.ts [--image REGISTRY/NAME:TAG] [--out PATH] [--check]
  *
- * --check writes nothing and exits 1 when the file on disk differs from a fresh render (for CI).
+ * --image names the operator image you built and pushed (`npm run image -- --push REGISTRY/NAME:TAG`); without it
+ * the Deployment names {@link installImagePlaceholder}, which no registry serves, so the file says plainly that its
+ * image must be replaced. --check writes nothing and exits 1 when the file on disk differs from a fresh render.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -15,19 +17,27 @@ import { describeIssues, resolveSettings } from "./settings.ts";
 
 /** The component name the YAML install uses; Pulumi users choose their own. */
 export const installName = "myapp-operator";
+/**
+ * The image of the checked-in dist/install.yaml: no image is published, and a made-up public name could be
+ * registered by anyone. `.invalid` never resolves (RFC 2606), so a pod that names it fails with ErrImagePull
+ * ("no such host") and pulls nothing. Render your own with `--image`, or replace this line.
+ */
+export const installImagePlaceholder = "registry.invalid/replace-with-your-image/myapp-operator:latest";
 export const defaultInstallPath = fileURLToPath(new URL("../dist/install.yaml", import.meta.url));
 
-/** The text of dist/install.yaml, from the component's defaults. */
-export function renderDefaultInstall(): string {
-  const resolved = resolveSettings(installName);
+/** The text of dist/install.yaml, from the component's defaults and `image`. */
+export function renderDefaultInstall(image: string = installImagePlaceholder): string {
+  const resolved = resolveSettings(installName, { image });
   if (!resolved.ok) throw new Error(describeIssues(`install "${installName}"`, resolved.issues));
   return renderInstallYaml(installManifests(resolved.settings, loadCrdManifest()));
 }
 
 function main(): void {
-  const { values } = parseArgs({ options: { out: { type: "string" }, check: { type: "boolean" } } });
+  const { values } = parseArgs({
+    options: { image: { type: "string" }, out: { type: "string" }, check: { type: "boolean" } },
+  });
   const out = path.resolve(values.out ?? defaultInstallPath);
-  const text = renderDefaultInstall();
+  const text = renderDefaultInstall(values.image);
   if (values.check) {
     let current = "";
     try {

@@ -3,7 +3,7 @@
  * into the complete, checked settings every builder of this folder reads. Pure: the component turns its issues
  * into a pulumi.ResourceError, the renderer into a plain Error.
  */
-import type { ChartKind, ChartSpec, ChartSpecInput } from "../api/index.ts";
+import { isImageReference, type ChartKind, type ChartSpec, type ChartSpecInput } from "../api/index.ts";
 import { resolveChartKinds } from "./chart-kinds.ts";
 import { resolveDefaultChart } from "./default-chart.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
@@ -27,8 +27,10 @@ export interface MyAppOperatorArgs {
    */
   readonly createNamespace?: boolean;
   /**
-   * Operator container image, built from the repository's Dockerfile.
-   * @default "ghcr.io/example/myapp-operator:0.1.0"
+   * Operator container image, built from the repository's Dockerfile: required for an in-cluster operator, unused
+   * by an external one. No image is published for you, so there is no default: build it and push it to a registry
+   * your cluster pulls from with `npm run image -- --push REGISTRY/NAME:TAG`, then pass that reference.
+   * @example "registry.example.com/platform/myapp-operator:0.2.0"
    */
   readonly image?: string;
   /** @default "IfNotPresent" */
@@ -104,6 +106,7 @@ export interface OperatorSettings {
   readonly name: string;
   readonly namespace: string;
   readonly createNamespace: boolean;
+  /** The operator image; empty for an external operator (which has no Deployment). */
   readonly image: string;
   readonly imagePullPolicy: "Always" | "IfNotPresent" | "Never";
   readonly replicas: number;
@@ -135,7 +138,11 @@ export type SettingsResult =
   | { readonly ok: false; readonly issues: readonly SettingsIssue[] };
 
 export const defaultNamespace = "myapp-system";
-export const defaultImage = "ghcr.io/example/myapp-operator:0.1.0";
+/** How to get an image for `image`: the message of a missing or invalid one says it. */
+export const imageHowTo =
+  "build the operator image and push it to a registry your cluster pulls from with " +
+  "`npm run image -- --push REGISTRY/NAME:TAG` (in a clone of the repository; or `docker build` its Dockerfile), " +
+  'then pass that reference; or set operatorPlacement: "external" and run the operator yourself (`npx myapp-operator`)';
 export const defaultResources: ResourceRequirements = {
   requests: { cpu: "100m", memory: "512Mi" },
   limits: { memory: "1Gi" },
@@ -171,9 +178,18 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 100) {
     problem("concurrency", `${concurrency} must be a whole number from 1 to 100`);
   }
-  const image = (args.image ?? defaultImage).trim();
-  if (!image || /\s/.test(image))
-    problem("image", `"${args.image}" must be an image reference such as ${defaultImage}`);
+  const operatorPlacement = args.operatorPlacement ?? "in-cluster";
+  // An empty string counts as not given (a stack's `config.get(...) ?? ""`).
+  const image = args.image?.trim() ?? "";
+  if (!image && operatorPlacement === "in-cluster") {
+    problem("image", `is required for operatorPlacement "in-cluster" (no image is published): ${imageHowTo}`);
+  } else if (image && !isImageReference(image)) {
+    problem(
+      "image",
+      `"${args.image}" is not an image reference [registry[:port]/]repository[:tag][@digest] with a lower-case ` +
+        `repository, such as registry.example.com/platform/myapp-operator:0.2.0`,
+    );
+  }
 
   const logLevel = args.logLevel ?? "info";
   if (!logLevels.includes(logLevel)) problem("logLevel", `"${logLevel}" must be one of ${logLevels.join(", ")}`);
@@ -201,7 +217,6 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   for (const key of Object.keys(annotations)) {
     if (!labelKey.test(key)) problem(`annotations.${key}`, `is not a valid annotation key`);
   }
-  const operatorPlacement = args.operatorPlacement ?? "in-cluster";
   if (operatorPlacement !== "in-cluster" && operatorPlacement !== "external") {
     problem("operatorPlacement", `"${String(operatorPlacement)}" must be "in-cluster" or "external"`);
   }

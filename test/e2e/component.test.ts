@@ -231,7 +231,11 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
     // A unique name and namespace, so the shared cluster's other installs are not touched; dist/install.yaml is
     // this rendering with the default name (a unit test proves the file is current).
     const suffix = randomBytes(3).toString("hex");
-    const settings = settingsOf(`e2e-yaml-${suffix}`, { namespace: `e2e-yaml-${suffix}`, replicas: 2 });
+    const settings = settingsOf(`e2e-yaml-${suffix}`, {
+      namespace: `e2e-yaml-${suffix}`,
+      replicas: 2,
+      image: "registry.example/myapp-operator:e2e",
+    });
     const dir = mkdtempSync(path.join(os.tmpdir(), "install-"));
     const file = path.join(dir, "install.yaml");
     writeFileSync(file, renderInstallYaml(installManifests(settings, loadCrdManifest())));
@@ -297,7 +301,9 @@ async function operatorStack(defer: Defer, name: string, args: MyAppOperatorArgs
   const kubeconfig = readFileSync(kubeconfigPath, "utf8");
   const program = async () => {
     const provider = new k8s.Provider("local", { kubeconfig });
-    const platform = new MyAppOperator(name, args, { provider });
+    // In-cluster on kwok's fake nodes on purpose: this test checks what the install creates and grants, and drives
+    // the operator itself with the ServiceAccount's token, so the component's refusal of fake nodes is turned off.
+    const platform = new MyAppOperator(name, args, { provider, readNodes: false });
     return {
       namespace: platform.namespace,
       serviceAccountName: platform.serviceAccountName,

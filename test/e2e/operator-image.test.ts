@@ -57,7 +57,11 @@ describe("the operator image", { timeout: minutes(20) }, () => {
     const suffix = randomBytes(3).toString("hex");
     const defer = teardown(t);
     const apps = await namespaceReleasingInstances(client, defer, `e2e-img-apps-${suffix}`);
-    const settings = settingsOf(`e2e-img-${suffix}`, { watchNamespaces: [apps], replicas: 2 });
+    const settings = settingsOf(`e2e-img-${suffix}`, {
+      watchNamespaces: [apps],
+      replicas: 2,
+      image: `localhost/myapp-operator:${image.tag}`,
+    });
     await ensureCrd(client);
     const platform = installManifests(settings, loadCrdManifest()) as KubeObject[];
     const deployment = operatorDeployment(settings);

@@ -75,6 +75,7 @@ test(
       watchNamespaces: [namespace],
       // In-cluster, as the Deployment runs it: leader election (2 replicas) and /metrics behind --metrics-secure.
       operatorPlacement: "in-cluster",
+      image: "registry.example/myapp-operator:test",
       replicas: 2,
     });
     if (!resolved.ok) throw new Error(JSON.stringify(resolved.issues));

@@ -30,6 +30,7 @@ test("with a narrowed chart allow-list, the ServiceAccount's Role suffices and o
     namespace,
     watchNamespaces: [namespace],
     chartKinds: ["apps/v1/Deployment", "v1/Service", "v1/ConfigMap"],
+    image: "registry.example/myapp-operator:test",
   });
   assert.ok(resolved.ok);
   const settings = resolved.settings;

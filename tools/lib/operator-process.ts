@@ -51,7 +51,7 @@ export interface OperatorRecord extends ProcessRecord {
 
 /** The dev stack's operator (stacks/: MyAppOperator "myapp-operator"), watching the app namespace `default`. */
 export function devStackOperator(): OperatorIdentity {
-  const settings = resolveSettings("myapp-operator", {});
+  const settings = resolveSettings("myapp-operator", { operatorPlacement: "external" });
   return {
     namespace: defaultNamespace,
     serviceAccount: settings.ok ? settings.settings.name : "myapp-operator",
@@ -149,6 +149,8 @@ export async function startOperatorWhenReady(identity: OperatorIdentity, timeout
   const [metricsPort, probePort] = [await freePort(), await freePort()];
   const log = openSync(operatorLog, "a");
   const args = [
+    // As the container runs it (components/node-heap.ts): no tenant key reaches a prototype through __proto__.
+    disableProtoFlag,
     "tools/operator.ts",
     `--metrics-bind-address=127.0.0.1:${metricsPort}`,
     `--health-probe-bind-address=127.0.0.1:${probePort}`,

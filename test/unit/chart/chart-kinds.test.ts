@@ -97,14 +97,20 @@ describe("the chart kind allow-list", () => {
 describe("the default chart setting", () => {
   test("is checked with the api's chart rules and passed as --default-chart", async () => {
     const { operatorFlags } = await import("../../../components/operator-flags.ts");
-    const good = resolveSettings("op", { defaultChart: { oci: "oci://r.example.com/charts/app", version: "1.0.0" } });
+    const good = resolveSettings("op", {
+      image: "registry.example/myapp-operator:test",
+      defaultChart: { oci: "oci://r.example.com/charts/app", version: "1.0.0" },
+    });
     assert.ok(good.ok);
     assert.ok(
       operatorFlags(good.settings).includes(
         '--default-chart={"oci":"oci://r.example.com/charts/app","version":"1.0.0"}',
       ),
     );
-    const bad = resolveSettings("op", { defaultChart: { oci: "oci://r.example.com/charts/app" } });
+    const bad = resolveSettings("op", {
+      image: "registry.example/myapp-operator:test",
+      defaultChart: { oci: "oci://r.example.com/charts/app" },
+    });
     assert.ok(!bad.ok);
     assert.match(bad.issues[0]?.message ?? "", /defaultChart.version: needs spec.chart.version/);
   });

@@ -3,17 +3,25 @@
  * inputs and options. No engine, no cluster.
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { defaultChartKinds } from "../../../api/index.ts";
 import { chartKindRules } from "../../../components/chart-kinds.ts";
 import { before, beforeEach, describe, it } from "node:test";
 import * as pulumi from "@pulumi/pulumi";
 import type { MyAppOperatorArgs } from "../../../components/settings.ts";
+import type { NodeReader } from "../../../components/my-app-operator.ts";
+import type { NodeSummary } from "../../../components/node-runtime.ts";
+import { testImage } from "./settings-fixture.ts";
 
 interface Registered {
   readonly type: string;
   readonly name: string;
   readonly inputs: Record<string, unknown>;
 }
+
+const execFileAsync = promisify(execFile);
 
 /** Every resource the mock engine saw, and every resource's options as the SDK prepared them. */
 let registered: Registered[] = [];
@@ -42,17 +50,40 @@ function valueOf<T>(output: pulumi.Output<T>): Promise<T> {
   return new Promise((resolve) => output.apply(resolve));
 }
 
-/** Builds the component, waits until every child is registered, and returns it. */
-async function install(name: string, args: MyAppOperatorArgs = {}) {
-  const component = new MyAppOperator(name, args, {
-    // Legacy transformations run in the SDK (unlike `transforms`), so they show each child's options under mocks.
-    transformations: [
-      (child) => {
-        options.set(child.name, child.opts as pulumi.CustomResourceOptions);
-        return undefined;
-      },
-    ],
-  });
+/** A node of a cluster that runs containers, and one of kwok's fake nodes (as `kwokctl scale node` makes them). */
+const realNode: NodeSummary = { metadata: { name: "worker-1" }, status: { nodeInfo: { kubeletVersion: "v1.36.0" } } };
+const fakeNode = (name: string): NodeSummary => ({
+  metadata: { name, annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" } },
+  status: { nodeInfo: { kubeletVersion: "fake" } },
+});
+/** A node reader that answers `nodes`, recording that it was asked. */
+let nodeReads = 0;
+const nodesOf =
+  (...nodes: NodeSummary[]): NodeReader =>
+  async () => {
+    nodeReads += 1;
+    return { nodes };
+  };
+
+/**
+ * Builds the component (with an image unless the test gives its own arguments for one; nodes that run containers
+ * unless told otherwise), waits until every child is registered, and returns it.
+ */
+async function install(name: string, args: MyAppOperatorArgs = {}, readNodes: NodeReader = nodesOf(realNode)) {
+  const component = new MyAppOperator(
+    name,
+    { image: testImage, ...args },
+    {
+      readNodes,
+      // Legacy transformations run in the SDK (unlike `transforms`), so they show each child's options under mocks.
+      transformations: [
+        (child) => {
+          options.set(child.name, child.opts as pulumi.CustomResourceOptions);
+          return undefined;
+        },
+      ],
+    },
+  );
   const children = allChildren(component.resources);
   await Promise.all(children.map((child) => valueOf(child.urn)));
   return { component, children };
@@ -75,6 +106,7 @@ describe("MyAppOperator", () => {
   beforeEach(() => {
     registered = [];
     options = new Map();
+    nodeReads = 0;
   });
 
   it("installs CRD, namespace, ServiceAccount, RBAC, Deployment and metrics Service, all parented to it", async () => {
@@ -159,7 +191,9 @@ describe("MyAppOperator", () => {
 
   it("starts the operator only after its CRD and permissions exist", async () => {
     const { component } = await install("op", { watchNamespaces: ["team-a"], replicas: 2 });
-    const dependsOn = options.get("op-deployment")?.dependsOn as pulumi.Resource[];
+    // The last one is the node check (an Output of the CRD; see the kwok tests below).
+    const dependsOn = options.get("op-deployment")?.dependsOn as pulumi.Input<pulumi.Resource>[];
+    assert.ok(pulumi.Output.isInstance(dependsOn.at(-1)), "the Deployment waits for the node check");
     const r = component.resources;
     for (const needed of [r.crd, r.serviceAccount, r.clusterRoleBinding, ...r.roleBindings]) {
       assert.ok(dependsOn.includes(needed), "the Deployment depends on each of them");
@@ -210,6 +244,63 @@ describe("MyAppOperator", () => {
     // Nor does any child carry credentials: no Secret, no token.
     assert.ok(!registered.some((r) => r.type.endsWith(":Secret")));
     assert.ok(!JSON.stringify(registered).match(/"token"|kubeconfig|password/i));
+  });
+
+  it("requires an image for an in-cluster operator: a ResourceError naming it and how to build and push one", () => {
+    assert.throws(
+      () => new MyAppOperator("op", {}, { readNodes: false }),
+      (error: unknown) =>
+        pulumi.ResourceError.isInstance(error) &&
+        /MyAppOperator "op" has invalid arguments:\n {2}image: is required for operatorPlacement "in-cluster"/.test(
+          error.message,
+        ) &&
+        error.message.includes("npm run image -- --push REGISTRY/NAME:TAG"),
+    );
+  });
+
+  it("gives pulumi's Deployment await a deadline of minutes, not its default ten", async () => {
+    await install("op");
+    assert.deepEqual(options.get("op-deployment")?.customTimeouts, { create: "5m", update: "5m" });
+    const metadata = inputsOf("op-deployment")["metadata"] as { annotations?: Record<string, string> };
+    assert.equal(metadata.annotations?.["pulumi.com/skipAwait"], undefined, "pulumi waits for the pods");
+  });
+
+  it("refuses an in-cluster operator on a cluster of kwok fake nodes, naming the local recipe", async () => {
+    // GIVEN a cluster whose every node is a kwok fake node (pods look Running there, nothing runs), in a child
+    // process (fixtures/kwok-refusal.ts: the refusal's rejections must not land on this process's tests)
+    const { stdout } = await execFileAsync(process.execPath, [
+      fileURLToPath(new URL("./fixtures/kwok-refusal.ts", import.meta.url)),
+    ]);
+    const { errors, types } = JSON.parse(stdout) as { errors: string[]; types: string[] };
+    // THEN one error, the component's, says why and what to do instead
+    assert.equal(errors.length, 1, errors.join("\n"));
+    assert.match(errors[0]!, /^MyAppOperator "op": operatorPlacement "in-cluster" cannot run on this cluster/);
+    assert.match(errors[0]!, /all 3 of its nodes \(kwok-node-0, kwok-node-1, kwok-node-2\) are kwok fake nodes/);
+    assert.match(errors[0]!, /operatorPlacement: "external"/);
+    assert.match(errors[0]!, /npx myapp-operator/);
+    // AND the Deployment never reaches the engine, while the rest of the install does
+    assert.ok(types.includes("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"), types.join(", "));
+    assert.ok(!types.includes("kubernetes:apps/v1:Deployment"), types.join(", "));
+  });
+
+  it("installs on a mix of real and fake nodes with a warning, and skips the check when told", async (t) => {
+    const warnings: string[] = [];
+    t.mock.method(pulumi.log, "warn", async (message: string) => void warnings.push(message));
+    await install("op", {}, nodesOf(realNode, fakeNode("kwok-node-0")));
+    assert.ok(registered.some((r) => r.type === "kubernetes:apps/v1:Deployment"));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!, /1 of the cluster's 2 nodes \(kwok-node-0\) are kwok fake nodes/);
+
+    registered = [];
+    nodeReads = 0;
+    const component = new MyAppOperator("unchecked", { image: testImage }, { readNodes: false });
+    await Promise.all(allChildren(component.resources).map((child) => valueOf(child.urn)));
+    assert.ok(registered.some((r) => r.type === "kubernetes:apps/v1:Deployment"));
+  });
+
+  it("reads no nodes for an external operator (nothing of it runs in the cluster)", async () => {
+    await install("op", { operatorPlacement: "external" }, nodesOf(fakeNode("kwok-node-0")));
+    assert.equal(nodeReads, 0);
   });
 
   it("rejects invalid arguments with a ResourceError that names each field", () => {

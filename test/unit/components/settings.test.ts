@@ -1,18 +1,12 @@
 import assert from "node:assert/strict";
 import { defaultChartKinds } from "../../../api/index.ts";
 import { describe, it } from "node:test";
-import {
-  defaultImage,
-  defaultNamespace,
-  defaultResources,
-  describeIssues,
-  resolveSettings,
-} from "../../../components/settings.ts";
+import { defaultNamespace, defaultResources, describeIssues, resolveSettings } from "../../../components/settings.ts";
 
 describe("resolveSettings", () => {
   it("applies the documented defaults", () => {
-    // GIVEN no arguments WHEN resolved
-    const result = resolveSettings("myapp-operator");
+    // GIVEN only the image (no default: none is published) WHEN resolved
+    const result = resolveSettings("myapp-operator", { image: "registry.example/myapp-operator:1.0.0" });
     // THEN every default is the documented one
     assert.deepEqual(result, {
       ok: true,
@@ -20,7 +14,7 @@ describe("resolveSettings", () => {
         name: "myapp-operator",
         namespace: defaultNamespace,
         createNamespace: true,
-        image: defaultImage,
+        image: "registry.example/myapp-operator:1.0.0",
         imagePullPolicy: "IfNotPresent",
         replicas: 1,
         leaderElection: false,
@@ -40,7 +34,7 @@ describe("resolveSettings", () => {
 
   it("turns leader election on at 2 replicas, not at 1", () => {
     const at = (replicas: number) => {
-      const result = resolveSettings("op", { replicas });
+      const result = resolveSettings("op", { replicas, operatorPlacement: "external" });
       assert.ok(result.ok);
       return result.settings.leaderElection;
     };
@@ -59,7 +53,7 @@ describe("resolveSettings", () => {
       watchNamespaces: ["team-a", "team-a", "UPPER"],
       labels: { "app.kubernetes.io/name": "mine", "ok-key": "bad value" },
       operatorPlacement: "somewhere" as never,
-      image: " ",
+      image: "Not An Image",
     });
     // THEN each is named
     assert.equal(result.ok, false);
@@ -80,9 +74,46 @@ describe("resolveSettings", () => {
   });
 
   it("rejects a name too long for the derived object names", () => {
-    const result = resolveSettings("a".repeat(48));
+    const result = resolveSettings("a".repeat(48), { operatorPlacement: "external" });
     assert.equal(result.ok, false);
-    assert.ok(resolveSettings("a".repeat(47)).ok);
+    assert.ok(resolveSettings("a".repeat(47), { operatorPlacement: "external" }).ok);
+  });
+
+  it("requires an image for an in-cluster operator, and says how to build and push one", () => {
+    // GIVEN the default placement (in-cluster) and no image, or an empty one (a stack's unset config)
+    for (const args of [{}, { image: "" }, { image: "  " }, { operatorPlacement: "in-cluster" as const }]) {
+      // WHEN resolved
+      const result = resolveSettings("op", args);
+      // THEN exactly the image is named, with the command that builds and pushes one and the other way out
+      assert.equal(result.ok, false, JSON.stringify(args));
+      const issues = result.ok ? [] : result.issues;
+      assert.deepEqual(
+        issues.map((issue) => issue.field),
+        ["image"],
+      );
+      assert.match(issues[0]!.message, /^is required for operatorPlacement "in-cluster"/);
+      assert.match(issues[0]!.message, /npm run image -- --push REGISTRY\/NAME:TAG/);
+      assert.match(issues[0]!.message, /operatorPlacement: "external"/);
+    }
+  });
+
+  it("needs no image for an external operator, and keeps a given one trimmed", () => {
+    const external = resolveSettings("op", { operatorPlacement: "external" });
+    assert.ok(external.ok);
+    assert.equal(external.settings.image, "");
+    const given = resolveSettings("op", {
+      image: " registry.example:5000/team/myapp-operator@sha256:" + "a".repeat(64),
+    });
+    assert.ok(given.ok);
+    assert.equal(given.settings.image, "registry.example:5000/team/myapp-operator@sha256:" + "a".repeat(64));
+  });
+
+  it("rejects an image that is not an OCI reference, naming the field", () => {
+    for (const image of ["registry.example/Myapp-Operator:1", "https://registry.example/op", "op:bad tag"]) {
+      const result = resolveSettings("op", { image });
+      assert.equal(result.ok, false, image);
+      assert.deepEqual(result.ok ? [] : result.issues.map((issue) => issue.field), ["image"], image);
+    }
   });
 
   it("formats issues one per line with the subject first", () => {

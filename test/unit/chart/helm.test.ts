@@ -1,0 +1,247 @@
+/**
+ * Helm as a bounded guest: one process per render split into what is applied and what is reported, at most K
+ * renders at once, each held to memory, CPU-time, wall-time and output limits, and renders reused from an LRU
+ * bounded by bytes. Stand-in processes (sh, yes, sleep) exercise the limits; the hostile charts at the end run
+ * the real helm when one is available (MYAPP_HELM, or the toolchain's once built).
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { findPrlimit, GuestFailure, runGuest } from "../../../chart/guest-process.ts";
+import { ByteBoundedLru } from "../../../chart/lru-cache.ts";
+import {
+  ChartRenderError,
+  defaultRenderLimits,
+  helmRenderer,
+  renderKey,
+  splitFullRender,
+  type RenderLimits,
+} from "../../../chart/index.ts";
+
+const fullRender = [
+  "---",
+  "# Source: app/crds/widgets.yaml",
+  "apiVersion: apiextensions.k8s.io/v1",
+  "kind: CustomResourceDefinition",
+  "metadata:",
+  "  name: widgets.example.org",
+  "---",
+  "apiVersion: apiextensions.k8s.io/v1",
+  "kind: CustomResourceDefinition",
+  "metadata:",
+  "  name: gadgets.example.org",
+  "",
+  "---",
+  "# Source: app/charts/db/crds/dbs.yaml",
+  "apiVersion: apiextensions.k8s.io/v1",
+  "kind: CustomResourceDefinition",
+  "metadata:",
+  "  name: dbs.example.org",
+  "---",
+  "# Source: app/templates/service.yaml",
+  "apiVersion: v1",
+  "kind: Service",
+  "metadata:",
+  "  name: web",
+  "---",
+  "# Source: app/templates/deployment.yaml",
+  "apiVersion: apps/v1",
+  "kind: Deployment",
+  "metadata:",
+  "  name: web",
+  "---",
+  "# Source: app/templates/tests/test-connection.yaml",
+  "apiVersion: v1",
+  "kind: Pod",
+  "metadata:",
+  "  name: web-test",
+  "  annotations:",
+  '    "helm.sh/hook": test',
+  "---",
+  "# Source: app/templates/job.yaml",
+  "apiVersion: batch/v1",
+  "kind: Job",
+  "metadata:",
+  "  name: migrate",
+  "  annotations:",
+  "    helm.sh/hook: pre-install",
+  "",
+].join("\n");
+
+test("one full render is split into the --no-hooks --skip-tests stream, the hooks and tests, and the CRDs", () => {
+  const result = splitFullRender(fullRender);
+  assert.equal(
+    result.manifest,
+    [
+      "---",
+      "# Source: app/templates/service.yaml",
+      "apiVersion: v1",
+      "kind: Service",
+      "metadata:",
+      "  name: web",
+      "---",
+      "# Source: app/templates/deployment.yaml",
+      "apiVersion: apps/v1",
+      "kind: Deployment",
+      "metadata:",
+      "  name: web",
+      "",
+    ].join("\n"),
+  );
+  assert.deepEqual(result.hooks, ["app/templates/job.yaml", "app/templates/tests/test-connection.yaml"]);
+  assert.deepEqual(result.crds, ["widgets.example.org", "gadgets.example.org", "dbs.example.org"]);
+  // A CustomResourceDefinition a template renders is an ordinary object (only crds/ files are left out).
+  const templated = "---\n# Source: app/templates/crd.yaml\nkind: CustomResourceDefinition\nmetadata:\n  name: x\n";
+  assert.equal(splitFullRender(templated).manifest, templated);
+});
+
+test("the render key is what determines the output, whatever the key order", () => {
+  const chart = new Uint8Array([1, 2, 3]);
+  const base = { chart, release: "web", namespace: "shop", capabilities: { kubeVersion: "v1.36.0" } };
+  const a = renderKey({ ...base, values: { image: { tag: "1", repository: "r" }, replicaCount: 2 } });
+  const b = renderKey({ ...base, values: { replicaCount: 2, image: { repository: "r", tag: "1" } } });
+  assert.equal(a, b);
+  assert.notEqual(a, renderKey({ ...base, values: { replicaCount: 3, image: { repository: "r", tag: "1" } } }));
+  assert.notEqual(a, renderKey({ ...base, chart: new Uint8Array([1, 2, 4]), values: { replicaCount: 2 } }));
+  assert.notEqual(a, renderKey({ ...base, namespace: "other", values: { replicaCount: 2 } }));
+  const caps = (apiVersions: string[]) => renderKey({ ...base, values: {}, capabilities: { apiVersions } });
+  assert.equal(caps(["a/v1", "b/v1"]), caps(["b/v1", "a/v1"]));
+});
+
+test("the LRU is bounded by bytes and keeps the recently used", () => {
+  const lru = new ByteBoundedLru<string>(10, (value) => value.length);
+  lru.set("a", "aaaa");
+  lru.set("b", "bbbb");
+  assert.equal(lru.get("a"), "aaaa"); // a is now the newest
+  lru.set("c", "cccc"); // 12 bytes: the least recently used (b) goes
+  assert.equal(lru.get("b"), undefined);
+  assert.equal(lru.get("a"), "aaaa");
+  assert.equal(lru.bytes, 8);
+  lru.set("huge", "x".repeat(11)); // larger than the whole budget: not kept, nothing evicted
+  assert.equal(lru.get("huge"), undefined);
+  assert.equal(lru.size, 2);
+});
+
+const tight: RenderLimits = { memoryMiB: 128, cpuSeconds: 1, timeoutSeconds: 10, outputMiB: 1 };
+const env = { PATH: process.env["PATH"] ?? "" };
+const mechanisms = [
+  { name: "prlimit", prlimit: findPrlimit(), skip: findPrlimit() ? false : "no prlimit on this machine" },
+  { name: "watchdog", prlimit: undefined, skip: false },
+] as const;
+
+async function limitHit(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof GuestFailure, String(error));
+    return error.details.limit;
+  }
+  return undefined;
+}
+
+for (const { name, prlimit, skip } of mechanisms) {
+  test(`${name}: an endless loop is stopped at the CPU-time limit`, { skip }, async () => {
+    const started = performance.now();
+    const limit = await limitHit(
+      runGuest({ binary: "sh", args: ["-c", "while :; do :; done"], env, limits: tight, prlimit }),
+    );
+    assert.equal(limit, "cpu");
+    assert.ok(performance.now() - started < 5000);
+  });
+}
+
+test("endless output is stopped at the output limit, a hang at the wall-time limit", async () => {
+  const prlimit = findPrlimit();
+  assert.equal(await limitHit(runGuest({ binary: "yes", args: [], env, limits: tight, prlimit })), "output");
+  const slow = { ...tight, timeoutSeconds: 1 };
+  assert.equal(await limitHit(runGuest({ binary: "sleep", args: ["30"], env, limits: slow, prlimit })), "time");
+});
+
+test("watchdog: a process over the memory limit is stopped", async () => {
+  // The shell keeps a 200 MB command substitution in its own memory.
+  const hog = ["-c", 'x=$(head -c 200000000 /dev/zero | tr "\\0" a); echo "${#x}"; sleep 5'];
+  const limits = { ...tight, cpuSeconds: 30 };
+  assert.equal(await limitHit(runGuest({ binary: "sh", args: hog, env, limits, prlimit: undefined })), "memory");
+});
+
+test("at most K renders run at once, a repeated render is served from the cache", async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), "myapp-fake-helm-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const fake = path.join(dir, "helm");
+  await writeFile(fake, `#!/bin/sh\nsleep 0.4\nprintf -- '---\\n# Source: c/templates/a.yaml\\nkind: ConfigMap\\n'\n`);
+  await chmod(fake, 0o755);
+  const renderer = helmRenderer({ binary: fake, maxConcurrentRenders: 2 });
+  const render = (n: number) =>
+    renderer.render({ chart: new Uint8Array([n]), release: "r", namespace: "n", values: { n } });
+  let started = performance.now();
+  await Promise.all([1, 2, 3, 4].map(render));
+  // Four renders of 0.4 s, two at a time: at least two rounds.
+  assert.ok(performance.now() - started >= 780, `took ${Math.round(performance.now() - started)} ms`);
+  started = performance.now();
+  const again = await render(1);
+  assert.ok(performance.now() - started < 100, "served from the cache");
+  assert.match(again.manifest, /kind: ConfigMap/);
+});
+
+/** The real helm, if this machine has one (not built here: that is the toolchain's job). */
+function realHelm(): string | undefined {
+  const candidates = [
+    process.env["MYAPP_HELM"],
+    process.env["MYAPP_TOOLCHAIN_BIN"] && path.join(process.env["MYAPP_TOOLCHAIN_BIN"], "helm"),
+  ];
+  return candidates.find((candidate): candidate is string => !!candidate && existsSync(candidate));
+}
+
+/** A packed chart with one template, made with helm itself. */
+async function hostileChart(helm: string, template: string): Promise<Uint8Array> {
+  const { execFile } = await import("node:child_process");
+  const { promisify } = await import("node:util");
+  const { readFile, mkdir } = await import("node:fs/promises");
+  const dir = await mkdtemp(path.join(tmpdir(), "myapp-hostile-"));
+  try {
+    await mkdir(path.join(dir, "hostile/templates"), { recursive: true });
+    await writeFile(path.join(dir, "hostile/Chart.yaml"), "apiVersion: v2\nname: hostile\nversion: 0.1.0\n");
+    await writeFile(path.join(dir, "hostile/templates/cm.yaml"), template);
+    await promisify(execFile)(helm, ["package", path.join(dir, "hostile"), "-d", dir], { env: { ...env, HOME: dir } });
+    return await readFile(path.join(dir, "hostile-0.1.0.tgz"));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const helm = realHelm();
+test(
+  "the real helm: a looping, a memory-hungry and a huge chart each fail on their own limit, and a good chart still renders",
+  { skip: helm ? false : "no helm binary yet (set MYAPP_HELM)" },
+  async () => {
+    const binary = helm ?? "";
+    const renderer = helmRenderer({ binary, limits: { ...defaultRenderLimits, cpuSeconds: 5 } });
+    const cases = [
+      // Nested ranges: 10^9 iterations of nothing, CPU only.
+      { limit: "cpu", template: "{{ range until 100000 }}{{ range until 10000 }}{{ end }}{{ end }}" },
+      // A string doubled thirty times: 1 GiB.
+      { limit: "memory", template: '{{ $x := "ab" }}{{ range until 30 }}{{ $x = print $x $x }}{{ end }}{{ $x }}' },
+      // 20 MiB of YAML, within memory.
+      {
+        limit: "output",
+        template: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  x: {{ "a" | repeat 20000000 }}\n',
+      },
+    ];
+    for (const { limit, template } of cases) {
+      const chart = await hostileChart(binary, template);
+      await assert.rejects(
+        renderer.render({ chart, release: "r", namespace: "n", values: {} }),
+        (error: unknown) =>
+          error instanceof ChartRenderError &&
+          error.reason === "ChartRenderLimit" &&
+          error.message.includes(`--render-${limit === "output" ? "output" : limit}`),
+      );
+    }
+    const good = await hostileChart(binary, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n");
+    const rendered = await renderer.render({ chart: good, release: "r", namespace: "n", values: {} });
+    assert.match(rendered.manifest, /name: ok/);
+  },
+);
