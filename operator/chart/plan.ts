@@ -1,13 +1,15 @@
 /**
  * What a render means for the cluster, decided without I/O: which objects to apply (only allowed kinds, only in
- * the instance's namespace, owned by the instance), which live objects to prune, whether the render would lose
- * volumes, and which workload is the instance's main one. Pure.
+ * the instance's namespace, owned by the instance, within the render policy: render-rules.ts and
+ * pod-security.ts), which live objects to prune, whether the render would lose volumes, and which workload is the
+ * instance's main one. Pure.
  */
 import { chartKindName, compareQuantities, parseQuantity, type ChartKind } from "../../api/index.ts";
 import type { InstanceIdentity } from "../desired/index.ts";
 import { isControlledBy } from "../desired/index.ts";
 import { hookOf, parseManifests, type RenderedObject } from "../../chart/index.ts";
 import { objectName, ownedObject } from "./owned.ts";
+import { clusterScopedRefusal, renderPolicyRefusal, type RenderPolicy } from "./render-rules.ts";
 
 /** Why a render is not applied: CamelCase reason and a message that says what to do. */
 export interface RenderRefusal {
@@ -19,8 +21,17 @@ export type RenderPlan =
   | { readonly ok: true; readonly objects: readonly RenderedObject[] }
   | { readonly ok: false; readonly refusal: RenderRefusal };
 
-/** The objects to apply for `manifest` (a `helm template --no-hooks --skip-tests` stream), or why not. */
-export function planRender(manifest: string, instance: InstanceIdentity, allowed: readonly ChartKind[]): RenderPlan {
+/**
+ * The objects to apply for `manifest` (a `helm template --no-hooks --skip-tests` stream), or why not: a kind
+ * outside `allowed` or cluster-scoped, an object in another namespace, or one that breaks `policy` (the
+ * instance's pod security level and the platform's Service types).
+ */
+export function planRender(
+  manifest: string,
+  instance: InstanceIdentity,
+  allowed: readonly ChartKind[],
+  policy: RenderPolicy,
+): RenderPlan {
   let manifests;
   try {
     manifests = parseManifests(manifest);
@@ -31,6 +42,8 @@ export function planRender(manifest: string, instance: InstanceIdentity, allowed
   const seen = new Set<string>();
   for (const { source, object } of manifests) {
     if (hookOf(object) !== undefined) continue;
+    const clusterScoped = clusterScopedRefusal(object, source);
+    if (clusterScoped) return { ok: false, refusal: clusterScoped };
     if (!allowed.some((kind) => kind.apiVersion === object.apiVersion && kind.kind === object.kind)) {
       return refuse(
         "ChartKindNotAllowed",
@@ -51,6 +64,8 @@ export function planRender(manifest: string, instance: InstanceIdentity, allowed
     seen.add(id);
     objects.push(ownedObject(object, instance));
   }
+  const refusal = renderPolicyRefusal(objects, policy);
+  if (refusal) return { ok: false, refusal };
   return { ok: true, objects };
 }
 

@@ -7,12 +7,14 @@
 import { createHash } from "node:crypto";
 import {
   defaultChartKinds,
+  defaultPodSecurityLevel,
   type ChartKind,
+  type ChartServiceType,
   type ChartSpec,
   type MyAppInstanceSpec,
   type MyAppInstanceStatus,
 } from "../../api/index.ts";
-import { InvalidError, type KubeObject } from "../../kube/index.ts";
+import { ConflictError, InvalidError, NotFoundError, type KubeObject } from "../../kube/index.ts";
 import {
   ChartFetchError,
   ChartRenderError,
@@ -46,6 +48,8 @@ export interface ChartDeps {
   readonly fetchChart: (chart: NonNullable<MyAppInstanceSpec["chart"]>, namespace: string) => Promise<Uint8Array>;
   /** Kinds charts may render. @default defaultChartKinds */
   readonly allowedKinds?: readonly ChartKind[];
+  /** Service types charts may render besides ClusterIP (`--chart-service-types`). @default ClusterIP only */
+  readonly serviceTypes?: readonly ChartServiceType[];
   /** `.Capabilities` of the live cluster. */
   readonly capabilities?: () => Promise<Capabilities>;
   /**
@@ -118,7 +122,10 @@ export async function reconcileChart(
 
   const identity = { ...key, uid: instance.metadata.uid ?? "" };
   const allowed = deps.allowedKinds ?? defaultChartKinds;
-  const plan = planRender(rendered.manifest, identity, allowed);
+  const plan = planRender(rendered.manifest, identity, allowed, {
+    podSecurityLevel: spec.podSecurityLevel ?? defaultPodSecurityLevel,
+    ...(deps.serviceTypes ? { serviceTypes: deps.serviceTypes } : {}),
+  });
   if (!plan.ok) return permanent(plan.refusal);
 
   const live = await liveObjects(session, allowed);
@@ -135,9 +142,17 @@ export async function reconcileChart(
 
   const applied: KubeObject[] = [];
   try {
-    for (const object of plan.objects) {
-      if (isWriteOnly(object, allowed)) await ensureWriteOnly(session, object, deps.appliedWriteOnly);
-      else applied.push(await ensureObject(session, object, live));
+    // Write-only objects first: their ownership is only learnt by writing, and a refusal should come before the
+    // rest of the render is applied (Helm's own order puts Secrets early too).
+    const ordered = [
+      ...plan.objects.filter((object) => isWriteOnly(object, allowed)),
+      ...plan.objects.filter((object) => !isWriteOnly(object, allowed)),
+    ];
+    for (const object of ordered) {
+      if (isWriteOnly(object, allowed)) {
+        const taken = await ensureWriteOnly(session, object, identity.uid, deps.appliedWriteOnly);
+        if (taken) return permanent(taken);
+      } else applied.push(await ensureObject(session, object, live));
     }
   } catch (error) {
     if (!(error instanceof InvalidError)) throw error;
@@ -316,18 +331,60 @@ function isWriteOnly(object: RenderedObject, allowed: readonly ChartKind[]): boo
   return allowed.some((kind) => kind.writeOnly && kind.apiVersion === object.apiVersion && kind.kind === object.kind);
 }
 
-/** Applies an object the operator may not read (a Secret) unless this process already applied exactly it. */
+/**
+ * Applies an object the operator may not read (a Secret) unless this process already applied exactly it, and
+ * never over a namesake the instance does not control. Without the read verb, ownership is asked of the apiserver:
+ * a create (POST) fails with 409 if the name is taken; then a JSON patch whose only operations `test` that the
+ * object's first owner reference is the instance's controller reference changes nothing and fails with 422 if it
+ * is not (someone else's Secret, another instance's, or one without owners). Only then is the object applied,
+ * with the resourceVersion the test saw as a precondition, so it cannot have been replaced in between (409, and
+ * the reconcile is retried). Returns the problem when the name is taken.
+ */
 async function ensureWriteOnly(
   session: Session,
   object: RenderedObject,
+  uid: string,
   appliedWriteOnly: Map<string, string> | undefined,
-): Promise<void> {
+): Promise<Problem | undefined> {
   const key = `${session.key.namespace}/${object.kind}/${object.metadata.name}`;
   const digest = createHash("sha256").update(JSON.stringify(object)).digest("hex");
-  if (appliedWriteOnly?.get(key) === digest) return;
-  await session.port.apply<KubeObject>(object);
+  if (appliedWriteOnly?.get(key) === digest) return undefined;
+  const { apiVersion, kind, metadata } = object;
+  let created = false;
+  try {
+    await session.port.create<KubeObject>(object);
+    created = true;
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+  }
+  if (!created) {
+    let owned: KubeObject;
+    try {
+      owned = await session.port.jsonPatch<KubeObject>(apiVersion, kind, metadata.name, session.key.namespace, [
+        { op: "test", path: "/metadata/ownerReferences/0/uid", value: uid },
+        { op: "test", path: "/metadata/ownerReferences/0/controller", value: true },
+      ]);
+    } catch (error) {
+      if (error instanceof NotFoundError) {
+        throw new TransientError(`${objectName(object)} was deleted while it was being applied`, { cause: error });
+      }
+      if (!(error instanceof InvalidError)) throw error;
+      return {
+        reason: "ChildOwnedElsewhere",
+        message:
+          `${objectName(object)} already exists in ${session.key.namespace} and is not controlled by this ` +
+          "instance (another owner, another instance, or none); delete it, or rename the release (the instance)",
+      };
+    }
+    const resourceVersion = owned.metadata.resourceVersion;
+    await session.port.apply<KubeObject>({
+      ...object,
+      metadata: { ...metadata, ...(resourceVersion ? { resourceVersion } : {}) },
+    });
+  }
   appliedWriteOnly?.set(key, digest);
-  session.logger.info({ kind: object.kind, name: object.metadata.name }, "applied write-only chart object");
+  session.logger.info({ kind, name: metadata.name, created }, "applied write-only chart object");
+  return undefined;
 }
 
 function sameObject(

@@ -9,6 +9,7 @@ export type {
   ApplyConfiguration,
   ClusterPort,
   DeleteOptions,
+  JsonPatchOperation,
   EventRecord,
   KubePortOptions,
   ReadCache,

@@ -26,7 +26,19 @@ export interface ObjectKey {
 export interface ApplyConfiguration {
   readonly apiVersion: string;
   readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    /** A precondition: the write fails with 409 unless the object is still at this version. */
+    readonly resourceVersion?: string;
+  };
+}
+
+/** One RFC 6902 operation. */
+export interface JsonPatchOperation {
+  readonly op: "test" | "add" | "replace" | "remove";
+  readonly path: string;
+  readonly value?: unknown;
 }
 
 export interface DeleteOptions {
@@ -57,6 +69,22 @@ export interface ClusterPort {
   ): Promise<T[]>;
   /** Server-side apply with the operator's field manager, forcing ownership of the fields it sets. */
   apply<T extends KubeObject>(object: ApplyConfiguration): Promise<T>;
+  /**
+   * Creates (POST) with the operator's field manager: ConflictError (409 AlreadyExists) when the name is taken,
+   * so an existing object is never overwritten.
+   */
+  create<T extends KubeObject>(object: ApplyConfiguration): Promise<T>;
+  /**
+   * JSON patch (RFC 6902). A failed `test` operation, or a path that does not exist, is an InvalidError (422)
+   * and changes nothing: a conditional write that needs no read.
+   */
+  jsonPatch<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string,
+    operations: readonly JsonPatchOperation[],
+  ): Promise<T>;
   /** Server-side apply of the instance's status subresource. */
   applyStatus(instance: ObjectKey, status: MyAppInstanceStatus): Promise<void>;
   /**
@@ -154,6 +182,15 @@ export function kubePort(client: KubeClient, options: KubePortOptions): ClusterP
     // The configuration is a partial object by design (only our fields); the client sends it as it is.
     apply: async <T extends KubeObject>(object: ApplyConfiguration) =>
       remember(await client.apply<T>(object as unknown as KubeObject, { fieldManager: manager, force: true })),
+    create: async <T extends KubeObject>(object: ApplyConfiguration) =>
+      remember(await client.create<T>(object as unknown as T, { fieldManager: manager })),
+    jsonPatch: async <T extends KubeObject>(
+      apiVersion: string,
+      kind: string,
+      name: string,
+      namespace: string,
+      operations: readonly JsonPatchOperation[],
+    ) => remember(await client.jsonPatch<T>(apiVersion, kind, name, namespace, operations)),
     async applyStatus(instance, status) {
       const body = {
         apiVersion: instanceApiVersion,

@@ -5,7 +5,14 @@
 import type { Logger } from "pino";
 import { apiVersion, kind } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
-import type { ApplyConfiguration, ClusterPort, EventRecord, ObjectKey, ObjectReference } from "./port.ts";
+import type {
+  ApplyConfiguration,
+  ClusterPort,
+  EventRecord,
+  JsonPatchOperation,
+  ObjectKey,
+  ObjectReference,
+} from "./port.ts";
 
 /** A MyAppInstance as read, before anything about its spec or status is trusted. */
 export interface InstanceObject extends KubeObject {
@@ -100,6 +107,20 @@ export function countingPort(port: ClusterPort): { port: ClusterPort; writes: ()
       apply: <T extends KubeObject>(object: ApplyConfiguration) => {
         writes += 1;
         return port.apply<T>(object);
+      },
+      create: <T extends KubeObject>(object: ApplyConfiguration) => {
+        writes += 1;
+        return port.create<T>(object);
+      },
+      jsonPatch: <T extends KubeObject>(
+        apiVersion: string,
+        kind: string,
+        name: string,
+        namespace: string,
+        operations: readonly JsonPatchOperation[],
+      ) => {
+        writes += 1;
+        return port.jsonPatch<T>(apiVersion, kind, name, namespace, operations);
       },
       applyStatus: counted((instance, status) => port.applyStatus(instance, status)),
       setFinalizers: counted((instance, finalizers) => port.setFinalizers(instance, finalizers)),

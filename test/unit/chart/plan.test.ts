@@ -13,6 +13,8 @@ import {
 } from "../../../operator/chart/index.ts";
 
 const instance = { name: "web", namespace: "shop", uid: "uid-1" };
+// These tests are about kinds, namespaces and ownership; pod security has its own (pod-security.test.ts).
+const policy = { podSecurityLevel: "Baseline" } as const;
 
 const stream = `---
 # Source: myapp/templates/service.yaml
@@ -46,7 +48,7 @@ spec:
 `;
 
 function ok(manifest: string): readonly RenderedObject[] {
-  const plan = planRender(manifest, instance, renderableChartKinds);
+  const plan = planRender(manifest, instance, renderableChartKinds, policy);
   if (!plan.ok) throw new Error(plan.refusal.message);
   return plan.objects;
 }
@@ -95,6 +97,7 @@ describe("planRender", () => {
       "# Source: c/templates/role.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\n",
       instance,
       renderableChartKinds,
+      policy,
     );
     assert.equal(plan.ok, false);
     assert.ok(!plan.ok && plan.refusal.reason === "ChartKindNotAllowed");
@@ -109,6 +112,7 @@ describe("planRender", () => {
       "# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: kube-system\n",
       instance,
       renderableChartKinds,
+      policy,
     );
     assert.ok(!plan.ok && plan.refusal.reason === "ChartNamespaceNotAllowed");
   });

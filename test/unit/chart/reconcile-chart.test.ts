@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ChartFetchError, ChartRenderError, type ChartRenderer } from "../../../operator/chart/index.ts";
 import { PermanentError, TransientError } from "../../../operator/reconcile/index.ts";
+import { isTransientFailure } from "../../../operator/reconcile/errors.ts";
 import { apiVersion, kind, renderableChartKinds } from "../../../api/index.ts";
 import { harness } from "../reconcile/setup.ts";
 
@@ -24,9 +25,11 @@ spec:
     metadata:
       labels: { app: ${name} }
     spec:
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: RuntimeDefault } }
       containers:
         - name: main
           image: ${image}
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: [ALL] } }
 `;
 const configMap = (name: string) => `---
 # Source: app/templates/cm.yaml
@@ -122,25 +125,89 @@ describe("reconcile with spec.chart", () => {
     assert.match(degraded?.message ?? "", /ConfigMap default\/c does not render: .*app\/templates\/x\.yaml:3:4/);
   });
 
-  test("a chart that cannot be fetched is Degraded naming the source, and retried (TransientError)", async () => {
+  test("a chart source that may come back (a ConfigMap not there yet, a registry down) is retried with the status untouched", async () => {
     const h = harness();
     Object.assign(h.deps, {
       chart: {
         renderer: { render: async () => ({ manifest: "", hooks: [], crds: [] }) },
         fetchChart: async () => {
-          throw new ChartFetchError("ConfigMap default/c does not exist");
+          throw new ChartFetchError("oci://r/c:1.0.0 cannot be fetched: r answered 503", "ChartFetchFailed", {
+            transient: true,
+          });
         },
       },
     });
     h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
-    await assert.rejects(h.run(), TransientError);
-    const degraded = h.cluster.instance("web")?.status?.conditions?.find((c) => c.type === "Degraded");
-    assert.equal(degraded?.reason, "ChartFetchFailed");
-    assert.equal(degraded?.message, "ConfigMap default/c does not exist");
-    // The same failure again writes nothing new.
     h.cluster.reset();
+    // THEN a TransientError the runtime retries (and reports Stalled after the fast retries), and no Degraded
+    const error = await h.run().then(
+      () => assert.fail("the reconcile succeeded"),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof TransientError, String(error));
+    assert.equal(isTransientFailure(error), true);
+    assert.notEqual(h.cluster.instance("web")?.status?.conditions?.find((c) => c.type === "Degraded")?.status, "True");
+    assert.deepEqual(
+      h.cluster.writeLines().filter((line) => line.includes("status")),
+      [],
+    );
+  });
+
+  for (const [reason, message] of [
+    ["ChartSourceNotAllowed", "oci://r/c:1.0.0 is not an allowed chart source (--chart-sources)"],
+    ["ChartDigestMismatch", "oci://r/c:1.0.0's chart layer has digest sha256:1, not sha256:2"],
+    ["ChartFetchFailed", "oci://r/c:1.0.0 cannot be fetched: r answered 404 for the manifest"],
+  ] as const) {
+    test(`a chart fetch that will not heal (${reason}) is Degraded naming it, and not retried`, async () => {
+      const h = harness();
+      Object.assign(h.deps, {
+        chart: {
+          renderer: { render: async () => ({ manifest: "", hooks: [], crds: [] }) },
+          fetchChart: async () => {
+            throw new ChartFetchError(message, reason);
+          },
+        },
+      });
+      h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+      await assert.rejects(h.run(), PermanentError);
+      const degraded = h.cluster.instance("web")?.status?.conditions?.find((c) => c.type === "Degraded");
+      assert.equal(degraded?.reason, reason);
+      assert.equal(degraded?.message, message);
+      // The same failure again writes nothing new.
+      h.cluster.reset();
+      await assert.rejects(h.run(), PermanentError);
+      assert.deepEqual(h.cluster.writeLines(), []);
+    });
+  }
+
+  test("a render over a platform limit is Degraded with ChartRenderLimit naming the flag; over the wall time it is retried", async () => {
+    const h = harness();
+    let transient = false;
+    Object.assign(h.deps, {
+      chart: {
+        renderer: {
+          render: async () => {
+            throw new ChartRenderError(
+              transient
+                ? "helm used more than 60 s; the platform's limit is --render-timeout"
+                : "helm used more than 256 MiB of memory; the platform's limit is --render-memory",
+              { reason: "ChartRenderLimit", transient },
+            );
+          },
+        },
+        fetchChart: async () => new Uint8Array([1]),
+      },
+    });
+    h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    await assert.rejects(h.run(), PermanentError);
+    const degraded = h.cluster.instance("web")?.status?.conditions?.find((c) => c.type === "Degraded");
+    assert.equal(degraded?.reason, "ChartRenderLimit");
+    assert.match(
+      degraded?.message ?? "",
+      /ConfigMap default\/c does not render: helm used more than 256 MiB.*--render-memory/,
+    );
+    transient = true;
     await assert.rejects(h.run(), TransientError);
-    assert.deepEqual(h.cluster.writeLines(), []);
   });
 });
 
@@ -160,9 +227,11 @@ spec:
     metadata:
       labels: { app.kubernetes.io/name: myapp, app.kubernetes.io/instance: web }
     spec:
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: RuntimeDefault } }
       containers:
         - name: main
           image: nginx:1.27
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: [ALL] } }
   volumeClaimTemplates:
     - metadata:
         name: data

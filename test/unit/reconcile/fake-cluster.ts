@@ -16,12 +16,13 @@ import type {
   ClusterPort,
   DeleteOptions,
   EventRecord,
+  JsonPatchOperation,
   ObjectKey,
 } from "../../../operator/reconcile/index.ts";
 
 /** One request the reconciler sent; reads are counted, not recorded. */
 export interface RecordedRequest {
-  readonly verb: "apply" | "applyStatus" | "setFinalizers" | "delete" | "event";
+  readonly verb: "apply" | "create" | "jsonPatch" | "applyStatus" | "setFinalizers" | "delete" | "event";
   readonly kind: string;
   readonly name: string;
   readonly body?: unknown;
@@ -97,6 +98,11 @@ export class FakeCluster implements ClusterPort {
       this.objects.set(key, created);
       return clone(created) as T;
     }
+    // A resourceVersion in the configuration is a precondition, as for any patch.
+    if (metadata.resourceVersion !== undefined && metadata.resourceVersion !== existing.metadata.resourceVersion) {
+      throw new ConflictError(409, "the object has been modified; please apply your changes to the latest version");
+    }
+    delete incoming.metadata.resourceVersion;
     const merged = merge(existing, incoming) as KubeObject;
     if (kind === "StatefulSet") {
       const before = (existing["spec"] as { volumeClaimTemplates?: unknown }).volumeClaimTemplates;
@@ -116,6 +122,45 @@ export class FakeCluster implements ClusterPort {
     };
     this.objects.set(key, merged);
     return clone(merged) as T;
+  }
+
+  async create<T extends KubeObject>(configuration: ApplyConfiguration): Promise<T> {
+    const { apiVersion, kind, metadata } = configuration;
+    this.requests.push({ verb: "create", kind, name: metadata.name, body: clone(configuration) });
+    this.failIfScripted("create", kind);
+    const key = keyOf(apiVersion, kind, metadata.namespace, metadata.name);
+    if (this.objects.has(key)) {
+      throw new ConflictError(409, `${kind.toLowerCase()}s "${metadata.name}" already exists`, "AlreadyExists");
+    }
+    const created = withServerDefaults(canonicalQuantities(clone(configuration) as unknown as KubeObject));
+    created.metadata = { ...created.metadata, uid: this.uid(), generation: 1, resourceVersion: this.rv() };
+    this.objects.set(key, created);
+    return clone(created) as T;
+  }
+
+  /** Only `test` operations (what the reconciler sends): 422 when one fails, else the object unchanged. */
+  async jsonPatch<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string,
+    operations: readonly JsonPatchOperation[],
+  ): Promise<T> {
+    this.requests.push({ verb: "jsonPatch", kind, name, body: clone(operations) });
+    this.failIfScripted("jsonPatch", kind);
+    const object = this.objects.get(keyOf(apiVersion, kind, namespace, name));
+    if (!object) throw new NotFoundError(404, `${kind.toLowerCase()}s "${name}" not found`);
+    for (const operation of operations) {
+      if (operation.op !== "test") throw new Error(`fake: jsonPatch supports only test, got ${operation.op}`);
+      let value: unknown = object;
+      for (const segment of operation.path.split("/").slice(1)) {
+        value = (value as Record<string, unknown> | undefined)?.[segment];
+      }
+      if (!isDeepStrictEqual(value, operation.value)) {
+        throw new InvalidError(422, `testing value ${operation.path} failed: test operation failed`);
+      }
+    }
+    return clone(object) as T;
   }
 
   async applyStatus(instance: ObjectKey, status: MyAppInstanceStatus): Promise<void> {

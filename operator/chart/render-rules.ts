@@ -1,0 +1,167 @@
+/**
+ * What a render may not do with the objects it is allowed to create, beyond pod security (pod-security.ts):
+ * borrow a ServiceAccount, expose a Service outside what the platform allows, mint a ServiceAccount token, or
+ * reach out of the namespace with a cluster-scoped kind. Each rule has its own reason, and every message names
+ * the object, the field and what is allowed. Pure.
+ */
+import {
+  chartKindName,
+  defaultChartServiceTypes,
+  type ChartServiceType,
+  type PodSecurityLevel,
+} from "../../api/index.ts";
+import type { RenderedObject } from "../../chart/index.ts";
+import { objectName } from "./owned.ts";
+import { podSecurityRefusal } from "./pod-security.ts";
+import { podTemplateOf } from "./pod-templates.ts";
+import type { RenderRefusal } from "./plan.ts";
+
+/** The platform's and the instance's limits on a render. */
+export interface RenderPolicy {
+  /** The instance's `spec.podSecurityLevel` (Restricted when unset). */
+  readonly podSecurityLevel: PodSecurityLevel;
+  /**
+   * Service types a chart may render (MyAppOperator `chartServiceTypes`, `--chart-service-types`); ClusterIP is
+   * always allowed.
+   * @default defaultChartServiceTypes (ClusterIP only)
+   */
+  readonly serviceTypes?: readonly ChartServiceType[];
+}
+
+/**
+ * Kinds that live outside any namespace. None is in the allowed kinds today; this names them so that a render
+ * carrying one is refused for what it is, even on a platform whose allow-list someone widened by mistake.
+ */
+export const clusterScopedKinds: readonly string[] = [
+  "v1/Namespace",
+  "v1/Node",
+  "v1/PersistentVolume",
+  "rbac.authorization.k8s.io/v1/ClusterRole",
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding",
+  "apiextensions.k8s.io/v1/CustomResourceDefinition",
+  "apiregistration.k8s.io/v1/APIService",
+  "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration",
+  "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration",
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding",
+  "scheduling.k8s.io/v1/PriorityClass",
+  "node.k8s.io/v1/RuntimeClass",
+  "storage.k8s.io/v1/StorageClass",
+  "storage.k8s.io/v1/CSIDriver",
+  "storage.k8s.io/v1/VolumeAttachment",
+  "networking.k8s.io/v1/IngressClass",
+  "networking.k8s.io/v1/ServiceCIDR",
+  "networking.k8s.io/v1/IPAddress",
+  "certificates.k8s.io/v1/CertificateSigningRequest",
+  "flowcontrol.apiserver.k8s.io/v1/FlowSchema",
+  "flowcontrol.apiserver.k8s.io/v1/PriorityLevelConfiguration",
+];
+
+/** The refusal for a cluster-scoped object (reason `ChartClusterScopedKind`), or undefined. */
+export function clusterScopedRefusal(object: RenderedObject, source: string): RenderRefusal | undefined {
+  if (!clusterScopedKinds.includes(chartKindName(object))) return undefined;
+  return {
+    reason: "ChartClusterScopedKind",
+    message:
+      `${source} renders ${objectName(object)} of kind ${chartKindName(object)}, which is cluster-scoped; a chart ` +
+      "renders only namespaced objects, in its instance's namespace",
+  };
+}
+
+/**
+ * The first rule the render breaks, or undefined: ServiceAccounts, Services, Secrets, then pod security.
+ * `objects` is the whole render (a pod may use a ServiceAccount rendered after it).
+ */
+export function renderPolicyRefusal(
+  objects: readonly RenderedObject[],
+  policy: RenderPolicy,
+): RenderRefusal | undefined {
+  return (
+    serviceAccountRefusal(objects) ??
+    serviceRefusal(objects, policy.serviceTypes ?? defaultChartServiceTypes) ??
+    secretRefusal(objects) ??
+    podSecurityRefusal(objects, policy.podSecurityLevel)
+  );
+}
+
+/**
+ * Pods run as `default` or as a ServiceAccount the same render creates (reason `ChartServiceAccountNotAllowed`):
+ * another account of the namespace may hold permissions its owner granted for something else.
+ */
+export function serviceAccountRefusal(objects: readonly RenderedObject[]): RenderRefusal | undefined {
+  const rendered = new Set(
+    objects
+      .filter((object) => object.apiVersion === "v1" && object.kind === "ServiceAccount")
+      .map((object) => object.metadata.name),
+  );
+  for (const object of objects) {
+    const template = podTemplateOf(object);
+    if (!template) continue;
+    // serviceAccount is the deprecated alias the apiserver copies into serviceAccountName.
+    for (const field of ["serviceAccountName", "serviceAccount"]) {
+      const account = template.spec[field];
+      if (account === undefined || account === "" || account === "default" || rendered.has(String(account))) continue;
+      return {
+        reason: "ChartServiceAccountNotAllowed",
+        message:
+          `${objectName(object)} ${template.specPath}.${field} is ${JSON.stringify(account)}, a ServiceAccount the ` +
+          "chart does not render; a chart's pods run as default or as a ServiceAccount the same chart creates",
+      };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Services stay inside the cluster unless the platform allows more: no `spec.externalIPs` (CVE-2020-8554: any
+ * address, intercepting others' traffic; reason `ChartServiceExternalIPs`), and `spec.type` ClusterIP or one the
+ * platform lists (reason `ChartServiceTypeNotAllowed`).
+ */
+export function serviceRefusal(
+  objects: readonly RenderedObject[],
+  allowedTypes: readonly ChartServiceType[],
+): RenderRefusal | undefined {
+  const allowed = ["ClusterIP", ...allowedTypes.filter((type) => type !== "ClusterIP")];
+  for (const object of objects) {
+    if (object.apiVersion !== "v1" || object.kind !== "Service") continue;
+    const spec = (object["spec"] ?? {}) as { externalIPs?: unknown; type?: unknown };
+    if (Array.isArray(spec.externalIPs) ? spec.externalIPs.length > 0 : spec.externalIPs !== undefined) {
+      return {
+        reason: "ChartServiceExternalIPs",
+        message:
+          `${objectName(object)} spec.externalIPs is set; a chart's Services may not claim external IPs ` +
+          "(they can intercept traffic to any address, CVE-2020-8554)",
+      };
+    }
+    const type = spec.type ?? "ClusterIP";
+    if (!allowed.includes(String(type))) {
+      return {
+        reason: "ChartServiceTypeNotAllowed",
+        message:
+          `${objectName(object)} spec.type is ${String(type)}; this platform allows ${allowed.join(", ")} ` +
+          "(MyAppOperator chartServiceTypes, --chart-service-types)",
+      };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * No Secret of type `kubernetes.io/service-account-token` (reason `ChartSecretTypeNotAllowed`): the token
+ * controller fills one with a token of whichever ServiceAccount its annotation names.
+ */
+export function secretRefusal(objects: readonly RenderedObject[]): RenderRefusal | undefined {
+  const secret = objects.find(
+    (object) =>
+      object.apiVersion === "v1" &&
+      object.kind === "Secret" &&
+      object["type"] === "kubernetes.io/service-account-token",
+  );
+  if (!secret) return undefined;
+  return {
+    reason: "ChartSecretTypeNotAllowed",
+    message:
+      `${objectName(secret)} type is kubernetes.io/service-account-token; a chart may not mint ServiceAccount ` +
+      "tokens (use a projected serviceAccountToken volume of the pod's own account)",
+  };
+}
