@@ -64,10 +64,12 @@ export async function finalizeInstance(session: Session): Promise<void> {
     }
   }
 
+  // Already gone (the finalizer removed by hand meanwhile): NotFound, which reconcile takes for a deletion.
   await port.setFinalizers(
     { ...key, resourceVersion: instance.metadata.resourceVersion ?? "" },
     finalizers.filter((name) => name !== finalizer),
   );
+  await session.event("Normal", "Finalized", "Delete", `Cleaned up; removed the finalizer ${finalizer}`);
   session.logger.info({ claimsKept: reclaimPolicy(instance.spec) !== "Delete" ? claims.length : 0 }, "finalized");
 }
 

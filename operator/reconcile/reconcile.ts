@@ -22,7 +22,7 @@ import {
   type MyAppInstanceSpec,
   type MyAppInstanceStatus,
 } from "../../api/index.ts";
-import { ConflictError, InvalidError, NotFoundError, type KubeObject } from "../../kube/index.ts";
+import { ConflictError, NotFoundError, type KubeObject } from "../../kube/index.ts";
 import {
   desiredDeployment,
   desiredGoverningService,
@@ -38,8 +38,9 @@ import {
 import { reconcileChart, type ChartDeps } from "./chart.ts";
 import { planTemplateSwitch, pruneChartLeftovers } from "./chart-switch.ts";
 import { isSubset } from "./compare.ts";
-import { isTransientFailure, PermanentError, TransientError } from "./errors.ts";
+import { childRejection, isTransientFailure, PermanentError, TransientError } from "./errors.ts";
 import { finalizeInstance } from "./finalize.ts";
+import { changedEvent, createdEvent, statusEvents } from "./lifecycle-events.ts";
 import type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";
 import type { ApplyConfiguration, ClusterPort, ObjectKey } from "./port.ts";
 import { creationFailure, missingPods, rolloutProgress, type ObservedEvent } from "./rollout.ts";
@@ -179,6 +180,20 @@ async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger)
     return { writes: 0 };
   }
   const session = openSession(deps.port, key, instance, logger, (deps.now ?? now)());
+  try {
+    return await reconcileInstance(session, deps);
+  } catch (error) {
+    // A write that found the instance (or its namespace) gone: deleted while we worked, which is expected, not a
+    // failure to retry and warn about. Only a live read can tell, and only this rare path pays for it.
+    if (!(error instanceof NotFoundError)) throw error;
+    if (await deps.port.find(apiVersion, kind, key.name, key.namespace, { live: true })) throw error;
+    logger.debug({ error: error.message, writes: session.writes() }, "instance deleted while it was reconciled");
+    return { writes: session.writes() };
+  }
+}
+
+async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise<ReconcileOutcome> {
+  const { instance } = session;
   if (instance.metadata.deletionTimestamp) {
     await finalizeInstance(session);
     return { writes: session.writes() };
@@ -260,10 +275,12 @@ async function reconcileChildren(
   let step: Step | undefined;
   let requeueAfterMs: number | undefined;
   const previous = previousStatus(instance);
+  // The children this reconcile creates, told in one Created event once they are all there.
+  const created: KubeObject[] = [];
   try {
     // The Service and the workload do not depend on each other: apply them at once, so a create costs one round
     // trip less (a reconcile is bound by the apiserver's latency, not by CPU).
-    const serviceApplied = ensureChild(session, desiredService(input), service);
+    const serviceApplied = ensureChild(session, desiredService(input), service, { created });
     await besides(serviceApplied, async () => {
       if (workload?.metadata.deletionTimestamp) {
         // Our own Orphan deletion of a StatefulSet (or someone's deletion) is still in flight: apply once it is gone.
@@ -274,7 +291,7 @@ async function reconcileChildren(
         requeueAfterMs = pollMs;
       } else if (wanted === "StatefulSet") {
         // The governing Service first: a StatefulSet re-created to adopt it finds it there.
-        await ensureChild(session, desiredGoverningService(input), governing);
+        await ensureChild(session, desiredGoverningService(input), governing, { created });
         const planned = await reconcileStorage(session, input, workload);
         problem = planned.problem;
         if (planned.recreated) {
@@ -284,7 +301,7 @@ async function reconcileChildren(
           };
           requeueAfterMs = pollMs;
         } else {
-          workload = await ensureChild(session, planned.desired, workload, retiring);
+          workload = await ensureChild(session, planned.desired, workload, { created, replacing: retiring });
           const stuck = problem ? undefined : await statefulSetProblem(session, workload, spec.replicas);
           problem = stuck?.problem ?? problem;
           if (stuck?.pending) requeueAfterMs = Math.min(pollMs, requeueAfterMs ?? pollMs);
@@ -298,9 +315,14 @@ async function reconcileChildren(
         }
         if (planned.awaitingStorageClass) requeueAfterMs = storageClassPollMs;
       } else {
-        workload = await ensureChild(session, desiredDeployment(input), workload, retiring);
+        workload = await ensureChild(session, desiredDeployment(input), workload, { created, replacing: retiring });
       }
     });
+    const news = createdEvent(created);
+    if (news) {
+      const related = created.find((child) => child.kind !== "Service") ?? created[0];
+      await session.event("Normal", news.reason, "Apply", news.note, related ? referenceTo(related) : undefined);
+    }
 
     if (retiring && workload && !step) {
       const progress = rolloutProgress(workload, spec.replicas);
@@ -322,8 +344,10 @@ async function reconcileChildren(
         requeueAfterMs = Math.min(pollMs, requeueAfterMs ?? pollMs);
       }
     }
-  } catch (error) {
-    if (!(error instanceof InvalidError)) throw error;
+  } catch (caught) {
+    // A 400/422, or admission's 403 (a policy, a webhook, a quota): not retried until the instance changes.
+    const error = childRejection(caught);
+    if (!error) throw caught;
     // The cache holds only objects with our label, so a same-named object of someone else's was invisible until the
     // apiserver refused to give it a second controller: read the children live to say whose it is.
     const live = await Promise.all([
@@ -356,7 +380,9 @@ async function reconcileChildren(
     },
     session.now,
   );
-  await writeStatus(session, previous, next);
+  // A rollout's progress is news only in counts the workload controller reported for its current template.
+  const countsObserved = workload !== undefined && rolloutProgress(workload, spec.replicas).observed;
+  await writeStatus(session, previous, next, { countsObserved });
   return requeueAfterMs;
 }
 
@@ -529,21 +555,21 @@ async function besides<T>(side: Promise<unknown>, main: () => Promise<T>): Promi
 
 /**
  * Applies `desired` unless the live object already holds every field of it; returns the object as it now is.
- * `replacing` is the workload of the other kind when this apply starts a move.
+ * `replacing` is the workload of the other kind when this apply starts a move; a child created otherwise is added
+ * to `created` (the caller tells them in one event), a child changed gets its own `Scaled` or `Updated` event.
  */
 async function ensureChild<T extends KubeObject>(
   session: Session,
   desired: ApplyConfiguration,
   live: T | undefined,
-  replacing?: KubeObject,
+  { created, replacing }: { readonly created: KubeObject[]; readonly replacing?: KubeObject | undefined },
 ): Promise<T> {
   if (live && isSubset(desired, live)) return live;
   const applied = await session.port.apply<T>(desired);
   const what = `${desired.kind} ${desired.metadata.name}`;
-  // Creating the children of a new instance is what the instance's status already tells (Progressing); like a
-  // Go controller-runtime operator, it writes no event for it, so a create costs only the writes it needs.
   if (live) {
-    await session.event("Normal", "Updated", "Apply", `Updated ${what} to match the spec`, referenceTo(applied));
+    const change = changedEvent(desired as unknown as KubeObject, live);
+    await session.event("Normal", change.reason, "Apply", change.note, referenceTo(applied));
   } else if (replacing) {
     await session.event(
       "Normal",
@@ -552,6 +578,8 @@ async function ensureChild<T extends KubeObject>(
       `Created ${what} to replace ${replacing.kind} ${replacing.metadata.name}, which keeps serving until it is ready`,
       referenceTo(applied),
     );
+  } else {
+    created.push(applied);
   }
   session.logger.info({ kind: desired.kind, name: desired.metadata.name, created: !live }, "applied child");
   return applied;
@@ -562,6 +590,7 @@ async function writeStatus(
   session: Session,
   previous: MyAppInstanceStatus | undefined,
   computed: MyAppInstanceStatus,
+  { countsObserved = false }: { readonly countsObserved?: boolean } = {},
 ): Promise<void> {
   const requested = session.instance.metadata.annotations?.[reconcileRequestAnnotation];
   const next = answeringRequest(computed, requested, previous);
@@ -588,14 +617,9 @@ async function writeStatus(
   } else if (wasDegraded?.status === "True") {
     await session.event("Normal", "Recovered", "Reconcile", `No longer degraded (was ${wasDegraded.reason})`);
   }
-  // A rollout of a changed image is news; the first rollout of a new instance is its Ready condition.
-  if (next.image !== undefined && previous?.image !== undefined && next.image !== previous.image) {
-    await session.event(
-      "Normal",
-      "RolloutComplete",
-      "Reconcile",
-      `${next.image} is rolled out: ${next.readyReplicas ?? 0}/${next.replicas ?? 0} replicas ready`,
-    );
+  // Ready, a rollout's progress and its end: once per transition, since a status is written only when it changes.
+  for (const news of statusEvents(previous, next, { countsObserved })) {
+    await session.event("Normal", news.reason, "Reconcile", news.note);
   }
 }
 

@@ -4,11 +4,13 @@
  * note, related) does not create another Event, it becomes a series whose count and lastObservedTime are patched
  * onto the first one, at most once per `seriesFlushMs`; and each object gets a token bucket (client-go's spam
  * filter: a burst of 25, then one per 5 minutes), beyond which events are dropped. Writes are fire-and-forget:
- * a failed event is logged, never thrown, because events must not break a reconcile.
+ * a failed event is logged, never thrown, because events must not break a reconcile. A failure that deletions
+ * cause (the namespace gone or terminating, a series' Event gone with it) is expected: logged at debug, without a
+ * stack; anything else (RBAC, the apiserver) is a warning.
  */
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { KubeObject } from "../../kube/index.ts";
+import { ForbiddenError, NotFoundError, type KubeObject } from "../../kube/index.ts";
 import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
 import type { EventRecord, ObjectReference } from "./event.ts";
 
@@ -124,12 +126,13 @@ export class EventRecorder {
   }
 
   private writeSeries(): void {
-    for (const series of this.series.values()) {
+    for (const [key, series] of this.series) {
       if (series.count === series.flushedCount) continue;
       series.flushedCount = series.count;
       const patch = { series: { count: series.count, lastObservedTime: microTime(new Date(series.lastObservedWall)) } };
       const write = this.options.sink.mergePatch("events.k8s.io/v1", "Event", series.name, series.namespace, patch);
-      this.track(write, undefined);
+      // An Event gone (deleted with its namespace): forget the series, so a repeat records a new Event.
+      this.track(write, undefined, () => this.series.delete(key));
     }
   }
 
@@ -158,14 +161,17 @@ export class EventRecorder {
     return true;
   }
 
-  private track(write: Promise<unknown>, event: EventRecord | undefined): void {
+  private track(write: Promise<unknown>, event: EventRecord | undefined, onGone?: () => void): void {
     const done: Promise<void> = write.then(
       () => undefined,
       (error: unknown) => {
-        this.options.logger.warn(
-          { err: error, ...(event ? { reason: event.reason, regarding: event.regarding.name } : {}) },
-          "could not record event",
-        );
+        const about = event ? { reason: event.reason, regarding: event.regarding.name } : {};
+        if (deletedUnderneath(error)) {
+          if (error instanceof NotFoundError) onGone?.();
+          this.options.logger.debug({ ...about, error: error.message }, "event not recorded: its namespace is going");
+          return;
+        }
+        this.options.logger.warn({ err: error, ...about }, "could not record event");
       },
     );
     this.inFlight.add(done);
@@ -198,6 +204,19 @@ export function eventObject(
     regarding: record.regarding,
     ...(record.related ? { related: record.related } : {}),
   };
+}
+
+/**
+ * A write refused because of a deletion under way: 404 (the namespace, or the Event of a series, is gone) or 403
+ * NamespaceTerminating ("unable to create new content in namespace X because it is being terminated").
+ */
+function deletedUnderneath(error: unknown): error is NotFoundError | ForbiddenError {
+  if (error instanceof NotFoundError) return true;
+  return (
+    error instanceof ForbiddenError &&
+    (error.causes.some((cause) => cause.reason === "NamespaceTerminating") ||
+      error.message.includes("because it is being terminated"))
+  );
 }
 
 // metav1.MicroTime is RFC 3339 with exactly six fractional digits.

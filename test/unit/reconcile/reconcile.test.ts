@@ -5,6 +5,7 @@ import {
   ConflictError,
   ForbiddenError,
   InvalidError,
+  NotFoundError,
   ServerError,
   TooManyRequestsError,
   TransportError,
@@ -47,6 +48,16 @@ async function runningInstance(instanceSpec: Record<string, unknown> = spec) {
   return h;
 }
 
+/** Every request of the reconcile in order, events included ("event Reason"). */
+function requestLines(h: ReturnType<typeof harness>): string[] {
+  return h.cluster.allWrites().map((r) => (r.verb === "event" ? `event ${r.name}` : `${r.verb} ${r.kind}/${r.name}`));
+}
+
+/** The events recorded since the last reset, as "Reason: note". */
+function eventLines(h: ReturnType<typeof harness>): string[] {
+  return h.cluster.events.map((e) => `${e.reason}: ${e.note}`);
+}
+
 function condition(h: ReturnType<typeof harness>, type: string) {
   return findCondition(h.cluster.instance("web")?.status?.conditions, type);
 }
@@ -60,14 +71,36 @@ describe("reconcile: create", () => {
     // WHEN it is reconciled for the first time
     const outcome = await h.run();
 
-    // THEN exactly these writes happen, in this order
-    assert.deepEqual(h.cluster.writeLines(), [
+    // THEN exactly these writes happen, in this order: one Created event tells both children (an event is a write)
+    assert.deepEqual(requestLines(h), [
       "setFinalizers MyAppInstance/web",
       "apply Service/web",
       "apply Deployment/web",
+      "event Created",
       "applyStatus MyAppInstance/web",
     ]);
-    assert.deepEqual(h.cluster.events, [], "creating children is the status's news, not an event's (as a Go peer)");
+    assert.deepEqual(h.cluster.events, [
+      {
+        type: "Normal",
+        reason: "Created",
+        action: "Apply",
+        note: "Created Service web and Deployment web",
+        regarding: {
+          apiVersion: "example.com/v1",
+          kind: "MyAppInstance",
+          name: "web",
+          namespace: "default",
+          uid: h.cluster.instance("web")?.metadata.uid,
+        },
+        related: {
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          name: "web",
+          namespace: "default",
+          uid: h.cluster.get("apps/v1", "Deployment", "web")?.metadata.uid,
+        },
+      },
+    ]);
     assert.deepEqual(h.cluster.instance("web")?.metadata.finalizers, [finalizer]);
     const status = h.cluster.instance("web")?.status;
     assert.equal(status?.phase, "Pending");
@@ -79,7 +112,7 @@ describe("reconcile: create", () => {
     assert.equal(condition(h, "Progressing")?.reason, "Creating");
     assert.equal(condition(h, "Reconciling")?.status, "True");
     assert.equal(condition(h, "Stalled"), undefined);
-    assert.equal(outcome.writes, 4, "4 writes, no events");
+    assert.equal(outcome.writes, 5, "4 writes and the Created event");
     assert.equal(outcome.requeueAfterMs, undefined, "the Deployment's own events wake us up");
   });
 
@@ -93,8 +126,8 @@ describe("reconcile: create", () => {
     h.cluster.rollOut("Deployment", "web");
     await h.run();
 
-    // THEN only the status changes; the first rollout is the Ready condition, not an event
-    assert.deepEqual(h.cluster.writeLines(), ["applyStatus MyAppInstance/web"]);
+    // THEN only the status changes, and the Ready event says so
+    assert.deepEqual(requestLines(h), ["applyStatus MyAppInstance/web", "event Ready"]);
     const status = h.cluster.instance("web")?.status;
     assert.equal(status?.phase, "Running");
     assert.equal(status?.image, "nginx:1.27");
@@ -105,7 +138,10 @@ describe("reconcile: create", () => {
     assert.equal(condition(h, "Progressing")?.reason, "RolloutComplete");
     assert.equal(condition(h, "Degraded")?.status, "False");
     assert.equal(condition(h, "Reconciling"), undefined, "kstatus: abnormal-true conditions are absent when false");
-    assert.deepEqual(h.cluster.events, []);
+    assert.deepEqual(
+      h.cluster.events.map((e) => `${e.type} ${e.reason}: ${e.note}`),
+      ["Normal Ready: 2/2 replicas ready, running nginx:1.27"],
+    );
   });
 });
 
@@ -245,6 +281,134 @@ describe("reconcile: image change", () => {
       h.cluster.events.map((e) => `${e.reason}: ${e.note}`),
       ["RolloutComplete: nginx:1.28 is rolled out: 2/2 replicas ready"],
     );
+  });
+});
+
+describe("reconcile: lifecycle events", () => {
+  it("tells each step once: Created, Ready, Scaled, Updated, RollingOut, RolloutComplete, Deleted, Finalized", async () => {
+    // GIVEN a new instance, WHEN it is created and rolled out THEN Created, then Ready
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    await h.run();
+    assert.deepEqual(eventLines(h), ["Created: Created Service web and Deployment web"]);
+    h.cluster.reset();
+    h.cluster.rollOut("Deployment", "web");
+    await h.run();
+    assert.deepEqual(eventLines(h), ["Ready: 2/2 replicas ready, running nginx:1.27"]);
+
+    // WHEN it is reconciled again (converged) THEN no event: an event is a write
+    h.cluster.reset();
+    await h.run();
+    assert.deepEqual(h.cluster.allWrites(), []);
+
+    // WHEN it is scaled THEN Scaled names the counts; once the replicas are ready, Ready again
+    h.cluster.reset();
+    h.cluster.edit(
+      "example.com/v1",
+      "MyAppInstance",
+      "web",
+      (o) => void ((o["spec"] as { replicas: number }).replicas = 3),
+    );
+    await h.run();
+    assert.deepEqual(eventLines(h), ["Scaled: Scaled Deployment web from 2 to 3 replicas"]);
+    h.cluster.reset();
+    h.cluster.rollOut("Deployment", "web");
+    await h.run();
+    assert.deepEqual(eventLines(h), ["Ready: 3/3 replicas ready, running nginx:1.27"]);
+
+    // WHEN the image changes THEN the Deployment is Updated; each step of its rollout is told, as ScalingReplicaSet
+    h.cluster.reset();
+    h.cluster.edit(
+      "example.com/v1",
+      "MyAppInstance",
+      "web",
+      (o) => void ((o["spec"] as { image: string }).image = "nginx:1.28"),
+    );
+    await h.run();
+    assert.deepEqual(eventLines(h), ["Updated: Updated Deployment web to match the spec"]);
+    h.cluster.reset();
+    h.cluster.progress("Deployment", "web", { updated: 1, ready: 3, replicas: 4 });
+    await h.run();
+    assert.deepEqual(eventLines(h), ["RollingOut: Rolling out nginx:1.28: 1/3 replicas updated"]);
+    // only the ready count moved: the status says so, no event
+    h.cluster.reset();
+    h.cluster.progress("Deployment", "web", { updated: 1, ready: 2, replicas: 4 });
+    await h.run();
+    assert.deepEqual(requestLines(h), ["applyStatus MyAppInstance/web"]);
+    h.cluster.reset();
+    h.cluster.progress("Deployment", "web", { updated: 2, ready: 3, replicas: 4 });
+    await h.run();
+    assert.deepEqual(eventLines(h), ["RollingOut: Rolling out nginx:1.28: 2/3 replicas updated"]);
+    // and its end is RolloutComplete (not also Ready)
+    h.cluster.reset();
+    h.cluster.rollOut("Deployment", "web");
+    await h.run();
+    assert.deepEqual(eventLines(h), ["RolloutComplete: nginx:1.28 is rolled out: 3/3 replicas ready"]);
+
+    // WHEN it is deleted THEN each child's Deleted, then Finalized once the finalizer is off
+    h.cluster.reset();
+    h.cluster.deleteInstance("web");
+    await h.run();
+    assert.deepEqual(requestLines(h), [
+      "delete Deployment/web",
+      "event Deleted",
+      "delete Service/web",
+      "event Deleted",
+      "setFinalizers MyAppInstance/web",
+      "event Finalized",
+    ]);
+    assert.equal(
+      h.cluster.events.at(-1)?.note,
+      "Cleaned up; removed the finalizer myappinstance.finalizer.example.com",
+    );
+  });
+
+  it("tells a StatefulSet's three children in one Created event, Services first", async () => {
+    const h = harness();
+    h.cluster.put(storageClass("standard", { isDefault: true }));
+    h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
+
+    await h.run();
+
+    assert.deepEqual(eventLines(h), ["Created: Created Service web, Service web-pods and StatefulSet web"]);
+    assert.equal(h.cluster.events[0]?.related?.kind, "StatefulSet");
+  });
+
+  it("tells a child re-created after someone deleted it", async () => {
+    const h = await runningInstance();
+    h.cluster.remove("v1", "Service", "web");
+
+    await h.run();
+
+    assert.deepEqual(requestLines(h), ["apply Service/web", "event Created"]);
+    assert.deepEqual(eventLines(h), ["Created: Created Service web"]);
+  });
+});
+
+describe("reconcile: an instance deleted while it is reconciled", () => {
+  it("is done, without an error, when a write finds the instance gone", async () => {
+    // GIVEN a new instance that is deleted (without our finalizer yet) between the read and the first write
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    const setFinalizers = h.cluster.setFinalizers.bind(h.cluster);
+    h.cluster.setFinalizers = async (instance, finalizers) => {
+      h.cluster.remove("example.com/v1", "MyAppInstance", "web");
+      return setFinalizers(instance, finalizers);
+    };
+
+    // WHEN it is reconciled THEN the 404 is taken for the deletion it is: no error to retry and warn about
+    const outcome = await h.run();
+
+    assert.deepEqual(outcome, { writes: 1 });
+    assert.deepEqual(h.cluster.writeLines(), ["setFinalizers MyAppInstance/web"]);
+  });
+
+  it("still fails on a 404 while the instance exists (a child's namespace, say, is not the instance's deletion)", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    h.cluster.failNext("setFinalizers", new NotFoundError(404, 'myappinstances "web" not found'));
+
+    await assert.rejects(h.run(), TransientError);
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KubeObject } from "../../../kube/index.ts";
-import { ServerError } from "../../../kube/errors.ts";
+import { ForbiddenError, NotFoundError, ServerError } from "../../../kube/errors.ts";
 import { eventObject, EventRecorder, type EventRecord } from "../../../operator/runtime/event-recorder.ts";
 import { captureLogger } from "./capture-logger.ts";
 import { FakeClock } from "./fake-clock.ts";
@@ -14,7 +14,7 @@ const event: EventRecord = {
   regarding: { apiVersion: "example.com/v1", kind: "MyAppInstance", name: "web", namespace: "shop", uid: "u1" },
 };
 
-function setup(options: { failCreate?: Error; burst?: number } = {}) {
+function setup(options: { failCreate?: Error; failPatch?: Error; burst?: number } = {}) {
   const clock = new FakeClock();
   const { logger, lines } = captureLogger();
   const created: KubeObject[] = [];
@@ -26,7 +26,10 @@ function setup(options: { failCreate?: Error; burst?: number } = {}) {
         created.push(object);
         return object;
       },
-      mergePatch: async (_apiVersion, _kind, name, _namespace, patch) => patched.push({ name, patch }),
+      mergePatch: async (_apiVersion, _kind, name, _namespace, patch) => {
+        if (options.failPatch) throw options.failPatch;
+        return patched.push({ name, patch });
+      },
     },
     reportingController: "example.com/myapp-operator",
     reportingInstance: "pod-1",
@@ -77,6 +80,67 @@ describe("EventRecorder", () => {
     recorder.record(event);
     await recorder.flush();
     assert.ok(lines.some((l) => l.msg === "could not record event"));
+    recorder.stop();
+  });
+
+  it("logs an event refused because its namespace is gone or terminating at debug, without a stack", async () => {
+    const refusals = [
+      new NotFoundError(404, 'namespaces "shop" not found'),
+      new ForbiddenError(
+        403,
+        'events.events.k8s.io "web.1" is forbidden: unable to create new content in namespace shop because it is being terminated',
+        "Forbidden",
+        [
+          {
+            field: "metadata.namespace",
+            message: "namespace shop is being terminated",
+            reason: "NamespaceTerminating",
+          },
+        ],
+      ),
+    ];
+    for (const refusal of refusals) {
+      // GIVEN an event whose write is refused because of a deletion under way
+      const { recorder, lines } = setup({ failCreate: refusal });
+      // WHEN it is recorded
+      recorder.record(event);
+      await recorder.flush();
+      // THEN one debug line says so, with the apiserver's message and no error object (no stack)
+      assert.deepEqual(
+        lines.map((l) => [l.level, l.msg, l["error"], "err" in l]),
+        [[20, "event not recorded: its namespace is going", refusal.message, false]],
+      );
+      recorder.stop();
+    }
+  });
+
+  it("a forbidden event that is not about a deletion stays a warning", async () => {
+    const { recorder, lines } = setup({
+      failCreate: new ForbiddenError(403, "events.events.k8s.io is forbidden: User x cannot create"),
+    });
+    recorder.record(event);
+    await recorder.flush();
+    assert.equal(lines.find((l) => l.msg === "could not record event")?.level, 40);
+    recorder.stop();
+  });
+
+  it("forgets a series whose Event is gone, so a repeat records a new Event", async () => {
+    // GIVEN an event recorded, then repeated, whose series patch finds the Event gone (deleted with its namespace)
+    const { recorder, created, lines } = setup({
+      failPatch: new NotFoundError(404, 'events.events.k8s.io "web.1" not found'),
+    });
+    recorder.record(event);
+    recorder.record(event);
+    await recorder.flush();
+    assert.equal(created.length, 1);
+    assert.ok(
+      lines.every((l) => l.level < 40),
+      "no warning",
+    );
+    // WHEN it happens again THEN it is a new Event, not a patch of the lost one
+    recorder.record(event);
+    await recorder.flush();
+    assert.equal(created.length, 2);
     recorder.stop();
   });
 });
