@@ -37,7 +37,17 @@ export class ApiError extends Error {
   }
 }
 export class UnauthorizedError extends ApiError {}
+/**
+ * 403: the request was forbidden. As such, authorization's verdict (RBAC, or another authorizer): the caller lacks
+ * a permission, which a rollout of roles may grant in a moment. {@link AdmissionDeniedError} is the other 403.
+ */
 export class ForbiddenError extends ApiError {}
+/**
+ * 403 from admission, not authorization: a ValidatingAdmissionPolicy, a webhook, PodSecurity, a ResourceQuota or
+ * LimitRange refused this object. The caller was allowed to ask; the object itself is what was refused, so the
+ * same request will be refused again until the object (or the policy) changes. Still a {@link ForbiddenError}.
+ */
+export class AdmissionDeniedError extends ForbiddenError {}
 export class NotFoundError extends ApiError {}
 export class ConflictError extends ApiError {}
 /** 410: the resourceVersion a watch asked for is too old; relist. */
@@ -58,8 +68,37 @@ export function apiErrorFrom(status: number, body: StatusBody | undefined, fallb
     message: c.message ?? "",
     ...(c.reason ? { reason: c.reason } : {}),
   }));
-  const Type = isAllocatorFailure(status, causes) ? ServerError : errorTypeFor(status);
+  const Type = isAllocatorFailure(status, causes)
+    ? ServerError
+    : status === 403 && isAdmissionDenial(body, causes)
+      ? AdmissionDeniedError
+      : errorTypeFor(status);
   return new Type(status, message, reason, causes);
+}
+
+/**
+ * True for admission's 403, false for authorization's. Authorization (RBAC or any authorizer) words its 403 one
+ * way, k8s.io/apiserver's `forbiddenMessage`: `... is forbidden: User "system:serviceaccount:ns:sa" cannot patch
+ * resource "deployments" in API group "apps" in the namespace "ns"`, or `cannot get path "/metrics"`. An admission
+ * plugin that checks a permission itself (OwnerReferencesPermissionEnforcement: `cannot set blockOwnerDeletion ...:
+ * User "..." cannot update resource "myappinstances/finalizers" ...`) quotes the same words, and is as transient.
+ * Every other 403 is admission's: `ValidatingAdmissionPolicy '...' with binding '...' denied request: ...`,
+ * `admission webhook "..." denied the request: ...`, `exceeded quota: ...`, `violates PodSecurity "...": ...`; the
+ * Status carries nothing else that tells them apart (reason Forbidden and the object's details for all).
+ */
+function isAdmissionDenial(body: StatusBody | undefined, causes: readonly FieldCause[]): boolean {
+  // No Status at all (a proxy's bare 403) tells nothing: as authorization's, it is retried.
+  if (!body?.message) return false;
+  return !authorizationDenied.test(body.message) && !isNamespaceTerminating(causes);
+}
+const authorizationDenied = /\bUser "[^"]*" cannot [A-Za-z]+ (?:resource|path) "/;
+
+/**
+ * NamespaceLifecycle's 403 (`unable to create new content in namespace x because it is being terminated`, cause
+ * NamespaceTerminating) says nothing against the object: the namespace, and the instance in it, are going away.
+ */
+function isNamespaceTerminating(causes: readonly FieldCause[]): boolean {
+  return causes.some((cause) => cause.reason === "NamespaceTerminating");
 }
 
 /**

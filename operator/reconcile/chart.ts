@@ -35,7 +35,7 @@ import {
 } from "../chart/index.ts";
 import { isControlledBy, labelKeys, labelValue, managedBy } from "../desired/index.ts";
 import { isSubset } from "./compare.ts";
-import { PermanentError, TransientError } from "./errors.ts";
+import { childRejection, PermanentError, TransientError } from "./errors.ts";
 import type { ObservedWorkload } from "./observed.ts";
 import { rolloutProgress } from "./rollout.ts";
 import { referenceTo, type Session } from "./session.ts";
@@ -154,8 +154,10 @@ export async function reconcileChart(
         if (taken) return permanent(taken);
       } else applied.push(await ensureObject(session, object, live));
     }
-  } catch (error) {
-    if (!(error instanceof InvalidError)) throw error;
+  } catch (caught) {
+    // A 400/422, or admission's 403 (a policy, a webhook, a quota): not retried until the instance changes.
+    const error = childRejection(caught);
+    if (!error) throw caught;
     return permanent(
       { reason: "ChildRejected", message: `the apiserver rejected an object the chart rendered: ${error.message}` },
       error,
