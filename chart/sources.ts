@@ -134,12 +134,16 @@ async function fromConfigMap(
   source: string,
 ): Promise<Uint8Array> {
   const configMap = await read(name, namespace);
-  if (!configMap) throw new ChartFetchError(`${source} does not exist`);
+  // Retried (transient): nothing wakes the instance when its chart's ConfigMap appears or is fixed (the operator
+  // watches no ConfigMap it did not render), and the same `pulumi up` often creates it just after the instance.
+  if (!configMap) throw new ChartFetchError(`${source} does not exist`, "ChartFetchFailed", { transient: true });
   const data = configMap.binaryData?.[chartConfigMapKey];
   if (data === undefined) {
     throw new ChartFetchError(
       `${source} has no binaryData key ${chartConfigMapKey}; create it with ` +
         `kubectl create configmap ${name} --from-file=${chartConfigMapKey}=./chart.tgz`,
+      "ChartFetchFailed",
+      { transient: true },
     );
   }
   return Buffer.from(data, "base64");

@@ -100,9 +100,11 @@ export async function reconcileChart(
     bytes = await deps.fetchChart(chart, key.namespace);
   } catch (error) {
     if (!(error instanceof ChartFetchError)) throw error;
-    const problem = { reason: error.reason, message: error.message };
-    // A source that is down may come back: retry with backoff (the runtime stalls the key after many failures).
-    return fail(problem, new TransientError(problem.message, { cause: error }));
+    // A source that is down, slow or busy may come back: retry with backoff, status untouched; once the fast
+    // retries are used up the runtime reports Stalled (TransientFailure), never Degraded, with one reason however
+    // the slow retries fail. A 404, a digest mismatch, a cap or a source not allowed is the instance's problem.
+    if (error.transient) throw transientChartFailure(session, error);
+    return permanent({ reason: error.reason, message: error.message }, error);
   }
 
   let rendered;
@@ -116,8 +118,10 @@ export async function reconcileChart(
     });
   } catch (error) {
     if (!(error instanceof ChartRenderError)) throw error;
-    const source = describeSource(chart, key.namespace);
-    return permanent({ reason: "ChartRenderFailed", message: renderFailureMessage(source, error) }, error);
+    // ChartRenderLimit names the platform's limit helm went over; only the wall-time limit (a busy node) retries.
+    const message = renderFailureMessage(describeSource(chart, key.namespace), error);
+    if (error.transient) throw transientChartFailure(session, error, message);
+    return permanent({ reason: error.reason, message }, error);
   }
 
   const identity = { ...key, uid: instance.metadata.uid ?? "" };
@@ -169,6 +173,15 @@ export async function reconcileChart(
   }
 
   return { status: chartStatus(session, spec, previous, plan.objects, applied, rendered) };
+}
+
+/**
+ * The error for a chart failure a retry may heal: logged, with the status left as it is (the runtime's Stalled
+ * report after the fast retries is the one status it gets).
+ */
+function transientChartFailure(session: Session, error: Error, message = error.message): TransientError {
+  session.logger.warn({ err: error }, `${message}; retrying`);
+  return new TransientError(message, { cause: error });
 }
 
 /** Deletes an object the instance controls (only that very object: a uid precondition), with an event. */

@@ -17,14 +17,17 @@ export { PermanentError, TransientError } from "../runtime/errors.ts";
 /**
  * True when `error` (or any error in its `cause` chain) is one a retry can heal without anyone changing the
  * instance: the apiserver unreachable, overloaded or erroring (transport, 429, 5xx), a write conflict, 401 and
- * authorization's 403 (credentials being rotated, RBAC still rolling out). Such a failure makes an instance Stalled
- * while it lasts, never Degraded. Anything else (a rejected request, admission's 403 included:
- * {@link childRejection}; a bug) is permanent.
+ * authorization's 403 (credentials being rotated, RBAC still rolling out), or an error that calls itself transient
+ * (a chart source that is down or slow). Such a failure makes an instance Stalled while it lasts, never Degraded.
+ * Anything else (a rejected request, admission's 403 included: {@link childRejection}; a bug) is permanent.
  */
 export function isTransientFailure(error: unknown): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 10; depth++) {
     if (childRejection(current)) return false;
     if (isTransient(current) || current instanceof UnauthorizedError || current instanceof ForbiddenError) return true;
+    // An error from outside the cluster that says so itself: a chart source down or slow (ChartFetchError), a
+    // render over its wall time on a busy node (ChartRenderError).
+    if ((current as { transient?: unknown }).transient === true) return true;
     current = current.cause;
   }
   return false;
