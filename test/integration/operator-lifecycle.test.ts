@@ -2,14 +2,15 @@
  * The operator as a process against the local cluster: a new instance becomes Ready with its pods Ready (kwok),
  * scaling changes the Deployment and the reported counts, and an image upgrade shows Progressing before it is
  * Ready with the new status.image. status.endpoint names the Service's DNS name and port (and follows the port), and
- * `kubectl get -o wide` prints it with the message. Each test runs its own operator, scoped to its own namespace.
+ * `kubectl get -o wide` prints it with the message. The instance's Normal events say Created, then Ready. Each test
+ * runs its own operator, scoped to its own namespace.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { KubeObject } from "../../kube/index.ts";
-import { adminClient, testNamespace, type Typed, kubectl } from "../support/cluster.ts";
+import { adminClient, testNamespace, type Typed, kubectl, waitFor } from "../support/cluster.ts";
 import {
   conditionOf,
   createInstance,
@@ -78,11 +79,43 @@ test("a new instance becomes Ready with a Deployment, a Service and its pods Rea
   const plain = await kubectl("get", "myappinstances", "-n", namespace);
   assert.ok(!plain.includes("ENDPOINT"), "only with -o wide");
 
+  // and the instance's events tell its lifecycle as a kubebuilder operator's do: its children Created, then Ready
+  const events = await waitFor("the Created and Ready events of the instance", async () => {
+    const found = await normalEventsOf(namespace, ready.metadata.uid ?? "");
+    return found.some((e) => e.reason === "Created") && found.some((e) => e.reason === "Ready") ? found : undefined;
+  });
+  assert.deepEqual(
+    events.map((e) => `${e.reason}: ${e.note}`),
+    ["Created: Created Service web and Deployment web", "Ready: 2/2 replicas ready, running nginx:1.27"],
+    "each once, in order",
+  );
+  const created = events.find((e) => e.reason === "Created");
+  assert.equal(created?.reportingController, "example.com/myapp-operator");
+  assert.equal(created?.related?.uid, deployment.metadata.uid, "Created relates to the Deployment");
+
   // WHEN the port changes THEN the endpoint follows it
   await patchSpec(client, namespace, "web", { port: 9001 });
   const moved = await waitForInstance(client, namespace, "web", "Ready on port 9001", isReadyAtSpec);
   assert.equal(moved.status?.endpoint, `web.${namespace}.svc:9001`);
 });
+
+type InstanceEvent = Typed<{
+  type?: string;
+  reason?: string;
+  note?: string;
+  eventTime?: string;
+  reportingController?: string;
+  regarding?: { uid?: string };
+  related?: { uid?: string };
+}>;
+
+/** The Normal events.k8s.io/v1 Events about the object `uid`, oldest first. */
+async function normalEventsOf(namespace: string, uid: string): Promise<InstanceEvent[]> {
+  const { items } = await client.list<InstanceEvent>("events.k8s.io/v1", "Event", { namespace });
+  return items
+    .filter((event) => event.regarding?.uid === uid && event.type === "Normal")
+    .sort((a, b) => Date.parse(a.eventTime ?? "") - Date.parse(b.eventTime ?? ""));
+}
 
 test("scaling an instance changes its Deployment and the reported replica counts", async (t) => {
   const namespace = await testNamespace(t, client, "op-scale");
