@@ -15,14 +15,16 @@ export type ValuePathField = (typeof valuePathFields)[number];
 
 /**
  * Where each typed field goes when the spec leaves its path out: the value names of `helm create`'s scaffold, so
- * most charts work without any `valuePaths`. `imageDigest` and `storage` have no scaffold name and are not set
- * unless a path is given.
+ * most charts work without any `valuePaths`. The scaffold has no digest: `imageDigest` goes where the charts that
+ * take one (Bitnami's, for example) read it, `image.digest`, so a pinned `spec.image` is never dropped silently (a
+ * chart that ignores it runs another image, which the status reports as `ImageMismatch`). `storage` has no
+ * conventional name and is not set unless a path is given.
  */
 export const defaultValuePaths: Readonly<Record<ValuePathField, string>> = {
   replicas: "replicaCount",
   imageRepository: "image.repository",
   imageTag: "image.tag",
-  imageDigest: "",
+  imageDigest: "image.digest",
   port: "service.port",
   storage: "",
 };
@@ -67,6 +69,9 @@ export const chartRules = {
     "must be a dotted value path such as replicaCount or image.repository (letters, digits, '_' and '-'; no segment __proto__, constructor or prototype), or empty to leave the value to the chart",
   valueKey:
     "is a reserved name: keys of spec.values may be any string but __proto__, constructor and prototype (JavaScript's own names, refused so values stay data)",
+  imageDigestUnmapped:
+    "may not be empty while spec.image has a digest: the chart would not get the digest and would run a mutable tag; " +
+    "give the value path where the chart takes the digest, or leave it out for image.digest",
   oneSource: "must name exactly one source: configMap, oci or repo",
   versionNeeded: "needs spec.chart.version: charts from a registry or repository are pinned by version",
   nameNeeded: "needs spec.chart.name: the chart's name in the repository",

@@ -4,7 +4,7 @@
  * `kubectl explain` texts and CEL rules) and every spec check in TS.
  */
 import { z } from "zod";
-import { chartSchema, chartValuesSchema } from "./chart.ts";
+import { chartRules, chartSchema, chartValuesSchema } from "./chart.ts";
 import { dns1123SubdomainPattern, maxDns1123SubdomainLength } from "./dns-names.ts";
 import {
   imageNameLength,
@@ -140,6 +140,14 @@ const specObjectRules: CelRule[] = [
     message: `spec.storageClassName ${specRules.storageClassImmutable}`,
     fieldPath: ".storageClassName",
     reason: "FieldValueForbidden",
+  },
+  {
+    // A digest in spec.image reaches a chart or the instance is refused: never dropped (see defaultValuePaths).
+    rule:
+      "!has(self.chart) || !has(self.chart.valuePaths) || !has(self.chart.valuePaths.imageDigest) || " +
+      "self.chart.valuePaths.imageDigest != '' || !self.image.contains('@')",
+    message: `spec.chart.valuePaths.imageDigest ${chartRules.imageDigestUnmapped}`,
+    fieldPath: ".chart.valuePaths.imageDigest",
   },
 ];
 
@@ -315,9 +323,22 @@ export const myAppInstanceSpecSchema = z
       if ("storageClassName" in raw && !("storage" in raw)) {
         ctx.addIssue({ code: "custom", path: ["storageClassName"], message: specRules.storageClassNameNeedsStorage });
       }
+      if (digestUnmapped(raw)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["chart", "valuePaths", "imageDigest"],
+          message: chartRules.imageDigestUnmapped,
+        });
+      }
     },
     { when: () => true },
   );
+
+/** The CEL rule's twin: `spec.image` has a digest and `spec.chart.valuePaths.imageDigest` is "". */
+function digestUnmapped(raw: object): boolean {
+  const spec = raw as { image?: unknown; chart?: { valuePaths?: { imageDigest?: unknown } } };
+  return typeof spec.image === "string" && spec.image.includes("@") && spec.chart?.valuePaths?.imageDigest === "";
+}
 
 /** The spec as stored: defaults applied. */
 export type MyAppInstanceSpec = z.output<typeof myAppInstanceSpecSchema>;

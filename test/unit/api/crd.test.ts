@@ -160,6 +160,7 @@ describe("openApiV3Schema is a structural schema", () => {
         [".spec", ".storageClassName"],
         [".spec", ".storage"],
         [".spec", ".storageClassName"],
+        [".spec", ".chart.valuePaths.imageDigest"],
         [".spec.image", ""],
         [".spec.storage", ""],
         [".spec.storage", ""],
