@@ -21,7 +21,7 @@ export interface ClusterProviderConnection {
  *
  * @example
  * const cluster = new ClusterProvider("cluster", { kubeconfig: config.get("kubeconfig") });
- * const platform = new MyAppOperator("shop-platform", { namespace: "shop-platform" }, { provider: cluster });
+ * const platform = new MyAppOperator("shop-platform", { namespace: "shop-platform", image }, { provider: cluster });
  */
 export class ClusterProvider extends k8s.Provider {
   /** The kubeconfig and context this provider was given. */

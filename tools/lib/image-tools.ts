@@ -1,14 +1,24 @@
 /**
  * The daemonless OCI tools the image needs, from Debian: buildah builds it (the repository's Dockerfile, no
- * daemon), umoci unpacks it into a runtime bundle, runc runs that bundle as a pod's container would. Missing ones
+ * daemon), umoci unpacks it into a runtime bundle, runc runs that bundle as a pod's container would, skopeo pushes
+ * it to a registry. Missing ones
  * are installed with apt-get (CI runs as root on a clean machine); otherwise the error says what to install.
  */
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import { run } from "./run.ts";
 
-/** Command → the Debian package that provides it. */
-const debianPackages = { buildah: "buildah", umoci: "umoci", runc: "runc" } as const;
+/**
+ * Command → the Debian package that provides it. skopeo pushes the image to a registry; docker-registry (the CNCF
+ * distribution registry) is the local registry the push test pushes to.
+ */
+const debianPackages = {
+  buildah: "buildah",
+  umoci: "umoci",
+  runc: "runc",
+  skopeo: "skopeo",
+  "docker-registry": "docker-registry",
+} as const;
 export type ImageTool = keyof typeof debianPackages;
 
 /** Absolute path of `command` on PATH, or undefined. */
