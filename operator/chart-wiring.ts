@@ -1,7 +1,10 @@
 /**
  * The chart engine's wiring for the operator process: Helm (`--helm`) renders, sources read ConfigMaps through
  * the client and fetch registries and repositories over HTTP, `.Capabilities` come from the live cluster.
+ * Renders are bounded (`--max-concurrent-renders`, `--render-*`) and remote sources allowed only when
+ * `--chart-sources` covers them (or the platform's own `--default-chart` names them).
  */
+import type { ChartSpec } from "../api/index.ts";
 import { readClusterCapabilities, type KubeClient, type KubeObject } from "../kube/index.ts";
 import { cachedCapabilities, chartSource, helmRenderer } from "./chart/index.ts";
 import type { OperatorOptions } from "./options.ts";
@@ -10,19 +13,48 @@ import type { ChartDeps } from "./reconcile/index.ts";
 /** The chart dependencies of reconcile for `options`. */
 export function chartDeps(
   client: KubeClient,
-  options: Pick<OperatorOptions, "helm" | "chartKinds" | "defaultChart">,
+  options: Pick<
+    OperatorOptions,
+    | "helm"
+    | "chartKinds"
+    | "chartServiceTypes"
+    | "defaultChart"
+    | "maxConcurrentRenders"
+    | "renderLimits"
+    | "chartSources"
+  >,
+  logger?: { warn(message: string): void },
 ): ChartDeps {
+  const renderer = helmRenderer({
+    binary: options.helm,
+    limits: options.renderLimits,
+    maxConcurrentRenders: options.maxConcurrentRenders,
+  });
+  if (renderer.enforcement === "watchdog") {
+    logger?.warn(
+      "prlimit was not found: helm's memory and CPU limits are enforced by polling /proc every 100 ms, which a " +
+        "burst between two polls can exceed; install util-linux's prlimit (the operator image has it)",
+    );
+  }
   return {
-    renderer: helmRenderer({ binary: options.helm }),
+    renderer,
     fetchChart: chartSource({
       readConfigMap: (name, namespace) =>
         client.find<KubeObject & { binaryData?: Record<string, string> }>("v1", "ConfigMap", name, namespace),
+      allowedSources: [...options.chartSources, ...defaultChartSource(options.defaultChart)],
     }),
     allowedKinds: options.chartKinds,
+    serviceTypes: options.chartServiceTypes,
     appliedWriteOnly: new Map(),
     ...(options.defaultChart ? { defaultChart: options.defaultChart } : {}),
     // The server's version and discovery (what `helm install` would ask), read again after a few minutes so a CRD
     // installed since shows up in `.Capabilities.APIVersions` (on the instance's next reconcile).
     capabilities: cachedCapabilities(() => readClusterCapabilities(client)),
   };
+}
+
+/** The platform's own default chart is allowed by naming it: its registry path or repository. */
+function defaultChartSource(chart: ChartSpec | undefined): string[] {
+  const location = chart?.oci ?? chart?.repo;
+  return location ? [location] : [];
 }

@@ -53,7 +53,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       fieldManager,
     },
     ({ client, cache, events }) => {
-      const deps = { port: kubePort(client, { cache, events }), logger, chart: chartDeps(client, options) };
+      const deps = { port: kubePort(client, { cache, events }), logger, chart: chartDeps(client, options, logger) };
       return {
         reconcile: reconciler(deps),
         onStalled: (key, error, _failures, retryIntervalMs) => recordStalled(key, error, deps, retryIntervalMs),

@@ -7,11 +7,22 @@ import {
   chartKindName,
   chartSchema,
   defaultChartKinds,
+  defaultChartServiceTypes,
   parseChartKinds,
+  parseChartServiceTypes,
   renderableChartKinds,
+  serviceTypes,
   type ChartKind,
+  type ChartServiceType,
   type ChartSpec,
 } from "../api/index.ts";
+import {
+  defaultMaxConcurrentRenders,
+  defaultRenderLimits,
+  minRenderMemoryMiB,
+  type RenderLimits,
+} from "../chart/render-limits.ts";
+import { chartSourceProblems } from "../chart/source-policy.ts";
 
 export interface OperatorOptions {
   /** Watched namespaces; empty means the whole cluster. */
@@ -37,8 +48,16 @@ export interface OperatorOptions {
   readonly helm: string;
   /** Kinds a chart may render (the platform's allow-list; the RBAC grants exactly these). */
   readonly chartKinds: readonly ChartKind[];
+  /** Service types a chart may render (ClusterIP always; the others only when the platform lists them). */
+  readonly chartServiceTypes: readonly ChartServiceType[];
   /** The chart for instances whose spec names none; unset: the built-in template. */
   readonly defaultChart: ChartSpec | undefined;
+  /** Helm renders at once; more wait their turn. */
+  readonly maxConcurrentRenders: number;
+  /** Memory, CPU time, wall time and output of one render. */
+  readonly renderLimits: RenderLimits;
+  /** URL prefixes remote charts may come from; empty: ConfigMap charts only. */
+  readonly chartSources: readonly string[];
 }
 
 export interface Address {
@@ -67,7 +86,15 @@ export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repo
   --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)
   --helm=PATH                      helm binary that renders spec.chart (default: helm on PATH)  MYAPP_HELM
   --default-chart=JSON              chart for instances without spec.chart, e.g. {"oci":"oci://r/c","version":"1.0.0"}  MYAPP_DEFAULT_CHART
-  --chart-kinds=v1/Service,...     kinds a chart may render, apiVersion/Kind (default: ${defaultChartKinds.map(chartKindName).join(",")}; any of ${renderableChartKinds.map(chartKindName).join(",")})  MYAPP_CHART_KINDS`;
+  --max-concurrent-renders=N       helm renders at once (default ${defaultMaxConcurrentRenders})  MYAPP_MAX_CONCURRENT_RENDERS
+  --render-memory=MIB              memory one render may use (default ${defaultRenderLimits.memoryMiB})  MYAPP_RENDER_MEMORY
+  --render-cpu=SECONDS             CPU time one render may use (default ${defaultRenderLimits.cpuSeconds})  MYAPP_RENDER_CPU
+  --render-timeout=SECONDS         wall time of one render (default ${defaultRenderLimits.timeoutSeconds})  MYAPP_RENDER_TIMEOUT
+  --render-output=MIB              largest rendered output (default ${defaultRenderLimits.outputMiB})  MYAPP_RENDER_OUTPUT
+  --chart-sources=oci://r/org/,https://charts.example.com/   remote chart sources allowed, as URL prefixes;
+                                   hosts they name may be private addresses (default: none, ConfigMap charts only)  MYAPP_CHART_SOURCES
+  --chart-kinds=v1/Service,...     kinds a chart may render, apiVersion/Kind (default: ${defaultChartKinds.map(chartKindName).join(",")}; any of ${renderableChartKinds.map(chartKindName).join(",")})  MYAPP_CHART_KINDS
+  --chart-service-types=ClusterIP,...  Service types a chart may render (default ClusterIP; any of ${serviceTypes.join(",")})  MYAPP_CHART_SERVICE_TYPES`;
 
 const logLevels = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
 
@@ -92,7 +119,14 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       kubeconfig: { type: "string" },
       helm: { type: "string" },
       "chart-kinds": { type: "string" },
+      "chart-service-types": { type: "string" },
       "default-chart": { type: "string" },
+      "max-concurrent-renders": { type: "string" },
+      "render-memory": { type: "string" },
+      "render-cpu": { type: "string" },
+      "render-timeout": { type: "string" },
+      "render-output": { type: "string" },
+      "chart-sources": { type: "string" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean" },
     },
@@ -130,7 +164,28 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
     helm: values.helm ?? env.MYAPP_HELM ?? "helm",
     chartKinds: chartKinds(values["chart-kinds"] ?? env.MYAPP_CHART_KINDS),
+    chartServiceTypes: chartServiceTypes(values["chart-service-types"] ?? env.MYAPP_CHART_SERVICE_TYPES),
     defaultChart: defaultChart(values["default-chart"] ?? env.MYAPP_DEFAULT_CHART),
+    maxConcurrentRenders: positiveInteger(
+      "--max-concurrent-renders",
+      values["max-concurrent-renders"] ?? env.MYAPP_MAX_CONCURRENT_RENDERS ?? String(defaultMaxConcurrentRenders),
+    ),
+    renderLimits: {
+      memoryMiB: renderMemory(values["render-memory"] ?? env.MYAPP_RENDER_MEMORY),
+      cpuSeconds: positiveInteger(
+        "--render-cpu",
+        values["render-cpu"] ?? env.MYAPP_RENDER_CPU ?? String(defaultRenderLimits.cpuSeconds),
+      ),
+      timeoutSeconds: positiveInteger(
+        "--render-timeout",
+        values["render-timeout"] ?? env.MYAPP_RENDER_TIMEOUT ?? String(defaultRenderLimits.timeoutSeconds),
+      ),
+      outputMiB: positiveInteger(
+        "--render-output",
+        values["render-output"] ?? env.MYAPP_RENDER_OUTPUT ?? String(defaultRenderLimits.outputMiB),
+      ),
+    },
+    chartSources: chartSources(values["chart-sources"] ?? env.MYAPP_CHART_SOURCES),
   };
 }
 
@@ -165,6 +220,40 @@ function chartKinds(value: string | undefined): readonly ChartKind[] {
     );
   }
   return parsed.kinds;
+}
+
+/** `ClusterIP,LoadBalancer` → types (ClusterIP always among them); unset → ClusterIP only. */
+function chartServiceTypes(value: string | undefined): readonly ChartServiceType[] {
+  if (value === undefined || value.trim() === "") return defaultChartServiceTypes;
+  const parsed = parseChartServiceTypes(value.split(",").map((entry) => entry.trim()));
+  if (!parsed.ok) {
+    throw new Error(
+      `--chart-service-types: ${parsed.unknown.join(", ")} are not Service types; choose from ${serviceTypes.join(",")}`,
+    );
+  }
+  return parsed.types;
+}
+
+/** `--render-memory`: MiB, at least what Go's runtime needs to start. */
+function renderMemory(value: string | undefined): number {
+  const mib = positiveInteger("--render-memory", value ?? String(defaultRenderLimits.memoryMiB));
+  if (mib < minRenderMemoryMiB) {
+    throw new Error(
+      `--render-memory must be at least ${minRenderMemoryMiB} (MiB; helm's runtime needs ~64 to start), got ${mib}`,
+    );
+  }
+  return mib;
+}
+
+/** `--chart-sources`: comma-separated URL prefixes; unset or empty: none (ConfigMap charts only). */
+function chartSources(value: string | undefined): readonly string[] {
+  const entries = (value ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  const problems = chartSourceProblems(entries);
+  if (problems.length > 0) throw new Error(`--chart-sources: ${problems.join("; ")}`);
+  return entries;
 }
 
 /** `--default-chart`: a spec.chart as JSON, checked with the api's schema. */

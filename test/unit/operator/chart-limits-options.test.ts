@@ -1,0 +1,47 @@
+/**
+ * The operator's flags for helm's limits and the chart-source allow-list: defaults, environment fallbacks, and
+ * errors that name the flag.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseOptions } from "../../../operator/options.ts";
+
+describe("render limits and chart sources", () => {
+  it("defaults: 2 renders at once, 256 MiB, 20 s CPU, 60 s wall, 16 MiB output; no remote chart source", () => {
+    const options = parseOptions([], {});
+    assert.equal(options.maxConcurrentRenders, 2);
+    assert.deepEqual(options.renderLimits, { memoryMiB: 256, cpuSeconds: 20, timeoutSeconds: 60, outputMiB: 16 });
+    assert.deepEqual(options.chartSources, []);
+  });
+
+  it("flags win over MYAPP_* variables", () => {
+    const env = {
+      MYAPP_MAX_CONCURRENT_RENDERS: "4",
+      MYAPP_RENDER_MEMORY: "512",
+      MYAPP_RENDER_CPU: "5",
+      MYAPP_CHART_SOURCES: "oci://ghcr.io/org/, https://charts.example.com/",
+    };
+    const fromEnv = parseOptions([], env);
+    assert.equal(fromEnv.maxConcurrentRenders, 4);
+    assert.equal(fromEnv.renderLimits.memoryMiB, 512);
+    assert.equal(fromEnv.renderLimits.cpuSeconds, 5);
+    assert.deepEqual(fromEnv.chartSources, ["oci://ghcr.io/org/", "https://charts.example.com/"]);
+    const fromFlags = parseOptions(["--max-concurrent-renders=1", "--render-timeout=30", "--render-output=4"], env);
+    assert.equal(fromFlags.maxConcurrentRenders, 1);
+    assert.equal(fromFlags.renderLimits.timeoutSeconds, 30);
+    assert.equal(fromFlags.renderLimits.outputMiB, 4);
+  });
+
+  it("bad values name the flag and what is allowed", () => {
+    assert.throws(
+      () => parseOptions(["--max-concurrent-renders=0"], {}),
+      /--max-concurrent-renders must be a positive/,
+    );
+    assert.throws(() => parseOptions(["--render-memory=32"], {}), /--render-memory must be at least 96/);
+    assert.throws(() => parseOptions(["--chart-sources=ftp://x/"], {}), /--chart-sources: "ftp:\/\/x\/" must start/);
+    assert.throws(
+      () => parseOptions(["--chart-sources=https://user:pw@x/"], {}),
+      /--chart-sources: .*must not carry credentials/,
+    );
+  });
+});
