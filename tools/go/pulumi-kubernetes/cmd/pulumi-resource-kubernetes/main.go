@@ -4,6 +4,7 @@ package main
 
 import (
 	_ "embed"
+	"os"
 
 	"github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/provider"
 	"github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version"
@@ -16,5 +17,7 @@ var pulumiSchema []byte
 var terraformMapping []byte
 
 func main() {
+	// The provider keeps nothing that must outlive its engine: end at once when `pulumi up` is gone.
+	exitWithParent(func() { os.Exit(1) })
 	provider.Serve("kubernetes", version.Version, pulumiSchema, terraformMapping)
 }

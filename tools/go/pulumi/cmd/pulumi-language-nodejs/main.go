@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
@@ -37,6 +38,8 @@ type host struct {
 	pulumirpc.UnimplementedLanguageRuntimeServer
 	engineAddress string
 	cancel        context.Context
+	// The programs running now: main waits for them, so a program stopped by the context is never orphaned.
+	running sync.WaitGroup
 }
 
 func main() {
@@ -56,6 +59,12 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	h.cancel = ctx
+	// An engine that dies hard (a SIGKILLed `pulumi up`) interrupts nothing: stop as if it had interrupted us (a
+	// running program gets SIGINT, and is killed cmd.WaitDelay later), and exit regardless after 8 s.
+	exitWithParent(func() {
+		stop()
+		time.AfterFunc(8*time.Second, func() { os.Exit(1) })
+	})
 	cancelChannel := make(chan bool)
 	go func() { <-ctx.Done(); close(cancelChannel) }()
 
@@ -78,6 +87,7 @@ func main() {
 	if err := <-handle.Done; err != nil {
 		fail(fmt.Errorf("language host RPC stopped serving: %w", err))
 	}
+	h.running.Wait()
 }
 
 func fail(err error) {
@@ -115,6 +125,8 @@ func (h *host) About(ctx context.Context, _ *pulumirpc.AboutRequest) (*pulumirpc
 }
 
 func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
+	h.running.Add(1)
+	defer h.running.Done()
 	nodeBin, err := exec.LookPath("node")
 	if err != nil {
 		return &pulumirpc.RunResponse{Error: "could not find node on the PATH: " + err.Error()}, nil

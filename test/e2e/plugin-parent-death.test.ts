@@ -1,0 +1,95 @@
+/**
+ * Every plugin this project launches ends within 10 s of its engine's death. A SIGKILLed `pulumi up` tells its
+ * plugins nothing, and pulumi's Go plugins health-check their engine only every 5 minutes (the chaos suite once
+ * measured 293 s until all were gone). Here each plugin is started as the engine starts it (its engine's address
+ * as the argument, stdout piped to the engine), by a stand-in engine process that is then SIGKILLed.
+ *
+ * The dynamic-provider launcher (tools/bin) needs only Node; the Go plugins need the toolchain
+ * (`npm run toolchain`). No cluster: run with `npm test -- test/e2e/plugin-parent-death.test.ts`.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer, type AddressInfo } from "node:net";
+import path from "node:path";
+import { describe, it, type TestContext } from "node:test";
+import { repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
+import { readProcess, stillRunning, type ProcessInfo } from "../support/process-tree.ts";
+
+const limitMs = 10_000;
+
+// The stand-in engine: starts the plugin with stdout piped to itself (the engine reads the plugin's port from it)
+// and stderr to /dev/null (a write there must not be what ends the plugin), prints "<pid> <first line>", idles.
+const engineScript = `
+const { spawn } = require("node:child_process");
+const [bin, ...args] = process.argv.slice(1);
+const plugin = spawn(bin, args, { stdio: ["pipe", "pipe", "ignore"] });
+plugin.stdout.once("data", (chunk) => process.stdout.write(plugin.pid + " " + String(chunk).split("\\n")[0] + "\\n"));
+setInterval(() => {}, 60_000);
+`;
+
+/** Starts `bin` under a stand-in engine, SIGKILLs the engine, and returns how long the plugin outlived it. */
+async function outlives(t: TestContext, bin: string, env: NodeJS.ProcessEnv): Promise<number> {
+  // An engine address that accepts connections (and answers nothing), as a live engine's would.
+  const server = createServer((socket) => socket.on("error", () => {}));
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(() => server.close());
+  const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const engine = spawn(process.execPath, ["-e", engineScript, bin, address], {
+    env,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  t.after(() => engine.kill("SIGKILL"));
+  let timer: NodeJS.Timeout | undefined;
+  const [first] = (await Promise.race([
+    once(engine.stdout, "data"),
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${bin} printed no port within 60 s`)), 60_000);
+    }),
+  ]).finally(() => clearTimeout(timer))) as [Buffer];
+  const [pidText, port] = String(first).trim().split(" ");
+  assert.match(port ?? "", /^\d+$/, `${bin} prints its port first, as the engine expects: ${String(first)}`);
+  const plugin = readProcess(Number(pidText));
+  assert.ok(plugin, `${bin} runs`);
+  t.after(() => {
+    if (stillRunning(plugin)) process.kill(plugin.pid, "SIGKILL");
+  });
+  assert.equal(plugin.ppid, engine.pid, "the plugin is the engine's child");
+
+  // WHEN the engine dies without a word
+  const killedAt = performance.now();
+  engine.kill("SIGKILL");
+  return await goneWithin(plugin, killedAt, bin);
+}
+
+async function goneWithin(plugin: ProcessInfo, since: number, what: string): Promise<number> {
+  while (stillRunning(plugin)) {
+    const outlived = performance.now() - since;
+    if (outlived > limitMs * 3) return outlived; // long enough to fail; don't wait out upstream's 5 minutes
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const outlived = performance.now() - since;
+  process.stderr.write(`# ${path.basename(what)}: gone ${Math.round(outlived)} ms after its engine\n`);
+  return outlived;
+}
+
+describe("a plugin this project launches ends with its engine", { timeout: 5 * 60_000 }, () => {
+  it("the dynamic-provider launcher's host (tools/bin/pulumi-resource-pulumi-nodejs), before any call", async (t) => {
+    // GIVEN the host serving, with no call yet (the provider's own watch starts with its first call)
+    const env = { ...process.env, PATH: [path.dirname(process.execPath), process.env.PATH].join(path.delimiter) };
+    const outlived = await outlives(t, path.join(repoRoot, "tools/bin/pulumi-resource-pulumi-nodejs"), env);
+    // THEN it is gone within the limit
+    assert.ok(outlived < limitMs, `the dynamic-provider host outlived its engine by ${Math.round(outlived)} ms`);
+  });
+
+  for (const plugin of ["pulumi-language-nodejs", "pulumi-resource-kubernetes"]) {
+    it(`${plugin}, built by the toolchain`, async (t) => {
+      const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
+      const env = { ...process.env, PATH: [binDir, path.dirname(process.execPath), process.env.PATH].join(":") };
+      const outlived = await outlives(t, path.join(binDir, plugin), env);
+      assert.ok(outlived < limitMs, `${plugin} outlived its engine by ${Math.round(outlived)} ms`);
+    });
+  }
+});
