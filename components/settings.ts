@@ -3,8 +3,15 @@
  * into the complete, checked settings every builder of this folder reads. Pure: the component turns its issues
  * into a pulumi.ResourceError, the renderer into a plain Error.
  */
-import { isImageReference, type ChartKind, type ChartSpec, type ChartSpecInput } from "../api/index.ts";
+import {
+  isImageReference,
+  type ChartKind,
+  type ChartServiceType,
+  type ChartSpec,
+  type ChartSpecInput,
+} from "../api/index.ts";
 import { resolveChartKinds } from "./chart-kinds.ts";
+import { resolveChartServiceTypes } from "./chart-service-types.ts";
 import { resolveDefaultChart } from "./default-chart.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
 
@@ -76,6 +83,14 @@ export interface MyAppOperatorArgs {
    */
   readonly chartKinds?: readonly string[];
   /**
+   * Service types charts may render besides ClusterIP (always allowed); the operator refuses any other type in a
+   * render (ChartServiceTypeNotAllowed). NodePort opens a port on every node, LoadBalancer may buy a cloud load
+   * balancer, ExternalName aliases any DNS name: each is the platform's decision, not a tenant's.
+   * @default ["ClusterIP"]
+   * @example ["ClusterIP", "LoadBalancer"]
+   */
+  readonly chartServiceTypes?: readonly string[];
+  /**
    * The chart for every instance whose spec names none (same shape as an instance's `spec.chart`).
    * @default none: such instances get the built-in Deployment/StatefulSet and Service
    * @example { oci: "oci://registry.example.com/charts/myapp", version: "1.2.3" }
@@ -122,6 +137,8 @@ export interface OperatorSettings {
   readonly operatorPlacement: OperatorPlacement;
   /** What charts may render. */
   readonly chartKinds: readonly ChartKind[];
+  /** Service types charts may render (ClusterIP among them). */
+  readonly chartServiceTypes: readonly ChartServiceType[];
   /** The platform's default chart, if any. */
   readonly defaultChart: ChartSpec | undefined;
   readonly deleteCrdOnDestroy: boolean;
@@ -223,10 +240,12 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
 
   const chartKinds = resolveChartKinds(args.chartKinds);
   if (!chartKinds.ok) problem("chartKinds", chartKinds.message);
+  const chartServiceTypes = resolveChartServiceTypes(args.chartServiceTypes);
+  if (!chartServiceTypes.ok) problem("chartServiceTypes", chartServiceTypes.message);
   const defaultChart = resolveDefaultChart(args.defaultChart);
   if (!defaultChart.ok) for (const message of defaultChart.messages) problem("defaultChart", message);
 
-  if (issues.length > 0 || !chartKinds.ok || !defaultChart.ok) return { ok: false, issues };
+  if (issues.length > 0 || !chartKinds.ok || !chartServiceTypes.ok || !defaultChart.ok) return { ok: false, issues };
   return {
     ok: true,
     settings: {
@@ -245,6 +264,7 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
       annotations,
       operatorPlacement,
       chartKinds: chartKinds.kinds,
+      chartServiceTypes: chartServiceTypes.types,
       defaultChart: defaultChart.chart,
       deleteCrdOnDestroy: args.deleteCrdOnDestroy ?? false,
     },

@@ -26,6 +26,7 @@ describe("resolveSettings", () => {
         annotations: {},
         operatorPlacement: "in-cluster",
         chartKinds: defaultChartKinds,
+        chartServiceTypes: ["ClusterIP"],
         defaultChart: undefined,
         deleteCrdOnDestroy: false,
       },
