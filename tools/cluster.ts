@@ -1,6 +1,7 @@
 /** `npm run cluster -- up | down | status [--name NAME]`: a local Kubernetes cluster (default name: myapp). */
 import { parseArgs } from "node:util";
 import { clusterDown, clusterStatus, clusterUp, nodeCount } from "./lib/cluster.ts";
+import { inClusterOperators, localOperators, operatorLines } from "./lib/operator-status.ts";
 import { clusterName } from "./lib/paths.ts";
 
 const usage = "usage: npm run cluster -- up|down|status [--name NAME]   (NAME defaults to myapp)";
@@ -40,6 +41,17 @@ try {
         `${"volume-provisioner".padEnd(24)} pid ${String(p.pid).padEnd(8)} ${p.running ? "running" : "STOPPED"}`,
       );
     }
+    // The operator is not part of the cluster's health: a cluster without one is healthy, its instances wait.
+    const inCluster = !status.exists
+      ? []
+      : status.readyz === "ok"
+        ? await inClusterOperators(status.kubeconfig).catch(
+            (error: unknown) => `unknown: ${error instanceof Error ? error.message : String(error)}`,
+          )
+        : "unknown: the cluster does not answer";
+    // The local operator (npm start, npm run operator) serves the default cluster.
+    const local = name === clusterName ? await localOperators() : [];
+    for (const line of operatorLines(local, inCluster)) console.log(line);
     console.log(`kubeconfig: ${status.kubeconfig}`);
     console.log(`readyz: ${status.readyz}`);
     console.log(`server: ${status.serverVersion || "-"}, Ready nodes: ${status.readyNodes}/${nodeCount}`);
