@@ -154,6 +154,8 @@ test("a public chart (podinfo) works unchanged through valuePaths: exactly helm 
       },
     },
     values: { redis: { enabled: true } },
+    // podinfo's pods (and its redis) set no security context: they meet Pod Security "baseline", not "restricted".
+    podSecurityLevel: "Baseline" as const,
   };
   await createInstance(client, namespace, "web", spec);
 
