@@ -82,6 +82,11 @@ describe("the installable package, from a new project outside the repository", {
     assert.equal(readdirSync(installed).includes("api"), false, "no TypeScript sources in the package");
     const help = await run(path.join(project, "node_modules/.bin/myapp-operator"), ["--help"], { env });
     assert.match(help.stdout, /--namespaces=a,b/, "the myapp-operator bin runs the operator's flags");
+    assert.match(help.stdout, /^Usage: myapp-operator \[flags\]/, "the usage names the command as installed");
+    // --version from build/operator/main.js: the installed package's own package.json, found above it
+    const { version } = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string };
+    const printed = await run(path.join(project, "node_modules/.bin/myapp-operator"), ["--version"], { env });
+    assert.equal(printed.stdout, `myapp-operator ${version}\n`);
 
     // The README's local recipe: the operator outside the cluster (kwok's pods do not execute), from the project.
     const operator = startProjectOperator(t, project, env);
