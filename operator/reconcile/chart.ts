@@ -28,6 +28,8 @@ import {
   planRender,
   pruneCandidates,
   renderFailureMessage,
+  splitImage,
+  valuePath,
   volumeRefusal,
   type Capabilities,
   type ChartRenderer,
@@ -36,6 +38,7 @@ import {
 import { isControlledBy, labelKeys, labelValue, managedBy } from "../desired/index.ts";
 import { isSubset } from "./compare.ts";
 import { childRejection, PermanentError, TransientError } from "./errors.ts";
+import { imageMismatch } from "./image-match.ts";
 import type { ObservedWorkload } from "./observed.ts";
 import { rolloutProgress } from "./rollout.ts";
 import { referenceTo, type Session } from "./session.ts";
@@ -92,6 +95,18 @@ export async function reconcileChart(
     return permanent({
       reason: "ChartsUnsupported",
       message: "this operator runs without a chart engine (helm); remove spec.chart or run the operator with helm",
+    });
+  }
+
+  // A digest the chart would not get is refused, never dropped: zod and CEL refuse a spec that says so itself; a
+  // platform's default chart whose valuePaths.imageDigest is "" is known only here.
+  if (splitImage(spec.image).digest !== undefined && valuePath(spec, "imageDigest") === "") {
+    return permanent({
+      reason: "ImageDigestUnmapped",
+      message:
+        `spec.image ${spec.image} has a digest, but the chart (${describeSource(chart, key.namespace)}) is given ` +
+        "none (its valuePaths.imageDigest is empty), so it would run a mutable tag; give spec.chart.valuePaths." +
+        "imageDigest, or remove the digest from spec.image",
     });
   }
 
@@ -331,6 +346,8 @@ function chartStatus(
       endpoint: mainServiceEndpoint(objects, session.key.name, session.key.namespace),
       workload: mainLive,
       step,
+      // Ready means spec.image runs: a chart that ignores the image values is reported, not trusted.
+      problem: imageMismatch(main, spec.image),
     },
     session.now,
   );

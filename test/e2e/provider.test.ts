@@ -215,7 +215,8 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       assert.match(
         preview.stdout,
         new RegExp(
-          `denied: server-side dry-run skipped \\(namespace ${missing} does not exist yet\\); checked with the zod rules only`,
+          `server-side dry-run skipped for denied \\(${missing}/denied-[0-9a-f]{8}\\): namespace ${missing} does not ` +
+            "exist yet; checked with the zod rules only",
         ),
       );
       await stack.removeConfig("deniedNamespace");
@@ -429,7 +430,14 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
         slowCpu: { value: "100000" },
       });
       const abort = new AbortController();
-      const up = stack.up({ onOutput: log(t), signal: abort.signal });
+      let output = "";
+      const up = stack.up({
+        onOutput: (text) => {
+          output += text;
+          log(t)(text);
+        },
+        signal: abort.signal,
+      });
       up.catch(() => undefined);
       // WHEN the wait is under way (the operator reports 0 of 2 replicas) and Ctrl-C arrives
       const live = await waitFor(
@@ -442,6 +450,12 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
         { timeoutMs: minutes(3) },
       );
       slowName = live.metadata.name!;
+      // ... and the wait has said where it stands: naming the instance, with the time spent and allowed (a line
+      // at least every 30 s, so one comes within 35 s of the apply)
+      const progressLine = new RegExp(`slow \\(${namespaces.slow}/${slowName}\\): .*0/2.* \\(\\d+s of 600s\\)`);
+      await waitFor("a progress line naming the instance", async () => (progressLine.test(output) ? true : undefined), {
+        timeoutMs: 40_000,
+      });
       const interrupted = Date.now();
       abort.abort();
       // THEN up returns within 10 s ...
