@@ -5,7 +5,10 @@
  * and a rollout of 6 (on a cluster of its own; the apiserver restart, twice as long, runs only in
  * `npm run chaos`), a leader failover under a load of 6, a revoked token under a rollout of 4, Ctrl-C during a
  * `pulumi up` of 4, and 50 fuzzed manifests through zod, kubectl and the provider's check (2 invalid ones through
- * `pulumi preview`).
+ * `pulumi preview`), and hostile tenants: every attack of the corpus once and a flood of 50 instances while 10
+ * well-behaved ones (2 with storage, 3 on a chart) roll out (restarts, policy-breaking objects and requests
+ * outside the allow-list all 0, every hostile instance with its expected verdict; the p99 ratio is only
+ * reported: at 10 instances it is noise).
  * Figures are not recorded.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
@@ -14,6 +17,7 @@ import { after, describe, it } from "node:test";
 import { adminClient } from "../support/cluster.ts";
 import { downOwnClusters } from "../chaos/control-plane.ts";
 import { fuzzedManifests } from "../chaos/fuzz.ts";
+import { hostileTenants } from "../chaos/hostile-tenants.ts";
 import { interruptedUp } from "../chaos/interrupted-up.ts";
 import {
   apiserverBrownout,
@@ -54,5 +58,14 @@ describe("chaos smoke", { timeout: 20 * 60_000 }, () => {
   });
   it("fuzzed manifests, small", async (t) => {
     t.diagnostic(JSON.stringify(await fuzzedManifests(t, client, { count: 50, seed: 13, invalidPreviews: 2 })));
+  });
+  it("hostile tenants, small", async (t) => {
+    const size = { tenants: 10, namespaces: 1, withStorage: 2, withChart: 3, flood: 50 };
+    const { figures } = await hostileTenants(t, client, {
+      ...size,
+      maxConsecutiveFailures: 2,
+      verdictTimeoutMs: 4 * 60_000,
+    });
+    t.diagnostic(JSON.stringify(figures));
   });
 });

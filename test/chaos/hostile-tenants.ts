@@ -1,0 +1,606 @@
+/**
+ * Hostile tenants: one operator serves a fleet of well-behaved tenants (several namespaces, some instances with
+ * storage, some on a chart from a ConfigMap) while tenants in namespaces of their own throw the attack corpus at
+ * it (attacks.ts) and one of them floods its namespace with instances. The well-behaved fleet converges, rolls out
+ * once without the attackers and once while they attack; then:
+ * - operator restarts: 0 (the operator runs as a child process, restarted like a kubelet would if it exits);
+ * - objects that break policy in the hostile namespaces (privileged, host namespaces or paths, host ports,
+ *   externalIPs, a ServiceAccount the instance did not create; the tenant's own Secret taken over; anything in
+ *   kube-system or cluster-wide made for them): 0;
+ * - requests to a host outside the allow-list (a counting server on 127.0.0.1): 0;
+ * - every hostile instance with the verdict its attack expects (refused at admission, or the reason naming the
+ *   cause), and every flood instance served;
+ * - figures: the well-behaved p99 change→Ready with the attackers ÷ without (goal ≤ 1.2), the operator's peak
+ *   RSS (VmHWM) and the peak RSS of its helm children.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { TestContext } from "node:test";
+import { apiVersion, kind, type MyAppInstanceSpecInput } from "../../api/index.ts";
+import { GoneError, type KubeClient, type KubeObject } from "../../kube/index.ts";
+import { labelKeys, managedBy } from "../../operator/desired/index.ts";
+import { testNamespace, waitFor, type Typed } from "../support/cluster.ts";
+import { helmBinary, packChart } from "../support/helm.ts";
+import {
+  startCountingServer,
+  startHugeIndexServer,
+  startRedirectServer,
+  startSlowDripServer,
+} from "../support/hostile-servers.ts";
+import {
+  conditionOf,
+  isCurrent,
+  isReadyAtSpec,
+  startOperator,
+  type Exit,
+  type Instance,
+  type OperatorProcess,
+} from "../support/operator.ts";
+import { descendants } from "../support/process-tree.ts";
+import {
+  attacks,
+  chartConfigMap,
+  existingSecretData,
+  floodMembers,
+  type Attack,
+  type AttackContext,
+  type AttackServers,
+} from "./attacks.ts";
+import {
+  awaitConverged,
+  checkFleet,
+  claimsOf,
+  createFleet,
+  inParallel,
+  members,
+  persistently,
+  quietWindow,
+  type FleetMember,
+} from "./fleet.ts";
+import type { Figures } from "./scenarios.ts";
+
+export interface HostileSize {
+  /** Well-behaved instances in all (≥ 100 at full size). */
+  readonly tenants: number;
+  /** Namespaces the built-in-template tenants spread over (the chart tenants have one more of their own). */
+  readonly namespaces: number;
+  /** Well-behaved instances with a volume (a StatefulSet). */
+  readonly withStorage: number;
+  /** Well-behaved instances on this repository's chart (examples/charts/myapp, from a ConfigMap). */
+  readonly withChart: number;
+  /** Tiny instances one hostile tenant creates in its namespace. */
+  readonly flood: number;
+  /** The operator's --max-consecutive-failures: how soon a transient failure (a slow source) shows as Stalled. */
+  readonly maxConsecutiveFailures: number;
+  /** How long hostile instances may take to reach their verdict. */
+  readonly verdictTimeoutMs: number;
+}
+
+/** What the scenario measured; `ratio` is the p99 change→Ready with attackers ÷ without (goal ≤ 1.2). */
+export interface HostileOutcome {
+  readonly figures: Figures;
+  readonly ratio: number;
+}
+
+/** The memory limit of the operator's container by default (components/settings.ts): its RSS must stay below. */
+export const operatorMemoryLimitMiB = 1024;
+
+const minutes = (n: number) => n * 60_000;
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+const repoRoot = path.resolve(import.meta.dirname, "../..");
+const images = ["nginx:1.27", "nginx:1.28"] as const;
+
+/** A group of well-behaved members in one namespace. */
+interface Group {
+  readonly namespace: string;
+  readonly fleet: readonly FleetMember[];
+  readonly chart: boolean;
+}
+
+/** Runs the suite at `size`; asserts the invariants and returns the figures. */
+export async function hostileTenants(t: TestContext, client: KubeClient, size: HostileSize): Promise<HostileOutcome> {
+  // GIVEN hostile chart sources on 127.0.0.1: three the platform allow-lists (and that turn hostile), one it does not
+  const servers: AttackServers = {
+    counting: await startCountingServer(),
+    slow: await startSlowDripServer(),
+    huge: await startHugeIndexServer(),
+    redirecting: await startRedirectServer(),
+  };
+  t.after(() => Promise.all(Object.values(servers).map((server) => server.close())));
+
+  // ... the well-behaved tenants' namespaces and fleets
+  const groups: Group[] = [];
+  const builtIn = size.tenants - size.withChart;
+  for (let i = 0; i < size.namespaces; i++) {
+    const namespace = await testNamespace(t, client, `hostile-wb${i}`);
+    const count = Math.floor(builtIn / size.namespaces) + (i < builtIn % size.namespaces ? 1 : 0);
+    const storage = Math.floor(size.withStorage / size.namespaces) + (i < size.withStorage % size.namespaces ? 1 : 0);
+    groups.push({
+      namespace,
+      chart: false,
+      fleet: members({ namespace, instances: count, withStorage: storage, image: images[0] }),
+    });
+  }
+  if (size.withChart > 0) {
+    const namespace = await testNamespace(t, client, "hostile-wbchart");
+    await chartConfigMap(
+      client,
+      namespace,
+      "myapp-chart",
+      await packChart(path.join(repoRoot, "examples/charts/myapp")),
+    );
+    const fleet = Array.from({ length: size.withChart }, (_, i) => {
+      const spec: MyAppInstanceSpecInput = {
+        replicas: 1 + (i % 2),
+        image: images[0],
+        // The example chart sets no securityContext (nginx runs as root): Baseline, as its README says.
+        podSecurityLevel: "Baseline",
+        chart: { configMap: "myapp-chart" },
+      };
+      return { name: `chart-${String(i).padStart(3, "0")}`, spec };
+    });
+    groups.push({ namespace, chart: true, fleet });
+  }
+
+  // ... the hostile tenants' namespaces
+  const tenants = [...new Set(attacks.map((attack) => attack.tenant))];
+  const hostile = new Map<Attack["tenant"], string>();
+  for (const tenant of tenants) hostile.set(tenant, await testNamespace(t, client, `hostile-${tenant}`));
+  const floodNamespace = await testNamespace(t, client, "hostile-flood");
+  const hostileNamespaces = [...hostile.values(), floodNamespace];
+
+  // ... and one operator for everyone, restarted if it ever exits (counted)
+  const options = {
+    namespaces: [...groups.map((group) => group.namespace), ...hostileNamespaces],
+    leaderElection: false as const,
+    label: "hostile",
+    args: [
+      `--helm=${await helmBinary()}`,
+      `--chart-sources=${[servers.slow.url, servers.huge.url, servers.redirecting.url].join(",")}`,
+      `--max-consecutive-failures=${size.maxConsecutiveFailures}`,
+    ],
+  };
+  const supervisor = await supervise(t, options);
+  const memory = sampleMemory(supervisor);
+  t.after(() => memory.stop());
+
+  // WHEN the well-behaved fleet converges and rolls out without attackers
+  await Promise.all(groups.map((group) => createFleet(client, group.namespace, group.fleet)));
+  for (const group of groups) await awaitConverged(client, group.namespace, group.fleet.length, minutes(15));
+  const without = await timedRollout(client, groups, images[1]);
+
+  // ... and rolls out again while the hostile tenants attack
+  const contexts = new Map<Attack, AttackContext>(
+    attacks.map((attack) => [attack, { client, namespace: hostile.get(attack.tenant)!, servers }]),
+  );
+  for (const attack of attacks) await attack.setup?.(contexts.get(attack)!);
+  const refusals = new Map<string, string>();
+  const flood = floodMembers(size.flood);
+  const floodStarted = performance.now();
+  const attacking = Promise.all([
+    inParallel(attacks, 4, async (attack) => {
+      const context = contexts.get(attack)!;
+      const refusal = await createRaw(client, context.namespace, attack.name, attack.spec(context));
+      if (refusal !== undefined) refusals.set(attack.name, refusal);
+    }),
+    createFleet(client, floodNamespace, flood),
+  ]);
+  const withAttackers = await timedRollout(client, groups, images[0]);
+  await attacking;
+
+  // THEN every hostile instance gets its verdict, and the flood is served
+  const verdicts = await awaitVerdicts(client, contexts, refusals, size.verdictTimeoutMs);
+  const floodServedAt = await waitFor(
+    `${flood.length} flood instances served`,
+    async () => {
+      const items = (await client.list<Instance>(apiVersion, kind, { namespace: floodNamespace })).items;
+      const served = items.filter((i) => isCurrent(i) && conditionOf(i, "Ready")?.status === "True");
+      return served.length === flood.length ? performance.now() : undefined;
+    },
+    { timeoutMs: size.verdictTimeoutMs, intervalMs: 2_000 },
+  );
+
+  // ... the well-behaved fleet is whole, nothing broke policy, nothing outside the allow-list was asked
+  for (const group of groups) {
+    await awaitConverged(client, group.namespace, group.fleet.length, minutes(5));
+    if (!group.chart) await checkFleet(client, group.namespace, claimsOf(group.fleet));
+  }
+  const breaches = await policyBreaches(client, hostileNamespaces, hostile.get("objects")!);
+  assert.deepEqual(breaches, [], "no object in a hostile namespace (or beyond it) breaks policy");
+  const forbidden = servers.counting.connections() + servers.counting.requests.length;
+  assert.equal(forbidden, 0, `no request to a host outside the allow-list: ${servers.counting.requests.join(", ")}`);
+  const quiet = await quietWindow(supervisor.current, 20_000);
+  const everyone = size.tenants + attacks.length + flood.length;
+  assert.ok(quiet.reconciles <= everyone, `no hot loop: ${quiet.reconciles} reconciles in 20 s of quiet`);
+  const rss = memory.stop();
+  assert.equal(supervisor.exits.length, 0, `the operator never exited: ${JSON.stringify(supervisor.exits)}`);
+  assert.ok(rss.operatorMiB < operatorMemoryLimitMiB, `operator peak RSS ${rss.operatorMiB} MiB within its limit`);
+
+  const mismatches = verdicts.filter((verdict) => !verdict.ok);
+  assert.deepEqual(
+    mismatches.map((verdict) => `${verdict.attack.name}: ${verdict.seen}`),
+    [],
+    "every hostile instance has the verdict its attack expects",
+  );
+
+  const p99Without = percentile(without, 0.99);
+  const p99With = percentile(withAttackers, 0.99);
+  const ratio = p99With / p99Without;
+  const count = (what: string) => verdicts.filter((verdict) => verdict.seen.startsWith(what)).length;
+  return {
+    ratio,
+    figures: {
+      wellBehaved: size.tenants,
+      namespaces: groups.length,
+      withStorage: size.withStorage,
+      withChart: size.withChart,
+      attacks: attacks.length,
+      flood: flood.length,
+      operatorRestarts: supervisor.exits.length,
+      policyBreakingObjects: breaches.length,
+      forbiddenRequests: forbidden,
+      p99ReadyWithoutS: seconds(p99Without),
+      p99ReadyWithS: seconds(p99With),
+      p99Ratio: Math.round(ratio * 100) / 100,
+      operatorPeakRssMiB: rss.operatorMiB,
+      helmPeakRssMiB: rss.childrenMiB,
+      refusedAtAdmission: count("refused"),
+      degraded: count("Degraded"),
+      stalled: count("Stalled"),
+      served: count("served"),
+      floodServedS: seconds(floodServedAt - floodStarted),
+      quietReconciles: quiet.reconciles,
+      verdicts: verdicts.map((verdict) => `${verdict.attack.name}=${verdict.seen.split(":")[0]}`).join(" "),
+    },
+  };
+}
+
+// ---- the operator, supervised ----
+
+interface Supervisor {
+  /** The running process (a new one after an exit). */
+  readonly current: OperatorProcess;
+  /** Every exit that was not the test's own stop. */
+  readonly exits: readonly Exit[];
+}
+
+/** Starts the operator and starts it again whenever it exits by itself, as a kubelet would; counts those exits. */
+async function supervise(t: TestContext, options: Parameters<typeof startOperator>[1]): Promise<Supervisor> {
+  const exits: Exit[] = [];
+  let stopping = false;
+  // After-hooks run in the order they were registered: this one before startOperator's stop, so the test's own
+  // stop is never counted (or answered with a restart).
+  t.after(() => void (stopping = true));
+  const state = { current: await startOperator(t, options), exits };
+  const watch = (operator: OperatorProcess) => {
+    void operator.exited.then(async (exit) => {
+      if (stopping) return;
+      exits.push(exit);
+      t.diagnostic(`the operator exited (${JSON.stringify(exit)}): ${operator.logTail()}`);
+      state.current = await startOperator(t, options);
+      watch(state.current);
+    });
+  };
+  watch(state.current);
+  return state;
+}
+
+/** Peak RSS of the operator (VmHWM, every process it ran) and of the sum of its children (helm), sampled every second. */
+function sampleMemory(supervisor: Supervisor) {
+  let operatorKiB = 0;
+  let childrenKiB = 0;
+  const field = (pid: number, name: string) => {
+    try {
+      const match = new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      return Number(match?.[1] ?? 0);
+    } catch {
+      return 0; // gone
+    }
+  };
+  const sample = () => {
+    const pid = supervisor.current.process.pid;
+    if (pid === undefined) return;
+    operatorKiB = Math.max(operatorKiB, field(pid, "VmHWM"), field(pid, "VmRSS"));
+    const children = descendants(pid).reduce((total, child) => total + field(child.pid, "VmRSS"), 0);
+    childrenKiB = Math.max(childrenKiB, children);
+  };
+  const timer = setInterval(sample, 1_000);
+  let result: { operatorMiB: number; childrenMiB: number } | undefined;
+  return {
+    stop: () => {
+      if (!result) {
+        sample();
+        clearInterval(timer);
+        result = { operatorMiB: Math.round(operatorKiB / 1024), childrenMiB: Math.round(childrenKiB / 1024) };
+      }
+      return result;
+    },
+  };
+}
+
+// ---- the well-behaved rollout, timed per instance ----
+
+/**
+ * Sets `image` on every well-behaved instance (10 requests at once) and returns, per instance, the time from its
+ * patch to the first version a watch shows Ready at that spec, in ms.
+ */
+async function timedRollout(client: KubeClient, groups: readonly Group[], image: string): Promise<number[]> {
+  const patched = new Map<string, number>();
+  const ready = new Map<string, number>();
+  const watches = await Promise.all(
+    groups.map((group) =>
+      watchInstances(client, group.namespace, (instance) => {
+        const key = `${group.namespace}/${instance.metadata.name ?? ""}`;
+        if (!ready.has(key) && instance.spec.image === image && isReadyAtSpec(instance))
+          ready.set(key, performance.now());
+      }),
+    ),
+  );
+  try {
+    const all = groups.flatMap((group) => group.fleet.map((member) => ({ namespace: group.namespace, member })));
+    await inParallel(all, 10, async ({ namespace, member }) => {
+      await persistently(() => client.mergePatch(apiVersion, kind, member.name, namespace, { spec: { image } }));
+      patched.set(`${namespace}/${member.name}`, performance.now());
+    });
+    await waitFor(
+      `${all.length} well-behaved instances Ready on ${image}`,
+      async () => ([...patched.keys()].every((key) => ready.has(key)) ? true : undefined),
+      { timeoutMs: minutes(20), intervalMs: 500 },
+    );
+    return [...patched].map(([key, at]) => Math.max(0, ready.get(key)! - at));
+  } finally {
+    await Promise.all(watches.map((stop) => stop()));
+  }
+}
+
+/** Watches the instances of `namespace` (resuming after a watch ends; relisting after a 410); returns a stop. */
+async function watchInstances(client: KubeClient, namespace: string, note: (instance: Instance) => void) {
+  const abort = new AbortController();
+  const relist = async () => {
+    const listed = await client.list<Instance>(apiVersion, kind, { namespace });
+    listed.items.forEach(note);
+    return listed.metadata.resourceVersion;
+  };
+  let resourceVersion = await relist();
+  const loop = (async () => {
+    while (!abort.signal.aborted) {
+      try {
+        for await (const event of client.watch<Instance>(apiVersion, kind, {
+          namespace,
+          ...(resourceVersion ? { resourceVersion } : {}),
+          allowWatchBookmarks: true,
+          timeoutSeconds: 60,
+          signal: abort.signal,
+        })) {
+          resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
+          if (event.type === "ADDED" || event.type === "MODIFIED") note(event.object);
+        }
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        if (error instanceof GoneError) resourceVersion = await relist().catch(() => resourceVersion);
+      }
+    }
+  })();
+  return async () => {
+    abort.abort();
+    await loop;
+  };
+}
+
+/** The `q` quantile of `values` (nearest rank). */
+export function percentile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
+}
+
+// ---- attacks and their verdicts ----
+
+/**
+ * Creates an instance from a spec given as JSON text (own `__proto__` keys survive); returns the apiserver's
+ * message if it refused the create.
+ */
+async function createRaw(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  spec: string,
+): Promise<string | undefined> {
+  const body = JSON.parse(
+    `{"apiVersion":"${apiVersion}","kind":"${kind}","metadata":{"name":"${name}","namespace":"${namespace}"},"spec":${spec}}`,
+  ) as KubeObject;
+  try {
+    await client.create(body);
+    return undefined;
+  } catch (error) {
+    const status = (error as { status?: number }).status;
+    // 422 (schema, CEL) or 403 (an admission policy): the refusal; anything else is the test's problem.
+    if (status === 422 || status === 400 || status === 403)
+      return error instanceof Error ? error.message : String(error);
+    throw error;
+  }
+}
+
+interface VerdictSeen {
+  readonly attack: Attack;
+  /** `refused: message`, `Degraded: Reason: message`, `Stalled: ...`, `served`, or what was seen instead. */
+  readonly seen: string;
+  readonly ok: boolean;
+}
+
+/** What `instance` shows now, against what `attack` expects. */
+function judge(attack: Attack, instance: Instance | undefined, refusal: string | undefined): VerdictSeen {
+  const verdict = attack.verdict;
+  if (refusal !== undefined) {
+    return { attack, seen: `refused: ${refusal}`, ok: "refused" in verdict && verdict.refused.test(refusal) };
+  }
+  if (!instance) return { attack, seen: "missing", ok: false };
+  if ("refused" in verdict) return { attack, seen: "created (not refused)", ok: false };
+  if ("served" in verdict) {
+    const ok = isCurrent(instance) && conditionOf(instance, "Ready")?.status === "True";
+    return { attack, seen: ok ? "served" : `not served: ${JSON.stringify(instance.status?.conditions ?? [])}`, ok };
+  }
+  const condition = conditionOf(instance, verdict.condition);
+  if (condition?.status === "True") {
+    const ok =
+      condition.reason === verdict.reason &&
+      (verdict.message === undefined || verdict.message.test(condition.message ?? ""));
+    return { attack, seen: `${verdict.condition}: ${condition.reason}: ${condition.message ?? ""}`, ok };
+  }
+  const problems = (instance.status?.conditions ?? []).filter(
+    (c) => (c.type === "Degraded" || c.type === "Stalled" || c.type === "Ready") && c.status === "True",
+  );
+  const seen = problems.map((c) => `${c.type}: ${c.reason}: ${c.message ?? ""}`).join("; ") || "no verdict yet";
+  return { attack, seen, ok: false };
+}
+
+/** Polls every hostile instance until each has its expected verdict, or the deadline; returns what was seen. */
+async function awaitVerdicts(
+  client: KubeClient,
+  contexts: ReadonlyMap<Attack, AttackContext>,
+  refusals: ReadonlyMap<string, string>,
+  timeoutMs: number,
+): Promise<VerdictSeen[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const seen: VerdictSeen[] = [];
+    for (const [attack, context] of contexts) {
+      const instance = refusals.has(attack.name)
+        ? undefined
+        : await client.find<Instance>(apiVersion, kind, attack.name, context.namespace);
+      seen.push(judge(attack, instance, refusals.get(attack.name)));
+    }
+    if (seen.every((verdict) => verdict.ok) || Date.now() > deadline) return seen;
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+  }
+}
+
+// ---- policy ----
+
+type PodSpec = {
+  hostNetwork?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
+  serviceAccountName?: string;
+  serviceAccount?: string;
+  volumes?: { name: string; hostPath?: unknown }[];
+  containers?: Container[];
+  initContainers?: Container[];
+  ephemeralContainers?: Container[];
+};
+type Container = {
+  name: string;
+  ports?: { hostPort?: number }[];
+  securityContext?: { privileged?: boolean; capabilities?: { add?: string[] } };
+};
+type Workload = Typed<{
+  spec?: { template?: { spec?: PodSpec } } & PodSpec & { externalIPs?: string[]; type?: string };
+}>;
+
+/** What is wrong with one pod spec: privileged, host namespaces, hostPath, hostPort, a borrowed ServiceAccount. */
+function podBreaches(spec: PodSpec | undefined, ownAccounts: ReadonlySet<string>): string[] {
+  if (!spec) return [];
+  const found: string[] = [];
+  if (spec.hostNetwork) found.push("hostNetwork");
+  if (spec.hostPID) found.push("hostPID");
+  if (spec.hostIPC) found.push("hostIPC");
+  for (const volume of spec.volumes ?? []) if (volume.hostPath) found.push(`hostPath volume ${volume.name}`);
+  for (const container of [
+    ...(spec.containers ?? []),
+    ...(spec.initContainers ?? []),
+    ...(spec.ephemeralContainers ?? []),
+  ]) {
+    if (container.securityContext?.privileged) found.push(`privileged container ${container.name}`);
+    const added = container.securityContext?.capabilities?.add ?? [];
+    if (added.some((capability) => /^(ALL|SYS_ADMIN|NET_ADMIN|SYS_PTRACE|SYS_MODULE)$/.test(capability))) {
+      found.push(`container ${container.name} adds ${added.join(",")}`);
+    }
+    if ((container.ports ?? []).some((port) => port.hostPort))
+      found.push(`container ${container.name} uses a hostPort`);
+  }
+  const account = spec.serviceAccountName ?? spec.serviceAccount;
+  if (account && account !== "default" && !ownAccounts.has(account)) found.push(`runs as ServiceAccount ${account}`);
+  return found;
+}
+
+/**
+ * Every object in the hostile namespaces that breaks policy, as `namespace Kind/name: what`; plus the tenant's own
+ * Secret if it was taken over, and anything the operator made for them in kube-system or cluster-wide.
+ */
+async function policyBreaches(
+  client: KubeClient,
+  namespaces: readonly string[],
+  takeoverNamespace: string,
+): Promise<string[]> {
+  const found: string[] = [];
+  const kinds = [
+    ["apps/v1", "Deployment"],
+    ["apps/v1", "StatefulSet"],
+    ["apps/v1", "DaemonSet"],
+    ["apps/v1", "ReplicaSet"],
+    ["batch/v1", "Job"],
+    ["v1", "Pod"],
+    ["v1", "Service"],
+  ] as const;
+  for (const namespace of namespaces) {
+    // ServiceAccounts an instance controls (a chart may run its pods as one it creates).
+    const accounts = (await client.list<KubeObject>("v1", "ServiceAccount", { namespace })).items;
+    const own = new Set(
+      accounts
+        .filter((account) => account.metadata.ownerReferences?.some((owner) => owner.kind === kind && owner.controller))
+        .map((account) => account.metadata.name ?? ""),
+    );
+    for (const [version, objectKind] of kinds) {
+      for (const object of (await client.list<Workload>(version, objectKind, { namespace })).items) {
+        const spec = object.spec;
+        const problems =
+          objectKind === "Service"
+            ? [
+                ...((spec?.externalIPs ?? []).length > 0 ? ["externalIPs"] : []),
+                ...(spec?.type && spec.type !== "ClusterIP" ? [`type ${spec.type}`] : []),
+              ]
+            : podBreaches(objectKind === "Pod" ? spec : spec?.template?.spec, own);
+        for (const problem of problems)
+          found.push(`${namespace} ${objectKind}/${object.metadata.name ?? ""}: ${problem}`);
+      }
+    }
+  }
+  const secret = await client.find<Typed<{ data?: Record<string, string> }>>(
+    "v1",
+    "Secret",
+    "db-credentials",
+    takeoverNamespace,
+  );
+  if (!secret) found.push(`${takeoverNamespace} Secret/db-credentials: deleted`);
+  else {
+    if (secret.metadata.ownerReferences?.length)
+      found.push(`${takeoverNamespace} Secret/db-credentials: taken over (owner references)`);
+    if (JSON.stringify(secret.data) !== JSON.stringify(existingSecretData))
+      found.push(`${takeoverNamespace} Secret/db-credentials: data changed`);
+  }
+  const ours = `${labelKeys.managedBy}=${managedBy}`;
+  for (const [version, objectKind] of [
+    ["apps/v1", "Deployment"],
+    ["v1", "Service"],
+  ] as const) {
+    const elsewhere = (
+      await client.list<KubeObject>(version, objectKind, { namespace: "kube-system", labelSelector: ours })
+    ).items;
+    for (const object of elsewhere)
+      found.push(`kube-system ${objectKind}/${object.metadata.name ?? ""}: made for a tenant`);
+  }
+  const named = [
+    ["rbac.authorization.k8s.io/v1", "ClusterRoleBinding", `${takeoverNamespace}-admin`, undefined],
+    ["apps/v1", "Deployment", "other-namespace", "kube-system"],
+  ] as const;
+  for (const [version, objectKind, name, namespace] of named) {
+    if (await client.find(version, objectKind, name, namespace)) found.push(`${objectKind}/${name}: made for a tenant`);
+  }
+  for (const objectKind of ["ClusterRoleBinding", "ClusterRole"]) {
+    const cluster = (await client.list<KubeObject>("rbac.authorization.k8s.io/v1", objectKind, { labelSelector: ours }))
+      .items;
+    for (const object of cluster) found.push(`${objectKind}/${object.metadata.name ?? ""}: made for a tenant`);
+  }
+  return found;
+}
