@@ -4,6 +4,7 @@
  */
 import type { DeploymentManifest } from "./manifest-types.ts";
 import { commonLabels, objectMeta, operatorObjectNames, selectorLabels } from "./metadata.ts";
+import { rendersMemoryMiB, scratchMiB } from "./chart-limits.ts";
 import { nodeOptionsFor } from "./node-heap.ts";
 import { healthPort, livenessPath, metricsPort, readinessPath } from "./operator-endpoints.ts";
 import { operatorFlags } from "./operator-flags.ts";
@@ -27,7 +28,8 @@ export const operatorDeploymentTimeouts = { create: "5m", update: "5m" } as cons
 export function operatorDeployment(settings: OperatorSettings): DeploymentManifest | undefined {
   if (settings.operatorPlacement !== "in-cluster") return undefined;
   const names = operatorObjectNames(settings);
-  const nodeOptions = nodeOptionsFor(settings.resources).join(" ");
+  // The heap leaves room for the helm renders that may run at once, each within its memory limit.
+  const nodeOptions = nodeOptionsFor(settings.resources, rendersMemoryMiB(settings)).join(" ");
   const podAnnotations = { ...settings.annotations, "kubectl.kubernetes.io/default-container": operatorContainerName };
   return {
     apiVersion: "apps/v1",
@@ -88,11 +90,11 @@ export function operatorDeployment(settings: OperatorSettings): DeploymentManife
                 capabilities: { drop: ["ALL"] },
                 seccompProfile: { type: "RuntimeDefault" },
               },
-              // Node and libraries may write temp files; the root filesystem is read-only.
+              // Node and libraries may write temp files, and each render its chart; the root filesystem is read-only.
               volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
             },
           ],
-          volumes: [{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }],
+          volumes: [{ name: "tmp", emptyDir: { sizeLimit: `${scratchMiB(settings)}Mi` } }],
         },
       },
     },

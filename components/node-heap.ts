@@ -20,12 +20,16 @@ export const semiSpaceMiB = 1;
 
 const mebibyte = 2n ** 20n;
 
-/** Node's flags for a container with `resources`: the old generation only when there is a memory limit. */
-export function nodeOptionsFor(resources: ResourceRequirements): string[] {
+/**
+ * Node's flags for a container with `resources`: the old generation only when there is a memory limit. Of that
+ * limit, `reservedMiB` is left to others in the container first: the helm renders the operator may run at once
+ * (components/chart-limits.ts), each allowed its own memory limit.
+ */
+export function nodeOptionsFor(resources: ResourceRequirements, reservedMiB = 0): string[] {
   const flags = [`--max-semi-space-size=${semiSpaceMiB}`];
   const limit = resources.limits?.["memory"];
   const quantity = typeof limit === "string" ? parseQuantity(limit) : undefined;
   if (!quantity || quantity.nanos <= 0n) return flags;
-  const heapMiB = Math.floor(Number(quantity.nanos / 10n ** 9n / mebibyte) * heapShareOfLimit);
+  const heapMiB = Math.floor((Number(quantity.nanos / 10n ** 9n / mebibyte) - reservedMiB) * heapShareOfLimit);
   return heapMiB >= 16 ? [`--max-old-space-size=${heapMiB}`, ...flags] : flags;
 }

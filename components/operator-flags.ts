@@ -3,6 +3,7 @@
  * (operatorPlacement "external") can pass the same flags with its own bind addresses.
  */
 import { chartKindsFlag } from "./chart-kinds.ts";
+import { chartLimitFlags } from "./chart-limits.ts";
 import { chartServiceTypesFlag } from "./chart-service-types.ts";
 import { defaultChartFlag } from "./default-chart.ts";
 import { operatorObjectNames } from "./metadata.ts";
@@ -39,6 +40,7 @@ export function operatorFlags(settings: OperatorSettings, overrides: FlagOverrid
     `--health-probe-bind-address=${overrides.healthProbeBindAddress ?? `:${healthPort}`}`,
     `--log-level=${settings.logLevel}`,
     `--concurrency=${settings.concurrency}`,
+    ...chartLimitFlags(settings),
     ...chartKindsFlag(settings.chartKinds),
     ...chartServiceTypesFlag(settings.chartServiceTypes),
     ...defaultChartFlag(settings.defaultChart),

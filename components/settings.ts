@@ -10,6 +10,8 @@ import {
   type ChartSpec,
   type ChartSpecInput,
 } from "../api/index.ts";
+import type { RenderLimits } from "../chart/render-limits.ts";
+import { renderMemoryProblem, resolveChartLimits } from "./chart-limits.ts";
 import { resolveChartKinds } from "./chart-kinds.ts";
 import { resolveChartServiceTypes } from "./chart-service-types.ts";
 import { resolveDefaultChart } from "./default-chart.ts";
@@ -96,6 +98,26 @@ export interface MyAppOperatorArgs {
    * @example { oci: "oci://registry.example.com/charts/myapp", version: "1.2.3" }
    */
   readonly defaultChart?: ChartSpecInput;
+  /**
+   * Helm renders the operator runs at once (`--max-concurrent-renders`); more wait their turn. Each may use up
+   * to `renderLimits.memoryMiB`, which the container's Node heap leaves room for.
+   * @default 2
+   */
+  readonly maxConcurrentRenders?: number;
+  /**
+   * Limits of one helm render (`--render-memory`, `--render-cpu`, `--render-timeout`, `--render-output`): a chart
+   * over one fails only its own instance (Degraded, reason ChartRenderLimit, naming the limit).
+   * @default { memoryMiB: 256, cpuSeconds: 20, timeoutSeconds: 60, outputMiB: 16 }
+   */
+  readonly renderLimits?: Partial<RenderLimits>;
+  /**
+   * Remote chart sources instances may use, as URL prefixes (`--chart-sources`); any other is refused
+   * (ChartSourceNotAllowed). Hosts the entries name may be private addresses (an in-cluster registry); no other
+   * host, redirect or token service may. The default chart's own source is always allowed.
+   * @default [] (ConfigMap charts only)
+   * @example ["oci://ghcr.io/my-org/charts/", "https://charts.example.com/"]
+   */
+  readonly chartSources?: readonly string[];
   /** Extra labels for every object (never used in selectors). */
   readonly labels?: Readonly<Record<string, string>>;
   /** Extra annotations for every object. */
@@ -141,6 +163,12 @@ export interface OperatorSettings {
   readonly chartServiceTypes: readonly ChartServiceType[];
   /** The platform's default chart, if any. */
   readonly defaultChart: ChartSpec | undefined;
+  /** Helm renders at once. */
+  readonly maxConcurrentRenders: number;
+  /** Limits of one render. */
+  readonly renderLimits: RenderLimits;
+  /** Remote chart sources allowed (URL prefixes); empty: ConfigMap charts only. */
+  readonly chartSources: readonly string[];
   readonly deleteCrdOnDestroy: boolean;
 }
 
@@ -244,6 +272,11 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   if (!chartServiceTypes.ok) problem("chartServiceTypes", chartServiceTypes.message);
   const defaultChart = resolveDefaultChart(args.defaultChart);
   if (!defaultChart.ok) for (const message of defaultChart.messages) problem("defaultChart", message);
+  const chartLimits = resolveChartLimits(args);
+  if (!chartLimits.ok) for (const { field, message } of chartLimits.problems) problem(field, message);
+  if (!chartLimits.ok) return { ok: false, issues };
+  const renderMemory = renderMemoryProblem(args.resources ?? defaultResources, chartLimits.settings);
+  if (renderMemory) problem("resources.limits.memory", renderMemory);
 
   if (issues.length > 0 || !chartKinds.ok || !chartServiceTypes.ok || !defaultChart.ok) return { ok: false, issues };
   return {
@@ -266,6 +299,7 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
       chartKinds: chartKinds.kinds,
       chartServiceTypes: chartServiceTypes.types,
       defaultChart: defaultChart.chart,
+      ...chartLimits.settings,
       deleteCrdOnDestroy: args.deleteCrdOnDestroy ?? false,
     },
   };

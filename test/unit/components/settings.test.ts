@@ -28,6 +28,9 @@ describe("resolveSettings", () => {
         chartKinds: defaultChartKinds,
         chartServiceTypes: ["ClusterIP"],
         defaultChart: undefined,
+        maxConcurrentRenders: 2,
+        renderLimits: { memoryMiB: 256, cpuSeconds: 20, timeoutSeconds: 60, outputMiB: 16 },
+        chartSources: [],
         deleteCrdOnDestroy: false,
       },
     });

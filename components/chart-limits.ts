@@ -1,0 +1,110 @@
+/**
+ * How helm is bounded inside the operator's container (`MyAppOperator` args `maxConcurrentRenders`,
+ * `renderLimits`, `chartSources`), passed to the operator as `--max-concurrent-renders`, `--render-*` and
+ * `--chart-sources`, and what they cost the container: K renders of up to `renderLimits.memoryMiB` each share the
+ * operator's memory limit with Node (components/node-heap.ts takes them off the heap), and each needs scratch
+ * space for its chart in /tmp.
+ */
+import {
+  defaultMaxConcurrentRenders,
+  defaultRenderLimits,
+  minRenderMemoryMiB,
+  type RenderLimits,
+} from "../chart/render-limits.ts";
+import { chartSourceProblems } from "../chart/source-policy.ts";
+import { parseQuantity } from "../api/quantity.ts";
+import type { ResourceRequirements } from "./manifest-types.ts";
+import { defaultFetchCaps } from "../chart/sources.ts";
+
+/** The resolved chart limits of the platform. */
+export interface ChartLimitSettings {
+  readonly maxConcurrentRenders: number;
+  readonly renderLimits: RenderLimits;
+  readonly chartSources: readonly string[];
+}
+
+export interface ChartLimitArgs {
+  readonly maxConcurrentRenders?: number;
+  readonly renderLimits?: Partial<RenderLimits>;
+  readonly chartSources?: readonly string[];
+}
+
+/** The chart limits with defaults, or the problems (field, message). */
+export function resolveChartLimits(
+  args: ChartLimitArgs,
+): { ok: true; settings: ChartLimitSettings } | { ok: false; problems: { field: string; message: string }[] } {
+  const problems: { field: string; message: string }[] = [];
+  const maxConcurrentRenders = args.maxConcurrentRenders ?? defaultMaxConcurrentRenders;
+  if (!Number.isInteger(maxConcurrentRenders) || maxConcurrentRenders < 1 || maxConcurrentRenders > 32) {
+    problems.push({
+      field: "maxConcurrentRenders",
+      message: `${maxConcurrentRenders} must be a whole number from 1 to 32`,
+    });
+  }
+  const renderLimits: RenderLimits = { ...defaultRenderLimits, ...args.renderLimits };
+  for (const [key, value] of Object.entries(renderLimits)) {
+    if (!Number.isInteger(value) || value < 1) {
+      problems.push({ field: `renderLimits.${key}`, message: `${String(value)} must be a positive whole number` });
+    }
+  }
+  if (renderLimits.memoryMiB < minRenderMemoryMiB) {
+    problems.push({
+      field: "renderLimits.memoryMiB",
+      message: `${renderLimits.memoryMiB} must be at least ${minRenderMemoryMiB} (helm's Go runtime needs ~64 MiB to start)`,
+    });
+  }
+  const chartSources = [...(args.chartSources ?? [])];
+  for (const message of chartSourceProblems(chartSources)) problems.push({ field: "chartSources", message });
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, settings: { maxConcurrentRenders, renderLimits, chartSources } };
+}
+
+/** The operator flags for `settings`: only what differs from the operator's own defaults. */
+export function chartLimitFlags(settings: ChartLimitSettings): string[] {
+  const flags: string[] = [];
+  if (settings.maxConcurrentRenders !== defaultMaxConcurrentRenders) {
+    flags.push(`--max-concurrent-renders=${settings.maxConcurrentRenders}`);
+  }
+  const { renderLimits: limits } = settings;
+  if (limits.memoryMiB !== defaultRenderLimits.memoryMiB) flags.push(`--render-memory=${limits.memoryMiB}`);
+  if (limits.cpuSeconds !== defaultRenderLimits.cpuSeconds) flags.push(`--render-cpu=${limits.cpuSeconds}`);
+  if (limits.timeoutSeconds !== defaultRenderLimits.timeoutSeconds) {
+    flags.push(`--render-timeout=${limits.timeoutSeconds}`);
+  }
+  if (limits.outputMiB !== defaultRenderLimits.outputMiB) flags.push(`--render-output=${limits.outputMiB}`);
+  if (settings.chartSources.length > 0) flags.push(`--chart-sources=${settings.chartSources.join(",")}`);
+  return flags;
+}
+
+/** Memory the renders may take at once, in MiB: taken off what Node's heap is sized from. */
+export function rendersMemoryMiB(settings: ChartLimitSettings): number {
+  return settings.maxConcurrentRenders * settings.renderLimits.memoryMiB;
+}
+
+/**
+ * The /tmp emptyDir's size: each render writes the packed chart (at most the fetch cap; a ConfigMap's is
+ * smaller) and its values there, and helm's HOME; 64 MiB for Node and the rest, as before.
+ */
+export function scratchMiB(settings: ChartLimitSettings): number {
+  const chartMiB = Math.ceil(defaultFetchCaps.chartBytes / (1024 * 1024));
+  // The chart, and as much again for values and helm's cache and config directories.
+  return 64 + settings.maxConcurrentRenders * 2 * chartMiB;
+}
+
+/** Node needs at least this much of the container besides the renders. */
+const minNodeMiB = 256;
+
+/** What is wrong when the memory limit leaves Node too little beside K renders, if anything. */
+export function renderMemoryProblem(resources: ResourceRequirements, settings: ChartLimitSettings): string | undefined {
+  const limit = resources.limits?.["memory"];
+  const quantity = typeof limit === "string" ? parseQuantity(limit) : undefined;
+  if (!quantity || quantity.nanos <= 0n) return undefined;
+  const limitMiB = Number(quantity.nanos / 10n ** 9n / 2n ** 20n);
+  const renders = rendersMemoryMiB(settings);
+  if (limitMiB - renders >= minNodeMiB) return undefined;
+  return (
+    `${String(limit)} leaves Node less than ${minNodeMiB} MiB beside ${settings.maxConcurrentRenders} helm renders of ` +
+    `${settings.renderLimits.memoryMiB} MiB; raise the limit to at least ${renders + minNodeMiB}Mi, or lower ` +
+    `maxConcurrentRenders or renderLimits.memoryMiB`
+  );
+}

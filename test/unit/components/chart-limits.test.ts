@@ -1,0 +1,73 @@
+/**
+ * MyAppOperator's chart limits: checked arguments, the operator flags they become, and what they cost the
+ * operator's container (Node's heap leaves room for K renders; /tmp holds K charts).
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { operatorDeployment } from "../../../components/deployment.ts";
+import { operatorFlags } from "../../../components/operator-flags.ts";
+import { resolveSettings, type MyAppOperatorArgs } from "../../../components/settings.ts";
+
+const image = "registry.example.com/myapp-operator:1.0.0";
+
+function settingsOf(args: MyAppOperatorArgs) {
+  const result = resolveSettings("myapp", { image, ...args });
+  if (!result.ok) throw new Error(JSON.stringify(result.issues));
+  return result.settings;
+}
+
+function issuesOf(args: MyAppOperatorArgs) {
+  const result = resolveSettings("myapp", { image, ...args });
+  return result.ok ? [] : result.issues;
+}
+
+describe("chart limits", () => {
+  it("become operator flags only where they differ from the operator's defaults", () => {
+    const defaults = operatorFlags(settingsOf({}));
+    assert.ok(!defaults.some((flag) => /^--(render-|max-concurrent-renders|chart-sources)/.test(flag)));
+    const flags = operatorFlags(
+      settingsOf({
+        maxConcurrentRenders: 3,
+        renderLimits: { memoryMiB: 128, cpuSeconds: 10 },
+        chartSources: ["oci://ghcr.io/org/", "https://charts.example.com/"],
+        resources: { limits: { memory: "2Gi" } },
+      }),
+    );
+    for (const flag of [
+      "--max-concurrent-renders=3",
+      "--render-memory=128",
+      "--render-cpu=10",
+      "--chart-sources=oci://ghcr.io/org/,https://charts.example.com/",
+    ]) {
+      assert.ok(flags.includes(flag), `${flag} in ${flags.join(" ")}`);
+    }
+    assert.ok(!flags.some((flag) => flag.startsWith("--render-timeout")));
+  });
+
+  it("refuses bad values, naming the field", () => {
+    const fields = (args: MyAppOperatorArgs) => issuesOf(args).map((issue) => issue.field);
+    assert.deepEqual(fields({ maxConcurrentRenders: 0 }), ["maxConcurrentRenders"]);
+    assert.deepEqual(fields({ renderLimits: { memoryMiB: 32 } }), ["renderLimits.memoryMiB"]);
+    assert.deepEqual(fields({ renderLimits: { cpuSeconds: 1.5 } }), ["renderLimits.cpuSeconds"]);
+    assert.deepEqual(fields({ chartSources: ["ftp://x/"] }), ["chartSources"]);
+    // 4 renders of 256 MiB in a 1Gi container leave Node nothing
+    const [memory] = issuesOf({ maxConcurrentRenders: 4 });
+    assert.equal(memory?.field, "resources.limits.memory");
+    assert.match(memory?.message ?? "", /raise the limit to at least 1280Mi/);
+  });
+
+  it("size the container: Node's heap leaves room for K renders, /tmp holds K charts", () => {
+    const podOf = (args: MyAppOperatorArgs) => operatorDeployment(settingsOf(args))?.spec.template.spec;
+    const heap = (args: MyAppOperatorArgs) =>
+      /--max-old-space-size=(\d+)/.exec(
+        podOf(args)?.containers[0]?.env?.find((e) => e.name === "NODE_OPTIONS")?.value ?? "",
+      )?.[1];
+    assert.equal(heap({}), "384"); // (1024 - 2 × 256) × 3/4
+    assert.equal(heap({ maxConcurrentRenders: 1 }), "576"); // (1024 - 256) × 3/4
+    assert.equal(heap({ renderLimits: { memoryMiB: 128 } }), "576");
+    const tmp = (args: MyAppOperatorArgs) =>
+      podOf(args)?.volumes?.find((volume) => volume.name === "tmp")?.emptyDir?.sizeLimit;
+    assert.equal(tmp({}), "104Mi"); // 64 + 2 renders × (10 MiB chart + as much again)
+    assert.equal(tmp({ maxConcurrentRenders: 1 }), "84Mi");
+  });
+});
