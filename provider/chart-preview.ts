@@ -17,6 +17,7 @@ import {
   parseManifests,
   renderFailureMessage,
   type Capabilities,
+  type ChartRenderer,
 } from "../chart/index.ts";
 import { ApiError, readClusterCapabilities, type KubeClient, type KubeObject } from "../kube/index.ts";
 import type { InputFailure } from "./check.ts";
@@ -38,6 +39,17 @@ function capabilitiesOf(client: KubeClient): Promise<Capabilities> {
     capabilitiesByClient.set(client, read);
   }
   return read();
+}
+
+let renderer: ChartRenderer | undefined;
+
+/**
+ * One renderer per provider process, with the operator's default limits: a preview of many instances runs at
+ * most two helm processes at once, each bounded, and renders the same chart and values once.
+ */
+function previewRenderer(): ChartRenderer {
+  renderer ??= helmRenderer({ binary: process.env["MYAPP_HELM"] ?? "helm" });
+  return renderer;
 }
 
 /** Longer than this (a slow registry) and preview carries on without the chart check. */
@@ -68,11 +80,16 @@ async function renderAndDryRun(client: KubeClient, inputs: InstanceInputs): Prom
   const chart = verdict.spec.chart;
   const source = describeSource(chart, inputs.namespace);
   try {
+    // On the user's machine the stack is the platform: the source it names is allowed (its host too, private or
+    // not), but no redirect or token service may lead the fetch into a private range.
+    const location = chart.oci ?? chart.repo;
     const bytes = await chartSource({
       readConfigMap: (name, namespace) =>
         client.find<KubeObject & { binaryData?: Record<string, string> }>("v1", "ConfigMap", name, namespace),
+      allowedSources: location ? [location] : [],
+      allowListName: "the stack",
     })(chart, inputs.namespace);
-    const rendered = await helmRenderer({ binary: process.env["MYAPP_HELM"] ?? "helm" }).render({
+    const rendered = await previewRenderer().render({
       chart: bytes,
       release: inputs.name,
       namespace: inputs.namespace,
