@@ -18,7 +18,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { TestContext } from "node:test";
 import { apiVersion, kind, type MyAppInstanceSpecInput } from "../../api/index.ts";
-import { GoneError, type KubeClient, type KubeObject } from "../../kube/index.ts";
+import { AdmissionDeniedError, GoneError, InvalidError, type KubeClient, type KubeObject } from "../../kube/index.ts";
 import { labelKeys, managedBy } from "../../operator/desired/index.ts";
 import { testNamespace, waitFor, type Typed } from "../support/cluster.ts";
 import { helmBinary, packChart } from "../support/helm.ts";
@@ -414,10 +414,8 @@ async function createRaw(
     await client.create(body);
     return undefined;
   } catch (error) {
-    const status = (error as { status?: number }).status;
-    // 422 (schema, CEL) or 403 (an admission policy): the refusal; anything else is the test's problem.
-    if (status === 422 || status === 400 || status === 403)
-      return error instanceof Error ? error.message : String(error);
+    // 422 (schema, CEL) or admission's 403 (a policy): the refusal; anything else is the test's problem.
+    if (error instanceof InvalidError || error instanceof AdmissionDeniedError) return error.message;
     throw error;
   }
 }
