@@ -89,7 +89,8 @@ export function startHugeIndexServer(bytes = 200 * 1024 * 1024): Promise<Hostile
     `    - apiVersion: v2\n      name: huge\n      version: 0.0.${i}\n      urls: [huge-0.0.${i}.tgz]\n`;
   return serve((request, response, sent) => {
     if (new URL(request.url ?? "/", "http://x").pathname !== "/index.yaml") return void response.writeHead(404).end();
-    response.writeHead(200, { "content-type": "application/x-yaml", "content-length": String(bytes) });
+    // No content-length: the client learns the size only by reading, so its byte cap must hold mid-stream.
+    response.writeHead(200, { "content-type": "application/x-yaml" });
     let written = 0;
     let version = 0;
     const head = "apiVersion: v1\nentries:\n  huge:\n";
