@@ -113,6 +113,16 @@ test("npm start brings up the dev stack with every instance Ready and prints wha
             port: "service.httpPort",
           },
         },
+        // podinfo's container securityContext, as the README's walkthrough sets it: what Restricted pods need.
+        values: {
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 1000,
+            allowPrivilegeEscalation: false,
+            capabilities: { drop: ["ALL"] },
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+        },
       },
     },
     { fieldManager: "main-command-test", force: true },
