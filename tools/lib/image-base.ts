@@ -9,6 +9,9 @@
  *   versions (recorded as image labels, with the packages' copyright files inside), not by whatever this machine
  *   has. Only the files the dynamic loader resolves for node are taken, as the loader from those packages lists
  *   them; the rest of libc6 (locales, gconv, tools) stays out.
+ * - prlimit, from Debian's util-linux (with the libsmartcols1 it links): the operator runs each `helm template`
+ *   under it, so a chart's render is held to memory and CPU-time limits the kernel enforces (chart/guest-process.ts);
+ *   the one binary and the libraries its loader lists are taken, nothing else of util-linux.
  * - No CA bundle: the operator talks only to the API server, whose CA comes from the ServiceAccount mount, and
  *   Node carries Mozilla's roots for anything else. No shell, no package manager.
  */
@@ -35,8 +38,10 @@ import { run } from "./run.ts";
 export const nonrootId = 65532;
 /** Where the base puts Node, as distroless does. */
 export const nodePath = "/nodejs/bin/node";
-/** The Debian packages whose libraries Node links. */
-const libraryPackages = ["libc6", "libgcc-s1", "libstdc++6"] as const;
+/** The Debian packages whose libraries Node links, and util-linux's prlimit with its library. */
+const libraryPackages = ["libc6", "libgcc-s1", "libstdc++6", "util-linux", "libsmartcols1"] as const;
+/** Where the base puts prlimit, where the operator looks for it. */
+export const prlimitPath = "/usr/bin/prlimit";
 
 /** The Node binary `npm ci` installed (the `node` devDependency). */
 export const nodeBinary = path.join(repoRoot, "node_modules/node/bin/node");
@@ -78,14 +83,23 @@ export async function assembleBaseRootfs(
   const loader = loaders.find((file) => !lstatSync(file).isSymbolicLink());
   if (!loader) throw new Error(`no dynamic loader in ${libraryPackages.join(", ")}`);
   const libraryDirs = [
-    ...new Set(findFiles(staging, (name) => /^lib(c|stdc\+\+)\.so\.6$/.test(name)).map(path.dirname)),
+    ...new Set(
+      findFiles(staging, (name) => /^lib(c\.so\.6|stdc\+\+\.so\.6|smartcols\.so\.1)$/.test(name)).map(path.dirname),
+    ),
   ];
   const listing = (await run(loader, ["--library-path", libraryDirs.join(":"), "--list", nodeBinary])).stdout;
   const needed = neededFiles(listing, staging);
+  const stagedPrlimit = path.join(staging, prlimitPath);
+  if (!existsSync(stagedPrlimit)) throw new Error(`util-linux has no ${prlimitPath}`);
+  const prlimitListing = (await run(loader, ["--library-path", libraryDirs.join(":"), "--list", stagedPrlimit])).stdout;
+  needed.push(...neededFiles(prlimitListing, staging));
 
   mkdirSync(path.join(rootfs, path.dirname(nodePath)), { recursive: true });
   copyFileSync(nodeBinary, path.join(rootfs, nodePath));
   chmodSync(path.join(rootfs, nodePath), 0o755);
+  mkdirSync(path.join(rootfs, path.dirname(prlimitPath)), { recursive: true });
+  copyFileSync(stagedPrlimit, path.join(rootfs, prlimitPath));
+  chmodSync(path.join(rootfs, prlimitPath), 0o755);
   for (const file of needed) copyWithLinks(file, staging, rootfs);
   for (const deb of debs) {
     const copyright = `usr/share/doc/${deb.name}/copyright`;
@@ -99,6 +113,10 @@ export async function assembleBaseRootfs(
   const rootfsNode = path.join(rootfs, nodePath);
   const check = (await run(inRootfs(loader), ["--library-path", rootfsDirs.join(":"), "--list", rootfsNode])).stdout;
   if (/not found/.test(check)) throw new Error(`the base lacks a library node needs:\n${check}`);
+  const prlimitCheck = (
+    await run(inRootfs(loader), ["--library-path", rootfsDirs.join(":"), path.join(rootfs, prlimitPath), "--version"])
+  ).stdout;
+  if (!/prlimit/.test(prlimitCheck)) throw new Error(`the base's prlimit does not run: ${prlimitCheck}`);
   const nodeVersion = (
     await run(inRootfs(loader), ["--library-path", rootfsDirs.join(":"), rootfsNode, "--version"])
   ).stdout.trim();
