@@ -51,7 +51,7 @@ function neverGranted(namespace: string, leaseNamespace: string, leaseName: stri
     ...(subresource ? { subresource } : {}),
   });
   return [
-    // Charts may create and patch Secrets (the default chart kinds), never read them.
+    // Charts may create and patch Secrets where the platform opts into them, never read them.
     ...["get", "list", "watch"].map((verb) => inNamespace(verb, "", "secrets")),
     ...["get", "create"].map((verb) => inNamespace(verb, "", "pods")),
     inNamespace("update", "apps", "deployments"),
@@ -87,6 +87,8 @@ describe("the operator's ServiceAccount, as MyAppOperator installs it", { timeou
       namespace: `e2e-lp-${suffix}`,
       watchNamespaces: [apps],
       operatorPlacement: "external",
+      // A kind beyond the default, opted into: granted in the watched namespace only.
+      chartKinds: ["apps/v1/Deployment", "apps/v1/StatefulSet", "v1/Service", "v1/ConfigMap"],
     };
     const asOperator = await installAndConnect(t, name, args);
     const operatorNamespace = args.namespace ?? "";
@@ -95,6 +97,7 @@ describe("the operator's ServiceAccount, as MyAppOperator installs it", { timeou
     for (const access of [
       { verb: "patch", group: "apps", resource: "deployments", namespace: apps },
       { verb: "patch", group, resource: plural, subresource: "status", namespace: apps },
+      { verb: "patch", group: "", resource: "configmaps", namespace: apps },
       {
         verb: "update",
         group: "coordination.k8s.io",
@@ -114,7 +117,9 @@ describe("the operator's ServiceAccount, as MyAppOperator installs it", { timeou
         { verb, group: "apps", resource: "deployments", namespace: other },
         { verb, group: "", resource: "services", namespace: other },
         { verb, group: "", resource: "persistentvolumeclaims", namespace: other },
+        { verb, group: "", resource: "configmaps", namespace: other },
       ]),
+      { verb: "create", group: "", resource: "secrets", namespace: apps },
       { verb: "list", group, resource: plural },
       { verb: "list", group: "apps", resource: "deployments" },
       { verb: "list", group: "", resource: "events", namespace: other },
@@ -168,6 +173,17 @@ describe("the operator's ServiceAccount, as MyAppOperator installs it", { timeou
 
     await assertDenied(asOperator, [
       ...neverGranted("kube-system", args.namespace ?? "", "kube-controller-manager"),
+      // By default charts render only the built-in template's kinds: no write on configuration, credentials,
+      // identities or routing anywhere (a leaked token cannot edit kube-system/coredns).
+      ...["create", "patch", "delete"].flatMap((verb) =>
+        ["configmaps", "secrets", "serviceaccounts"].map((resource) => ({
+          verb,
+          group: "",
+          resource,
+          namespace: "kube-system",
+        })),
+      ),
+      { verb: "patch", group: "networking.k8s.io", resource: "ingresses", namespace: "kube-system" },
       { verb: "get", group: "", resource: "secrets" },
       { verb: "list", group: "", resource: "secrets" },
     ]);

@@ -7,7 +7,9 @@
  * /metrics, shutdown) every request is allowed, and the verbs used are exactly the verbs granted: a rule nobody
  * uses fails the test. The settings are an in-cluster install's (its ClusterRole has the secure-metrics reviews).
  * Of the rules for the chart allow-list (no chart is rendered here) only list and watch are used, by the informers
- * of every chart kind the operator may read.
+ * of every chart kind the operator may read. The platform opts into ConfigMaps, Secrets and Ingresses for charts:
+ * they are granted in the watched namespace's Role only (never by the ClusterRole), and the admission policy
+ * refuses an operator write that breaks any of its rules (each tried once, as a dry-run with the operator's token).
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -16,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { apiVersion, kind } from "../../api/index.ts";
+import { apiVersion, chartKindName, kind } from "../../api/index.ts";
 import { operatorAdmissionPolicy } from "../../components/admission-policy.ts";
 import { chartKindRules } from "../../components/chart-kinds.ts";
 import { operatorObjectNames } from "../../components/metadata.ts";
@@ -32,7 +34,7 @@ import { operatorRbac } from "../../components/roles.ts";
 import { operatorServiceAccount } from "../../components/service-account.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
 import { resolveSettings } from "../../components/settings.ts";
-import { ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
+import { AdmissionDeniedError, ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
 import { privilegedDeployment } from "../support/privileged-deployment.ts";
 import { adminClient, testNamespace, waitFor, type Typed } from "../support/cluster.ts";
 import {
@@ -77,6 +79,15 @@ test(
       operatorPlacement: "in-cluster",
       image: "registry.example/myapp-operator:test",
       replicas: 2,
+      // Wider kinds than the default (the built-in template's), opted into: granted in the namespace's Role only.
+      chartKinds: [
+        "apps/v1/Deployment",
+        "apps/v1/StatefulSet",
+        "v1/Service",
+        "v1/ConfigMap",
+        "v1/Secret",
+        "networking.k8s.io/v1/Ingress",
+      ],
     });
     if (!resolved.ok) throw new Error(JSON.stringify(resolved.issues));
     const settings = resolved.settings;
@@ -120,12 +131,42 @@ test(
       { timeoutMs: 60_000 },
     );
     assert.match(refusal.message, /ValidatingAdmissionPolicy .* denied request: the myapp operator may only write/);
+    assert.ok(refusal instanceof AdmissionDeniedError, "admission's 403, not authorization's");
+
+    // Each rule of the policy, broken once by an otherwise admissible write of a kind the Role grants.
+    for (const [rule, object, expected] of policyBreaches(namespace)) {
+      await assert.rejects(
+        asOperator.create(object, { dryRun: true }),
+        (error: unknown) => error instanceof AdmissionDeniedError && expected.test(error.message),
+        rule,
+      );
+    }
+    // The wider kinds are granted in the watched namespace only: elsewhere RBAC refuses (authorization's 403).
+    const outside = await asOperator
+      .create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x", namespace: "default" } }, { dryRun: true })
+      .then(
+        () => assert.fail("a ConfigMap outside the watched namespace was allowed"),
+        (error: unknown) => error,
+      );
+    assert.ok(outside instanceof ForbiddenError && !(outside instanceof AdmissionDeniedError), String(outside));
+    assert.ok(
+      !(rbac.clusterRole.rules ?? []).some((rule) =>
+        ["configmaps", "secrets", "ingresses"].some(
+          (resource) => rule.resources?.includes(resource) && rule.verbs?.some((verb) => verb !== "get"),
+        ),
+      ),
+      "the ClusterRole grants no chart kind",
+    );
 
     // --- the operator, as that ServiceAccount, recorded ---
     const operator = await startOperator(t, {
       namespaces: [namespace],
       leaderElection: { namespace, id: names.leaderElectionId },
-      args: [`--kubeconfig=${kubeconfigPath}`, "--metrics-secure"],
+      args: [
+        `--kubeconfig=${kubeconfigPath}`,
+        "--metrics-secure",
+        `--chart-kinds=${settings.chartKinds.map(chartKindName).join(",")}`,
+      ],
       env: { NODE_OPTIONS: `--import=${recorder}`, MYAPP_RECORD_REQUESTS: recordPath },
     });
     const ready = (name: string, what: string) =>
@@ -265,3 +306,66 @@ test(
     assert.ok((await getInstance(client, namespace, "web").catch(() => undefined)) === undefined);
   },
 );
+
+/**
+ * One write per rule of the admission policy that breaks only that rule: [rule, object, what the denial says].
+ * All are of kinds the namespace's Role lets the operator create, so only the policy can refuse them.
+ */
+function policyBreaches(namespace: string): [string, KubeObject, RegExp][] {
+  const labels = { "app.kubernetes.io/managed-by": "myapp-operator" };
+  const ownerReferences = [
+    { apiVersion, kind, name: "web", uid: "00000000-0000-4000-8000-000000000001", controller: true },
+  ];
+  const owned = (name: string) => ({ name, namespace, labels, ownerReferences });
+  const deployment = (name: string, podSpec: Record<string, unknown>): KubeObject =>
+    ({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: owned(name),
+      spec: {
+        selector: { matchLabels: { app: name } },
+        template: {
+          metadata: { labels: { app: name } },
+          spec: { containers: [{ name: "app", image: "registry.example/web:1" }], ...podSpec },
+        },
+      },
+    }) as KubeObject;
+  return [
+    [
+      "the operator's label",
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "unlabelled", namespace, ownerReferences } },
+      /may only write objects labelled app\.kubernetes\.io\/managed-by=myapp-operator/,
+    ],
+    [
+      "a MyAppInstance controller",
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "orphan", namespace, labels } },
+      /may only write objects controlled by a MyAppInstance/,
+    ],
+    ["no host namespaces", deployment("host-pid", { hostPID: true }), /may not run pods with host namespaces/],
+    [
+      "the default ServiceAccount only",
+      deployment("borrowed-sa", { serviceAccountName: "web" }),
+      /may only run pods as the namespace's default ServiceAccount/,
+    ],
+    [
+      "no service-account-token Secrets",
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        type: "kubernetes.io/service-account-token",
+        metadata: { ...owned("minted-token"), annotations: { "kubernetes.io/service-account.name": "default" } },
+      } as KubeObject,
+      /may not write Secrets of type kubernetes\.io\/service-account-token/,
+    ],
+    [
+      "no externalIPs",
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: owned("external-ips"),
+        spec: { ports: [{ port: 80 }], externalIPs: ["203.0.113.10"] },
+      } as KubeObject,
+      /may not write Services with externalIPs/,
+    ],
+  ];
+}
