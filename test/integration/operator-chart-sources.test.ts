@@ -1,7 +1,9 @@
 /**
  * Chart sources besides ConfigMaps, served on 127.0.0.1 by the test: an OCI registry (the chart pushed with the
- * real `helm push`) and an HTTP chart repository. Instances using either become Ready; a digest pin that does not
- * match, and a source that cannot be reached, make the instance Degraded with a reason naming the source.
+ * real `helm push`) and an HTTP chart repository, both on the operator's allow-list (`--chart-sources`; loopback
+ * is reachable only because the list names it). Instances using either become Ready; a digest pin that does not
+ * match is Degraded naming the source; a source off the list is Degraded (ChartSourceNotAllowed) without a request;
+ * a source that cannot be reached is retried and reported Stalled, never Degraded.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
@@ -30,7 +32,7 @@ const ready = (image: string) => (i: Instance) =>
   isCurrent(i) && conditionOf(i, "Ready")?.status === "True" && i.status?.image === image;
 const degraded = (i: Instance) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "True";
 
-test("charts from an OCI registry and an HTTP repository; a wrong digest or an unreachable source is Degraded naming it", async (t) => {
+test("charts from allowed OCI and HTTP sources; a wrong digest or a source off the list is Degraded, an unreachable one Stalled", async (t) => {
   const namespace = await testNamespace(t, client, "op-chart-sources");
   const chart = await packChart(chartDir);
   const registry = await startOciRegistry();
@@ -42,7 +44,18 @@ test("charts from an OCI registry and an HTTP repository; a wrong digest or an u
   await writeFile(path.join(work, "myapp-0.1.0.tgz"), chart);
   await helm(["push", path.join(work, "myapp-0.1.0.tgz"), `oci://${registry.host}/charts`, "--plain-http"]);
   repository.publish("myapp", "0.1.0", chart);
-  await startOperator(t, { namespaces: [namespace], args: [`--helm=${await helmBinary()}`] });
+  const offList = await startChartRepository();
+  t.after(() => offList.close());
+  offList.publish("myapp", "0.1.0", chart);
+  await startOperator(t, {
+    namespaces: [namespace],
+    args: [
+      `--helm=${await helmBinary()}`,
+      `--chart-sources=oci://${registry.host}/charts/,${repository.url}/,oci://127.0.0.1:1/`,
+      // Few fast retries, so the unreachable source is reported Stalled within the test's wait.
+      "--max-consecutive-failures=3",
+    ],
+  });
 
   // GIVEN one instance per source, the repository one pinned by digest
   await createInstance(client, namespace, "from-oci", {
@@ -57,6 +70,10 @@ test("charts from an OCI registry and an HTTP repository; a wrong digest or an u
   await createInstance(client, namespace, "pinned-wrong", {
     image: "nginx:1.27",
     chart: { repo: repository.url, name: "myapp", version: "0.1.0", digest: wrongDigest },
+  });
+  await createInstance(client, namespace, "off-the-list", {
+    image: "nginx:1.27",
+    chart: { repo: offList.url, name: "myapp", version: "0.1.0" },
   });
   await createInstance(client, namespace, "unreachable", {
     image: "nginx:1.27",
@@ -79,7 +96,19 @@ test("charts from an OCI registry and an HTTP repository; a wrong digest or an u
     mismatch?.message ?? "",
     new RegExp(`myapp 0\\.1\\.0 from ${repository.url}.*not the pinned ${wrongDigest}`),
   );
-  const down = conditionOf(await waitForInstance(client, namespace, "unreachable", "Degraded", degraded), "Degraded");
-  assert.equal(down?.reason, "ChartFetchFailed");
-  assert.match(down?.message ?? "", /oci:\/\/127\.0\.0\.1:1\/charts\/myapp:0\.1\.0/);
+  const refused = conditionOf(
+    await waitForInstance(client, namespace, "off-the-list", "Degraded", degraded),
+    "Degraded",
+  );
+  assert.equal(refused?.reason, "ChartSourceNotAllowed");
+  assert.match(refused?.message ?? "", /--chart-sources/);
+  assert.deepEqual(offList.requests, [], "no request to a source off the list");
+
+  // AND the unreachable source is retried: Stalled (TransientFailure) naming it, never Degraded
+  // Nothing was observed yet, so the status carries only the Stalled condition (no observedGeneration).
+  const stalled = (i: Instance) => conditionOf(i, "Stalled")?.status === "True";
+  const down = await waitForInstance(client, namespace, "unreachable", "Stalled", stalled, 120_000);
+  assert.equal(conditionOf(down, "Stalled")?.reason, "TransientFailure");
+  assert.match(conditionOf(down, "Stalled")?.message ?? "", /oci:\/\/127\.0\.0\.1:1\/charts\/myapp:0\.1\.0/);
+  assert.notEqual(conditionOf(down, "Degraded")?.status, "True");
 });
