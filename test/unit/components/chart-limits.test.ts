@@ -57,7 +57,7 @@ describe("chart limits", () => {
   });
 
   it("size the container: Node's heap leaves room for K renders, /tmp holds K charts", () => {
-    const podOf = (args: MyAppOperatorArgs) => operatorDeployment(settingsOf(args))?.spec.template.spec;
+    const podOf = (args: MyAppOperatorArgs) => operatorDeployment(settingsOf(args))?.spec?.template.spec;
     const heap = (args: MyAppOperatorArgs) =>
       /--max-old-space-size=(\d+)/.exec(
         podOf(args)?.containers[0]?.env?.find((e) => e.name === "NODE_OPTIONS")?.value ?? "",
