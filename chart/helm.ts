@@ -217,7 +217,7 @@ export function splitFullRender(stream: string): RenderResult {
       continue;
     }
     const objects = documentsOf(chunk);
-    if (/^[^/]+(\/charts\/[^/]+)*\/crds\//.test(source)) {
+    if (/^([^/]+\/(charts\/[^/]+\/)*)?crds\//.test(source)) {
       for (const object of objects) if (typeof object.metadata?.name === "string") crds.push(object.metadata.name);
       continue;
     }

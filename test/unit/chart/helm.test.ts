@@ -96,6 +96,11 @@ test("one full render is split into the --no-hooks --skip-tests stream, the hook
   // A CustomResourceDefinition a template renders is an ordinary object (only crds/ files are left out).
   const templated = "---\n# Source: app/templates/crd.yaml\nkind: CustomResourceDefinition\nmetadata:\n  name: x\n";
   assert.equal(splitFullRender(templated).manifest, templated);
+  // A CRD file named without the chart's directory is a CRD file too.
+  assert.deepEqual(
+    splitFullRender("---\n# Source: crds/x.yaml\nkind: CustomResourceDefinition\nmetadata:\n  name: x\n").crds,
+    ["x"],
+  );
 });
 
 test("the render key is what determines the output, whatever the key order", () => {
