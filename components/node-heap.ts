@@ -1,5 +1,6 @@
 /**
- * The V8 heap settings the operator container runs with (NODE_OPTIONS), from its memory limit.
+ * The Node flags the operator container runs with (NODE_OPTIONS): its V8 heap settings, from its memory limit,
+ * and `--disable-proto=throw` (chart/proto-guard.ts: no tenant key can reach a prototype through `__proto__`).
  *
  * - Old generation: three quarters of the limit. Node sizes it at a quarter of the memory it may use (a 1Gi limit
  *   gives ~256 MiB), so without the flag the operator would die of "JavaScript heap out of memory" with three
@@ -10,6 +11,7 @@
  *   semi-spaces of 1 MiB, for 10 % more CPU.
  */
 import { parseQuantity } from "../api/quantity.ts";
+import { disableProtoFlag } from "../chart/proto-guard.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
 
 /** The share of the container's memory limit given to V8's old generation. */
@@ -26,7 +28,7 @@ const mebibyte = 2n ** 20n;
  * (components/chart-limits.ts), each allowed its own memory limit.
  */
 export function nodeOptionsFor(resources: ResourceRequirements, reservedMiB = 0): string[] {
-  const flags = [`--max-semi-space-size=${semiSpaceMiB}`];
+  const flags = [`--max-semi-space-size=${semiSpaceMiB}`, disableProtoFlag];
   const limit = resources.limits?.["memory"];
   const quantity = typeof limit === "string" ? parseQuantity(limit) : undefined;
   if (!quantity || quantity.nanos <= 0n) return flags;

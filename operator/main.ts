@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import { pino, type Logger } from "pino";
 import { setTimeout as sleep } from "node:timers/promises";
 import { apiVersion, kind } from "../api/index.ts";
+import { disableProto } from "../chart/proto-guard.ts";
 import { KubeClient, loadKubeConfig, TransportError } from "../kube/index.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
 import { chartDeps } from "./chart-wiring.ts";
@@ -158,6 +159,9 @@ export async function reachCluster(options: OperatorOptions, deadlineMs = 5000):
  * --log-level=debug or trace.
  */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  // Before any tenant data is read: whatever command line started us (the bin, the bundle, tools/operator.ts),
+  // Object.prototype.__proto__ throws, as under --disable-proto=throw.
+  disableProto();
   const parsed = commandLine(argv, env);
   if ("exit" in parsed) answerAndExit(parsed);
   const options = parsed.run;

@@ -13,6 +13,13 @@ module.enableCompileCache?.();
 
 const source = new URL("./impl.ts", import.meta.url);
 const checkout = !fileURLToPath(import.meta.url).includes("/node_modules/") && existsSync(source);
+
+// Pulumi's provider host is started by the engine, with no Node flags of ours: make Object.prototype.__proto__
+// throw from here (as --disable-proto=throw would; see chart/proto-guard.ts), before the implementation loads and
+// long before it reads an input. The host's own libraries (Pulumi, grpc-js, protobufjs) keep working under it.
+const guard = checkout ? await import("../chart/proto-guard.ts") : await import("../build/chart/proto-guard.js");
+guard.disableProto();
+
 const implementation = checkout ? await import(source.href) : await import("../build/provider/impl.js");
 
 export const { check, diff, create, read, update, remove } = implementation;

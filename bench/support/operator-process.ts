@@ -9,6 +9,7 @@ import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { disableProtoFlag } from "../../chart/proto-guard.ts";
 import { GiveUp, waitUntil } from "./wait.ts";
 
 const mainPath = fileURLToPath(new URL("../../operator/main.ts", import.meta.url));
@@ -74,6 +75,8 @@ export async function startOperator(options: StartOptions): Promise<OperatorProc
   if (options.namespaces.length === 0)
     throw new Error("startOperator: pass namespaces, a benchmark must not watch all");
   const args = [
+    // As the container runs it (components/node-heap.ts), whatever nodeOptions a benchmark gives.
+    disableProtoFlag,
     ...(options.nodeOptions ?? []),
     options.script ?? mainPath,
     `--namespaces=${options.namespaces.join(",")}`,

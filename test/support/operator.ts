@@ -23,6 +23,7 @@ import {
   type MyAppInstanceStatus,
 } from "../../api/index.ts";
 import { crdPath } from "../../api/crd-path.ts";
+import { disableProtoFlag } from "../../chart/proto-guard.ts";
 import { GoneError, TransportError, type KubeClient, type KubeObject } from "../../kube/index.ts";
 import { adminClient, waitFor, type Typed } from "./cluster.ts";
 
@@ -153,6 +154,8 @@ export async function startOperator(t: TestContext, options: StartOperatorOption
       : (options.leaderElection ?? { namespace: first, id: `myapp-operator-${first}` });
   const label = options.label ?? "operator";
   const args = [
+    // As the container runs it (components/node-heap.ts): a test that met a __proto__ access fails as production would.
+    disableProtoFlag,
     mainPath,
     `--namespaces=${namespaces.join(",")}`,
     "--metrics-bind-address=127.0.0.1:0",

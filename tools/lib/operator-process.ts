@@ -14,6 +14,7 @@ import { existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync }
 import { createServer } from "node:net";
 import path from "node:path";
 import { parse, stringify } from "yaml";
+import { disableProtoFlag } from "../../chart/proto-guard.ts";
 import { defaultNamespace, resolveSettings, serviceAccountKubeconfig } from "../../components/index.ts";
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
 import { clusterIdentity, sameCluster, type ClusterIdentity } from "./cluster-identity.ts";

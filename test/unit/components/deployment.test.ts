@@ -92,16 +92,13 @@ describe("operatorDeployment", () => {
   it("sizes the V8 heap from the memory limit less K helm renders: 3/4 of the rest for the old generation, small semi-spaces", () => {
     const env = (resources?: NonNullable<Parameters<typeof settingsFor>[0]>["resources"]) =>
       podSpecOf(resources ? { resources } : {}).containers[0]?.env?.find((e) => e.name === "NODE_OPTIONS")?.value;
-    assert.equal(
-      env(),
-      "--max-old-space-size=384 --max-semi-space-size=1",
-      "the default 1Gi limit, less 2 renders of 256 MiB",
-    );
-    assert.equal(env({ limits: { memory: "2Gi" } }), "--max-old-space-size=1152 --max-semi-space-size=1");
-    assert.equal(env({ limits: { memory: "1500M" } }), "--max-old-space-size=688 --max-semi-space-size=1");
+    const always = "--max-semi-space-size=1 --disable-proto=throw";
+    assert.equal(env(), `--max-old-space-size=384 ${always}`, "the default 1Gi limit, less 2 renders of 256 MiB");
+    assert.equal(env({ limits: { memory: "2Gi" } }), `--max-old-space-size=1152 ${always}`);
+    assert.equal(env({ limits: { memory: "1500M" } }), `--max-old-space-size=688 ${always}`);
     assert.equal(
       env({ requests: { memory: "512Mi" } }),
-      "--max-semi-space-size=1",
+      always,
       "no limit: Node sizes the old generation from the node",
     );
   });
