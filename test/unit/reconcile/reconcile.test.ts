@@ -478,6 +478,32 @@ describe("reconcile: deletion", () => {
 });
 
 describe("reconcile: invalid spec", () => {
+  it("refuses hostile value paths and values keys as InvalidSpec naming each, and no prototype changes", async () => {
+    // GIVEN an instance stored before the CRD refused such paths (values keys no CRD rule can see), read as the
+    // apiserver's JSON is: with own __proto__ keys
+    const h = harness();
+    h.cluster.createInstance(
+      "web",
+      JSON.parse(
+        '{"image":"nginx:1.27","chart":{"configMap":"c","valuePaths":{"imageTag":"__proto__.deletionTimestamp"}},' +
+          '"values":{"a":{"__proto__":{"requeueAfterMs":1}}}}',
+      ),
+    );
+
+    // WHEN reconciled
+    const outcome = await h.run();
+
+    // THEN it is refused like any invalid spec, naming both fields, and no object of the process changed
+    assert.equal(outcome.requeueAfterMs, undefined);
+    const degraded = condition(h, "Degraded");
+    assert.equal(degraded?.reason, "InvalidSpec");
+    assert.match(degraded?.message ?? "", /spec\.chart\.valuePaths\.imageTag: must be a dotted value path/);
+    assert.match(degraded?.message ?? "", /spec\.values\.a\.__proto__: is a reserved name/);
+    const anyObject = {} as Record<string, unknown>;
+    assert.equal(anyObject["deletionTimestamp"], undefined);
+    assert.equal(anyObject["requeueAfterMs"], undefined);
+  });
+
   it("reports Degraded and Stalled with reason InvalidSpec, without throwing or hot-looping", async () => {
     // GIVEN an instance whose spec the operator cannot use (the CRD would normally catch this)
     const h = harness();
