@@ -50,10 +50,10 @@ describe("chart limits", () => {
     assert.deepEqual(fields({ renderLimits: { memoryMiB: 32 } }), ["renderLimits.memoryMiB"]);
     assert.deepEqual(fields({ renderLimits: { cpuSeconds: 1.5 } }), ["renderLimits.cpuSeconds"]);
     assert.deepEqual(fields({ chartSources: ["ftp://x/"] }), ["chartSources"]);
-    // 4 renders of 256 MiB in a 1Gi container leave Node nothing
-    const [memory] = issuesOf({ maxConcurrentRenders: 4 });
+    // 6 renders of 256 MiB in the default 1536Mi container leave Node nothing
+    const [memory] = issuesOf({ maxConcurrentRenders: 6 });
     assert.equal(memory?.field, "resources.limits.memory");
-    assert.match(memory?.message ?? "", /raise the limit to at least 1280Mi/);
+    assert.match(memory?.message ?? "", /raise the limit to at least 1792Mi/);
   });
 
   it("size the container: Node's heap leaves room for K renders, /tmp holds K charts", () => {
@@ -62,9 +62,9 @@ describe("chart limits", () => {
       /--max-old-space-size=(\d+)/.exec(
         podOf(args)?.containers[0]?.env?.find((e) => e.name === "NODE_OPTIONS")?.value ?? "",
       )?.[1];
-    assert.equal(heap({}), "384"); // (1024 - 2 × 256) × 3/4
-    assert.equal(heap({ maxConcurrentRenders: 1 }), "576"); // (1024 - 256) × 3/4
-    assert.equal(heap({ renderLimits: { memoryMiB: 128 } }), "576");
+    assert.equal(heap({}), "768"); // (1536 - 2 × 256) × 3/4
+    assert.equal(heap({ maxConcurrentRenders: 1 }), "960"); // (1536 - 256) × 3/4
+    assert.equal(heap({ renderLimits: { memoryMiB: 128 } }), "960");
     const tmp = (args: MyAppOperatorArgs) =>
       podOf(args)?.volumes?.find((volume) => volume.name === "tmp")?.emptyDir?.sizeLimit;
     assert.equal(tmp({}), "104Mi"); // 64 + 2 renders × (10 MiB chart + as much again)

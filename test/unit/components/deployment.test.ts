@@ -93,7 +93,7 @@ describe("operatorDeployment", () => {
     const env = (resources?: NonNullable<Parameters<typeof settingsFor>[0]>["resources"]) =>
       podSpecOf(resources ? { resources } : {}).containers[0]?.env?.find((e) => e.name === "NODE_OPTIONS")?.value;
     const always = "--max-semi-space-size=1 --disable-proto=throw";
-    assert.equal(env(), `--max-old-space-size=384 ${always}`, "the default 1Gi limit, less 2 renders of 256 MiB");
+    assert.equal(env(), `--max-old-space-size=768 ${always}`, "the default 1536Mi limit, less 2 renders of 256 MiB");
     assert.equal(env({ limits: { memory: "2Gi" } }), `--max-old-space-size=1152 ${always}`);
     assert.equal(env({ limits: { memory: "1500M" } }), `--max-old-space-size=688 ${always}`);
     assert.equal(
