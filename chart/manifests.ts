@@ -60,3 +60,8 @@ export function hookOf(object: RenderedObject): string | undefined {
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/** `Kind/name`, how messages name an object of a render. */
+export function objectName(object: { readonly kind: string; readonly metadata: { readonly name?: string } }): string {
+  return `${object.kind}/${object.metadata.name ?? ""}`;
+}

@@ -1,21 +1,24 @@
 /**
  * `pulumi preview` of an instance with a chart: render it with Helm exactly as the operator will (chart/), and
  * dry-run every rendered object on the apiserver, so a chart that does not render (Helm's message names the
- * template file and line) or renders objects the apiserver rejects fails the preview, with the words the
- * operator's Degraded condition would use. A chart that cannot be fetched yet (say, its ConfigMap is created by
+ * template file and line), renders what the operator's render policy refuses (pod security, a borrowed
+ * ServiceAccount, externalIPs, a cluster-scoped kind) or objects the apiserver rejects fails the preview, with the
+ * words the operator's Degraded condition would use. A chart that cannot be fetched yet (say, its ConfigMap is created by
  * the same `pulumi up`) or a missing helm binary only skips this check, with a note.
  */
-import { validateSpec } from "../api/index.ts";
+import { defaultPodSecurityLevel, serviceTypes, validateSpec } from "../api/index.ts";
 import {
   cachedCapabilities,
   ChartFetchError,
   ChartRenderError,
   chartSource,
   chartValues,
+  clusterScopedRefusal,
   describeSource,
   helmRenderer,
   parseManifests,
   renderFailureMessage,
+  renderPolicyRefusal,
   type Capabilities,
   type ChartRenderer,
 } from "../chart/index.ts";
@@ -96,8 +99,23 @@ async function renderAndDryRun(client: KubeClient, inputs: InstanceInputs): Prom
       values: chartValues(verdict.spec),
       capabilities: await capabilitiesOf(client),
     });
+    const manifests = parseManifests(rendered.manifest);
+    // The operator's render policy, so a chart it would refuse fails the preview in the same words. Which Service
+    // types are allowed is the platform's setting, known to the operator only: the operator judges those.
+    const refusal =
+      manifests.map(({ source: template, object }) => clusterScopedRefusal(object, template)).find(Boolean) ??
+      renderPolicyRefusal(
+        manifests.map((manifest) => manifest.object),
+        { podSecurityLevel: verdict.spec.podSecurityLevel ?? defaultPodSecurityLevel, serviceTypes },
+      );
+    if (refusal) {
+      return {
+        checked: true,
+        failures: [{ property: "chart", reason: `${source}: ${refusal.reason}: ${refusal.message}` }],
+      };
+    }
     const failures: InputFailure[] = [];
-    for (const { source: template, object } of parseManifests(rendered.manifest)) {
+    for (const { source: template, object } of manifests) {
       const namespaced = { ...object, metadata: { ...object.metadata, namespace: inputs.namespace } };
       try {
         await client.apply(namespaced as unknown as KubeObject, { fieldManager, force: true, dryRun: true });

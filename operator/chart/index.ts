@@ -3,6 +3,3 @@ export * from "../../chart/index.ts";
 export * from "./owned.ts";
 export * from "./plan.ts";
 export * from "./switch.ts";
-export * from "./pod-security.ts";
-export { podTemplateOf, type PodTemplate } from "./pod-templates.ts";
-export * from "./render-rules.ts";

@@ -33,8 +33,3 @@ export function ownedObject(object: RenderedObject, instance: InstanceIdentity):
     },
   };
 }
-
-/** `Kind/name`, how messages name an object. */
-export function objectName(object: { readonly kind: string; readonly metadata: { readonly name?: string } }): string {
-  return `${object.kind}/${object.metadata.name ?? ""}`;
-}

@@ -7,15 +7,17 @@
 import { chartKindName, compareQuantities, parseQuantity, type ChartKind } from "../../api/index.ts";
 import type { InstanceIdentity } from "../desired/index.ts";
 import { isControlledBy } from "../desired/index.ts";
-import { hookOf, parseManifests, type RenderedObject } from "../../chart/index.ts";
-import { objectName, ownedObject } from "./owned.ts";
-import { clusterScopedRefusal, renderPolicyRefusal, type RenderPolicy } from "./render-rules.ts";
-
-/** Why a render is not applied: CamelCase reason and a message that says what to do. */
-export interface RenderRefusal {
-  readonly reason: string;
-  readonly message: string;
-}
+import {
+  clusterScopedRefusal,
+  hookOf,
+  objectName,
+  parseManifests,
+  renderPolicyRefusal,
+  type RenderPolicy,
+  type RenderRefusal,
+  type RenderedObject,
+} from "../../chart/index.ts";
+import { ownedObject } from "./owned.ts";
 
 export type RenderPlan =
   | { readonly ok: true; readonly objects: readonly RenderedObject[] }

@@ -19,9 +19,8 @@ import {
   workloadName,
   type DesiredInput,
 } from "../desired/index.ts";
-import type { RenderedObject } from "../../chart/index.ts";
-import { objectName } from "./owned.ts";
-import { objectId, volumeRefusal, type LiveObject, type RenderRefusal } from "./plan.ts";
+import { objectName, type RenderRefusal, type RenderedObject } from "../../chart/index.ts";
+import { objectId, volumeRefusal, type LiveObject } from "./plan.ts";
 
 export type TemplateSwitchPlan<T extends LiveObject> =
   { readonly ok: true; readonly prune: readonly T[] } | { readonly ok: false; readonly refusal: RenderRefusal };

@@ -1,8 +1,8 @@
 /**
  * The provider's preview of a chart (provider/chart-preview.ts) against the local cluster: a chart with a
  * template error fails with the message the operator's Degraded condition carries (naming the template file and
- * line), an object the apiserver rejects fails naming its template, a good chart passes, and a chart that cannot
- * be fetched yet only skips the check. The real `pulumi preview` calls this from the provider's check.
+ * line), an object the apiserver rejects fails naming its template, a pod the operator's render policy refuses
+ * fails with the operator's reason, a good chart passes, and a chart that cannot be fetched yet only skips the check. The real `pulumi preview` calls this from the provider's check.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
@@ -79,6 +79,34 @@ test("preview renders the chart: template errors and rejected objects fail it wi
   const invalid = await chartPreview(client, inputs(namespace, { configMap: "rejected" }));
   assert.ok(invalid.checked);
   assert.match(invalid.failures[0]?.reason ?? "", /myapp\/templates\/bad-service\.yaml.*port/);
+
+  // A privileged pod: the operator's render policy, before anything is created.
+  const privileged = path.join(work, "privileged");
+  await cp(chartDir, privileged, { recursive: true });
+  await writeFile(
+    path.join(privileged, "templates/privileged.yaml"),
+    [
+      "apiVersion: apps/v1",
+      "kind: Deployment",
+      "metadata: { name: '{{ .Release.Name }}-root' }",
+      "spec:",
+      "  selector: { matchLabels: { app: root } }",
+      "  template:",
+      "    metadata: { labels: { app: root } }",
+      "    spec:",
+      "      containers:",
+      "        - { name: c, image: busybox, securityContext: { privileged: true } }",
+      "",
+    ].join("\n"),
+  );
+  await configMap(namespace, "privileged", await packChart(privileged));
+  const refused = await chartPreview(client, inputs(namespace, { configMap: "privileged" }));
+  assert.ok(refused.checked);
+  assert.equal(refused.failures.length, 1);
+  assert.match(
+    refused.failures[0]?.reason ?? "",
+    new RegExp(`^ConfigMap ${namespace}/privileged: ChartPodSecurity: .*Deployment/web-root.*privileged`),
+  );
 
   // Not there yet: skipped with a note, not failed.
   const missing = await chartPreview(client, inputs(namespace, { configMap: "created-later" }));

@@ -7,11 +7,11 @@
  * Deliberately stricter than upstream in two places, both for pods that user namespaces (`hostUsers: false`)
  * would let through: `procMount: Unmasked` and root users are refused even then.
  */
-import type { PodSecurityLevel } from "../../api/index.ts";
-import type { RenderedObject } from "../../chart/index.ts";
+import type { PodSecurityLevel } from "../api/index.ts";
+import type { RenderedObject } from "./manifests.ts";
 import { list, podTemplateOf, record, type PodTemplate } from "./pod-templates.ts";
-import { objectName } from "./owned.ts";
-import type { RenderRefusal } from "./plan.ts";
+import { objectName } from "./manifests.ts";
+import type { RenderRefusal } from "./render-rules.ts";
 
 /** One field of a pod template that breaks a level: its path in the object, and what is allowed. */
 export interface PodSecurityViolation {

@@ -4,17 +4,17 @@
  * reach out of the namespace with a cluster-scoped kind. Each rule has its own reason, and every message names
  * the object, the field and what is allowed. Pure.
  */
-import {
-  chartKindName,
-  defaultChartServiceTypes,
-  type ChartServiceType,
-  type PodSecurityLevel,
-} from "../../api/index.ts";
-import type { RenderedObject } from "../../chart/index.ts";
-import { objectName } from "./owned.ts";
+import { chartKindName, defaultChartServiceTypes, type ChartServiceType, type PodSecurityLevel } from "../api/index.ts";
+import type { RenderedObject } from "./manifests.ts";
+import { objectName } from "./manifests.ts";
 import { podSecurityRefusal } from "./pod-security.ts";
 import { podTemplateOf } from "./pod-templates.ts";
-import type { RenderRefusal } from "./plan.ts";
+
+/** Why a render is not applied: CamelCase reason and a message that says what to do. */
+export interface RenderRefusal {
+  readonly reason: string;
+  readonly message: string;
+}
 
 /** The platform's and the instance's limits on a render. */
 export interface RenderPolicy {

@@ -3,7 +3,7 @@
  * for messages. The policy checks (pod-security.ts, render-rules.ts) read pods only through this, so a workload
  * kind added to the allowed kinds is checked as soon as it is listed here. Pure.
  */
-import type { RenderedObject } from "../../chart/index.ts";
+import type { RenderedObject } from "./manifests.ts";
 
 /** A pod (or pod template) inside a rendered object: its metadata and spec, and where they are. */
 export interface PodTemplate {
