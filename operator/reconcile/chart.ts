@@ -347,7 +347,7 @@ function chartStatus(
       workload: mainLive,
       step,
       // Ready means spec.image runs: a chart that ignores the image values is reported, not trusted.
-      problem: imageMismatch(main, spec.image),
+      problem: imageMismatch(main, spec.image, valuePath(spec, "imageTag") === ""),
     },
     session.now,
   );

@@ -14,27 +14,40 @@ export const ImageMismatch = "ImageMismatch";
  * True when a container's `image` runs `wanted` (spec.image). The registry and repository must be the same (a Docker
  * Hub name with or without `docker.io/library/`). With a digest in `wanted`, the digest decides: `image` must carry
  * the same one (its tag, if any, does not matter: the runtime pulls by digest). Without one, the tags must be equal
- * (`latest` when a reference has neither), and a digest `image` adds is the chart's own pin of that tag.
+ * (`latest` when a reference has neither), and a digest `image` adds is the chart's own pin of that tag. With
+ * `tagFromChart` (the instance unmapped `valuePaths.imageTag`) a `wanted` without tag or digest leaves the tag to
+ * the chart, as documented: only the repository must match.
  */
-export function runsImage(image: string, wanted: string): boolean {
+export function runsImage(image: string, wanted: string, tagFromChart = false): boolean {
   const running = splitImage(image);
   const spec = splitImage(wanted);
   if (canonicalRepository(running.repository) !== canonicalRepository(spec.repository)) return false;
   if (spec.digest !== undefined) return running.digest === spec.digest;
+  if (tagFromChart && !hasTag(wanted)) return true;
   return (running.tag ?? "latest") === spec.tag;
+}
+
+/** Whether a reference names a tag itself (`nginx:1.27`), rather than implying `latest` (`nginx`). */
+function hasTag(reference: string): boolean {
+  const name = reference.split("@")[0] ?? reference;
+  return name.lastIndexOf(":") > name.lastIndexOf("/");
 }
 
 /**
  * The problem when no container of the chart's main workload (its pod template's `containers`, not init
  * containers) runs `specImage`; undefined when one does, or when the chart renders no workload.
  */
-export function imageMismatch(main: RenderedObject | undefined, specImage: string): Problem | undefined {
+export function imageMismatch(
+  main: RenderedObject | undefined,
+  specImage: string,
+  tagFromChart = false,
+): Problem | undefined {
   if (!main) return undefined;
   const spec = main.spec as { template?: { spec?: { containers?: { image?: unknown }[] } } } | undefined;
   const images = (spec?.template?.spec?.containers ?? [])
     .map((container) => container.image)
     .filter((image): image is string => typeof image === "string");
-  if (images.some((image) => runsImage(image, specImage))) return undefined;
+  if (images.some((image) => runsImage(image, specImage, tagFromChart))) return undefined;
   return {
     reason: ImageMismatch,
     message:

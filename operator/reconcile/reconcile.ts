@@ -184,9 +184,11 @@ async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger)
     return await reconcileInstance(session, deps);
   } catch (error) {
     // A write that found the instance (or its namespace) gone: deleted while we worked, which is expected, not a
-    // failure to retry and warn about. Only a live read can tell, and only this rare path pays for it.
+    // failure to retry and warn about. The cache tells (its watch delivers the deletion within moments); a live read
+    // would need a `get` verb the operator's RBAC does not grant and otherwise never uses.
     if (!(error instanceof NotFoundError)) throw error;
-    if (await deps.port.find(apiVersion, kind, key.name, key.namespace, { live: true })) throw error;
+    const cached = await deps.port.find<InstanceObject>(apiVersion, kind, key.name, key.namespace);
+    if (cached && !cached.metadata.deletionTimestamp && cached.metadata.uid === instance.metadata.uid) throw error;
     logger.debug({ error: error.message, writes: session.writes() }, "instance deleted while it was reconciled");
     return { writes: session.writes() };
   }

@@ -51,7 +51,7 @@ test("a looping, a huge and a memory-hungry chart fail on their own limits; the 
     loop: ["cpu", "{{ range until 100000 }}{{ range until 10000 }}{{ end }}{{ end }}"],
     huge: [
       "output",
-      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: huge\ndata:\n  x: {{ "a" | repeat 20000000 }}\n',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: huge\ndata:\n  x: {{ "a" | repeat 4000000 }}\n',
     ],
     hungry: ["memory", '{{ $x := "ab" }}{{ range until 30 }}{{ $x = print $x $x }}{{ end }}{{ $x }}'],
   } as const;
@@ -61,7 +61,7 @@ test("a looping, a huge and a memory-hungry chart fail on their own limits; the 
   await chartConfigMap(namespace, "good-chart", await packChart(goodChart));
   const operator = await startOperator(t, {
     namespaces: [namespace],
-    args: [`--helm=${await helmBinary()}`, "--render-cpu=5", "--render-timeout=30"],
+    args: [`--helm=${await helmBinary()}`, "--render-cpu=5", "--render-timeout=30", "--render-output=2"],
   });
 
   // GIVEN the hostile instances first, then a well-behaved one

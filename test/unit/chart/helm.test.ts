@@ -223,16 +223,18 @@ test(
   { skip: helm ? false : "no helm binary yet (set MYAPP_HELM)" },
   async () => {
     const binary = helm ?? "";
-    const renderer = helmRenderer({ binary, limits: { ...defaultRenderLimits, cpuSeconds: 5 } });
+    // A 2 MiB output limit: helm holds its whole render in memory (and parses it to sort), so an output far past the
+    // default 16 MiB would hit the memory limit first.
+    const renderer = helmRenderer({ binary, limits: { ...defaultRenderLimits, cpuSeconds: 5, outputMiB: 2 } });
     const cases = [
       // Nested ranges: 10^9 iterations of nothing, CPU only.
       { limit: "cpu", template: "{{ range until 100000 }}{{ range until 10000 }}{{ end }}{{ end }}" },
       // A string doubled thirty times: 1 GiB.
       { limit: "memory", template: '{{ $x := "ab" }}{{ range until 30 }}{{ $x = print $x $x }}{{ end }}{{ $x }}' },
-      // 20 MiB of YAML, within memory.
+      // 4 MiB of YAML, within memory.
       {
         limit: "output",
-        template: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  x: {{ "a" | repeat 20000000 }}\n',
+        template: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  x: {{ "a" | repeat 4000000 }}\n',
       },
     ];
     for (const { limit, template } of cases) {
