@@ -2,10 +2,11 @@
  * Kubernetes credentials, loaded the way kubectl finds them, or from explicit input. We parse the kubeconfig
  * ourselves (with `yaml`) instead of using client-node's KubeConfig: importing it loads client-node's whole
  * generated API (~70 MiB of RSS), and it builds a new TLS agent per request. What is supported: contexts; clusters
- * with server, CA data or file, insecure-skip-tls-verify and tls-server-name; users with token, tokenFile, client
- * certificate and key (data or file), basic auth, and exec plugins (client.authentication.k8s.io); in-cluster
- * config from the pod's ServiceAccount. Legacy auth-provider plugins (gcp, azure, oidc) are refused with a clear
- * error: their replacements are exec plugins.
+ * with server, CA data or file, insecure-skip-tls-verify, tls-server-name and proxy-url (http, https, socks5);
+ * users with token, tokenFile, client certificate and key (data or file), basic auth, and exec plugins
+ * (client.authentication.k8s.io); in-cluster config from the pod's ServiceAccount. Legacy auth-provider plugins
+ * (gcp, azure, oidc) are refused with a clear error: their replacements are exec plugins.
+ * test/unit/kube/config-precedence.test.ts compares the result with client-node's loader on a corpus.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -29,6 +30,8 @@ export interface Cluster {
   readonly caFile?: string;
   readonly skipTLSVerify: boolean;
   readonly tlsServerName?: string;
+  /** `proxy-url`: every request to this cluster goes through this proxy (http, https or socks5, as kubectl). */
+  readonly proxyUrl?: string;
 }
 
 export interface ExecConfig {
@@ -105,17 +108,30 @@ export class KubeConfig {
   }
 }
 
+/** Where loadKubeConfig looks besides its source; tests point these elsewhere. */
+export interface KubeConfigSurroundings {
+  /** KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT. @default process.env */
+  readonly env?: NodeJS.ProcessEnv;
+  /** The directory holding .kube/config. @default os.homedir() */
+  readonly home?: string;
+  /** The ServiceAccount mount. @default serviceAccountDir */
+  readonly serviceAccountDir?: string;
+}
+
 /**
- * Explicit contents, then an explicit path, then in-cluster config when running in a pod (and KUBECONFIG is not
- * set), then KUBECONFIG (files merged, the first to define a name wins, as kubectl does) or ~/.kube/config.
+ * kubectl's order (client-go's clientcmd): explicit contents or an explicit path (a missing file is an error);
+ * else every file of KUBECONFIG, merged (the first file to define a cluster, user or context name wins, the first
+ * to set current-context wins, missing files are skipped); else ~/.kube/config. Only when that yields no cluster
+ * (no files, or no current context) is the in-cluster config used, when running in a pod: a kubeconfig mounted
+ * into a pod wins over its ServiceAccount, as it does for kubectl.
  */
-export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
+export function loadKubeConfig(source: KubeConfigSource = {}, around: KubeConfigSurroundings = {}): KubeConfig {
+  const env = around.env ?? process.env;
   let kc: KubeConfig;
   if (source.kubeconfig) kc = parseKubeConfig(source.kubeconfig);
-  else if (source.path) kc = loadFiles(source.path.split(delimiter).filter(Boolean));
-  else if (process.env.KUBERNETES_SERVICE_HOST && !process.env.KUBECONFIG) kc = inClusterConfig(process.env);
-  else if (process.env.KUBECONFIG) kc = loadFiles(process.env.KUBECONFIG.split(delimiter).filter(Boolean));
-  else kc = loadFiles([join(homedir(), ".kube", "config")]);
+  else if (source.path) kc = loadFiles(splitList(source.path), { skipMissing: false });
+  else if (splitList(env.KUBECONFIG).length > 0) kc = loadFiles(splitList(env.KUBECONFIG), { skipMissing: true });
+  else kc = loadFiles([join(around.home ?? homedir(), ".kube", "config")], { skipMissing: true });
   if (source.context) {
     if (!kc.getContextObject(source.context)) {
       const known =
@@ -127,8 +143,24 @@ export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
     }
     kc.setCurrentContext(source.context);
   }
-  if (!kc.getCurrentCluster()) throw new Error("kubeconfig names no current cluster: set a context or KUBECONFIG");
-  return kc;
+  const current = kc.getCurrentContext();
+  if (current && !kc.getContextObject(current)) {
+    throw new Error(`kubeconfig's current-context "${current}" names no context`);
+  }
+  if (kc.getCurrentCluster()) return kc;
+  // Nothing usable in the files: as kubectl, a pod falls back to its ServiceAccount (explicit YAML never does).
+  const dir = around.serviceAccountDir ?? serviceAccountDir;
+  if (
+    !source.kubeconfig &&
+    env.KUBERNETES_SERVICE_HOST &&
+    env.KUBERNETES_SERVICE_PORT &&
+    existsSync(join(dir, "token"))
+  ) {
+    return inClusterConfig(env, dir);
+  }
+  throw new Error(
+    "kubeconfig names no current cluster: set current-context (or pass a context), KUBECONFIG, or --kubeconfig",
+  );
 }
 
 /**
@@ -160,7 +192,6 @@ export function parseKubeConfig(text: string, baseDir = process.cwd()): KubeConf
   const clusters = named(doc.clusters, "clusters").map(({ name, body }): Cluster => {
     const server = str(body.server);
     if (!server) throw new Error(`kubeconfig cluster "${name}" has no server`);
-    if (body["proxy-url"]) throw new Error(`kubeconfig cluster "${name}": proxy-url is not supported`);
     return compact({
       name,
       server,
@@ -168,6 +199,7 @@ export function parseKubeConfig(text: string, baseDir = process.cwd()): KubeConf
       caFile: path(body["certificate-authority"]),
       skipTLSVerify: body["insecure-skip-tls-verify"] === true,
       tlsServerName: str(body["tls-server-name"]),
+      proxyUrl: proxyUrl(name, body["proxy-url"]),
     });
   });
   const users = named(doc.users, "users").map(({ name, body }): User => {
@@ -204,16 +236,25 @@ interface RawConfig {
   readonly "current-context"?: unknown;
 }
 
-function loadFiles(paths: readonly string[]): KubeConfig {
-  const configs = paths.map((file) => {
+/** A KUBECONFIG-style list: paths separated by ":" (";" on Windows), empty entries and repeats dropped. */
+function splitList(list: string | undefined): string[] {
+  return [...new Set((list ?? "").split(delimiter).filter(Boolean))];
+}
+
+/** Reads and merges kubeconfig files; missing ones are skipped (KUBECONFIG, the home file) or refused (explicit). */
+function loadFiles(paths: readonly string[], options: { readonly skipMissing: boolean }): KubeConfig {
+  const configs: KubeConfig[] = [];
+  for (const file of paths) {
     let text: string;
     try {
       text = readFileSync(file, "utf8");
     } catch (error) {
-      throw new Error(`cannot read kubeconfig ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      const code = (error as NodeJS.ErrnoException).code;
+      if (options.skipMissing && code === "ENOENT") continue;
+      throw new Error(`cannot read kubeconfig ${file}: ${code ?? String(error)}`);
     }
-    return parseKubeConfig(text, dirname(resolvePath(process.cwd(), file)));
-  });
+    configs.push(parseKubeConfig(text, dirname(resolvePath(process.cwd(), file))));
+  }
   if (configs.length === 1) return configs[0]!;
   const first = <T extends { name: string }>(lists: readonly (readonly T[])[]) => {
     const byName = new Map<string, T>();
@@ -226,6 +267,22 @@ function loadFiles(paths: readonly string[]): KubeConfig {
     contexts: first(configs.map((c) => c.contexts)),
     currentContext: configs.find((c) => c.currentContext)?.currentContext ?? "",
   });
+}
+
+/** kubectl accepts http, https and socks5 proxies; anything else is refused here rather than at the first request. */
+function proxyUrl(cluster: string, value: unknown): string | undefined {
+  const url = str(value);
+  if (url === undefined) return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    throw new Error(`kubeconfig cluster "${cluster}": proxy-url "${url}" is not a URL`);
+  }
+  if (!["http:", "https:", "socks5:"].includes(protocol)) {
+    throw new Error(`kubeconfig cluster "${cluster}": proxy-url scheme ${protocol} is not one of http, https, socks5`);
+  }
+  return url;
 }
 
 function execConfig(user: string, raw: Record<string, unknown>, baseDir: string): ExecConfig {

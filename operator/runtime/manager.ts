@@ -39,7 +39,7 @@ export interface ManagerOptions {
   readonly logger: Logger;
   /** Unique per process: the Lease holder identity and the events' reportingInstance. */
   readonly identity: string;
-  /** Where the credentials come from. @default loadKubeConfig() (in-cluster, KUBECONFIG, ~/.kube/config) */
+  /** Where the credentials come from. @default loadKubeConfig() (KUBECONFIG, ~/.kube/config, else in-cluster) */
   readonly kubeconfig?: KubeConfigSource;
   /** @default 60_000 */
   readonly requestTimeoutMs?: number;
