@@ -15,6 +15,7 @@ import type { AccessVerdict } from "./metrics-auth.ts";
 
 /** One named readiness condition. */
 export interface ReadinessCheck {
+  /** Its /readyz line; unique among a server's checks (startHealthServer refuses a repeat). */
   readonly name: string;
   /** `ok` plus a short reason shown when it fails. Must be cheap and synchronous: probes call it often. */
   check(): { readonly ok: boolean; readonly detail: string };
@@ -23,6 +24,10 @@ export interface ReadinessCheck {
 /** The parts of an Informer a readiness check reads. */
 export interface InformerHealth {
   readonly kind: string;
+  /** Its group goes into the check's name (`Deployment.apps`); the core group adds nothing. */
+  readonly apiVersion?: string;
+  /** The watched namespace, in the check's name; undefined for all namespaces. */
+  readonly namespace?: string | undefined;
   hasSynced(): boolean;
   staleness(): number;
 }
@@ -33,7 +38,7 @@ export interface InformerHealth {
  */
 export function informerReadiness(informer: InformerHealth, maxStalenessMs = 300_000): ReadinessCheck {
   return {
-    name: `informer-${informer.kind}`,
+    name: informerCheckName(informer),
     check() {
       if (!informer.hasSynced()) return { ok: false, detail: "initial list not done" };
       const staleness = informer.staleness();
@@ -43,6 +48,16 @@ export function informerReadiness(informer: InformerHealth, maxStalenessMs = 300
       return { ok: true, detail: `heard ${Math.round(staleness / 1000)}s ago` };
     },
   };
+}
+
+/**
+ * `informer-<Kind>[.<group>][/<namespace>]`, as kubectl names resources: an operator watching two namespaces has an
+ * informer of each kind per namespace, and each needs its own /readyz line (one name for both hid one of them).
+ */
+export function informerCheckName(informer: Pick<InformerHealth, "kind" | "apiVersion" | "namespace">): string {
+  const slash = informer.apiVersion?.lastIndexOf("/") ?? -1;
+  const group = slash > 0 ? `.${informer.apiVersion!.slice(0, slash)}` : "";
+  return `informer-${informer.kind}${group}${informer.namespace ? `/${informer.namespace}` : ""}`;
 }
 
 export interface HealthServerOptions {
@@ -67,8 +82,13 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-/** Starts listening; resolves once the port is bound. */
+/** Starts listening; resolves once the port is bound. Refuses readiness checks that share a name. */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
+  const names = options.readiness.map((check) => check.name);
+  const repeated = [...new Set(names.filter((name, index) => names.indexOf(name) !== index))];
+  if (repeated.length > 0) {
+    throw new Error(`readiness checks must have unique names, so /readyz shows each; repeated: ${repeated.join(", ")}`);
+  }
   const listener = (request: IncomingMessage, response: ServerResponse) => {
     handle(options, request, response).catch((error: unknown) => {
       options.logger.error({ err: error, path: request.url }, "health endpoint failed");

@@ -202,7 +202,15 @@ export async function startManager(
       })
     : undefined;
 
-  const readiness = informers.map((i) => informerReadiness(i));
+  // Informers of one kind and namespace (owned and cached with different selectors, say) get "#2", "#3": every
+  // informer is its own /readyz line.
+  const uses = new Map<string, number>();
+  const readiness = informers.map((i) => {
+    const check = informerReadiness(i);
+    const n = (uses.get(check.name) ?? 0) + 1;
+    uses.set(check.name, n);
+    return n === 1 ? check : { name: `${check.name}#${n}`, check: () => check.check() };
+  });
   const servers: HealthServer[] = [];
   const sameAddress =
     options.metricsAddress.port === options.probeAddress.port &&

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { informerReadiness, startHealthServer, type HealthServer } from "../../../operator/runtime/health-server.ts";
+import {
+  informerCheckName,
+  informerReadiness,
+  startHealthServer,
+  type HealthServer,
+} from "../../../operator/runtime/health-server.ts";
 import { OperatorMetrics } from "../../../operator/runtime/metrics.ts";
 import { captureLogger } from "./capture-logger.ts";
 
@@ -96,5 +101,33 @@ describe("health server with split endpoints", () => {
       await probes.close();
       await scrape.close();
     }
+  });
+});
+
+describe("readiness check names", () => {
+  it("name an informer by kind, group and namespace, so each watch has its own /readyz line", () => {
+    assert.equal(informerCheckName({ kind: "ConfigMap", apiVersion: "v1", namespace: "a" }), "informer-ConfigMap/a");
+    assert.equal(
+      informerCheckName({ kind: "Deployment", apiVersion: "apps/v1", namespace: "b" }),
+      "informer-Deployment.apps/b",
+    );
+    assert.equal(
+      informerCheckName({ kind: "MyAppInstance", apiVersion: "example.com/v1", namespace: undefined }),
+      "informer-MyAppInstance.example.com",
+    );
+  });
+
+  it("are unique: a server refuses two checks of one name instead of showing one of them", async () => {
+    const check = (name: string) => ({ name, check: () => ({ ok: true, detail: "fine" }) });
+    await assert.rejects(
+      startHealthServer({
+        port: 0,
+        host: "127.0.0.1",
+        registry: new OperatorMetrics().registry,
+        logger: captureLogger().logger,
+        readiness: [check("informer-Pod/a"), check("informer-Pod/b"), check("informer-Pod/a")],
+      }),
+      /readiness checks must have unique names, so \/readyz shows each; repeated: informer-Pod\/a$/,
+    );
   });
 });

@@ -2,12 +2,13 @@
 import assert from "node:assert/strict";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { it } from "node:test";
+import { it, type TestContext } from "node:test";
 import type { KubeObject } from "../../../kube/index.ts";
 import { startManager } from "../../../operator/runtime/manager.ts";
 import { captureLogger } from "./capture-logger.ts";
 
-it("lists and watches the kinds, reconciles from the cache, serves probes and metrics, and stops cleanly", async (t) => {
+/** A local apiserver that answers every list with one ConfigMap (or nothing) and holds every watch open. */
+async function scriptedApiserver(t: TestContext) {
   const requests: string[] = [];
   const watches = new Set<ServerResponse>();
   const server = createServer((request, response) => {
@@ -36,6 +37,12 @@ it("lists and watches the kinds, reconciles from the cache, serves probes and me
 users: [{name: u, user: {token: t}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c`;
+
+  return { requests, watches, kubeconfig };
+}
+
+it("lists and watches the kinds, reconciles from the cache, serves probes and metrics, and stops cleanly", async (t) => {
+  const { requests, watches, kubeconfig } = await scriptedApiserver(t);
 
   const seen: (KubeObject | undefined)[] = [];
   const manager = await startManager(
@@ -84,4 +91,44 @@ current-context: c`;
 
   const { drained } = await manager.stop();
   assert.equal(drained, true);
+});
+
+it("gives every informer its own /readyz line: one per kind and namespace", async (t) => {
+  // GIVEN an operator watching two namespaces, so two informers of each kind
+  const { watches, kubeconfig } = await scriptedApiserver(t);
+  const manager = await startManager(
+    {
+      name: "test",
+      logger: captureLogger().logger,
+      identity: "test-1",
+      kubeconfig: { kubeconfig },
+      for: { apiVersion: "v1", kind: "ConfigMap" },
+      owns: [{ apiVersion: "apps/v1", kind: "Deployment" }],
+      watches: [{ apiVersion: "apps/v1", kind: "Deployment", labelSelector: "cached=yes" }],
+      namespaces: ["a", "b"],
+      probeAddress: { host: "127.0.0.1", port: 0 },
+      metricsAddress: { host: "127.0.0.1", port: 0 },
+      reportingController: "example.com/test",
+      fieldManager: "test",
+    },
+    () => ({ reconcile: async () => ({}) }),
+  );
+  t.after(() => manager.stop());
+  const deadline = Date.now() + 10_000;
+  while (watches.size < 6 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  // WHEN /readyz is asked for its checks
+  const body = await (await fetch(`http://127.0.0.1:${manager.probePort}/readyz?verbose`)).text();
+  // THEN each of the six informers has a line of its own
+  const names = body
+    .split("\n")
+    .filter((line) => line.startsWith("[+]") || line.startsWith("[-]"))
+    .map((line) => line.slice(3).split(" ")[0]);
+  assert.deepEqual(names.sort(), [
+    "informer-ConfigMap/a",
+    "informer-ConfigMap/b",
+    "informer-Deployment.apps/a",
+    "informer-Deployment.apps/a#2",
+    "informer-Deployment.apps/b",
+    "informer-Deployment.apps/b#2",
+  ]);
 });
