@@ -87,6 +87,11 @@ export interface WatchOptions extends Omit<ListOptions, "continue" | "resourceVe
   readonly allowWatchBookmarks?: boolean;
   readonly timeoutSeconds?: number;
   readonly signal?: AbortSignal;
+  /**
+   * Called once the apiserver has accepted the watch (its 200 arrived), before any event: a quiet resource sends
+   * none for minutes, and this is how a caller tells a connected watch from one still waiting for an answer.
+   */
+  readonly onOpen?: () => void;
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
@@ -267,12 +272,13 @@ export class KubeClient {
     options: WatchOptions = {},
   ): AsyncGenerator<WatchEvent<T>> {
     const type = resourceType(apiVersion, kind);
-    const { namespace, signal, ...query } = options;
+    const { namespace, signal, onOpen, ...query } = options;
     const response = await this.send("GET", resourcePath(type, namespace), {
       query: { ...query, watch: true },
       signal,
       stream: true,
     });
+    onOpen?.();
     const decoder = new TextDecoder();
     let buffered = "";
     try {

@@ -1,6 +1,6 @@
 /**
  * The operator's HTTP endpoints: /metrics (Prometheus text), /healthz (the process serves requests), /readyz (every
- * informer has synced and has heard from the apiserver recently). A standby is ready too: it holds warm caches and
+ * informer has synced and its watch is connected, or being re-established for less than a threshold). A standby is ready too: it holds warm caches and
  * can take over at once; readiness is about "could serve", not "is leader".
  * The output of /healthz and /readyz follows the apiserver's own: "ok", or one "[+]/[-]name" line per check.
  * One server can serve both kinds, or each its own (`serves`): the probes must be reachable by the kubelet, while
@@ -29,23 +29,29 @@ export interface InformerHealth {
   /** The watched namespace, in the check's name; undefined for all namespaces. */
   readonly namespace?: string | undefined;
   hasSynced(): boolean;
+  /** Milliseconds without a watch the apiserver accepted (0 while one is open). */
+  disconnectedFor(): number;
+  /** Milliseconds since the apiserver last sent something; shown, not judged (a quiet resource sends nothing). */
   staleness(): number;
 }
 
 /**
- * Ready when the informer has synced and heard from the apiserver within `maxStalenessMs` (bookmarks arrive about
- * every minute on an idle watch, and a silent watch is replaced after 150 s, so 5 min means a real outage).
+ * Ready when the informer has synced and has a watch the apiserver accepted, or has been re-establishing it for at
+ * most `maxDisconnectedMs` (its retries back off to 30 s, so 5 min without a watch means a real outage). Not "heard
+ * from recently": a quiet resource, on an apiserver that sends no bookmarks, has no events for hours and is current.
  */
-export function informerReadiness(informer: InformerHealth, maxStalenessMs = 300_000): ReadinessCheck {
+export function informerReadiness(informer: InformerHealth, maxDisconnectedMs = 300_000): ReadinessCheck {
   return {
     name: informerCheckName(informer),
     check() {
       if (!informer.hasSynced()) return { ok: false, detail: "initial list not done" };
-      const staleness = informer.staleness();
-      if (staleness > maxStalenessMs) {
-        return { ok: false, detail: `nothing heard from the apiserver for ${Math.round(staleness / 1000)}s` };
+      const seconds = (ms: number) => `${Math.round(ms / 1000)}s`;
+      const disconnected = informer.disconnectedFor();
+      const heard = `heard ${seconds(informer.staleness())} ago`;
+      if (disconnected > maxDisconnectedMs) {
+        return { ok: false, detail: `no watch accepted by the apiserver for ${seconds(disconnected)}, ${heard}` };
       }
-      return { ok: true, detail: `heard ${Math.round(staleness / 1000)}s ago` };
+      return { ok: true, detail: disconnected === 0 ? `watching, ${heard}` : `reconnecting, ${heard}` };
     },
   };
 }

@@ -9,7 +9,9 @@
  * broken connection) resumes from there after a backoff, never relisting; it is restarted at once when the server
  * ends it (its timeoutSeconds is jittered between 5 and 10 minutes, as client-go does, so many informers do not
  * reconnect together). A watch that hears nothing, not even a bookmark, for `idleTimeoutMs` is assumed dead and
- * replaced. Objects are transformed before they are stored (by default: managedFields and the last-applied
+ * replaced. Readiness asks whether the informer is connected (disconnectedFor), not whether it heard something
+ * recently: a quiet resource on an apiserver that sends no bookmarks has no events for hours, and is still current.
+ * Objects are transformed before they are stored (by default: managedFields and the last-applied
  * annotation dropped, which nothing reads and which are often half of an object's size).
  */
 import type { Logger } from "pino";
@@ -90,6 +92,10 @@ export class Informer<T extends KubeObject = KubeObject> {
   private synced = false;
   private syncWaiters: (() => void)[] = [];
   private lastHeard: number | undefined;
+  /** A watch the apiserver accepted is open. */
+  private watching = false;
+  /** When the informer last was known connected: a list, or the end of a watch the apiserver had accepted. */
+  private lastConnected: number | undefined;
   private resourceVersion: string | undefined;
   /** After a 410 the next list must be a consistent read: the watch cache may be as old as what expired. */
   private consistentRelist = false;
@@ -153,6 +159,16 @@ export class Informer<T extends KubeObject = KubeObject> {
    */
   staleness(): number {
     return this.lastHeard === undefined ? Infinity : this.clock.now() - this.lastHeard;
+  }
+
+  /**
+   * Milliseconds the informer has been without a working watch: 0 while the apiserver holds one open for it (events
+   * or not), else the time since it last had one or listed (the watch is being re-established, after a backoff
+   * when it failed); Infinity before the first list. /readyz compares it with a threshold.
+   */
+  disconnectedFor(): number {
+    if (this.watching) return 0;
+    return this.lastConnected === undefined ? Infinity : this.clock.now() - this.lastConnected;
   }
 
   /** The resourceVersion the next watch resumes from (undefined means: relist first). */
@@ -229,6 +245,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.resourceVersion = resourceVersion;
     this.consistentRelist = false;
     this.heard();
+    this.lastConnected = this.clock.now();
     this.logger.debug({ resourceVersion, items: items.length, pages, changes: changes.length }, "listed");
     for (const change of changes) this.deliver(change);
     if (!this.synced) {
@@ -261,9 +278,11 @@ export class Informer<T extends KubeObject = KubeObject> {
         allowWatchBookmarks: true,
         timeoutSeconds,
         signal: request.signal,
+        onOpen: () => (this.watching = true),
       });
       for await (const event of stream) {
         events++;
+        this.watching = true;
         this.clock.clearTimeout(watchdog);
         watchdog = armWatchdog();
         this.heard();
@@ -287,6 +306,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     } finally {
       this.clock.clearTimeout(watchdog);
       this.stopping.signal.removeEventListener("abort", onStop);
+      // Connected until now if the apiserver had accepted this watch, even a silent one; a request that never got
+      // an answer (or was refused) proves nothing, and the time without a watch keeps counting.
+      if (this.watching) this.lastConnected = this.clock.now();
+      this.watching = false;
     }
     if (this.stopping.signal.aborted) return { end: "stopped", events };
     if (idle) {

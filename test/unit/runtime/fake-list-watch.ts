@@ -8,11 +8,14 @@ type Item = { event: WatchEvent<KubeObject> } | { error: unknown } | { end: true
 export class FakeWatch {
   readonly options: WatchOptions;
   ended = false;
+  /** The apiserver answered (200) as the stream started; false: the request waits for an answer. */
+  private readonly answered: boolean;
   private readonly items: Item[] = [];
   private wake: (() => void) | undefined;
 
-  constructor(options: WatchOptions) {
+  constructor(options: WatchOptions, answered = true) {
     this.options = options;
+    this.answered = answered;
   }
 
   send(type: WatchEvent<KubeObject>["type"], object: KubeObject): void {
@@ -33,6 +36,7 @@ export class FakeWatch {
     const onAbort = () => this.push({ end: true });
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
+      if (this.answered) this.options.onOpen?.();
       for (;;) {
         while (this.items.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
         const item = this.items.shift()!;
@@ -60,6 +64,10 @@ export class FakeListWatch {
   /** The options of every list call, in order. */
   readonly listOptions: ListOptions[] = [];
   listCalls = 0;
+  /** Whether new watch requests get an answer (see FakeWatch). */
+  answerWatches = true;
+  /** Called with each new watch, e.g. to fail it at once. */
+  onWatch: ((watch: FakeWatch) => void) | undefined;
 
   get lastWatch(): FakeWatch | undefined {
     return this.watches.at(-1);
@@ -75,8 +83,9 @@ export class FakeListWatch {
       return structuredClone(next);
     }) as ListWatchPort["list"],
     watch: ((_apiVersion: string, _kind: string, options: WatchOptions = {}) => {
-      const watch = new FakeWatch(options);
+      const watch = new FakeWatch(options, this.answerWatches);
       this.watches.push(watch);
+      this.onWatch?.(watch);
       return watch.stream();
     }) as ListWatchPort["watch"],
   };

@@ -10,7 +10,7 @@ import { OperatorMetrics } from "../../../operator/runtime/metrics.ts";
 import { captureLogger } from "./capture-logger.ts";
 
 describe("health server", () => {
-  const informer = { kind: "MyAppInstance", synced: false, stalenessMs: Infinity };
+  const informer = { kind: "MyAppInstance", synced: false, disconnectedMs: Infinity, stalenessMs: Infinity };
   const metrics = new OperatorMetrics();
   let server: HealthServer;
   const get = async (path: string) => {
@@ -30,7 +30,12 @@ describe("health server", () => {
       logger: captureLogger().logger,
       readiness: [
         informerReadiness(
-          { kind: informer.kind, hasSynced: () => informer.synced, staleness: () => informer.stalenessMs },
+          {
+            kind: informer.kind,
+            hasSynced: () => informer.synced,
+            disconnectedFor: () => informer.disconnectedMs,
+            staleness: () => informer.stalenessMs,
+          },
           300_000,
         ),
       ],
@@ -51,23 +56,33 @@ describe("health server", () => {
     assert.deepEqual(await get("/healthz"), { status: 200, body: "ok\n", type: "text/plain; charset=utf-8" });
   });
 
-  it("is not ready before the informers synced, nor when they went stale, and says why", async () => {
+  it("is not ready before the informers synced, nor when their watch failed for too long, and says why", async () => {
     informer.synced = false;
     let answer = await get("/readyz");
     assert.equal(answer.status, 503);
     assert.match(answer.body, /\[-\]informer-MyAppInstance failed: initial list not done/);
 
     informer.synced = true;
+    informer.disconnectedMs = 301_000;
     informer.stalenessMs = 301_000;
     answer = await get("/readyz");
     assert.equal(answer.status, 503);
-    assert.match(answer.body, /nothing heard from the apiserver for 301s/);
+    assert.match(answer.body, /no watch accepted by the apiserver for 301s, heard 301s ago/);
 
+    informer.disconnectedMs = 0;
     informer.stalenessMs = 20_000;
     answer = await get("/readyz");
     assert.deepEqual([answer.status, answer.body], [200, "ok\n"]);
     answer = await get("/readyz?verbose");
-    assert.match(answer.body, /\[\+\]informer-MyAppInstance ok: heard 20s ago\nreadyz check passed/);
+    assert.match(answer.body, /\[\+\]informer-MyAppInstance ok: watching, heard 20s ago\nreadyz check passed/);
+
+    // A quiet resource: connected, nothing heard for an hour, still ready.
+    informer.stalenessMs = 3_600_000;
+    assert.equal((await get("/readyz")).status, 200);
+    // Reconnecting within the threshold is ready too.
+    informer.disconnectedMs = 299_000;
+    answer = await get("/readyz?verbose");
+    assert.match(answer.body, /\[\+\]informer-MyAppInstance ok: reconnecting, heard 3600s ago/);
   });
 
   it("answers unknown paths with 404", async () => {

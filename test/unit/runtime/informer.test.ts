@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ForbiddenError, GoneError, ServerError, TooManyRequestsError, TransportError } from "../../../kube/errors.ts";
 import type { KubeObject } from "../../../kube/client.ts";
+import { informerReadiness } from "../../../operator/runtime/health-server.ts";
 import { Informer, type InformerOptions } from "../../../operator/runtime/informer.ts";
 import { captureLogger } from "./capture-logger.ts";
 import { FakeClock, settle } from "./fake-clock.ts";
@@ -272,5 +273,79 @@ describe("Informer", () => {
     assert.equal(api.lastWatch?.ended, true);
     assert.equal(api.watches.length, 1);
     assert.equal(informer.store.size, 1);
+  });
+});
+
+describe("Informer readiness: connected, not recently heard from", () => {
+  it("a quiet informer stays ready: its watch is open, with no events and no bookmarks, for an hour", async () => {
+    // GIVEN a synced informer whose resource never changes, on an apiserver that sends no bookmarks
+    const { api, informer, clock } = setup({ idleTimeoutMs: 150_000 });
+    api.lists.push(listOf("100", deployment("a", "90")));
+    const readiness = informerReadiness(informer, 300_000);
+    informer.start();
+    await settle();
+    // WHEN an hour passes (the idle watchdog replaces the silent watch every 150 s; each new one is accepted)
+    for (let minute = 1; minute <= 60; minute++) {
+      await clock.advance(60_000);
+      // THEN it is ready all along, without a relist
+      const { ok, detail } = readiness.check();
+      assert.equal(ok, true, `minute ${minute}: ${detail}`);
+    }
+    assert.match(readiness.check().detail, /^watching, heard 3600s ago$/);
+    assert.ok(informer.staleness() >= 3_600_000, "nothing was heard: recency alone would call it unready");
+    assert.equal(api.listCalls, 1);
+    assert.ok(api.watches.length >= 20, `the silent watch was replaced (${api.watches.length} watches)`);
+    await informer.stop();
+  });
+
+  it("a watch the apiserver keeps refusing turns unready past the threshold, and ready once one is accepted", async () => {
+    // GIVEN a synced informer with an open watch
+    const { api, informer, clock } = setup();
+    api.lists.push(listOf("100"));
+    const readiness = informerReadiness(informer, 300_000);
+    informer.start();
+    await settle();
+    assert.equal(informer.disconnectedFor(), 0);
+    // WHEN the connection breaks and every new watch fails before the apiserver answers
+    api.answerWatches = false;
+    api.onWatch = (watch) => watch.fail(new TransportError(0, "connect ECONNREFUSED"));
+    api.lastWatch!.fail(new TransportError(0, "socket hang up"));
+    await settle();
+    // THEN it stays ready while it retries within the threshold (backing off to 30 s)...
+    await clock.advance(299_000);
+    assert.deepEqual(readiness.check(), { ok: true, detail: "reconnecting, heard 299s ago" });
+    assert.ok(api.watches.length > 5, `it kept retrying (${api.watches.length} watches)`);
+    // ...and turns unready beyond it, saying why
+    await clock.advance(2_000);
+    assert.deepEqual(readiness.check(), {
+      ok: false,
+      detail: "no watch accepted by the apiserver for 301s, heard 301s ago",
+    });
+    // AND ready again as soon as a watch is accepted, without waiting for an event
+    api.answerWatches = true;
+    api.onWatch = undefined;
+    await clock.advance(30_000);
+    assert.equal(informer.disconnectedFor(), 0);
+    assert.equal(readiness.check().ok, true);
+    assert.equal(api.listCalls, 1, "resumed, never relisted");
+    await informer.stop();
+  });
+
+  it("a watch request that never gets an answer counts as disconnected, even while the idle watchdog replaces it", async () => {
+    // GIVEN a synced informer whose apiserver accepts connections but never answers a watch
+    const { api, informer, clock } = setup({ idleTimeoutMs: 150_000 });
+    api.lists.push(listOf("100"));
+    api.answerWatches = false;
+    const readiness = informerReadiness(informer, 300_000);
+    informer.start();
+    await settle();
+    // WHEN more than the threshold passes
+    await clock.advance(299_000);
+    assert.equal(readiness.check().ok, true);
+    await clock.advance(2_000);
+    // THEN it is unready
+    assert.equal(readiness.check().ok, false);
+    assert.equal(api.watches.length, 3, "the unanswered watch was replaced at 150 s and 300 s");
+    await informer.stop();
   });
 });
