@@ -39,7 +39,7 @@ import {
 } from "./manifest.ts";
 import { flushOnShutdown, NoteBoard } from "./notes.ts";
 import { waitProgress } from "./progress.ts";
-import { assessReadiness, describeConditions } from "./readiness.ts";
+import { assessReadiness, describeConditions, operatorSilenceMs, waitingPhase, type Readiness } from "./readiness.ts";
 import { chartPreview } from "./chart-preview.ts";
 import { missingStorageClass, serverCheck } from "./server-check.ts";
 import { latestWarnings } from "./warning-events.ts";
@@ -220,6 +220,12 @@ async function waitUntilReady(
 ): Promise<InstanceOutputs> {
   const generation = applied.metadata.generation ?? 0;
   const progress = waitProgress(instanceLabel(inputs), { timeoutMs: timeoutMs(inputs) });
+  const started = realClock.now();
+  // Without any event (no operator at all) nothing re-evaluates the phase: look again once the silence is long.
+  let waiting: (Readiness & { state: "waiting" }) | undefined;
+  const silence = realClock.setTimeout(() => {
+    if (waiting) progress.report(waitingPhase(waiting, realClock.now() - started));
+  }, operatorSilenceMs);
   const cancelled = cancellation();
   const port = instanceWatchPort(client, inputs.namespace, inputs.name);
   const initial: Snapshot<LiveInstance> = { object: applied, resourceVersion: applied.metadata.resourceVersion ?? "" };
@@ -230,7 +236,8 @@ async function waitUntilReady(
       if (!object) return { state: "deleted" as const };
       const readiness = assessReadiness(object, generation, request);
       if (readiness.state === "waiting") {
-        progress.report(readiness.progress);
+        waiting = readiness;
+        progress.report(waitingPhase(readiness, realClock.now() - started));
         return undefined;
       }
       return { ...readiness, object };
@@ -238,6 +245,7 @@ async function waitUntilReady(
     { clock: realClock, deadline: deadline(inputs), signal: cancelled },
   );
   progress.stop();
+  realClock.clearTimeout(silence);
 
   const where = `${inputs.logicalName} (MyAppInstance ${id})`;
   const verdict = result.decided ? result.value : undefined;

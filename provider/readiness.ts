@@ -10,8 +10,11 @@ export type Readiness =
   | { readonly state: "ready" }
   /** The operator reports a permanent problem with this generation (Degraded, or Stalled for a permanent reason). */
   | { readonly state: "failed"; readonly reason: string; readonly message: string }
-  /** `progress` is the line to show while waiting, without the instance's label. */
-  | { readonly state: "waiting"; readonly progress: string };
+  /**
+   * `progress` is the line to show while waiting, without the instance's label; `awaitingOperator` when no
+   * operator has acted on this update yet (nothing has observed its generation or answered its request).
+   */
+  | { readonly state: "waiting"; readonly progress: string; readonly awaitingOperator?: true };
 
 /**
  * Ready means Ready=True computed from a generation at least `generation` (the one the apply produced), so a
@@ -31,7 +34,11 @@ export function assessReadiness(instance: LiveInstance, generation: number, reco
   // that has never answered one (older than this field, or not there yet) is judged by generation alone.
   const answered = status.lastHandledReconcileAt;
   if (reconcileRequest !== undefined && answered !== undefined && answered !== reconcileRequest) {
-    return { state: "waiting", progress: "waiting for the operator to act on this update's reconcile request" };
+    return {
+      state: "waiting",
+      progress: "waiting for the operator to act on this update's reconcile request",
+      awaitingOperator: true,
+    };
   }
   const observed = status.observedGeneration;
   const current = (condition: Condition | undefined) =>
@@ -51,7 +58,11 @@ export function assessReadiness(instance: LiveInstance, generation: number, reco
   if (retrying) return { state: "waiting", progress: `the operator is retrying: ${stalled.message}` };
 
   if (observed === undefined || observed < generation) {
-    return { state: "waiting", progress: `waiting for the operator to act on generation ${generation}` };
+    return {
+      state: "waiting",
+      progress: `waiting for the operator to act on generation ${generation}`,
+      awaitingOperator: true,
+    };
   }
   // The operator's own words for this generation say the most ("rolling out nginx:1.28: 2/3 replicas updated,
   // 3/3 ready"); without them, the counts (capped: during a surge old and new pods are both ready).
@@ -65,6 +76,22 @@ export function assessReadiness(instance: LiveInstance, generation: number, reco
       ? `${readyCount} replicas ready`
       : `${Math.min(readyCount, desired)}/${desired} replicas ready`;
   return { state: "waiting", progress: counts };
+}
+
+/** After this long without any operator acting on an update, the wait says what to check. */
+export const operatorSilenceMs = 30_000;
+
+/**
+ * The phase a wait shows for `readiness` after `elapsedMs`: the operator's words, and, once no operator has acted
+ * for {@link operatorSilenceMs}, what to check, so a missing operator (an external placement nobody started, an
+ * image that never runs) is named within seconds instead of after the whole timeout.
+ */
+export function waitingPhase(readiness: Readiness & { state: "waiting" }, elapsedMs: number): string {
+  if (!readiness.awaitingOperator || elapsedMs < operatorSilenceMs) return readiness.progress;
+  return (
+    `${readiness.progress}; no operator has acted on it yet: is one running and watching this namespace? (in the ` +
+    "cluster: the MyAppOperator's Deployment and its pods; outside it: `npx myapp-operator`)"
+  );
 }
 
 /**

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Condition } from "../../../api/index.ts";
 import type { LiveInstance } from "../../../provider/manifest.ts";
-import { assessReadiness, describeConditions } from "../../../provider/readiness.ts";
+import { assessReadiness, describeConditions, operatorSilenceMs, waitingPhase } from "../../../provider/readiness.ts";
 
 const at = "2030-01-01T00:00:00Z";
 const condition = (
@@ -40,7 +40,11 @@ describe("assessReadiness", () => {
       name: "no status yet: waiting for the operator",
       live: instance(undefined),
       generation: 4,
-      expected: { state: "waiting", progress: "waiting for the operator to act on generation 4" },
+      expected: {
+        state: "waiting",
+        progress: "waiting for the operator to act on generation 4",
+        awaitingOperator: true,
+      },
     },
     {
       name: "Ready=True for the applied generation: ready",
@@ -56,7 +60,11 @@ describe("assessReadiness", () => {
         conditions: [condition("Ready", "True", "Available", 3)],
       }),
       generation: 4,
-      expected: { state: "waiting", progress: "waiting for the operator to act on generation 4" },
+      expected: {
+        state: "waiting",
+        progress: "waiting for the operator to act on generation 4",
+        awaitingOperator: true,
+      },
     },
     {
       name: "Ready=True without its own observedGeneration: status.observedGeneration decides",
@@ -161,7 +169,11 @@ describe("assessReadiness", () => {
       name: "Stalled from the previous generation does not fail the new one",
       live: instance({ observedGeneration: 3, conditions: [condition("Stalled", "True", "InvalidSpec", 3)] }),
       generation: 4,
-      expected: { state: "waiting", progress: "waiting for the operator to act on generation 4" },
+      expected: {
+        state: "waiting",
+        progress: "waiting for the operator to act on generation 4",
+        awaitingOperator: true,
+      },
     },
     {
       name: "being deleted: failed",
@@ -181,6 +193,7 @@ describe("assessReadiness", () => {
   const waitingForRequest = {
     state: "waiting",
     progress: "waiting for the operator to act on this update's reconcile request",
+    awaitingOperator: true,
   } as const;
   const requestCases: { name: string; live: LiveInstance; expected: ReturnType<typeof assessReadiness> }[] = [
     {
@@ -211,6 +224,22 @@ describe("assessReadiness", () => {
   for (const c of requestCases) {
     test(c.name, () => assert.deepEqual(assessReadiness(c.live, 4, "now"), c.expected));
   }
+});
+
+describe("waitingPhase", () => {
+  const awaiting = { state: "waiting", progress: "waiting for the operator to act on generation 1" } as const;
+  test("the operator's words while the wait is young, or while an operator is acting", () => {
+    assert.equal(waitingPhase({ ...awaiting, awaitingOperator: true }, operatorSilenceMs - 1), awaiting.progress);
+    assert.equal(waitingPhase({ state: "waiting", progress: "1/3 replicas ready" }, 600_000), "1/3 replicas ready");
+  });
+  test("after 30 s without any operator acting, what to check", () => {
+    const phase = waitingPhase({ ...awaiting, awaitingOperator: true }, operatorSilenceMs);
+    assert.match(
+      phase,
+      /^waiting for the operator to act on generation 1; no operator has acted on it yet: is one running/,
+    );
+    assert.match(phase, /npx myapp-operator/);
+  });
 });
 
 describe("describeConditions", () => {
