@@ -40,6 +40,7 @@ import {
 import { flushOnShutdown, NoteBoard } from "./notes.ts";
 import { waitProgress } from "./progress.ts";
 import { assessReadiness, describeConditions, operatorSilenceMs, waitingPhase, type Readiness } from "./readiness.ts";
+import { newReconcileRequest } from "./reconcile-request.ts";
 import { chartPreview } from "./chart-preview.ts";
 import { missingStorageClass, serverCheck } from "./server-check.ts";
 import { latestWarnings } from "./warning-events.ts";
@@ -143,7 +144,7 @@ export async function create(news: PropertyBag): Promise<{ id: string; outs: Ins
     if (existing.metadata.deletionTimestamp) await waitUntilGone(client, inputs, existing.metadata.uid);
   }
   const id = instanceId(inputs.namespace, inputs.name);
-  const request = reconcileRequest();
+  const request = newReconcileRequest();
   const applied = await client.apply<LiveInstance>(desiredInstance(inputs, request), { fieldManager, force: true });
   providerLog().debug({ id, generation: applied.metadata.generation, adopted: existing !== undefined }, "applied");
   return { id, outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news)) };
@@ -162,7 +163,7 @@ export async function update(id: string, olds: PropertyBag, news: PropertyBag): 
   }
   // A request to reconcile now: an update may follow a cause fixed outside the spec (a conflicting Service
   // deleted by hand), which the operator would otherwise see only at its next resync.
-  const request = reconcileRequest();
+  const request = newReconcileRequest();
   const applied = await client.apply<LiveInstance>(desiredInstance(inputs, request), { fieldManager, force: true });
   providerLog().debug({ id, generation: applied.metadata.generation }, "applied");
   return { outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news)) };
@@ -360,11 +361,6 @@ function pickInputs(bag: PropertyBag): InstanceInputs {
   const inputs: Record<string, unknown> = {};
   for (const key of inputKeys) if (bag[key] !== undefined && bag[key] !== null) inputs[key] = bag[key];
   return inputs as unknown as InstanceInputs;
-}
-
-/** A fresh value for the reconcile-request annotation: the time, as Flux's requestedAt is by convention. */
-function reconcileRequest(): string {
-  return new Date(realClock.now()).toISOString();
 }
 
 /** When a wait gives up: timeoutSeconds from now (the default if state predates the input). */
