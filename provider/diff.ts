@@ -7,15 +7,16 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import { checkSpecTransition } from "../api/index.ts";
-import { inputKeys, isUnknown, operationKeys, type InputKey, type PropertyBag } from "./inputs.ts";
+import { inputKeys, isUnknown, operationKeys, specKeys, type InputKey, type PropertyBag } from "./inputs.ts";
 
 /** The verdict, in the terms of `pulumi.dynamic.DiffResult` plus the changed keys for logs and tests. */
 export interface DiffOutcome {
   readonly changes: boolean;
-  /** Changed keys that need a new object: name or namespace. */
+  /**
+   * Changed keys that need a new object: name or namespace. The new object therefore never has the old one's
+   * namespace/name, so pulumi's default (create the new one, then delete the old) never collides.
+   */
   readonly replaces: InputKey[];
-  /** True when the new object would have the old one's namespace/name, so the old must go first. */
-  readonly deleteBeforeReplace: boolean;
   /** Every changed key, unknown values included. */
   readonly changed: InputKey[];
 }
@@ -45,13 +46,7 @@ export function diffInputs(olds: PropertyBag, news: PropertyBag): DiffOutcome {
 
   if (!identityChanged) rejectForbiddenTransitions(olds, news);
 
-  return {
-    changes: changed.length > 0,
-    replaces,
-    // A new name or namespace means no collision, so the new object can come up before the old one goes.
-    deleteBeforeReplace: replaces.length > 0 && !identityChanged,
-    changed,
-  };
+  return { changes: changed.length > 0, replaces, changed };
 }
 
 function rejectForbiddenTransitions(olds: PropertyBag, news: PropertyBag): void {
@@ -68,7 +63,15 @@ function rejectForbiddenTransitions(olds: PropertyBag, news: PropertyBag): void 
   );
 }
 
-// Deep, for the one object-valued input (resources); key order does not matter to JSON, nor here.
+/**
+ * True when no input of the instance's spec changed since `olds` (state): a preview then asks the cluster nothing.
+ * Deep, for the object-valued inputs (`resources`, `chart`, `values`), which check hands over as new objects.
+ */
+export function unchangedInstance(olds: PropertyBag, inputs: PropertyBag): boolean {
+  return specKeys.every((key) => sameValue(olds[key], inputs[key]));
+}
+
+// Deep: object-valued inputs come as new objects every time; key order does not matter to JSON, nor here.
 function sameValue(a: unknown, b: unknown): boolean {
   return isDeepStrictEqual(canonical(a ?? undefined), canonical(b ?? undefined));
 }

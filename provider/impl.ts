@@ -11,7 +11,7 @@ import { cancellation } from "./cancellation.ts";
 import { clusterIdentity, recordedIdentity, verifyCluster } from "./cluster-identity.ts";
 import { connect } from "./connection.ts";
 import { instanceLabel, providerLog, stdoutLines } from "./console.ts";
-import { diffInputs } from "./diff.ts";
+import { diffInputs, unchangedInstance } from "./diff.ts";
 import { readableFailures } from "./failure-display.ts";
 import { followObject, type Snapshot } from "./follow.ts";
 import { ResourceInitError } from "./init-error.ts";
@@ -22,7 +22,6 @@ import {
   instanceId,
   isUnknown,
   parseInstanceId,
-  specKeys,
   type ClusterIdentity,
   type InstanceInputs,
   type InstanceOutputs,
@@ -123,7 +122,7 @@ export async function diff(_id: string, olds: PropertyBag, news: PropertyBag) {
     }
     if (client) await verifyCluster(client, recorded, "update", inputs);
   }
-  return { changes: outcome.changes, replaces: outcome.replaces, deleteBeforeReplace: outcome.deleteBeforeReplace };
+  return { changes: outcome.changes, replaces: outcome.replaces };
 }
 
 /**
@@ -325,11 +324,6 @@ async function requireStorageClass(client: KubeClient, inputs: InstanceInputs): 
   if (inputs.storageClassName === undefined) return;
   const missing = await missingStorageClass(client, inputs.storageClassName);
   if (missing) throw new Error(`${inputs.logicalName}: storageClassName: ${missing}`);
-}
-
-/** True when no spec key changed: the apiserver accepted these values before, asking it again costs a request. */
-function unchangedInstance(olds: PropertyBag, inputs: PropertyBag): boolean {
-  return specKeys.every((key) => (olds[key] ?? undefined) === (inputs[key] ?? undefined));
 }
 
 // A note that gained instances is printed again before the process ends: the engine interrupts its plugins when done.

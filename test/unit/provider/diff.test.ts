@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { diffInputs, ForbiddenChangeError } from "../../../provider/diff.ts";
+import { diffInputs, ForbiddenChangeError, unchangedInstance } from "../../../provider/diff.ts";
 import { unknownValue } from "../../../provider/inputs.ts";
 
 /** A property bag as the engine passes it. */
@@ -39,7 +39,6 @@ describe("diffInputs", () => {
     news: Bag;
     changed: string[];
     replaces: string[];
-    deleteBeforeReplace: boolean;
   }[] = [
     {
       name: "nothing the user owns changed: no diff, whatever the cluster added",
@@ -47,7 +46,6 @@ describe("diffInputs", () => {
       news: inputs,
       changed: [],
       replaces: [],
-      deleteBeforeReplace: false,
     },
     {
       name: "an image change is an in-place update of exactly that key",
@@ -55,7 +53,6 @@ describe("diffInputs", () => {
       news: { ...inputs, image: "nginx:1.28" },
       changed: ["image"],
       replaces: [],
-      deleteBeforeReplace: false,
     },
     {
       name: "replicas, port and reclaim policy: in place",
@@ -63,7 +60,6 @@ describe("diffInputs", () => {
       news: { ...inputs, replicas: 5, port: 80, storageReclaimPolicy: "Delete" },
       changed: ["replicas", "port", "storageReclaimPolicy"],
       replaces: [],
-      deleteBeforeReplace: false,
     },
     {
       name: "a rename is a replacement; the new name cannot collide, so create first",
@@ -71,7 +67,6 @@ describe("diffInputs", () => {
       news: { ...inputs, name: "shop" },
       changed: ["name"],
       replaces: ["name"],
-      deleteBeforeReplace: false,
     },
     {
       name: "a namespace move is a replacement, create first",
@@ -79,7 +74,6 @@ describe("diffInputs", () => {
       news: { ...inputs, namespace: "prod" },
       changed: ["namespace"],
       replaces: ["namespace"],
-      deleteBeforeReplace: false,
     },
     {
       name: "removing storage while renaming: a new object, so a replacement, create first",
@@ -87,7 +81,6 @@ describe("diffInputs", () => {
       news: { ...inputs, name: "shop" },
       changed: ["name", "storage"],
       replaces: ["name"],
-      deleteBeforeReplace: false,
     },
     {
       name: "growing storage: in place",
@@ -95,7 +88,6 @@ describe("diffInputs", () => {
       news: { ...withStorage, storage: "5Gi" },
       changed: ["storage"],
       replaces: [],
-      deleteBeforeReplace: false,
     },
     {
       name: "adding storage: in place",
@@ -103,7 +95,6 @@ describe("diffInputs", () => {
       news: { ...inputs, storage: "1Gi" },
       changed: ["storage"],
       replaces: [],
-      deleteBeforeReplace: false,
     },
     {
       name: "new credentials, context or timeout: no change of the instance (the engine stores the new inputs)",
@@ -111,7 +102,6 @@ describe("diffInputs", () => {
       news: { ...inputs, kubeconfig: "apiVersion: v1", context: "prod", timeoutSeconds: 60 },
       changed: [],
       replaces: [],
-      deleteBeforeReplace: false,
     },
     {
       name: "a renamed stack re-marks the object in place",
@@ -119,7 +109,6 @@ describe("diffInputs", () => {
       news: { ...inputs, owner: "organization/shop/staging" },
       changed: ["owner"],
       replaces: [],
-      deleteBeforeReplace: false,
     },
     {
       name: "unknown image: an update",
@@ -127,7 +116,6 @@ describe("diffInputs", () => {
       news: { ...inputs, image: unknownValue },
       changed: ["image"],
       replaces: [],
-      deleteBeforeReplace: false,
     },
     {
       name: "unknown name: maybe a new one, so a replacement",
@@ -135,7 +123,6 @@ describe("diffInputs", () => {
       news: { ...inputs, name: unknownValue },
       changed: ["name"],
       replaces: ["name"],
-      deleteBeforeReplace: false,
     },
     {
       name: "unknown storage where storage is set: an update, judged by check at up (never a replacement)",
@@ -143,7 +130,6 @@ describe("diffInputs", () => {
       news: { ...withStorage, storage: unknownValue },
       changed: ["storage"],
       replaces: [],
-      deleteBeforeReplace: false,
     },
     {
       name: "unknown storage where there was none: an update",
@@ -151,7 +137,6 @@ describe("diffInputs", () => {
       news: { ...inputs, storage: unknownValue },
       changed: ["storage"],
       replaces: [],
-      deleteBeforeReplace: false,
     },
   ];
   for (const c of cases) {
@@ -159,7 +144,6 @@ describe("diffInputs", () => {
       const result = diffInputs(c.olds, c.news);
       assert.deepEqual(result.changed, c.changed);
       assert.deepEqual(result.replaces, c.replaces);
-      assert.equal(result.deleteBeforeReplace, c.deleteBeforeReplace);
       assert.equal(result.changes, c.changed.length > 0);
     });
   }
@@ -218,5 +202,36 @@ describe("diffInputs: resources, the one object-valued input", () => {
     );
     assert.deepEqual(outcome.changed, ["resources", "podSecurityLevel"]);
     assert.deepEqual(outcome.replaces, []);
+  });
+});
+
+describe("unchangedInstance: a no-op preview asks the cluster nothing, whatever the inputs' shapes", () => {
+  const objectInputs = {
+    ...inputs,
+    resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "512Mi" } },
+    chart: { configMap: "web-chart", valuePaths: { port: "service.httpPort" } },
+    values: { redis: { enabled: true }, hosts: ["a", "b"] },
+  };
+  test("the same object inputs as new objects (key order of their own) are unchanged", () => {
+    const fromState = JSON.parse(JSON.stringify(objectInputs)) as Bag;
+    const fromCheck = {
+      ...objectInputs,
+      resources: { limits: { memory: "512Mi" }, requests: { memory: "128Mi", cpu: "100m" } },
+      values: { hosts: ["a", "b"], redis: { enabled: true } },
+    };
+    assert.equal(unchangedInstance(fromState, fromCheck), true);
+  });
+  test("a change deep inside an object input is a change, and so is an array's order", () => {
+    assert.equal(
+      unchangedInstance(objectInputs, { ...objectInputs, values: { redis: { enabled: false }, hosts: ["a", "b"] } }),
+      false,
+    );
+    assert.equal(
+      unchangedInstance(objectInputs, { ...objectInputs, values: { redis: { enabled: true }, hosts: ["b", "a"] } }),
+      false,
+    );
+  });
+  test("a new kubeconfig or timeout is no change of the instance", () => {
+    assert.equal(unchangedInstance(objectInputs, { ...objectInputs, kubeconfig: "new", timeoutSeconds: 60 }), true);
   });
 });
