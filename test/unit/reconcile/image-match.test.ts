@@ -39,7 +39,7 @@ describe("runsImage", () => {
   ] as const) {
     it(`${image} does not run ${wanted}`, () => assert.equal(runsImage(image, wanted), false));
   }
-  it("with the tag left to the chart (valuePaths.imageTag: \"\"), an untagged spec.image matches any tag", () => {
+  it('with the tag left to the chart (valuePaths.imageTag: ""), an untagged spec.image matches any tag', () => {
     assert.equal(runsImage("nginx:1.27", "nginx", true), true);
     assert.equal(runsImage("nginx:1.27", "nginx:1.28", true), false, "a tag the spec names still counts");
     assert.equal(runsImage("ghcr.io/x/nginx:1.27", "nginx", true), false, "the repository still counts");
