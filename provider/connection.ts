@@ -40,6 +40,26 @@ export function connect(inputs: ConnectionInputs): KubeClient {
   return client;
 }
 
+const unreachable = new WeakMap<KubeClient, string>();
+
+/**
+ * Remembers, for the rest of this process (one preview or update), that no apiserver answered `client`, and
+ * returns the message that says so: every later instance on the same connection fails at once with it, instead of
+ * waiting out its own connect timeout.
+ */
+export function markUnreachable(client: KubeClient, cause: string): string {
+  const message =
+    `cannot reach the cluster at ${serverOf(client)}: ${cause}. Check the kubeconfig and context the instance ` +
+    "uses (or that the cluster runs): instances are previewed against their cluster";
+  unreachable.set(client, message);
+  return message;
+}
+
+/** The message of an earlier {@link markUnreachable} for `client`, if any. */
+export function unreachableMessage(client: KubeClient): string | undefined {
+  return unreachable.get(client);
+}
+
 /** The API server URL a client talks to, as its kubeconfig names it. */
 export function serverOf(client: KubeClient): string {
   return client.config.getCurrentCluster()?.server ?? "(unknown server)";

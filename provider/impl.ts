@@ -4,12 +4,12 @@
  * manifest.ts and readiness.ts; this file does the I/O around them.
  */
 import { apiVersion, finalizer, kind } from "../api/index.ts";
-import { ConflictError, type KubeClient } from "../kube/index.ts";
+import { ConflictError, TransportError, type KubeClient } from "../kube/index.ts";
 import { checkInputs, type InputFailure } from "./check.ts";
 import { realClock } from "../kube/clock.ts";
 import { cancellation } from "./cancellation.ts";
 import { clusterIdentity, recordedIdentity, verifyCluster } from "./cluster-identity.ts";
-import { connect } from "./connection.ts";
+import { connect, markUnreachable, unreachableMessage } from "./connection.ts";
 import { instanceLabel, providerLog, stdoutLines } from "./console.ts";
 import { diffInputs, unchangedInstance } from "./diff.ts";
 import { readableFailures } from "./failure-display.ts";
@@ -80,11 +80,16 @@ async function checkInstance(olds: PropertyBag, news: PropertyBag): Promise<Chec
     skippedDryRun(checked, message(error));
     return { inputs };
   }
+  const silent = unreachableMessage(client);
+  if (silent) return { inputs, failures: [{ property: "", reason: silent }] };
   // A resource already in state is ours by definition (its markers may be about to change: a stack rename).
   const result = await serverCheck(client, checked, {
     creating: !existing,
     checkStorageClass: !existing || olds["storageClassName"] !== checked.storageClassName,
   });
+  if (!result.checked && result.unreachable) {
+    return { inputs, failures: [{ property: "", reason: markUnreachable(client, result.note) }] };
+  }
   if (!result.checked) {
     skippedDryRun(checked, result.note);
     return { inputs };
@@ -105,7 +110,8 @@ async function checkInstance(olds: PropertyBag, news: PropertyBag): Promise<Chec
 
 /**
  * `pulumi.dynamic.DiffResult`: see diff.ts. A forbidden storage change throws, failing the preview; so does a
- * connection that now reaches another cluster than the one the instance lives in (when that cluster answers).
+ * connection that now reaches another cluster than the one the instance lives in (when that cluster answers), and
+ * one that reaches no cluster at all (once per connection: later instances fail at once).
  */
 export async function diff(_id: string, olds: PropertyBag, news: PropertyBag) {
   const outcome = diffInputs(olds, news);
@@ -116,11 +122,24 @@ export async function diff(_id: string, olds: PropertyBag, news: PropertyBag) {
     let client: KubeClient | undefined;
     try {
       client = connect(inputs);
-      await clusterIdentity(client);
     } catch {
-      client = undefined; // unreachable or unusable: `up` reports it if it has anything to do there
+      client = undefined; // unusable credentials: `up` reports it if it has anything to do there
     }
-    if (client) await verifyCluster(client, recorded, "update", inputs);
+    if (client) {
+      // No answer fails the preview, once and fast: later instances on the connection do not wait again.
+      const silent = unreachableMessage(client);
+      if (silent) throw new Error(`${inputs.logicalName}: ${silent}`);
+      let answered = true;
+      try {
+        await clusterIdentity(client);
+      } catch (error) {
+        if (error instanceof TransportError) {
+          throw new Error(`${inputs.logicalName}: ${markUnreachable(client, error.message)}`);
+        }
+        answered = false; // an apiserver that cannot say now: `up` reports it if it has anything to do there
+      }
+      if (answered) await verifyCluster(client, recorded, "update", inputs);
+    }
   }
   return { changes: outcome.changes, replaces: outcome.replaces };
 }

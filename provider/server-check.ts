@@ -10,6 +10,7 @@ import {
   ForbiddenError,
   InvalidError,
   NotFoundError,
+  TransportError,
   type FieldCause,
   type KubeClient,
   type KubeObject,
@@ -19,9 +20,13 @@ import type { InputFailure } from "./check.ts";
 import { fieldManager, type InstanceInputs } from "./inputs.ts";
 import { desiredInstance, ownershipProblem, type LiveInstance } from "./manifest.ts";
 
-/** Failures the apiserver reported, or a note on why it was not asked. */
+/**
+ * Failures the apiserver reported, or a note on why it was not asked; `unreachable` when no apiserver answered at
+ * all (no connection, or none within {@link serverCheckTimeoutMs}): check fails the preview on that, once.
+ */
 export type ServerCheckOutcome =
-  { readonly checked: true; readonly failures: InputFailure[] } | { readonly checked: false; readonly note: string };
+  | { readonly checked: true; readonly failures: InputFailure[] }
+  | { readonly checked: false; readonly note: string; readonly unreachable?: true };
 
 /** Slower than this and preview carries on with the zod verdict: a down cluster must not stall every preview. */
 export const serverCheckTimeoutMs = 5_000;
@@ -47,7 +52,12 @@ export async function serverCheck(
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<ServerCheckOutcome>((resolve) => {
     timer = setTimeout(
-      () => resolve({ checked: false, note: `the apiserver did not answer within ${serverCheckTimeoutMs / 1000}s` }),
+      () =>
+        resolve({
+          checked: false,
+          note: `the apiserver did not answer within ${serverCheckTimeoutMs / 1000}s`,
+          unreachable: true,
+        }),
       serverCheckTimeoutMs,
     );
     timer.unref();
@@ -127,6 +137,9 @@ export function interpret(error: unknown, inputs: Pick<InstanceInputs, "namespac
       return { checked: false, note: `not allowed to dry-run: ${error.message}` };
     }
     return { checked: true, failures: [{ property: "", reason: error.message }] };
+  }
+  if (error instanceof TransportError) {
+    return { checked: false, note: `the apiserver could not answer: ${error.message}`, unreachable: true };
   }
   if (error instanceof ApiError) return { checked: false, note: `the apiserver could not answer: ${error.message}` };
   return { checked: false, note: error instanceof Error ? error.message : String(error) };

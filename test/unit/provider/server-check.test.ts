@@ -68,6 +68,7 @@ const cases: { name: string; error: unknown; expected: ReturnType<typeof interpr
     error: new TransportError(0, "PATCH /apis/example.com/v1/...: connect ECONNREFUSED 127.0.0.1:6443"),
     expected: {
       checked: false,
+      unreachable: true,
       note: "the apiserver could not answer: PATCH /apis/example.com/v1/...: connect ECONNREFUSED 127.0.0.1:6443",
     },
   },

@@ -1,0 +1,54 @@
+/**
+ * A preview against a cluster that does not answer fails once and fast, naming the cluster: the first instance
+ * finds out, every later instance on the same connection fails at once instead of waiting out its own connect
+ * timeout. A local TCP server that drops every connection stands in for the cluster, and counts the attempts.
+ */
+import assert from "node:assert/strict";
+import { createServer, type Socket } from "node:net";
+import { test } from "node:test";
+import { stringify } from "yaml";
+import { check, diff } from "../../../provider/impl.ts";
+
+test("check and diff: the first instance finds the cluster silent, the others fail at once without asking", async (t) => {
+  let attempts = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    attempts += 1;
+    sockets.add(socket);
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  const { port } = server.address() as { port: number };
+  const url = `https://127.0.0.1:${port}`;
+  const kubeconfig = stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "silent", cluster: { server: url, "insecure-skip-tls-verify": true } }],
+    users: [{ name: "u", user: { token: "t" } }],
+    contexts: [{ name: "silent", context: { cluster: "silent", user: "u" } }],
+    "current-context": "silent",
+  });
+  const instance = (logicalName: string) => ({
+    image: "nginx:1.27",
+    owner: "organization/shop/dev",
+    logicalName,
+    namespace: "shop",
+    kubeconfig,
+  });
+
+  const first = await check({}, instance("web"));
+  assert.match(first.failures?.[0]?.reason ?? "", new RegExp(`cannot reach the cluster at ${url}`));
+  const asked = attempts;
+  assert.ok(asked > 0, "the first instance asked the cluster");
+
+  const second = await check({}, instance("db"));
+  assert.match(second.failures?.[0]?.reason ?? "", new RegExp(`cannot reach the cluster at ${url}`));
+  // An instance in state whose connection is silent: its diff fails at once too.
+  const olds = { ...(first.inputs as Record<string, unknown>), cluster: { server: url, uid: "u-1" } };
+  await assert.rejects(
+    diff("shop/web", olds, { ...(first.inputs as Record<string, unknown>) }),
+    /cannot reach the cluster/,
+  );
+  assert.equal(attempts, asked, "no later instance asked again");
+});
