@@ -1,9 +1,10 @@
 /**
  * The pure half of the provider's `diff`: which inputs changed, and which of those need a new object. Only the
  * inputs are compared, never what the cluster adds (defaults, status, uid), so a converged instance shows no
- * change, and only the instance's own inputs: a new kubeconfig, context or timeout is stored (the engine keeps the
- * new inputs) but changes nothing in the cluster, so it is no change. Old values come from state (the outputs,
- * which carry every input); new ones from check.
+ * change. A new kubeconfig or context (a rotated token) changes nothing in the cluster, but it is an update of the
+ * state: refresh and destroy see only the outputs, and must reach the cluster with the newest credentials, not the
+ * ones of the last spec change. A new timeout is no change. Old values come from state (the outputs, which carry
+ * every input); new ones from check.
  */
 import { isDeepStrictEqual } from "node:util";
 import { checkSpecTransition } from "../api/index.ts";
@@ -32,13 +33,20 @@ export class ForbiddenChangeError extends Error {
 /** The keys that are the instance: everything but how to reach its cluster and how long to wait. */
 const instanceKeys = inputKeys.filter((key) => !(operationKeys as readonly string[]).includes(key));
 
+/** How to reach the cluster: stored for refresh and destroy, so a new value is an update of the state alone. */
+const connectionKeys = ["kubeconfig", "context"] as const satisfies readonly InputKey[];
+
 /**
  * Compares old outputs with new checked inputs. Unknown values count as changed; an unknown name or namespace
  * counts as a replacement, because the value may turn out to need one. Throws {@link ForbiddenChangeError} for a
  * storage removal, shrink or class change (check reports those first, naming the field).
  */
 export function diffInputs(olds: PropertyBag, news: PropertyBag): DiffOutcome {
-  const changed = instanceKeys.filter((key) => isUnknown(news[key]) || !sameValue(olds[key], news[key]));
+  const changed: InputKey[] = instanceKeys.filter((key) => isUnknown(news[key]) || !sameValue(olds[key], news[key]));
+  // Known and different only: an unknown connection (a plain k8s.Provider's context in a preview) is no news.
+  for (const key of connectionKeys) {
+    if (!isUnknown(news[key]) && !sameValue(olds[key], news[key])) changed.push(key);
+  }
   const replaces: InputKey[] = [];
   const identityChanged = changed.includes("name") || changed.includes("namespace");
   if (changed.includes("name")) replaces.push("name");

@@ -178,6 +178,11 @@ export async function update(id: string, olds: PropertyBag, news: PropertyBag): 
   if (live) {
     const problem = ownershipProblem(live, inputs, text(olds["uid"]));
     if (problem) throw new Error(problem);
+    // Only the credentials changed (a rotated token, verified above to reach the same cluster): store them for
+    // refresh and destroy, and write nothing to the cluster.
+    if (unchangedInstance(olds, news) && assessReadiness(live, live.metadata.generation ?? 0).state === "ready") {
+      return { outs: outputsFor(inputs, live, cluster) };
+    }
   }
   // A request to reconcile now: an update may follow a cause fixed outside the spec (a conflicting Service
   // deleted by hand), which the operator would otherwise see only at its next resync.

@@ -416,16 +416,27 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       },
     );
 
-    await t.test("a rotated kubeconfig (same cluster) and a new timeout are no change", async () => {
-      // GIVEN the same credentials in another text: other entry names, another current context
-      await stack.setConfig("kubeconfig", { value: renamedEntries(inlineKubeconfig), secret: true });
-      await stack.setConfig("webTimeout", { value: "900" });
-      const preview = await stack.preview({ onOutput: log(t) });
-      assert.equal(preview.changeSummary.update ?? 0, 0, JSON.stringify(preview.changeSummary));
-      const up = await stack.up({ onOutput: log(t) });
-      assert.equal(up.summary.resourceChanges?.update ?? 0, 0, "nothing re-applied, nothing re-awaited");
-      await stack.preview({ expectNoChanges: true, onOutput: log(t) });
-    });
+    await t.test(
+      "a new timeout is no change; a rotated kubeconfig is stored for refresh and destroy, nothing applied",
+      async () => {
+        const before = await client.get<Live>(apiVersion, kind, name, namespaces.web);
+        // GIVEN a new timeout alone: no change at all
+        await stack.setConfig("webTimeout", { value: "900" });
+        const unchanged = await stack.preview({ onOutput: log(t) });
+        assert.equal(unchanged.changeSummary.update ?? 0, 0, JSON.stringify(unchanged.changeSummary));
+        // AND the same credentials in another text (other entry names, another current context), as a rotation
+        // gives: an update of web's state alone, so refresh and destroy reach the cluster with them
+        await stack.setConfig("kubeconfig", { value: renamedEntries(inlineKubeconfig), secret: true });
+        const preview = await stack.preview({ onOutput: log(t) });
+        assert.equal(preview.changeSummary.update ?? 0, 1, JSON.stringify(preview.changeSummary));
+        const up = await stack.up({ onOutput: log(t) });
+        assert.equal(up.summary.resourceChanges?.update ?? 0, 1);
+        const after = await client.get<Live>(apiVersion, kind, name, namespaces.web);
+        assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, "nothing written to the cluster");
+        await stack.preview({ expectNoChanges: true, onOutput: log(t) });
+        await stack.refresh({ expectNoChanges: true, onOutput: log(t) });
+      },
+    );
 
     let slowName = "";
     await t.test("Ctrl-C during a 600 s wait returns within 10 s; the next up continues", async () => {
