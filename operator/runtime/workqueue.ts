@@ -2,6 +2,10 @@
  * A keyed work queue with client-go's semantics: a key is queued at most once (dirty set), is never handed to two
  * workers at once (processing set; an add during processing is queued again when the worker calls done), can be
  * added after a delay, and is retried with the rate limiter's backoff.
+ *
+ * Fair across tenants: keys are handed out round-robin across their groups (the namespace of a `namespace/name`
+ * key), first in, first out within a group. A namespace that queues thousands of keys at once waits behind its own
+ * keys, not every other namespace behind it; with one namespace this is plain FIFO. client-go's queue is FIFO only.
  */
 import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
@@ -26,14 +30,25 @@ export interface WorkQueueOptions {
   /** @default defaultControllerRateLimiter(clock) */
   readonly rateLimiter?: RateLimiter;
   readonly metrics?: QueueMetrics;
+  /** The fairness group of a key. @default its namespace: the part before the first "/" ("" without one) */
+  readonly groupOf?: (key: string) => string;
+}
+
+function namespaceOf(key: string): string {
+  const slash = key.indexOf("/");
+  return slash < 0 ? "" : key.slice(0, slash);
 }
 
 export class WorkQueue {
   private readonly clock: Clock;
   private readonly rateLimiter: RateLimiter;
   private readonly metrics: QueueMetrics | undefined;
-  /** Keys in hand-out order. */
-  private readonly queue: string[] = [];
+  private readonly groupOf: (key: string) => string;
+  /** Keys waiting to be handed out, per group, in arrival order. */
+  private readonly groups = new Map<string, string[]>();
+  /** Groups with waiting keys, in turn order. */
+  private readonly turns: string[] = [];
+  private waiting = 0;
   /** Keys that need processing: queued, or added again while processing. */
   private readonly dirty = new Set<string>();
   /** Keys a worker holds, with when it took them. */
@@ -50,6 +65,7 @@ export class WorkQueue {
     this.clock = options.clock ?? realClock;
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter(this.clock);
     this.metrics = options.metrics;
+    this.groupOf = options.groupOf ?? namespaceOf;
   }
 
   /** Marks `key` as needing work. A key already queued stays queued once; a key in progress is re-queued on done. */
@@ -117,7 +133,7 @@ export class WorkQueue {
 
   /** Keys waiting to be handed out (excludes delayed and in-progress keys). */
   get length(): number {
-    return this.queue.length;
+    return this.waiting;
   }
 
   /** Keys currently held by workers. */
@@ -146,18 +162,31 @@ export class WorkQueue {
   }
 
   private push(key: string): void {
-    this.queue.push(key);
+    const group = this.groupOf(key);
+    const keys = this.groups.get(group);
+    if (keys) keys.push(key);
+    else {
+      this.groups.set(group, [key]);
+      this.turns.push(group);
+    }
+    this.waiting += 1;
     this.enqueuedAt.set(key, this.clock.now());
-    this.metrics?.depth(this.queue.length);
+    this.metrics?.depth(this.waiting);
     const waiter = this.waiters.shift();
     if (waiter) waiter(this.take());
   }
 
   private take(): string | undefined {
-    const key = this.queue.shift();
-    if (key === undefined) return undefined;
+    const group = this.turns.shift();
+    if (group === undefined) return undefined;
+    const keys = this.groups.get(group)!;
+    const key = keys.shift()!;
+    // The group goes to the back of the line while it has keys left: one key per group per turn.
+    if (keys.length > 0) this.turns.push(group);
+    else this.groups.delete(group);
+    this.waiting -= 1;
     const now = this.clock.now();
-    this.metrics?.depth(this.queue.length);
+    this.metrics?.depth(this.waiting);
     this.metrics?.queued((now - (this.enqueuedAt.get(key) ?? now)) / 1000);
     this.enqueuedAt.delete(key);
     this.dirty.delete(key);

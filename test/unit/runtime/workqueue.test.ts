@@ -25,6 +25,24 @@ async function poll(promise: Promise<string | undefined>): Promise<string | unde
 }
 
 describe("WorkQueue", () => {
+  it("is fair across namespaces: a flood in one waits behind its own keys, not every tenant behind it", async () => {
+    // GIVEN a tenant who queued a thousand instances, then two other tenants one each
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    for (let i = 0; i < 1000; i++) queue.add(`flood/i-${i}`);
+    queue.add("shop/web");
+    queue.add("bank/ledger");
+    // THEN the others are handed out within the first round, and each namespace keeps its own order
+    const firstFour = [await queue.get(), await queue.get(), await queue.get(), await queue.get()];
+    assert.deepEqual(firstFour, ["flood/i-0", "shop/web", "bank/ledger", "flood/i-1"]);
+    assert.equal(queue.length, 998);
+  });
+
+  it("with one namespace (or keys without one) it is plain first in, first out", async () => {
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    for (const key of ["ns/c", "ns/a", "ns/b"]) queue.add(key);
+    assert.deepEqual([await queue.get(), await queue.get(), await queue.get()], ["ns/c", "ns/a", "ns/b"]);
+  });
+
   it("deduplicates: a key added twice while queued is handed out once", async () => {
     // GIVEN a queue with a key added twice
     const queue = new WorkQueue({ clock: new FakeClock() });
