@@ -8,7 +8,7 @@ import type { ChartSpec } from "../api/index.ts";
 import { readClusterCapabilities, type KubeClient, type KubeObject } from "../kube/index.ts";
 import { cachedCapabilities, chartSource, helmRenderer } from "./chart/index.ts";
 import type { OperatorOptions } from "./options.ts";
-import type { ChartDeps } from "./reconcile/index.ts";
+import { BackgroundJobs, type ChartDeps } from "./reconcile/index.ts";
 
 /** The chart dependencies of reconcile for `options`. */
 export function chartDeps(
@@ -46,6 +46,8 @@ export function chartDeps(
     allowedKinds: options.chartKinds,
     serviceTypes: options.chartServiceTypes,
     appliedWriteOnly: new Map(),
+    // Fetches and renders beside the reconcile workers: a slow or hostile chart holds none of them.
+    jobs: new BackgroundJobs(),
     ...(options.defaultChart ? { defaultChart: options.defaultChart } : {}),
     // The server's version and discovery (what `helm install` would ask), read again after a few minutes so a CRD
     // installed since shows up in `.Capabilities.APIVersions` (on the instance's next reconcile).

@@ -37,6 +37,7 @@ import {
 } from "../chart/index.ts";
 import { isControlledBy, labelKeys, labelValue, managedBy } from "../desired/index.ts";
 import { isSubset } from "./compare.ts";
+import type { BackgroundJobs } from "./background-jobs.ts";
 import { childRejection, PermanentError, TransientError } from "./errors.ts";
 import { imageMismatch } from "./image-match.ts";
 import type { ObservedWorkload } from "./observed.ts";
@@ -65,11 +66,29 @@ export interface ChartDeps {
    * instance whose spec names none. Unset: such instances get the built-in template.
    */
   readonly defaultChart?: ChartSpec;
+  /**
+   * Where fetches and renders run, beside the workers (see background-jobs.ts). Unset: in the reconcile itself,
+   * which is simplest for tests and a one-instance tool.
+   */
+  readonly jobs?: BackgroundJobs;
+}
+
+/** How soon an instance whose chart is still being fetched or rendered in the background is looked at again. */
+export const chartJobPollMs = 1_000;
+
+/** What a chart job depends on: the chart as the spec names it and the values; the same id reuses the job. */
+function chartJobId(chart: ChartSpec, spec: MyAppInstanceSpec): string {
+  return createHash("sha256")
+    .update(JSON.stringify([chart, chartValues(spec)]))
+    .digest("hex");
 }
 
 /** The chart branch's result: the status to write, and how the runtime should go on. */
 export interface ChartOutcome {
-  readonly status: MyAppInstanceStatus;
+  /** Undefined while the chart is still being fetched or rendered in the background: nothing new to say. */
+  readonly status?: MyAppInstanceStatus;
+  /** Look again after this long (the chart's job has not settled yet). */
+  readonly requeueAfterMs?: number;
   /** Thrown by reconcile after the status is written: Permanent (wait for a change) or Transient (back off). */
   readonly failure?: PermanentError | TransientError;
 }
@@ -110,34 +129,42 @@ export async function reconcileChart(
     });
   }
 
-  let bytes: Uint8Array;
-  try {
-    bytes = await deps.fetchChart(chart, key.namespace);
-  } catch (error) {
-    if (!(error instanceof ChartFetchError)) throw error;
-    // A source that is down, slow or busy may come back: retry with backoff, status untouched; once the fast
-    // retries are used up the runtime reports Stalled (TransientFailure), never Degraded, with one reason however
-    // the slow retries fail. A 404, a digest mismatch, a cap or a source not allowed is the instance's problem.
-    if (error.transient) throw transientChartFailure(session, error);
-    return permanent({ reason: error.reason, message: error.message }, error);
-  }
-
-  let rendered;
-  try {
-    rendered = await deps.renderer.render({
-      chart: bytes,
+  // Fetching and rendering may be slow (a far or hostile source, a chart near its limits): they run as a job beside
+  // the reconcile workers, so one tenant's slow chart holds a worker no longer than the jobs' grace, and the
+  // instance is looked at again until its job settled (no status write meanwhile).
+  const prepare = async () =>
+    deps.renderer.render({
+      chart: await deps.fetchChart(chart, key.namespace),
       release: key.name,
       namespace: key.namespace,
       values: chartValues(spec),
       ...(deps.capabilities ? { capabilities: await deps.capabilities() } : {}),
     });
-  } catch (error) {
-    if (!(error instanceof ChartRenderError)) throw error;
-    // ChartRenderLimit names the platform's limit helm went over; only the wall-time limit (a busy node) retries.
-    const message = renderFailureMessage(describeSource(chart, key.namespace), error);
-    if (error.transient) throw transientChartFailure(session, error, message);
-    return permanent({ reason: error.reason, message }, error);
+  const job = deps.jobs
+    ? await deps.jobs.run(`${key.namespace}/${key.name}`, chartJobId(chart, spec), prepare)
+    : await prepare().then(
+        (value) => ({ settled: true, ok: true, value }) as const,
+        (error: unknown) => ({ settled: true, ok: false, error }) as const,
+      );
+  if (!job.settled) return { requeueAfterMs: chartJobPollMs };
+  if (!job.ok) {
+    const { error } = job;
+    if (error instanceof ChartFetchError) {
+      // A source that is down, slow or busy may come back: retry with backoff, status untouched; once the fast
+      // retries are used up the runtime reports Stalled (TransientFailure), never Degraded, with one reason however
+      // the slow retries fail. A 404, a digest mismatch, a cap or a source not allowed is the instance's problem.
+      if (error.transient) throw transientChartFailure(session, error);
+      return permanent({ reason: error.reason, message: error.message }, error);
+    }
+    if (error instanceof ChartRenderError) {
+      // ChartRenderLimit names the platform's limit helm went over; only the wall-time limit (a busy node) retries.
+      const message = renderFailureMessage(describeSource(chart, key.namespace), error);
+      if (error.transient) throw transientChartFailure(session, error, message);
+      return permanent({ reason: error.reason, message }, error);
+    }
+    throw error;
   }
+  const rendered = job.value;
 
   const identity = { ...key, uid: instance.metadata.uid ?? "" };
   const allowed = deps.allowedKinds ?? defaultChartKinds;

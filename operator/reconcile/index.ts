@@ -1,5 +1,8 @@
 /** One reconcile of one MyAppInstance, behind a narrow port to Kubernetes. */
+export { BackgroundJobs } from "./background-jobs.ts";
+export type { JobState } from "./background-jobs.ts";
 export { reconcileChart } from "./chart.ts";
+export { chartJobPollMs } from "./chart.ts";
 export type { ChartDeps, ChartOutcome } from "./chart.ts";
 export { isSubset, jsonEqual } from "./compare.ts";
 export { PermanentError, TransientError } from "./errors.ts";
@@ -16,7 +19,7 @@ export type {
   ObjectKey,
   ObjectReference,
 } from "./port.ts";
-export { parseKey, reconcile, reconciler, recordStalled } from "./reconcile.ts";
+export { reconcile, reconciler, recordStalled } from "./reconcile.ts";
 export type { ReconcileDeps, ReconcileOutcome } from "./reconcile.ts";
 export { creationFailure, missingPods, rolloutProgress } from "./rollout.ts";
 export type { ObservedEvent, RolloutProgress } from "./rollout.ts";

@@ -23,6 +23,7 @@ import {
   type MyAppInstanceStatus,
 } from "../../api/index.ts";
 import { ConflictError, NotFoundError, type KubeObject } from "../../kube/index.ts";
+import { parseObjectKey as parseKey } from "../../kube/object-key.ts";
 import {
   desiredDeployment,
   desiredGoverningService,
@@ -93,15 +94,6 @@ export interface ReconcileOutcome {
   readonly requeueAfterMs?: number;
   /** API writes this reconcile made (0 for a converged instance). */
   readonly writes: number;
-}
-
-/** `namespace/name` as an object key. */
-export function parseKey(key: string): ObjectKey {
-  const slash = key.indexOf("/");
-  if (slash <= 0 || slash === key.length - 1 || key.indexOf("/", slash + 1) >= 0) {
-    throw new PermanentError(`reconcile key "${key}" is not "namespace/name"`, { reason: "MalformedKey" });
-  }
-  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
 /** The reconciler in the runtime's shape: `(key) => outcome`. */
@@ -213,9 +205,9 @@ async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise
   if (chart) {
     const previous = previousStatus(instance);
     const outcome = await reconcileChart(session, { ...verdict.spec, chart }, previous, deps.chart);
-    await writeStatus(session, previous, outcome.status);
+    if (outcome.status) await writeStatus(session, previous, outcome.status);
     if (outcome.failure) throw outcome.failure;
-    return { writes: session.writes() };
+    return { ...(outcome.requeueAfterMs ? { requeueAfterMs: outcome.requeueAfterMs } : {}), writes: session.writes() };
   }
   // Objects a chart rendered before spec.chart was removed: checked against the storage rules first, pruned once
   // the built-in children are applied (so the app keeps serving through the switch).

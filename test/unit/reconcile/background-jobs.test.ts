@@ -1,0 +1,88 @@
+/**
+ * Slow chart work runs beside the reconcile workers: a job that settles within the grace is answered at once, a
+ * slower one is left running and its outcome handed to a later call; the chart branch says "look again" without
+ * a status write meanwhile, so a hostile source holds no worker.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { renderableChartKinds } from "../../../api/index.ts";
+import type { ChartRenderer } from "../../../operator/chart/index.ts";
+import { BackgroundJobs, chartJobPollMs } from "../../../operator/reconcile/index.ts";
+import { FakeClock, settle } from "../runtime/fake-clock.ts";
+import { harness } from "./setup.ts";
+
+/** A promise and the function that resolves it. */
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe("BackgroundJobs", () => {
+  test("a job that settles within the grace is answered at once", async () => {
+    const jobs = new BackgroundJobs({ clock: new FakeClock() });
+    assert.deepEqual(await jobs.run("ns/a", "1", async () => 42), { settled: true, ok: true, value: 42 });
+    assert.equal(jobs.size, 0, "collected");
+  });
+
+  test("a slow job is left running after the grace, and its outcome goes to the next call with the same id", async () => {
+    const clock = new FakeClock();
+    const jobs = new BackgroundJobs({ clock, graceMs: 250 });
+    const slow = deferred<string>();
+    let started = 0;
+    const work = () => (started++, slow.promise);
+    const first = jobs.run("ns/a", "1", work);
+    await settle();
+    await clock.advance(250);
+    assert.deepEqual(await first, { settled: false });
+    const second = jobs.run("ns/a", "1", work);
+    await clock.advance(250);
+    assert.deepEqual(await second, { settled: false });
+    slow.resolve("chart");
+    assert.deepEqual(await jobs.run("ns/a", "1", work), { settled: true, ok: true, value: "chart" });
+    assert.equal(started, 1, "one job, however often asked");
+  });
+
+  test("a new id (the spec changed) starts a new job; a failure is an outcome too", async () => {
+    const jobs = new BackgroundJobs({ clock: new FakeClock() });
+    const never = new Promise<string>(() => undefined);
+    void jobs.run("ns/a", "1", () => never);
+    const failed = await jobs.run("ns/a", "2", async () => {
+      throw new Error("404");
+    });
+    assert.equal(failed.settled && !failed.ok && (failed.error as Error).message, "404");
+  });
+});
+
+describe("a chart instance whose source does not answer", () => {
+  test("holds no worker: the reconcile returns after the grace, asks to look again, writes nothing", async () => {
+    const h = harness();
+    const clock = new FakeClock();
+    const source = deferred<Uint8Array>();
+    const renderer: ChartRenderer = {
+      render: async () => ({ manifest: "", hooks: [], crds: [] }),
+    };
+    Object.assign(h.deps, {
+      chart: {
+        renderer,
+        fetchChart: () => source.promise,
+        allowedKinds: renderableChartKinds,
+        jobs: new BackgroundJobs({ clock }),
+      },
+    });
+    h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    const before = h.cluster.writeLines().length;
+    const outcome = h.run();
+    await settle();
+    await clock.advance(250);
+    assert.equal((await outcome).requeueAfterMs, chartJobPollMs);
+    assert.deepEqual(
+      h.cluster
+        .writeLines()
+        .slice(before)
+        .filter((line) => !line.startsWith("setFinalizers")),
+      [],
+      "no status write while the chart is being fetched",
+    );
+  });
+});
