@@ -9,13 +9,13 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultResources } from "../../components/settings.ts";
 import { nodeOptionsFor } from "../../components/node-heap.ts";
 import { bundleOperator } from "../../tools/lib/operator-bundle.ts";
+import { freePort } from "../../tools/lib/operator-launcher.ts";
 import { startOperator, waitForReady } from "./operator-process.ts";
 import { readMemory, type Memory } from "./operator-process.ts";
 import { cpuSeconds } from "./process-stats.ts";
@@ -114,14 +114,6 @@ const running = new Set<ChildProcess>();
 process.on("exit", () => {
   for (const child of running) child.kill("SIGKILL");
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function startPeer(options: SubjectOptions): Promise<Subject> {
   const binary = peerBinary();

@@ -16,12 +16,12 @@ import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import * as k8s from "@pulumi/kubernetes";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation/index.js";
+import { freePort } from "../../tools/lib/operator-launcher.ts";
 import { apiVersion, crdName, defaultChartKinds, finalizer, kind } from "../../api/index.ts";
 import { installManifests, renderInstallYaml } from "../../components/install-manifests.ts";
 import { MyAppOperator } from "../../components/my-app-operator.ts";
@@ -412,17 +412,4 @@ async function startOperator(defer: Defer, settings: OperatorSettings, kubeconfi
       return [...samples].reduce((sum, match) => sum + Number(match[1]), 0);
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
 }

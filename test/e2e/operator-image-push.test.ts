@@ -14,10 +14,10 @@ import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
+import { freePort } from "../../tools/lib/operator-launcher.ts";
 import { buildOperatorImage } from "../../tools/lib/image-build.ts";
 import { pushOperatorImage } from "../../tools/lib/image-push.ts";
 import { ensureImageTools } from "../../tools/lib/image-tools.ts";
@@ -86,20 +86,6 @@ describe("the operator image pushed to a registry", { timeout: minutes(15) }, ()
     assert.equal(cli.stdout.trim(), pushed.pinned);
   });
 });
-
-/** A port nobody listens on now (the registry binds it a moment later). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
 
 /** Waits until the registry answers its API root (`GET /v2/` is 200 without auth). */
 async function waitForRegistry(url: string, log: () => string): Promise<void> {

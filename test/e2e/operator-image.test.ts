@@ -18,9 +18,9 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { describe, it, type TestContext } from "node:test";
 import { parse } from "yaml";
+import { freePort } from "../../tools/lib/operator-launcher.ts";
 import { apiVersion, kind } from "../../api/index.ts";
 import { operatorDeployment } from "../../components/deployment.ts";
 import { installManifests } from "../../components/install-manifests.ts";
@@ -276,17 +276,4 @@ function quantityBytes(quantity: string): number {
   const match = /^(\d+)(Ki|Mi|Gi)?$/.exec(quantity);
   assert.ok(match, `a quantity the test understands: ${quantity}`);
   return Number(match[1]) * { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, "": 1 }[match[2] ?? ""]!;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
 }

@@ -1,15 +1,14 @@
 /**
  * Test support for the operator as a real process against the local cluster: the CRD installed, `node
- * operator/main.ts` spawned and scoped to a test's namespaces, its pino JSON logs collected, its /metrics read; plus
- * the few MyAppInstance helpers the operator tests share (create, wait for a status, record every status change).
+ * operator/main.ts` started by the shared launcher (tools/lib/operator-launcher.ts) with leader election and every
+ * chart kind, scoped to a test's namespaces and stopped when the test ends, its /metrics read; plus the few
+ * MyAppInstance helpers the operator tests share (create, wait for a status, record every status change).
  *
  * Set MYAPP_TEST_OPERATOR_LOGS=1 to copy every operator log line to stderr while a test runs.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createInterface } from "node:readline";
 import type { TestContext } from "node:test";
-import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import {
   apiVersion,
@@ -23,25 +22,13 @@ import {
   type MyAppInstanceStatus,
 } from "../../api/index.ts";
 import { crdPath } from "../../api/crd-path.ts";
-import { disableProtoFlag } from "../../chart/proto-guard.ts";
 import { GoneError, TransportError, type KubeClient, type KubeObject } from "../../kube/index.ts";
+import { launchOperator, type Exit, type LogLine } from "../../tools/lib/operator-launcher.ts";
 import { adminClient, waitFor, type Typed } from "./cluster.ts";
 
-const mainPath = fileURLToPath(new URL("../../operator/main.ts", import.meta.url));
 const testFieldManager = "myapp-test";
 
-/** One parsed log line of the operator (pino JSON); a line that is not JSON has only `msg` and `stream`. */
-export interface LogLine {
-  readonly msg?: string;
-  readonly level?: number;
-  readonly key?: string;
-  readonly [field: string]: unknown;
-}
-
-export interface Exit {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-}
+export type { Exit, LogLine };
 
 export interface OperatorProcess {
   readonly process: ChildProcess;
@@ -90,12 +77,6 @@ export interface StartOperatorOptions {
 
 /** The CRD's installation, once per cluster (by its server URL) and test process. */
 const crdReady = new Map<string, Promise<void>>();
-
-/** Operators still running; killed if the test process exits without having stopped them (a crash, a timeout). */
-const running = new Set<ChildProcess>();
-process.on("exit", () => {
-  for (const child of running) child.kill("SIGKILL");
-});
 
 /**
  * Installs the committed CRD (server-side apply as "myapp-test", forced) and waits until it is Established and
@@ -153,118 +134,41 @@ export async function startOperator(t: TestContext, options: StartOperatorOption
       ? undefined
       : (options.leaderElection ?? { namespace: first, id: `myapp-operator-${first}` });
   const label = options.label ?? "operator";
-  const args = [
-    // As the container runs it (components/node-heap.ts): a test that met a __proto__ access fails as production would.
-    disableProtoFlag,
-    mainPath,
-    `--namespaces=${namespaces.join(",")}`,
-    "--metrics-bind-address=127.0.0.1:0",
-    "--health-probe-bind-address=127.0.0.1:0",
-    ...(election
-      ? ["--leader-elect", `--leader-election-namespace=${election.namespace}`, `--leader-election-id=${election.id}`]
-      : []),
-    ...(options.args?.some((arg) => arg.startsWith("--chart-kinds")) ? [] : [allChartKindsFlag]),
-    ...(options.args ?? []),
-  ];
-  // The admin kubeconfig of the test run (KUBECONFIG): RBAC of the operator's role is the component tests' concern.
-  const env = { ...process.env, ...options.env };
-  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-  const pid = child.pid;
-  running.add(child);
-  child.on("close", () => running.delete(child));
-  const exited = new Promise<Exit>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
-  let exit: Exit | undefined;
-  void exited.then((value) => (exit = value));
-
-  const logs: LogLine[] = [];
-  const waiters = new Set<{ predicate: (line: LogLine) => boolean; resolve: (line: LogLine) => void }>();
   const echo = process.env.MYAPP_TEST_OPERATOR_LOGS === "1";
-  const collect = (stream: "stdout" | "stderr") => (text: string) => {
-    let line: LogLine;
-    try {
-      line = JSON.parse(text) as LogLine;
-    } catch {
-      line = { msg: text, stream };
-    }
-    logs.push(line);
-    if (echo) process.stderr.write(`[${label} ${String(pid)}] ${text}\n`);
-    for (const waiter of waiters) {
-      if (waiter.predicate(line)) {
-        waiters.delete(waiter);
-        waiter.resolve(line);
-      }
-    }
-  };
-  createInterface({ input: child.stdout! }).on("line", collect("stdout"));
-  createInterface({ input: child.stderr! }).on("line", collect("stderr"));
-
-  const waitForLog: OperatorProcess["waitForLog"] = (predicate, { timeoutMs = 60_000, what = "a log line" } = {}) => {
-    const found = logs.find(predicate);
-    if (found) return Promise.resolve(found);
-    return new Promise<LogLine>((resolve, reject) => {
-      const waiter = { predicate, resolve: (line: LogLine) => (clearTimeout(timer), resolve(line)) };
-      const timer = setTimeout(() => {
-        waiters.delete(waiter);
-        reject(new Error(`${label} (pid ${String(pid)}): no ${what} within ${timeoutMs / 1000}s${tail(logs, exit)}`));
-      }, timeoutMs);
-      waiters.add(waiter);
-    });
-  };
-
-  // By pid, and only while the child has not exited: a reaped pid may already belong to another process.
-  const signal = (name: NodeJS.Signals) => {
-    if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      process.kill(pid, name);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
-    }
-  };
-  const signalAndWait = async (name: NodeJS.Signals, graceMs: number): Promise<Exit> => {
-    if (exit) return exit;
-    signal(name);
-    const timer = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), graceMs).unref());
-    const result = await Promise.race([exited, timer]);
-    if (result) return result;
-    signal("SIGKILL");
-    return exited;
-  };
-  const stop = () => signalAndWait("SIGTERM", 30_000);
-  const kill = () => signalAndWait("SIGKILL", 30_000);
+  const operator = launchOperator({
+    namespaces,
+    args: [
+      ...(election
+        ? ["--leader-elect", `--leader-election-namespace=${election.namespace}`, `--leader-election-id=${election.id}`]
+        : []),
+      ...(options.args?.some((arg) => arg.startsWith("--chart-kinds")) ? [] : [allChartKindsFlag]),
+      ...(options.args ?? []),
+    ],
+    // The admin kubeconfig of the test run (KUBECONFIG): RBAC of the operator's role is the component tests' concern.
+    env: { ...process.env, ...options.env },
+    label,
+    onLine: echo ? (text, pid) => process.stderr.write(`[${label} ${String(pid)}] ${text}\n`) : undefined,
+  });
+  const stop = () => operator.stop(30_000);
 
   t.after(async () => {
     await stop();
     await releaseInstances(client, namespaces);
   });
 
-  const started = waitForLog((line) => line.msg === "operator starting", {
-    what: '"operator starting" line',
-    timeoutMs: 60_000,
-  });
-  // undefined when it exited first; an exit after the start is the test's business, not an error here.
-  const starting = await Promise.race([started, exited.then(() => undefined)]);
-  if (!starting) {
-    started.catch(() => undefined);
-    throw new Error(`${label} exited before it started: ${JSON.stringify(exit)}${tail(logs, exit)}`);
-  }
+  const started = await operator.started({ timeoutMs: 60_000 });
   return {
-    process: child,
-    identity: String(starting.identity),
-    metricsUrl: `http://127.0.0.1:${String(starting.metricsPort)}/metrics`,
-    probeUrl: `http://127.0.0.1:${String(starting.probePort)}`,
-    logs,
-    exited,
-    waitForLog,
+    process: operator.child,
+    identity: started.identity,
+    metricsUrl: started.metricsUrl,
+    probeUrl: started.probeUrl,
+    logs: operator.logs,
+    exited: operator.exited,
+    waitForLog: (predicate, wait) => operator.waitForLog(predicate, wait),
     stop,
-    kill,
-    logTail: () => tail(logs, exit),
+    kill: operator.kill,
+    logTail: () => operator.tail(),
   };
-}
-
-/** The last lines of a log, for an error message that explains a timeout. */
-function tail(logs: readonly LogLine[], exit: Exit | undefined): string {
-  const last = logs.slice(-15).map((line) => `  ${JSON.stringify(line).slice(0, 400)}`);
-  return `${exit ? `\nexited: ${JSON.stringify(exit)}` : ""}\nlast log lines:\n${last.join("\n")}`;
 }
 
 /** Removes every finalizer from the instances in `namespaces`, so deleting the namespaces never hangs on them. */

@@ -7,17 +7,16 @@
  *   operator.token       a TokenRequest token, renewed by the launcher part of tools/operator.ts before it expires
  *
  * All three are written for one cluster (its identity is recorded) and removed when the operator stops or the
- * cluster goes; a record of another cluster, or of a process that is gone, is never trusted.
+ * cluster goes; a record of another cluster, or of a process that is gone, is never trusted. The process itself
+ * is started by the launcher the tests and benchmarks share (operator-launcher.ts), detached.
  */
-import { spawn } from "node:child_process";
-import { existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse, stringify } from "yaml";
-import { disableProtoFlag } from "../../chart/proto-guard.ts";
 import { defaultNamespace, resolveSettings, serviceAccountKubeconfig } from "../../components/index.ts";
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
 import { clusterIdentity, sameCluster, type ClusterIdentity } from "./cluster-identity.ts";
+import { freePort, launchOperator, logFileTail, waitForProbe } from "./operator-launcher.ts";
 import { kubeconfigPath, localDir, repoRoot } from "./paths.ts";
 import {
   isRunning,
@@ -68,19 +67,6 @@ export function operatorPid(): number | undefined {
   return operatorRecord()?.pid;
 }
 
-/** A port free right now on 127.0.0.1 (the kernel picks it), so two checkouts' operators never collide. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function writeAtomically(file: string, content: string): void {
   const tmp = `${file}.tmp.${process.pid}`;
   writeFileSync(tmp, content, { mode: 0o600 });
@@ -114,12 +100,8 @@ export function renewOperatorToken(identity: OperatorIdentity, onError: (error: 
   return () => clearInterval(timer);
 }
 
-function logTail(lines = 20): string {
-  try {
-    return readFileSync(operatorLog, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
-  } catch {
-    return "(no log)";
-  }
+function logTail(): string {
+  return logFileTail(operatorLog).join("\n");
 }
 
 /**
@@ -148,40 +130,30 @@ export async function startOperatorWhenReady(identity: OperatorIdentity, timeout
     { timeoutMs, intervalMs: 1000 },
   );
   const [metricsPort, probePort] = [await freePort(), await freePort()];
-  const log = openSync(operatorLog, "a");
-  const args = [
-    // As the container runs it (components/node-heap.ts): no tenant key reaches a prototype through __proto__.
-    disableProtoFlag,
-    "tools/operator.ts",
-    `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-    `--health-probe-bind-address=127.0.0.1:${probePort}`,
-  ];
-  if (identity.watchNamespaces.length > 0) args.push(`--namespaces=${identity.watchNamespaces.join(",")}`);
-  const child = spawn(process.execPath, args, {
+  // Detached, logging to .local/operator.log: it outlives `npm start`, and `npm run down` stops it by its record.
+  const operator = launchOperator({
+    script: "tools/operator.ts",
     cwd: repoRoot,
+    namespaces: identity.watchNamespaces,
+    metricsPort,
+    probePort,
     env: {
       ...process.env,
       KUBECONFIG: operatorKubeconfig,
       MYAPP_LOCAL_OPERATOR_RENEW: `${identity.namespace}/${identity.serviceAccount}`,
     },
-    detached: true,
-    stdio: ["ignore", log, log],
+    logFile: operatorLog,
   });
-  child.unref();
-  const record = writeProcessRecord(recordFile, child.pid!, { metricsPort, probePort, cluster }) as OperatorRecord;
-  await waitFor(
-    `the operator (pid ${child.pid}) to answer /healthz on 127.0.0.1:${probePort}`,
-    async () => {
-      if (!isRunning(record)) throw new Error(`it exited; its log ends:\n${logTail()}`);
-      return (await fetch(`http://127.0.0.1:${probePort}/healthz`)).ok ? true : undefined;
-    },
-    { timeoutMs: 120_000, intervalMs: 500 },
-  ).catch(async (error: unknown) => {
+  const record = writeProcessRecord(recordFile, operator.pid, { metricsPort, probePort, cluster }) as OperatorRecord;
+  await waitForProbe(operator, `http://127.0.0.1:${probePort}`, "/healthz", {
+    timeoutMs: 120_000,
+    intervalMs: 500,
+  }).catch(async (error: unknown) => {
     await stopOperator();
     throw error;
   });
   step(
-    `started (pid ${child.pid}, metrics 127.0.0.1:${metricsPort}) with the ServiceAccount's token; logs: ${path.relative(repoRoot, operatorLog)}`,
+    `started (pid ${operator.pid}, metrics 127.0.0.1:${metricsPort}) with the ServiceAccount's token; logs: ${path.relative(repoRoot, operatorLog)}`,
   );
   return { ...record, metricsPort, probePort, cluster };
 }

@@ -2,18 +2,10 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
 import { describe, it } from "node:test";
+import { freePort } from "../../../tools/lib/operator-launcher.ts";
 import { localOperators, operatorLines, probeAddress } from "../../../tools/lib/operator-status.ts";
 import { repoRoot } from "../../../tools/lib/paths.ts";
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 describe("probeAddress", () => {
   it("reads --health-probe-bind-address in either form, and asks an every-interface address on 127.0.0.1", () => {
