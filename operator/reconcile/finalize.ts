@@ -1,21 +1,37 @@
 /**
- * Deletion of an instance: delete the children it controls, keep its volume claims unless its
- * storageReclaimPolicy is Delete (no data is deleted implicitly), then remove the finalizer so the apiserver can
- * let the instance go. Nothing here waits: the garbage collector and the claims' own protection finalizer finish
- * the job after us.
+ * The finalizer of an instance: put on before anything is made for it, and on deletion (the finalize step) delete
+ * the children it controls, keep its volume claims unless its storageReclaimPolicy is Delete (no data is deleted
+ * implicitly), then remove the finalizer so the apiserver can let the instance go. Nothing here waits: the garbage
+ * collector and the claims' own protection finalizer finish the job after us.
  */
 import { finalizer } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
 import { governingServiceName, isControlledBy, selectorString, serviceName, workloadName } from "../desired/index.ts";
 import type { ObservedClaim } from "./observed.ts";
 import { referenceTo, type Session } from "./session.ts";
-import { dataClaims } from "./storage.ts";
+import type { StepOutcome } from "./step.ts";
+import { dataClaims } from "./storage-plan.ts";
 
-/** Cleans up after a deleted instance and removes the finalizer; a no-op when our finalizer is not on it. */
-export async function finalizeInstance(session: Session): Promise<void> {
+/** Puts the finalizer on the instance unless it is there, so a deletion waits for the finalize step. */
+export async function ensureFinalizer(session: Session): Promise<void> {
+  const { metadata } = session.instance;
+  const finalizers = metadata.finalizers ?? [];
+  if (finalizers.includes(finalizer)) return;
+  await session.port.setFinalizers({ ...session.key, resourceVersion: metadata.resourceVersion ?? "" }, [
+    ...finalizers,
+    finalizer,
+  ]);
+  session.logger.info({ finalizer }, "added finalizer");
+}
+
+/**
+ * Cleans up after a deleted instance and removes the finalizer; a no-op when our finalizer is not on it. Nothing
+ * to wait for and nothing to report (the instance is going): always `{}`.
+ */
+export async function finalizeInstance(session: Session): Promise<StepOutcome> {
   const { port, key, instance } = session;
   const finalizers = instance.metadata.finalizers ?? [];
-  if (!finalizers.includes(finalizer)) return;
+  if (!finalizers.includes(finalizer)) return {};
   const uid = instance.metadata.uid ?? "";
 
   const children: [apiVersion: string, kind: string, name: string][] = [
@@ -71,6 +87,7 @@ export async function finalizeInstance(session: Session): Promise<void> {
   );
   await session.event("Normal", "Finalized", "Delete", `Cleaned up; removed the finalizer ${finalizer}`);
   session.logger.info({ claimsKept: reclaimPolicy(instance.spec) !== "Delete" ? claims.length : 0 }, "finalized");
+  return {};
 }
 
 /**

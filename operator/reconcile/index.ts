@@ -31,5 +31,5 @@ export {
   storageClassProblem,
   unboundClaimsByClass,
   volumeGrowth,
-} from "./storage.ts";
-export type { StatefulSetPlan } from "./storage.ts";
+} from "./storage-plan.ts";
+export type { StatefulSetPlan, VolumeGrowth } from "./storage-plan.ts";

@@ -1,5 +1,5 @@
 /**
- * Storage of an instance, decided purely from what was observed.
+ * Storage of an instance, decided purely from what was observed (the plan; storage.ts applies it).
  *
  * Provisioning: a claim waits for its StorageClass to make its volume. A class that does not exist (or no default
  * class, for claims that name none) leaves the claims and pods Pending forever, so the instance reports it as a
@@ -138,6 +138,9 @@ export function planStatefulSet(
   return { desired, recreate: true, recreateReason: reasons.join(" and "), expand: small, problem: undefined };
 }
 
+/** Volumes still growing (a Step), or a resize the storage driver cannot do (a Problem). */
+export type VolumeGrowth = { readonly step: Step } | { readonly problem: Problem };
+
 /** Claim conditions that say a resize is under way or failed (core/v1 PersistentVolumeClaimConditionType). */
 const resizeConditions = ["Resizing", "FileSystemResizePending", "ControllerResizeError", "NodeResizeError"];
 
@@ -153,7 +156,7 @@ export function volumeGrowth(
   claims: readonly ObservedClaim[],
   storage: string,
   statefulSet: { readonly name: string; readonly replicas: number },
-): { readonly step: Step } | { readonly problem: Problem } | undefined {
+): VolumeGrowth | undefined {
   // Only the claims of running replicas: a claim kept from a scale-down has no pod to finish its resize with.
   const inUse = new Set(
     Array.from({ length: statefulSet.replicas }, (_, ordinal) => claimName(statefulSet.name, ordinal)),

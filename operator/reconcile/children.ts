@@ -1,0 +1,276 @@
+/**
+ * The children step of an instance on the built-in template: apply the Service and the workload where they differ
+ * from the desired state (through the storage step for a StatefulSet), and retire the workload of the other kind
+ * after a move once the new one is ready. Returns the workloads as they now are, for the status report, and what
+ * is wrong, under way or worth another look.
+ */
+import type { MyAppInstanceSpec } from "../../api/index.ts";
+import type { KubeObject } from "../../kube/index.ts";
+import {
+  desiredDeployment,
+  desiredGoverningService,
+  desiredService,
+  governingServiceName,
+  isControlledBy,
+  serviceName,
+  workloadKind,
+  workloadName,
+  type DesiredInput,
+} from "../desired/index.ts";
+import { isSubset } from "./compare.ts";
+import { childRejection, PermanentError } from "./errors.ts";
+import { changedEvent, createdEvent } from "./lifecycle-events.ts";
+import type { ObservedWorkload } from "./observed.ts";
+import type { ApplyConfiguration } from "./port.ts";
+import { creationFailure, missingPods, rolloutProgress, type ObservedEvent } from "./rollout.ts";
+import { referenceTo, type Session } from "./session.ts";
+import { writeProblem, type ObservedChildren } from "./status-report.ts";
+import { RecreatingWorkload } from "./status.ts";
+import { mergeOutcomes, type StepOutcome } from "./step.ts";
+import { applyStorage, type StoragePolls } from "./storage.ts";
+
+/** The children step's verdict, with the workloads the status report describes. */
+export interface ChildrenOutcome extends StepOutcome, ObservedChildren {}
+
+/** The workload as applied (or as found, when it could not be applied yet), and the verdict on it. */
+interface WorkloadOutcome extends StepOutcome {
+  readonly workload: ObservedWorkload | undefined;
+}
+
+/**
+ * Applies the children, moves and grows what must change.
+ *
+ * @throws PermanentError when a child's name is taken by another controller's object or the apiserver rejects a
+ * child (a 400/422, or admission's 403); the status already says so.
+ */
+export async function reconcileChildren(
+  session: Session,
+  spec: MyAppInstanceSpec,
+  polls: StoragePolls,
+): Promise<ChildrenOutcome> {
+  const { port, key, instance } = session;
+  const uid = instance.metadata.uid ?? "";
+  const input: DesiredInput = { metadata: { ...key, uid }, spec };
+  const wanted = workloadKind(input);
+  const name = workloadName(key.name);
+  const [deployment, statefulSet, service, governing] = await Promise.all([
+    port.find<ObservedWorkload>("apps/v1", "Deployment", name, key.namespace),
+    port.find<ObservedWorkload>("apps/v1", "StatefulSet", name, key.namespace),
+    port.find<KubeObject>("v1", "Service", serviceName(key.name), key.namespace),
+    wanted === "StatefulSet"
+      ? port.find<KubeObject>("v1", "Service", governingServiceName(key.name), key.namespace)
+      : Promise.resolve(undefined),
+  ]);
+  const live = wanted === "Deployment" ? deployment : statefulSet;
+  const other = wanted === "Deployment" ? statefulSet : deployment;
+  // The other kind is ours to retire only if we control it; a terminating one no longer serves.
+  const replacing =
+    other && isControlledBy(other.metadata.ownerReferences, uid) && !other.metadata.deletionTimestamp
+      ? other
+      : undefined;
+
+  await refuseChildOwnedElsewhere(session, uid, [live, service, governing]);
+
+  // The children this reconcile creates, told in one Created event once they are all there.
+  const created: KubeObject[] = [];
+  try {
+    // The Service and the workload do not depend on each other: apply them at once, so a create costs one round
+    // trip less (a reconcile is bound by the apiserver's latency, not by CPU).
+    const serviceApplied = ensureChild(session, desiredService(input), service, { created });
+    const applied = await besides(serviceApplied, () =>
+      applyWorkload(session, input, { live, governing, replacing, created }, polls),
+    );
+    const news = createdEvent(created);
+    if (news) {
+      const related = created.find((child) => child.kind !== "Service") ?? created[0];
+      await session.event("Normal", news.reason, "Apply", news.note, related ? referenceTo(related) : undefined);
+    }
+    // A step under way (a re-creation, volumes growing) comes first: the new workload is not the one to keep yet.
+    const retired =
+      replacing && applied.workload && !applied.step
+        ? await retireReplaced(session, spec, applied.workload, replacing, polls.pollMs)
+        : { retiring: replacing };
+    return { workload: applied.workload, retiring: retired.retiring, ...mergeOutcomes(applied, retired) };
+  } catch (caught) {
+    // A 400/422, or admission's 403 (a policy, a webhook, a quota): not retried until the instance changes.
+    const error = childRejection(caught);
+    if (!error) throw caught;
+    // The cache holds only objects with our label, so a same-named object of someone else's was invisible until the
+    // apiserver refused to give it a second controller: read the children live to say whose it is.
+    const liveChildren = await Promise.all([
+      port.find<KubeObject>("apps/v1", wanted, name, key.namespace, { live: true }),
+      port.find<KubeObject>("v1", "Service", serviceName(key.name), key.namespace, { live: true }),
+      wanted === "StatefulSet"
+        ? port.find<KubeObject>("v1", "Service", governingServiceName(key.name), key.namespace, { live: true })
+        : Promise.resolve(undefined),
+    ]);
+    await refuseChildOwnedElsewhere(session, uid, liveChildren);
+    const rejected = {
+      reason: "ChildRejected",
+      message: `the apiserver rejected a child of this instance: ${error.message}`,
+    };
+    await writeProblem(session, rejected);
+    throw new PermanentError(rejected.message, { reason: rejected.reason, cause: error });
+  }
+}
+
+/** Applies the workload of the kind the spec asks for (a StatefulSet through the storage step). */
+async function applyWorkload(
+  session: Session,
+  input: DesiredInput,
+  children: {
+    readonly live: ObservedWorkload | undefined;
+    readonly governing: KubeObject | undefined;
+    readonly replacing: ObservedWorkload | undefined;
+    readonly created: KubeObject[];
+  },
+  polls: StoragePolls,
+): Promise<WorkloadOutcome> {
+  const { live, governing, replacing, created } = children;
+  const wanted = workloadKind(input);
+  if (live?.metadata.deletionTimestamp) {
+    // Our own Orphan deletion of a StatefulSet (or someone's deletion) is still in flight: apply once it is gone.
+    return {
+      workload: live,
+      step: { reason: RecreatingWorkload, message: `waiting for the old ${wanted} to be gone before re-creating it` },
+      requeueAfterMs: polls.pollMs,
+    };
+  }
+  if (wanted === "Deployment") {
+    return { workload: await ensureChild(session, desiredDeployment(input), live, { created, replacing }) };
+  }
+  // The governing Service first: a StatefulSet re-created to adopt it finds it there.
+  await ensureChild(session, desiredGoverningService(input), governing, { created });
+  const storage = await applyStorage(session, input, live, polls);
+  if (!storage.apply) return { workload: live, ...mergeOutcomes(storage) };
+  const workload = await ensureChild(session, storage.apply, live, { created, replacing });
+  const pods = storage.problem ? {} : await podsOutcome(session, workload, input.spec.replicas, polls.pollMs);
+  const settled = mergeOutcomes(storage, pods);
+  // Growing volumes is news only when nothing is wrong: a problem is what the instance must report.
+  return { workload, ...(settled.problem ? settled : mergeOutcomes(settled, storage.growth)) };
+}
+
+/**
+ * Deletes the workload of the other kind once the new one is rolled out with spec.image; until then, looks again
+ * soon (the operator's own next action is what it waits for).
+ */
+async function retireReplaced(
+  session: Session,
+  spec: MyAppInstanceSpec,
+  workload: ObservedWorkload,
+  retiring: ObservedWorkload,
+  pollMs: number,
+): Promise<StepOutcome & { readonly retiring: ObservedWorkload | undefined }> {
+  const progress = rolloutProgress(workload, spec.replicas);
+  if (!progress.complete || progress.image !== spec.image) return { retiring, requeueAfterMs: pollMs };
+  await session.port.delete("apps/v1", retiring.kind, workloadName(session.key.name), session.key.namespace, {
+    propagationPolicy: "Background",
+    ...(retiring.metadata.uid ? { preconditionUid: retiring.metadata.uid } : {}),
+  });
+  await session.event(
+    "Normal",
+    "Migrated",
+    "Delete",
+    `The ${workload.kind} is ready with ${progress.ready}/${spec.replicas} replicas; deleted the ${retiring.kind} it replaces`,
+    referenceTo(retiring),
+  );
+  session.logger.info({ from: retiring.kind, to: workload.kind }, "moved to the new workload kind");
+  return { retiring: undefined };
+}
+
+/**
+ * A StatefulSet that cannot create its pods says so only in events (`FailedCreate`), unlike a Deployment's
+ * ReplicaFailure condition. While pods are missing, read its create events: the newest failure is the problem,
+ * with the apiserver's message; either way look again soon, since a failure changes nothing the operator
+ * watches. A StatefulSet with all its pods costs no read.
+ */
+async function podsOutcome(
+  session: Session,
+  workload: ObservedWorkload,
+  replicas: number,
+  pollMs: number,
+): Promise<StepOutcome> {
+  const uid = workload.metadata.uid;
+  if (!uid || !missingPods(workload, replicas)) return {};
+  const events = await session.port.list<ObservedEvent>(
+    "v1",
+    "Event",
+    session.key.namespace,
+    "",
+    `involvedObject.uid=${uid}`,
+  );
+  const failure = creationFailure(events);
+  if (!failure) return { requeueAfterMs: pollMs };
+  return {
+    problem: { reason: failure.reason, message: `pods cannot be created: ${failure.message}` },
+    requeueAfterMs: pollMs,
+  };
+}
+
+/**
+ * Runs `main` while `side` (already started) is in flight, and returns once both have settled, so no write of this
+ * reconcile is still in flight when it ends; `main`'s error wins over `side`'s.
+ */
+async function besides<T>(side: Promise<unknown>, main: () => Promise<T>): Promise<T> {
+  const [sideResult, mainResult] = await Promise.allSettled([side, main()]);
+  if (mainResult.status === "rejected") throw mainResult.reason;
+  if (sideResult.status === "rejected") throw sideResult.reason;
+  return mainResult.value;
+}
+
+/**
+ * Applies `desired` unless the live object already holds every field of it; returns the object as it now is.
+ * `replacing` is the workload of the other kind when this apply starts a move; a child created otherwise is added
+ * to `created` (the caller tells them in one event), a child changed gets its own `Scaled` or `Updated` event.
+ */
+async function ensureChild<T extends KubeObject>(
+  session: Session,
+  desired: ApplyConfiguration,
+  live: T | undefined,
+  { created, replacing }: { readonly created: KubeObject[]; readonly replacing?: KubeObject | undefined },
+): Promise<T> {
+  if (live && isSubset(desired, live)) return live;
+  const applied = await session.port.apply<T>(desired);
+  const what = `${desired.kind} ${desired.metadata.name}`;
+  if (live) {
+    const change = changedEvent(desired as unknown as KubeObject, live);
+    await session.event("Normal", change.reason, "Apply", change.note, referenceTo(applied));
+  } else if (replacing) {
+    await session.event(
+      "Normal",
+      "Migrating",
+      "Apply",
+      `Created ${what} to replace ${replacing.kind} ${replacing.metadata.name}, which keeps serving until it is ready`,
+      referenceTo(applied),
+    );
+  } else {
+    created.push(applied);
+  }
+  session.logger.info({ kind: desired.kind, name: desired.metadata.name, created: !live }, "applied child");
+  return applied;
+}
+
+/** A child of this name controlled by another object is not ours to take: Degraded, ChildOwnedElsewhere. */
+async function refuseChildOwnedElsewhere(
+  session: Session,
+  uid: string,
+  children: readonly (KubeObject | undefined)[],
+): Promise<void> {
+  const taken = children.find(
+    (child) => child !== undefined && hasController(child) && !isControlledBy(child.metadata.ownerReferences, uid),
+  );
+  if (!taken) return;
+  const owner = taken.metadata.ownerReferences?.find((reference) => reference.controller === true);
+  const problem = {
+    reason: "ChildOwnedElsewhere",
+    message:
+      `${taken.kind} ${session.key.namespace}/${taken.metadata.name} already exists and is controlled by ` +
+      `${owner?.kind ?? "another object"} ${owner?.name ?? ""}; delete it or give the instance another name`,
+  };
+  await writeProblem(session, problem);
+  throw new PermanentError(problem.message, { reason: problem.reason });
+}
+
+function hasController(object: KubeObject): boolean {
+  return (object.metadata.ownerReferences ?? []).some((reference) => reference.controller === true);
+}

@@ -1,0 +1,114 @@
+/**
+ * The status report, the last step of a reconcile: the status computed from what the other steps observed and
+ * decided, written only when it changed (a converged instance costs no write), with an event for what a person
+ * would want to know about the change (Degraded, Recovered, Ready, a rollout's progress).
+ */
+import {
+  reconcileRequestAnnotation,
+  serviceEndpoint,
+  validateStatus,
+  type MyAppInstanceSpec,
+  type MyAppInstanceStatus,
+} from "../../api/index.ts";
+import { NotFoundError } from "../../kube/index.ts";
+import { selectorString } from "../desired/index.ts";
+import { statusEvents } from "./lifecycle-events.ts";
+import type { ObservedWorkload } from "./observed.ts";
+import { rolloutProgress } from "./rollout.ts";
+import type { InstanceObject, Session } from "./session.ts";
+import { answeringRequest, computeStatus, problemStatus, statusChanged, type Problem } from "./status.ts";
+import type { StepOutcome } from "./step.ts";
+
+/** The built-in template's workloads as the children step left them. */
+export interface ObservedChildren {
+  /** The workload of the kind the spec asks for. */
+  readonly workload: ObservedWorkload | undefined;
+  /** The workload of the other kind, still serving while the instance moves to `workload`. */
+  readonly retiring: ObservedWorkload | undefined;
+}
+
+/** Writes the status of a built-in template instance from its workloads and the steps' merged outcome. */
+export async function reportStatus(
+  session: Session,
+  spec: MyAppInstanceSpec,
+  observed: ObservedChildren & StepOutcome,
+): Promise<void> {
+  const { key, instance } = session;
+  const { workload, retiring } = observed;
+  const previous = previousStatus(instance);
+  const next = computeStatus(
+    {
+      generation: instance.metadata.generation ?? 0,
+      spec,
+      previous,
+      selector: selectorString(key.name),
+      endpoint: serviceEndpoint(key.name, key.namespace, spec.port),
+      workload,
+      retiring,
+      step: observed.step,
+      problem: observed.problem,
+    },
+    session.now,
+  );
+  // A rollout's progress is news only in counts the workload controller reported for its current template.
+  const countsObserved = workload !== undefined && rolloutProgress(workload, spec.replicas).observed;
+  await writeStatus(session, previous, next, { countsObserved });
+}
+
+/** Writes the status when it changed, with an event for what a person would want to know about the change. */
+export async function writeStatus(
+  session: Session,
+  previous: MyAppInstanceStatus | undefined,
+  computed: MyAppInstanceStatus,
+  { countsObserved = false }: { readonly countsObserved?: boolean } = {},
+): Promise<void> {
+  const requested = session.instance.metadata.annotations?.[reconcileRequestAnnotation];
+  const next = answeringRequest(computed, requested, previous);
+  if (!statusChanged(previous, next)) return;
+  try {
+    await session.port.applyStatus(session.key, next);
+  } catch (error) {
+    // Deleted while we worked: nothing left to report on.
+    if (error instanceof NotFoundError) return;
+    throw error;
+  }
+  session.logger.info({ phase: next.phase, readyReplicas: next.readyReplicas, image: next.image }, "status updated");
+
+  const degraded = next.conditions?.find((c) => c.type === "Degraded");
+  const wasDegraded = previous?.conditions?.find((c) => c.type === "Degraded");
+  if (degraded?.status === "True") {
+    if (
+      wasDegraded?.status !== "True" ||
+      wasDegraded.reason !== degraded.reason ||
+      wasDegraded.message !== degraded.message
+    ) {
+      await session.event("Warning", degraded.reason, "Reconcile", degraded.message);
+    }
+  } else if (wasDegraded?.status === "True") {
+    await session.event("Normal", "Recovered", "Reconcile", `No longer degraded (was ${wasDegraded.reason})`);
+  }
+  // Ready, a rollout's progress and its end: once per transition, since a status is written only when it changes.
+  for (const news of statusEvents(previous, next, { countsObserved })) {
+    await session.event("Normal", news.reason, "Reconcile", news.note);
+  }
+}
+
+/** Reports a problem found before or instead of observing the children (keeps counts and image as they were). */
+export async function writeProblem(session: Session, problem: Problem): Promise<void> {
+  const previous = previousStatus(session.instance);
+  const next = problemStatus(previous, session.instance.metadata.generation ?? 0, problem, session.now);
+  await writeStatus(session, previous, next);
+}
+
+/** The live status, or undefined when absent or malformed (then it is simply rewritten). */
+export function previousStatus(instance: InstanceObject): MyAppInstanceStatus | undefined {
+  if (instance.status === undefined) return undefined;
+  const verdict = validateStatus(instance.status);
+  return verdict.ok ? verdict.status : undefined;
+}
+
+/** True when `status` already reports `problem` (Degraded with its reason and message): no second warning. */
+export function statusHasProblem(status: MyAppInstanceStatus | undefined, problem: Problem): boolean {
+  const degraded = status?.conditions?.find((c) => c.type === "Degraded");
+  return degraded?.status === "True" && degraded.reason === problem.reason && degraded.message === problem.message;
+}
