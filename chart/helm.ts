@@ -101,7 +101,7 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
   const binary = options.binary ?? "helm";
   const limits: RenderLimits = { ...defaultRenderLimits, ...options.limits };
   const prlimit = options.prlimit === false ? undefined : (options.prlimit ?? findPrlimit());
-  const slots = semaphore(options.maxConcurrentRenders ?? defaultMaxConcurrentRenders);
+  const slots = fairSlots(options.maxConcurrentRenders ?? defaultMaxConcurrentRenders);
   // Children's events wake a reconcile often (every rollout step); the same chart, values and cluster always
   // render the same, so recent renders are reused, and a render already running is joined rather than repeated.
   const recent = new ByteBoundedLru<RenderResult>(options.cacheBytes ?? defaultRenderCacheBytes, renderBytes);
@@ -159,7 +159,7 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
       if (cached) return cached;
       let pending = running.get(key);
       if (!pending) {
-        pending = slots(() => renderOnce(request)).finally(() => running.delete(key));
+        pending = slots(request.namespace, () => renderOnce(request)).finally(() => running.delete(key));
         running.set(key, pending);
       }
       const result = await pending;
@@ -248,19 +248,59 @@ function capabilityFlags(capabilities: Capabilities | undefined): string[] {
   return flags;
 }
 
-/** At most `max` calls of the functions it is given run at once; the rest wait, first come first served. */
-function semaphore(max: number): <T>(work: () => Promise<T>) => Promise<T> {
+/**
+ * At most `max` renders at once, and, while other namespaces render or wait, at most half of them (at least one)
+ * for one namespace: a tenant whose charts each run to their CPU limit holds one slot while every other tenant's
+ * renders go on (a namespace alone may use them all). Waiting renders are taken round-robin across namespaces,
+ * first come first served within one. Written by hand: the per-group cap is what a plain semaphore does not give.
+ */
+export function fairSlots(max: number): <T>(group: string, work: () => Promise<T>) => Promise<T> {
+  const perGroup = Math.max(1, Math.floor(max / 2));
   let active = 0;
-  const waiting: (() => void)[] = [];
-  return async (work) => {
-    if (active >= max) await new Promise<void>((resolve) => waiting.push(resolve));
-    else active++;
+  const activeIn = new Map<string, number>();
+  const waiting = new Map<string, (() => void)[]>();
+  const turns: string[] = [];
+  const alone = (group: string) => [...activeIn.keys(), ...waiting.keys()].every((other) => other === group);
+  const runnable = (group: string) => active < max && ((activeIn.get(group) ?? 0) < perGroup || alone(group));
+  const start = (group: string) => {
+    active += 1;
+    activeIn.set(group, (activeIn.get(group) ?? 0) + 1);
+  };
+  const next = () => {
+    // The first group in turn whose cap allows another render goes; the others keep their place.
+    for (let i = 0; i < turns.length && active < max; i++) {
+      const group = turns[i]!;
+      if (!runnable(group)) continue;
+      const queue = waiting.get(group)!;
+      const resume = queue.shift()!;
+      turns.splice(i, 1);
+      if (queue.length > 0) turns.push(group);
+      else waiting.delete(group);
+      start(group);
+      resume();
+      i = -1; // the order changed: look again from the front
+    }
+  };
+  return async (group, work) => {
+    if (runnable(group) && !waiting.has(group)) start(group);
+    else {
+      await new Promise<void>((resolve) => {
+        const queue = waiting.get(group);
+        if (queue) queue.push(resolve);
+        else {
+          waiting.set(group, [resolve]);
+          turns.push(group);
+        }
+      });
+    }
     try {
       return await work();
     } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else active--;
+      active -= 1;
+      const left = (activeIn.get(group) ?? 1) - 1;
+      if (left > 0) activeIn.set(group, left);
+      else activeIn.delete(group);
+      next();
     }
   };
 }

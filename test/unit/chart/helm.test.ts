@@ -15,6 +15,7 @@ import { ByteBoundedLru } from "../../../chart/lru-cache.ts";
 import {
   ChartRenderError,
   defaultRenderLimits,
+  fairSlots,
   helmRenderer,
   renderKey,
   splitFullRender,
@@ -252,3 +253,34 @@ test(
     assert.match(rendered.manifest, /name: ok/);
   },
 );
+
+test("render slots are fair: a namespace alone may use them all, beside others it holds at most half", async () => {
+  const slots = fairSlots(2);
+  const log: string[] = [];
+  const gates = new Map<string, () => void>();
+  const job = (group: string, name: string) =>
+    slots(group, () => {
+      log.push(`start ${name}`);
+      return new Promise<void>((resolve) => gates.set(name, resolve));
+    });
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+  // GIVEN a namespace alone: both slots are its own
+  const h1 = job("hostile", "h1");
+  const h2 = job("hostile", "h2");
+  await tick();
+  assert.deepEqual(log, ["start h1", "start h2"]);
+  // WHEN more of its renders and one of another tenant wait
+  const h3 = job("hostile", "h3");
+  const w1 = job("shop", "w1");
+  await tick();
+  // THEN the next free slot goes to the other tenant, and from then on the hostile namespace holds at most one
+  gates.get("h1")!();
+  await tick();
+  assert.deepEqual(log.slice(2), ["start w1"]);
+  gates.get("h2")!();
+  await tick();
+  assert.deepEqual(log.slice(3), ["start h3"]);
+  gates.get("w1")!();
+  gates.get("h3")!();
+  await Promise.all([h1, h2, h3, w1]);
+});
