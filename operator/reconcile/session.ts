@@ -78,7 +78,14 @@ export function referenceTo(object: KubeObject): ObjectReference {
   };
 }
 
-/** Wraps `port` so each write is counted (reads are free; the converged path must make none of the others). */
+/**
+ * Wraps `port` so each write is counted (reads are free; the converged path must make none of the others). This
+ * is the count of every reconcile that returns (its `writes`, which the runtime logs as is); the runtime's own
+ * WriteCounter, which attributes the KubeClient's writes by async context, is only the fallback for a reconcile
+ * that throws. The two differ on events, which the runtime's recorder writes fire-and-forget, merged into series
+ * and rate-limited: here an event asked for is a write, whether or not the recorder sends it before the
+ * reconcile ends.
+ */
 export function countingPort(port: ClusterPort): { port: ClusterPort; writes: () => number } {
   let writes = 0;
   const counted =
