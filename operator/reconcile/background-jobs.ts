@@ -5,9 +5,12 @@
  * grace (the common case: a ConfigMap chart, a cached render) is answered at once; a slower one goes on in the
  * background, the reconcile says "not yet" and looks again later, and the outcome is handed to the first reconcile
  * that asks after it settled. One job per key: asking with another id (the spec changed) starts a new one and the
- * old outcome is dropped.
+ * old outcome is dropped. At most `maxRunning` jobs run at once (each may hold a chart's bytes), and beside other
+ * namespaces one namespace runs at most half of them, so a flood of instances cannot fetch thousands of charts at
+ * once.
  */
 import { realClock, type Clock } from "../../kube/clock.ts";
+import { fairSlots } from "../chart/index.ts";
 
 /** A job's outcome, or that it is still running. */
 export type JobState<T> =
@@ -27,16 +30,20 @@ export interface BackgroundJobsOptions {
   readonly graceMs?: number;
   /** @default realClock */
   readonly clock?: Clock;
+  /** Jobs running at once; the rest wait their turn. @default 8 */
+  readonly maxRunning?: number;
 }
 
 export class BackgroundJobs {
   private readonly jobs = new Map<string, Job>();
   private readonly graceMs: number;
   private readonly clock: Clock;
+  private readonly slots: <T>(group: string, work: () => Promise<T>) => Promise<T>;
 
   constructor(options: BackgroundJobsOptions = {}) {
     this.graceMs = options.graceMs ?? 250;
     this.clock = options.clock ?? realClock;
+    this.slots = fairSlots(options.maxRunning ?? 8);
   }
 
   /** The outcome of `work` for `key` as `id`, if it settles within the grace (or settled since); else not yet. */
@@ -44,7 +51,7 @@ export class BackgroundJobs {
     let job = this.jobs.get(key);
     if (!job || job.id !== id) {
       const started: Job = { id, state: { settled: false }, done: Promise.resolve() };
-      started.done = work().then(
+      started.done = this.slots(key.split("/")[0] ?? "", work).then(
         (value) => void (started.state = { settled: true, ok: true, value }),
         (error: unknown) => void (started.state = { settled: true, ok: false, error }),
       );

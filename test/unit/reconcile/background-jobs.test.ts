@@ -54,6 +54,26 @@ describe("BackgroundJobs", () => {
   });
 });
 
+test("jobs run a bounded number at once: a flood of slow charts cannot fetch thousands at a time", async () => {
+  const jobs = new BackgroundJobs({ clock: new FakeClock(), graceMs: 0, maxRunning: 2 });
+  let running = 0;
+  let most = 0;
+  const gates: (() => void)[] = [];
+  const work = () => {
+    running += 1;
+    most = Math.max(most, running);
+    return new Promise<void>((resolve) => gates.push(() => ((running -= 1), resolve())));
+  };
+  for (let i = 0; i < 5; i++) void jobs.run(`flood/i-${i}`, "1", work);
+  await settle();
+  assert.equal(most, 2);
+  while (gates.length > 0) {
+    gates.shift()!();
+    await settle();
+  }
+  assert.equal(most, 2, "never more than two");
+});
+
 describe("a chart instance whose source does not answer", () => {
   test("holds no worker: the reconcile returns after the grace, asks to look again, writes nothing", async () => {
     const h = harness();
