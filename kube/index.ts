@@ -5,3 +5,4 @@ export * from "./errors.ts";
 export * from "./resources.ts";
 export * from "./clock.ts";
 export * from "./discovery.ts";
+export * from "./object-key.ts";

@@ -5,6 +5,7 @@
  */
 import { apiVersion, finalizer, kind } from "../api/index.ts";
 import { ConflictError, TransportError, type KubeClient } from "../kube/index.ts";
+import { formatObjectKey, parseObjectKey } from "../kube/object-key.ts";
 import { checkInputs, type InputFailure } from "./check.ts";
 import { realClock } from "../kube/clock.ts";
 import { cancellation } from "./cancellation.ts";
@@ -19,9 +20,7 @@ import {
   defaultTimeoutSeconds,
   fieldManager,
   inputKeys,
-  instanceId,
   isUnknown,
-  parseInstanceId,
   type ClusterIdentity,
   type InstanceInputs,
   type InstanceOutputs,
@@ -161,7 +160,7 @@ export async function create(news: PropertyBag): Promise<{ id: string; outs: Ins
     // Our previous incarnation (a delete-before-replace, an interrupted destroy) is still finalizing: let it go.
     if (existing.metadata.deletionTimestamp) await waitUntilGone(client, inputs, existing.metadata.uid);
   }
-  const id = instanceId(inputs.namespace, inputs.name);
+  const id = formatObjectKey(inputs);
   const request = newReconcileRequest();
   const applied = await client.apply<LiveInstance>(desiredInstance(inputs, request), { fieldManager, force: true });
   providerLog().debug({ id, generation: applied.metadata.generation, adopted: existing !== undefined }, "applied");
@@ -198,7 +197,7 @@ export async function update(id: string, olds: PropertyBag, news: PropertyBag): 
  * connection reaches another cluster (a 404 there says nothing about the instance).
  */
 export async function read(id: string, props: PropertyBag) {
-  const { namespace, name } = parseInstanceId(id);
+  const { namespace, name } = parseObjectKey(id, { what: "MyAppInstance id" });
   const previous = pickInputs({ ...props, namespace, name });
   const client = connect(previous);
   const cluster = await verifyCluster(client, recordedIdentity(props["cluster"]), "refresh", previous);
@@ -214,7 +213,7 @@ export async function read(id: string, props: PropertyBag) {
  * by an object with another uid, counts as done; a connection to another cluster is an error, changing nothing.
  */
 export async function remove(id: string, props: PropertyBag): Promise<void> {
-  const { namespace, name } = parseInstanceId(id);
+  const { namespace, name } = parseObjectKey(id, { what: "MyAppInstance id" });
   const inputs = pickInputs({ ...props, namespace, name });
   const client = connect(inputs);
   await verifyCluster(client, recordedIdentity(props["cluster"]), "delete", inputs);

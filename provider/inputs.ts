@@ -136,17 +136,3 @@ export interface InstanceOutputs extends InstanceInputs, DerivedOutputs {
 
 /** A loosely typed property bag, as the engine hands it over. */
 export type PropertyBag = Readonly<Record<string, unknown>>;
-
-/** `namespace/name`: the resource id the engine stores. */
-export function instanceId(namespace: string, name: string): string {
-  return `${namespace}/${name}`;
-}
-
-/** The namespace and name in an id made by {@link instanceId}, or an error naming the expected form. */
-export function parseInstanceId(id: string): { namespace: string; name: string } {
-  const slash = id.indexOf("/");
-  if (slash <= 0 || slash === id.length - 1 || id.indexOf("/", slash + 1) >= 0) {
-    throw new Error(`MyAppInstance id "${id}" is not of the form namespace/name`);
-  }
-  return { namespace: id.slice(0, slash), name: id.slice(slash + 1) };
-}

@@ -9,6 +9,7 @@
  * Charts: the toolchain's helm renders them (the pinned version the tests use), unless --helm or MYAPP_HELM names
  * another; without a built toolchain, helm on PATH.
  */
+import { parseObjectKey } from "../kube/object-key.ts";
 import { answerAndExit, commandLine, main } from "../operator/main.ts";
 import { parseOptions, type OperatorOptions } from "../operator/options.ts";
 import {
@@ -34,7 +35,7 @@ let options: OperatorOptions = parsed.run;
 
 const launched = env.MYAPP_LOCAL_OPERATOR_RENEW;
 if (launched) {
-  const [namespace = "", serviceAccount = ""] = launched.split("/");
+  const { namespace, name: serviceAccount } = parseObjectKey(launched, { what: "MYAPP_LOCAL_OPERATOR_RENEW" });
   renewOperatorToken({ namespace, serviceAccount, watchNamespaces: [] }, renewFailed);
 } else if (!env.KUBECONFIG && !options.kubeconfig) {
   const identity: OperatorIdentity = devStackOperator();

@@ -10,6 +10,7 @@
  * a level-based loop has no watch to lose.
  */
 import { KubeClient, loadKubeConfig, type KubeObject } from "../kube/index.ts";
+import { formatObjectKey } from "../kube/object-key.ts";
 import { storageClassName, provisionerName } from "./lib/storage-class.ts";
 
 interface Claim extends KubeObject {
@@ -69,7 +70,7 @@ async function pass(): Promise<void> {
           claimRef: { namespace: claim.metadata.namespace, name: claim.metadata.name, uid: claim.metadata.uid },
         },
       });
-      log("provisioned", { claim: `${claim.metadata.namespace}/${claim.metadata.name}`, storage: request });
+      log("provisioned", { claim: formatObjectKey(claim.metadata), storage: request });
     } else if (
       claimClass.allowVolumeExpansion &&
       volume.spec.capacity?.storage !== request &&
@@ -89,7 +90,7 @@ async function pass(): Promise<void> {
         },
         "status",
       );
-      log("expanded", { claim: `${claim.metadata.namespace}/${claim.metadata.name}`, storage: request });
+      log("expanded", { claim: formatObjectKey(claim.metadata), storage: request });
     }
   }
   for (const volume of volumes.items) {

@@ -6,21 +6,17 @@
  */
 import { apiVersion as instanceApiVersion, kind as instanceKind, type MyAppInstanceStatus } from "../../api/index.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
+import type { ObjectKey } from "../../kube/object-key.ts";
 import type { EventRecord } from "../runtime/event.ts";
 
 export type { EventRecord, ObjectReference } from "../runtime/event.ts";
+export type { ObjectKey } from "../../kube/object-key.ts";
 
 /** The field manager of every server-side apply the operator makes (`kubectl get -o yaml --show-managed-fields`). */
 export const fieldManager = "myapp-operator";
 
 /** `reportingController` of the operator's events. */
 export const reportingController = "example.com/myapp-operator";
-
-/** Namespace and name of a namespaced object. */
-export interface ObjectKey {
-  readonly namespace: string;
-  readonly name: string;
-}
 
 /** What server-side apply needs to address an object; the rest of the configuration is the fields we own. */
 export interface ApplyConfiguration {

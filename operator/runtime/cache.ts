@@ -11,7 +11,7 @@
  */
 import type { KubeObject } from "../../kube/index.ts";
 import { stripUnread, type Informer } from "./informer.ts";
-import { objectKey } from "./object-key.ts";
+import { formatObjectKey } from "../../kube/object-key.ts";
 
 /** What a reconcile may read from the cache. */
 export interface CacheReader {
@@ -59,7 +59,7 @@ export class InformerCache implements CacheReader {
   }
 
   get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): T | undefined {
-    const key = objectKey({ ...(namespace ? { namespace } : {}), name });
+    const key = formatObjectKey({ namespace, name });
     const stored = this.informerFor(apiVersion, kind, namespace)?.store.get(key) as T | undefined;
     const writtenKey = this.writtenKey(apiVersion, kind, name, namespace);
     const own = this.written.get(writtenKey) as T | undefined;
@@ -91,7 +91,7 @@ export class InformerCache implements CacheReader {
   }
 
   private writtenKey(apiVersion: string, kind: string, name: string | undefined, namespace: string | undefined) {
-    return `${apiVersion}/${kind}/${objectKey({ ...(namespace ? { namespace } : {}), name: name ?? "" })}`;
+    return `${apiVersion}/${kind}/${formatObjectKey({ namespace, name })}`;
   }
 
   private informerFor(apiVersion: string, kind: string, namespace?: string): Informer | undefined {

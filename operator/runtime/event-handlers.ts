@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from "../../kube/index.ts";
 import type { InformerHandlers } from "./informer.ts";
-import { objectKey } from "./object-key.ts";
+import { formatObjectKey } from "../../kube/object-key.ts";
 import { controllerOwnerKey, type OwnerType } from "./owner-mapping.ts";
 
 /**
@@ -37,11 +37,11 @@ export function enqueueObject<T extends KubeObject>(
   shouldEnqueueUpdate: (oldObject: T, newObject: T) => boolean = () => true,
 ): InformerHandlers<T> {
   return {
-    onAdd: (object) => enqueue(objectKey(object.metadata)),
+    onAdd: (object) => enqueue(formatObjectKey(object.metadata)),
     onUpdate: (oldObject, newObject) => {
-      if (shouldEnqueueUpdate(oldObject, newObject)) enqueue(objectKey(newObject.metadata));
+      if (shouldEnqueueUpdate(oldObject, newObject)) enqueue(formatObjectKey(newObject.metadata));
     },
-    onDelete: (object) => enqueue(objectKey(object.metadata)),
+    onDelete: (object) => enqueue(formatObjectKey(object.metadata)),
   };
 }
 

@@ -27,7 +27,6 @@ export * from "./leader-election.ts";
 export * from "./manager.ts";
 export * from "./metrics.ts";
 export * from "./metrics-auth.ts";
-export * from "./object-key.ts";
 export * from "./owner-mapping.ts";
 export * from "./rate-limiter.ts";
 export * from "./shutdown.ts";

@@ -4,7 +4,7 @@
  * `controller: true` counts, and it must name the owner's group and kind (any version).
  */
 import type { KubeObject, OwnerReference } from "../../kube/index.ts";
-import { objectKey } from "./object-key.ts";
+import { formatObjectKey } from "../../kube/object-key.ts";
 
 /** The owner type to look for, e.g. `{ apiVersion: "example.com/v1", kind: "MyAppInstance" }`. */
 export interface OwnerType {
@@ -33,5 +33,5 @@ export function controllerOwnerRef(object: KubeObject, owner: OwnerType): OwnerR
 export function controllerOwnerKey(object: KubeObject, owner: OwnerType): string | undefined {
   const ref = controllerOwnerRef(object, owner);
   if (!ref) return undefined;
-  return objectKey({ ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}), name: ref.name });
+  return formatObjectKey({ namespace: object.metadata.namespace, name: ref.name });
 }

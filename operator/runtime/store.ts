@@ -9,7 +9,7 @@
  * operator's CPU went to that scan).
  */
 import type { KubeObject } from "../../kube/index.ts";
-import { objectKey } from "./object-key.ts";
+import { formatObjectKey } from "../../kube/object-key.ts";
 
 /** A change of the store, as delivered to informer handlers. */
 export type StoreChange<T> =
@@ -63,7 +63,7 @@ export class ObjectStore<T extends KubeObject> {
 
   /** Stores an added or modified object; an upsert, because a relist may already have delivered it. */
   upsert(object: T): StoreChange<T> {
-    const key = objectKey(object.metadata);
+    const key = formatObjectKey(object.metadata);
     const old = this.objects.get(key);
     this.objects.set(key, object);
     if (old) this.unindex(key, old);
@@ -73,7 +73,7 @@ export class ObjectStore<T extends KubeObject> {
 
   /** Removes a deleted object; returns the change, or undefined when it was not stored. */
   remove(object: T): StoreChange<T> | undefined {
-    const key = objectKey(object.metadata);
+    const key = formatObjectKey(object.metadata);
     const old = this.objects.get(key);
     if (!old) return undefined;
     this.objects.delete(key);
@@ -89,7 +89,7 @@ export class ObjectStore<T extends KubeObject> {
   replace(items: readonly T[]): StoreChange<T>[] {
     const changes: StoreChange<T>[] = [];
     const fresh = new Map<string, T>();
-    for (const object of items) fresh.set(objectKey(object.metadata), object);
+    for (const object of items) fresh.set(formatObjectKey(object.metadata), object);
     for (const [key, old] of this.objects) {
       if (!fresh.has(key)) changes.push({ type: "delete", object: old });
     }

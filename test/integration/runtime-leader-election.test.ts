@@ -14,7 +14,8 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
-import { onTerminationSignal, parseKey, startManager } from "../../operator/runtime/index.ts";
+import { parseObjectKey } from "../../kube/object-key.ts";
+import { onTerminationSignal, startManager } from "../../operator/runtime/index.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 
 const labelSelector = "runtime-test=leader";
@@ -172,7 +173,7 @@ async function runOperator(identity: string, namespace: string, leaseName: strin
     },
     ({ client, cache }) => ({
       reconcile: async (key) => {
-        const { name } = parseKey(key);
+        const { name } = parseObjectKey(key);
         const cm = cache.get<ConfigMap>("v1", "ConfigMap", name, namespace);
         if (!cm) return {};
         const input = cm.data?.input ?? "";

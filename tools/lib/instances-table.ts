@@ -1,5 +1,6 @@
 /** The table `npm start` prints: every MyAppInstance as the cluster sees it. */
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
+import { formatObjectKey } from "../../kube/object-key.ts";
 
 export interface InstanceRow {
   readonly namespace: string;
@@ -37,7 +38,7 @@ export async function instanceRows(client: KubeClient): Promise<InstanceRow[]> {
         endpoint: service && port ? `${service.metadata.name}.${ns}.svc:${port}` : "-",
       };
     })
-    .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+    .sort((a, b) => formatObjectKey(a).localeCompare(formatObjectKey(b)));
 }
 
 /** Fixed-width columns, header first; parseable back by splitting on runs of spaces. */

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KubeObject, OwnerReference } from "../../../kube/client.ts";
 import { enqueueObject, enqueueOwner, specOrMetadataChanged } from "../../../operator/runtime/event-handlers.ts";
-import { objectKey, parseKey } from "../../../operator/runtime/object-key.ts";
 import { controllerOwnerKey } from "../../../operator/runtime/owner-mapping.ts";
 
 const myApp = { apiVersion: "example.com/v1", kind: "MyAppInstance" };
@@ -90,19 +89,5 @@ describe("enqueueObject / specOrMetadataChanged", () => {
     handlers.onUpdate?.(base, { ...base, metadata: { ...base.metadata, generation: 2 } });
     handlers.onDelete?.(base);
     assert.deepEqual(keys, ["shop/web", "shop/web", "shop/web"]);
-  });
-});
-
-describe("object keys", () => {
-  it("round-trips namespaced and cluster-scoped keys", () => {
-    assert.equal(objectKey({ namespace: "shop", name: "web" }), "shop/web");
-    assert.deepEqual(parseKey("shop/web"), { namespace: "shop", name: "web" });
-    assert.deepEqual(parseKey("prod"), { namespace: undefined, name: "prod" });
-  });
-
-  it("rejects malformed keys with the expected format in the message", () => {
-    assert.throws(() => parseKey("a/b/c"), /expected "namespace\/name"/);
-    assert.throws(() => parseKey("/b"), /invalid object key/);
-    assert.throws(() => objectKey({ namespace: "x" }), /metadata.name/);
   });
 });
