@@ -1,44 +1,66 @@
-// Lint: typescript-eslint's recommended rules, plus the layering of ../DESIGN.md as a rule, not a convention.
+// Lint: typescript-eslint's recommended rules, plus the layering of docs/architecture.md as a rule, not a convention.
 import tseslint from "typescript-eslint";
 import importX from "eslint-plugin-import-x";
 
-/** Each zone forbids `target` from importing `from` (paths relative to the repo root). */
+/**
+ * Each zone forbids `target` from importing `from` (paths relative to the repo root). docs/architecture.md's table
+ * says the same in words, folder by folder; each folder's README repeats its own row.
+ */
 const layers = [
   // api is the ground floor: it imports nothing of ours.
-  { target: "./api", from: ["./kube", "./operator", "./components", "./provider", "./stacks", "./tools"] },
-  // the chart engine (sources, values, helm) may use api, nothing above it: the operator and the provider share it.
-  { target: "./chart", from: ["./kube", "./operator", "./components", "./provider", "./stacks", "./tools"] },
+  { target: "./api", from: ["./chart", "./kube", "./operator", "./components", "./provider", "./tools", "./bench"] },
+  // the chart engine (sources, values, helm, render policy) may use api, nothing above it: the operator, the
+  // provider and the component's checks share it.
+  { target: "./chart", from: ["./kube", "./operator", "./components", "./provider", "./tools", "./bench"] },
   // kube may use api, nothing above it.
-  { target: "./kube", from: ["./operator", "./components", "./provider", "./stacks", "./tools"] },
-  // desired state is pure: api only, no I/O layer.
+  { target: "./kube", from: ["./chart", "./operator", "./components", "./provider", "./tools", "./bench"] },
+  // the operator stands on api, chart and kube; the Pulumi side and the project's scripts are above it.
+  { target: "./operator", from: ["./components", "./provider", "./tools", "./bench"] },
+  // desired state is pure: api only, no I/O layer, no chart.
   {
     target: "./operator/desired",
-    from: ["./kube", "./operator/reconcile", "./operator/runtime", "./operator/main.ts"],
+    from: ["./chart", "./kube", "./operator/chart", "./operator/reconcile", "./operator/runtime"],
   },
-  // charts: rendering and the pure plan of what to apply and prune; reconcile uses it, not the reverse.
-  { target: "./operator/chart", from: ["./operator/reconcile", "./operator/runtime", "./operator/main.ts"] },
+  // charts: the pure plan of what to apply and prune on top of the engine; reconcile uses it, not the reverse.
+  { target: "./operator/chart", from: ["./kube", "./operator/reconcile", "./operator/runtime"] },
   // reconcile uses only the runtime's contract (its error kinds and event types), as a Go reconciler uses
-  // controller-runtime's.
+  // controller-runtime's; the process's files (main.ts, options.ts, ...) wire reconcile, not the reverse.
   {
     target: "./operator/reconcile",
-    from: ["./operator/runtime", "./operator/main.ts"],
+    from: ["./operator/runtime"],
     except: ["./errors.ts", "./event.ts"],
   },
-  // the runtime is generic: it never imports the domain (api, desired, reconcile); main.ts wires them.
+  // the runtime is generic: it never imports the domain (api, chart, desired, reconcile); main.ts wires them.
   {
     target: "./operator/runtime",
-    from: ["./operator/main.ts", "./operator/options.ts", "./operator/reconcile", "./operator/desired", "./api"],
+    from: ["./api", "./chart", "./operator/desired", "./operator/chart", "./operator/reconcile"],
   },
-  { target: "./provider", from: ["./operator", "./components", "./stacks"] },
-  { target: "./components", from: ["./operator", "./provider", "./stacks"] },
+  // the process's own files (main.ts, options.ts, chart-wiring.ts, watched-kinds.ts, version.ts) wire the
+  // folders of operator/; none of those folders imports them.
+  { target: "./operator/*/**", from: "./operator/*.ts" },
+  { target: "./provider", from: ["./operator", "./components", "./tools", "./bench"] },
+  { target: "./components", from: ["./operator", "./provider", "./tools", "./bench"] },
   // components use api, not kube; the one exception is the read of the cluster's nodes that checks an in-cluster
   // operator can run there (components/cluster-nodes.ts), loaded only for that placement.
   { target: "./components/!(cluster-nodes).ts", from: "./kube" },
   // nothing imports stacks or tests.
   {
-    target: ["./api", "./chart", "./kube", "./operator", "./components", "./provider", "./tools", "./bench"],
+    target: [
+      "./index.ts",
+      "./api",
+      "./chart",
+      "./kube",
+      "./operator",
+      "./components",
+      "./provider",
+      "./tools",
+      "./bench",
+    ],
     from: ["./stacks", "./test"],
   },
+  // only benchmarks and their tests import bench: the package, the tools and the stacks never need it.
+  { target: ["./index.ts", "./tools"], from: "./bench" },
+  { target: "./stacks", from: ["./test", "./bench"] },
 ];
 
 export default tseslint.config(
