@@ -17,4 +17,5 @@ export type { ClusterProviderConnection } from "./components/cluster-provider.ts
 // Named explicitly, so it wins over the API's `MyAppInstance` (the object type, re-exported as MyAppInstanceObject).
 export { MyAppInstance } from "./provider/resource.ts";
 export type { InstancePlatform, MyAppInstanceArgs } from "./provider/resource.ts";
-export type { ClusterIdentity, InstanceOutputs as MyAppInstanceOutputs } from "./provider/inputs.ts";
+export type { ClusterIdentity } from "./kube/cluster-identity.ts";
+export type { InstanceOutputs as MyAppInstanceOutputs } from "./provider/inputs.ts";

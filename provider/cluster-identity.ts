@@ -1,46 +1,11 @@
 /**
- * Which cluster an instance lives in, and the check that an operation reaches that cluster and no other. A
- * kubeconfig can name any cluster; without this check a refresh through the wrong one reads 404 and drops the
- * instance from the stack, and a destroy "succeeds" while the app keeps running where it was.
+ * The check that an operation reaches the cluster an instance lives in (its identity: kube/cluster-identity.ts)
+ * and no other. A kubeconfig can name any cluster; without this check a refresh through the wrong one reads 404
+ * and drops the instance from the stack, and a destroy "succeeds" while the app keeps running where it was.
  */
-import { ForbiddenError, type KubeClient } from "../kube/index.ts";
-import { serverOf } from "./connection.ts";
-import type { ClusterIdentity, InstanceInputs } from "./inputs.ts";
-
-const identities = new WeakMap<KubeClient, Promise<ClusterIdentity>>();
-
-/**
- * The identity of the cluster `client` reaches: its server URL and the uid of its `kube-system` namespace (one
- * GET per client and process). Without permission to read that namespace, the uid is "" and only the URL counts.
- */
-export function clusterIdentity(client: KubeClient): Promise<ClusterIdentity> {
-  let identity = identities.get(client);
-  if (!identity) {
-    const server = serverOf(client);
-    identity = client.get("v1", "Namespace", "kube-system").then(
-      (namespace) => ({ server, uid: namespace.metadata.uid ?? "" }),
-      (error: unknown) => {
-        if (error instanceof ForbiddenError) return { server, uid: "" };
-        identities.delete(client);
-        throw error;
-      },
-    );
-    identities.set(client, identity);
-  }
-  return identity;
-}
-
-/** A recorded identity, if `value` (from state) is one. State written before 0.2.0 has none. */
-export function recordedIdentity(value: unknown): ClusterIdentity | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const { server, uid } = value as Record<string, unknown>;
-  return typeof server === "string" && typeof uid === "string" ? { server, uid } : undefined;
-}
-
-/** True when both identities are the same cluster: by uid when both have one, else by server URL. */
-export function sameCluster(a: ClusterIdentity, b: ClusterIdentity): boolean {
-  return a.uid && b.uid ? a.uid === b.uid : a.server === b.server;
-}
+import { clusterIdentity, sameCluster, type ClusterIdentity } from "../kube/cluster-identity.ts";
+import type { KubeClient } from "../kube/index.ts";
+import type { InstanceInputs } from "./inputs.ts";
 
 /** The error for an operation whose connection reaches another cluster than the instance's. */
 export class WrongClusterError extends Error {

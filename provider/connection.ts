@@ -5,6 +5,7 @@
  * and process: a preview of a hundred instances on one cluster shares one client instead of building a hundred.
  */
 import { createHash } from "node:crypto";
+import { serverOf } from "../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 
 /** The inputs that say how to reach the cluster. */
@@ -58,11 +59,6 @@ export function markUnreachable(client: KubeClient, cause: string): string {
 /** The message of an earlier {@link markUnreachable} for `client`, if any. */
 export function unreachableMessage(client: KubeClient): string | undefined {
   return unreachable.get(client);
-}
-
-/** The API server URL a client talks to, as its kubeconfig names it. */
-export function serverOf(client: KubeClient): string {
-  return client.config.getCurrentCluster()?.server ?? "(unknown server)";
 }
 
 // A digest, so the map holds no credentials as keys; the ambient source counts as part of the connection. The

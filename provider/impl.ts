@@ -5,11 +5,12 @@
  */
 import { apiVersion, finalizer, kind } from "../api/index.ts";
 import { ConflictError, TransportError, type KubeClient } from "../kube/index.ts";
+import { clusterIdentity, recordedIdentity, type ClusterIdentity } from "../kube/cluster-identity.ts";
 import { formatObjectKey, parseObjectKey } from "../kube/object-key.ts";
 import { checkInputs, type InputFailure } from "./check.ts";
 import { realClock } from "../kube/clock.ts";
 import { cancellation } from "./cancellation.ts";
-import { clusterIdentity, recordedIdentity, verifyCluster } from "./cluster-identity.ts";
+import { verifyCluster } from "./cluster-identity.ts";
 import { connect, markUnreachable, unreachableMessage } from "./connection.ts";
 import { instanceLabel, providerLog, stdoutLines } from "./console.ts";
 import { diffInputs, unchangedInstance } from "./diff.ts";
@@ -21,7 +22,6 @@ import {
   fieldManager,
   inputKeys,
   isUnknown,
-  type ClusterIdentity,
   type InstanceInputs,
   type InstanceOutputs,
   type PropertyBag,

@@ -11,6 +11,7 @@ import type {
   PodSecurityLevel,
   StorageReclaimPolicy,
 } from "../api/index.ts";
+import type { ClusterIdentity } from "../kube/cluster-identity.ts";
 
 /** What the engine sends in place of a value that is not known yet (during preview). */
 export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -104,15 +105,6 @@ export const inputKeys = [
 
 /** One key of {@link InstanceInputs}. */
 export type InputKey = (typeof inputKeys)[number];
-
-/**
- * Which cluster an instance lives in: the API server's URL (as the kubeconfig names it) and the uid of its
- * `kube-system` namespace, which stays the same whatever URL or credentials reach the cluster.
- */
-export interface ClusterIdentity {
-  readonly server: string;
-  readonly uid: string;
-}
 
 /**
  * Outputs that follow from the inputs alone. check adds them to the checked inputs, so a preview (which shows a

@@ -14,11 +14,11 @@ import {
   resourceAnnotation,
   specKeys,
   stackAnnotation,
-  type ClusterIdentity,
   type DerivedOutputs,
   type InstanceInputs,
   type InstanceOutputs,
 } from "./inputs.ts";
+import type { ClusterIdentity } from "../kube/cluster-identity.ts";
 import { serviceEndpoint, serviceName as serviceNameFor } from "../api/index.ts";
 
 /** A MyAppInstance as read from the apiserver. */

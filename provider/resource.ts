@@ -11,7 +11,7 @@ import type {
   PodSecurityLevel,
   StorageReclaimPolicy,
 } from "../api/index.ts";
-import type { ClusterIdentity } from "./inputs.ts";
+import type { ClusterIdentity } from "../kube/cluster-identity.ts";
 import { providerModuleText } from "./provider.ts";
 
 /**

@@ -15,7 +15,7 @@ import {
   type KubeClient,
   type KubeObject,
 } from "../kube/index.ts";
-import { serverOf } from "./connection.ts";
+import { serverOf } from "../kube/cluster-identity.ts";
 import type { InputFailure } from "./check.ts";
 import { fieldManager, type InstanceInputs } from "./inputs.ts";
 import { desiredInstance, ownershipProblem, type LiveInstance } from "./manifest.ts";

@@ -7,9 +7,9 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { clusterIdentity, recordedIdentity, sameCluster } from "../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterUp } from "./lib/cluster.ts";
-import { clusterIdentity, sameCluster, type ClusterIdentity } from "./lib/cluster-identity.ts";
 import { formatTable, instanceRows } from "./lib/instances-table.ts";
 import {
   devStackOperator,
@@ -52,11 +52,11 @@ const pulumi = path.join(binDir, "pulumi");
 await run(pulumi, ["stack", "select", stack, "--create", "--non-interactive"], { env, cwd: repoRoot });
 // The stack's state describes objects in one cluster: if it was last applied to another (the cluster was
 // deleted or recreated since), pulumi up refreshes first, so it recreates what is gone instead of trusting it.
-const cluster = await clusterIdentity(kubeconfigPath);
+const admin = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
+const cluster = await clusterIdentity(admin);
 const appliedTo = path.join(new URL(env.PULUMI_BACKEND_URL!).pathname, `${stack}.cluster.json`);
-const lastCluster = existsSync(appliedTo)
-  ? (JSON.parse(readFileSync(appliedTo, "utf8")) as ClusterIdentity)
-  : undefined;
+// A record of another shape (before the identity had one shape) is no record: refresh.
+const lastCluster = existsSync(appliedTo) ? recordedIdentity(JSON.parse(readFileSync(appliedTo, "utf8"))) : undefined;
 const refresh = !sameCluster(lastCluster, cluster);
 step(
   `pulumi up --stack ${stack}${refresh ? " --refresh (state of another or no cluster)" : ""} (installs the platform, then waits for every instance to be Ready)`,
@@ -94,7 +94,7 @@ if (up !== 0) {
 writeFileSync(appliedTo, JSON.stringify(cluster) + "\n");
 const { metricsPort } = await operator;
 
-const rows = await instanceRows(new KubeClient(loadKubeConfig({ path: kubeconfigPath })));
+const rows = await instanceRows(admin);
 console.log(`\n${formatTable(rows)}\n`);
 console.log(`Next:
   edit stacks/index.ts, then   npm run pulumi -- preview --stack dev     # the exact diff

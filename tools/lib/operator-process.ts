@@ -14,8 +14,8 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "nod
 import path from "node:path";
 import { parse, stringify } from "yaml";
 import { defaultNamespace, resolveSettings, serviceAccountKubeconfig } from "../../components/index.ts";
+import { clusterIdentity, recordedIdentity, sameCluster, type ClusterIdentity } from "../../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
-import { clusterIdentity, sameCluster, type ClusterIdentity } from "./cluster-identity.ts";
 import { freePort, launchOperator, logFileTail, waitForProbe } from "./operator-launcher.ts";
 import { kubeconfigPath, localDir, repoRoot } from "./paths.ts";
 import {
@@ -111,9 +111,9 @@ function logTail(): string {
  */
 export async function startOperatorWhenReady(identity: OperatorIdentity, timeoutMs = 600_000): Promise<OperatorRecord> {
   const step = progress("operator");
-  const cluster = await clusterIdentity(kubeconfigPath);
+  const cluster = await clusterIdentity(new KubeClient(loadKubeConfig({ path: kubeconfigPath })));
   const running = operatorRecord();
-  if (running && sameCluster(running.cluster, cluster)) return running;
+  if (running && sameCluster(recordedIdentity(running.cluster), cluster)) return running;
   if (running) {
     step(`stopping the operator left from an earlier cluster (pid ${running.pid})`);
     await stopOperator();

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { recordedIdentity, sameCluster, WrongClusterError } from "../../../provider/cluster-identity.ts";
+import { recordedIdentity, sameCluster } from "../../../kube/cluster-identity.ts";
+import { WrongClusterError } from "../../../provider/cluster-identity.ts";
 
 const platform = { server: "https://127.0.0.1:6443", uid: "uid-platform" };
 const other = { server: "https://127.0.0.1:7443", uid: "uid-other" };
