@@ -24,7 +24,8 @@ import {
 } from "../chart/index.ts";
 import { ApiError, readClusterCapabilities, type KubeClient, type KubeObject } from "../kube/index.ts";
 import type { InputFailure } from "./check.ts";
-import { fieldManager, specKeys, type InstanceInputs } from "./inputs.ts";
+import { fieldManager, type InstanceInputs } from "./inputs.ts";
+import { desiredSpec } from "./manifest.ts";
 
 export type ChartPreviewOutcome =
   { readonly checked: true; readonly failures: InputFailure[] } | { readonly checked: false; readonly note: string };
@@ -76,9 +77,7 @@ export async function chartPreview(client: KubeClient, inputs: InstanceInputs): 
 }
 
 async function renderAndDryRun(client: KubeClient, inputs: InstanceInputs): Promise<ChartPreviewOutcome> {
-  const spec: Record<string, unknown> = {};
-  for (const key of specKeys) if (inputs[key] !== undefined) spec[key] = inputs[key];
-  const verdict = validateSpec(spec);
+  const verdict = validateSpec(desiredSpec(inputs));
   if (!verdict.ok || !verdict.spec.chart) return { checked: false, note: "no valid chart to render" };
   const chart = verdict.spec.chart;
   const source = describeSource(chart, inputs.namespace);

@@ -22,6 +22,7 @@ import {
   specKeys,
   type DerivedOutputs,
   type PropertyBag,
+  type SpecKey,
 } from "./inputs.ts";
 import { derivedOutputs } from "./manifest.ts";
 
@@ -36,8 +37,6 @@ export interface CheckOutcome {
   readonly inputs: Record<string, unknown>;
   readonly failures: InputFailure[];
 }
-
-type SpecKey = (typeof specKeys)[number];
 
 /**
  * Checks `news` against the api's rules and, when `olds` are the inputs of an existing instance, against the

@@ -3,14 +3,7 @@
  * output bag create/update/read return. Kept flat on purpose: the Node dynamic-provider host reports
  * replacements by top-level key only, so every field a user can change is a top-level key.
  */
-import type {
-  ChartSpec,
-  ChartValues,
-  MyAppInstanceSpec,
-  MyAppInstanceStatus,
-  PodSecurityLevel,
-  StorageReclaimPolicy,
-} from "../api/index.ts";
+import { myAppInstanceSpecSchema, type MyAppInstanceSpec, type MyAppInstanceStatus } from "../api/index.ts";
 import type { ClusterIdentity } from "../kube/cluster-identity.ts";
 
 /** What the engine sends in place of a value that is not known yet (during preview). */
@@ -43,24 +36,13 @@ export const defaultTimeoutSeconds = 600;
 export const maxTimeoutSeconds = 86_400;
 
 /**
- * The checked input bag, as stored in state. `owner` and `logicalName` are set by the resource class, not by
+ * The checked input bag, as stored in state: every field of the spec (defaults applied), as a top-level key, plus
+ * where the object lives and how to reach it. `owner` and `logicalName` are set by the resource class, not by
  * users: they are the ownership marker and the prefix of the auto-name.
  */
-export interface InstanceInputs {
+export interface InstanceInputs extends Readonly<MyAppInstanceSpec> {
   readonly name: string;
   readonly namespace: string;
-  readonly replicas: number;
-  readonly image: string;
-  readonly port: number;
-  readonly storage?: string;
-  readonly storageClassName?: string;
-  readonly storageReclaimPolicy: StorageReclaimPolicy;
-  readonly resources?: MyAppInstanceSpec["resources"];
-  readonly podSecurityLevel?: PodSecurityLevel;
-  /** A Helm chart that renders the instance's objects (see the README's "Charts"). */
-  readonly chart?: ChartSpec;
-  /** Helm values for `chart`. */
-  readonly values?: ChartValues;
   /** Kubeconfig contents; a Pulumi secret. Absent: KUBECONFIG or ~/.kube/config, as kubectl. */
   readonly kubeconfig?: string;
   readonly context?: string;
@@ -71,19 +53,15 @@ export interface InstanceInputs {
   readonly logicalName: string;
 }
 
-/** The input keys that are the object's spec; each is a top-level key, so `replaces` can name it. */
-export const specKeys = [
-  "replicas",
-  "image",
-  "port",
-  "storage",
-  "storageClassName",
-  "storageReclaimPolicy",
-  "resources",
-  "podSecurityLevel",
-  "chart",
-  "values",
-] as const;
+/** A field of the spec, and so an input key. */
+export type SpecKey = keyof typeof myAppInstanceSpecSchema.shape;
+
+/**
+ * The input keys that are the object's spec: every field of the api's spec schema, taken from the schema itself,
+ * so a new spec field is checked, applied, refreshed and diffed without a change here. Each is a top-level key,
+ * so `replaces` can name it.
+ */
+export const specKeys = Object.keys(myAppInstanceSpecSchema.shape) as readonly SpecKey[];
 
 /**
  * Keys that say how to reach the cluster and how long to wait: stored with the instance (refresh and destroy use

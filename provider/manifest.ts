@@ -33,8 +33,6 @@ export interface LiveInstance extends KubeObject {
  * operator reconcile now (so a `pulumi up` after a cause was fixed outside the spec gets a fresh verdict).
  */
 export function desiredInstance(inputs: InstanceInputs, reconcileRequest?: string): KubeObject {
-  const spec: Record<string, unknown> = {};
-  for (const key of specKeys) if (inputs[key] !== undefined) spec[key] = inputs[key];
   return {
     apiVersion,
     kind,
@@ -47,8 +45,15 @@ export function desiredInstance(inputs: InstanceInputs, reconcileRequest?: strin
         ...(reconcileRequest !== undefined ? { [reconcileRequestAnnotation]: reconcileRequest } : {}),
       },
     },
-    spec,
+    spec: desiredSpec(inputs),
   };
+}
+
+/** The object's spec: every spec key (api/spec.ts's schema) the inputs set. */
+export function desiredSpec(inputs: InstanceInputs): Record<string, unknown> {
+  const spec: Record<string, unknown> = {};
+  for (const key of specKeys) if (inputs[key] !== undefined) spec[key] = inputs[key];
+  return spec;
 }
 
 /** The Service name and endpoint of an instance: known from its name, namespace and port before it exists. */
