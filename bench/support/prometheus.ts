@@ -1,4 +1,7 @@
-/** Reading the operator's /metrics: the Prometheus text format prom-client writes, and histogram quantiles. */
+/**
+ * Reading the operator's /metrics: the Prometheus text format prom-client writes, and histogram quantiles. The one
+ * reader of the benchmarks and the tests (test/ may import bench/support, never the reverse).
+ */
 
 /** One sample of the text format. */
 export interface Sample {
@@ -9,9 +12,9 @@ export interface Sample {
 
 type LabelFilter = (labels: Sample["labels"]) => boolean;
 
-/** Scrapes a /metrics URL and parses every sample. */
-export async function scrape(metricsUrl: string): Promise<Sample[]> {
-  const response = await fetch(metricsUrl);
+/** Scrapes a /metrics URL, with a bearer token when it is secure (`--metrics-secure`), and parses every sample. */
+export async function scrape(metricsUrl: string, token?: string): Promise<Sample[]> {
+  const response = await fetch(metricsUrl, token ? { headers: { authorization: `Bearer ${token}` } } : {});
   if (!response.ok) throw new Error(`GET ${metricsUrl}: HTTP ${response.status}`);
   return parseSamples(await response.text());
 }

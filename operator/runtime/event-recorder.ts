@@ -12,6 +12,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { ForbiddenError, NotFoundError, type KubeObject } from "../../kube/index.ts";
 import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
+import { microTime } from "../../kube/micro-time.ts";
 import type { EventRecord, ObjectReference } from "./event.ts";
 
 export type { EventRecord, ObjectReference } from "./event.ts";
@@ -129,7 +130,7 @@ export class EventRecorder {
     for (const [key, series] of this.series) {
       if (series.count === series.flushedCount) continue;
       series.flushedCount = series.count;
-      const patch = { series: { count: series.count, lastObservedTime: microTime(new Date(series.lastObservedWall)) } };
+      const patch = { series: { count: series.count, lastObservedTime: microTime(series.lastObservedWall) } };
       const write = this.options.sink.mergePatch("events.k8s.io/v1", "Event", series.name, series.namespace, patch);
       // An Event gone (deleted with its namespace): forget the series, so a repeat records a new Event.
       this.track(write, undefined, () => this.series.delete(key));
@@ -217,11 +218,6 @@ function deletedUnderneath(error: unknown): error is NotFoundError | ForbiddenEr
     (error.causes.some((cause) => cause.reason === "NamespaceTerminating") ||
       error.message.includes("because it is being terminated"))
   );
-}
-
-// metav1.MicroTime is RFC 3339 with exactly six fractional digits.
-function microTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
 function truncate(text: string, maxBytes: number): string {

@@ -15,6 +15,7 @@
 import type { Logger } from "pino";
 import { ConflictError, NotFoundError, type KubeClient, type KubeObject } from "../../kube/index.ts";
 import { realClock, sleep, type Clock } from "../../kube/clock.ts";
+import { microTime } from "../../kube/micro-time.ts";
 import type { OperatorMetrics } from "./metrics.ts";
 
 /** The fields of a Lease's spec that leader election reads and writes. */
@@ -107,11 +108,6 @@ function stored(lease: LeaseObject): StoredLease {
       leaseTransitions: spec.leaseTransitions ?? 0,
     },
   };
-}
-
-/** A Kubernetes MicroTime: RFC 3339 with exactly six fractional digits (the apiserver rejects three). */
-export function microTime(epochMs: number): string {
-  return new Date(epochMs).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
 /** Why leadership ended: the lease could not be renewed in time, or stop() released it. */

@@ -20,12 +20,11 @@ import {
 } from "../../kube/index.ts";
 import { labelKeys, managedBy } from "../../operator/desired/index.ts";
 import { waitFor } from "../support/cluster.ts";
+import { scrape, sum } from "../../bench/support/prometheus.ts";
 import {
   instanceWrites,
   isReadyAtSpec,
-  scrape,
   startOperator,
-  sum,
   type Instance,
   type OperatorProcess,
   type StartOperatorOptions,

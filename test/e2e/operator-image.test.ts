@@ -39,7 +39,8 @@ import {
 import { progress } from "../../tools/lib/progress.ts";
 import { adminClient, namespaceReleasingInstances, waitFor } from "../support/cluster.ts";
 import { fetchMetrics, metricsScrapers } from "../support/metrics-scraper.ts";
-import { ensureCrd, isReadyAtSpec, scrape, sum, waitForInstance } from "../support/operator.ts";
+import { scrape, sum } from "../../bench/support/prometheus.ts";
+import { ensureCrd, isReadyAtSpec, waitForInstance } from "../support/operator.ts";
 
 const client = adminClient();
 const minutes = (n: number) => n * 60_000;

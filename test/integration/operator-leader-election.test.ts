@@ -9,13 +9,12 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { KubeObject } from "../../kube/index.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
+import { scrape, sum } from "../../bench/support/prometheus.ts";
 import {
   createInstance,
   isReadyAtSpec,
   patchSpec,
-  scrape,
   startOperator,
-  sum,
   waitForInstance,
   type OperatorProcess,
 } from "../support/operator.ts";

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { KubeObject } from "../../kube/index.ts";
-import { microTime } from "../../operator/runtime/leader-election.ts";
+import { microTime } from "../../kube/micro-time.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 import { startOperator } from "../support/operator.ts";
 

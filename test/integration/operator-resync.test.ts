@@ -9,14 +9,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
+import { scrape, sum } from "../../bench/support/prometheus.ts";
 import {
   createInstance,
   getInstance,
   instanceWrites,
   isReadyAtSpec,
-  scrape,
   startOperator,
-  sum,
   waitForInstance,
   type LogLine,
   type OperatorProcess,

@@ -24,6 +24,7 @@ import {
 import { crdPath } from "../../api/crd-path.ts";
 import { GoneError, TransportError, type KubeClient, type KubeObject } from "../../kube/index.ts";
 import { launchOperator, type Exit, type LogLine } from "../../tools/lib/operator-launcher.ts";
+import { scrape, sum } from "../../bench/support/prometheus.ts";
 import { adminClient, waitFor, type Typed } from "./cluster.ts";
 
 const testFieldManager = "myapp-test";
@@ -185,37 +186,6 @@ async function releaseInstances(client: KubeClient, namespaces: readonly string[
 }
 
 // ---- metrics ----
-
-/** One sample of the Prometheus text format. */
-export interface Sample {
-  readonly name: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly value: number;
-}
-
-/** Scrapes `metricsUrl` and parses the samples (the simple text format prom-client writes). */
-export async function scrape(metricsUrl: string, token?: string): Promise<Sample[]> {
-  const response = await fetch(metricsUrl, token ? { headers: { authorization: `Bearer ${token}` } } : {});
-  if (!response.ok) throw new Error(`GET ${metricsUrl}: HTTP ${response.status}`);
-  const samples: Sample[] = [];
-  for (const line of (await response.text()).split("\n")) {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match) continue;
-    const labels: Record<string, string> = {};
-    for (const [, key, value] of (match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
-    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
-
-/** The sum of the samples called `name` whose labels pass `filter`. */
-export function sum(
-  samples: readonly Sample[],
-  name: string,
-  filter: (labels: Sample["labels"]) => boolean = () => true,
-) {
-  return samples.filter((s) => s.name === name && filter(s.labels)).reduce((total, s) => total + s.value, 0);
-}
 
 /**
  * API writes the operator made for instances: `myapp_operator_api_writes_total` summed over every kind but Lease.

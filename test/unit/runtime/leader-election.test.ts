@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { microTime } from "../../../kube/micro-time.ts";
 import {
   LeaderElector,
-  microTime,
   type LeadershipEnd,
   type LeaderElectionOptions,
 } from "../../../operator/runtime/leader-election.ts";
