@@ -6,3 +6,4 @@ export * from "./resources.ts";
 export * from "./clock.ts";
 export * from "./discovery.ts";
 export * from "./object-key.ts";
+export * from "./cluster-identity.ts";
