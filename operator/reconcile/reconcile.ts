@@ -54,6 +54,8 @@ export interface ReconcileDeps {
 /** What a reconcile asks of the runtime next; `{ writes }` alone means "converged: wait for a change". */
 export interface ReconcileOutcome {
   readonly requeueAfterMs?: number;
+  /** Only looked in on the chart's background job, still running: the runtime keeps the key's failure count. */
+  readonly waiting?: boolean;
   /** API writes this reconcile made (0 for a converged instance). */
   readonly writes: number;
 }
@@ -167,6 +169,7 @@ async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise
     // No status while the chart's fetch and render still run in the background: nothing new to say.
     if (outcome.status) await writeStatus(session, previous, outcome.status);
     if (outcome.failure) throw outcome.failure;
+    if (!outcome.status) return { ...finished(session, outcome), waiting: true };
     return finished(session, outcome);
   }
   // Objects a chart rendered before spec.chart was removed: checked against the storage rules first, pruned once

@@ -22,6 +22,12 @@ import { WriteCounter } from "./write-counter.ts";
 export interface ReconcileResult {
   readonly requeueAfterMs?: number;
   /**
+   * The reconcile only looked in on work it started in the background and found it still running: neither a
+   * success nor a failure, so a key that was failing keeps its failure count and backoff (work that fails again
+   * and again still ends Stalled), and the look is repeated after `requeueAfterMs`.
+   */
+  readonly waiting?: boolean;
+  /**
    * API writes this reconcile made, if the reconciler counts them itself; otherwise the controller's WriteCounter
    * measures them. Logged per reconcile: a converged instance must show 0.
    */
@@ -194,6 +200,12 @@ export class Controller {
     const writes = (outcome.ok ? outcome.value.writes : undefined) ?? outcome.writes;
     const line = { key, durationMs, writes };
 
+    if (outcome.ok && outcome.value.waiting) {
+      this.queue.addAfter(key, outcome.value.requeueAfterMs ?? 1_000);
+      this.finish("requeue_after", durationMs);
+      this.logger.debug({ ...line, result: "waiting" }, "reconciled");
+      return;
+    }
     if (outcome.ok) {
       const wasFailing = this.failures.delete(key);
       this.queue.forget(key);

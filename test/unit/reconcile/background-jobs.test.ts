@@ -95,7 +95,9 @@ describe("a chart instance whose source does not answer", () => {
     const outcome = h.run();
     await settle();
     await clock.advance(250);
-    assert.equal((await outcome).requeueAfterMs, chartJobPollMs);
+    const waited = await outcome;
+    assert.equal(waited.requeueAfterMs, chartJobPollMs);
+    assert.equal(waited.waiting, true, "neither a success nor a failure: the key keeps its failure count");
     assert.deepEqual(
       h.cluster
         .writeLines()

@@ -147,6 +147,27 @@ describe("Controller", () => {
     assert.ok(lines.some((l) => l.msg === "reconcile stalled; retrying slowly" && l.retryInMs === 300_000));
   });
 
+  it("a reconcile that only waits on its background work keeps the key's failure count: failing work still stalls", async () => {
+    // GIVEN a key whose work fails, then is waited on (still running), alternately: a slow source timing out again
+    const { clock, controller, calls, stalled } = setup(
+      async (_key, call) => {
+        if (call % 2 === 0) return { requeueAfterMs: 1_000, waiting: true };
+        throw new TransientError("the chart source did not answer");
+      },
+      { maxConsecutiveFailures: 3, slowRetryIntervalMs: 300_000, random: () => 0.5 },
+    );
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(10_000);
+    // THEN the waits between failures do not reset the count: the third failure stalls the key
+    assert.ok(calls.length >= 5);
+    assert.equal(controller.failureCount("ns/a"), 3);
+    assert.deepEqual(
+      stalled.map((s) => s.failures),
+      [3],
+    );
+  });
+
   it("jitters the slow lane by ±10 % so stalled keys do not retry in lockstep", async () => {
     for (const [random, expected] of [
       [0, 270_000],
