@@ -80,7 +80,9 @@ export async function fuzzedManifests(t: TestContext, client: KubeClient, size: 
     const failures = result.failures ?? [];
     provider.set(c.name, {
       ok: failures.length === 0,
-      fields: failures.map((f) => `spec.${f.property}`),
+      // A failure of an object input (resources) is reported for the whole resource, its reason starting with the
+      // input's name (provider/failure-display.ts: the CLI would print the object as Go's {map[...]}).
+      fields: failures.map((f) => `spec.${f.property || (/^([A-Za-z]+):/.exec(f.reason)?.[1] ?? "")}`),
       message: failures.map((f) => `${f.property}: ${f.reason}`).join("; "),
     });
   }

@@ -7,7 +7,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
-import { apiVersion, kind } from "../../api/index.ts";
+import { apiVersion, chartKindName, defaultChartKinds, kind } from "../../api/index.ts";
 import type { KubeClient } from "../../kube/index.ts";
 import { localDir } from "../../tools/lib/paths.ts";
 import { testNamespace, waitFor } from "../support/cluster.ts";
@@ -357,7 +357,8 @@ export async function tokenRotation(t: TestContext, client: KubeClient, size: To
     namespaces: [namespace],
     leaderElection: false,
     label: "token",
-    args: [`--kubeconfig=${token.kubeconfigFile}`],
+    // The ServiceAccount holds the default RBAC, which grants the default chart kinds only.
+    args: [`--kubeconfig=${token.kubeconfigFile}`, `--chart-kinds=${defaultChartKinds.map(chartKindName).join(",")}`],
     env: { NODE_OPTIONS: `--import=${recorder}`, MYAPP_RECORD_REQUESTS: requests },
   });
   await createFleet(client, namespace, fleet);

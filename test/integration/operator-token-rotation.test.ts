@@ -13,6 +13,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { chartKindName, defaultChartKinds } from "../../api/index.ts";
 import { localDir } from "../../tools/lib/paths.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 import {
@@ -48,7 +49,8 @@ test(
     const operator = await startOperator(t, {
       namespaces: [namespace],
       leaderElection: false,
-      args: [`--kubeconfig=${token.kubeconfigFile}`],
+      // The ServiceAccount holds the default RBAC, which grants the default chart kinds only.
+      args: [`--kubeconfig=${token.kubeconfigFile}`, `--chart-kinds=${defaultChartKinds.map(chartKindName).join(",")}`],
       env: { NODE_OPTIONS: `--import=${recorder}`, MYAPP_RECORD_REQUESTS: requests },
     });
     await createInstance(client, namespace, "web", { image: "nginx:1.27", replicas: 2 });
