@@ -131,7 +131,12 @@ export function loadKubeConfig(source: KubeConfigSource = {}, around: KubeConfig
   if (source.kubeconfig) kc = parseKubeConfig(source.kubeconfig);
   else if (source.path) kc = loadFiles(splitList(source.path), { skipMissing: false });
   else if (splitList(env.KUBECONFIG).length > 0) kc = loadFiles(splitList(env.KUBECONFIG), { skipMissing: true });
-  else kc = loadFiles([join(around.home ?? homedir(), ".kube", "config")], { skipMissing: true });
+  else {
+    // A container's user often has no home, or one it may not read (the operator image's nonroot): then there is
+    // no ~/.kube/config to use either, and a pod goes on to its ServiceAccount below.
+    const home = around.home ?? homeDirectory();
+    kc = loadFiles(home ? [join(home, ".kube", "config")] : [], { skipMissing: true, skipUnreadable: true });
+  }
   if (source.context) {
     if (!kc.getContextObject(source.context)) {
       const known =
@@ -242,7 +247,10 @@ function splitList(list: string | undefined): string[] {
 }
 
 /** Reads and merges kubeconfig files; missing ones are skipped (KUBECONFIG, the home file) or refused (explicit). */
-function loadFiles(paths: readonly string[], options: { readonly skipMissing: boolean }): KubeConfig {
+function loadFiles(
+  paths: readonly string[],
+  options: { readonly skipMissing: boolean; readonly skipUnreadable?: boolean },
+): KubeConfig {
   const configs: KubeConfig[] = [];
   for (const file of paths) {
     let text: string;
@@ -251,6 +259,7 @@ function loadFiles(paths: readonly string[], options: { readonly skipMissing: bo
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (options.skipMissing && code === "ENOENT") continue;
+      if (options.skipUnreadable && (code === "EACCES" || code === "ENOTDIR")) continue;
       throw new Error(`cannot read kubeconfig ${file}: ${code ?? String(error)}`);
     }
     configs.push(parseKubeConfig(text, dirname(resolvePath(process.cwd(), file))));
@@ -321,4 +330,13 @@ function resolvePath(baseDir: string, file: string): string {
 /** Drops undefined fields, so optional properties stay absent (exactOptionalPropertyTypes). */
 function compact<T extends object>(object: { [K in keyof T]: T[K] | undefined }): T {
   return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** The user's home directory, or undefined when it has none (os.homedir() throws without HOME and a passwd entry). */
+function homeDirectory(): string | undefined {
+  try {
+    return homedir();
+  } catch {
+    return undefined;
+  }
 }

@@ -528,6 +528,15 @@ describe("kubeconfig loading: what kubectl refuses", () => {
     );
   });
 
+  test("in a pod whose user cannot read a ~/.kube/config (the operator image's nonroot): the ServiceAccount", () => {
+    // ".kube" a file stands in for a home the user may not enter (as root, permissions would not stop the read).
+    const dir = tree({ ".kube": "not a directory" });
+    const sa = serviceAccount(dir);
+    const config = loadKubeConfig({}, { env: { ...sa.env }, home: dir, serviceAccountDir: sa.mount });
+    assert.match(config.getCurrentCluster()?.server ?? "", /^https:\/\//);
+    assert.equal(config.getCurrentUser()?.tokenFile, join(sa.mount, "token"));
+  });
+
   test("a proxy-url scheme kubectl does not know is refused, naming the cluster", () => {
     assert.throws(
       () => loadKubeConfig({ kubeconfig: simple({ server: "https://k", "proxy-url": "ftp://p:21" }, { token: "t" }) }),
