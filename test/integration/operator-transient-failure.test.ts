@@ -1,15 +1,19 @@
 /**
- * Retries without parking, against the real cluster: an instance whose workload the apiserver refuses with 403
- * (a ResourceQuota of zero Deployments: the same answer as RBAC that is still rolling out) fails its fast
- * retries, becomes Stalled with reason TransientFailure and the apiserver's message, and is never Degraded. Once
- * the cause is gone, the slow lane retries it without anyone touching the instance, it becomes Ready, and
- * Stalled is gone.
+ * Retries without parking, against the real cluster: an instance whose workload the apiserver cannot admit for a
+ * transient cause (a validating webhook that does not answer, failurePolicy Fail: the apiserver's 500 "failed
+ * calling webhook", as during a webhook's outage) fails its fast retries, becomes Stalled with reason
+ * TransientFailure and the apiserver's message, and is never Degraded. Once the cause is gone, the slow lane
+ * retries it without anyone touching the instance, it becomes Ready, and Stalled is gone. (A refusal by admission
+ * itself, such as an exceeded quota, is permanent: operator-admission-rejected.test.ts.)
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { adminClient, testNamespace, waitFor, kubectl } from "../support/cluster.ts";
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { adminClient, kubectl, testNamespace } from "../support/cluster.ts";
 import {
   conditionOf,
   createInstance,
@@ -21,23 +25,35 @@ import {
 
 const client = adminClient();
 
-test("a transient 403 stalls an instance without Degraded; the slow lane heals it by itself", async (t) => {
+test("a transient admission failure (a webhook that does not answer) stalls an instance without Degraded; the slow lane heals it by itself", async (t) => {
   const namespace = await testNamespace(t, client, "op-transient");
-  // GIVEN Deployments are refused in the namespace (403 Forbidden: exceeded quota)
-  await kubectl("-n", namespace, "create", "quota", "no-deployments", "--hard=count/deployments.apps=0");
-  // Admission enforces a quota once the quota controller has published its limits.
-  await waitFor("the quota to be published", async () => {
-    const hard = await kubectl(
-      "-n",
-      namespace,
-      "get",
-      "resourcequota",
-      "no-deployments",
-      "-o",
-      "jsonpath={.status.hard}",
-    );
-    return hard.trim() ? true : undefined;
-  });
+  // GIVEN Deployments of the namespace must pass a webhook that does not answer (its endpoint refuses connections)
+  const webhook = `myapp-test-unreachable-${namespace}`;
+  const manifest = path.join(tmpdir(), `${webhook}.json`);
+  writeFileSync(
+    manifest,
+    JSON.stringify({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: webhook },
+      webhooks: [
+        {
+          name: "unreachable.myapp.example.com",
+          clientConfig: { url: "https://127.0.0.1:1/validate" },
+          rules: [
+            { apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["deployments"] },
+          ],
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
+          failurePolicy: "Fail",
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+          timeoutSeconds: 2,
+        },
+      ],
+    }),
+  );
+  await kubectl("apply", "-f", manifest);
+  t.after(() => kubectl("delete", "validatingwebhookconfiguration", webhook, "--ignore-not-found"));
   // and an operator with 3 fast retries and a 5 s slow lane (the defaults are 15 and 300 s)
   const operator = await startOperator(t, {
     namespaces: [namespace],
@@ -53,7 +69,7 @@ test("a transient 403 stalls an instance without Degraded; the slow lane heals i
   });
   const condition = conditionOf(stalled, "Stalled");
   assert.equal(condition?.reason, "TransientFailure");
-  assert.match(condition?.message ?? "", /retrying about every 5s.*forbidden.*exceeded quota/i);
+  assert.match(condition?.message ?? "", /retrying about every 5s.*failed calling webhook/i);
   assert.notEqual(conditionOf(stalled, "Degraded")?.status, "True");
   // and it keeps being retried in the slow lane (not parked): more stalled attempts follow
   await operator.waitForLog((line) => line.msg === "reconcile stalled; retrying slowly" && Number(line.failures) >= 5, {
@@ -63,7 +79,7 @@ test("a transient 403 stalls an instance without Degraded; the slow lane heals i
 
   // WHEN the cause goes away, with no change to the instance
   const generation = stalled.metadata.generation;
-  await kubectl("-n", namespace, "delete", "resourcequota", "no-deployments");
+  await kubectl("delete", "validatingwebhookconfiguration", webhook);
 
   // THEN the next slow retry succeeds: Ready, Stalled gone, and never Degraded on the way
   const ready = await waitForInstance(client, namespace, "web", "Ready", isReadyAtSpec, 120_000);
