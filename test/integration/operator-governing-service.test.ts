@@ -66,7 +66,7 @@ test("a StatefulSet governed by the ClusterIP Service moves to the headless one,
   const clusterIpBefore = (await client.get<Service>("v1", "Service", "db", namespace)).spec.clusterIP;
 
   // WHEN the current operator starts (every status write from now on is recorded)
-  const recording = await recordInstance(client, namespace, "db");
+  const recording = await recordInstance(client, namespace, "db", t);
   await startOperator(t, { namespaces: [namespace], label: "second" });
 
   // THEN the StatefulSet is governed by the headless Service, and the instance is Ready again

@@ -145,7 +145,7 @@ test("an image upgrade goes Progressing, then Ready with the new status.image", 
   await waitForInstance(client, namespace, "web", "Ready on 1.27", isReadyAtSpec);
 
   // WHEN the image changes (every status write from now on is recorded)
-  const recording = await recordInstance(client, namespace, "web");
+  const recording = await recordInstance(client, namespace, "web", t);
   const patched = await patchSpec(client, namespace, "web", { image: "nginx:1.28" });
   const ready = await waitForInstance(client, namespace, "web", "Ready on 1.28", isReadyAtSpec);
   await recording.stop();

@@ -106,7 +106,7 @@ test("adding storage moves a running instance from a Deployment to a StatefulSet
   assert.ok(await client.find("apps/v1", "Deployment", "db", namespace));
 
   // WHEN storage is added (every status write from now on is recorded)
-  const recording = await recordInstance(client, namespace, "db");
+  const recording = await recordInstance(client, namespace, "db", t);
   const patched = await patchSpec(client, namespace, "db", { storage: "1Gi" });
   const ready = await waitForInstance(client, namespace, "db", "Ready on a StatefulSet", isReadyAtSpec);
   await waitForGone(client, "apps/v1", "Deployment", namespace, "db");

@@ -56,7 +56,7 @@ test(
     await createInstance(client, namespace, "web", { image: "nginx:1.27", replicas: 2 });
     await waitForInstance(client, namespace, "web", "Ready", isReadyAtSpec, minutes(2));
     assert.deepEqual(unauthorized(), [], "no 401 while the token is good");
-    const recording = await recordInstance(client, namespace, "web");
+    const recording = await recordInstance(client, namespace, "web", t);
 
     // WHEN its token is revoked, and a change arrives while the file still holds the dead token
     const dead = token.current;

@@ -61,7 +61,7 @@ test("a transient admission failure (a webhook that does not answer) stalls an i
     args: ["--max-consecutive-failures=3", "--slow-retry-interval=5"],
   });
   await createInstance(client, namespace, "web", { replicas: 1, image: "nginx:1.27" });
-  const recording = await recordInstance(client, namespace, "web");
+  const recording = await recordInstance(client, namespace, "web", t);
 
   // THEN it becomes Stalled for a transient cause, quoting the apiserver, and is not Degraded
   const stalled = await waitForInstance(client, namespace, "web", "Stalled", (instance) => {

@@ -320,9 +320,16 @@ export interface InstanceRecording {
  * version current when this is called, so nothing written after that is missed however late the request lands;
  * when a watch request ends it resumes where it left off.
  */
-export async function recordInstance(client: KubeClient, namespace: string, name: string): Promise<InstanceRecording> {
+export async function recordInstance(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  t?: TestContext,
+): Promise<InstanceRecording> {
   const versions: Instance[] = [];
   const abort = new AbortController();
+  // A test that fails before it stops the recording must not leave its watch keeping the test file alive.
+  t?.after(() => abort.abort());
   const current = await getInstance(client, namespace, name);
   let resourceVersion = current.metadata.resourceVersion ?? "";
   let failure: unknown;
