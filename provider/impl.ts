@@ -243,11 +243,12 @@ async function waitUntilReady(
 ): Promise<InstanceOutputs> {
   const generation = applied.metadata.generation ?? 0;
   const progress = waitProgress(instanceLabel(inputs), { timeoutMs: timeoutMs(inputs) });
-  const started = realClock.now();
   // Without any event (no operator at all) nothing re-evaluates the phase: look again once the silence is long.
   let waiting: (Readiness & { state: "waiting" }) | undefined;
+  let silent = false;
   const silence = realClock.setTimeout(() => {
-    if (waiting) progress.report(waitingPhase(waiting, realClock.now() - started));
+    silent = true;
+    if (waiting) progress.report(waitingPhase(waiting, silent));
   }, operatorSilenceMs);
   const cancelled = cancellation();
   const port = instanceWatchPort(client, inputs.namespace, inputs.name);
@@ -260,7 +261,7 @@ async function waitUntilReady(
       const readiness = assessReadiness(object, generation, request);
       if (readiness.state === "waiting") {
         waiting = readiness;
-        progress.report(waitingPhase(readiness, realClock.now() - started));
+        progress.report(waitingPhase(readiness, silent));
         return undefined;
       }
       return { ...readiness, object };

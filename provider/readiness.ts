@@ -82,12 +82,13 @@ export function assessReadiness(instance: LiveInstance, generation: number, reco
 export const operatorSilenceMs = 30_000;
 
 /**
- * The phase a wait shows for `readiness` after `elapsedMs`: the operator's words, and, once no operator has acted
- * for {@link operatorSilenceMs}, what to check, so a missing operator (an external placement nobody started, an
- * image that never runs) is named within seconds instead of after the whole timeout.
+ * The phase a wait shows for `readiness`: the operator's words, and, once the wait has been `silent` (no operator
+ * acted for {@link operatorSilenceMs}), what to check, so a missing operator (an external placement nobody started,
+ * an image that never runs) is named within seconds instead of after the whole timeout. The caller's timer decides
+ * `silent`, not a clock reading: a timer may fire a millisecond before the clock says its delay has passed.
  */
-export function waitingPhase(readiness: Readiness & { state: "waiting" }, elapsedMs: number): string {
-  if (!readiness.awaitingOperator || elapsedMs < operatorSilenceMs) return readiness.progress;
+export function waitingPhase(readiness: Readiness & { state: "waiting" }, silent: boolean): string {
+  if (!readiness.awaitingOperator || !silent) return readiness.progress;
   return (
     `${readiness.progress}; no operator has acted on it yet: is one running and watching this namespace? (in the ` +
     "cluster: the MyAppOperator's Deployment and its pods; outside it: `npx myapp-operator`)"

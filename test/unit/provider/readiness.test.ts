@@ -229,11 +229,11 @@ describe("assessReadiness", () => {
 describe("waitingPhase", () => {
   const awaiting = { state: "waiting", progress: "waiting for the operator to act on generation 1" } as const;
   test("the operator's words while the wait is young, or while an operator is acting", () => {
-    assert.equal(waitingPhase({ ...awaiting, awaitingOperator: true }, operatorSilenceMs - 1), awaiting.progress);
-    assert.equal(waitingPhase({ state: "waiting", progress: "1/3 replicas ready" }, 600_000), "1/3 replicas ready");
+    assert.equal(waitingPhase({ ...awaiting, awaitingOperator: true }, false), awaiting.progress);
+    assert.equal(waitingPhase({ state: "waiting", progress: "1/3 replicas ready" }, true), "1/3 replicas ready");
   });
-  test("after 30 s without any operator acting, what to check", () => {
-    const phase = waitingPhase({ ...awaiting, awaitingOperator: true }, operatorSilenceMs);
+  test(`after ${operatorSilenceMs / 1000} s without any operator acting, what to check`, () => {
+    const phase = waitingPhase({ ...awaiting, awaitingOperator: true }, true);
     assert.match(
       phase,
       /^waiting for the operator to act on generation 1; no operator has acted on it yet: is one running/,
