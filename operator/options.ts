@@ -23,6 +23,18 @@ import {
   type RenderLimits,
 } from "../chart/render-limits.ts";
 import { chartSourceProblems } from "../chart/source-policy.ts";
+import {
+  parseAllowedRegistries,
+  parseDuration,
+  parseSecretReference,
+  parseWebhookHosts,
+  policyFlags,
+  storageLimitFlag,
+  type PlatformPolicy,
+  type WebhookOptions,
+} from "./admission/policy.ts";
+
+export type { PlatformPolicy, WebhookOptions } from "./admission/policy.ts";
 
 export interface OperatorOptions {
   /** Watched namespaces; empty means the whole cluster. */
@@ -58,6 +70,10 @@ export interface OperatorOptions {
   readonly renderLimits: RenderLimits;
   /** URL prefixes remote charts may come from; empty: ConfigMap charts only. */
   readonly chartSources: readonly string[];
+  /** What the admission webhook lets instances be. */
+  readonly policy: PlatformPolicy;
+  /** The admission webhook's server and certificates; undefined: no webhook server (`--webhook-bind-address` unset). */
+  readonly webhook: WebhookOptions | undefined;
 }
 
 export interface Address {
@@ -94,7 +110,27 @@ export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repo
   --chart-sources=oci://r/org/,https://charts.example.com/   remote chart sources allowed, as URL prefixes;
                                    hosts they name may be private addresses (default: none, ConfigMap charts only)  MYAPP_CHART_SOURCES
   --chart-kinds=v1/Service,...     kinds a chart may render, apiVersion/Kind (default: ${defaultChartKinds.map(chartKindName).join(",")}; any of ${renderableChartKinds.map(chartKindName).join(",")})  MYAPP_CHART_KINDS
-  --chart-service-types=ClusterIP,...  Service types a chart may render (default ClusterIP; any of ${serviceTypes.join(",")})  MYAPP_CHART_SERVICE_TYPES`;
+  --chart-service-types=ClusterIP,...  Service types a chart may render (default ClusterIP; any of ${serviceTypes.join(",")})  MYAPP_CHART_SERVICE_TYPES
+Platform policy (enforced by the admission webhook; unset: no limit):
+  --allowed-registries=docker.io/library,ghcr.io/acme   image prefixes instances may use, after Docker's
+                                   normalisation (nginx is docker.io/library/nginx); default: any  MYAPP_ALLOWED_REGISTRIES
+  --max-replicas=N                 most spec.replicas of one instance                  MYAPP_MAX_REPLICAS
+  --max-storage=QUANTITY           largest spec.storage (one volume), e.g. 100Gi       MYAPP_MAX_STORAGE
+  --namespace-max-instances=N      instances per namespace                             MYAPP_NAMESPACE_MAX_INSTANCES
+  --namespace-max-replicas=N       replicas of all instances of a namespace            MYAPP_NAMESPACE_MAX_REPLICAS
+  --namespace-max-storage=QUANTITY storage (spec.storage x spec.replicas) of a namespace  MYAPP_NAMESPACE_MAX_STORAGE
+                                   a namespace's annotations myapp.example.com/max-instances, /max-replicas and
+                                   /max-storage replace these three for that namespace
+  --require-expandable-storage     StorageClasses must allow volume expansion          MYAPP_REQUIRE_EXPANDABLE_STORAGE=true
+Admission webhook:
+  --webhook-bind-address=[H]:P     serve the webhooks over HTTPS here (default: no webhook server)  MYAPP_WEBHOOK_BIND_ADDRESS
+  --webhook-cert-secret=NS/NAME    the Secret with its CA and certificate               MYAPP_WEBHOOK_CERT_SECRET
+                                   (default: POD_NAMESPACE or default, /myapp-operator-webhook-cert)
+  --webhook-configuration=NAME     the Validating- and MutatingWebhookConfiguration that get the CA bundle
+                                   (default myapp-operator)                            MYAPP_WEBHOOK_CONFIGURATION
+  --webhook-hosts=a,b              the certificate's DNS names and IPs (default localhost,127.0.0.1)  MYAPP_WEBHOOK_HOSTS
+  --webhook-cert-validity=DURATION serving certificate lifetime, e.g. 2160h, 60s      MYAPP_WEBHOOK_CERT_VALIDITY
+                                   (default 2160h: 90 days; the CA lives 10x as long)`;
 
 const logLevels = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
 
@@ -127,6 +163,18 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       "render-timeout": { type: "string" },
       "render-output": { type: "string" },
       "chart-sources": { type: "string" },
+      "allowed-registries": { type: "string" },
+      "max-replicas": { type: "string" },
+      "max-storage": { type: "string" },
+      "namespace-max-instances": { type: "string" },
+      "namespace-max-replicas": { type: "string" },
+      "namespace-max-storage": { type: "string" },
+      "require-expandable-storage": { type: "boolean" },
+      "webhook-bind-address": { type: "string" },
+      "webhook-cert-secret": { type: "string" },
+      "webhook-configuration": { type: "string" },
+      "webhook-hosts": { type: "string" },
+      "webhook-cert-validity": { type: "string" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean" },
     },
@@ -140,6 +188,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
   const logLevel = values["log-level"] ?? env.MYAPP_LOG_LEVEL ?? "info";
   if (!logLevels.includes(logLevel))
     throw new Error(`--log-level must be one of ${logLevels.join(", ")}, got "${logLevel}"`);
+  const sources = chartSources(values["chart-sources"] ?? env.MYAPP_CHART_SOURCES);
+  const chart = defaultChart(values["default-chart"] ?? env.MYAPP_DEFAULT_CHART);
   return {
     namespaces,
     leaderElect: values["leader-elect"] ?? env.MYAPP_LEADER_ELECT === "true",
@@ -165,7 +215,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     helm: values.helm ?? env.MYAPP_HELM ?? "helm",
     chartKinds: chartKinds(values["chart-kinds"] ?? env.MYAPP_CHART_KINDS),
     chartServiceTypes: chartServiceTypes(values["chart-service-types"] ?? env.MYAPP_CHART_SERVICE_TYPES),
-    defaultChart: defaultChart(values["default-chart"] ?? env.MYAPP_DEFAULT_CHART),
+    defaultChart: chart,
     maxConcurrentRenders: positiveInteger(
       "--max-concurrent-renders",
       values["max-concurrent-renders"] ?? env.MYAPP_MAX_CONCURRENT_RENDERS ?? String(defaultMaxConcurrentRenders),
@@ -185,7 +235,30 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
         values["render-output"] ?? env.MYAPP_RENDER_OUTPUT ?? String(defaultRenderLimits.outputMiB),
       ),
     },
-    chartSources: chartSources(values["chart-sources"] ?? env.MYAPP_CHART_SOURCES),
+    chartSources: sources,
+    policy: {
+      allowedRegistries: parseAllowedRegistries(values["allowed-registries"] ?? env.MYAPP_ALLOWED_REGISTRIES),
+      maxReplicas: optionalPositiveInteger(policyFlags.maxReplicas, values["max-replicas"] ?? env.MYAPP_MAX_REPLICAS),
+      maxStorage: storageLimitFlag(policyFlags.maxStorage, values["max-storage"] ?? env.MYAPP_MAX_STORAGE),
+      namespaceBudget: withoutUndefined({
+        instances: optionalPositiveInteger(
+          policyFlags.instances,
+          values["namespace-max-instances"] ?? env.MYAPP_NAMESPACE_MAX_INSTANCES,
+        ),
+        replicas: optionalPositiveInteger(
+          policyFlags.replicas,
+          values["namespace-max-replicas"] ?? env.MYAPP_NAMESPACE_MAX_REPLICAS,
+        ),
+        storage: storageLimitFlag(
+          policyFlags.storage,
+          values["namespace-max-storage"] ?? env.MYAPP_NAMESPACE_MAX_STORAGE,
+        ),
+      }),
+      requireExpandableStorage: values["require-expandable-storage"] ?? env.MYAPP_REQUIRE_EXPANDABLE_STORAGE === "true",
+      // What the chart engine allows (chart-wiring.ts): the list, and the platform's own default chart's source.
+      chartSources: [...sources, ...[chart?.oci ?? chart?.repo].filter((location) => location !== undefined)],
+    },
+    webhook: webhookOptions(values, env),
   };
 }
 
@@ -201,6 +274,55 @@ function address(flag: string, value: string): Address {
   if (!match || port > 65535)
     throw new Error(`${flag} must be [host]:port with a port from 0 to 65535, got "${value}"`);
   return { host: match[1] || "0.0.0.0", port };
+}
+
+/** The webhook's settings, or undefined without `--webhook-bind-address` (the other webhook flags are then unused). */
+function webhookOptions(
+  values: {
+    "webhook-bind-address"?: string | undefined;
+    "webhook-cert-secret"?: string | undefined;
+    "webhook-configuration"?: string | undefined;
+    "webhook-hosts"?: string | undefined;
+    "webhook-cert-validity"?: string | undefined;
+  },
+  env: NodeJS.ProcessEnv,
+): WebhookOptions | undefined {
+  const bind = values["webhook-bind-address"] ?? env.MYAPP_WEBHOOK_BIND_ADDRESS;
+  if (bind === undefined || bind.trim() === "") return undefined;
+  const configuration = values["webhook-configuration"] ?? env.MYAPP_WEBHOOK_CONFIGURATION ?? "myapp-operator";
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(configuration) || configuration.length > 253) {
+    throw new Error(`--webhook-configuration must be a lower-case DNS name, got "${configuration}"`);
+  }
+  return {
+    address: address("--webhook-bind-address", bind),
+    certSecret: parseSecretReference(
+      "--webhook-cert-secret",
+      values["webhook-cert-secret"] ??
+        env.MYAPP_WEBHOOK_CERT_SECRET ??
+        `${env.POD_NAMESPACE ?? "default"}/myapp-operator-webhook-cert`,
+    ),
+    configuration,
+    hosts: parseWebhookHosts(
+      "--webhook-hosts",
+      values["webhook-hosts"] ?? env.MYAPP_WEBHOOK_HOSTS ?? "localhost,127.0.0.1",
+    ),
+    certValidityMs: parseDuration(
+      "--webhook-cert-validity",
+      values["webhook-cert-validity"] ?? env.MYAPP_WEBHOOK_CERT_VALIDITY ?? "2160h",
+    ),
+  };
+}
+
+/** A positive integer, or undefined when unset or empty (no limit). */
+function optionalPositiveInteger(flag: string, value: string | undefined): number | undefined {
+  return value === undefined || value.trim() === "" ? undefined : positiveInteger(flag, value);
+}
+
+/** The object without its undefined members: a budget left unset is absent, so `{}` reads as "no budget". */
+function withoutUndefined<T extends object>(object: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
 }
 
 function positiveInteger(flag: string, value: string): number {

@@ -1,0 +1,223 @@
+/**
+ * The admission settings: the platform owner's policy (what instances may be) and where the webhook serves, with
+ * the pure parsing of their flags (`operator/options.ts` reads argv and env, this file says what a value means)
+ * and of the namespace annotations that replace a budget for one namespace.
+ *
+ * Image references are compared after Docker's normalisation (`nginx` is `docker.io/library/nginx`,
+ * `index.docker.io` is `docker.io`), on path-segment boundaries: `ghcr.io/acme` allows `ghcr.io/acme/app`, never
+ * `ghcr.io/acme-evil/app`.
+ */
+import { isIP } from "node:net";
+import { compareQuantities, parseQuantity, type Quantity } from "../../api/index.ts";
+import { dns1123LabelPattern, dns1123SubdomainPattern } from "../../api/dns-names.ts";
+
+/** What the platform lets instances be: set by the platform owner (operator flags, MyAppOperator arguments). */
+export interface PlatformPolicy {
+  /** Image reference prefixes instances may use; empty: any. */
+  readonly allowedRegistries: readonly string[];
+  readonly maxReplicas: number | undefined;
+  /** A Kubernetes quantity, e.g. "100Gi". */
+  readonly maxStorage: string | undefined;
+  readonly namespaceBudget: { readonly instances?: number; readonly replicas?: number; readonly storage?: string };
+  readonly requireExpandableStorage: boolean;
+  /** --chart-sources, shared with the chart engine. */
+  readonly chartSources: readonly string[];
+}
+
+/** Where and how the admission webhook serves. */
+export interface WebhookOptions {
+  readonly address: { host: string; port: number };
+  readonly certSecret: { namespace: string; name: string };
+  readonly configuration: string;
+  readonly hosts: readonly string[];
+  readonly certValidityMs: number;
+}
+
+/** A policy that allows everything the CRD allows: no flag set. */
+export const openPolicy: PlatformPolicy = {
+  allowedRegistries: [],
+  maxReplicas: undefined,
+  maxStorage: undefined,
+  namespaceBudget: {},
+  requireExpandableStorage: false,
+  chartSources: [],
+};
+
+/** The flags, as messages name them. */
+export const policyFlags = {
+  allowedRegistries: "--allowed-registries",
+  maxReplicas: "--max-replicas",
+  maxStorage: "--max-storage",
+  instances: "--namespace-max-instances",
+  replicas: "--namespace-max-replicas",
+  storage: "--namespace-max-storage",
+  requireExpandableStorage: "--require-expandable-storage",
+} as const;
+
+/** The three budgets a namespace has. */
+export type BudgetDimension = "instances" | "replicas" | "storage";
+
+/**
+ * Namespace annotations that replace the flag's budget for that namespace. Namespaces are the platform owner's
+ * objects (tenants usually cannot edit them), so a team's budget lives next to its namespace.
+ */
+export const budgetAnnotations: Readonly<Record<BudgetDimension, string>> = {
+  instances: "myapp.example.com/max-instances",
+  replicas: "myapp.example.com/max-replicas",
+  storage: "myapp.example.com/max-storage",
+};
+
+/** The label whose value decides what an unset `spec.podSecurityLevel` becomes (operator/admission/mutate.ts). */
+export const podSecurityEnforceLabel = "pod-security.kubernetes.io/enforce";
+
+// Docker Hub's names: its canonical host, the legacy one, and the path prefix of its official images.
+const dockerHub = "docker.io";
+const legacyDockerHub = "index.docker.io";
+const officialImages = "library";
+
+/**
+ * The repository name of an image reference as Docker reads it: registry host (lower case) and path, without tag
+ * and digest. `nginx:1.27` → `docker.io/library/nginx`, `acme/app` → `docker.io/acme/app`,
+ * `Registry.Example.com:5000/team/app@sha256:…` → `registry.example.com:5000/team/app`. The first path segment is
+ * a registry when it has a `.` or a `:`, or is `localhost` (distribution's rule).
+ */
+export function normalizedImageName(reference: string): string {
+  // The name ends at the digest, then at a tag's colon after the last slash (a port's colon comes before it).
+  const withoutDigest = reference.split("@")[0] ?? "";
+  const lastSlash = withoutDigest.lastIndexOf("/");
+  const tagColon = withoutDigest.indexOf(":", lastSlash + 1);
+  const name = tagColon === -1 ? withoutDigest : withoutDigest.slice(0, tagColon);
+  return normalizedRepository(name);
+}
+
+function normalizedRepository(name: string): string {
+  const slash = name.indexOf("/");
+  const first = slash === -1 ? "" : name.slice(0, slash);
+  if (slash !== -1 && looksLikeRegistry(first)) {
+    const host = first.toLowerCase() === legacyDockerHub ? dockerHub : first.toLowerCase();
+    const path = name.slice(slash + 1);
+    return host === dockerHub && !path.includes("/") ? `${host}/${officialImages}/${path}` : `${host}/${path}`;
+  }
+  return name.includes("/") ? `${dockerHub}/${name}` : `${dockerHub}/${officialImages}/${name}`;
+}
+
+function looksLikeRegistry(segment: string): boolean {
+  return segment.includes(".") || segment.includes(":") || segment === "localhost" || segment.startsWith("[");
+}
+
+/** The allow-list entry that covers `image` (after normalisation), or undefined; an empty list allows any. */
+export function registryAllowing(allowed: readonly string[], image: string): string | undefined {
+  const name = normalizedImageName(image);
+  return allowed.find((prefix) => name === prefix || name.startsWith(`${prefix}/`));
+}
+
+const registryEntryPattern =
+  /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[a-f0-9:]+\])(?::[0-9]+)?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
+
+/**
+ * `--allowed-registries`: comma-separated prefixes `host[:port][/path]`, each starting with a registry host (so
+ * `acme` is refused: it would mean `docker.io/acme`, and the platform owner should say so). Normalised as image
+ * names are (`index.docker.io` → `docker.io`, host lower case, no trailing slash). Unset or empty: any registry.
+ */
+export function parseAllowedRegistries(value: string | undefined): readonly string[] {
+  const entries = (value ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  const allowed: string[] = [];
+  const problems: string[] = [];
+  for (const entry of entries) {
+    const bare = entry.replace(/\/+$/, "");
+    const slash = bare.indexOf("/");
+    const host = (slash === -1 ? bare : bare.slice(0, slash)).toLowerCase();
+    const normalized = `${host === legacyDockerHub ? dockerHub : host}${slash === -1 ? "" : bare.slice(slash)}`;
+    if (!looksLikeRegistry(host)) {
+      problems.push(
+        `"${entry}" does not start with a registry host (one with a '.' or ':', or localhost); write docker.io/${bare} for Docker Hub`,
+      );
+    } else if (/[@]/.test(bare) || /:[^/]*$/.test(slash === -1 ? "" : bare.slice(slash))) {
+      problems.push(`"${entry}" must be a registry and path prefix, without tag or digest`);
+    } else if (!registryEntryPattern.test(normalized)) {
+      problems.push(`"${entry}" is not host[:port][/path] with a lower-case path, such as ghcr.io/acme`);
+    } else {
+      allowed.push(normalized);
+    }
+  }
+  if (problems.length > 0) throw new Error(`${policyFlags.allowedRegistries}: ${problems.join("; ")}`);
+  return allowed;
+}
+
+/**
+ * A storage limit (flag or annotation value): a Kubernetes quantity of at least `minimum` bytes. Undefined when
+ * it is not one.
+ */
+export function parseStorageLimit(text: string, minimum: 0 | 1): Quantity | undefined {
+  const quantity = parseQuantity(text.trim());
+  if (!quantity || quantity.nanos < BigInt(minimum) * 10n ** 9n) return undefined;
+  return quantity;
+}
+
+/** `--max-storage` and `--namespace-max-storage`: a positive quantity, kept as written. */
+export function storageLimitFlag(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  if (!parseStorageLimit(value, 1)) {
+    throw new Error(`${flag} must be a storage quantity of at least 1 byte such as 100Gi or 500G, got "${value}"`);
+  }
+  return value.trim();
+}
+
+/** A count limit from a namespace annotation: a whole number, 0 included (0 closes the namespace). */
+export function parseCountLimit(text: string): number | undefined {
+  if (!/^\s*\d+\s*$/.test(text)) return undefined;
+  const count = Number(text);
+  return Number.isSafeInteger(count) ? count : undefined;
+}
+
+/** The larger of two quantities is more; used where a limit is compared with a total. */
+export function exceeds(total: Quantity, limit: Quantity): boolean {
+  return compareQuantities(total, limit) > 0;
+}
+
+const dns1123Label = new RegExp(dns1123LabelPattern);
+const dns1123Subdomain = new RegExp(dns1123SubdomainPattern);
+
+/** `--webhook-cert-secret=NS/NAME`: the Secret holding the webhook's CA and serving certificate. */
+export function parseSecretReference(flag: string, value: string): { namespace: string; name: string } {
+  const [namespace = "", name = "", ...rest] = value.split("/");
+  if (rest.length > 0 || !dns1123Label.test(namespace) || !dns1123Subdomain.test(name) || name.length > 253) {
+    throw new Error(`${flag} must be NAMESPACE/NAME of a Secret (lower-case DNS names), got "${value}"`);
+  }
+  return { namespace, name };
+}
+
+/** `--webhook-hosts=a,b`: the serving certificate's names, each a DNS name or an IP address. */
+export function parseWebhookHosts(flag: string, value: string): readonly string[] {
+  const hosts = value
+    .split(",")
+    .map((host) => host.trim())
+    .filter(Boolean);
+  const bad = hosts.filter((host) => isIP(host) === 0 && !dns1123Subdomain.test(host.toLowerCase()));
+  if (hosts.length === 0 || bad.length > 0) {
+    throw new Error(
+      `${flag} must be DNS names or IP addresses separated by commas, such as ` +
+        `myapp-operator-webhook.myapp-system.svc,127.0.0.1, got "${value}"`,
+    );
+  }
+  return hosts;
+}
+
+const durationUnits: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A Go-style duration (`2160h`, `90m`, `1h30m`, `60s`) in milliseconds; at least one second. */
+export function parseDuration(flag: string, value: string): number {
+  const text = value.trim();
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  const total = parts.reduce(
+    (sum, [, amount = "0", unit = "s"]) => sum + Number(amount) * (durationUnits[unit] ?? 0),
+    0,
+  );
+  if (parts.map((part) => part[0]).join("") !== text || text === "" || !(total >= 1000) || !Number.isFinite(total)) {
+    throw new Error(`${flag} must be a duration of at least 1s such as 2160h, 90m or 60s, got "${value}"`);
+  }
+  return Math.round(total);
+}
