@@ -1,0 +1,198 @@
+import assert from "node:assert/strict";
+import { X509Certificate } from "node:crypto";
+import { Agent, request } from "node:https";
+import type { TLSSocket } from "node:tls";
+import { test, type TestContext } from "node:test";
+import { pino } from "pino";
+import {
+  createCertificateAuthority,
+  createServingCertificate,
+  type CertificatePair,
+} from "../../../../operator/admission/certificates.ts";
+import {
+  startWebhookServer,
+  WebhookRequestError,
+  type WebhookServerOptions,
+} from "../../../../operator/admission/webhook-server.ts";
+
+const logger = pino({ level: "silent" });
+const hour = 3_600_000;
+
+async function issue(): Promise<{ ca: CertificatePair; serving: CertificatePair }> {
+  const ca = await createCertificateAuthority({ validityMs: hour, nowMs: Date.now() });
+  const serving = await createServingCertificate({
+    ca,
+    hosts: ["localhost", "127.0.0.1"],
+    validityMs: hour,
+    nowMs: Date.now(),
+  });
+  return { ca, serving };
+}
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+  /** SHA-256 fingerprint of the certificate the server presented on this request's connection. */
+  readonly fingerprint: string;
+}
+
+/** The certificate each connection's handshake presented (read at the handshake: Node may drop it later). */
+const presented = new WeakMap<TLSSocket, string>();
+const peerFingerprint = (socket: TLSSocket) => socket.getPeerX509Certificate()?.fingerprint256 ?? "";
+
+function post(
+  port: number,
+  path: string,
+  body: string | Buffer,
+  options: { ca: string; agent?: Agent },
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: "POST",
+        ca: options.ca,
+        agent: options.agent ?? false,
+        headers: { "content-type": "application/json" },
+      },
+      (res) => {
+        // Read now: a kept-alive socket goes back to its agent (res.socket null) once the body ended.
+        const fingerprint = presented.get(res.socket as TLSSocket) ?? "";
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), fingerprint });
+        });
+      },
+    );
+    req.on("socket", (socket: TLSSocket) => {
+      if (!presented.has(socket)) socket.once("secureConnect", () => presented.set(socket, peerFingerprint(socket)));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+async function start(t: TestContext, tls: CertificatePair, overrides: Partial<WebhookServerOptions> = {}) {
+  const server = await startWebhookServer({
+    host: "127.0.0.1",
+    port: 0,
+    tls,
+    logger,
+    routes: {
+      "/validate": async (body) => ({ echoed: body }),
+      "/malformed": async () => {
+        throw new WebhookRequestError(400, "request.uid: missing");
+      },
+      "/broken": async () => {
+        throw new Error("bug");
+      },
+      "/slow": () => new Promise(() => undefined),
+    },
+    ...overrides,
+  });
+  t.after(() => server.close({ graceMs: 0 }));
+  return server;
+}
+
+test("a POST is answered with the handler's value as JSON; the apiserver's timeout query is ignored", async (t) => {
+  const { ca, serving } = await issue();
+  const server = await start(t, serving);
+  const answer = await post(server.port, "/validate?timeout=10s", JSON.stringify({ uid: "1" }), { ca: ca.cert });
+  assert.equal(answer.status, 200);
+  assert.deepEqual(JSON.parse(answer.body), { echoed: { uid: "1" } });
+});
+
+test("unknown paths, other methods, non-JSON, oversized bodies, refusals, bugs and hung handlers get their status", async (t) => {
+  const { ca, serving } = await issue();
+  const server = await start(t, serving, { maxBodyBytes: 1024, handlerTimeoutMs: 200 });
+  const send = (path: string, body: string | Buffer) => post(server.port, path, body, { ca: ca.cert });
+  assert.equal((await send("/nope", "{}")).status, 404);
+  assert.equal((await send("/validate", "not json")).status, 400);
+  const big = await send("/validate", Buffer.alloc(4096, 0x20));
+  assert.equal(big.status, 413);
+  assert.match(big.body, /larger than 1024 bytes/);
+  const refused = await send("/malformed", "{}");
+  assert.deepEqual([refused.status, refused.body], [400, "request.uid: missing\n"]);
+  assert.equal((await send("/broken", "{}")).status, 500);
+  assert.equal((await send("/slow", "{}")).status, 504);
+  const get = await new Promise<number>((resolve, reject) => {
+    request({ host: "127.0.0.1", port: server.port, path: "/validate", ca: ca.cert, agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    })
+      .on("error", reject)
+      .end();
+  });
+  assert.equal(get, 405);
+});
+
+test("a reload serves the new certificate on new handshakes and keeps open connections serving", async (t) => {
+  // GIVEN a server with certificate A, and a keep-alive connection that has used it
+  const a = await issue();
+  const b = await issue();
+  const bothCas = `${a.ca.cert}${b.ca.cert}`;
+  const server = await start(t, a.serving);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  t.after(() => agent.destroy());
+  const before = await post(server.port, "/validate", "{}", { ca: bothCas, agent });
+  assert.equal(before.fingerprint, new X509Certificate(a.serving.cert).fingerprint256);
+
+  // WHEN the certificate is swapped for B
+  server.reload(b.serving);
+
+  // THEN the open connection keeps answering (with A, as negotiated), and a new connection gets B
+  const reused = await post(server.port, "/validate", "{}", { ca: bothCas, agent });
+  assert.equal(reused.status, 200);
+  assert.equal(reused.fingerprint, before.fingerprint, "the kept-alive connection was not dropped");
+  const fresh = await post(server.port, "/validate", "{}", { ca: bothCas });
+  assert.equal(fresh.fingerprint, new X509Certificate(b.serving.cert).fingerprint256);
+  // AND a client that trusts only A's CA now fails the handshake on a new connection: the swap is real
+  await assert.rejects(
+    post(server.port, "/validate", "{}", { ca: a.ca.cert }),
+    /self-signed|unable to verify|certificate/i,
+  );
+});
+
+test("requests running while the certificate is swapped repeatedly all succeed", async (t) => {
+  // GIVEN a client trusting both CAs, sending requests back to back on new and kept-alive connections
+  const a = await issue();
+  const b = await issue();
+  const ca = `${a.ca.cert}${b.ca.cert}`;
+  const server = await start(t, a.serving);
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  t.after(() => agent.destroy());
+  let stop = false;
+  const statuses: number[] = [];
+  const loop = async (useAgent: boolean) => {
+    while (!stop)
+      statuses.push((await post(server.port, "/validate", "{}", { ca, ...(useAgent ? { agent } : {}) })).status);
+  };
+  const loops = [loop(true), loop(true), loop(false), loop(false)];
+  // WHEN the certificate flips 20 times
+  for (let i = 0; i < 20; i++) {
+    server.reload(i % 2 === 0 ? b.serving : a.serving);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  stop = true;
+  await Promise.all(loops);
+  // THEN every request was answered 200
+  assert.ok(statuses.length >= 20, `only ${statuses.length} requests ran`);
+  assert.deepEqual([...new Set(statuses)], [200]);
+});
+
+test("close lets a request in flight finish", async (t) => {
+  const { ca, serving } = await issue();
+  let release: () => void = () => undefined;
+  const server = await start(t, serving, {
+    routes: { "/validate": () => new Promise((resolve) => (release = () => resolve({ ok: true }))) },
+  });
+  const inFlight = post(server.port, "/validate", "{}", { ca: ca.cert });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const closing = server.close({ graceMs: 5_000 });
+  release();
+  assert.equal((await inFlight).status, 200);
+  await closing;
+});
