@@ -6,7 +6,7 @@ import type { DeploymentManifest } from "./manifest-types.ts";
 import { commonLabels, objectMeta, operatorObjectNames, selectorLabels } from "./metadata.ts";
 import { rendersMemoryMiB, scratchMiB } from "./chart-limits.ts";
 import { nodeOptionsFor } from "./node-heap.ts";
-import { healthPort, livenessPath, metricsPort, readinessPath } from "./operator-endpoints.ts";
+import { healthPort, livenessPath, metricsPort, readinessPath, webhookPort } from "./operator-endpoints.ts";
 import { operatorFlags } from "./operator-flags.ts";
 import type { OperatorSettings } from "./settings.ts";
 
@@ -70,6 +70,9 @@ export function operatorDeployment(settings: OperatorSettings): DeploymentManife
               ports: [
                 { name: "metrics", containerPort: metricsPort, protocol: "TCP" },
                 { name: "health", containerPort: healthPort, protocol: "TCP" },
+                ...(settings.webhooks.enabled
+                  ? [{ name: "webhook", containerPort: webhookPort, protocol: "TCP" }]
+                  : []),
               ],
               livenessProbe: {
                 httpGet: { path: livenessPath, port: "health" },

@@ -25,6 +25,10 @@ export type ValidatingAdmissionPolicyManifest =
   Plain<k8s.types.input.admissionregistration.v1.ValidatingAdmissionPolicy>;
 export type ValidatingAdmissionPolicyBindingManifest =
   Plain<k8s.types.input.admissionregistration.v1.ValidatingAdmissionPolicyBinding>;
+export type ValidatingWebhookConfigurationManifest =
+  Plain<k8s.types.input.admissionregistration.v1.ValidatingWebhookConfiguration>;
+export type MutatingWebhookConfigurationManifest =
+  Plain<k8s.types.input.admissionregistration.v1.MutatingWebhookConfiguration>;
 
 /** Any object this folder builds, for the renderer and for tests that walk them all. */
 export type OperatorManifest =
@@ -39,4 +43,6 @@ export type OperatorManifest =
   | ServiceManifest
   | PodDisruptionBudgetManifest
   | ValidatingAdmissionPolicyManifest
-  | ValidatingAdmissionPolicyBindingManifest;
+  | ValidatingAdmissionPolicyBindingManifest
+  | ValidatingWebhookConfigurationManifest
+  | MutatingWebhookConfigurationManifest;

@@ -22,6 +22,12 @@ export interface OperatorObjectNames {
   readonly leaderElectionId: string;
   /** ValidatingAdmissionPolicy and its binding; cluster-scoped, like the ClusterRole. */
   readonly admissionPolicy: string;
+  /** The Validating- and MutatingWebhookConfiguration (same name); cluster-scoped. */
+  readonly webhookConfiguration: string;
+  /** The Service in front of the replicas' webhook port (in-cluster). */
+  readonly webhookService: string;
+  /** The Secret with the webhook's CA and serving certificate, and the Role that lets the operator keep it. */
+  readonly webhookCertificate: string;
 }
 
 export function operatorObjectNames(settings: OperatorSettings): OperatorObjectNames {
@@ -37,6 +43,9 @@ export function operatorObjectNames(settings: OperatorSettings): OperatorObjectN
     podDisruptionBudget: name,
     leaderElectionId: `${name}-leader`,
     admissionPolicy: `${name}-children`,
+    webhookConfiguration: name,
+    webhookService: `${name}-webhook`,
+    webhookCertificate: `${name}-webhook-cert`,
   };
 }
 

@@ -20,6 +20,7 @@ import { operatorPodDisruptionBudget } from "./pod-disruption-budget.ts";
 import { operatorRbac } from "./roles.ts";
 import { operatorServiceAccount } from "./service-account.ts";
 import { describeIssues, resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "./settings.ts";
+import { operatorWebhookConfigurations, webhookService } from "./webhooks.ts";
 
 /** Pulumi type token of the component. */
 export const myAppOperatorType = "myapp:index:MyAppOperator";
@@ -45,6 +46,11 @@ export interface MyAppOperatorResources {
   /** Holds the operator's ServiceAccount to writing only the children of instances (admission-policy.ts). */
   readonly admissionPolicy: k8s.admissionregistration.v1.ValidatingAdmissionPolicy;
   readonly admissionPolicyBinding: k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding;
+  /** The operator's admission webhooks (webhooks.ts), when on. */
+  readonly validatingWebhookConfiguration?: k8s.admissionregistration.v1.ValidatingWebhookConfiguration;
+  readonly mutatingWebhookConfiguration?: k8s.admissionregistration.v1.MutatingWebhookConfiguration;
+  /** In-cluster with the webhooks on: the Service the apiserver calls them through. */
+  readonly webhookService?: k8s.core.v1.Service;
 }
 
 /** Reads the cluster's nodes, or says why it cannot (the check then says nothing). */
@@ -140,6 +146,9 @@ export class MyAppOperator extends pulumi.ComponentResource {
         opts: grant.namespace === settings.namespace ? inNamespace : child,
       })),
       ...(rbac.leaderElection ? [{ grant: rbac.leaderElection, suffix: "leader-election", opts: inNamespace }] : []),
+      ...(rbac.webhookCertificate
+        ? [{ grant: rbac.webhookCertificate, suffix: "webhook-cert", opts: inNamespace }]
+        : []),
     ];
     for (const { grant, suffix, opts: grantOpts } of grants) {
       const role = new k8s.rbac.v1.Role(`${name}-role-${suffix}`, grant.role, grantOpts);
@@ -200,6 +209,35 @@ export class MyAppOperator extends pulumi.ComponentResource {
     const podDisruptionBudget =
       pdbManifest && new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, pdbManifest, inNamespace);
 
+    const webhookServiceManifest = webhookService(settings);
+    const webhookEndpoint =
+      webhookServiceManifest && new k8s.core.v1.Service(`${name}-webhook-service`, webhookServiceManifest, inNamespace);
+    // Last, after the operator's pods are ready: until a replica answers (with its CA injected), creating an
+    // instance fails (failurePolicy Fail). On destroy they go first, for the same reason.
+    const webhookManifests = operatorWebhookConfigurations(settings);
+    const afterOperator = {
+      ...child,
+      dependsOn: [
+        ...deploymentDependencies,
+        ...(deployment ? [deployment] : []),
+        ...(webhookEndpoint ? [webhookEndpoint] : []),
+      ],
+    };
+    const validatingWebhookConfiguration =
+      webhookManifests &&
+      new k8s.admissionregistration.v1.ValidatingWebhookConfiguration(
+        `${name}-validating-webhook`,
+        webhookManifests.validating,
+        afterOperator,
+      );
+    const mutatingWebhookConfiguration =
+      webhookManifests &&
+      new k8s.admissionregistration.v1.MutatingWebhookConfiguration(
+        `${name}-mutating-webhook`,
+        webhookManifests.mutating,
+        afterOperator,
+      );
+
     this.resources = {
       crd,
       ...(namespace ? { namespace } : {}),
@@ -214,6 +252,9 @@ export class MyAppOperator extends pulumi.ComponentResource {
       ...(podDisruptionBudget ? { podDisruptionBudget } : {}),
       admissionPolicy,
       admissionPolicyBinding,
+      ...(validatingWebhookConfiguration ? { validatingWebhookConfiguration } : {}),
+      ...(mutatingWebhookConfiguration ? { mutatingWebhookConfiguration } : {}),
+      ...(webhookEndpoint ? { webhookService: webhookEndpoint } : {}),
     };
     // Outputs come from the live objects, so they resolve only once those exist.
     this.namespace = namespace ? namespace.metadata.name : pulumi.output(settings.namespace);

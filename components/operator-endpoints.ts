@@ -7,3 +7,7 @@ export const healthPort = 8081;
 export const livenessPath = "/healthz";
 /** Readiness: caches synced and, with leader election, able to work. */
 export const readinessPath = "/readyz";
+/** HTTPS admission webhooks (`--webhook-bind-address`); the webhook Service's port 443 targets it. */
+export const webhookPort = 9443;
+export const validatePath = "/validate";
+export const mutatePath = "/mutate";

@@ -8,7 +8,9 @@ import { chartServiceTypesFlag } from "./chart-service-types.ts";
 import { defaultChartFlag } from "./default-chart.ts";
 import { operatorObjectNames } from "./metadata.ts";
 import { healthPort, metricsPort } from "./operator-endpoints.ts";
+import { platformPolicyFlags } from "./platform-policy.ts";
 import type { OperatorSettings } from "./settings.ts";
+import { webhookFlags } from "./webhooks.ts";
 
 export interface FlagOverrides {
   /** Default `:8080` (all interfaces, as a pod needs); a local process may prefer `127.0.0.1:0`-style addresses. */
@@ -44,6 +46,8 @@ export function operatorFlags(settings: OperatorSettings, overrides: FlagOverrid
     ...chartKindsFlag(settings.chartKinds),
     ...chartServiceTypesFlag(settings.chartServiceTypes),
     ...defaultChartFlag(settings.defaultChart),
+    ...platformPolicyFlags(settings.policy),
+    ...webhookFlags(settings),
   );
   return flags;
 }

@@ -1,7 +1,9 @@
 /**
  * The RBAC objects that grant rbac.ts's rules to the operator's ServiceAccount. Cluster-wide mode: one ClusterRole
  * with everything. Namespaced mode: a Role per watched namespace, and a ClusterRole with only the cluster-scoped
- * reads. In-cluster, the ClusterRole also has the secure-metrics reviews. Both, when leader election may be on: a Role for the Lease in the operator's namespace.
+ * reads. In-cluster, the ClusterRole also has the secure-metrics reviews. Both, when leader election may be on: a
+ * Role for the Lease in the operator's namespace; with the webhooks on, a Role for their certificate Secret there
+ * and, in the ClusterRole, the CA injection into the webhook configurations and the namespace reads.
  */
 import type {
   ClusterRoleBindingManifest,
@@ -21,6 +23,7 @@ import {
   type OperatorRule,
 } from "./rbac.ts";
 import type { OperatorSettings } from "./settings.ts";
+import { webhookCertificateRules, webhookClusterRules } from "./webhooks.ts";
 
 /** A Role and the RoleBinding that grants it, in one namespace. */
 export interface NamespacedGrant {
@@ -39,6 +42,8 @@ export interface OperatorRbac {
    * external operator, whose flags are not ours to decide.
    */
   readonly leaderElection?: NamespacedGrant;
+  /** Keeping the webhooks' certificate Secret, in the operator's namespace, when the webhooks are on. */
+  readonly webhookCertificate?: NamespacedGrant;
 }
 
 export function operatorRbac(settings: OperatorSettings): OperatorRbac {
@@ -47,6 +52,9 @@ export function operatorRbac(settings: OperatorSettings): OperatorRbac {
   const subject = { kind: "ServiceAccount", name: names.serviceAccount, namespace: settings.namespace };
   // The in-cluster operator serves /metrics with --metrics-secure (operator-flags.ts), which asks the apiserver.
   const metrics = settings.operatorPlacement === "in-cluster" ? secureMetricsRules : [];
+  const webhooks = settings.webhooks.enabled
+    ? webhookClusterRules(names.webhookConfiguration, settings.watchNamespaces)
+    : [];
   return {
     clusterRole: {
       apiVersion: "rbac.authorization.k8s.io/v1",
@@ -55,6 +63,7 @@ export function operatorRbac(settings: OperatorSettings): OperatorRbac {
       rules: policyRules([
         ...(clusterWide ? [...clusterWideRules(), ...chartKindRules(settings.chartKinds)] : clusterScopedRules),
         ...metrics,
+        ...webhooks,
       ]),
     },
     clusterRoleBinding: {
@@ -80,6 +89,17 @@ export function operatorRbac(settings: OperatorSettings): OperatorRbac {
             names.leaderElectionRole,
             settings.namespace,
             policyRules(leaderElectionRules(names.leaderElectionId)),
+            subject,
+          ),
+        }
+      : {}),
+    ...(settings.webhooks.enabled
+      ? {
+          webhookCertificate: grant(
+            settings,
+            names.webhookCertificate,
+            settings.namespace,
+            policyRules(webhookCertificateRules(names.webhookCertificate)),
             subject,
           ),
         }

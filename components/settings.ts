@@ -16,6 +16,8 @@ import { resolveChartKinds } from "./chart-kinds.ts";
 import { resolveChartServiceTypes } from "./chart-service-types.ts";
 import { resolveDefaultChart } from "./default-chart.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
+import { resolvePlatformPolicy, type PlatformPolicyArgs, type PlatformPolicySettings } from "./platform-policy.ts";
+import { resolveWebhooks, type WebhookArgs, type WebhookSettings } from "./webhooks.ts";
 
 /** pino's levels, which the operator's `--log-level` accepts. */
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal";
@@ -118,6 +120,19 @@ export interface MyAppOperatorArgs {
    * @example ["oci://ghcr.io/my-org/charts/", "https://charts.example.com/"]
    */
   readonly chartSources?: readonly string[];
+  /**
+   * The platform's rules for instances: allowed image registries, the largest instance, each namespace's budget
+   * (platform-policy.ts). The operator's validating webhook refuses an instance that breaks one at `kubectl apply`
+   * and `pulumi preview`, naming the field, the rule and the limit; so the webhooks must be on.
+   * @default none: only the CRD's own rules and `chartSources`
+   * @example { allowedRegistries: ["ghcr.io/acme"], maxReplicas: 10, namespaceBudget: { instances: 20, storage: "200Gi" } }
+   */
+  readonly policy?: PlatformPolicyArgs;
+  /**
+   * The operator's admission webhooks (webhooks.ts: failure behaviour, what they match).
+   * @default on in-cluster (through a Service); off for an external operator unless `url` says where it listens
+   */
+  readonly webhooks?: WebhookArgs;
   /** Extra labels for every object (never used in selectors). */
   readonly labels?: Readonly<Record<string, string>>;
   /** Extra annotations for every object. */
@@ -169,6 +184,9 @@ export interface OperatorSettings {
   readonly renderLimits: RenderLimits;
   /** Remote chart sources allowed (URL prefixes); empty: ConfigMap charts only. */
   readonly chartSources: readonly string[];
+  /** The platform policy the webhooks enforce; undefined: none. */
+  readonly policy: PlatformPolicySettings | undefined;
+  readonly webhooks: WebhookSettings;
   readonly deleteCrdOnDestroy: boolean;
 }
 
@@ -273,13 +291,26 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   if (!chartServiceTypes.ok) problem("chartServiceTypes", chartServiceTypes.message);
   const defaultChart = resolveDefaultChart(args.defaultChart);
   if (!defaultChart.ok) for (const message of defaultChart.messages) problem("defaultChart", message);
+  const policy = resolvePlatformPolicy(args.policy);
+  if (!policy.ok) issues.push(...policy.issues);
+  const webhooks = resolveWebhooks(args.webhooks, operatorPlacement);
+  if (!webhooks.ok) issues.push(...webhooks.issues);
+  if (policy.ok && policy.policy && webhooks.ok && !webhooks.webhooks.enabled) {
+    problem(
+      "policy",
+      "is enforced by the operator's admission webhooks, which are off: turn them on (webhooks.enabled, and " +
+        "webhooks.url for an external operator) or leave policy out",
+    );
+  }
   const chartLimits = resolveChartLimits(args);
   if (!chartLimits.ok) for (const { field, message } of chartLimits.problems) problem(field, message);
   if (!chartLimits.ok) return { ok: false, issues };
   const renderMemory = renderMemoryProblem(args.resources ?? defaultResources, chartLimits.settings);
   if (renderMemory) problem("resources.limits.memory", renderMemory);
 
-  if (issues.length > 0 || !chartKinds.ok || !chartServiceTypes.ok || !defaultChart.ok) return { ok: false, issues };
+  if (issues.length > 0 || !chartKinds.ok || !chartServiceTypes.ok || !defaultChart.ok || !policy.ok || !webhooks.ok) {
+    return { ok: false, issues };
+  }
   return {
     ok: true,
     settings: {
@@ -301,6 +332,8 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
       chartServiceTypes: chartServiceTypes.types,
       defaultChart: defaultChart.chart,
       ...chartLimits.settings,
+      policy: policy.policy,
+      webhooks: webhooks.webhooks,
       deleteCrdOnDestroy: args.deleteCrdOnDestroy ?? false,
     },
   };

@@ -44,6 +44,7 @@ describe("operatorDeployment", () => {
       [
         ["metrics", 8080],
         ["health", 8081],
+        ["webhook", 9443],
       ],
     );
   });
@@ -59,6 +60,10 @@ describe("operatorDeployment", () => {
       "--health-probe-bind-address=:8081",
       "--log-level=debug",
       "--concurrency=4",
+      "--webhook-bind-address=:9443",
+      "--webhook-cert-secret=myapp-system/myapp-operator-webhook-cert",
+      "--webhook-configuration=myapp-operator",
+      "--webhook-hosts=myapp-operator-webhook.myapp-system.svc,myapp-operator-webhook.myapp-system.svc.cluster.local",
     ]);
   });
 

@@ -10,6 +10,7 @@ import { installManifests, renderInstallYaml } from "../../../components/install
 import { clusterWideRules, secureMetricsRules } from "../../../components/rbac.ts";
 import { defaultInstallPath, renderDefaultInstall } from "../../../components/render-install.ts";
 import { policyRules } from "../../../components/roles.ts";
+import { webhookClusterRules } from "../../../components/webhooks.ts";
 import { settingsFor } from "./settings-fixture.ts";
 
 const kindsOf = (manifests: readonly { kind?: string }[]) => manifests.map((manifest) => manifest.kind);
@@ -28,11 +29,16 @@ describe("installManifests", () => {
       "RoleBinding",
       "Role",
       "RoleBinding",
+      "Role",
+      "RoleBinding",
       "ValidatingAdmissionPolicy",
       "ValidatingAdmissionPolicyBinding",
       "Deployment",
       "Service",
       "PodDisruptionBudget",
+      "Service",
+      "ValidatingWebhookConfiguration",
+      "MutatingWebhookConfiguration",
     ]);
   });
 
@@ -64,7 +70,12 @@ describe("dist/install.yaml", () => {
     const clusterRole = documents.find((d) => d.kind === "ClusterRole");
     assert.deepEqual(
       clusterRole?.rules,
-      policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds), ...secureMetricsRules]),
+      policyRules([
+        ...clusterWideRules(),
+        ...chartKindRules(defaultChartKinds),
+        ...secureMetricsRules,
+        ...webhookClusterRules("myapp-operator", []),
+      ]),
     );
     // A scraper bound to the metrics reader may `get /metrics`, and nothing else.
     const reader = documents.find((d) => d.kind === "ClusterRole" && d !== clusterRole);

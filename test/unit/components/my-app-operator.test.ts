@@ -45,6 +45,7 @@ const { MyAppOperator, myAppOperatorType } = await import("../../../components/m
 const { clusterScopedRules, clusterWideRules, leaderElectionRules, secureMetricsRules, watchedNamespaceRules } =
   await import("../../../components/rbac.ts");
 const { policyRules } = await import("../../../components/roles.ts");
+const { webhookClusterRules } = await import("../../../components/webhooks.ts");
 
 function valueOf<T>(output: pulumi.Output<T>): Promise<T> {
   return new Promise((resolve) => output.apply(resolve));
@@ -109,23 +110,31 @@ describe("MyAppOperator", () => {
     nodeReads = 0;
   });
 
-  it("installs CRD, namespace, ServiceAccount, RBAC, Deployment and metrics Service, all parented to it", async () => {
+  it("installs CRD, namespace, ServiceAccount, RBAC, Deployment, Services and webhooks, all parented to it", async () => {
     // GIVEN the defaults WHEN installed
-    const { children } = await install("op");
+    const { component, children } = await install("op");
     // THEN the resource graph is exactly this, with deterministic names
     assert.deepEqual(registered.map((r) => `${r.type} ${r.name}`).sort(), [
+      "kubernetes:admissionregistration.k8s.io/v1:MutatingWebhookConfiguration op-mutating-webhook",
       "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy op-admission-policy",
       "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding op-admission-policy-binding",
+      "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration op-validating-webhook",
       "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition op-crd",
       "kubernetes:apps/v1:Deployment op-deployment",
       "kubernetes:core/v1:Namespace op-namespace",
       "kubernetes:core/v1:Service op-metrics-service",
+      "kubernetes:core/v1:Service op-webhook-service",
       "kubernetes:core/v1:ServiceAccount op-service-account",
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole op-cluster-role",
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole op-metrics-reader",
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding op-cluster-role-binding",
+      "kubernetes:rbac.authorization.k8s.io/v1:Role op-role-webhook-cert",
+      "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding op-role-binding-webhook-cert",
       "myapp:index:MyAppOperator op",
     ]);
+    // AND the webhooks come after the operator's pods (until one answers, creating an instance fails)
+    const webhookDependencies = options.get("op-validating-webhook")?.dependsOn as unknown[];
+    assert.ok(webhookDependencies.includes(component.resources.deployment));
     // AND every child's URN records the component as its parent
     for (const child of children) {
       const urn = await valueOf(child.urn);
@@ -140,7 +149,12 @@ describe("MyAppOperator", () => {
     await install("op");
     assert.deepEqual(
       inputsOf("op-cluster-role").rules,
-      policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds), ...secureMetricsRules]),
+      policyRules([
+        ...clusterWideRules(),
+        ...chartKindRules(defaultChartKinds),
+        ...secureMetricsRules,
+        ...webhookClusterRules("op", []),
+      ]),
     );
     // The operator's /metrics asks for `get /metrics`: a ClusterRole that grants it, for the scraper to be bound to.
     assert.deepEqual(inputsOf("op-metrics-reader").rules, [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }]);
@@ -153,7 +167,10 @@ describe("MyAppOperator", () => {
     // GIVEN two watched namespaces and two replicas WHEN installed
     const { component } = await install("op", { watchNamespaces: ["team-a", "team-b"], replicas: 2 });
     // THEN
-    assert.deepEqual(inputsOf("op-cluster-role").rules, policyRules([...clusterScopedRules, ...secureMetricsRules]));
+    assert.deepEqual(
+      inputsOf("op-cluster-role").rules,
+      policyRules([...clusterScopedRules, ...secureMetricsRules, ...webhookClusterRules("op", ["team-a", "team-b"])]),
+    );
     for (const ns of ["team-a", "team-b"]) {
       const role = inputsOf(`op-role-watch-${ns}`);
       assert.deepEqual(role.rules, policyRules([...watchedNamespaceRules, ...chartKindRules(defaultChartKinds)]));
@@ -166,7 +183,7 @@ describe("MyAppOperator", () => {
       .spec.template.spec.containers[0]?.args;
     assert.ok(args?.includes("--leader-elect"));
     assert.ok(args?.includes("--namespaces=team-a,team-b"));
-    assert.equal(component.resources.roles.length, 3);
+    assert.equal(component.resources.roles.length, 4);
   });
 
   it("external placement: no Deployment, Service or PDB, and no metrics endpoint", async () => {

@@ -11,6 +11,7 @@ import {
   type OperatorRule,
 } from "../../../components/rbac.ts";
 import { operatorRbac, policyRules } from "../../../components/roles.ts";
+import { webhookClusterRules } from "../../../components/webhooks.ts";
 import { settingsFor } from "./settings-fixture.ts";
 
 /** "group/resource verb" for every grant, for readable comparisons. */
@@ -97,7 +98,12 @@ describe("operatorRbac", () => {
     // THEN (in-cluster, so with the secure-metrics reviews)
     assert.deepEqual(
       rbac.clusterRole.rules,
-      policyRules([...clusterWideRules(), ...chartKindRules(defaultChartKinds), ...secureMetricsRules]),
+      policyRules([
+        ...clusterWideRules(),
+        ...chartKindRules(defaultChartKinds),
+        ...secureMetricsRules,
+        ...webhookClusterRules("myapp-operator", []),
+      ]),
     );
     assert.deepEqual(rbac.clusterRoleBinding.roleRef, {
       apiGroup: "rbac.authorization.k8s.io",
@@ -115,7 +121,21 @@ describe("operatorRbac", () => {
     // GIVEN two watched namespaces and leader election
     const rbac = operatorRbac(settingsFor({ watchNamespaces: ["team-a", "team-b"], replicas: 2 }));
     // THEN
-    assert.deepEqual(rbac.clusterRole.rules, policyRules([...clusterScopedRules, ...secureMetricsRules]));
+    assert.deepEqual(
+      rbac.clusterRole.rules,
+      policyRules([
+        ...clusterScopedRules,
+        ...secureMetricsRules,
+        ...webhookClusterRules("myapp-operator", ["team-a", "team-b"]),
+      ]),
+    );
+    // ...the namespaces it reads are only the watched ones
+    assert.deepEqual(rbac.clusterRole.rules?.at(-1), {
+      apiGroups: [""],
+      resources: ["namespaces"],
+      resourceNames: ["team-a", "team-b"],
+      verbs: ["get"],
+    });
     assert.deepEqual(
       rbac.watchedNamespaceGrants.map((grant) => [grant.namespace, grant.role.metadata?.namespace, grant.role.rules]),
       [
@@ -133,6 +153,25 @@ describe("operatorRbac", () => {
     }
     assert.equal(rbac.leaderElection?.namespace, "myapp-system");
     assert.deepEqual(rbac.leaderElection?.role.rules, policyRules(leaderElectionRules("myapp-operator-leader")));
+    assert.equal(rbac.webhookCertificate?.namespace, "myapp-system");
+    assert.deepEqual(rbac.webhookCertificate?.role.rules, [
+      { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        resourceNames: ["myapp-operator-webhook-cert"],
+        verbs: ["get", "update"],
+      },
+    ]);
+  });
+
+  it("without webhooks: no certificate Role, no webhook or namespace rules", () => {
+    const rbac = operatorRbac(settingsFor({ webhooks: { enabled: false } }));
+    assert.equal(rbac.webhookCertificate, undefined);
+    const resources = rbac.clusterRole.rules?.flatMap((rule) => rule.resources ?? []) ?? [];
+    for (const resource of ["validatingwebhookconfigurations", "mutatingwebhookconfigurations", "namespaces"]) {
+      assert.ok(!resources.includes(resource), resource);
+    }
   });
 
   it("grants opted-in chart kinds in a Role per watched namespace only, and cluster-wide only when watching all", () => {

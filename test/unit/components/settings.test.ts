@@ -31,6 +31,8 @@ describe("resolveSettings", () => {
         maxConcurrentRenders: 2,
         renderLimits: { memoryMiB: 256, cpuSeconds: 20, timeoutSeconds: 60, outputMiB: 16 },
         chartSources: [],
+        policy: undefined,
+        webhooks: { enabled: true, url: undefined },
         deleteCrdOnDestroy: false,
       },
     });

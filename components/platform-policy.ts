@@ -1,0 +1,112 @@
+/**
+ * The platform owner's policy for instances (`MyAppOperator` arg `policy`): which registries images may come from,
+ * how large one instance may be, and each namespace's budget. The operator's validating webhook enforces it at the
+ * door (kubectl apply, server-side dry-runs, `pulumi preview`), so it is passed as operator flags: one source of
+ * truth that travels with the operator version that understands it. Chart sources stay `chartSources`, which the
+ * webhook enforces too.
+ */
+import { isQuantity } from "../api/index.ts";
+import type { SettingsIssue } from "./settings.ts";
+
+/** Arguments of the policy; everything unset is unlimited. */
+export interface PlatformPolicyArgs {
+  /**
+   * Image reference prefixes instances may use, after Docker's normalisation (`nginx` is
+   * `docker.io/library/nginx`), matched on path boundaries (`ghcr.io/acme` allows `ghcr.io/acme/app`, not
+   * `ghcr.io/acme-evil/app`). Empty or unset: any registry.
+   * @example ["docker.io/library", "registry.example.com/team-a"]
+   */
+  readonly allowedRegistries?: readonly string[];
+  /** Largest `spec.replicas` of one instance. */
+  readonly maxReplicas?: number;
+  /** Largest `spec.storage` of one instance, a quantity such as "50Gi". */
+  readonly maxStorage?: string;
+  /**
+   * What each namespace may hold in total. A namespace's annotations `myapp.example.com/max-instances`,
+   * `myapp.example.com/max-replicas` and `myapp.example.com/max-storage` (set by whoever owns namespaces) replace
+   * these for that namespace.
+   */
+  readonly namespaceBudget?: {
+    readonly instances?: number;
+    readonly replicas?: number;
+    /** A quantity such as "200Gi". */
+    readonly storage?: string;
+  };
+  /** Refuse storage on a StorageClass that does not allow volume expansion (`spec.storage` could never grow). */
+  readonly requireExpandableStorage?: boolean;
+}
+
+/** The policy, checked; what the operator's flags say. */
+export interface PlatformPolicySettings {
+  readonly allowedRegistries: readonly string[];
+  readonly maxReplicas: number | undefined;
+  readonly maxStorage: string | undefined;
+  readonly namespaceBudget: {
+    readonly instances: number | undefined;
+    readonly replicas: number | undefined;
+    readonly storage: string | undefined;
+  };
+  readonly requireExpandableStorage: boolean;
+}
+
+const registryPrefix = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
+
+/** The policy from the component's argument, with every problem named by its field. */
+export function resolvePlatformPolicy(
+  args: PlatformPolicyArgs | undefined,
+): { ok: true; policy: PlatformPolicySettings | undefined } | { ok: false; issues: SettingsIssue[] } {
+  if (args === undefined) return { ok: true, policy: undefined };
+  const issues: SettingsIssue[] = [];
+  const wholeNumber = (field: string, value: number | undefined, min: number) => {
+    if (value !== undefined && (!Number.isInteger(value) || value < min)) {
+      issues.push({ field, message: `${value} must be a whole number of at least ${min}` });
+    }
+  };
+  const quantity = (field: string, value: string | undefined) => {
+    if (value !== undefined && !isQuantity(value)) {
+      issues.push({ field, message: `"${value}" is not a quantity; use a size such as 50Gi or 500Mi` });
+    }
+  };
+  const allowedRegistries = [...(args.allowedRegistries ?? [])];
+  allowedRegistries.forEach((prefix, i) => {
+    if (!registryPrefix.test(prefix)) {
+      issues.push({
+        field: `policy.allowedRegistries[${i}]`,
+        message: `"${prefix}" is not an image reference prefix; use a registry host with an optional path, such as ghcr.io/acme or docker.io/library`,
+      });
+    }
+  });
+  wholeNumber("policy.maxReplicas", args.maxReplicas, 0);
+  quantity("policy.maxStorage", args.maxStorage);
+  const budget = args.namespaceBudget ?? {};
+  wholeNumber("policy.namespaceBudget.instances", budget.instances, 0);
+  wholeNumber("policy.namespaceBudget.replicas", budget.replicas, 0);
+  quantity("policy.namespaceBudget.storage", budget.storage);
+  if (issues.length > 0) return { ok: false, issues };
+  return {
+    ok: true,
+    policy: {
+      allowedRegistries,
+      maxReplicas: args.maxReplicas,
+      maxStorage: args.maxStorage,
+      namespaceBudget: { instances: budget.instances, replicas: budget.replicas, storage: budget.storage },
+      requireExpandableStorage: args.requireExpandableStorage ?? false,
+    },
+  };
+}
+
+/** The operator's policy flags (operator/options.ts parses them); nothing for what is unlimited. */
+export function platformPolicyFlags(policy: PlatformPolicySettings | undefined): string[] {
+  if (!policy) return [];
+  const flag = (name: string, value: string | number | undefined) =>
+    value === undefined ? [] : [`--${name}=${value}`];
+  return [
+    ...(policy.allowedRegistries.length > 0 ? [`--allowed-registries=${policy.allowedRegistries.join(",")}`] : []),
+    ...flag("max-replicas", policy.maxReplicas),
+    ...flag("max-storage", policy.maxStorage),
+    ...flag("namespace-max-instances", policy.namespaceBudget.instances),
+    ...flag("namespace-max-replicas", policy.namespaceBudget.replicas),
+    ...flag("namespace-max-storage", policy.namespaceBudget.storage),
+    ...(policy.requireExpandableStorage ? ["--require-expandable-storage"] : []),
+  ];
+}

@@ -1,0 +1,251 @@
+/**
+ * The operator's admission webhooks for MyAppInstance: a ValidatingWebhookConfiguration that enforces the
+ * platform policy (platform-policy.ts, chart sources, what CEL cannot see) and a MutatingWebhookConfiguration that
+ * applies namespace-dependent defaults, both served by every operator replica over HTTPS (operator/admission/).
+ * The operator makes its own CA and serving certificate, keeps them in one Secret of its namespace and injects the
+ * CA into these configurations (`caBundle` is deliberately left out here, so Pulumi never fights it).
+ *
+ * Failure is designed:
+ * - `failurePolicy: Fail`. A policy that anyone can bypass by waiting for (or causing) an operator outage is no
+ *   policy, and budgets are exactly what a tenant would like to bypass. While no replica answers, creating an
+ *   instance or changing its spec fails with the apiserver's "failed calling webhook" error; everything else goes
+ *   on (below), and `pulumi up` retries its apply while it waits (provider/).
+ * - `timeoutSeconds: 5`: answers come from the replica's cache in milliseconds; a hung replica should cost a
+ *   `kubectl apply` seconds, not the default ten.
+ * - `matchConditions`: the operator's own ServiceAccount (finalizers, and nothing else of it matches anyway) and
+ *   kube-system's controllers never wait on it, and neither does an update that leaves `spec` alone (labels,
+ *   annotations, finalizers: a stuck instance can always be released, even with every replica down). Deletes are
+ *   not matched at all.
+ * - `myappinstances/scale` is matched too: `kubectl scale` must not step around maxReplicas or a budget.
+ *
+ * The admission policy of admission-policy.ts matches the operator's writes of children; these match users'
+ * writes of instances: the two never judge the same request.
+ */
+import { group, plural } from "../api/index.ts";
+import type {
+  MutatingWebhookConfigurationManifest,
+  ServiceManifest,
+  ValidatingWebhookConfigurationManifest,
+} from "./manifest-types.ts";
+import { objectMeta, operatorObjectNames, selectorLabels } from "./metadata.ts";
+import { mutatePath, validatePath, webhookPort } from "./operator-endpoints.ts";
+import type { OperatorRule } from "./rbac.ts";
+import type { OperatorPlacement, OperatorSettings, SettingsIssue } from "./settings.ts";
+
+/** Arguments of the webhooks. */
+export interface WebhookArgs {
+  /**
+   * Serve the webhooks. Off, nothing checks the platform policy, so `policy` then must be left out.
+   * @default true in-cluster; for an external operator, true when `url` is given
+   */
+  readonly enabled?: boolean;
+  /**
+   * External operator only: where the apiserver reaches the operator process's webhook server, `https://HOST:PORT`
+   * (HOST is put in the serving certificate; the operator listens on PORT, on 127.0.0.1 when HOST is a loopback
+   * address and on every interface otherwise).
+   * @example "https://127.0.0.1:9443"
+   */
+  readonly url?: string;
+}
+
+/** The webhooks, resolved. */
+export interface WebhookSettings {
+  readonly enabled: boolean;
+  /** External operator: the URL's origin (`https://host:port`). */
+  readonly url: string | undefined;
+}
+
+/** The admission timeout of both webhooks (see the file's comment). */
+export const webhookTimeoutSeconds = 5;
+
+/** Resolves `webhooks` for the placement, naming what is wrong. */
+export function resolveWebhooks(
+  args: WebhookArgs | undefined,
+  placement: OperatorPlacement,
+): { ok: true; webhooks: WebhookSettings } | { ok: false; issues: SettingsIssue[] } {
+  const url = args?.url?.trim() || undefined;
+  if (placement === "in-cluster") {
+    if (url !== undefined) {
+      return {
+        ok: false,
+        issues: [
+          { field: "webhooks.url", message: "is for an external operator; in-cluster the webhook Service is used" },
+        ],
+      };
+    }
+    return { ok: true, webhooks: { enabled: args?.enabled ?? true, url: undefined } };
+  }
+  const enabled = args?.enabled ?? url !== undefined;
+  if (!enabled) return { ok: true, webhooks: { enabled, url: undefined } };
+  if (url === undefined) {
+    return {
+      ok: false,
+      issues: [
+        {
+          field: "webhooks.url",
+          message:
+            'is required for an external operator\'s webhooks: where the apiserver reaches it, e.g. "https://127.0.0.1:9443"',
+        },
+      ],
+    };
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { ok: false, issues: [{ field: "webhooks.url", message: `"${url}" is not a URL; use https://HOST:PORT` }] };
+  }
+  if (parsed.protocol !== "https:" || !parsed.port || parsed.pathname !== "/" || parsed.search || parsed.username) {
+    return {
+      ok: false,
+      issues: [
+        { field: "webhooks.url", message: `"${url}" must be https://HOST:PORT, with a port and nothing after it` },
+      ],
+    };
+  }
+  return { ok: true, webhooks: { enabled, url: parsed.origin } };
+}
+
+/** The operator's webhook flags (operator/options.ts parses them). */
+export function webhookFlags(settings: OperatorSettings): string[] {
+  const { webhooks } = settings;
+  if (!webhooks.enabled) return [];
+  const names = operatorObjectNames(settings);
+  const external = webhooks.url === undefined ? undefined : new URL(webhooks.url);
+  const loopback = external && ["127.0.0.1", "localhost", "[::1]"].includes(external.hostname);
+  const service = `${names.webhookService}.${settings.namespace}.svc`;
+  const hosts = external ? [external.hostname.replace(/^\[|\]$/g, "")] : [service, `${service}.cluster.local`];
+  return [
+    `--webhook-bind-address=${external ? `${loopback ? "127.0.0.1" : ""}:${external.port}` : `:${webhookPort}`}`,
+    `--webhook-cert-secret=${settings.namespace}/${names.webhookCertificate}`,
+    `--webhook-configuration=${names.webhookConfiguration}`,
+    `--webhook-hosts=${hosts.join(",")}`,
+  ];
+}
+
+/** The Service the apiserver calls an in-cluster operator's webhooks through; every ready replica serves. */
+export function webhookService(settings: OperatorSettings): ServiceManifest | undefined {
+  if (!settings.webhooks.enabled || settings.operatorPlacement !== "in-cluster") return undefined;
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: objectMeta(settings, operatorObjectNames(settings).webhookService, settings.namespace),
+    spec: {
+      type: "ClusterIP",
+      selector: selectorLabels(settings),
+      ports: [{ name: "webhook", port: 443, targetPort: "webhook", protocol: "TCP" }],
+    },
+  };
+}
+
+/** Both webhook configurations, or undefined when the webhooks are off. */
+export function operatorWebhookConfigurations(
+  settings: OperatorSettings,
+): { validating: ValidatingWebhookConfigurationManifest; mutating: MutatingWebhookConfigurationManifest } | undefined {
+  if (!settings.webhooks.enabled) return undefined;
+  const names = operatorObjectNames(settings);
+  const clientConfig = (path: string) =>
+    settings.webhooks.url !== undefined
+      ? { url: `${settings.webhooks.url}${path}` }
+      : { service: { namespace: settings.namespace, name: names.webhookService, path, port: 443 } };
+  const rule = (resources: string[]) => ({
+    apiGroups: [group],
+    apiVersions: ["v1"],
+    operations: ["CREATE", "UPDATE"],
+    resources,
+    scope: "Namespaced",
+  });
+  const operator = `system:serviceaccount:${settings.namespace}:${names.serviceAccount}`;
+  const common = {
+    admissionReviewVersions: ["v1"],
+    sideEffects: "None",
+    failurePolicy: "Fail",
+    matchPolicy: "Equivalent",
+    timeoutSeconds: webhookTimeoutSeconds,
+    namespaceSelector:
+      settings.watchNamespaces.length > 0
+        ? { matchExpressions: [{ key: namespaceNameLabel, operator: "In", values: [...settings.watchNamespaces] }] }
+        : { matchExpressions: [{ key: namespaceNameLabel, operator: "NotIn", values: ["kube-system"] }] },
+    matchConditions: [
+      { name: "not-the-operator", expression: `request.userInfo.username != '${operator}'` },
+      {
+        name: "not-kube-system",
+        expression:
+          "!request.userInfo.username.startsWith('system:serviceaccount:kube-system:') && " +
+          "request.userInfo.username != 'system:kube-controller-manager'",
+      },
+      {
+        name: "spec-changes",
+        expression:
+          "request.operation == 'CREATE' || !has(oldObject.spec) || !has(object.spec) || object.spec != oldObject.spec",
+      },
+    ],
+  };
+  return {
+    validating: {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: objectMeta(settings, names.webhookConfiguration),
+      webhooks: [
+        {
+          name: `validate.${plural}.${group}`,
+          clientConfig: clientConfig(validatePath),
+          rules: [rule([plural, `${plural}/scale`])],
+          ...common,
+        },
+      ],
+    },
+    mutating: {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "MutatingWebhookConfiguration",
+      metadata: objectMeta(settings, names.webhookConfiguration),
+      webhooks: [
+        {
+          name: `default.${plural}.${group}`,
+          clientConfig: clientConfig(mutatePath),
+          rules: [rule([plural])],
+          reinvocationPolicy: "Never",
+          ...common,
+        },
+      ],
+    },
+  };
+}
+
+/** Set on every namespace by the apiserver. */
+const namespaceNameLabel = "kubernetes.io/metadata.name";
+
+/**
+ * In the operator's namespace: create the certificate Secret (create cannot be limited by name), then read, watch
+ * and replace only that one.
+ */
+export function webhookCertificateRules(secretName: string): readonly OperatorRule[] {
+  return [
+    { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+    { apiGroups: [""], resources: ["secrets"], resourceNames: [secretName], verbs: ["get", "update"] },
+  ];
+}
+
+/**
+ * Cluster-scoped: inject the CA into the two configurations (and no other), and read the namespaces whose labels
+ * and budget annotations the webhooks read (only the watched ones in namespaced mode).
+ */
+export function webhookClusterRules(
+  configuration: string,
+  watchNamespaces: readonly string[],
+): readonly OperatorRule[] {
+  return [
+    {
+      apiGroups: ["admissionregistration.k8s.io"],
+      resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
+      resourceNames: [configuration],
+      verbs: ["get", "patch"],
+    },
+    {
+      apiGroups: [""],
+      resources: ["namespaces"],
+      ...(watchNamespaces.length > 0 ? { resourceNames: [...watchNamespaces] } : {}),
+      verbs: ["get"],
+    },
+  ];
+}

@@ -1,0 +1,146 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { operatorFlags } from "../../../components/operator-flags.ts";
+import { platformPolicyFlags, resolvePlatformPolicy } from "../../../components/platform-policy.ts";
+import { resolveSettings } from "../../../components/settings.ts";
+import { operatorWebhookConfigurations, webhookService } from "../../../components/webhooks.ts";
+import { settingsFor, testImage } from "./settings-fixture.ts";
+
+const issuesOf = (args: Parameters<typeof resolveSettings>[1]) => {
+  const result = resolveSettings("op", args);
+  return result.ok ? [] : result.issues.map((issue) => `${issue.field}: ${issue.message}`);
+};
+
+describe("webhooks settings", () => {
+  it("are on in-cluster, off for an external operator unless a URL says where it listens", () => {
+    assert.deepEqual(settingsFor().webhooks, { enabled: true, url: undefined });
+    assert.deepEqual(settingsFor({ operatorPlacement: "external" }).webhooks, { enabled: false, url: undefined });
+    assert.deepEqual(
+      settingsFor({ operatorPlacement: "external", webhooks: { url: "https://127.0.0.1:9443/" } }).webhooks,
+      { enabled: true, url: "https://127.0.0.1:9443" },
+    );
+  });
+
+  it("refuse a URL that is not https://HOST:PORT, a URL in-cluster, and an external operator without one", () => {
+    const external = { operatorPlacement: "external" } as const;
+    assert.match(
+      issuesOf({ ...external, webhooks: { url: "http://127.0.0.1:9443" } })[0] ?? "",
+      /^webhooks\.url: .*https:\/\/HOST:PORT/,
+    );
+    assert.match(issuesOf({ ...external, webhooks: { url: "https://op.example/hook" } })[0] ?? "", /^webhooks\.url: /);
+    assert.match(issuesOf({ ...external, webhooks: { enabled: true } })[0] ?? "", /^webhooks\.url: is required/);
+    assert.match(
+      issuesOf({ image: testImage, webhooks: { url: "https://127.0.0.1:9443" } })[0] ?? "",
+      /^webhooks\.url: is for an external operator/,
+    );
+  });
+
+  it("refuse a policy that nothing would enforce", () => {
+    assert.match(
+      issuesOf({ image: testImage, webhooks: { enabled: false }, policy: { maxReplicas: 3 } })[0] ?? "",
+      /^policy: is enforced by the operator's admission webhooks, which are off/,
+    );
+  });
+});
+
+describe("platform policy", () => {
+  it("becomes the operator's flags, nothing for what is unlimited", () => {
+    const resolved = resolvePlatformPolicy({
+      allowedRegistries: ["ghcr.io/acme", "docker.io/library"],
+      maxReplicas: 10,
+      maxStorage: "50Gi",
+      namespaceBudget: { instances: 20, storage: "200Gi" },
+      requireExpandableStorage: true,
+    });
+    assert.ok(resolved.ok);
+    assert.deepEqual(platformPolicyFlags(resolved.policy), [
+      "--allowed-registries=ghcr.io/acme,docker.io/library",
+      "--max-replicas=10",
+      "--max-storage=50Gi",
+      "--namespace-max-instances=20",
+      "--namespace-max-storage=200Gi",
+      "--require-expandable-storage",
+    ]);
+    assert.deepEqual(platformPolicyFlags(undefined), []);
+  });
+
+  it("names each bad field and what is allowed", () => {
+    const resolved = resolvePlatformPolicy({
+      allowedRegistries: ["ghcr.io/acme", "https://ghcr.io"],
+      maxReplicas: -1,
+      maxStorage: "lots",
+      namespaceBudget: { instances: 1.5, storage: "10 Gi" },
+    });
+    assert.ok(!resolved.ok);
+    assert.deepEqual(
+      resolved.issues.map((issue) => issue.field),
+      [
+        "policy.allowedRegistries[1]",
+        "policy.maxReplicas",
+        "policy.maxStorage",
+        "policy.namespaceBudget.instances",
+        "policy.namespaceBudget.storage",
+      ],
+    );
+    assert.match(resolved.issues[2]?.message ?? "", /"lots" is not a quantity; use a size such as 50Gi/);
+  });
+});
+
+describe("operatorWebhookConfigurations", () => {
+  it("in-cluster: through the webhook Service, failing closed, never for the operator, kube-system or metadata-only updates", () => {
+    const settings = settingsFor({ watchNamespaces: ["team-a"] });
+    const built = operatorWebhookConfigurations(settings);
+    assert.ok(built);
+    const [validating] = built.validating.webhooks ?? [];
+    const [mutating] = built.mutating.webhooks ?? [];
+    assert.ok(validating && mutating);
+    assert.deepEqual(validating.clientConfig, {
+      service: { namespace: "myapp-system", name: "myapp-operator-webhook", path: "/validate", port: 443 },
+    });
+    assert.equal(mutating.clientConfig.service?.path, "/mutate");
+    assert.equal(validating.clientConfig.caBundle, undefined, "the operator injects its own CA");
+    for (const webhook of [validating, mutating]) {
+      assert.equal(webhook.failurePolicy, "Fail");
+      assert.equal(webhook.sideEffects, "None");
+      assert.equal(webhook.timeoutSeconds, 5);
+      assert.deepEqual(webhook.namespaceSelector, {
+        matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["team-a"] }],
+      });
+      const conditions = (webhook.matchConditions ?? []).map((c) => c.expression).join(" && ");
+      assert.match(conditions, /request\.userInfo\.username != 'system:serviceaccount:myapp-system:myapp-operator'/);
+      assert.match(conditions, /system:serviceaccount:kube-system:/);
+      assert.match(conditions, /object\.spec != oldObject\.spec/);
+    }
+    // `kubectl scale` is judged too; defaults only apply to whole objects.
+    assert.deepEqual(validating.rules?.[0]?.resources, ["myappinstances", "myappinstances/scale"]);
+    assert.deepEqual(mutating.rules?.[0]?.resources, ["myappinstances"]);
+    assert.deepEqual(validating.rules?.[0]?.operations, ["CREATE", "UPDATE"]);
+    assert.deepEqual(webhookService(settings)?.spec?.ports, [
+      { name: "webhook", port: 443, targetPort: "webhook", protocol: "TCP" },
+    ]);
+  });
+
+  it("external: the URL, and flags that listen there with the URL's host in the certificate", () => {
+    const settings = settingsFor({ operatorPlacement: "external", webhooks: { url: "https://127.0.0.1:19443" } });
+    const built = operatorWebhookConfigurations(settings);
+    assert.deepEqual(built?.validating.webhooks?.[0]?.clientConfig, { url: "https://127.0.0.1:19443/validate" });
+    assert.deepEqual(built?.validating.webhooks?.[0]?.namespaceSelector, {
+      matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "NotIn", values: ["kube-system"] }],
+    });
+    assert.equal(webhookService(settings), undefined);
+    const flags = operatorFlags(settings).filter((flag) => flag.startsWith("--webhook-"));
+    assert.deepEqual(flags, [
+      "--webhook-bind-address=127.0.0.1:19443",
+      "--webhook-cert-secret=myapp-system/myapp-operator-webhook-cert",
+      "--webhook-configuration=myapp-operator",
+      "--webhook-hosts=127.0.0.1",
+    ]);
+  });
+
+  it("off: no configurations, Service or flags", () => {
+    const settings = settingsFor({ webhooks: { enabled: false } });
+    assert.equal(operatorWebhookConfigurations(settings), undefined);
+    assert.equal(webhookService(settings), undefined);
+    assert.ok(!operatorFlags(settings).some((flag) => flag.startsWith("--webhook-")));
+  });
+});
