@@ -71,6 +71,19 @@ const table: readonly ResourceType[] = [
     plural: "validatingadmissionpolicybindings",
     namespaced: false,
   },
+  // The admission webhooks' configurations, whose caBundle the operator injects (operator/admission/).
+  {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingWebhookConfiguration",
+    plural: "validatingwebhookconfigurations",
+    namespaced: false,
+  },
+  {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "MutatingWebhookConfiguration",
+    plural: "mutatingwebhookconfigurations",
+    namespaced: false,
+  },
   {
     apiVersion: "authorization.k8s.io/v1",
     kind: "SelfSubjectAccessReview",
