@@ -8,7 +8,7 @@
  * `ghcr.io/acme-evil/app`.
  */
 import { isIP } from "node:net";
-import { compareQuantities, parseQuantity, type Quantity } from "../../api/index.ts";
+import { parseQuantity, type Quantity } from "../../api/index.ts";
 import { dns1123LabelPattern, dns1123SubdomainPattern } from "../../api/dns-names.ts";
 
 /** What the platform lets instances be: set by the platform owner (operator flags, MyAppOperator arguments). */
@@ -171,11 +171,6 @@ export function parseCountLimit(text: string): number | undefined {
   if (!/^\s*\d+\s*$/.test(text)) return undefined;
   const count = Number(text);
   return Number.isSafeInteger(count) ? count : undefined;
-}
-
-/** The larger of two quantities is more; used where a limit is compared with a total. */
-export function exceeds(total: Quantity, limit: Quantity): boolean {
-  return compareQuantities(total, limit) > 0;
 }
 
 const dns1123Label = new RegExp(dns1123LabelPattern);

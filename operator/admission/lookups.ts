@@ -1,0 +1,92 @@
+/**
+ * What the webhook reads from the cluster: the port review.ts uses, and its implementation on the manager's
+ * informer cache and the KubeClient. The only I/O of admission.
+ *
+ * Instances come from the cache (every replica runs the informers, leader or not, so every replica has them in
+ * memory); a namespace outside the cache (not watched, or not synced yet) is listed live. The rest is one GET
+ * each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget annotations
+ * and Pod Security label), a StorageClass, a chart ConfigMap, and the list of StorageClasses when the default
+ * class must allow expansion.
+ */
+import { apiVersion, kind, type MyAppInstance } from "../../api/index.ts";
+import type { KubeClient, KubeObject } from "../../kube/index.ts";
+import type { CacheReader } from "../runtime/cache.ts";
+import type { ConfigMapFacts, NamespaceFacts, StorageClassFacts } from "./validate.ts";
+
+/** The reads admission makes. Each resolves `undefined` for an object that does not exist. */
+export interface AdmissionLookups {
+  namespace(name: string): Promise<NamespaceFacts | undefined>;
+  storageClass(name: string): Promise<StorageClassFacts | undefined>;
+  /** The class a claim without `storageClassName` gets; undefined when the cluster has none. */
+  defaultStorageClass(): Promise<StorageClassFacts | undefined>;
+  chartConfigMap(namespace: string, name: string): Promise<ConfigMapFacts | undefined>;
+  instancesIn(namespace: string): Promise<readonly MyAppInstance[]>;
+  /** One instance, for a write to its scale subresource (whose review carries a Scale, not the instance). */
+  instance(namespace: string, name: string): Promise<MyAppInstance | undefined>;
+}
+
+type StorageClass = KubeObject & { allowVolumeExpansion?: boolean };
+
+// The annotations that mark the default class (the beta one is still honoured by the apiserver).
+const defaultClassAnnotations = [
+  "storageclass.kubernetes.io/is-default-class",
+  "storageclass.beta.kubernetes.io/is-default-class",
+];
+
+/** The lookups on a client and the manager's cache. */
+export function kubeLookups(client: KubeClient, cache: CacheReader): AdmissionLookups {
+  return {
+    async namespace(name) {
+      const found = await client.find("v1", "Namespace", name);
+      return found && { labels: found.metadata.labels ?? {}, annotations: found.metadata.annotations ?? {} };
+    },
+    async storageClass(name) {
+      const found = await client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name);
+      return found && storageClassFacts(found);
+    },
+    async defaultStorageClass() {
+      const classes = await client.list<StorageClass>("storage.k8s.io/v1", "StorageClass");
+      const chosen = defaultStorageClass(classes.items);
+      return chosen && storageClassFacts(chosen);
+    },
+    async chartConfigMap(namespace, name) {
+      const found = await client.find<KubeObject & { binaryData?: Record<string, string> }>(
+        "v1",
+        "ConfigMap",
+        name,
+        namespace,
+      );
+      return found && { keys: Object.keys(found.binaryData ?? {}) };
+    },
+    async instancesIn(namespace) {
+      if (cache.covers(apiVersion, kind, namespace)) return cache.list<MyAppInstance>(apiVersion, kind, namespace, "");
+      const listed = await client.list<KubeObject>(apiVersion, kind, { namespace, resourceVersion: "0" });
+      return listed.items as unknown as MyAppInstance[];
+    },
+    async instance(namespace, name) {
+      if (cache.covers(apiVersion, kind, namespace)) return cache.get<MyAppInstance>(apiVersion, kind, name, namespace);
+      return (await client.find<KubeObject>(apiVersion, kind, name, namespace)) as MyAppInstance | undefined;
+    },
+  };
+}
+
+function storageClassFacts(storageClass: StorageClass): StorageClassFacts {
+  const name = storageClass.metadata.name ?? "";
+  return storageClass.allowVolumeExpansion === undefined
+    ? { name }
+    : { name, allowVolumeExpansion: storageClass.allowVolumeExpansion };
+}
+
+/**
+ * The class the apiserver's DefaultStorageClass admission gives a claim without one: of those marked default,
+ * the newest (then the first by name), as Kubernetes picks since 1.26.
+ */
+export function defaultStorageClass<T extends KubeObject>(classes: readonly T[]): T | undefined {
+  return classes
+    .filter((item) => defaultClassAnnotations.some((key) => item.metadata.annotations?.[key] === "true"))
+    .sort(
+      (a, b) =>
+        (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? "") ||
+        (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
+    )[0];
+}

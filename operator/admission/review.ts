@@ -1,0 +1,380 @@
+/**
+ * The webhooks' HTTP handlers: an AdmissionReview (admission.k8s.io/v1) in, an AdmissionReview out, with the
+ * request's uid echoed. webhook-server.ts routes `POST /validate` and `POST /mutate` here.
+ *
+ * - A denial is `allowed: false` with a Status: code 403, reason Forbidden when a platform rule refuses; 422,
+ *   reason Invalid when the only problems are references that do not resolve (a StorageClass, a chart
+ *   ConfigMap) or a spec the operator cannot read. The message holds every violation, one per line, and
+ *   `details.causes` names each field, so `kubectl apply` and `pulumi preview` show the same words.
+ * - A mutation is `patchType: JSONPatch` with the base64 patch (mutate.ts), or no patch.
+ * - A lookup that fails or takes longer than {@link defaultLookupTimeoutMs} is answered with a denial, code 500,
+ *   reason InternalError, that says what could not be read: a client retries it, and an instance is never
+ *   admitted unjudged (failure is closed, as the webhook configuration's failurePolicy: Fail).
+ * - A body that is not an AdmissionReview v1 with a request and a uid gets HTTP 400 with the reason: the apiserver
+ *   then applies the failurePolicy. It never throws.
+ * - dryRun requests are judged the same way (the webhooks have no side effects).
+ */
+import type { Logger } from "pino";
+import { validateSpec } from "../../api/index.ts";
+import { defaultsFor } from "./mutate.ts";
+import type { AdmissionLookups } from "./lookups.ts";
+import type { PlatformPolicy } from "./policy.ts";
+import {
+  factsNeeded,
+  hasBudget,
+  invalidRules,
+  validateInstance,
+  type AdmissionFacts,
+  type AdmittedInstance,
+  type Violation,
+} from "./validate.ts";
+
+/** What a handler answers: the HTTP status and the JSON body. */
+export interface AdmissionAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** A handler: the request body (the raw bytes or text, or already parsed JSON) → the answer. Never rejects. */
+export type AdmissionHandler = (body: unknown) => Promise<AdmissionAnswer>;
+
+export interface AdmissionHandlers {
+  readonly validate: AdmissionHandler;
+  readonly mutate: AdmissionHandler;
+}
+
+export interface AdmissionHandlerOptions {
+  /**
+   * How long the cluster lookups of one review may take together; below the webhook's timeoutSeconds, so the
+   * apiserver gets a reason rather than a timeout. @default defaultLookupTimeoutMs
+   */
+  readonly lookupTimeoutMs?: number;
+}
+
+/** Lookups of one review: a few GETs against a responsive apiserver take milliseconds. */
+export const defaultLookupTimeoutMs = 4_000;
+
+const reviewApiVersion = "admission.k8s.io/v1";
+
+/** The part of an AdmissionReview request the handlers read. */
+interface ReviewRequest {
+  readonly uid: string;
+  readonly operation: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly subResource: string | undefined;
+  readonly dryRun: boolean;
+  readonly object: Record<string, unknown> | undefined;
+  readonly oldObject: Record<string, unknown> | undefined;
+}
+
+/** Thrown by a lookup that failed or ran out of time: the review is answered 500 with this message. */
+class LookupError extends Error {}
+
+/** The validating and mutating handlers for `policy`, reading the cluster through `lookups`. */
+export function admissionHandlers(
+  policy: PlatformPolicy,
+  lookups: AdmissionLookups,
+  logger: Pick<Logger, "debug" | "info" | "warn">,
+  options: AdmissionHandlerOptions = {},
+): AdmissionHandlers {
+  const timeoutMs = options.lookupTimeoutMs ?? defaultLookupTimeoutMs;
+
+  /** Runs `read`; a failure or a timeout becomes a LookupError naming `what`. */
+  async function look<T>(what: string, read: () => Promise<T>, deadline: number): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new LookupError(`reading ${what} took longer than ${timeoutMs} ms`)),
+        Math.max(0, deadline - Date.now()),
+      );
+    });
+    try {
+      return await Promise.race([read(), timeout]);
+    } catch (error) {
+      if (error instanceof LookupError) throw error;
+      throw new LookupError(`reading ${what} failed: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function judge(request: ReviewRequest): Promise<Violation[]> {
+    const deadline = Date.now() + timeoutMs;
+    const subject = await subjectOf(request, lookups, (what, read) => look(what, read, deadline));
+    if (subject === undefined) return [];
+    if ("issues" in subject) return subject.issues;
+    const { instance, old } = subject;
+    const needed = factsNeeded(instance, old, policy);
+    const { namespace } = instance;
+    const [namespaceFacts, storageClass, defaultStorageClass, chartConfigMap] = await Promise.all([
+      needed.namespace ? look(`Namespace ${namespace}`, () => lookups.namespace(namespace), deadline) : undefined,
+      needed.storageClass === undefined
+        ? undefined
+        : look(`StorageClass ${needed.storageClass}`, () => lookups.storageClass(needed.storageClass ?? ""), deadline),
+      needed.defaultStorageClass
+        ? look("the default StorageClass", () => lookups.defaultStorageClass(), deadline)
+        : undefined,
+      needed.chartConfigMap === undefined
+        ? undefined
+        : look(
+            `ConfigMap ${namespace}/${needed.chartConfigMap}`,
+            () => lookups.chartConfigMap(namespace, needed.chartConfigMap ?? ""),
+            deadline,
+          ),
+    ]);
+    const instances =
+      needed.instances && hasBudget(namespaceFacts, policy)
+        ? await look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline)
+        : [];
+    const facts: AdmissionFacts = {
+      namespace: namespaceFacts,
+      instances,
+      storageClass,
+      defaultStorageClass,
+      chartConfigMap,
+    };
+    return validateInstance(instance, old, facts, policy);
+  }
+
+  async function defaults(request: ReviewRequest): Promise<unknown[]> {
+    const { object, oldObject } = request;
+    // Only the instance itself is defaulted; a Scale or a status write is not.
+    if (object === undefined || request.subResource !== undefined) return [];
+    const spec = object["spec"];
+    // Fast path: the field is set, so no namespace needs reading.
+    if (typeof spec !== "object" || spec === null || "podSecurityLevel" in spec) return [];
+    const deadline = Date.now() + timeoutMs;
+    const namespace = await look(
+      `Namespace ${request.namespace}`,
+      () => lookups.namespace(request.namespace),
+      deadline,
+    );
+    return defaultsFor(object, namespace?.labels, request.operation === "UPDATE" ? (oldObject ?? {}) : undefined);
+  }
+
+  return {
+    async validate(body) {
+      const started = Date.now();
+      const parsed = parseReview(body);
+      if (typeof parsed === "string") return badRequest(parsed, logger);
+      const request = parsed;
+      try {
+        const violations = judges(request) ? await judge(request) : [];
+        const response = violations.length === 0 ? { uid: request.uid, allowed: true } : denial(request, violations);
+        log(logger, "validate", request, started, violations);
+        return review(response);
+      } catch (error) {
+        return internalError(request, error, logger);
+      }
+    },
+    async mutate(body) {
+      const started = Date.now();
+      const parsed = parseReview(body);
+      if (typeof parsed === "string") return badRequest(parsed, logger);
+      const request = parsed;
+      try {
+        const patch = judges(request) ? await defaults(request) : [];
+        log(logger, "mutate", request, started, [], patch.length);
+        return review(
+          patch.length === 0
+            ? { uid: request.uid, allowed: true }
+            : {
+                uid: request.uid,
+                allowed: true,
+                patchType: "JSONPatch",
+                patch: Buffer.from(JSON.stringify(patch)).toString("base64"),
+              },
+        );
+      } catch (error) {
+        return internalError(request, error, logger);
+      }
+    },
+  };
+}
+
+/** CREATE and UPDATE of the instance or its scale are judged; DELETE, CONNECT and status writes pass. */
+function judges(request: ReviewRequest): boolean {
+  if (request.operation !== "CREATE" && request.operation !== "UPDATE") return false;
+  return request.subResource === undefined || request.subResource === "scale";
+}
+
+type Subject =
+  | { readonly instance: AdmittedInstance; readonly old: AdmittedInstance | undefined }
+  | { readonly issues: Violation[] };
+
+/**
+ * The instance and its stored version as the verdict reads them. A write to the scale subresource carries a
+ * Scale (autoscaling/v1), so the instance is read and given the Scale's replicas: `kubectl scale` is judged as
+ * an edit of spec.replicas. Undefined when there is nothing to judge (the scaled instance is gone).
+ */
+async function subjectOf(
+  request: ReviewRequest,
+  lookups: AdmissionLookups,
+  look: <T>(what: string, read: () => Promise<T>) => Promise<T>,
+): Promise<Subject | undefined> {
+  const { namespace } = request;
+  if (request.subResource === "scale") {
+    const stored = await look(`MyAppInstance ${namespace}/${request.name}`, () =>
+      lookups.instance(namespace, request.name),
+    );
+    const verdict = validateSpec(stored?.spec);
+    if (!stored || !verdict.ok) return undefined;
+    const spec = verdict.spec;
+    const replicas = scaleReplicas(request.object) ?? spec.replicas;
+    const oldReplicas = scaleReplicas(request.oldObject) ?? spec.replicas;
+    return {
+      instance: { name: request.name, namespace, spec: { ...spec, replicas } },
+      old: { name: request.name, namespace, spec: { ...spec, replicas: oldReplicas } },
+    };
+  }
+  const name = metadataName(request.object) ?? request.name;
+  const verdict = validateSpec(request.object?.["spec"]);
+  if (!verdict.ok) {
+    return {
+      issues: verdict.issues.map((issue) => ({
+        field: issue.path,
+        rule: "schema" as const,
+        message: `${issue.path}: ${issue.message}`,
+      })),
+    };
+  }
+  const oldVerdict = request.operation === "UPDATE" ? validateSpec(request.oldObject?.["spec"]) : undefined;
+  return {
+    instance: { name, namespace, spec: verdict.spec },
+    // A stored spec this operator cannot read is judged as absent: every rule applies, as on a create.
+    old: oldVerdict?.ok ? { name, namespace, spec: oldVerdict.spec } : undefined,
+  };
+}
+
+function scaleReplicas(scale: Record<string, unknown> | undefined): number | undefined {
+  const spec = scale?.["spec"];
+  const replicas = typeof spec === "object" && spec !== null ? (spec as { replicas?: unknown }).replicas : undefined;
+  return typeof replicas === "number" && Number.isSafeInteger(replicas) ? replicas : undefined;
+}
+
+function metadataName(object: Record<string, unknown> | undefined): string | undefined {
+  const metadata = object?.["metadata"];
+  const name = typeof metadata === "object" && metadata !== null ? (metadata as { name?: unknown }).name : undefined;
+  return typeof name === "string" && name !== "" ? name : undefined;
+}
+
+/** The request of an AdmissionReview v1, or why the body is not one. */
+export function parseReview(body: unknown): ReviewRequest | string {
+  let value: unknown = body;
+  if (typeof body === "string" || body instanceof Uint8Array) {
+    try {
+      value = JSON.parse(typeof body === "string" ? body : Buffer.from(body).toString("utf8"));
+    } catch {
+      return "the body is not JSON";
+    }
+  }
+  if (!isRecord(value)) return "the body is not a JSON object";
+  if (value["apiVersion"] !== reviewApiVersion || value["kind"] !== "AdmissionReview") {
+    return `the body is not an AdmissionReview ${reviewApiVersion} (apiVersion ${JSON.stringify(value["apiVersion"])}, kind ${JSON.stringify(value["kind"])})`;
+  }
+  const request = value["request"];
+  if (!isRecord(request)) return "the AdmissionReview has no request";
+  const { uid, operation, namespace, name, subResource, dryRun, object, oldObject } = request;
+  if (typeof uid !== "string" || uid === "") return "the AdmissionReview's request has no uid";
+  if (typeof operation !== "string") return "the AdmissionReview's request has no operation";
+  if (object !== undefined && object !== null && !isRecord(object)) return "request.object is not an object";
+  if (oldObject !== undefined && oldObject !== null && !isRecord(oldObject))
+    return "request.oldObject is not an object";
+  return {
+    uid,
+    operation,
+    namespace: typeof namespace === "string" ? namespace : "",
+    name: typeof name === "string" ? name : "",
+    subResource: typeof subResource === "string" && subResource !== "" ? subResource : undefined,
+    dryRun: dryRun === true,
+    object: isRecord(object) ? object : undefined,
+    oldObject: isRecord(oldObject) ? oldObject : undefined,
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The denial for `violations`: 403 Forbidden, or 422 Invalid when only references or the schema fail. */
+export function denial(request: Pick<ReviewRequest, "uid" | "name">, violations: readonly Violation[]) {
+  const invalid = violations.every((violation) => invalidRules.has(violation.rule));
+  return {
+    uid: request.uid,
+    allowed: false,
+    status: {
+      status: "Failure",
+      code: invalid ? 422 : 403,
+      reason: invalid ? "Invalid" : "Forbidden",
+      message: violations.map((violation) => violation.message).join("\n"),
+      details: {
+        name: request.name,
+        group: "example.com",
+        kind: "myappinstances",
+        causes: violations.map((violation) => ({
+          reason: causeReason(violation),
+          field: violation.field,
+          message: violation.message,
+        })),
+      },
+    },
+  };
+}
+
+function causeReason(violation: Violation): string {
+  if (violation.rule === "storageClassExists" || violation.rule === "chartConfigMap") return "FieldValueNotFound";
+  return violation.rule === "schema" ? "FieldValueInvalid" : "FieldValueForbidden";
+}
+
+function review(response: Record<string, unknown>): AdmissionAnswer {
+  return { status: 200, body: { apiVersion: reviewApiVersion, kind: "AdmissionReview", response } };
+}
+
+function badRequest(reason: string, logger: Pick<Logger, "warn">): AdmissionAnswer {
+  logger.warn({ reason }, "admission: malformed AdmissionReview");
+  return { status: 400, body: { error: reason } };
+}
+
+function internalError(request: ReviewRequest, error: unknown, logger: Pick<Logger, "warn">): AdmissionAnswer {
+  const message =
+    error instanceof LookupError
+      ? `the platform's admission webhook could not judge this instance: ${error.message}; try again`
+      : `the platform's admission webhook failed: ${error instanceof Error ? error.message : String(error)}; try again`;
+  logger.warn(
+    { uid: request.uid, namespace: request.namespace, name: request.name, err: error },
+    "admission: could not judge",
+  );
+  return review({
+    uid: request.uid,
+    allowed: false,
+    status: { status: "Failure", code: 500, reason: "InternalError", message },
+  });
+}
+
+function log(
+  logger: Pick<Logger, "debug" | "info">,
+  webhook: "validate" | "mutate",
+  request: ReviewRequest,
+  started: number,
+  violations: readonly Violation[],
+  patched = 0,
+): void {
+  const line = {
+    webhook,
+    uid: request.uid,
+    operation: request.operation,
+    namespace: request.namespace,
+    name: request.name,
+    ...(request.subResource ? { subResource: request.subResource } : {}),
+    dryRun: request.dryRun,
+    durationMs: Date.now() - started,
+    ...(violations.length > 0 ? { denied: violations.map((violation) => violation.rule) } : {}),
+    ...(patched > 0 ? { patched } : {}),
+  };
+  // Denials are what a platform owner looks for; admitted requests are the steady stream.
+  if (violations.length > 0) logger.info(line, "admission: denied");
+  else logger.debug(line, "admission: reviewed");
+}

@@ -1,0 +1,458 @@
+/**
+ * The validating webhook's verdict on one instance, as pure functions of the instance, its stored version (on an
+ * UPDATE), what the cluster says (facts, gathered by review.ts through lookups.ts) and the platform policy. Every
+ * violation names its field, the rule with its flag or annotation, the limit and what is allowed.
+ *
+ * Two principles keep the policy from wedging what already runs:
+ * - an UPDATE is judged only on what it changes: an image, chart, class or ConfigMap it leaves as it was is not
+ *   judged again (the class may have been deleted, the registry dropped from the list since);
+ * - a limit refuses only growth: replicas at or below the stored number, or storage the same, pass a maximum or a
+ *   budget that was lowered after the instance was made, so it can still shrink, change other fields or go.
+ *
+ * Budgets are counted from the operator's cache, without the instance itself and without instances being deleted.
+ * Parallel creates can each see the room the other takes: a burst may overshoot a budget by the creates in flight
+ * (a ResourceQuota on `count/myappinstances.example.com` is the hard cap for the number of instances).
+ */
+import { chartConfigMapKey, parseQuantity, type MyAppInstance, type MyAppInstanceSpec } from "../../api/index.ts";
+import { allowedBy, chartSourcesFlag, sourcePolicy } from "../../chart/source-policy.ts";
+import { describeSource } from "../../chart/sources.ts";
+import {
+  budgetAnnotations,
+  normalizedImageName,
+  parseCountLimit,
+  parseStorageLimit,
+  policyFlags,
+  registryAllowing,
+  type BudgetDimension,
+  type PlatformPolicy,
+} from "./policy.ts";
+
+/** One rule an instance breaks. */
+export interface Violation {
+  /** The field to change, as the apiserver names it: `spec.replicas`. */
+  readonly field: string;
+  readonly rule: ViolationRule;
+  /** The whole sentence, starting with the field: `spec.replicas: 12 is more than ...`. */
+  readonly message: string;
+}
+
+/** The rules, named after the policy setting (or the fact) that decides them. */
+export type ViolationRule =
+  | "allowedRegistries"
+  | "maxReplicas"
+  | "maxStorage"
+  | "chartSources"
+  | "namespaceMaxInstances"
+  | "namespaceMaxReplicas"
+  | "namespaceMaxStorage"
+  | "namespaceBudgetAnnotation"
+  | "storageClassExists"
+  | "requireExpandableStorage"
+  | "chartConfigMap"
+  /** The spec does not pass the API's schema (an operator older or newer than the CRD). */
+  | "schema";
+
+/**
+ * Rules about the object itself rather than what the platform allows: a StorageClass or ConfigMap it names that is
+ * not there (yet), or a spec the operator cannot read. Alone, they make the answer 422 Invalid; any other rule
+ * makes it 403 Forbidden.
+ */
+export const invalidRules: ReadonlySet<ViolationRule> = new Set(["storageClassExists", "chartConfigMap", "schema"]);
+
+/** The instance under review: its name, namespace and spec (defaults applied). */
+export interface AdmittedInstance {
+  readonly name: string;
+  readonly namespace: string;
+  readonly spec: MyAppInstanceSpec;
+}
+
+/** A Namespace, as far as admission reads it. */
+export interface NamespaceFacts {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+/** A StorageClass, as far as admission reads it. */
+export interface StorageClassFacts {
+  readonly name: string;
+  readonly allowVolumeExpansion?: boolean;
+}
+
+/** A chart ConfigMap: the keys of its binaryData (where `kubectl create configmap --from-file` puts a .tgz). */
+export interface ConfigMapFacts {
+  readonly keys: readonly string[];
+}
+
+/**
+ * What the cluster says, for the lookups {@link factsNeeded} asked for; what was not asked for is read as absent
+ * and not judged. `undefined` means "does not exist".
+ */
+export interface AdmissionFacts {
+  readonly namespace?: NamespaceFacts | undefined;
+  /** The namespace's instances (this one and those being deleted are skipped here). */
+  readonly instances?: readonly MyAppInstance[];
+  /** The class `spec.storageClassName` names. */
+  readonly storageClass?: StorageClassFacts | undefined;
+  /** The cluster's default class, when the instance's volumes would get it. */
+  readonly defaultStorageClass?: StorageClassFacts | undefined;
+  /** The ConfigMap `spec.chart.configMap` names. */
+  readonly chartConfigMap?: ConfigMapFacts | undefined;
+}
+
+/** Which lookups the verdict on this change needs; review.ts makes exactly these. */
+export interface FactsNeeded {
+  /** The Namespace: its budget annotations, when a budget could refuse this change. */
+  readonly namespace: boolean;
+  /** The namespace's instances: read only once a budget applies (flags or annotations). */
+  readonly instances: boolean;
+  readonly storageClass: string | undefined;
+  readonly defaultStorageClass: boolean;
+  readonly chartConfigMap: string | undefined;
+}
+
+/** The lookups a verdict on `instance` (an UPDATE of `old`, or a CREATE) under `policy` needs. */
+export function factsNeeded(
+  instance: AdmittedInstance,
+  old: AdmittedInstance | undefined,
+  policy: PlatformPolicy,
+): FactsNeeded {
+  const { spec } = instance;
+  const grows = budgetDimensions.some((dimension) => usage(dimension, spec) > usageOrNothing(dimension, old));
+  return {
+    namespace: grows,
+    // Refined by review.ts with hasBudget once the namespace is read: no budget, no count.
+    instances: grows,
+    storageClass: checksStorageClass(spec, old) ? spec.storageClassName : undefined,
+    defaultStorageClass: checksDefaultStorageClass(spec, old, policy),
+    chartConfigMap: checksChartConfigMap(spec, old) ? spec.chart?.configMap : undefined,
+  };
+}
+
+/** Every rule `instance` breaks, in the order of its fields; empty when it may be admitted. */
+export function validateInstance(
+  instance: AdmittedInstance,
+  old: AdmittedInstance | undefined,
+  facts: AdmissionFacts,
+  policy: PlatformPolicy,
+): Violation[] {
+  return [
+    ...imageViolations(instance, old, policy),
+    ...replicaViolations(instance, old, policy),
+    ...storageViolations(instance, old, facts, policy),
+    ...chartViolations(instance, old, facts, policy),
+    ...budgetViolations(instance, old, facts, policy),
+  ];
+}
+
+function imageViolations(instance: AdmittedInstance, old: AdmittedInstance | undefined, policy: PlatformPolicy) {
+  const { image } = instance.spec;
+  const allowed = policy.allowedRegistries;
+  if (allowed.length === 0 || old?.spec.image === image || registryAllowing(allowed, image)) return [];
+  const name = normalizedImageName(image);
+  return [
+    violation(
+      "spec.image",
+      "allowedRegistries",
+      `${image} (${name}) is not from a registry the platform allows (only ${allowed.join(", ")}, ` +
+        `${policyFlags.allowedRegistries}); use an image from one of them`,
+    ),
+  ];
+}
+
+function replicaViolations(instance: AdmittedInstance, old: AdmittedInstance | undefined, policy: PlatformPolicy) {
+  const { replicas } = instance.spec;
+  const max = policy.maxReplicas;
+  if (max === undefined || replicas <= max || (old !== undefined && replicas <= old.spec.replicas)) return [];
+  return [
+    violation(
+      "spec.replicas",
+      "maxReplicas",
+      `${replicas} is more than the platform allows per instance (at most ${max}, ${policyFlags.maxReplicas})`,
+    ),
+  ];
+}
+
+function storageViolations(
+  instance: AdmittedInstance,
+  old: AdmittedInstance | undefined,
+  facts: AdmissionFacts,
+  policy: PlatformPolicy,
+): Violation[] {
+  const { spec } = instance;
+  const found: Violation[] = [];
+  const max = policy.maxStorage === undefined ? undefined : parseStorageLimit(policy.maxStorage, 1);
+  const size = spec.storage === undefined ? undefined : parseQuantity(spec.storage);
+  if (max && size && size.nanos > max.nanos && spec.storage !== old?.spec.storage) {
+    found.push(
+      violation(
+        "spec.storage",
+        "maxStorage",
+        `${spec.storage} is more than the platform allows per volume (at most ${policy.maxStorage}, ` +
+          `${policyFlags.maxStorage})`,
+      ),
+    );
+  }
+  if (checksStorageClass(spec, old)) {
+    const name = spec.storageClassName ?? "";
+    const storageClass = facts.storageClass;
+    if (!storageClass) {
+      found.push(
+        violation(
+          "spec.storageClassName",
+          "storageClassExists",
+          `StorageClass "${name}" does not exist in the cluster; name one that does (kubectl get storageclass), ` +
+            "or leave storageClassName out for the cluster's default class",
+        ),
+      );
+    } else if (policy.requireExpandableStorage && storageClass.allowVolumeExpansion !== true) {
+      found.push(notExpandable(`StorageClass "${name}"`));
+    }
+  } else if (checksDefaultStorageClass(spec, old, policy)) {
+    const fallback = facts.defaultStorageClass;
+    // No default class: the claim waits for one, which the operator reports; nothing to judge here.
+    if (fallback && fallback.allowVolumeExpansion !== true) {
+      found.push(notExpandable(`the cluster's default StorageClass "${fallback.name}"`));
+    }
+  }
+  return found;
+}
+
+function notExpandable(what: string): Violation {
+  return violation(
+    "spec.storageClassName",
+    "requireExpandableStorage",
+    `${what} does not allow volume expansion, and the platform requires classes that do ` +
+      `(${policyFlags.requireExpandableStorage}); name a class with allowVolumeExpansion: true`,
+  );
+}
+
+/** A named class is judged when the volumes are about to be made with it: on create, or when storage first appears. */
+function checksStorageClass(spec: MyAppInstanceSpec, old: AdmittedInstance | undefined): boolean {
+  if (spec.storageClassName === undefined || spec.storage === undefined) return false;
+  return old === undefined || old.spec.storage === undefined || old.spec.storageClassName !== spec.storageClassName;
+}
+
+function checksDefaultStorageClass(
+  spec: MyAppInstanceSpec,
+  old: AdmittedInstance | undefined,
+  policy: PlatformPolicy,
+): boolean {
+  if (!policy.requireExpandableStorage || spec.storage === undefined || spec.storageClassName !== undefined) {
+    return false;
+  }
+  return old === undefined || old.spec.storage === undefined;
+}
+
+function chartViolations(
+  instance: AdmittedInstance,
+  old: AdmittedInstance | undefined,
+  facts: AdmissionFacts,
+  policy: PlatformPolicy,
+): Violation[] {
+  const chart = instance.spec.chart;
+  if (chart === undefined) return [];
+  const location = chart.oci ?? chart.repo;
+  if (location !== undefined) {
+    const oldChart = old?.spec.chart;
+    if (oldChart !== undefined && (oldChart.oci ?? oldChart.repo) === location) return [];
+    const sources = sourcePolicy(policy.chartSources);
+    if (allowedBy(sources, location)) return [];
+    // The words the chart engine uses when it refuses the same source later (chart/sources.ts).
+    return [
+      violation(
+        chart.oci !== undefined ? "spec.chart.oci" : "spec.chart.repo",
+        "chartSources",
+        `${describeSource(chart, instance.namespace)} is not an allowed chart source: the platform allows ` +
+          (sources.allowed.length > 0 ? sources.allowed.join(", ") : "ConfigMap charts only") +
+          ` (${chartSourcesFlag}); use a chart in a ConfigMap, or ask the platform to add the source`,
+      ),
+    ];
+  }
+  if (!checksChartConfigMap(instance.spec, old)) return [];
+  const name = chart.configMap ?? "";
+  const source = `ConfigMap ${instance.namespace}/${name}`;
+  const create = `kubectl create configmap ${name} --from-file=${chartConfigMapKey}=./chart.tgz`;
+  const configMap = facts.chartConfigMap;
+  if (!configMap) {
+    return [
+      violation(
+        "spec.chart.configMap",
+        "chartConfigMap",
+        `${source} does not exist; create it before the instance (${create})`,
+      ),
+    ];
+  }
+  if (!configMap.keys.includes(chartConfigMapKey)) {
+    return [
+      violation(
+        "spec.chart.configMap",
+        "chartConfigMap",
+        `${source} has no binaryData key ${chartConfigMapKey}, so it holds no chart; create it with ${create}`,
+      ),
+    ];
+  }
+  return [];
+}
+
+function checksChartConfigMap(spec: MyAppInstanceSpec, old: AdmittedInstance | undefined): boolean {
+  return spec.chart?.configMap !== undefined && old?.spec.chart?.configMap !== spec.chart.configMap;
+}
+
+const budgetDimensions: readonly BudgetDimension[] = ["instances", "replicas", "storage"];
+
+/** What one spec takes of a budget: 1 instance, its replicas, and bytes × 10⁹ (storage per replica × replicas). */
+function usage(dimension: BudgetDimension, spec: Partial<Pick<MyAppInstanceSpec, "replicas" | "storage">>): bigint {
+  const replicas = BigInt(typeof spec.replicas === "number" && Number.isSafeInteger(spec.replicas) ? spec.replicas : 1);
+  if (dimension === "instances") return 1n;
+  if (dimension === "replicas") return replicas;
+  const size = typeof spec.storage === "string" ? parseQuantity(spec.storage) : undefined;
+  return (size?.nanos ?? 0n) * replicas;
+}
+
+function usageOrNothing(dimension: BudgetDimension, instance: AdmittedInstance | undefined): bigint {
+  return instance === undefined ? 0n : usage(dimension, instance.spec);
+}
+
+/** True when some budget is set for the namespace, by a flag or by one of its annotations. */
+export function hasBudget(namespace: NamespaceFacts | undefined, policy: PlatformPolicy): boolean {
+  return budgetDimensions.some(
+    (dimension) =>
+      policy.namespaceBudget[dimension] !== undefined ||
+      namespace?.annotations[budgetAnnotations[dimension]] !== undefined,
+  );
+}
+
+/** A budget and where it was set. */
+type Budget =
+  | { readonly limit: bigint; readonly text: string; readonly from: "flag" | "annotation" }
+  | { readonly problem: Violation };
+
+function budgetFor(
+  dimension: BudgetDimension,
+  namespace: NamespaceFacts | undefined,
+  policy: PlatformPolicy,
+): Budget | undefined {
+  const annotation = budgetAnnotations[dimension];
+  const written = namespace?.annotations[annotation];
+  if (written !== undefined) {
+    const limit = dimension === "storage" ? parseStorageLimit(written, 0)?.nanos : countLimit(written);
+    if (limit === undefined) {
+      const wanted =
+        dimension === "storage"
+          ? "a storage quantity such as 500Gi"
+          : `a whole number of ${dimension === "instances" ? "instances" : "replicas"}`;
+      const problem = violation(
+        "metadata.namespace",
+        "namespaceBudgetAnnotation",
+        `the namespace's annotation ${annotation} is "${written}", not ${wanted}; the platform owner must fix ` +
+          "it before instances here can grow",
+      );
+      return { problem };
+    }
+    return { limit, text: written.trim(), from: "annotation" };
+  }
+  const flag = policy.namespaceBudget[dimension];
+  if (flag === undefined) return undefined;
+  const limit = typeof flag === "number" ? BigInt(flag) : parseStorageLimit(flag, 1)?.nanos;
+  return limit === undefined ? undefined : { limit, text: String(flag), from: "flag" };
+}
+
+function countLimit(text: string): bigint | undefined {
+  const count = parseCountLimit(text);
+  return count === undefined ? undefined : BigInt(count);
+}
+
+function budgetViolations(
+  instance: AdmittedInstance,
+  old: AdmittedInstance | undefined,
+  facts: AdmissionFacts,
+  policy: PlatformPolicy,
+): Violation[] {
+  const found: Violation[] = [];
+  const others = (facts.instances ?? []).filter(
+    (other) => other.metadata.name !== instance.name && other.metadata.deletionTimestamp === undefined,
+  );
+  for (const dimension of budgetDimensions) {
+    const asked = usage(dimension, instance.spec);
+    // Not growing: never refused, even where the namespace is over a budget lowered since.
+    if (asked <= usageOrNothing(dimension, old)) continue;
+    const budget = budgetFor(dimension, facts.namespace, policy);
+    if (budget === undefined) continue;
+    if ("problem" in budget) {
+      found.push(budget.problem);
+      continue;
+    }
+    const used = others.reduce((sum, other) => sum + usage(dimension, other.spec ?? {}), 0n);
+    if (used + asked > budget.limit) found.push(overBudget(dimension, instance, budget, used, asked));
+  }
+  return found;
+}
+
+function overBudget(
+  dimension: BudgetDimension,
+  instance: AdmittedInstance,
+  budget: { readonly text: string; readonly from: "flag" | "annotation" },
+  used: bigint,
+  asked: bigint,
+): Violation {
+  const flag = policyFlags[dimension];
+  const annotation = budgetAnnotations[dimension];
+  const setBy =
+    budget.from === "annotation"
+      ? `the namespace's annotation ${annotation}, in place of ${flag}`
+      : `${flag}, or the namespace annotation ${annotation}`;
+  const namespace = `namespace ${instance.namespace}`;
+  if (dimension === "instances") {
+    return violation(
+      "metadata.namespace",
+      "namespaceMaxInstances",
+      `${namespace} may have at most ${budget.text} instances (${setBy}); it has ${used} without this one`,
+    );
+  }
+  if (dimension === "replicas") {
+    return violation(
+      "spec.replicas",
+      "namespaceMaxReplicas",
+      `${namespace} may run at most ${budget.text} replicas in total (${setBy}); it runs ${used} without this ` +
+        `instance, which asks for ${asked}`,
+    );
+  }
+  const { storage = "", replicas } = instance.spec;
+  return violation(
+    "spec.storage",
+    "namespaceMaxStorage",
+    `${namespace} may use at most ${budget.text} of storage in total (${setBy}); it uses ${formatBytes(used)} ` +
+      `without this instance, which asks for ${formatBytes(asked)} (${storage} for each of ${replicas} replicas)`,
+  );
+}
+
+function violation(field: string, rule: ViolationRule, text: string): Violation {
+  return { field, rule, message: `${field}: ${text}` };
+}
+
+const binaryUnits: readonly [string, bigint][] = [
+  ["Ei", 2n ** 60n],
+  ["Pi", 2n ** 50n],
+  ["Ti", 2n ** 40n],
+  ["Gi", 2n ** 30n],
+  ["Mi", 2n ** 20n],
+  ["Ki", 2n ** 10n],
+];
+const decimalUnits: readonly [string, bigint][] = [
+  ["E", 10n ** 18n],
+  ["P", 10n ** 15n],
+  ["T", 10n ** 12n],
+  ["G", 10n ** 9n],
+  ["M", 10n ** 6n],
+  ["k", 10n ** 3n],
+];
+
+/** Nano-bytes as the shortest exact quantity (`90Gi`, `2T`, `1500M`, `0`), binary units first on a tie. */
+export function formatBytes(nanos: bigint): string {
+  const bytes = (nanos + 10n ** 9n - 1n) / 10n ** 9n;
+  if (bytes === 0n) return "0";
+  const exact = [...binaryUnits, ...decimalUnits]
+    .filter(([, size]) => bytes % size === 0n)
+    .map(([suffix, size]) => `${bytes / size}${suffix}`);
+  return [...exact, String(bytes)].reduce((best, text) => (text.length < best.length ? text : best));
+}
