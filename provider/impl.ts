@@ -37,6 +37,7 @@ import {
 } from "./manifest.ts";
 import { flushOnShutdown, NoteBoard } from "./notes.ts";
 import { waitProgress } from "./progress.ts";
+import { applyWhenAdmitted } from "./admission-wait.ts";
 import { assessReadiness, describeConditions, operatorSilenceMs, waitingPhase, type Readiness } from "./readiness.ts";
 import { newReconcileRequest } from "./reconcile-request.ts";
 import { chartPreview } from "./chart-preview.ts";
@@ -162,7 +163,7 @@ export async function create(news: PropertyBag): Promise<{ id: string; outs: Ins
   }
   const id = formatObjectKey(inputs);
   const request = newReconcileRequest();
-  const applied = await client.apply<LiveInstance>(desiredInstance(inputs, request), { fieldManager, force: true });
+  const applied = await applyInstance(client, inputs, request);
   providerLog().debug({ id, generation: applied.metadata.generation, adopted: existing !== undefined }, "applied");
   return { id, outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news)) };
 }
@@ -186,7 +187,7 @@ export async function update(id: string, olds: PropertyBag, news: PropertyBag): 
   // A request to reconcile now: an update may follow a cause fixed outside the spec (a conflicting Service
   // deleted by hand), which the operator would otherwise see only at its next resync.
   const request = newReconcileRequest();
-  const applied = await client.apply<LiveInstance>(desiredInstance(inputs, request), { fieldManager, force: true });
+  const applied = await applyInstance(client, inputs, request);
   providerLog().debug({ id, generation: applied.metadata.generation }, "applied");
   return { outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news)) };
 }
@@ -230,6 +231,19 @@ export async function remove(id: string, props: PropertyBag): Promise<void> {
   }
   providerLog().debug({ id, uid }, "deleted; waiting for the finalizer");
   await waitUntilGone(client, inputs, uid);
+}
+
+/** The server-side apply of the instance, waiting while the operator's admission webhook does not answer. */
+async function applyInstance(client: KubeClient, inputs: InstanceInputs, request: string): Promise<LiveInstance> {
+  const progress = waitProgress(instanceLabel(inputs), { timeoutMs: timeoutMs(inputs) });
+  try {
+    return await applyWhenAdmitted(
+      () => client.apply<LiveInstance>(desiredInstance(inputs, request), { fieldManager, force: true }),
+      { clock: realClock, deadline: deadline(inputs), report: (phase) => progress.report(phase) },
+    );
+  } finally {
+    progress.stop();
+  }
 }
 
 async function waitUntilReady(

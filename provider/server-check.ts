@@ -16,6 +16,7 @@ import {
   type KubeObject,
 } from "../kube/index.ts";
 import { serverOf } from "../kube/cluster-identity.ts";
+import { unansweredWebhook } from "./admission-wait.ts";
 import type { InputFailure } from "./check.ts";
 import { fieldManager, type InstanceInputs } from "./inputs.ts";
 import { desiredInstance, ownershipProblem, type LiveInstance } from "./manifest.ts";
@@ -140,6 +141,13 @@ export function interpret(error: unknown, inputs: Pick<InstanceInputs, "namespac
   }
   if (error instanceof TransportError) {
     return { checked: false, note: `the apiserver could not answer: ${error.message}`, unreachable: true };
+  }
+  const webhook = unansweredWebhook(error);
+  if (webhook !== undefined) {
+    return {
+      checked: false,
+      note: `the admission webhook ${webhook} did not answer (is an operator replica serving it?)`,
+    };
   }
   if (error instanceof ApiError) return { checked: false, note: `the apiserver could not answer: ${error.message}` };
   return { checked: false, note: error instanceof Error ? error.message : String(error) };
