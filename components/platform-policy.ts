@@ -5,7 +5,7 @@
  * truth that travels with the operator version that understands it. Chart sources stay `chartSources`, which the
  * webhook enforces too.
  */
-import { isQuantity } from "../api/index.ts";
+import { parseQuantity } from "../api/index.ts";
 import type { SettingsIssue } from "./settings.ts";
 
 /** Arguments of the policy; everything unset is unlimited. */
@@ -63,8 +63,12 @@ export function resolvePlatformPolicy(
     }
   };
   const quantity = (field: string, value: string | undefined) => {
-    if (value !== undefined && !isQuantity(value)) {
+    if (value === undefined) return;
+    const parsed = parseQuantity(value);
+    if (!parsed) {
       issues.push({ field, message: `"${value}" is not a quantity; use a size such as 50Gi or 500Mi` });
+    } else if (parsed.nanos < 10n ** 9n) {
+      issues.push({ field, message: `"${value}" must be at least 1 byte` });
     }
   };
   const allowedRegistries = [...(args.allowedRegistries ?? [])];
@@ -76,11 +80,12 @@ export function resolvePlatformPolicy(
       });
     }
   });
-  wholeNumber("policy.maxReplicas", args.maxReplicas, 0);
+  wholeNumber("policy.maxReplicas", args.maxReplicas, 1);
   quantity("policy.maxStorage", args.maxStorage);
   const budget = args.namespaceBudget ?? {};
-  wholeNumber("policy.namespaceBudget.instances", budget.instances, 0);
-  wholeNumber("policy.namespaceBudget.replicas", budget.replicas, 0);
+  // At least 1 (the operator's flags): a namespace closed to instances is one annotation away (max-instances: 0).
+  wholeNumber("policy.namespaceBudget.instances", budget.instances, 1);
+  wholeNumber("policy.namespaceBudget.replicas", budget.replicas, 1);
   quantity("policy.namespaceBudget.storage", budget.storage);
   if (issues.length > 0) return { ok: false, issues };
   return {

@@ -67,7 +67,7 @@ describe("platform policy", () => {
   it("names each bad field and what is allowed", () => {
     const resolved = resolvePlatformPolicy({
       allowedRegistries: ["ghcr.io/acme", "https://ghcr.io"],
-      maxReplicas: -1,
+      maxReplicas: 0,
       maxStorage: "lots",
       namespaceBudget: { instances: 1.5, storage: "10 Gi" },
     });
