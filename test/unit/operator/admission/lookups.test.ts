@@ -1,0 +1,143 @@
+/**
+ * The lookups' implementation: instances from the informer cache where it covers the namespace, live otherwise;
+ * the other reads are the GETs (and one list) recorded here against a fake client.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { KubeClient, KubeObject, ListOptions } from "../../../../kube/index.ts";
+import { defaultStorageClass, kubeLookups } from "../../../../operator/admission/lookups.ts";
+import type { CacheReader } from "../../../../operator/runtime/cache.ts";
+
+function fakeClient(objects: KubeObject[]) {
+  const requests: string[] = [];
+  const matches = (object: KubeObject, apiVersion: string, kind: string, namespace?: string) =>
+    object.apiVersion === apiVersion && object.kind === kind && object.metadata.namespace === namespace;
+  const client = {
+    find(apiVersion: string, kind: string, name: string, namespace?: string) {
+      requests.push(`GET ${kind} ${namespace ? `${namespace}/` : ""}${name}`);
+      return Promise.resolve(
+        objects.find((object) => matches(object, apiVersion, kind, namespace) && object.metadata.name === name),
+      );
+    },
+    list(apiVersion: string, kind: string, options: ListOptions = {}) {
+      requests.push(
+        `LIST ${kind}${options.namespace ? ` ${options.namespace}` : ""} rv=${options.resourceVersion ?? ""}`,
+      );
+      return Promise.resolve({
+        metadata: {},
+        items: objects.filter((object) => matches(object, apiVersion, kind, options.namespace)),
+      });
+    },
+  };
+  return { client: client as unknown as KubeClient, requests };
+}
+
+function fakeCache(covered: string[], objects: KubeObject[]): CacheReader {
+  return {
+    covers: (_apiVersion, _kind, namespace) => covered.includes(namespace ?? ""),
+    get: <T extends KubeObject>(_a: string, _k: string, name: string, namespace?: string) =>
+      objects.find((object) => object.metadata.name === name && object.metadata.namespace === namespace) as
+        T | undefined,
+    list: <T extends KubeObject>(_a: string, _k: string, namespace: string) =>
+      objects.filter((object) => object.metadata.namespace === namespace) as T[],
+    wrote: () => {},
+  };
+}
+
+const instance = (name: string, namespace: string): KubeObject => ({
+  apiVersion: "example.com/v1",
+  kind: "MyAppInstance",
+  metadata: { name, namespace },
+  spec: { image: "nginx", replicas: 1 },
+});
+
+const storageClass = (name: string, extra: Record<string, unknown>, annotations = {}, created = ""): KubeObject => ({
+  apiVersion: "storage.k8s.io/v1",
+  kind: "StorageClass",
+  metadata: { name, annotations, creationTimestamp: created },
+  ...extra,
+});
+
+describe("kubeLookups", () => {
+  it("reads instances from the cache where it covers the namespace, else lists them live from the watch cache", async () => {
+    const { client, requests } = fakeClient([instance("live", "team-b")]);
+    const lookups = kubeLookups(client, fakeCache(["team-a"], [instance("cached", "team-a")]));
+    assert.deepEqual(
+      (await lookups.instancesIn("team-a")).map((item) => item.metadata.name),
+      ["cached"],
+    );
+    assert.deepEqual(requests, []);
+    assert.deepEqual(
+      (await lookups.instancesIn("team-b")).map((item) => item.metadata.name),
+      ["live"],
+    );
+    assert.deepEqual(requests, ["LIST MyAppInstance team-b rv=0"]);
+    assert.equal((await lookups.instance("team-a", "cached"))?.metadata.name, "cached");
+    assert.equal((await lookups.instance("team-b", "live"))?.metadata.name, "live");
+    assert.equal(await lookups.instance("team-b", "none"), undefined);
+  });
+
+  it("reads a Namespace's labels and annotations, a StorageClass and a ConfigMap's binaryData keys by GET", async () => {
+    const { client, requests } = fakeClient([
+      {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "team-a", labels: { a: "1" }, annotations: { "myapp.example.com/max-replicas": "4" } },
+      },
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "bare" } },
+      storageClass("fast", { allowVolumeExpansion: true }),
+      storageClass("slow", {}),
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "web-chart", namespace: "team-a" },
+        binaryData: { "chart.tgz": "H4sI" },
+        data: { "notes.txt": "x" },
+      },
+    ]);
+    const lookups = kubeLookups(client, fakeCache([], []));
+    assert.deepEqual(await lookups.namespace("team-a"), {
+      labels: { a: "1" },
+      annotations: { "myapp.example.com/max-replicas": "4" },
+    });
+    assert.deepEqual(await lookups.namespace("bare"), { labels: {}, annotations: {} });
+    assert.equal(await lookups.namespace("none"), undefined);
+    assert.deepEqual(await lookups.storageClass("fast"), { name: "fast", allowVolumeExpansion: true });
+    assert.deepEqual(await lookups.storageClass("slow"), { name: "slow" });
+    assert.equal(await lookups.storageClass("none"), undefined);
+    assert.deepEqual(await lookups.chartConfigMap("team-a", "web-chart"), { keys: ["chart.tgz"] });
+    assert.equal(await lookups.chartConfigMap("team-b", "web-chart"), undefined);
+    assert.deepEqual(requests, [
+      "GET Namespace team-a",
+      "GET Namespace bare",
+      "GET Namespace none",
+      "GET StorageClass fast",
+      "GET StorageClass slow",
+      "GET StorageClass none",
+      "GET ConfigMap team-a/web-chart",
+      "GET ConfigMap team-b/web-chart",
+    ]);
+  });
+
+  it("finds the default StorageClass: the newest of those marked, either annotation", async () => {
+    const marked = { "storageclass.kubernetes.io/is-default-class": "true" };
+    const beta = { "storageclass.beta.kubernetes.io/is-default-class": "true" };
+    const classes = [
+      storageClass("old", {}, marked, "2024-01-01T00:00:00Z"),
+      storageClass("new", { allowVolumeExpansion: false }, beta, "2025-01-01T00:00:00Z"),
+      storageClass(
+        "newest-unmarked",
+        {},
+        { "storageclass.kubernetes.io/is-default-class": "false" },
+        "2026-01-01T00:00:00Z",
+      ),
+    ];
+    assert.equal(defaultStorageClass(classes)?.metadata.name, "new");
+    assert.equal(defaultStorageClass([classes[2]!]), undefined);
+    const { client } = fakeClient(classes);
+    assert.deepEqual(await kubeLookups(client, fakeCache([], [])).defaultStorageClass(), {
+      name: "new",
+      allowVolumeExpansion: false,
+    });
+  });
+});

@@ -1,0 +1,353 @@
+/**
+ * The AdmissionReview handlers: the envelope (uid echoed, 400 for what is not a review), how a denial is encoded
+ * (403 or 422, every violation, causes per field), the mutation's patch, the scale subresource, and which lookups
+ * a review makes (exactly those its verdict needs; a failing or slow one is a 500 that says what it could not read).
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { MyAppInstance } from "../../../../api/index.ts";
+import type { AdmissionLookups } from "../../../../operator/admission/lookups.ts";
+import { openPolicy, type PlatformPolicy } from "../../../../operator/admission/policy.ts";
+import { admissionHandlers, type AdmissionAnswer } from "../../../../operator/admission/review.ts";
+import type { NamespaceFacts } from "../../../../operator/admission/validate.ts";
+
+interface Cluster {
+  namespaces?: Record<string, NamespaceFacts>;
+  instances?: MyAppInstance[];
+  storageClasses?: Record<string, { allowVolumeExpansion?: boolean }>;
+  configMaps?: Record<string, string[]>;
+}
+
+/** Lookups over a fixed cluster, recording each call. */
+function fakeLookups(cluster: Cluster = {}, overrides: Partial<AdmissionLookups> = {}) {
+  const calls: string[] = [];
+  const lookups: AdmissionLookups = {
+    namespace: (name) => {
+      calls.push(`namespace ${name}`);
+      return Promise.resolve(cluster.namespaces?.[name]);
+    },
+    storageClass: (name) => {
+      calls.push(`storageClass ${name}`);
+      const found = cluster.storageClasses?.[name];
+      return Promise.resolve(found && { name, ...found });
+    },
+    defaultStorageClass: () => {
+      calls.push("defaultStorageClass");
+      return Promise.resolve(undefined);
+    },
+    chartConfigMap: (namespace, name) => {
+      calls.push(`chartConfigMap ${namespace}/${name}`);
+      const keys = cluster.configMaps?.[`${namespace}/${name}`];
+      return Promise.resolve(keys && { keys });
+    },
+    instancesIn: (namespace) => {
+      calls.push(`instancesIn ${namespace}`);
+      return Promise.resolve((cluster.instances ?? []).filter((item) => item.metadata.namespace === namespace));
+    },
+    instance: (namespace, name) => {
+      calls.push(`instance ${namespace}/${name}`);
+      return Promise.resolve(
+        cluster.instances?.find((item) => item.metadata.namespace === namespace && item.metadata.name === name),
+      );
+    },
+    ...overrides,
+  };
+  return { lookups, calls };
+}
+
+const lines: { level: string; object: unknown; message: string }[] = [];
+const logger = {
+  debug: (object: unknown, message: string) => lines.push({ level: "debug", object, message }),
+  info: (object: unknown, message: string) => lines.push({ level: "info", object, message }),
+  warn: (object: unknown, message: string) => lines.push({ level: "warn", object, message }),
+} as never;
+
+function handlers(policy: PlatformPolicy, lookups: AdmissionLookups, lookupTimeoutMs?: number) {
+  return admissionHandlers(policy, lookups, logger, lookupTimeoutMs === undefined ? {} : { lookupTimeoutMs });
+}
+
+function object(spec: Record<string, unknown>, name = "web", namespace = "team-a") {
+  return { apiVersion: "example.com/v1", kind: "MyAppInstance", metadata: { name, namespace }, spec };
+}
+
+function reviewOf(request: Record<string, unknown>) {
+  return {
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: { uid: "0df28fbd-5f5f-4e7b-9c1b-3c9a2b0e1a11", namespace: "team-a", name: "web", ...request },
+  };
+}
+
+function create(spec: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  return reviewOf({ operation: "CREATE", object: object(spec), oldObject: null, dryRun: false, ...extra });
+}
+
+interface ReviewResponse {
+  uid: string;
+  allowed: boolean;
+  status?: {
+    code: number;
+    reason: string;
+    message: string;
+    details?: { causes: { reason: string; field: string; message: string }[] };
+  };
+  patchType?: string;
+  patch?: string;
+}
+
+function responseOf(answer: AdmissionAnswer): ReviewResponse {
+  assert.equal(answer.status, 200);
+  const body = answer.body as { apiVersion: string; kind: string; response: ReviewResponse };
+  assert.equal(body.apiVersion, "admission.k8s.io/v1");
+  assert.equal(body.kind, "AdmissionReview");
+  return body.response;
+}
+
+describe("the AdmissionReview envelope", () => {
+  it("admits with the request's uid, from a parsed body, a string or the raw bytes", async () => {
+    const { validate } = handlers(openPolicy, fakeLookups().lookups);
+    const review = create({ image: "nginx" });
+    for (const body of [review, JSON.stringify(review), Buffer.from(JSON.stringify(review))]) {
+      assert.deepEqual(responseOf(await validate(body)), { uid: review.request.uid, allowed: true });
+    }
+  });
+
+  it("answers 400 with a reason for what is not an AdmissionReview v1, and never throws", async () => {
+    const { validate, mutate } = handlers(openPolicy, fakeLookups().lookups);
+    const cases: [unknown, RegExp][] = [
+      ["{", /not JSON/],
+      ["[]", /not a JSON object/],
+      [null, /not a JSON object/],
+      [
+        { apiVersion: "admission.k8s.io/v1beta1", kind: "AdmissionReview", request: {} },
+        /not an AdmissionReview admission\.k8s\.io\/v1/,
+      ],
+      [{ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview" }, /has no request/],
+      [reviewOf({ uid: "", operation: "CREATE" }), /has no uid/],
+      [reviewOf({ operation: 7 }), /has no operation/],
+      [reviewOf({ operation: "CREATE", object: "x" }), /request\.object is not an object/],
+    ];
+    for (const [body, reason] of cases) {
+      for (const handler of [validate, mutate]) {
+        const answer = await handler(body);
+        assert.equal(answer.status, 400, JSON.stringify(body));
+        assert.match((answer.body as { error: string }).error, reason);
+      }
+    }
+  });
+});
+
+describe("validate", () => {
+  const strict: PlatformPolicy = { ...openPolicy, maxReplicas: 2, allowedRegistries: ["ghcr.io/acme"] };
+
+  it("denies with 403 Forbidden, every violation in the message and a cause per field", async () => {
+    const { validate } = handlers(strict, fakeLookups().lookups);
+    const response = responseOf(await validate(create({ image: "nginx", replicas: 3 })));
+    assert.equal(response.allowed, false);
+    assert.equal(response.uid, "0df28fbd-5f5f-4e7b-9c1b-3c9a2b0e1a11");
+    assert.equal(response.status?.code, 403);
+    assert.equal(response.status?.reason, "Forbidden");
+    assert.equal(
+      response.status?.message,
+      "spec.image: nginx (docker.io/library/nginx) is not from a registry the platform allows (only ghcr.io/acme, " +
+        "--allowed-registries); use an image from one of them\n" +
+        "spec.replicas: 3 is more than the platform allows per instance (at most 2, --max-replicas)",
+    );
+    assert.deepEqual(
+      response.status?.details?.causes.map((cause) => [cause.reason, cause.field]),
+      [
+        ["FieldValueForbidden", "spec.image"],
+        ["FieldValueForbidden", "spec.replicas"],
+      ],
+    );
+  });
+
+  it("denies with 422 Invalid when only references do not resolve", async () => {
+    const { validate } = handlers(openPolicy, fakeLookups().lookups);
+    const response = responseOf(
+      await validate(create({ image: "nginx", storage: "1Gi", storageClassName: "fast", chart: { configMap: "c" } })),
+    );
+    assert.equal(response.status?.code, 422);
+    assert.equal(response.status?.reason, "Invalid");
+    assert.deepEqual(
+      response.status?.details?.causes.map((cause) => [cause.reason, cause.field]),
+      [
+        ["FieldValueNotFound", "spec.storageClassName"],
+        ["FieldValueNotFound", "spec.chart.configMap"],
+      ],
+    );
+  });
+
+  it("a spec the operator cannot read is 422 Invalid with the schema's words", async () => {
+    const { validate } = handlers(openPolicy, fakeLookups().lookups);
+    const response = responseOf(await validate(create({ image: "nginx", replicas: -1 })));
+    assert.equal(response.status?.code, 422);
+    assert.match(response.status?.message ?? "", /^spec\.replicas: must be an integer from 0 to/);
+  });
+
+  it("answers a dry run as the real request", async () => {
+    const { validate } = handlers(strict, fakeLookups().lookups);
+    const real = responseOf(await validate(create({ image: "nginx" })));
+    const dry = responseOf(await validate(create({ image: "nginx" }, { dryRun: true })));
+    assert.deepEqual(dry, real);
+    assert.equal(dry.allowed, false);
+  });
+
+  it("admits DELETE and status writes without a lookup", async () => {
+    const { lookups, calls } = fakeLookups();
+    const { validate } = handlers(strict, lookups);
+    const deleting = reviewOf({
+      operation: "DELETE",
+      object: null,
+      oldObject: object({ image: "nginx", replicas: 9 }),
+    });
+    assert.equal(responseOf(await validate(deleting)).allowed, true);
+    const status = create({ image: "nginx", replicas: 9 }, { operation: "UPDATE", subResource: "status" });
+    assert.equal(responseOf(await validate(status)).allowed, true);
+    assert.deepEqual(calls, []);
+  });
+
+  it("makes exactly the lookups the verdict needs", async () => {
+    const budget: PlatformPolicy = { ...openPolicy, namespaceBudget: { replicas: 5 } };
+    const cluster: Cluster = {
+      namespaces: { "team-a": { labels: {}, annotations: {} } },
+      instances: [
+        { ...object({ image: "nginx", replicas: 4 }, "other"), spec: { image: "nginx", replicas: 4 } } as never,
+      ],
+      configMaps: { "team-a/c": ["chart.tgz"] },
+    };
+    // The open policy: the namespace is read (its annotations could set a budget), nothing else.
+    let fake = fakeLookups(cluster);
+    assert.equal(
+      responseOf(await handlers(openPolicy, fake.lookups).validate(create({ image: "nginx" }))).allowed,
+      true,
+    );
+    assert.deepEqual(fake.calls, ["namespace team-a"]);
+    // A budget: the namespace's instances are counted (4 + 2 > 5).
+    fake = fakeLookups(cluster);
+    const over = responseOf(await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 2 })));
+    assert.equal(over.status?.code, 403);
+    assert.deepEqual(fake.calls, ["namespace team-a", "instancesIn team-a"]);
+    // An UPDATE that grows nothing and changes no reference reads nothing.
+    fake = fakeLookups(cluster);
+    const update = reviewOf({
+      operation: "UPDATE",
+      object: object({ image: "nginx:2", replicas: 2, chart: { configMap: "c" } }),
+      oldObject: object({ image: "nginx:1", replicas: 2, chart: { configMap: "c" } }),
+    });
+    assert.equal(responseOf(await handlers(budget, fake.lookups).validate(update)).allowed, true);
+    assert.deepEqual(fake.calls, []);
+  });
+
+  it("a lookup that fails or is too slow is a 500 naming what could not be read", async () => {
+    const failing = fakeLookups({}, { namespace: () => Promise.reject(new Error("connection refused")) });
+    const failed = responseOf(await handlers(openPolicy, failing.lookups).validate(create({ image: "nginx" })));
+    assert.equal(failed.allowed, false);
+    assert.equal(failed.status?.code, 500);
+    assert.equal(failed.status?.reason, "InternalError");
+    assert.equal(
+      failed.status?.message,
+      "the platform's admission webhook could not judge this instance: reading Namespace team-a failed: " +
+        "connection refused; try again",
+    );
+    const hanging = fakeLookups({}, { namespace: () => new Promise(() => {}) });
+    const started = Date.now();
+    const slow = responseOf(await handlers(openPolicy, hanging.lookups, 50).validate(create({ image: "nginx" })));
+    assert.ok(Date.now() - started < 2000);
+    assert.equal(slow.status?.code, 500);
+    assert.match(slow.status?.message ?? "", /reading Namespace team-a took longer than 50 ms; try again$/);
+  });
+
+  it("judges a write to the scale subresource as an edit of spec.replicas", async () => {
+    const cluster: Cluster = { instances: [object({ image: "nginx", replicas: 2 }) as never] };
+    const scale = (from: number, to: number) =>
+      reviewOf({
+        operation: "UPDATE",
+        subResource: "scale",
+        kind: { group: "autoscaling", version: "v1", kind: "Scale" },
+        object: { apiVersion: "autoscaling/v1", kind: "Scale", metadata: { name: "web" }, spec: { replicas: to } },
+        oldObject: { apiVersion: "autoscaling/v1", kind: "Scale", metadata: { name: "web" }, spec: { replicas: from } },
+      });
+    const limited: PlatformPolicy = { ...openPolicy, maxReplicas: 5, allowedRegistries: ["ghcr.io/acme"] };
+    const fake = fakeLookups(cluster);
+    const { validate } = handlers(limited, fake.lookups);
+    const up = responseOf(await validate(scale(2, 6)));
+    // Only replicas are judged: the image (not allowed, but unchanged) is not.
+    assert.equal(
+      up.status?.message,
+      "spec.replicas: 6 is more than the platform allows per instance (at most 5, --max-replicas)",
+    );
+    assert.ok(fake.calls.includes("instance team-a/web"));
+    assert.equal(responseOf(await validate(scale(2, 5))).allowed, true);
+    assert.equal(responseOf(await validate(scale(7, 6))).allowed, true);
+    // The instance is gone: nothing to judge, the apiserver answers 404 itself.
+    const gone = handlers(limited, fakeLookups({}).lookups);
+    assert.equal(responseOf(await gone.validate(scale(2, 9))).allowed, true);
+  });
+
+  it("logs a denial at info with the rules, an admission at debug", async () => {
+    lines.length = 0;
+    const { validate } = handlers(strict, fakeLookups().lookups);
+    await validate(create({ image: "ghcr.io/acme/app", replicas: 9 }));
+    await validate(create({ image: "ghcr.io/acme/app" }));
+    assert.deepEqual(
+      lines.map((line) => [line.level, line.message, (line.object as { denied?: string[] }).denied]),
+      [
+        ["info", "admission: denied", ["maxReplicas"]],
+        ["debug", "admission: reviewed", undefined],
+      ],
+    );
+  });
+});
+
+describe("mutate", () => {
+  const baselineNamespace: Cluster = {
+    namespaces: { "team-a": { labels: { "pod-security.kubernetes.io/enforce": "baseline" }, annotations: {} } },
+  };
+
+  it("answers a JSONPatch, base64, that adds the namespace's level", async () => {
+    const { mutate } = handlers(openPolicy, fakeLookups(baselineNamespace).lookups);
+    const response = responseOf(await mutate(create({ image: "nginx" })));
+    assert.equal(response.allowed, true);
+    assert.equal(response.patchType, "JSONPatch");
+    assert.deepEqual(JSON.parse(Buffer.from(response.patch ?? "", "base64").toString("utf8")), [
+      { op: "add", path: "/spec/podSecurityLevel", value: "Baseline" },
+    ]);
+  });
+
+  it("answers without a patch, and without reading the namespace, when the level is set", async () => {
+    const fake = fakeLookups(baselineNamespace);
+    const response = responseOf(
+      await handlers(openPolicy, fake.lookups).mutate(create({ image: "nginx", podSecurityLevel: "Restricted" })),
+    );
+    assert.deepEqual(response, { uid: "0df28fbd-5f5f-4e7b-9c1b-3c9a2b0e1a11", allowed: true });
+    assert.deepEqual(fake.calls, []);
+  });
+
+  it("on UPDATE, gives the default back only where the stored instance has it", async () => {
+    const { mutate } = handlers(openPolicy, fakeLookups(baselineNamespace).lookups);
+    const update = (old: Record<string, unknown>) =>
+      reviewOf({ operation: "UPDATE", object: object({ image: "nginx:2" }), oldObject: object(old) });
+    assert.equal(
+      responseOf(await mutate(update({ image: "nginx", podSecurityLevel: "Baseline" }))).patchType,
+      "JSONPatch",
+    );
+    assert.equal(responseOf(await mutate(update({ image: "nginx" }))).patch, undefined);
+  });
+
+  it("leaves the scale subresource and deletions alone", async () => {
+    const fake = fakeLookups(baselineNamespace);
+    const { mutate } = handlers(openPolicy, fake.lookups);
+    const scale = reviewOf({ operation: "UPDATE", subResource: "scale", object: { spec: { replicas: 3 } } });
+    assert.equal(responseOf(await mutate(scale)).patch, undefined);
+    assert.equal(responseOf(await mutate(reviewOf({ operation: "DELETE", object: null }))).patch, undefined);
+    assert.deepEqual(fake.calls, []);
+  });
+
+  it("a namespace that cannot be read is a 500, not an instance without its default", async () => {
+    const failing = fakeLookups({}, { namespace: () => Promise.reject(new Error("boom")) });
+    const response = responseOf(await handlers(openPolicy, failing.lookups).mutate(create({ image: "nginx" })));
+    assert.equal(response.allowed, false);
+    assert.equal(response.status?.code, 500);
+  });
+});
