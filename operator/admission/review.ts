@@ -10,8 +10,9 @@
  * - A lookup that fails or takes longer than {@link defaultLookupTimeoutMs} is answered with a denial, code 500,
  *   reason InternalError, that says what could not be read: a client retries it, and an instance is never
  *   admitted unjudged (failure is closed, as the webhook configuration's failurePolicy: Fail).
- * - A body that is not an AdmissionReview v1 with a request and a uid gets HTTP 400 with the reason: the apiserver
- *   then applies the failurePolicy. It never throws.
+ * - A body that is not an AdmissionReview v1 with a request and a uid is refused with a WebhookRequestError, which
+ *   webhook-server.ts answers with HTTP 400 and the reason: the apiserver then applies the failurePolicy. Nothing
+ *   else rejects.
  * - dryRun requests are judged the same way (the webhooks have no side effects).
  */
 import type { Logger } from "pino";
@@ -19,6 +20,7 @@ import { validateSpec } from "../../api/index.ts";
 import { defaultsFor } from "./mutate.ts";
 import type { AdmissionLookups } from "./lookups.ts";
 import type { PlatformPolicy } from "./policy.ts";
+import { WebhookRequestError, type WebhookHandler } from "./webhook-server.ts";
 import {
   factsNeeded,
   hasBudget,
@@ -29,18 +31,12 @@ import {
   type Violation,
 } from "./validate.ts";
 
-/** What a handler answers: the HTTP status and the JSON body. */
-export interface AdmissionAnswer {
-  readonly status: number;
-  readonly body: unknown;
-}
-
-/** A handler: the request body (the raw bytes or text, or already parsed JSON) → the answer. Never rejects. */
-export type AdmissionHandler = (body: unknown) => Promise<AdmissionAnswer>;
-
+/**
+ * The webhook-server.ts routes: the request body (parsed JSON, or its text or bytes) → the AdmissionReview answered.
+ */
 export interface AdmissionHandlers {
-  readonly validate: AdmissionHandler;
-  readonly mutate: AdmissionHandler;
+  readonly validate: WebhookHandler;
+  readonly mutate: WebhookHandler;
 }
 
 export interface AdmissionHandlerOptions {
@@ -158,9 +154,7 @@ export function admissionHandlers(
   return {
     async validate(body) {
       const started = Date.now();
-      const parsed = parseReview(body);
-      if (typeof parsed === "string") return badRequest(parsed, logger);
-      const request = parsed;
+      const request = requestOf(body);
       try {
         const violations = judges(request) ? await judge(request) : [];
         const response = violations.length === 0 ? { uid: request.uid, allowed: true } : denial(request, violations);
@@ -172,9 +166,7 @@ export function admissionHandlers(
     },
     async mutate(body) {
       const started = Date.now();
-      const parsed = parseReview(body);
-      if (typeof parsed === "string") return badRequest(parsed, logger);
-      const request = parsed;
+      const request = requestOf(body);
       try {
         const patch = judges(request) ? await defaults(request) : [];
         log(logger, "mutate", request, started, [], patch.length);
@@ -261,6 +253,13 @@ function metadataName(object: Record<string, unknown> | undefined): string | und
   return typeof name === "string" && name !== "" ? name : undefined;
 }
 
+/** The request of an AdmissionReview v1; a WebhookRequestError (400) saying why the body is not one. */
+function requestOf(body: unknown): ReviewRequest {
+  const parsed = parseReview(body);
+  if (typeof parsed === "string") throw new WebhookRequestError(400, `not an AdmissionReview: ${parsed}`);
+  return parsed;
+}
+
 /** The request of an AdmissionReview v1, or why the body is not one. */
 export function parseReview(body: unknown): ReviewRequest | string {
   let value: unknown = body;
@@ -329,16 +328,12 @@ function causeReason(violation: Violation): string {
   return violation.rule === "schema" ? "FieldValueInvalid" : "FieldValueForbidden";
 }
 
-function review(response: Record<string, unknown>): AdmissionAnswer {
-  return { status: 200, body: { apiVersion: reviewApiVersion, kind: "AdmissionReview", response } };
+/** The AdmissionReview that carries `response`. */
+function review(response: Record<string, unknown>) {
+  return { apiVersion: reviewApiVersion, kind: "AdmissionReview", response };
 }
 
-function badRequest(reason: string, logger: Pick<Logger, "warn">): AdmissionAnswer {
-  logger.warn({ reason }, "admission: malformed AdmissionReview");
-  return { status: 400, body: { error: reason } };
-}
-
-function internalError(request: ReviewRequest, error: unknown, logger: Pick<Logger, "warn">): AdmissionAnswer {
+function internalError(request: ReviewRequest, error: unknown, logger: Pick<Logger, "warn">) {
   const message =
     error instanceof LookupError
       ? `the platform's admission webhook could not judge this instance: ${error.message}; try again`

@@ -1,5 +1,5 @@
 /**
- * The AdmissionReview handlers: the envelope (uid echoed, 400 for what is not a review), how a denial is encoded
+ * The AdmissionReview handlers: the envelope (uid echoed, a 400 for what is not a review), how a denial is encoded
  * (403 or 422, every violation, causes per field), the mutation's patch, the scale subresource, and which lookups
  * a review makes (exactly those its verdict needs; a failing or slow one is a 500 that says what it could not read).
  */
@@ -8,7 +8,8 @@ import { describe, it } from "node:test";
 import type { MyAppInstance } from "../../../../api/index.ts";
 import type { AdmissionLookups } from "../../../../operator/admission/lookups.ts";
 import { openPolicy, type PlatformPolicy } from "../../../../operator/admission/policy.ts";
-import { admissionHandlers, type AdmissionAnswer } from "../../../../operator/admission/review.ts";
+import { admissionHandlers } from "../../../../operator/admission/review.ts";
+import { WebhookRequestError } from "../../../../operator/admission/webhook-server.ts";
 import type { NamespaceFacts } from "../../../../operator/admission/validate.ts";
 
 interface Cluster {
@@ -95,9 +96,8 @@ interface ReviewResponse {
   patch?: string;
 }
 
-function responseOf(answer: AdmissionAnswer): ReviewResponse {
-  assert.equal(answer.status, 200);
-  const body = answer.body as { apiVersion: string; kind: string; response: ReviewResponse };
+function responseOf(answer: unknown): ReviewResponse {
+  const body = answer as { apiVersion: string; kind: string; response: ReviewResponse };
   assert.equal(body.apiVersion, "admission.k8s.io/v1");
   assert.equal(body.kind, "AdmissionReview");
   return body.response;
@@ -112,7 +112,7 @@ describe("the AdmissionReview envelope", () => {
     }
   });
 
-  it("answers 400 with a reason for what is not an AdmissionReview v1, and never throws", async () => {
+  it("refuses what is not an AdmissionReview v1 with a 400 that says why (the server's WebhookRequestError)", async () => {
     const { validate, mutate } = handlers(openPolicy, fakeLookups().lookups);
     const cases: [unknown, RegExp][] = [
       ["{", /not JSON/],
@@ -129,9 +129,12 @@ describe("the AdmissionReview envelope", () => {
     ];
     for (const [body, reason] of cases) {
       for (const handler of [validate, mutate]) {
-        const answer = await handler(body);
-        assert.equal(answer.status, 400, JSON.stringify(body));
-        assert.match((answer.body as { error: string }).error, reason);
+        await assert.rejects(
+          handler(body),
+          (error: unknown) =>
+            error instanceof WebhookRequestError && error.status === 400 && reason.test(error.message),
+          JSON.stringify(body),
+        );
       }
     }
   });
