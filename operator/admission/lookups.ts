@@ -65,7 +65,13 @@ export function kubeLookups(client: KubeClient, cache: CacheReader): AdmissionLo
     },
     async instance(namespace, name) {
       if (cache.covers(apiVersion, kind, namespace)) return cache.get<MyAppInstance>(apiVersion, kind, name, namespace);
-      return (await client.find<KubeObject>(apiVersion, kind, name, namespace)) as MyAppInstance | undefined;
+      // A list by name, not a GET: the operator's role lists instances but does not get them.
+      const listed = await client.list<KubeObject>(apiVersion, kind, {
+        namespace,
+        fieldSelector: `metadata.name=${name}`,
+        resourceVersion: "0",
+      });
+      return listed.items[0] as MyAppInstance | undefined;
     },
   };
 }

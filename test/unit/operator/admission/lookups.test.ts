@@ -20,12 +20,16 @@ function fakeClient(objects: KubeObject[]) {
       );
     },
     list(apiVersion: string, kind: string, options: ListOptions = {}) {
-      requests.push(
-        `LIST ${kind}${options.namespace ? ` ${options.namespace}` : ""} rv=${options.resourceVersion ?? ""}`,
-      );
+      const where = `${options.namespace ? ` ${options.namespace}` : ""}${options.fieldSelector ? ` ${options.fieldSelector}` : ""}`;
+      requests.push(`LIST ${kind}${where} rv=${options.resourceVersion ?? ""}`);
+      const named = /^metadata\.name=(.*)$/.exec(options.fieldSelector ?? "")?.[1];
       return Promise.resolve({
         metadata: {},
-        items: objects.filter((object) => matches(object, apiVersion, kind, options.namespace)),
+        items: objects.filter(
+          (object) =>
+            matches(object, apiVersion, kind, options.namespace) &&
+            (named === undefined || object.metadata.name === named),
+        ),
       });
     },
   };
@@ -75,6 +79,11 @@ describe("kubeLookups", () => {
     assert.equal((await lookups.instance("team-a", "cached"))?.metadata.name, "cached");
     assert.equal((await lookups.instance("team-b", "live"))?.metadata.name, "live");
     assert.equal(await lookups.instance("team-b", "none"), undefined);
+    // By list, not GET: the operator's role lists instances and has no get on them.
+    assert.deepEqual(requests.slice(1), [
+      "LIST MyAppInstance team-b metadata.name=live rv=0",
+      "LIST MyAppInstance team-b metadata.name=none rv=0",
+    ]);
   });
 
   it("reads a Namespace's labels and annotations, a StorageClass and a ConfigMap's binaryData keys by GET", async () => {
