@@ -16,7 +16,7 @@
  * - dryRun requests are judged the same way (the webhooks have no side effects).
  */
 import type { Logger } from "pino";
-import { validateSpec } from "../../api/index.ts";
+import { group, kind, validateSpec } from "../../api/index.ts";
 import { defaultsFor } from "./mutate.ts";
 import type { AdmissionLookups } from "./lookups.ts";
 import type { PlatformPolicy } from "./policy.ts";
@@ -311,8 +311,8 @@ export function denial(request: Pick<ReviewRequest, "uid" | "name">, violations:
       message: violations.map((violation) => violation.message).join("\n"),
       details: {
         name: request.name,
-        group: "example.com",
-        kind: "myappinstances",
+        group,
+        kind,
         causes: violations.map((violation) => ({
           reason: causeReason(violation),
           field: violation.field,

@@ -90,7 +90,12 @@ interface ReviewResponse {
     code: number;
     reason: string;
     message: string;
-    details?: { causes: { reason: string; field: string; message: string }[] };
+    details?: {
+      name: string;
+      group: string;
+      kind: string;
+      causes: { reason: string; field: string; message: string }[];
+    };
   };
   patchType?: string;
   patch?: string;
@@ -163,6 +168,12 @@ describe("validate", () => {
         ["FieldValueForbidden", "spec.replicas"],
       ],
     );
+    const { causes, ...about } = response.status?.details ?? { causes: [] };
+    assert.equal(
+      causes[1]?.message,
+      "spec.replicas: 3 is more than the platform allows per instance (at most 2, --max-replicas)",
+    );
+    assert.deepEqual(about, { name: "web", group: "example.com", kind: "MyAppInstance" });
   });
 
   it("denies with 422 Invalid when only references do not resolve", async () => {
