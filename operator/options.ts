@@ -125,7 +125,7 @@ Platform policy (enforced by the admission webhook; unset: no limit):
 Admission webhook:
   --webhook-bind-address=[H]:P     serve the webhooks over HTTPS here (default: no webhook server)  MYAPP_WEBHOOK_BIND_ADDRESS
   --webhook-cert-secret=NS/NAME    the Secret with its CA and certificate               MYAPP_WEBHOOK_CERT_SECRET
-                                   (default: POD_NAMESPACE or default, /myapp-operator-webhook-cert)
+                                   (default <POD_NAMESPACE or default>/myapp-operator-webhook-cert)
   --webhook-configuration=NAME     the Validating- and MutatingWebhookConfiguration that get the CA bundle
                                    (default myapp-operator)                            MYAPP_WEBHOOK_CONFIGURATION
   --webhook-hosts=a,b              the certificate's DNS names and IPs (default localhost,127.0.0.1)  MYAPP_WEBHOOK_HOSTS
