@@ -123,7 +123,16 @@ export async function missingStorageClass(client: KubeClient, name: string): Pro
 export function interpret(error: unknown, inputs: Pick<InstanceInputs, "namespace">): ServerCheckOutcome {
   if (error instanceof InvalidError) {
     const causes = error.causes.length > 0 ? error.causes : [{ field: "", message: error.message }];
-    return { checked: true, failures: causes.map(toFailure) };
+    // A chart ConfigMap the admission webhook did not find may be one this very stack creates before the
+    // instance: a note, not a failure (`pulumi up` meets the webhook again, then with the ConfigMap there).
+    const judged = causes.filter((cause) => !isMissingChartConfigMap(cause));
+    if (judged.length === 0) {
+      return {
+        checked: false,
+        note: `${causes.map((cause) => cause.message).join("; ")} (if this stack creates it, the instance must depend on it)`,
+      };
+    }
+    return { checked: true, failures: judged.map(toFailure) };
   }
   if (error instanceof NotFoundError) {
     const missing = /namespaces? "[^"]*" not found/.test(error.message)
@@ -137,7 +146,11 @@ export function interpret(error: unknown, inputs: Pick<InstanceInputs, "namespac
     if (/ cannot [a-z]+ resource /.test(error.message)) {
       return { checked: false, note: `not allowed to dry-run: ${error.message}` };
     }
-    return { checked: true, failures: [{ property: "", reason: error.message }] };
+    // The platform's webhook names each field it refuses; other admission (a quota, a policy) says it in words.
+    const failures = error.causes.some((cause) => cause.field)
+      ? error.causes.map(toFailure)
+      : [{ property: "", reason: error.message }];
+    return { checked: true, failures };
   }
   if (error instanceof TransportError) {
     return { checked: false, note: `the apiserver could not answer: ${error.message}`, unreachable: true };
@@ -153,11 +166,21 @@ export function interpret(error: unknown, inputs: Pick<InstanceInputs, "namespac
   return { checked: false, note: error instanceof Error ? error.message : String(error) };
 }
 
+/** The admission webhook's "ConfigMap ns/name does not exist" on spec.chart.configMap. */
+function isMissingChartConfigMap(cause: FieldCause): boolean {
+  return (
+    cause.reason === "FieldValueNotFound" &&
+    cause.field === "spec.chart.configMap" &&
+    / does not exist\b/.test(cause.message)
+  );
+}
+
 /** `spec.storage` → property `storage`; `metadata.name` → `name`; anything else is about the whole resource. */
 function toFailure(cause: FieldCause): InputFailure {
   const field = cause.field.replace(/^\./, "");
   const spec = /^spec\.([A-Za-z]+)/.exec(field);
-  if (spec?.[1]) return { property: spec[1], reason: cause.message };
+  // The webhook's messages start with the field they name; the property says it already.
+  if (spec?.[1]) return { property: spec[1], reason: cause.message.replace(`${field}: `, "") };
   const meta = /^metadata\.(name|namespace)$/.exec(field);
   if (meta?.[1]) return { property: meta[1], reason: cause.message };
   return { property: "", reason: field ? `${field}: ${cause.message}` : cause.message };

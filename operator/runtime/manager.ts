@@ -12,7 +12,7 @@ import { InformerCache, type CacheReader } from "./cache.ts";
 import { Controller, type Reconciler, type StalledHandler } from "./controller.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { enqueueObject, enqueueOwner, specOrMetadataChanged } from "./event-handlers.ts";
-import { informerReadiness, startHealthServer, type HealthServer } from "./health-server.ts";
+import { informerReadiness, startHealthServer, type HealthServer, type ReadinessCheck } from "./health-server.ts";
 import { bearerTokenAuthorizer, kubeAccessReviews } from "./metrics-auth.ts";
 import { Informer } from "./informer.ts";
 import { KubeLeasePort, LeaderElector } from "./leader-election.ts";
@@ -84,6 +84,8 @@ export interface ManagerOptions {
   readonly drainTimeoutMs?: number;
   /** Called when leadership is lost. @default exits the process with status 1, as controller-runtime does */
   readonly onLeadershipLost?: () => void;
+  /** More /readyz lines after the informers' (a server the process runs beside the controller, say). */
+  readonly readinessChecks?: readonly ReadinessCheck[];
 }
 
 /** What a reconciler is built from. */
@@ -211,6 +213,7 @@ export async function startManager(
     uses.set(check.name, n);
     return n === 1 ? check : { name: `${check.name}#${n}`, check: () => check.check() };
   });
+  readiness.push(...(options.readinessChecks ?? []));
   const servers: HealthServer[] = [];
   const sameAddress =
     options.metricsAddress.port === options.probeAddress.port &&

@@ -38,6 +38,41 @@ const cases: { name: string; error: unknown; expected: ReturnType<typeof interpr
     },
   },
   {
+    name: "the platform webhook's 403: one failure per field it names, without repeating the field",
+    error: new ForbiddenError(
+      403,
+      'admission webhook "validate.myappinstances.example.com" denied the request: spec.replicas: 7 is more than the platform allows per instance (at most 3, --max-replicas)',
+      "Forbidden",
+      [
+        {
+          field: "spec.replicas",
+          message: "spec.replicas: 7 is more than the platform allows per instance (at most 3, --max-replicas)",
+          reason: "FieldValueForbidden",
+        },
+      ],
+    ),
+    expected: {
+      checked: true,
+      failures: [
+        { property: "replicas", reason: "7 is more than the platform allows per instance (at most 3, --max-replicas)" },
+      ],
+    },
+  },
+  {
+    name: "the webhook's missing chart ConfigMap: a note, since the same stack may create it first",
+    error: new InvalidError(422, "denied", "Invalid", [
+      {
+        field: "spec.chart.configMap",
+        message: "spec.chart.configMap: ConfigMap shop/web-chart does not exist; create it before the instance",
+        reason: "FieldValueNotFound",
+      },
+    ]),
+    expected: {
+      checked: false,
+      note: "spec.chart.configMap: ConfigMap shop/web-chart does not exist; create it before the instance (if this stack creates it, the instance must depend on it)",
+    },
+  },
+  {
     name: "an RBAC 403: not a verdict on the inputs",
     error: new ForbiddenError(
       403,
