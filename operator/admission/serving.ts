@@ -1,0 +1,106 @@
+/**
+ * The webhook's TLS side assembled: the certificate Secret (load or create), the caBundle injection, the HTTPS
+ * server, and the background checks that rotate and reload. operator/main.ts starts it on every replica when
+ * `--webhook-bind-address` is set, with the admission handlers as routes.
+ */
+import type { Logger } from "pino";
+import type { KubeClient } from "../../kube/index.ts";
+import type { Clock } from "../../kube/clock.ts";
+import { CaInjector, kubeWebhookConfigurationPort } from "./ca-injection.ts";
+import { CertificateStore, kubeCertificateSecretPort } from "./certificate-store.ts";
+import { startWebhookServer, type WebhookHandler, type WebhookServer } from "./webhook-server.ts";
+
+/** The webhook flags (operator/options.ts parses them; the folders never import options.ts, so it lives here). */
+export interface WebhookOptions {
+  /** `--webhook-bind-address=[H]:P` */
+  readonly address: { readonly host: string; readonly port: number };
+  /** `--webhook-cert-secret=NS/NAME`: the Secret holding CA and serving certificate. */
+  readonly certSecret: { readonly namespace: string; readonly name: string };
+  /** `--webhook-configuration=NAME`: the Validating- and MutatingWebhookConfiguration whose caBundle is injected. */
+  readonly configuration: string;
+  /** `--webhook-hosts=a,b`: the serving certificate's SANs (DNS names, IPs). */
+  readonly hosts: readonly string[];
+  /** `--webhook-cert-validity`: the serving certificate's validity; the CA lives 10× as long. */
+  readonly certValidityMs: number;
+}
+
+export interface AdmissionTlsOptions {
+  readonly client: Pick<KubeClient, "find" | "create" | "mergePatch" | "jsonPatch">;
+  readonly logger: Logger;
+  readonly webhook: WebhookOptions;
+  /** Path → handler, e.g. `{ "/validate": ..., "/mutate": ... }`. */
+  readonly routes: Readonly<Record<string, WebhookHandler>>;
+  /** Stops the first load (which retries until the Secret can be read or created) and rejects. */
+  readonly signal?: AbortSignal;
+  /** The CA's validity. @default 10 × webhook.certValidityMs */
+  readonly caValidityMs?: number;
+  /** See CertificateStoreOptions.propagationMs. @default 10_000 */
+  readonly propagationMs?: number;
+  /** See CertificateStoreOptions.checkIntervalMs. */
+  readonly checkIntervalMs?: number;
+  readonly clock?: Clock;
+  /** The fieldManager of the Secret's creation. @default "myapp-operator" */
+  readonly fieldManager?: string;
+}
+
+export interface AdmissionTls {
+  /** The bound port. */
+  readonly port: number;
+  /** Stops the checks, then the server (requests in flight may finish, see WebhookServer.close). */
+  close(): Promise<void>;
+}
+
+/**
+ * Loads or creates the certificates, injects the caBundle, starts serving, and keeps rotating and reloading in the
+ * background. Resolves once the server listens; until a certificate could be loaded, it retries (a Secret that
+ * RBAC does not grant is logged at warn each time) unless `signal` aborts.
+ */
+export async function startAdmissionTls(options: AdmissionTlsOptions): Promise<AdmissionTls> {
+  const { webhook } = options;
+  const logger = options.logger.child({ component: "admission-tls" });
+  const injector = new CaInjector(
+    kubeWebhookConfigurationPort(options.client, webhook.configuration),
+    webhook.configuration,
+    logger,
+  );
+  // Set once listening: the store's first certificate arrives before there is a server to reload.
+  const serving: { server?: WebhookServer } = {};
+  const store = new CertificateStore({
+    secret: kubeCertificateSecretPort(
+      options.client,
+      webhook.certSecret.namespace,
+      webhook.certSecret.name,
+      options.fieldManager,
+    ),
+    injector,
+    hosts: webhook.hosts,
+    certValidityMs: webhook.certValidityMs,
+    onServing: (pair) => serving.server?.reload(pair),
+    logger: logger.child({ secret: `${webhook.certSecret.namespace}/${webhook.certSecret.name}` }),
+    ...(options.caValidityMs !== undefined ? { caValidityMs: options.caValidityMs } : {}),
+    ...(options.propagationMs !== undefined ? { propagationMs: options.propagationMs } : {}),
+    ...(options.checkIntervalMs !== undefined ? { checkIntervalMs: options.checkIntervalMs } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const abort = () => void store.stop();
+  options.signal?.addEventListener("abort", abort, { once: true });
+  const pair = await store.load().finally(() => options.signal?.removeEventListener("abort", abort));
+  if (!pair) throw new Error("stopped before the webhook certificate could be loaded");
+  const server = await startWebhookServer({
+    host: webhook.address.host,
+    port: webhook.address.port,
+    tls: pair,
+    routes: options.routes,
+    logger,
+  });
+  serving.server = server;
+  // Checks start only now, so every certificate change after the first reaches a listening server.
+  store.start();
+  return {
+    port: server.port,
+    async close() {
+      await store.stop();
+      await server.close();
+    },
+  };
+}

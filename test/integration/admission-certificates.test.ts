@@ -1,0 +1,229 @@
+/**
+ * The webhook's certificates against the real apiserver: two replicas racing to create the Secret end up with one
+ * and serve the same certificate; the caBundle is injected into a Validating- and a MutatingWebhookConfiguration;
+ * and while the serving certificate AND the CA rotate (twice each, with lifetimes of seconds), the apiserver keeps
+ * calling the webhook over TLS for a loop of MyAppInstance creates, and none fails (failurePolicy Fail: a TLS
+ * failure would refuse the create).
+ *
+ * The webhooks match only the test's namespace (namespaceSelector) and are deleted first when the test ends, so a
+ * failure cannot leave a Fail-policy webhook in the way of other tests. Needs KUBECONFIG pointing at the local cluster.
+ */
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { connect } from "node:tls";
+import { test } from "node:test";
+import { pino } from "pino";
+import { apiVersion, kind } from "../../api/index.ts";
+import { ConflictError, type KubeObject } from "../../kube/index.ts";
+import {
+  CertificateStore,
+  kubeCertificateSecretPort,
+  type CertificateSecretPort,
+} from "../../operator/admission/certificate-store.ts";
+import { CaInjector, kubeWebhookConfigurationPort } from "../../operator/admission/ca-injection.ts";
+import { fingerprintOf, splitPemBundle, type CertificatePair } from "../../operator/admission/certificates.ts";
+import { startAdmissionTls } from "../../operator/admission/serving.ts";
+import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
+import { ensureCrd } from "../support/operator.ts";
+
+const client = adminClient();
+const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "error" });
+const admissionApi = "admissionregistration.k8s.io/v1";
+const webhookKinds = ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] as const;
+
+type Secret = KubeObject & { data?: Record<string, string> };
+type WebhookConfiguration = KubeObject & { webhooks: { name: string; clientConfig: { caBundle?: string } }[] };
+
+test("two replicas racing to create the certificate Secret create one and serve the same certificate", async (t) => {
+  const namespace = await testNamespace(t, client, "adm-cert");
+  const name = "webhook-cert";
+  // GIVEN two stores whose first reads both find no Secret (a barrier holds each read until both have read)
+  let reads = 0;
+  let releaseReads: () => void = () => undefined;
+  const bothRead = new Promise<void>((resolve) => (releaseReads = resolve));
+  const outcomes: string[] = [];
+  const racingPort = (): CertificateSecretPort => {
+    const port = kubeCertificateSecretPort(client, namespace, name);
+    let first = true;
+    return {
+      async get() {
+        const found = await port.get();
+        if (first) {
+          first = false;
+          if (++reads === 2) releaseReads();
+          await bothRead;
+        }
+        return found;
+      },
+      async create(certificates) {
+        try {
+          const created = await port.create(certificates);
+          outcomes.push("created");
+          return created;
+        } catch (error) {
+          outcomes.push(error instanceof ConflictError ? "conflict" : "failed");
+          throw error;
+        }
+      },
+      update: (certificates, resourceVersion) => port.update(certificates, resourceVersion),
+    };
+  };
+  const served: CertificatePair[][] = [[], []];
+  const stores = served.map(
+    (pairs) =>
+      new CertificateStore({
+        secret: racingPort(),
+        injector: new CaInjector(kubeWebhookConfigurationPort(client, `absent-${namespace}`), "absent", logger),
+        hosts: ["localhost", "127.0.0.1"],
+        certValidityMs: 3_600_000,
+        onServing: (pair) => pairs.push(pair),
+        logger,
+      }),
+  );
+
+  // WHEN both load
+  await Promise.all(stores.map((store) => store.load()));
+
+  // THEN exactly one create succeeded, the other got 409, and both serve the Secret's certificate
+  assert.deepEqual(outcomes.sort(), ["conflict", "created"]);
+  const secret = await client.get<Secret & { type?: string }>("v1", "Secret", name, namespace);
+  assert.equal(secret.type, "kubernetes.io/tls");
+  const servingCert = Buffer.from(secret.data?.["tls.crt"] ?? "", "base64").toString("utf8");
+  assert.deepEqual(
+    served.map((pairs) => pairs.map((pair) => pair.cert)),
+    [[servingCert], [servingCert]],
+  );
+  // AND a further check by each writes nothing
+  const version = secret.metadata.resourceVersion;
+  for (const store of stores) await store.check();
+  assert.equal((await client.get<Secret>("v1", "Secret", name, namespace)).metadata.resourceVersion, version);
+});
+
+test("the apiserver calls the webhook over TLS with the injected caBundle, and rotations lose no create", async (t) => {
+  // The webhook configurations go first of all in cleanup: nothing may outlive the test with failurePolicy Fail.
+  const configuration = `myapp-adm-cert-${randomBytes(3).toString("hex")}`;
+  t.after(async () => {
+    for (const webhookKind of webhookKinds) {
+      await client.delete(admissionApi, webhookKind, configuration).catch(() => undefined);
+    }
+  });
+  await ensureCrd(client);
+  const namespace = await testNamespace(t, client, "adm-cert");
+
+  // GIVEN the webhook's TLS side with lifetimes of seconds (serving 12 s, CA 24 s: each rotates at two thirds),
+  // and allow-all handlers that count the apiserver's calls
+  const calls = { "/validate": 0, "/mutate": 0 };
+  const allow = (path: keyof typeof calls) => async (body: unknown) => {
+    calls[path]++;
+    const uid = (body as { request?: { uid?: string } }).request?.uid;
+    return { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid, allowed: true } };
+  };
+  const tls = await startAdmissionTls({
+    client,
+    logger,
+    webhook: {
+      address: { host: "127.0.0.1", port: 0 },
+      certSecret: { namespace, name: "webhook-cert" },
+      configuration,
+      hosts: ["localhost", "127.0.0.1"],
+      certValidityMs: 12_000,
+    },
+    routes: { "/validate": allow("/validate"), "/mutate": allow("/mutate") },
+    caValidityMs: 24_000,
+    propagationMs: 2_000,
+    checkIntervalMs: 500,
+  });
+  t.after(() => tls.close());
+
+  // AND the two configurations, created only now (the port is known now), without a caBundle, for this namespace
+  const webhook = (path: string, name: string) => ({
+    name,
+    clientConfig: { url: `https://127.0.0.1:${tls.port}${path}` },
+    rules: [
+      {
+        apiGroups: ["example.com"],
+        apiVersions: ["v1"],
+        operations: ["CREATE", "UPDATE"],
+        resources: ["myappinstances"],
+        scope: "Namespaced",
+      },
+    ],
+    namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
+    failurePolicy: "Fail",
+    sideEffects: "None",
+    admissionReviewVersions: ["v1"],
+    timeoutSeconds: 5,
+  });
+  await client.create({
+    apiVersion: admissionApi,
+    kind: "ValidatingWebhookConfiguration",
+    metadata: { name: configuration },
+    webhooks: [webhook("/validate", "validate.myapp.example.com")],
+  } as KubeObject);
+  await client.create({
+    apiVersion: admissionApi,
+    kind: "MutatingWebhookConfiguration",
+    metadata: { name: configuration },
+    webhooks: [webhook("/mutate", "mutate.myapp.example.com")],
+  } as KubeObject);
+
+  // THEN the next check injects the Secret's bundle into both
+  const bundleNow = async () =>
+    Buffer.from((await client.get<Secret>("v1", "Secret", "webhook-cert", namespace)).data?.["ca.crt"] ?? "", "base64");
+  await waitFor("the caBundle injected into both configurations", async () => {
+    const expected = (await bundleNow()).toString("base64");
+    for (const webhookKind of webhookKinds) {
+      const live = await client.get<WebhookConfiguration>(admissionApi, webhookKind, configuration);
+      if (live.webhooks[0]?.clientConfig.caBundle !== expected) return undefined;
+    }
+    return true;
+  });
+
+  // WHEN instances are created back to back for 45 s, through two rotations of the CA and more of the certificate;
+  // after each, a new TLS connection must verify against the caBundle the configuration holds at that moment (one
+  // apiserver keeps its connection to the webhook alive, so its own handshakes happen only when the bundle changes;
+  // HA apiservers and new connections may handshake at any time)
+  const failures: string[] = [];
+  const cas = new Set<string>();
+  const presented = new Set<string>();
+  let created = 0;
+  const until = Date.now() + 45_000;
+  while (Date.now() < until) {
+    const name = `i-${created}`;
+    try {
+      await client.create({ apiVersion, kind, metadata: { name, namespace }, spec: { image: "nginx:1.27" } });
+    } catch (error) {
+      failures.push(`create ${name}: ${(error as Error).message}`);
+    }
+    created++;
+    const live = await client.get<WebhookConfiguration>(admissionApi, "ValidatingWebhookConfiguration", configuration);
+    const trusted = Buffer.from(live.webhooks[0]?.clientConfig.caBundle ?? "", "base64").toString("utf8");
+    cas.add(fingerprintOf(splitPemBundle(trusted)[0]!));
+    try {
+      presented.add(await presentedFingerprint(tls.port, trusted));
+    } catch (error) {
+      failures.push(`handshake after ${name}: ${(error as Error).message}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  // THEN none failed, the apiserver called both webhooks for them, and the CA and certificate did change
+  assert.deepEqual(failures, []);
+  assert.ok(
+    calls["/validate"] >= created && calls["/mutate"] >= created,
+    `calls ${JSON.stringify(calls)}, creates ${created}`,
+  );
+  assert.ok(cas.size >= 3, `the injected CA rotated at least twice (saw ${cas.size} CAs)`);
+  assert.ok(presented.size >= 4, `the server presented at least 4 certificates (saw ${presented.size})`);
+});
+
+/** The fingerprint of the certificate a new TLS connection is offered; rejects unless it verifies against `ca`. */
+function presentedFingerprint(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: "127.0.0.1", port, ca }, () => {
+      resolve(socket.getPeerX509Certificate()?.fingerprint256 ?? "");
+      socket.end();
+    });
+    socket.on("error", reject);
+  });
+}
