@@ -8,25 +8,13 @@ import type { KubeClient } from "../../kube/index.ts";
 import type { Clock } from "../../kube/clock.ts";
 import { CaInjector, kubeWebhookConfigurationPort } from "./ca-injection.ts";
 import { CertificateStore, kubeCertificateSecretPort } from "./certificate-store.ts";
+import type { WebhookOptions } from "./policy.ts";
 import { startWebhookServer, type WebhookHandler, type WebhookServer } from "./webhook-server.ts";
-
-/** The webhook flags (operator/options.ts parses them; the folders never import options.ts, so it lives here). */
-export interface WebhookOptions {
-  /** `--webhook-bind-address=[H]:P` */
-  readonly address: { readonly host: string; readonly port: number };
-  /** `--webhook-cert-secret=NS/NAME`: the Secret holding CA and serving certificate. */
-  readonly certSecret: { readonly namespace: string; readonly name: string };
-  /** `--webhook-configuration=NAME`: the Validating- and MutatingWebhookConfiguration whose caBundle is injected. */
-  readonly configuration: string;
-  /** `--webhook-hosts=a,b`: the serving certificate's SANs (DNS names, IPs). */
-  readonly hosts: readonly string[];
-  /** `--webhook-cert-validity`: the serving certificate's validity; the CA lives 10× as long. */
-  readonly certValidityMs: number;
-}
 
 export interface AdmissionTlsOptions {
   readonly client: Pick<KubeClient, "find" | "create" | "mergePatch" | "jsonPatch">;
   readonly logger: Logger;
+  /** The `--webhook-*` flags (`--webhook-bind-address`, `--webhook-cert-secret`, ...), parsed. */
   readonly webhook: WebhookOptions;
   /** Path → handler, e.g. `{ "/validate": ..., "/mutate": ... }`. */
   readonly routes: Readonly<Record<string, WebhookHandler>>;
