@@ -16,6 +16,7 @@ import { pino } from "pino";
 import { apiVersion, kind } from "../../api/index.ts";
 import { ConflictError, type KubeObject } from "../../kube/index.ts";
 import {
+  applyRotation,
   CertificateStore,
   kubeCertificateSecretPort,
   type CertificateSecretPort,
@@ -97,6 +98,18 @@ test("two replicas racing to create the certificate Secret create one and serve 
   const version = secret.metadata.resourceVersion;
   for (const store of stores) await store.check();
   assert.equal((await client.get<Secret>("v1", "Secret", name, namespace)).metadata.resourceVersion, version);
+  // AND an update at a resourceVersion that has moved on is the apiserver's 409, which the store re-reads on
+  const port = kubeCertificateSecretPort(client, namespace, name);
+  const current = (await port.get())!;
+  const renewed = await applyRotation({ kind: "renew-serving", reason: "test" }, current.certificates, {
+    hosts: ["localhost", "127.0.0.1"],
+    certValidityMs: 3_600_000,
+    caValidityMs: 36_000_000,
+    nowMs: Date.now(),
+  });
+  const moved = await port.update(renewed, current.resourceVersion);
+  assert.notEqual(moved.resourceVersion, current.resourceVersion);
+  await assert.rejects(port.update(current.certificates, current.resourceVersion), ConflictError);
 });
 
 test("the apiserver calls the webhook over TLS with the injected caBundle, and rotations lose no create", async (t) => {
