@@ -216,13 +216,13 @@ export function operatorWebhookConfigurations(
 const namespaceNameLabel = "kubernetes.io/metadata.name";
 
 /**
- * In the operator's namespace: create the certificate Secret (create cannot be limited by name), then read, watch
- * and replace only that one.
+ * In the operator's namespace: create the certificate Secret (create cannot be limited by name), then read and
+ * patch only that one (each replica polls it, so every replica reloads a rotated certificate).
  */
 export function webhookCertificateRules(secretName: string): readonly OperatorRule[] {
   return [
     { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
-    { apiGroups: [""], resources: ["secrets"], resourceNames: [secretName], verbs: ["get", "update"] },
+    { apiGroups: [""], resources: ["secrets"], resourceNames: [secretName], verbs: ["get", "patch"] },
   ];
 }
 

@@ -160,7 +160,7 @@ describe("operatorRbac", () => {
         apiGroups: [""],
         resources: ["secrets"],
         resourceNames: ["myapp-operator-webhook-cert"],
-        verbs: ["get", "update"],
+        verbs: ["get", "patch"],
       },
     ]);
   });
