@@ -14,6 +14,7 @@ import { apiVersion, kind } from "../api/index.ts";
 import { disableProto } from "../chart/proto-guard.ts";
 import { KubeClient, loadKubeConfig, TransportError } from "../kube/index.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
+import { AdmissionWebhooks } from "./admission-wiring.ts";
 import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, kubePort, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
@@ -22,6 +23,7 @@ import { cachedKinds, indexedLabels, watchedOwnedKinds } from "./watched-kinds.t
 
 export async function runOperator(options: OperatorOptions, logger: Logger): Promise<Manager> {
   const identity = `${hostname()}-${randomBytes(4).toString("hex")}`;
+  const webhooks = options.webhook && new AdmissionWebhooks({ ...options, webhook: options.webhook }, logger);
   const manager = await startManager(
     {
       name: "myappinstance",
@@ -52,6 +54,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       ...(options.metricsCertDir ? { metricsTls: readMetricsTls(options.metricsCertDir) } : {}),
       reportingController,
       fieldManager,
+      ...(webhooks ? { readinessChecks: [webhooks.readiness] } : {}),
     },
     ({ client, cache, events }) => {
       const deps = { port: kubePort(client, { cache, events }), logger, chart: chartDeps(client, options, logger) };
@@ -61,6 +64,14 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       };
     },
   );
+  // Every replica serves the webhooks, leader or not: they read the caches standbys keep warm too.
+  let webhookPort: number | undefined;
+  try {
+    webhookPort = await webhooks?.start(manager.client, manager.cache);
+  } catch (error) {
+    await manager.stop();
+    throw error;
+  }
   logger.info(
     {
       version: operatorVersion(),
@@ -69,10 +80,19 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       leaderElect: options.leaderElect,
       metricsPort: manager.metricsPort,
       probePort: manager.probePort,
+      ...(webhookPort !== undefined ? { webhookPort } : {}),
     },
     "operator starting",
   );
-  return manager;
+  if (!webhooks) return manager;
+  // The webhooks close first: a replica that stops answers what it already accepted, then lets the others answer.
+  return {
+    ...manager,
+    stop: async () => {
+      await webhooks.close();
+      return manager.stop();
+    },
+  };
 }
 
 /** The serving certificate of an HTTPS /metrics: tls.crt and tls.key, as a Secret mounted by cert-manager. */

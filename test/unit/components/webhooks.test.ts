@@ -3,7 +3,9 @@ import { describe, it } from "node:test";
 import { operatorFlags } from "../../../components/operator-flags.ts";
 import { platformPolicyFlags, resolvePlatformPolicy } from "../../../components/platform-policy.ts";
 import { resolveSettings } from "../../../components/settings.ts";
+import { mutatePath, validatePath } from "../../../components/operator-endpoints.ts";
 import { operatorWebhookConfigurations, webhookService } from "../../../components/webhooks.ts";
+import { admissionPaths } from "../../../operator/admission-wiring.ts";
 import { settingsFor, testImage } from "./settings-fixture.ts";
 
 const issuesOf = (args: Parameters<typeof resolveSettings>[1]) => {
@@ -135,6 +137,10 @@ describe("operatorWebhookConfigurations", () => {
       "--webhook-configuration=myapp-operator",
       "--webhook-hosts=127.0.0.1",
     ]);
+  });
+
+  it("point at the paths the operator serves", () => {
+    assert.deepEqual({ validate: validatePath, mutate: mutatePath }, admissionPaths);
   });
 
   it("off: no configurations, Service or flags", () => {
