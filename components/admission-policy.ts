@@ -20,6 +20,7 @@
  * - for Services, has no `externalIPs` (CVE-2020-8554: traffic to any IP could be captured).
  *
  * So a leaked operator token can no longer run a privileged pod, borrow another ServiceAccount or mint a token.
+ * The one object of the operator's own it matches is the admission webhooks' certificate Secret, spared by name.
  * Everyone else's requests are not matched at all (matchConditions on the username), so the policy costs the rest
  * of the cluster nothing. Admission policies are built into the apiserver (GA in Kubernetes 1.30): no webhook to
  * run. A denial reaches the operator as a 403 that is not RBAC's, which it reports as `ChildRejected`.
@@ -121,6 +122,18 @@ export function operatorAdmissionPolicy(settings: OperatorSettings): {
         matchConstraints: { resourceRules: resourceRules(operations) },
         matchConditions: [
           { name: "operator-service-account", expression: `request.userInfo.username == '${username}'` },
+          // The webhooks' certificate (webhooks.ts) is the operator's own Secret, no instance's child: RBAC
+          // already holds the operator to that one name in its own namespace.
+          ...(settings.webhooks.enabled
+            ? [
+                {
+                  name: "not-the-webhook-certificate",
+                  expression:
+                    `!(request.resource.resource == 'secrets' && request.namespace == '${settings.namespace}' && ` +
+                    `request.name == '${names.webhookCertificate}')`,
+                },
+              ]
+            : []),
         ],
         variables: [{ name: "target", expression: "request.operation == 'DELETE' ? oldObject : object" }],
         validations: [

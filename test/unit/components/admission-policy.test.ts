@@ -15,7 +15,18 @@ describe("operatorAdmissionPolicy", () => {
         name: "operator-service-account",
         expression: "request.userInfo.username == 'system:serviceaccount:myapp-system:myapp-operator'",
       },
+      {
+        name: "not-the-webhook-certificate",
+        expression:
+          "!(request.resource.resource == 'secrets' && request.namespace == 'myapp-system' && " +
+          "request.name == 'myapp-operator-webhook-cert')",
+      },
     ]);
+    // Without webhooks there is no certificate to spare.
+    assert.equal(
+      operatorAdmissionPolicy(settingsFor({ webhooks: { enabled: false } })).policy.spec?.matchConditions?.length,
+      1,
+    );
     const rules = policy.spec?.matchConstraints?.resourceRules ?? [];
     // Every kind a chart can render, allowed on this platform or not (a token widened by hand is held too), and
     // the claims the operator grows and deletes.
