@@ -1,0 +1,304 @@
+/**
+ * The operator's admission webhooks on the user's path: `pulumi up` of a MyAppOperator (external placement, a
+ * webhook URL, a platform policy) installs the webhook configurations; two operator processes run with the flags
+ * the component derives, as its ServiceAccount, behind a TCP balancer that plays the Service; the real apiserver
+ * calls them. Each policy rule refuses at the door (server-side apply, dry-run, `kubectl scale`, `pulumi preview`),
+ * the mutation shows in the stored object, a second replica serves while the first restarts, and with every
+ * replica down instances cannot be created or changed but can still be labelled and released.
+ */
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import * as k8s from "@pulumi/kubernetes";
+import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation/index.js";
+import { apiVersion, kind } from "../../api/index.ts";
+import { MyAppOperator } from "../../components/my-app-operator.ts";
+import { operatorFlags } from "../../components/operator-flags.ts";
+import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
+import { resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "../../components/settings.ts";
+import { ApiError, type KubeObject } from "../../kube/index.ts";
+import { freePort, launchOperator, type LaunchedOperator } from "../../tools/lib/operator-launcher.ts";
+import { pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
+import { adminClient, kubectl, namespaceReleasingInstances, waitFor } from "../support/cluster.ts";
+import { getInstance, type Instance } from "../support/operator.ts";
+import { pulumiProject } from "../support/pulumi-cli.ts";
+import { startTcpBalancer, type TcpBalancer } from "../support/tcp-balancer.ts";
+
+const client = adminClient();
+const minutes = (n: number) => n * 60_000;
+const suffix = randomBytes(3).toString("hex");
+const name = `wh-${suffix}`;
+
+/** Cleanup steps, run in reverse order after the suite. */
+const cleanups: (() => Promise<void>)[] = [];
+const defer = (step: () => Promise<void>) => void cleanups.push(step);
+const hooks = { after: defer };
+
+interface Replica {
+  readonly port: number;
+  process: LaunchedOperator;
+}
+
+let settings: OperatorSettings;
+let balancer: TcpBalancer;
+let apps: string;
+let baseline: string;
+let fixedClass: string;
+const replicas: Replica[] = [];
+let launchReplica: (port: number) => Promise<LaunchedOperator>;
+
+const instance = (namespace: string, instanceName: string, spec: Record<string, unknown>): KubeObject => ({
+  apiVersion,
+  kind,
+  metadata: { name: instanceName, namespace },
+  spec: { replicas: 1, image: "nginx:1.27", port: 80, ...spec },
+});
+
+/** The apiserver's refusal of `write`, as its message; fails when the write is admitted. */
+async function refusal(write: () => Promise<unknown>): Promise<string> {
+  try {
+    await write();
+  } catch (error) {
+    assert.ok(error instanceof ApiError, String(error));
+    return error.message;
+  }
+  assert.fail("the write was admitted");
+}
+
+describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
+  before(async () => {
+    balancer = await startTcpBalancer(hooks, () => replicas.map((replica) => replica.port));
+    apps = await namespaceReleasingInstances(client, defer, `wh-apps-${suffix}`);
+    baseline = await namespaceReleasingInstances(client, defer, `wh-base-${suffix}`);
+    await client.mergePatch("v1", "Namespace", baseline, undefined, {
+      metadata: { labels: { "pod-security.kubernetes.io/enforce": "baseline" } },
+    });
+    fixedClass = `wh-fixed-${suffix}`;
+    await client.create({
+      apiVersion: "storage.k8s.io/v1",
+      kind: "StorageClass",
+      metadata: { name: fixedClass },
+      provisioner: "example.com/none",
+      allowVolumeExpansion: false,
+    });
+    defer(() => client.delete("storage.k8s.io/v1", "StorageClass", fixedClass).then(() => undefined));
+
+    const args: MyAppOperatorArgs = {
+      namespace: `wh-sys-${suffix}`,
+      operatorPlacement: "external",
+      replicas: 2,
+      watchNamespaces: [apps, baseline],
+      webhooks: { url: `https://127.0.0.1:${balancer.port}` },
+      policy: {
+        allowedRegistries: ["docker.io/library", "registry.example/apps"],
+        maxReplicas: 3,
+        maxStorage: "2Gi",
+        namespaceBudget: { instances: 4, replicas: 6, storage: "3Gi" },
+        requireExpandableStorage: true,
+      },
+    };
+    const resolved = resolveSettings(name, args);
+    assert.ok(resolved.ok, JSON.stringify(resolved));
+    settings = resolved.settings;
+    const stack = await operatorStack(args);
+    const up = await stack.up();
+    assert.equal(up.summary.result, "succeeded");
+
+    // The replicas run as the component's ServiceAccount with the flags it derives (their own webhook ports).
+    const dir = mkdtempSync(path.join(os.tmpdir(), "wh-"));
+    defer(async () => rmSync(dir, { recursive: true, force: true }));
+    const kubeconfig = path.join(dir, "kubeconfig");
+    writeFileSync(kubeconfig, await serviceAccountKubeconfig(client, settings.namespace, name), { mode: 0o600 });
+    const flags = operatorFlags(settings).filter(
+      (flag) =>
+        !/^--(namespaces|metrics-bind-address|metrics-secure|health-probe-bind-address|webhook-bind-address)\b/.test(
+          flag,
+        ),
+    );
+    launchReplica = async (port) => {
+      const launched = launchOperator({
+        namespaces: settings.watchNamespaces,
+        args: [...flags, `--webhook-bind-address=127.0.0.1:${port}`],
+        env: { ...process.env, KUBECONFIG: kubeconfig, POD_NAMESPACE: settings.namespace },
+        label: `webhook replica ${port}`,
+      });
+      await launched.started({ timeoutMs: 60_000 });
+      return launched;
+    };
+    for (const port of [await freePort(), await freePort()]) {
+      replicas.push({ port, process: await launchReplica(port) });
+    }
+    defer(async () => {
+      await Promise.all(replicas.map((replica) => replica.process.stop(30_000)));
+    });
+    // Served once the CA is injected and a replica answers: a dry-run create is admitted.
+    await waitFor(
+      "the webhooks to answer",
+      async () => {
+        try {
+          await client.create(instance(apps, "probe", {}), { dryRun: true });
+          return true;
+        } catch (error) {
+          if (/failed calling webhook/.test(String(error))) return undefined;
+          throw error;
+        }
+      },
+      { timeoutMs: minutes(2), intervalMs: 500 },
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}\n${replicas.map((replica) => replica.process.tail(30)).join("\n")}`);
+    });
+  });
+
+  after(async () => {
+    for (const step of cleanups.reverse()) await step().catch(() => undefined);
+  });
+
+  it("injects its CA into both configurations", async () => {
+    for (const configurationKind of ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]) {
+      const live = await client.get<KubeObject & { webhooks: { clientConfig: { caBundle?: string } }[] }>(
+        "admissionregistration.k8s.io/v1",
+        configurationKind,
+        name,
+      );
+      const bundle = Buffer.from(live.webhooks[0]?.clientConfig.caBundle ?? "", "base64").toString();
+      assert.match(bundle, /-----BEGIN CERTIFICATE-----/, configurationKind);
+    }
+  });
+
+  it("refuses each rule at server-side apply and dry-run, naming the field, the rule and the limit", async () => {
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ["registry", { image: "ghcr.io/evil/miner:1" }, /spec\.image.*docker\.io\/library/s],
+      ["replicas", { replicas: 4 }, /spec\.replicas.*3/s],
+      ["storage", { storage: "5Gi" }, /spec\.storage.*2Gi/s],
+      ["class", { storage: "1Gi", storageClassName: "no-such-class" }, /no-such-class/],
+      ["expansion", { storage: "1Gi", storageClassName: fixedClass }, new RegExp(`${fixedClass}.*expan`, "s")],
+      ["chart", { chart: { configMap: "no-such-chart" } }, /no-such-chart/],
+      ["source", { chart: { oci: "oci://ghcr.io/evil/charts/x", version: "1.0.0" } }, /oci:\/\/ghcr\.io\/evil/],
+    ];
+    for (const [label, spec, expected] of cases) {
+      const object = instance(apps, `bad-${label}`, spec);
+      const applied = await refusal(() => client.apply(object, { fieldManager: "wh-test", force: true }));
+      assert.match(applied, /admission webhook "validate\.myappinstances\.example\.com" denied the request/, label);
+      assert.match(applied, expected, label);
+      assert.match(await refusal(() => client.create(object, { dryRun: true })), expected, `${label} (dry-run)`);
+    }
+    // kubectl, as a user runs it
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), "wh-")), "bad.yaml");
+    writeFileSync(file, JSON.stringify(instance(apps, "bad-kubectl", { replicas: 9 })));
+    await assert.rejects(kubectl("apply", "--server-side", "-f", file), /spec\.replicas.*3/s);
+  });
+
+  it("holds each namespace to its budget, and kubectl scale to the maximum", async () => {
+    for (const n of [1, 2, 3]) await client.create(instance(apps, `fit-${n}`, { replicas: 2 }));
+    // 6 replicas in use: a fourth instance fits the instance count, not the replicas.
+    assert.match(await refusal(() => client.create(instance(apps, "fit-4", { replicas: 1 }))), /replicas.*6/s);
+    // A change that does not grow is always admitted, whatever the budget.
+    await client.mergePatch(apiVersion, kind, "fit-1", apps, { spec: { replicas: 1, image: "nginx:1.28" } });
+    await client.create(instance(apps, "fit-4", { replicas: 1 }));
+    assert.match(await refusal(() => client.create(instance(apps, "fit-5", { replicas: 1 }))), /at most 4/);
+    await assert.rejects(kubectl("scale", "myappinstance/fit-4", "-n", apps, "--replicas=5"), /spec\.replicas.*3/s);
+  });
+
+  it("defaults podSecurityLevel from the namespace's Pod Security label, and nothing else", async () => {
+    await client.create(instance(baseline, "root-app", {}));
+    const stored = await getInstance(client, baseline, "root-app");
+    assert.equal(stored.spec.podSecurityLevel, "Baseline");
+    const chosen = await client.create<Instance>(
+      instance(baseline, "chosen", { podSecurityLevel: "Restricted" }) as Instance,
+    );
+    assert.equal(chosen.spec.podSecurityLevel, "Restricted", "what the tenant wrote stands");
+  });
+
+  it("fails pulumi preview with the webhook's message naming the field, before anything is created", async (t) => {
+    const program = `import { MyAppInstance } from ${JSON.stringify(path.join(repoRoot, "provider/index.ts"))};
+new MyAppInstance("greedy", { namespace: ${JSON.stringify(baseline)}, image: "nginx:1.27", replicas: 7 });
+`;
+    const project = await pulumiProject(t, "webhook-preview", program);
+    const preview = await project.pulumi("preview", "--non-interactive", "--stack", project.stackName);
+    assert.equal(preview.ok, false, preview.output);
+    assert.match(preview.output, /replicas.*7.*at most 3/s);
+    await assert.rejects(getInstance(client, baseline, "greedy"), /not found/i);
+  });
+
+  it("keeps admitting while one replica restarts", async () => {
+    const [first] = replicas;
+    assert.ok(first);
+    await client.create(instance(baseline, "steady", {}));
+    let writes = 0;
+    const failures: string[] = [];
+    let restarting = true;
+    const restart = (async () => {
+      await first.process.stop(30_000);
+      first.process = await launchReplica(first.port);
+      restarting = false;
+    })();
+    for (let tag = 0; restarting || tag < 20; tag++) {
+      try {
+        await client.mergePatch(apiVersion, kind, "steady", baseline, { spec: { image: `nginx:1.${tag % 50}` } });
+        writes += 1;
+      } catch (error) {
+        failures.push(String(error));
+      }
+    }
+    await restart;
+    const served = JSON.stringify([...balancer.served]);
+    assert.deepEqual(failures, [], `${writes} writes admitted; connections per replica port: ${served}`);
+    assert.ok(writes >= 20);
+    // Both replicas answered at some point: the apiserver moved to the other one while the first was away.
+    assert.equal(balancer.served.size, 2, served);
+  });
+
+  it("with every replica down: no create or spec change, but labels and finalizers still go through", async () => {
+    await Promise.all(replicas.map((replica) => replica.process.stop(30_000)));
+    assert.match(await refusal(() => client.create(instance(apps, "late", {}))), /failed calling webhook/);
+    assert.match(
+      await refusal(() => client.mergePatch(apiVersion, kind, "steady", baseline, { spec: { replicas: 2 } })),
+      /failed calling webhook/,
+    );
+    await client.mergePatch(apiVersion, kind, "steady", baseline, { metadata: { labels: { team: "x" } } });
+    await client.mergePatch(apiVersion, kind, "steady", baseline, { metadata: { finalizers: null } });
+    // ...and admitting again as soon as one replica is back
+    const [first] = replicas;
+    assert.ok(first);
+    first.process = await launchReplica(first.port);
+    await waitFor("a replica to answer again", async () => {
+      try {
+        await client.create(instance(baseline, "late", {}), { dryRun: true });
+        return true;
+      } catch (error) {
+        if (/failed calling webhook/.test(String(error))) return undefined;
+        throw error;
+      }
+    });
+  });
+});
+
+/** The component in its own stack, run by the toolchain's pulumi; destroyed after the suite. */
+async function operatorStack(args: MyAppOperatorArgs): Promise<Stack> {
+  const kubeconfigPath = process.env.KUBECONFIG;
+  if (!kubeconfigPath)
+    throw new Error("KUBECONFIG is not set: run with `npm test -- test/e2e/admission-webhooks.test.ts`");
+  const kubeconfig = readFileSync(kubeconfigPath, "utf8");
+  const program = async () => {
+    const provider = new k8s.Provider("local", { kubeconfig });
+    const platform = new MyAppOperator(name, args, { provider });
+    return { namespace: platform.namespace };
+  };
+  const binDir = toolchainBinDir();
+  if (!(process.env.PATH ?? "").split(path.delimiter).includes(binDir)) {
+    process.env.PATH = [binDir, process.env.PATH].join(path.delimiter);
+  }
+  const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
+  const stack = await LocalWorkspace.createOrSelectStack(
+    { stackName: name, projectName: "webhooks-e2e", program },
+    { pulumiCommand, envVars: { ...pulumiEnv(), KUBECONFIG: kubeconfigPath } },
+  );
+  defer(async () => {
+    await stack.destroy().catch(() => undefined);
+    await stack.workspace.removeStack(name, { force: true }).catch(() => undefined);
+  });
+  return stack;
+}
