@@ -9,6 +9,7 @@ import { realClock, sleep, type Clock, type TimerHandle } from "../../kube/clock
 import { PermanentError } from "./errors.ts";
 import type { OperatorMetrics, ReconcileResultLabel } from "./metrics.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
+import { OutageRecovery, type OutageRecoveryOptions } from "./recovery.ts";
 import { WorkQueue } from "./workqueue.ts";
 import { WriteCounter } from "./write-counter.ts";
 
@@ -91,6 +92,12 @@ export interface ControllerOptions {
   readonly metrics?: OperatorMetrics;
   /** Counts the API writes of each reconcile; must be the counter whose `record` the KubeClient reports to. */
   readonly writes?: WriteCounter;
+  /**
+   * Recovery from an apiserver outage (recovery.ts): `probe` tells whether the apiserver is ready (`GET /readyz`).
+   * While keys fail for an outage it is asked every few seconds; once it has seen the apiserver away and back,
+   * those keys are retried at once (backoff and failure count reset), paced. Off when undefined.
+   */
+  readonly outageRecovery?: Omit<OutageRecoveryOptions, "release" | "clock" | "logger">;
 }
 
 export class Controller {
@@ -105,6 +112,7 @@ export class Controller {
   private readonly random: () => number;
   /** Consecutive failures per key (conflicts included, so a write fight stalls too); cleared by a success or a PermanentError. */
   private readonly failures = new Map<string, number>();
+  private readonly recovery: OutageRecovery | undefined;
   private workers: Promise<void>[] = [];
   private resyncTimer: TimerHandle | undefined;
   private started = false;
@@ -136,6 +144,14 @@ export class Controller {
       rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter(this.clock),
       ...(options.metrics ? { metrics: options.metrics.queue(options.name) } : {}),
     });
+    this.recovery = options.outageRecovery
+      ? new OutageRecovery({
+          ...options.outageRecovery,
+          clock: this.clock,
+          logger: this.logger,
+          release: (key) => this.retryAfterOutage(key),
+        })
+      : undefined;
   }
 
   /** Asks for a reconcile of `key` (from an informer event, an owner mapping, or anything else). */
@@ -170,6 +186,7 @@ export class Controller {
    * finished, false when the deadline passed first (they are abandoned; the next leader redoes them).
    */
   async shutdown(deadlineMs: number): Promise<boolean> {
+    this.recovery?.stop();
     if (this.resyncTimer) this.clock.clearTimeout(this.resyncTimer);
     this.resyncTimer = undefined;
     const inFlight = this.queue.inFlight;
@@ -207,6 +224,7 @@ export class Controller {
       return;
     }
     if (outcome.ok) {
+      this.recovery?.succeeded(key);
       const wasFailing = this.failures.delete(key);
       this.queue.forget(key);
       const requeueAfterMs = outcome.value.requeueAfterMs;
@@ -224,6 +242,7 @@ export class Controller {
     const error = outcome.error;
     if (error instanceof PermanentError) {
       // The reconciler has reported it on the object; retrying cannot help until the object changes.
+      this.recovery?.forget(key);
       this.failures.delete(key);
       this.queue.forget(key);
       this.finish("error", durationMs);
@@ -233,6 +252,7 @@ export class Controller {
 
     const failures = (this.failures.get(key) ?? 0) + 1;
     this.failures.set(key, failures);
+    this.recovery?.failed(key, error);
     const conflict = error instanceof ConflictError;
     if (failures >= this.maxConsecutiveFailures) {
       // The fast retries are used up: report, and keep retrying in the slow lane (never park: a brown-out, a
@@ -257,6 +277,19 @@ export class Controller {
     this.queue.addRateLimited(key);
     this.finish("error", durationMs);
     this.logger.warn({ ...line, result: "error", failures, err: error }, "reconcile failed");
+  }
+
+  /**
+   * The apiserver is back after an outage that failed `key`: retry it now, as a fresh start. Its failure count
+   * goes too, so a conflict on the stale cache right after the outage is not the failure that tips it into the
+   * slow lane; a Stalled condition already written stays until the next success clears it.
+   */
+  private retryAfterOutage(key: string): void {
+    if (this.queue.isShuttingDown) return;
+    this.failures.delete(key);
+    this.queue.forget(key);
+    // Supersedes the pending backoff or slow-lane retry (the earliest add wins).
+    this.queue.addAfter(key, 0);
   }
 
   /** The slow lane's delay: the interval ±10 %. */

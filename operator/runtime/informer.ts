@@ -8,7 +8,8 @@
  * resourceVersion seen (events and bookmarks), asks for bookmarks, and on any error but 410 Gone (429, 5xx, a
  * broken connection) resumes from there after a backoff, never relisting; it is restarted at once when the server
  * ends it (its timeoutSeconds is jittered between 5 and 10 minutes, as client-go does, so many informers do not
- * reconnect together). A watch that hears nothing, not even a bookmark, for `idleTimeoutMs` is assumed dead and
+ * reconnect together); the backoff is capped at a few seconds, so the cache is current again soon after an outage
+ * ends. A watch that hears nothing, not even a bookmark, for `idleTimeoutMs` is assumed dead and
  * replaced. Readiness asks whether the informer is connected (disconnectedFor), not whether it heard something
  * recently: a quiet resource on an apiserver that sends no bookmarks has no events for hours, and is still current.
  * Objects are transformed before they are stored (by default: managedFields and the last-applied
@@ -51,7 +52,12 @@ export interface InformerOptions {
   readonly idleTimeoutMs?: number;
   /** First retry delay after a failed list or watch, doubling per failure. @default 200 */
   readonly initialBackoffMs?: number;
-  /** @default 30_000 */
+  /**
+   * The longest retry delay (before ×1-1.5 jitter) while disconnected: how long after an apiserver comes back the
+   * cache may still be stale. A few seconds, not client-go's 30 s; the manager raises it with the number of
+   * informers ({@link reconnectBackoffCapMs}) so many of them do not hammer an apiserver that is down.
+   * @default 5_000
+   */
   readonly maxBackoffMs?: number;
   /** Objects per list page. @default 500, as client-go */
   readonly pageSize?: number;
@@ -62,6 +68,15 @@ export interface InformerOptions {
 }
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * The retry cap for `informers` informers of one process: 250 ms each, at least 5 s, at most 30 s. Disconnected
+ * together (an apiserver outage), they then send at most about 4 failing lists or watches a second between them,
+ * and the cache is current again within seconds of the apiserver's return when they are few.
+ */
+export function reconnectBackoffCapMs(informers: number): number {
+  return Math.min(30_000, Math.max(5_000, Math.ceil(informers) * 250));
+}
 
 /** Drops what no reconcile reads and what makes cached objects big: managedFields, kubectl's last-applied copy. */
 export function stripUnread(object: KubeObject): KubeObject {
@@ -178,7 +193,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private async run(): Promise<void> {
     const initialBackoff = this.options.initialBackoffMs ?? 200;
-    const maxBackoff = this.options.maxBackoffMs ?? 30_000;
+    const maxBackoff = this.options.maxBackoffMs ?? 5_000;
     let backoff = initialBackoff;
     const stopped = this.stopping.signal;
     while (!stopped.aborted) {

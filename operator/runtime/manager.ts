@@ -14,7 +14,7 @@ import { EventRecorder } from "./event-recorder.ts";
 import { enqueueObject, enqueueOwner, specOrMetadataChanged } from "./event-handlers.ts";
 import { informerReadiness, startHealthServer, type HealthServer, type ReadinessCheck } from "./health-server.ts";
 import { bearerTokenAuthorizer, kubeAccessReviews } from "./metrics-auth.ts";
-import { Informer } from "./informer.ts";
+import { Informer, reconnectBackoffCapMs } from "./informer.ts";
 import { KubeLeasePort, LeaderElector } from "./leader-election.ts";
 import { OperatorMetrics } from "./metrics.ts";
 import { shutdownGracefully } from "./shutdown.ts";
@@ -131,12 +131,16 @@ export async function startManager(
   const owned: Informer[] = [];
   const watched: Informer[] = [];
   const scopes = options.namespaces && options.namespaces.length > 0 ? options.namespaces : [undefined];
+  const maxBackoffMs = reconnectBackoffCapMs(
+    scopes.length * (1 + (options.owns?.length ?? 0) + (options.watches?.length ?? 0)),
+  );
   const informer = (watched: WatchedKind, namespace: string | undefined) =>
     new Informer({
       client,
       apiVersion: watched.apiVersion,
       kind: watched.kind,
       logger,
+      maxBackoffMs,
       ...(watched.labelSelector ? { labelSelector: watched.labelSelector } : {}),
       ...(namespace ? { namespace } : {}),
       ...(options.indexedLabels ? { indexedLabels: options.indexedLabels } : {}),
@@ -169,6 +173,14 @@ export async function startManager(
     ...(options.slowRetryIntervalMs !== undefined ? { slowRetryIntervalMs: options.slowRetryIntervalMs } : {}),
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
     listKeys: () => primaries.flatMap((i) => [...i.store.keys()]),
+    // The apiserver's own readiness (etcd included); every authenticated client may read it
+    // (system:public-info-viewer), so the operator's role needs nothing more.
+    outageRecovery: {
+      probe: () => client.raw("/readyz").then(() => true),
+      // Bounded by the workers on top: a burst of 2 per worker, then 5 per worker a second.
+      burst: 2 * (options.concurrency ?? 1),
+      perSecond: 5 * (options.concurrency ?? 1),
+    },
   });
   const enqueue = (key: string) => controller.enqueue(key);
   const filter = options.updateFilter ?? specOrMetadataChanged;

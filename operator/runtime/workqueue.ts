@@ -99,13 +99,22 @@ export class WorkQueue {
     if (this.processing.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
-  /** Adds `key` after `delayMs`; a pending earlier delayed add of the same key wins over a later one. */
+  /**
+   * Adds `key` after `delayMs`; the earliest of the pending delayed adds of one key wins, and an add now (a delay
+   * of 0) cancels a pending later one, which would only reconcile the key a second time.
+   */
   addAfter(key: string, delayMs: number): void {
     if (this.shuttingDown) return;
     this.metrics?.retried();
-    if (delayMs <= 0) return this.add(key);
-    const at = this.clock.now() + delayMs;
     const pending = this.delayed.get(key);
+    if (delayMs <= 0) {
+      if (pending) {
+        this.clock.clearTimeout(pending.timer);
+        this.delayed.delete(key);
+      }
+      return this.add(key);
+    }
+    const at = this.clock.now() + delayMs;
     if (pending) {
       if (pending.at <= at) return;
       this.clock.clearTimeout(pending.timer);

@@ -12,7 +12,7 @@ import type { KubeClient } from "../../kube/index.ts";
 import { localDir } from "../../tools/lib/paths.ts";
 import { testNamespace, waitFor } from "../support/cluster.ts";
 import { rotatingToken } from "../support/rotating-token.ts";
-import { startOperator, type Instance, type OperatorProcess } from "../support/operator.ts";
+import { instanceWrites, startOperator, type Instance, type OperatorProcess } from "../support/operator.ts";
 import { startBrownoutProxy } from "./brownout-proxy.ts";
 import { ownCluster, type ControlPlaneComponent } from "./control-plane.ts";
 import {
@@ -34,6 +34,24 @@ export type Figures = Record<string, number | string>;
 
 const minutes = (n: number) => n * 60_000;
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+/** Two decimals of writes per instance. */
+const perInstance = (writes: number, instances: number) => Math.round((writes / instances) * 100) / 100;
+
+/**
+ * The API writes `operator` makes for instances in the `windowMs` from now (the first minute after an outage ends,
+ * say: what the recovery costs the apiserver that just came back). Resolves when the window closes.
+ */
+function writesWithin(operator: OperatorProcess, windowMs: number): Promise<number> {
+  const counted = (async () => {
+    const before = await instanceWrites(operator);
+    await new Promise((resolve) => setTimeout(resolve, windowMs));
+    return (await instanceWrites(operator)) - before;
+  })();
+  // Awaited once the scenario has converged; a scenario failing first must not leave it rejecting unhandled.
+  counted.catch(() => undefined);
+  return counted;
+}
 
 export interface StormSize {
   readonly instances: number;
@@ -221,6 +239,7 @@ export async function apiserverBrownout(t: TestContext, client: KubeClient, size
   const refused = proxy.counts.refused;
   proxy.brownOut(false);
   const recovered = performance.now();
+  const firstMinute = writesWithin(operator, 60_000);
 
   // THEN the fleet converges by itself, never Degraded
   const convergedAt = await awaitConverged(client, namespace, fleet.length, minutes(15));
@@ -237,6 +256,7 @@ export async function apiserverBrownout(t: TestContext, client: KubeClient, size
     brownoutS: seconds(recovered - brownoutStarted),
     refusedRequests: refused,
     convergedAfterRecoveryS: seconds(convergedAt - recovered),
+    writesFirstMinutePerInstance: perInstance(await firstMinute, fleet.length),
     stalledInstances: stalled.size,
     degradedInstances: 0,
   };
@@ -290,6 +310,7 @@ export async function controlPlaneRestart(t: TestContext, size: OutageSize): Pro
     (await instances()).filter((i) => i.spec.image === "nginx:1.28").length >= third ? true : undefined,
   );
   const second = await cluster.outage(size.component, size.downMs);
+  const firstMinute = writesWithin(operator, 60_000);
   await rolling;
 
   // THEN the fleet converges by itself, never Degraded, and is quiet once converged
@@ -305,6 +326,7 @@ export async function controlPlaneRestart(t: TestContext, size: OutageSize): Pro
   assert.equal(quiet.writes, 0, "no writes once converged");
   assert.ok(quiet.reconciles <= fleet.length, `no hot loop: ${quiet.reconciles} reconciles in 20 s of quiet`);
   await assertNoCrash([operator], new Set());
+  const writesFirstMinute = await firstMinute;
   await operator.stop();
   const restart = await restartWrites(t, options, fleet.length);
   assert.equal(restart.writes, 0, "a restart of the converged fleet writes nothing");
@@ -317,6 +339,7 @@ export async function controlPlaneRestart(t: TestContext, size: OutageSize): Pro
     downS: seconds((first.downMs + second.downMs) / 2),
     restartS: seconds(Math.max(first.restartMs, second.restartMs)),
     convergedAfterRecoveryS: seconds(convergedAt - second.recoveredAt),
+    writesFirstMinutePerInstance: perInstance(writesFirstMinute, fleet.length),
     claims: check.claims,
     stalledInstances: stalled.size,
     degradedInstances: 0,

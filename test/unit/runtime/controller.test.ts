@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ConflictError } from "../../../kube/errors.ts";
+import { ConflictError, ServerError } from "../../../kube/errors.ts";
 import { sleep } from "../../../kube/clock.ts";
 import { Controller, type ControllerOptions, type ReconcileResult } from "../../../operator/runtime/controller.ts";
 import { PermanentError, TransientError } from "../../../operator/runtime/errors.ts";
@@ -298,6 +298,82 @@ describe("Controller", () => {
       [0, 100, 200, 300],
     );
     assert.equal(await counter(metrics, "controller_runtime_reconcile_total", { result: "requeue" }), 3);
+  });
+
+  it("retries the keys an apiserver outage failed as soon as it is back, even from the slow lane; others keep their backoff", async () => {
+    // GIVEN an apiserver down for 3 minutes (every write 503), 4 fast retries, a 5-minute slow lane
+    const apiserver = { ready: false };
+    const unavailable = () => new ServerError(503, "the server is currently unable to handle the request");
+    const { clock, controller, calls, stalled } = setup(
+      async (key) => {
+        if (key === "ns/degraded") throw new PermanentError("spec.storage cannot shrink");
+        if (key === "ns/chart") throw new TransientError("chart source https://charts.example.com: 502");
+        if (!apiserver.ready) throw new TransientError("reconcile ns/outage: 503", { cause: unavailable() });
+        return {};
+      },
+      {
+        maxConsecutiveFailures: 4,
+        slowRetryIntervalMs: 300_000,
+        random: () => 0.5,
+        outageRecovery: { probe: async () => apiserver.ready },
+      },
+    );
+    for (const key of ["ns/outage", "ns/degraded", "ns/chart"]) controller.enqueue(key);
+    controller.start();
+    await clock.advance(180_000);
+    assert.equal(controller.failureCount("ns/outage"), 4, "in the slow lane, next try 5 minutes after the 4th");
+    assert.equal(stalled.filter((s) => s.key === "ns/outage").length, 1);
+    // WHEN the apiserver comes back
+    apiserver.ready = true;
+    const before = calls.length;
+    await clock.advance(3_000);
+    // THEN the key the outage failed is retried within one probe interval, and succeeds
+    const after = calls.slice(before);
+    assert.deepEqual(
+      after.map((c) => c.key),
+      ["ns/outage"],
+    );
+    assert.ok(after[0]!.at <= 182_000, `retried at ${after[0]!.at} ms, 2 s after the recovery at most`);
+    assert.equal(controller.failureCount("ns/outage"), 0);
+    // and its superseded slow-lane retry does not reconcile it a second time
+    await clock.advance(600_000);
+    assert.equal(calls.filter((c) => c.key === "ns/outage").length, 4 + 1);
+    // the PermanentError key was tried once; the chart key kept its slow lane (5 min after its 4th failure)
+    assert.equal(calls.filter((c) => c.key === "ns/degraded").length, 1);
+    const chart = calls.filter((c) => c.key === "ns/chart").map((c) => c.at);
+    assert.ok(
+      chart.every((at) => at < 180_000 || at >= 300_035),
+      `the chart key's retries follow its own backoff: ${JSON.stringify(chart)}`,
+    );
+  });
+
+  it("after an outage, a conflict on the stale cache does not tip a released key into the slow lane", async () => {
+    // GIVEN a key that failed past maxConsecutiveFailures during an outage
+    const apiserver = { ready: false };
+    let afterRecovery = 0;
+    const { clock, controller, calls, stalled } = setup(
+      async () => {
+        if (!apiserver.ready) throw new TransientError("503", { cause: new ServerError(503, "unavailable") });
+        // its first try after the outage meets a 409: the cache was stale
+        if (afterRecovery++ === 0) throw new ConflictError(409, "the object has been modified", "Conflict");
+        return {};
+      },
+      { maxConsecutiveFailures: 4, random: () => 0.5, outageRecovery: { probe: async () => apiserver.ready } },
+    );
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(60_000);
+    const reports = stalled.length;
+    assert.ok(reports > 0, "reported stalled during the outage");
+    apiserver.ready = true;
+    await clock.advance(5_000);
+    // THEN the conflict is retried after 100 ms, and the key converges within seconds, reported stalled no more
+    const tries = calls.filter((c) => c.at >= 60_000).map((c) => c.at);
+    assert.equal(tries.length, 2);
+    assert.equal(tries[1]! - tries[0]!, 100);
+    assert.ok(tries[0]! <= 62_000, `retried at ${tries[0]} ms, within 2 s of the recovery`);
+    assert.equal(stalled.length, reports);
+    assert.equal(controller.failureCount("ns/a"), 0);
   });
 
   it("runs different keys concurrently but never two reconciles of one key", async () => {

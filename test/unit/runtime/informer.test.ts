@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { ForbiddenError, GoneError, ServerError, TooManyRequestsError, TransportError } from "../../../kube/errors.ts";
 import type { KubeObject } from "../../../kube/client.ts";
 import { informerReadiness } from "../../../operator/runtime/health-server.ts";
-import { Informer, type InformerOptions } from "../../../operator/runtime/informer.ts";
+import { Informer, reconnectBackoffCapMs, type InformerOptions } from "../../../operator/runtime/informer.ts";
 import { captureLogger } from "./capture-logger.ts";
 import { FakeClock, settle } from "./fake-clock.ts";
 import { deployment, FakeListWatch, listOf } from "./fake-list-watch.ts";
@@ -197,6 +197,38 @@ describe("Informer", () => {
     assert.equal(api.watches.length, 3);
     assert.ok(lines.some((l) => l.msg === "list/watch failed" && l.retryInMs === 200));
     await informer.stop();
+  });
+
+  it("while the apiserver is away, retries at most 5 s apart, so the cache is current within seconds of its return", async () => {
+    // GIVEN a watching informer whose apiserver then refuses every watch for 3 minutes
+    const { api, informer, clock } = setup();
+    api.lists.push(listOf("100"));
+    informer.start();
+    await settle();
+    const attempts: number[] = [];
+    api.onWatch = (watch) => {
+      attempts.push(clock.now());
+      watch.fail(new ServerError(503, "the server is currently unable to handle the request"));
+    };
+    api.lastWatch!.fail(new TransportError(0, "connection reset"));
+    await clock.advance(180_000);
+    // THEN the retries back off 200 ms, 400 ms, ... but never wait more than 5 s (client-go waits up to 30 s)
+    const gaps = attempts.slice(1).map((at, i) => at - attempts[i]!);
+    assert.equal(Math.max(...gaps), 5_000);
+    // WHEN it answers again, the next watch is at most 5 s away
+    api.onWatch = undefined;
+    const back = clock.now();
+    await clock.advance(5_000);
+    assert.ok(api.watches.length > attempts.length + 1, "a watch is open again");
+    assert.ok(informer.disconnectedFor() === 0 && clock.now() - back <= 5_000);
+    await informer.stop();
+  });
+
+  it("caps the reconnect backoff by the number of informers: at least 5 s, 250 ms each, at most 30 s", () => {
+    assert.equal(reconnectBackoffCapMs(1), 5_000);
+    assert.equal(reconnectBackoffCapMs(20), 5_000);
+    assert.equal(reconnectBackoffCapMs(40), 10_000);
+    assert.equal(reconnectBackoffCapMs(500), 30_000);
   });
 
   it("retries a failed list with backoff and only then reports synced", async () => {

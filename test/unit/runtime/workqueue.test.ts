@@ -82,6 +82,18 @@ describe("WorkQueue", () => {
     assert.equal(await waiting, "ns/a");
   });
 
+  it("an add now through addAfter(0) cancels a pending later add: the key is not handed out twice", async () => {
+    const clock = new FakeClock();
+    const queue = new WorkQueue({ clock });
+    queue.addAfter("ns/a", 300_000);
+    queue.addAfter("ns/a", 0);
+    assert.equal(await queue.get(), "ns/a");
+    queue.done("ns/a");
+    assert.equal(clock.pending, 0, "the later add is gone");
+    await clock.advance(600_000);
+    assert.equal(queue.length, 0);
+  });
+
   it("adds after a delay, and an earlier delayed add of the same key wins", async () => {
     const clock = new FakeClock();
     const queue = new WorkQueue({ clock });
