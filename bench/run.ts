@@ -14,6 +14,7 @@
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { admission } from "./admission.ts";
 import { informerLatency } from "./informer-latency.ts";
 import { operatorThroughput } from "./operator-throughput.ts";
 import { pulumiPreview } from "./pulumi-preview.ts";
@@ -104,6 +105,7 @@ async function main(): Promise<number> {
     informerLatency,
     pulumiPreview,
     pulumiUp,
+    admission,
     ...sideBySideBenchmarks(values),
   ];
   if (values.help) {

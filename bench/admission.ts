@@ -1,0 +1,476 @@
+/**
+ * Admission: what the operator's webhooks (operator/admission/) add to a user's write of a MyAppInstance, measured
+ * through the real apiserver, which calls them, in one run against the local cluster:
+ * - latency: server-side-apply dry-runs of valid new instances (what `pulumi preview` sends) at a steady rate
+ *   (open loop: each request leaves on its schedule whatever the others do), apply sent → answer, with and without
+ *   the webhooks; and, from the operator's debug lines ("webhook request", whole milliseconds), how long its HTTPS
+ *   server took for each /mutate and /validate call;
+ * - bulk: server-side apply of N new instances, C in flight (a kubectl-like client that parallelises), with ÷
+ *   without (goal ≤ 1.15); then N more with `kubectl apply --server-side -f` of one List file (the toolchain's
+ *   kubectl, which sends them one after another), with ÷ without.
+ *
+ * The two arms differ in one thing only: the namespace. The webhook configurations (components/webhooks.ts, built
+ * from MyAppOperator settings as `pulumi up` would: failurePolicy Fail, timeout 5 s, matchConditions) select, by
+ * namespaceSelector, exactly the run's "with" namespaces; the "without" namespaces are twins outside it. Every
+ * namespace is fresh, labelled `pod-security.kubernetes.io/enforce: baseline` (so the mutating webhook adds
+ * `podSecurityLevel: Baseline` to each instance, and the run checks it did, and only with the webhooks), and
+ * removed with its instances before the next arm. Arms alternate ABBA over rounds (without, with; with, without)
+ * so neither profits from going first.
+ *
+ * One operator process serves the webhooks (`operatorFlags(settings)`, external placement, the admin kubeconfig,
+ * no leader election), and its controller watches only an empty namespace of its own: it does not reconcile the
+ * benchmark's instances, so neither arm carries a reconcile load (README: why). The policy admits every instance
+ * (maxReplicas 10, allowedRegistries docker.io/library, no namespace budget).
+ *
+ * Knobs: BENCH_ADMISSION_RATE (20/s), BENCH_ADMISSION_SECONDS (30 per arm and round), BENCH_ADMISSION_INSTANCES
+ * (1000), BENCH_ADMISSION_CONCURRENCY (10), BENCH_ADMISSION_ROUNDS (2).
+ */
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { promisify } from "node:util";
+import { apiVersion, kind } from "../api/index.ts";
+import { operatorFlags } from "../components/operator-flags.ts";
+import { resolveSettings, describeIssues } from "../components/settings.ts";
+import { operatorWebhookConfigurations } from "../components/webhooks.ts";
+import type { KubeClient, KubeObject } from "../kube/index.ts";
+import { freePort } from "../tools/lib/operator-launcher.ts";
+import { toolchainBinDir } from "../tools/lib/paths.ts";
+import type { Benchmark, BenchContext, BenchmarkResult, Metric } from "./support/benchmark.ts";
+import { removeFleet } from "./support/cleanup.ts";
+import { benchFieldManager, ensureCrd } from "./support/cluster.ts";
+import { forEachLimit } from "./support/fleet.ts";
+import { startOperator, type LogLine, type OperatorProcess } from "./support/operator-process.ts";
+import { integerSetting } from "./support/settings.ts";
+import { max, quantile, round } from "./support/stats.ts";
+import { pause, waitUntil } from "./support/wait.ts";
+
+type Arm = "without" | "with";
+
+/** The Pod Security label every arm's namespace carries: the mutating webhook then has a default to add. */
+const podSecurityLabel = { "pod-security.kubernetes.io/enforce": "baseline" };
+const image = "nginx:1.27";
+/**
+ * Seconds of the same steady dry-runs before each measured phase, not counted: connections (bench → apiserver →
+ * webhook) open and the operator's code is compiled before the first sample (a first arm after its start measured
+ * a cold process otherwise: p50 100 ms in a trial).
+ */
+const warmUpSeconds = 5;
+const execFileAsync = promisify(execFile);
+
+export const admission: Benchmark = {
+  name: "admission",
+  description: "MyAppInstance writes with the operator's admission webhooks vs without: dry-run latency, N applies",
+  budgetMs: 20 * 60_000,
+  headline: [
+    { metric: "withoutP50Ms", header: "admit p50 ms no webhook" },
+    { metric: "withP50Ms", header: "admit p50 ms webhooks" },
+    { metric: "withP99Ms", header: "admit p99 ms webhooks" },
+    { parameter: "instances", header: "apply N" },
+    { metric: "applyRatio", header: "apply N webhooks ×" },
+    { metric: "kubectlRatio", header: "kubectl apply N webhooks ×" },
+  ],
+  run,
+};
+
+/** A valid instance as a user writes it: no podSecurityLevel, so the mutating webhook has work. */
+function instance(namespace: string, name: string): KubeObject {
+  return { apiVersion, kind, metadata: { name, namespace }, spec: { replicas: 2, image, port: 80 } };
+}
+
+interface LatencyPhase {
+  /** Apply sent → answered, ms, one per admitted request. */
+  readonly samples: number[];
+  readonly errors: string[];
+  /** How late the latest request left against its schedule (the benchmark's own timers), ms. */
+  readonly maxLagMs: number;
+  /** Requests per second actually sent. */
+  readonly rate: number;
+}
+
+interface ArmResult {
+  readonly arm: Arm;
+  readonly round: number;
+  readonly namespace: string;
+  readonly latency: LatencyPhase;
+  /** The webhook server's time per call during the steady phase, ms, by path (/mutate, /validate). */
+  readonly webhookMs: Record<string, number[]>;
+  /** Webhook calls the operator served during this arm (all phases). */
+  readonly webhookCalls: number;
+  readonly applySeconds: number;
+  readonly kubectlSeconds: number;
+  /** Stored instances with the webhook's default (spec.podSecurityLevel Baseline). */
+  readonly mutated: number;
+  readonly stored: number;
+}
+
+async function run(context: BenchContext): Promise<BenchmarkResult> {
+  const { client, signal, log } = context;
+  const rate = integerSetting("BENCH_ADMISSION_RATE", 20);
+  const seconds = integerSetting("BENCH_ADMISSION_SECONDS", 30);
+  const instances = integerSetting("BENCH_ADMISSION_INSTANCES", 1000);
+  const concurrency = integerSetting("BENCH_ADMISSION_CONCURRENCY", 10);
+  const rounds = integerSetting("BENCH_ADMISSION_ROUNDS", 2);
+  const kubeconfig = process.env.KUBECONFIG ?? "";
+  await ensureCrd(client, signal);
+
+  const id = randomBytes(3).toString("hex");
+  const name = `bench-adm-${id}`;
+  const system = `${name}-sys`;
+  const idle = `${name}-idle`;
+  // ABBA: without, with; with, without; ...
+  const plan = Array.from({ length: rounds }, (_, r) =>
+    r % 2 === 0 ? ["without", "with"] : ["with", "without"],
+  ).flatMap((arms, r) => arms.map((arm) => ({ arm: arm as Arm, round: r + 1, namespace: `${name}-${arm}-${r + 1}` })));
+  const withNamespaces = plan.filter((step) => step.arm === "with").map((step) => step.namespace);
+
+  const port = await freePort();
+  const resolved = resolveSettings(name, {
+    namespace: system,
+    operatorPlacement: "external",
+    webhooks: { url: `https://127.0.0.1:${port}` },
+    // Only the namespaceSelector of the configurations comes from this list: the operator gets --namespaces=idle.
+    watchNamespaces: withNamespaces,
+    policy: { maxReplicas: 10, allowedRegistries: ["docker.io/library"] },
+  });
+  if (!resolved.ok) throw new Error(describeIssues("admission benchmark settings", resolved.issues));
+  const { settings } = resolved;
+  const configurations = operatorWebhookConfigurations(settings);
+  if (!configurations) throw new Error("the settings have the webhooks off");
+
+  // kubectl's file: N instances in one List, written per arm (the namespace differs).
+  const scratch = mkdtempSync(path.join(tmpdir(), "bench-admission-"));
+  const listFile = (namespace: string) => {
+    const items = Array.from({ length: instances }, (_, i) => instance(namespace, `kubectl-${i}`));
+    const file = path.join(scratch, `${namespace}.json`);
+    writeFileSync(file, JSON.stringify({ apiVersion: "v1", kind: "List", items }));
+    return file;
+  };
+  const created: string[] = [];
+  let operator: OperatorProcess | undefined;
+  try {
+    for (const namespace of [system, idle]) {
+      await createBenchNamespace(client, namespace);
+      created.push(namespace);
+    }
+    // The configurations first (their selector names only namespaces of this run, none of which exists yet), then
+    // the operator, which injects its CA into them.
+    for (const configuration of [configurations.mutating, configurations.validating])
+      await client.apply(configuration as unknown as KubeObject, { fieldManager: benchFieldManager, force: true });
+    log(`webhook configurations ${name} (failurePolicy Fail) select ${withNamespaces.join(", ")}`);
+    const flags = operatorFlags(settings).filter(
+      (flag) => !/^--(namespaces|metrics-bind-address|metrics-secure|health-probe-bind-address|log-level)\b/.test(flag),
+    );
+    // debug: the webhook server logs each call with its duration ("webhook request"); the controller is idle.
+    operator = await startOperator({ namespaces: [idle], args: [...flags, "--log-level=debug"], signal });
+    log(`operator pid ${operator.pid} serves https://127.0.0.1:${port}; its controller watches only ${idle}`);
+
+    const results: ArmResult[] = [];
+    for (const step of plan) {
+      if (signal.aborted) break;
+      await createBenchNamespace(client, step.namespace);
+      created.push(step.namespace);
+      if (step.arm === "with" && results.every((result) => result.arm !== "with")) {
+        await webhooksAnswering(client, step.namespace, operator, signal);
+      }
+      log(`round ${step.round}, ${step.arm} webhooks (${step.namespace})`);
+      results.push(
+        await measureArm(client, operator, {
+          ...step,
+          kubeconfig,
+          listFile,
+          rate,
+          seconds,
+          instances,
+          concurrency,
+          signal,
+          log,
+        }),
+      );
+      await removeFleet(client, kubeconfig, step.namespace, signal, log);
+      created.splice(created.indexOf(step.namespace), 1);
+      await pause(3_000, signal); // let the deletion's own work settle before the next arm
+    }
+    if (signal.aborted) throw new Error("gave up: the budget is spent");
+    return report(results, { rate, seconds, instances, concurrency, rounds });
+  } finally {
+    // A failurePolicy Fail webhook without its server would refuse every write it selects: it goes first.
+    for (const configurationKind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])
+      await client.delete("admissionregistration.k8s.io/v1", configurationKind, name).catch(() => undefined);
+    await operator?.stop();
+    const cleanup = AbortSignal.timeout(5 * 60_000);
+    for (const namespace of created)
+      await removeFleet(client, kubeconfig, namespace, cleanup, log).catch((error: unknown) =>
+        log(`could not remove ${namespace}: ${String(error)}`),
+      );
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+async function createBenchNamespace(client: KubeClient, namespace: string): Promise<void> {
+  await client.create({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: namespace, labels: { "myapp-bench": "true", ...podSecurityLabel } },
+  });
+}
+
+/** Waits until a dry-run in a selected namespace comes back mutated: the CA is injected and the server answers. */
+async function webhooksAnswering(
+  client: KubeClient,
+  namespace: string,
+  operator: OperatorProcess,
+  signal: AbortSignal,
+): Promise<void> {
+  await waitUntil(
+    "the webhooks to answer",
+    async () => {
+      const answered = await client.apply<KubeObject & { spec: { podSecurityLevel?: string } }>(
+        instance(namespace, "probe"),
+        { fieldManager: benchFieldManager, dryRun: true },
+      );
+      if (answered.spec.podSecurityLevel !== "Baseline")
+        throw new Error("admitted without the mutating webhook's default: the webhook is not in the path");
+      return true;
+    },
+    { signal, timeoutMs: 60_000, intervalMs: 500 },
+  ).catch((error: unknown) => {
+    throw new Error(`${String(error)}\n${operator.tail(30)}`);
+  });
+}
+
+interface ArmOptions {
+  readonly arm: Arm;
+  readonly round: number;
+  readonly namespace: string;
+  readonly kubeconfig: string;
+  /** A List of N instances to give to kubectl, with NAMESPACE where the arm's namespace goes. */
+  readonly listFile: (namespace: string) => string;
+  readonly rate: number;
+  readonly seconds: number;
+  readonly instances: number;
+  readonly concurrency: number;
+  readonly signal: AbortSignal;
+  log(message: string): void;
+}
+
+async function measureArm(client: KubeClient, operator: OperatorProcess, options: ArmOptions): Promise<ArmResult> {
+  const { namespace, signal } = options;
+  const armStart = operator.logs.length;
+  const warmUp = await steadyDryRuns(client, namespace, "warm", options.rate, warmUpSeconds, signal);
+  if (warmUp.errors.length > 0) throw new Error(`warm-up dry-runs in ${namespace} failed: ${warmUp.errors[0]}`);
+
+  const steadyStart = operator.logs.length;
+  const latency = await steadyDryRuns(client, namespace, "probe", options.rate, options.seconds, signal);
+  const steadyEnd = operator.logs.length;
+  const p = (q: number) => round(quantile(latency.samples, q), 1);
+  options.log(
+    `  ${latency.samples.length} dry-runs at ${latency.rate}/s: p50 ${p(0.5)} ms, p99 ${p(0.99)} ms` +
+      (latency.errors.length > 0 ? `, ${latency.errors.length} FAILED: ${latency.errors[0]}` : ""),
+  );
+
+  const names = Array.from({ length: options.instances }, (_, i) => `app-${i}`);
+  const from = performance.now();
+  await forEachLimit(
+    names,
+    options.concurrency,
+    async (instanceName) => {
+      await client.apply(instance(namespace, instanceName), { fieldManager: benchFieldManager });
+    },
+    signal,
+  );
+  const applySeconds = (performance.now() - from) / 1000;
+  options.log(`  ${options.instances} applies, ${options.concurrency} in flight: ${round(applySeconds, 2)} s`);
+
+  const file = options.listFile(namespace);
+  const kubectlFrom = performance.now();
+  await execFileAsync(
+    path.join(process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir(), "kubectl"),
+    ["--kubeconfig", options.kubeconfig, "apply", "--server-side", `--field-manager=${benchFieldManager}`, "-f", file],
+    { signal, maxBuffer: 64 * 1024 * 1024 },
+  );
+  const kubectlSeconds = (performance.now() - kubectlFrom) / 1000;
+  options.log(`  kubectl apply --server-side of ${options.instances} more: ${round(kubectlSeconds, 2)} s`);
+  const { items } = await client.list<KubeObject & { spec: { podSecurityLevel?: string } }>(apiVersion, kind, {
+    namespace,
+  });
+  const mutated = items.filter((item) => item.spec.podSecurityLevel === "Baseline").length;
+  if (items.length !== 2 * options.instances)
+    throw new Error(
+      `${namespace} holds ${items.length} instances after both bulk phases, not ${2 * options.instances}`,
+    );
+
+  return {
+    arm: options.arm,
+    round: options.round,
+    namespace,
+    latency,
+    webhookMs: webhookDurations(operator.logs.slice(steadyStart, steadyEnd)),
+    webhookCalls: operator.logs.slice(armStart).filter(isWebhookCall).length,
+    applySeconds,
+    kubectlSeconds,
+    mutated,
+    stored: items.length,
+  };
+}
+
+/**
+ * `rate` server-side-apply dry-runs a second for `seconds`, open loop: request i leaves at start + i/rate whether
+ * or not the earlier ones have been answered, so a slow answer cannot slow the offered load (and hide itself).
+ */
+async function steadyDryRuns(
+  client: KubeClient,
+  namespace: string,
+  prefix: string,
+  rate: number,
+  seconds: number,
+  signal: AbortSignal,
+): Promise<LatencyPhase> {
+  const total = rate * seconds;
+  const intervalMs = 1000 / rate;
+  const samples: number[] = [];
+  const errors: string[] = [];
+  const pending: Promise<void>[] = [];
+  let maxLagMs = 0;
+  const start = performance.now() + 20;
+  for (let i = 0; i < total && !signal.aborted; i++) {
+    const due = start + i * intervalMs;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const sent = performance.now();
+    maxLagMs = Math.max(maxLagMs, sent - due);
+    pending.push(
+      client.apply(instance(namespace, `${prefix}-${i}`), { fieldManager: benchFieldManager, dryRun: true }).then(
+        () => void samples.push(performance.now() - sent),
+        (error: unknown) => void errors.push(String(error)),
+      ),
+    );
+  }
+  await Promise.all(pending);
+  const elapsed = (performance.now() - start) / 1000;
+  return { samples, errors, maxLagMs, rate: round(pending.length / Math.max(elapsed, seconds), 1) };
+}
+
+function isWebhookCall(line: LogLine): boolean {
+  return line.msg === "webhook request" && (line["path"] === "/mutate" || line["path"] === "/validate");
+}
+
+/** The webhook server's "webhook request" lines (status 200) → their `ms`, by path. */
+function webhookDurations(lines: readonly LogLine[]): Record<string, number[]> {
+  const byPath: Record<string, number[]> = { "/mutate": [], "/validate": [] };
+  for (const line of lines.filter(isWebhookCall)) {
+    if (line["status"] === 200 && typeof line["ms"] === "number") byPath[String(line["path"])]?.push(line["ms"]);
+  }
+  return byPath;
+}
+
+function report(
+  results: readonly ArmResult[],
+  parameters: { rate: number; seconds: number; instances: number; concurrency: number; rounds: number },
+): BenchmarkResult {
+  const of = (arm: Arm) => results.filter((result) => result.arm === arm);
+  const samples = (arm: Arm) => of(arm).flatMap((result) => result.latency.samples);
+  const webhook = (path: string) => of("with").flatMap((result) => result.webhookMs[path] ?? []);
+  const median = (arm: Arm, figure: (result: ArmResult) => number) => quantile(of(arm).map(figure), 0.5);
+  const applyMedian = (arm: Arm) => median(arm, (result) => result.applySeconds);
+  const kubectlMedian = (arm: Arm) => median(arm, (result) => result.kubectlSeconds);
+  const ms = (id: string, label: string, value: number): Metric => ({ id, label, value: round(value, 1), unit: "ms" });
+  const steady = `${parameters.rate}/s dry-run apply`;
+  const n = parameters.instances;
+  return {
+    parameters: { ...parameters, policy: "maxReplicas 10, allowedRegistries docker.io/library, no namespace budget" },
+    metrics: [
+      ms("withoutP50Ms", `${steady}, no webhooks, p50`, quantile(samples("without"), 0.5)),
+      ms("withoutP99Ms", `${steady}, no webhooks, p99`, quantile(samples("without"), 0.99)),
+      ms("withP50Ms", `${steady}, webhooks, p50`, quantile(samples("with"), 0.5)),
+      ms("withP99Ms", `${steady}, webhooks, p99`, quantile(samples("with"), 0.99)),
+      ms("mutateP50Ms", "webhook server, /mutate, p50 (whole ms)", quantile(webhook("/mutate"), 0.5)),
+      ms("mutateP99Ms", "webhook server, /mutate, p99 (whole ms)", quantile(webhook("/mutate"), 0.99)),
+      ms("validateP50Ms", "webhook server, /validate, p50 (whole ms)", quantile(webhook("/validate"), 0.5)),
+      ms("validateP99Ms", "webhook server, /validate, p99 (whole ms)", quantile(webhook("/validate"), 0.99)),
+      {
+        id: "dryRunErrors",
+        label: "dry-runs refused or failed",
+        value: results.reduce((sum, result) => sum + result.latency.errors.length, 0),
+        unit: "count",
+        expected: 0,
+      },
+      ms("maxLagMs", "latest dry-run send against its schedule", max(results.map((r) => r.latency.maxLagMs))),
+      {
+        id: "applyWithoutS",
+        label: `${n} applies, no webhooks, median`,
+        value: round(applyMedian("without"), 2),
+        unit: "s",
+      },
+      { id: "applyWithS", label: `${n} applies, webhooks, median`, value: round(applyMedian("with"), 2), unit: "s" },
+      {
+        id: "applyRatio",
+        label: `${n} applies, webhooks ÷ no webhooks (goal ≤ 1.15)`,
+        value: round(applyMedian("with") / applyMedian("without"), 2),
+        unit: "×",
+      },
+      {
+        id: "kubectlWithoutS",
+        label: `kubectl apply --server-side of ${n}, no webhooks, median`,
+        value: round(kubectlMedian("without"), 2),
+        unit: "s",
+      },
+      {
+        id: "kubectlWithS",
+        label: `kubectl apply --server-side of ${n}, webhooks, median`,
+        value: round(kubectlMedian("with"), 2),
+        unit: "s",
+      },
+      {
+        id: "kubectlRatio",
+        label: `kubectl apply --server-side of ${n}, webhooks ÷ no webhooks`,
+        value: round(kubectlMedian("with") / kubectlMedian("without"), 2),
+        unit: "×",
+      },
+      {
+        id: "mutatedWith",
+        label: "stored instances with the webhook's default, webhooks",
+        value: of("with").reduce((sum, result) => sum + result.mutated, 0),
+        unit: "count",
+        expected: 2 * n * of("with").length,
+      },
+      {
+        id: "mutatedWithout",
+        label: "stored instances with that default, no webhooks",
+        value: of("without").reduce((sum, result) => sum + result.mutated, 0),
+        unit: "count",
+        expected: 0,
+      },
+      {
+        id: "webhookCallsWithout",
+        label: "webhook calls during the no-webhook arms",
+        value: of("without").reduce((sum, result) => sum + result.webhookCalls, 0),
+        unit: "count",
+        expected: 0,
+      },
+    ],
+    details: {
+      arms: results.map((result) => ({
+        arm: result.arm,
+        round: result.round,
+        namespace: result.namespace,
+        dryRuns: result.latency.samples.length,
+        sentPerSecond: result.latency.rate,
+        p50Ms: round(quantile(result.latency.samples, 0.5), 1),
+        p90Ms: round(quantile(result.latency.samples, 0.9), 1),
+        p99Ms: round(quantile(result.latency.samples, 0.99), 1),
+        maxMs: round(max(result.latency.samples), 1),
+        maxLagMs: round(result.latency.maxLagMs, 1),
+        errors: result.latency.errors.slice(0, 5),
+        webhookCalls: result.webhookCalls,
+        applySeconds: round(result.applySeconds, 2),
+        kubectlSeconds: round(result.kubectlSeconds, 2),
+        stored: result.stored,
+        mutated: result.mutated,
+      })),
+    },
+  };
+}
