@@ -37,6 +37,7 @@ import { operatorFlags } from "../components/operator-flags.ts";
 import { resolveSettings, describeIssues } from "../components/settings.ts";
 import { operatorWebhookConfigurations } from "../components/webhooks.ts";
 import type { KubeClient, KubeObject } from "../kube/index.ts";
+import { clusterStatus } from "../tools/lib/cluster.ts";
 import { freePort } from "../tools/lib/operator-launcher.ts";
 import { toolchainBinDir } from "../tools/lib/paths.ts";
 import type { Benchmark, BenchContext, BenchmarkResult, Metric } from "./support/benchmark.ts";
@@ -44,6 +45,7 @@ import { removeFleet } from "./support/cleanup.ts";
 import { benchFieldManager, ensureCrd } from "./support/cluster.ts";
 import { forEachLimit } from "./support/fleet.ts";
 import { startOperator, type LogLine, type OperatorProcess } from "./support/operator-process.ts";
+import { cpuSeconds } from "./support/process-stats.ts";
 import { integerSetting } from "./support/settings.ts";
 import { max, quantile, round } from "./support/stats.ts";
 import { pause, waitUntil } from "./support/wait.ts";
@@ -91,6 +93,31 @@ interface LatencyPhase {
   readonly rate: number;
 }
 
+/** CPU seconds by process: the operator, kube-apiserver, etcd, and the benchmark itself. */
+type Cpu = Readonly<Record<CpuSubject, number>>;
+type CpuSubject = "operator" | "apiserver" | "etcd" | "bench";
+const cpuSubjects: readonly CpuSubject[] = ["operator", "apiserver", "etcd", "bench"];
+
+/** Reads the CPU seconds used so far by the processes of `pids` (NaN for one not found) and by this process. */
+function cpuNow(pids: Readonly<Partial<Record<CpuSubject, number>>>): Cpu {
+  const of = (subject: CpuSubject) => {
+    const pid = pids[subject];
+    return pid === undefined ? NaN : (cpuSeconds(pid) ?? NaN);
+  };
+  const own = process.cpuUsage();
+  return {
+    operator: of("operator"),
+    apiserver: of("apiserver"),
+    etcd: of("etcd"),
+    bench: (own.user + own.system) / 1e6,
+  };
+}
+
+function cpuSince(before: Cpu, pids: Readonly<Partial<Record<CpuSubject, number>>>): Cpu {
+  const now = cpuNow(pids);
+  return Object.fromEntries(cpuSubjects.map((subject) => [subject, now[subject] - before[subject]])) as Cpu;
+}
+
 interface ArmResult {
   readonly arm: Arm;
   readonly round: number;
@@ -102,6 +129,8 @@ interface ArmResult {
   readonly webhookCalls: number;
   readonly applySeconds: number;
   readonly kubectlSeconds: number;
+  /** CPU seconds (user + system) each process used during the N applies of 10 in flight. */
+  readonly applyCpu: Cpu;
   /** Stored instances with the webhook's default (spec.podSecurityLevel Baseline). */
   readonly mutated: number;
   readonly stored: number;
@@ -167,6 +196,10 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
     // debug: the webhook server logs each call with its duration ("webhook request"); the controller is idle.
     operator = await startOperator({ namespaces: [idle], args: [...flags, "--log-level=debug"], signal });
     log(`operator pid ${operator.pid} serves https://127.0.0.1:${port}; its controller watches only ${idle}`);
+    // CPU is read from the local cluster's own processes (kwokctl's pid files), when this is that cluster.
+    const components = (await clusterStatus().catch(() => undefined))?.components ?? [];
+    const componentPid = (component: string) => components.find((c) => c.name === component && c.running)?.pid;
+    const pids = { operator: operator.pid, apiserver: componentPid("kube-apiserver"), etcd: componentPid("etcd") };
 
     const results: ArmResult[] = [];
     for (const step of plan) {
@@ -182,6 +215,7 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
           ...step,
           kubeconfig,
           listFile,
+          pids,
           rate,
           seconds,
           instances,
@@ -249,6 +283,8 @@ interface ArmOptions {
   readonly kubeconfig: string;
   /** A List of N instances to give to kubectl, with NAMESPACE where the arm's namespace goes. */
   readonly listFile: (namespace: string) => string;
+  /** The processes whose CPU is read around the applies (the local cluster's, when found). */
+  readonly pids: Readonly<Partial<Record<CpuSubject, number>>>;
   readonly rate: number;
   readonly seconds: number;
   readonly instances: number;
@@ -273,6 +309,7 @@ async function measureArm(client: KubeClient, operator: OperatorProcess, options
   );
 
   const names = Array.from({ length: options.instances }, (_, i) => `app-${i}`);
+  const cpuBefore = cpuNow(options.pids);
   const from = performance.now();
   await forEachLimit(
     names,
@@ -283,6 +320,7 @@ async function measureArm(client: KubeClient, operator: OperatorProcess, options
     signal,
   );
   const applySeconds = (performance.now() - from) / 1000;
+  const applyCpu = cpuSince(cpuBefore, options.pids);
   options.log(`  ${options.instances} applies, ${options.concurrency} in flight: ${round(applySeconds, 2)} s`);
 
   const file = options.listFile(namespace);
@@ -312,6 +350,7 @@ async function measureArm(client: KubeClient, operator: OperatorProcess, options
     webhookCalls: operator.logs.slice(armStart).filter(isWebhookCall).length,
     applySeconds,
     kubectlSeconds,
+    applyCpu,
     mutated,
     stored: items.length,
   };
@@ -367,6 +406,13 @@ function webhookDurations(lines: readonly LogLine[]): Record<string, number[]> {
   return byPath;
 }
 
+const cpuLabels: Readonly<Record<CpuSubject, string>> = {
+  operator: "operator",
+  apiserver: "kube-apiserver",
+  etcd: "etcd",
+  bench: "benchmark process",
+};
+
 function report(
   results: readonly ArmResult[],
   parameters: { rate: number; seconds: number; instances: number; concurrency: number; rounds: number },
@@ -412,6 +458,17 @@ function report(
         value: round(applyMedian("with") / applyMedian("without"), 2),
         unit: "×",
       },
+      ...cpuSubjects.flatMap((subject) =>
+        (["without", "with"] as const).map((arm): Metric => ({
+          id: `${subject}Cpu${arm === "with" ? "With" : "Without"}S`,
+          label: `${cpuLabels[subject]} CPU during the ${n} applies, ${arm === "with" ? "webhooks" : "no webhooks"}, median`,
+          value: round(
+            median(arm, (result) => result.applyCpu[subject]),
+            2,
+          ),
+          unit: "s",
+        })),
+      ),
       {
         id: "kubectlWithoutS",
         label: `kubectl apply --server-side of ${n}, no webhooks, median`,
@@ -468,6 +525,9 @@ function report(
         webhookCalls: result.webhookCalls,
         applySeconds: round(result.applySeconds, 2),
         kubectlSeconds: round(result.kubectlSeconds, 2),
+        applyCpuSeconds: Object.fromEntries(
+          Object.entries(result.applyCpu).map(([subject, seconds]) => [subject, round(seconds, 2)]),
+        ),
         stored: result.stored,
         mutated: result.mutated,
       })),
