@@ -174,7 +174,8 @@ export async function startManager(
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
     listKeys: () => primaries.flatMap((i) => [...i.store.keys()]),
     // The apiserver's own readiness (etcd included); every authenticated client may read it
-    // (system:public-info-viewer), so the operator's role needs nothing more.
+    // (system:public-info-viewer), so the operator's role needs nothing more. Where it is refused the probe never
+    // reports ready, and keys wait out their backoff as without recovery.
     outageRecovery: {
       probe: () => client.raw("/readyz").then(() => true),
       // Bounded by the workers on top: a burst of 2 per worker, then 5 per worker a second.
