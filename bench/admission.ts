@@ -50,7 +50,7 @@ import { integerSetting } from "./support/settings.ts";
 import { max, quantile, round } from "./support/stats.ts";
 import { pause, waitUntil } from "./support/wait.ts";
 
-type Arm = "without" | "with";
+export type Arm = "without" | "with";
 
 /** The Pod Security label every arm's namespace carries: the mutating webhook then has a default to add. */
 const podSecurityLabel = { "pod-security.kubernetes.io/enforce": "baseline" };
@@ -81,6 +81,23 @@ export const admission: Benchmark = {
 /** A valid instance as a user writes it: no podSecurityLevel, so the mutating webhook has work. */
 function instance(namespace: string, name: string): KubeObject {
   return { apiVersion, kind, metadata: { name, namespace }, spec: { replicas: 2, image, port: 80 } };
+}
+
+/** One arm of the run: which, in which round, in which (fresh) namespace. */
+export interface ArmStep {
+  readonly arm: Arm;
+  readonly round: number;
+  readonly namespace: string;
+}
+
+/**
+ * The arms in the order they run, ABBA: without, with; with, without; ... so that over an even number of rounds
+ * each arm goes first as often as the other, and a drift in the machine's load weighs on both alike.
+ */
+export function armPlan(name: string, rounds: number): ArmStep[] {
+  return Array.from({ length: rounds }, (_, r): Arm[] =>
+    r % 2 === 0 ? ["without", "with"] : ["with", "without"],
+  ).flatMap((arms, r) => arms.map((arm) => ({ arm, round: r + 1, namespace: `${name}-${arm}-${r + 1}` })));
 }
 
 interface LatencyPhase {
@@ -150,10 +167,7 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
   const name = `bench-adm-${id}`;
   const system = `${name}-sys`;
   const idle = `${name}-idle`;
-  // ABBA: without, with; with, without; ...
-  const plan = Array.from({ length: rounds }, (_, r) =>
-    r % 2 === 0 ? ["without", "with"] : ["with", "without"],
-  ).flatMap((arms, r) => arms.map((arm) => ({ arm: arm as Arm, round: r + 1, namespace: `${name}-${arm}-${r + 1}` })));
+  const plan = armPlan(name, rounds);
   const withNamespaces = plan.filter((step) => step.arm === "with").map((step) => step.namespace);
 
   const port = await freePort();
@@ -398,7 +412,7 @@ function isWebhookCall(line: LogLine): boolean {
 }
 
 /** The webhook server's "webhook request" lines (status 200) → their `ms`, by path. */
-function webhookDurations(lines: readonly LogLine[]): Record<string, number[]> {
+export function webhookDurations(lines: readonly LogLine[]): Record<string, number[]> {
   const byPath: Record<string, number[]> = { "/mutate": [], "/validate": [] };
   for (const line of lines.filter(isWebhookCall)) {
     if (line["status"] === 200 && typeof line["ms"] === "number") byPath[String(line["path"])]?.push(line["ms"]);
