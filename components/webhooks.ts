@@ -206,6 +206,18 @@ export function operatorWebhookConfigurations(
           rules: [rule([plural])],
           reinvocationPolicy: "Never",
           ...common,
+          // Its one default applies only where the namespace lets pods run at a looser level than Restricted, and
+          // only while the instance names no level: every other write skips a call (bench/RESULTS.md, admission).
+          namespaceSelector: {
+            matchExpressions: [
+              ...(common.namespaceSelector.matchExpressions ?? []),
+              { key: podSecurityEnforceLabel, operator: "In", values: ["baseline", "privileged"] },
+            ],
+          },
+          matchConditions: [
+            ...common.matchConditions,
+            { name: "no-level-chosen", expression: "!has(object.spec.podSecurityLevel)" },
+          ],
         },
       ],
     },
@@ -214,6 +226,8 @@ export function operatorWebhookConfigurations(
 
 /** Set on every namespace by the apiserver. */
 const namespaceNameLabel = "kubernetes.io/metadata.name";
+/** The namespace's Pod Security level, which the mutating webhook's default follows. */
+const podSecurityEnforceLabel = "pod-security.kubernetes.io/enforce";
 
 /**
  * In the operator's namespace: create the certificate Secret (create cannot be limited by name), then read and

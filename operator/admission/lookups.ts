@@ -6,11 +6,12 @@
  * memory); a namespace outside the cache (not watched, or not synced yet) is listed live. The rest is one GET
  * each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget annotations
  * and Pod Security label), a StorageClass, a chart ConfigMap, and the list of StorageClasses when the default
- * class must allow expansion.
+ * class must allow expansion. Namespaces and StorageClasses are reused for 5 s (recent-reads.ts).
  */
 import { apiVersion, kind, type MyAppInstance } from "../../api/index.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import type { CacheReader } from "../runtime/cache.ts";
+import { recentReads, type RecentReadsOptions } from "./recent-reads.ts";
 import type { ConfigMapFacts, NamespaceFacts, StorageClassFacts } from "./validate.ts";
 
 /** The reads admission makes. Each resolves `undefined` for an object that does not exist. */
@@ -34,16 +35,19 @@ const defaultClassAnnotations = [
 ];
 
 /** The lookups on a client and the manager's cache. */
-export function kubeLookups(client: KubeClient, cache: CacheReader): AdmissionLookups {
+export function kubeLookups(client: KubeClient, cache: CacheReader, reuse: RecentReadsOptions = {}): AdmissionLookups {
+  // A tenant applying many instances asks about the same Namespace (and StorageClass) each time: see recent-reads.ts.
+  const namespace = recentReads(async (name): Promise<NamespaceFacts | undefined> => {
+    const found = await client.find("v1", "Namespace", name);
+    return found && { labels: found.metadata.labels ?? {}, annotations: found.metadata.annotations ?? {} };
+  }, reuse);
+  const storageClass = recentReads(async (name): Promise<StorageClassFacts | undefined> => {
+    const found = await client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name);
+    return found && storageClassFacts(found);
+  }, reuse);
   return {
-    async namespace(name) {
-      const found = await client.find("v1", "Namespace", name);
-      return found && { labels: found.metadata.labels ?? {}, annotations: found.metadata.annotations ?? {} };
-    },
-    async storageClass(name) {
-      const found = await client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name);
-      return found && storageClassFacts(found);
-    },
+    namespace,
+    storageClass,
     async defaultStorageClass() {
       const classes = await client.list<StorageClass>("storage.k8s.io/v1", "StorageClass");
       const chosen = defaultStorageClass(classes.items);

@@ -101,13 +101,20 @@ describe("operatorWebhookConfigurations", () => {
     });
     assert.equal(mutating.clientConfig.service?.path, "/mutate");
     assert.ok(!("caBundle" in validating.clientConfig), "the operator injects its own CA");
+    const watched = { key: "kubernetes.io/metadata.name", operator: "In", values: ["team-a"] };
+    assert.deepEqual(validating.namespaceSelector, { matchExpressions: [watched] });
+    // The default is called for only where it can apply: a looser namespace, an instance without a level.
+    assert.deepEqual(mutating.namespaceSelector, {
+      matchExpressions: [
+        watched,
+        { key: "pod-security.kubernetes.io/enforce", operator: "In", values: ["baseline", "privileged"] },
+      ],
+    });
+    assert.equal(mutating.matchConditions?.at(-1)?.expression, "!has(object.spec.podSecurityLevel)");
     for (const webhook of [validating, mutating]) {
       assert.equal(webhook.failurePolicy, "Fail");
       assert.equal(webhook.sideEffects, "None");
       assert.equal(webhook.timeoutSeconds, 5);
-      assert.deepEqual(webhook.namespaceSelector, {
-        matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["team-a"] }],
-      });
       const conditions = (webhook.matchConditions ?? []).map((c) => c.expression).join(" && ");
       assert.match(conditions, /request\.userInfo\.username != 'system:serviceaccount:myapp-system:myapp-operator'/);
       assert.match(conditions, /system:serviceaccount:kube-system:/);

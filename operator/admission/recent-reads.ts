@@ -1,0 +1,42 @@
+/**
+ * Reads admission makes again and again (the same Namespace for every instance a tenant applies, the same
+ * StorageClass) kept for a few seconds, so a burst of applies costs the apiserver one GET per object instead of one
+ * per review. A change to a namespace's labels or budget annotations applies after at most `ttlMs`. Concurrent
+ * reads of one key share one request; a failed read is not kept. Written by hand: a Map with an expiry is all it
+ * takes, and the chart engine's LRU (chart/lru-cache.ts) bounds bytes, not age.
+ */
+import type { Clock } from "../../kube/clock.ts";
+import { realClock } from "../../kube/clock.ts";
+
+export interface RecentReadsOptions {
+  /** How long an answer is reused. @default 5_000 */
+  readonly ttlMs?: number;
+  /** Kept answers at most; the oldest go first. @default 1_000 */
+  readonly maxEntries?: number;
+  readonly clock?: Pick<Clock, "now">;
+}
+
+/** `read(key)`, with answers reused for `ttlMs`. */
+export function recentReads<T>(
+  read: (key: string) => Promise<T>,
+  options: RecentReadsOptions = {},
+): (key: string) => Promise<T> {
+  const ttlMs = options.ttlMs ?? 5_000;
+  const maxEntries = options.maxEntries ?? 1_000;
+  const clock = options.clock ?? realClock;
+  const kept = new Map<string, { readonly at: number; readonly answer: Promise<T> }>();
+  return (key) => {
+    const now = clock.now();
+    const entry = kept.get(key);
+    if (entry && now - entry.at < ttlMs) return entry.answer;
+    kept.delete(key);
+    const answer = read(key);
+    kept.set(key, { at: now, answer });
+    // Maps iterate in insertion order: the first key is the oldest.
+    if (kept.size > maxEntries) kept.delete(kept.keys().next().value!);
+    answer.catch(() => {
+      if (kept.get(key)?.answer === answer) kept.delete(key);
+    });
+    return answer;
+  };
+}
