@@ -17,6 +17,7 @@
  */
 import type { Logger } from "pino";
 import { group, kind, validateSpec } from "../../api/index.ts";
+import { AdmittedWrites } from "./admitted-writes.ts";
 import { defaultsFor } from "./mutate.ts";
 import type { AdmissionLookups } from "./lookups.ts";
 import type { PlatformPolicy } from "./policy.ts";
@@ -45,6 +46,8 @@ export interface AdmissionHandlerOptions {
    * apiserver gets a reason rather than a timeout. @default defaultLookupTimeoutMs
    */
   readonly lookupTimeoutMs?: number;
+  /** This replica's admitted writes, counted in budgets until its cache shows them. @default a new one */
+  readonly admitted?: AdmittedWrites;
 }
 
 /** Lookups of one review: a few GETs against a responsive apiserver take milliseconds. */
@@ -75,6 +78,7 @@ export function admissionHandlers(
   options: AdmissionHandlerOptions = {},
 ): AdmissionHandlers {
   const timeoutMs = options.lookupTimeoutMs ?? defaultLookupTimeoutMs;
+  const admitted = options.admitted ?? new AdmittedWrites();
 
   /** Runs `read`; a failure or a timeout becomes a LookupError naming `what`. */
   async function look<T>(what: string, read: () => Promise<T>, deadline: number): Promise<T> {
@@ -97,11 +101,24 @@ export function admissionHandlers(
     }
   }
 
-  async function judge(request: ReviewRequest): Promise<Violation[]> {
+  /**
+   * The verdict on `request`; an admitted write that will be stored is remembered, and judgements of one
+   * namespace run one at a time, so budgets count what was just admitted (admitted-writes.ts).
+   */
+  function judgeCounting(request: ReviewRequest): Promise<Violation[]> {
+    if (request.dryRun) return judge(request).then(({ violations }) => violations);
+    return admitted.serially(request.namespace, async () => {
+      const { violations, instance } = await judge(request);
+      if (violations.length === 0 && instance) admitted.record(instance);
+      return violations;
+    });
+  }
+
+  async function judge(request: ReviewRequest): Promise<{ violations: Violation[]; instance?: AdmittedInstance }> {
     const deadline = Date.now() + timeoutMs;
     const subject = await subjectOf(request, lookups, (what, read) => look(what, read, deadline));
-    if (subject === undefined) return [];
-    if ("issues" in subject) return subject.issues;
+    if (subject === undefined) return { violations: [] };
+    if ("issues" in subject) return { violations: subject.issues };
     const { instance, old } = subject;
     const needed = factsNeeded(instance, old, policy);
     const { namespace } = instance;
@@ -123,7 +140,10 @@ export function admissionHandlers(
     ]);
     const instances =
       needed.instances && hasBudget(namespaceFacts, policy)
-        ? await look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline)
+        ? admitted.merge(
+            namespace,
+            await look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline),
+          )
         : [];
     const facts: AdmissionFacts = {
       namespace: namespaceFacts,
@@ -132,7 +152,7 @@ export function admissionHandlers(
       defaultStorageClass,
       chartConfigMap,
     };
-    return validateInstance(instance, old, facts, policy);
+    return { violations: validateInstance(instance, old, facts, policy), instance };
   }
 
   async function defaults(request: ReviewRequest): Promise<unknown[]> {
@@ -156,7 +176,7 @@ export function admissionHandlers(
       const started = Date.now();
       const request = requestOf(body);
       try {
-        const violations = judges(request) ? await judge(request) : [];
+        const violations = judges(request) ? await judgeCounting(request) : [];
         const response = violations.length === 0 ? { uid: request.uid, allowed: true } : denial(request, violations);
         log(logger, "validate", request, started, violations);
         return review(response);

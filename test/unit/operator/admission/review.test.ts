@@ -365,3 +365,30 @@ describe("mutate", () => {
     assert.equal(response.status?.code, 500);
   });
 });
+
+describe("budgets under concurrent creates", () => {
+  const budget: PlatformPolicy = { ...openPolicy, namespaceBudget: { instances: 3 } };
+  const createNamed = (name: string, dryRun = false) =>
+    reviewOf({ operation: "CREATE", name, object: object({ image: "nginx" }, name), oldObject: null, dryRun });
+
+  it("admits exactly the budget when ten creates arrive at once and the cache shows none of them", async () => {
+    // The cache never catches up during the burst: every lookup answers the same (empty) namespace.
+    const { validate } = handlers(
+      budget,
+      fakeLookups({ namespaces: { "team-a": { labels: {}, annotations: {} } } }).lookups,
+    );
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => validate(createNamed(`web-${i}`))));
+    const admitted = answers.map(responseOf).filter((response) => response.allowed);
+    assert.equal(admitted.length, 3);
+  });
+
+  it("does not count a dry-run, which stores nothing", async () => {
+    const { validate } = handlers(
+      budget,
+      fakeLookups({ namespaces: { "team-a": { labels: {}, annotations: {} } } }).lookups,
+    );
+    for (let i = 0; i < 5; i++) assert.equal(responseOf(await validate(createNamed(`probe-${i}`, true))).allowed, true);
+    const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => validate(createNamed(`web-${i}`))));
+    assert.equal(answers.map(responseOf).filter((response) => response.allowed).length, 3);
+  });
+});

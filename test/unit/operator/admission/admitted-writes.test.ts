@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { MyAppInstance, MyAppInstanceSpec } from "../../../../api/index.ts";
+import { AdmittedWrites } from "../../../../operator/admission/admitted-writes.ts";
+
+const spec = (replicas: number) => ({ image: "nginx", replicas }) as MyAppInstanceSpec;
+const cached = (name: string, replicas: number) =>
+  ({ metadata: { name, namespace: "shop" }, spec: spec(replicas) }) as MyAppInstance;
+const names = (instances: readonly MyAppInstance[]) =>
+  instances.map((instance) => `${instance.metadata.name}:${instance.spec.replicas}`);
+
+describe("AdmittedWrites", () => {
+  it("counts an admitted create beside the cache, and an admitted change in place of the cached version", () => {
+    let now = 0;
+    const writes = new AdmittedWrites({ rememberMs: 30_000, clock: { now: () => now } });
+    writes.record({ name: "new", namespace: "shop", spec: spec(1) });
+    writes.record({ name: "old", namespace: "shop", spec: spec(5) });
+    assert.deepEqual(names(writes.merge("shop", [cached("old", 2)])), ["old:5", "new:1"]);
+    assert.deepEqual(names(writes.merge("other", [cached("x", 1)])), ["x:1"]);
+    // Once remembered long enough, the cache's word is all there is.
+    now = 30_000;
+    assert.deepEqual(names(writes.merge("shop", [cached("old", 2)])), ["old:2"]);
+  });
+
+  it("runs the judgements of one namespace one after another, failed ones included", async () => {
+    const writes = new AdmittedWrites();
+    const order: string[] = [];
+    const slow =
+      (label: string, fail = false) =>
+      async () => {
+        order.push(`${label} start`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        order.push(`${label} end`);
+        if (fail) throw new Error(label);
+        return label;
+      };
+    const results = await Promise.allSettled([
+      writes.serially("shop", slow("a", true)),
+      writes.serially("shop", slow("b")),
+      writes.serially("other", slow("c")),
+    ]);
+    assert.deepEqual(
+      results.map((result) => result.status),
+      ["rejected", "fulfilled", "fulfilled"],
+    );
+    assert.ok(order.indexOf("a end") < order.indexOf("b start"), order.join(", "));
+    assert.ok(order.indexOf("c start") < order.indexOf("a end"), "another namespace does not wait");
+  });
+});
