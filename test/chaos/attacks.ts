@@ -202,6 +202,9 @@ const chartAttack = (
 const adminMessage = (field: string) =>
   new RegExp(`${field.replaceAll(".", "\\.")}.*(__proto__|constructor|prototype)`, "s");
 
+/** The platform's webhook on a chart source outside `--chart-sources` (the operator's own words, at the door). */
+const notAllowedSource = /admission webhook "[^"]+" denied the request: .*is not an allowed chart source/s;
+
 /** Every attack of the suite, each once. */
 export const attacks: readonly Attack[] = [
   // Prototype pollution: refused by the apiserver before the operator sees it.
@@ -226,8 +229,9 @@ export const attacks: readonly Attack[] = [
     name: "proto-values",
     tenant: "proto",
     what: "spec.values with an own __proto__ key (and a nested constructor.prototype)",
-    // The CRD cannot check keys at any depth of a free-form field (CEL has no recursion): the operator's zod does.
-    verdict: { condition: "Degraded", reason: "InvalidSpec", message: /__proto__/ },
+    // The CRD cannot check keys at any depth of a free-form field (CEL has no recursion): the platform's webhook
+    // runs the operator's zod at the door (without webhooks, the operator says InvalidSpec).
+    verdict: { refused: adminMessage("spec.values") },
     spec: () =>
       `{"image":"${hostileImage}","chart":{"configMap":"proto-path-chart"},` +
       `"values":{"__proto__":{"deletionTimestamp":"2020-01-01T00:00:00Z"},"app":{"constructor":{"prototype":{"x":1}}}}}`,
@@ -302,26 +306,27 @@ export const attacks: readonly Attack[] = [
     { "deployment.yaml": deployment(), "files/zeros.bin": { zeros: 300 * 1024 * 1024 } },
   ),
 
-  // Chart sources: outside the allow-list (never contacted), or allow-listed and hostile.
+  // Chart sources: outside the allow-list (refused at the door by the platform's webhook, never contacted), or
+  // allow-listed and hostile.
   {
     name: "metadata-url",
     tenant: "sources",
     what: "repo: http://169.254.169.254/ (a cloud's metadata endpoint)",
-    verdict: { condition: "Degraded", reason: "ChartSourceNotAllowed" },
+    verdict: { refused: notAllowedSource },
     spec: () => remoteSpec({ repo: "http://169.254.169.254/latest/meta-data/" }),
   },
   {
     name: "internal-repo",
     tenant: "sources",
     what: "repo: a server on the operator's loopback, outside the allow-list",
-    verdict: { condition: "Degraded", reason: "ChartSourceNotAllowed" },
+    verdict: { refused: notAllowedSource },
     spec: ({ servers }) => remoteSpec({ repo: servers.counting.url }),
   },
   {
     name: "internal-oci",
     tenant: "sources",
     what: "oci:// a registry on the operator's loopback, outside the allow-list",
-    verdict: { condition: "Degraded", reason: "ChartSourceNotAllowed" },
+    verdict: { refused: notAllowedSource },
     spec: ({ servers }) => remoteSpec({ oci: `oci://${servers.counting.host}/charts/app` }),
   },
   ...(["a", "b"] as const).map((which): Attack => ({

@@ -7,7 +7,8 @@
  * cluster of their own, `chaos-outage`, created and deleted here), leader failover, token expiry, interrupted
  * `pulumi up` (SIGINT and SIGKILL), fuzzed manifests and hostile tenants (test/chaos/hostile-tenants.ts; sizes
  * CHAOS_HOSTILE_TENANTS, CHAOS_HOSTILE_NAMESPACES, CHAOS_HOSTILE_STORAGE, CHAOS_HOSTILE_CHARTS, CHAOS_HOSTILE_FLOOD,
- * defaults 100, 4, 10, 20, 2000; its p99 goal CHAOS_HOSTILE_MAX_RATIO, default 1.2). Run them one at a time with
+ * CHAOS_HOSTILE_BUDGET (instances per namespace, enforced by the operator's webhook), defaults 100, 4, 10, 20,
+ * 2000, 100; its p99 goal CHAOS_HOSTILE_MAX_RATIO, default 1.2). Run them one at a time with
  * `npm run chaos -- --test-name-pattern=etcd`.
  */
 import assert from "node:assert/strict";
@@ -38,6 +39,7 @@ const hostile = {
   withStorage: setting("CHAOS_HOSTILE_STORAGE", 10),
   withChart: setting("CHAOS_HOSTILE_CHARTS", 20),
   flood: setting("CHAOS_HOSTILE_FLOOD", 2000),
+  namespaceBudget: setting("CHAOS_HOSTILE_BUDGET", 100),
   maxConsecutiveFailures: 3,
   verdictTimeoutMs: 15 * 60_000,
 };

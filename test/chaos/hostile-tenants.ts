@@ -9,7 +9,8 @@
  *   kube-system or cluster-wide made for them): 0;
  * - requests to a host outside the allow-list (a counting server on 127.0.0.1): 0;
  * - every hostile instance with the verdict its attack expects (refused at admission, or the reason naming the
- *   cause), and every flood instance served;
+ *   cause); the flood admitted up to its namespace's budget (the platform's webhook refuses the rest, naming the
+ *   budget), and every admitted flood instance served;
  * - figures: the well-behaved p99 change→Ready with the attackers ÷ without (goal ≤ 1.2), the operator's peak
  *   RSS (VmHWM) and the peak RSS of its helm children.
  */
@@ -21,6 +22,7 @@ import { apiVersion, kind, type MyAppInstanceSpecInput } from "../../api/index.t
 import { AdmissionDeniedError, GoneError, InvalidError, type KubeClient, type KubeObject } from "../../kube/index.ts";
 import { labelKeys, managedBy } from "../../operator/desired/index.ts";
 import { testNamespace, waitFor, type Typed } from "../support/cluster.ts";
+import { platformWebhooks } from "../support/platform-webhooks.ts";
 import { helmBinary, packChart } from "../support/helm.ts";
 import {
   startCountingServer,
@@ -71,6 +73,11 @@ export interface HostileSize {
   readonly withChart: number;
   /** Tiny instances one hostile tenant creates in its namespace. */
   readonly flood: number;
+  /**
+   * The platform's budget of instances per namespace (`--namespace-max-instances`), enforced by the operator's
+   * admission webhook: the flood beyond it is refused at the door, naming the budget.
+   */
+  readonly namespaceBudget: number;
   /** The operator's --max-consecutive-failures: how soon a transient failure (a slow source) shows as Stalled. */
   readonly maxConsecutiveFailures: number;
   /** How long hostile instances may take to reach their verdict. */
@@ -152,15 +159,23 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
   const floodNamespace = await testNamespace(t, client, "hostile-flood");
   const hostileNamespaces = [...hostile.values(), floodNamespace];
 
+  // ... the platform's admission webhooks with a budget per namespace
+  const namespaces = [...groups.map((group) => group.namespace), ...hostileNamespaces];
+  const webhooks = await platformWebhooks(t, client, {
+    watchNamespaces: namespaces,
+    policy: { namespaceBudget: { instances: size.namespaceBudget } },
+  });
+
   // ... and one operator for everyone, restarted if it ever exits (counted)
   const options = {
-    namespaces: [...groups.map((group) => group.namespace), ...hostileNamespaces],
+    namespaces,
     leaderElection: false as const,
     label: "hostile",
     args: [
       `--helm=${await helmBinary()}`,
       `--chart-sources=${[servers.slow.url, servers.huge.url, servers.redirecting.url].join(",")}`,
       `--max-consecutive-failures=${size.maxConsecutiveFailures}`,
+      ...webhooks.flags,
     ],
   };
   const supervisor = await supervise(t, options);
@@ -188,21 +203,27 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
       const refusal = await createRaw(client, context.namespace, attack.name, attack.spec(context));
       if (refusal !== undefined) refusals.set(attack.name, refusal);
     }),
-    createFleet(client, floodNamespace, flood),
+    createWithinBudget(client, floodNamespace, flood),
   ]);
   const withAttackers = await timedRollout(client, groups, images[0]);
   phase("rolled out under attack");
-  await attacking;
+  const [, floodAdmission] = await attacking;
+  assert.equal(
+    floodAdmission.admitted,
+    Math.min(flood.length, size.namespaceBudget),
+    `the flood gets exactly its namespace's budget; refused with: ${floodAdmission.refusal ?? "nothing"}`,
+  );
+  if (floodAdmission.refused > 0) assert.match(floodAdmission.refusal ?? "", /may have at most \d+ instances/);
 
   // THEN every hostile instance gets its verdict, and the flood is served
   const verdicts = await awaitVerdicts(client, contexts, refusals, size.verdictTimeoutMs);
   phase("every hostile instance has a verdict");
   const floodServedAt = await waitFor(
-    `${flood.length} flood instances served`,
+    `${floodAdmission.admitted} admitted flood instances served`,
     async () => {
       const items = (await client.list<Instance>(apiVersion, kind, { namespace: floodNamespace })).items;
       const served = items.filter((i) => isCurrent(i) && conditionOf(i, "Ready")?.status === "True");
-      return served.length === flood.length ? performance.now() : undefined;
+      return served.length === floodAdmission.admitted ? performance.now() : undefined;
     },
     { timeoutMs: size.verdictTimeoutMs, intervalMs: 2_000 },
   );
@@ -218,7 +239,7 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
   const forbidden = servers.counting.connections() + servers.counting.requests.length;
   assert.equal(forbidden, 0, `no request to a host outside the allow-list: ${servers.counting.requests.join(", ")}`);
   const quiet = await quietWindow(supervisor.current, 20_000);
-  const everyone = size.tenants + attacks.length + flood.length;
+  const everyone = size.tenants + attacks.length + floodAdmission.admitted;
   assert.ok(quiet.reconciles <= everyone, `no hot loop: ${quiet.reconciles} reconciles in 20 s of quiet`);
   const rss = memory.stop();
   assert.equal(supervisor.exits.length, 0, `the operator never exited: ${JSON.stringify(supervisor.exits)}`);
@@ -244,6 +265,8 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
       withChart: size.withChart,
       attacks: attacks.length,
       flood: flood.length,
+      namespaceBudget: size.namespaceBudget,
+      floodRefused: floodAdmission.refused,
       operatorRestarts: supervisor.exits.length,
       policyBreakingObjects: breaches.length,
       forbiddenRequests: forbidden,
@@ -408,6 +431,27 @@ export function percentile(values: readonly number[], q: number): number {
  * Creates an instance from a spec given as JSON text (own `__proto__` keys survive); returns the apiserver's
  * message if it refused the create.
  */
+/**
+ * Creates every member that its namespace's budget admits (10 at once, persistently through outages), counting
+ * the ones the platform's webhook refuses and keeping one refusal's words.
+ */
+async function createWithinBudget(client: KubeClient, namespace: string, fleet: readonly FleetMember[]) {
+  const outcome = { admitted: 0, refused: 0, refusal: undefined as string | undefined };
+  await inParallel(fleet, 10, async (member) => {
+    try {
+      await persistently(() =>
+        client.create({ apiVersion, kind, metadata: { name: member.name, namespace }, spec: member.spec }),
+      );
+      outcome.admitted += 1;
+    } catch (error) {
+      if (!(error instanceof AdmissionDeniedError)) throw error;
+      outcome.refused += 1;
+      outcome.refusal ??= error.message;
+    }
+  });
+  return outcome;
+}
+
 async function createRaw(
   client: KubeClient,
   namespace: string,

@@ -60,7 +60,7 @@ describe("chaos smoke", { timeout: 20 * 60_000 }, () => {
     t.diagnostic(JSON.stringify(await fuzzedManifests(t, client, { count: 50, seed: 13, invalidPreviews: 2 })));
   });
   it("hostile tenants, small", async (t) => {
-    const size = { tenants: 10, namespaces: 1, withStorage: 2, withChart: 3, flood: 50 };
+    const size = { tenants: 10, namespaces: 1, withStorage: 2, withChart: 3, flood: 50, namespaceBudget: 20 };
     const { figures } = await hostileTenants(t, client, {
       ...size,
       maxConsecutiveFailures: 2,
