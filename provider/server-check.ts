@@ -129,7 +129,7 @@ export function interpret(error: unknown, inputs: Pick<InstanceInputs, "namespac
     if (judged.length === 0) {
       return {
         checked: false,
-        note: `${causes.map((cause) => cause.message).join("; ")} (if this stack creates it, the instance must depend on it)`,
+        note: `${causes.map((cause) => `${cause.field}: ${cause.message}`).join("; ")} (if this stack creates it, the instance must depend on it)`,
       };
     }
     return { checked: true, failures: judged.map(toFailure) };
@@ -179,8 +179,7 @@ function isMissingChartConfigMap(cause: FieldCause): boolean {
 function toFailure(cause: FieldCause): InputFailure {
   const field = cause.field.replace(/^\./, "");
   const spec = /^spec\.([A-Za-z]+)/.exec(field);
-  // The webhook's messages start with the field they name; the property says it already.
-  if (spec?.[1]) return { property: spec[1], reason: cause.message.replace(`${field}: `, "") };
+  if (spec?.[1]) return { property: spec[1], reason: cause.message };
   const meta = /^metadata\.(name|namespace)$/.exec(field);
   if (meta?.[1]) return { property: meta[1], reason: cause.message };
   return { property: "", reason: field ? `${field}: ${cause.message}` : cause.message };

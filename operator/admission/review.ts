@@ -333,10 +333,13 @@ export function denial(request: Pick<ReviewRequest, "uid" | "name">, violations:
         name: request.name,
         group,
         kind,
+        // A cause's field is printed before its message (kubectl: `spec.replicas: ...`): not twice.
         causes: violations.map((violation) => ({
           reason: causeReason(violation),
           field: violation.field,
-          message: violation.message,
+          message: violation.message.startsWith(`${violation.field}: `)
+            ? violation.message.slice(violation.field.length + 2)
+            : violation.message,
         })),
       },
     },

@@ -46,7 +46,7 @@ const cases: { name: string; error: unknown; expected: ReturnType<typeof interpr
       [
         {
           field: "spec.replicas",
-          message: "spec.replicas: 7 is more than the platform allows per instance (at most 3, --max-replicas)",
+          message: "7 is more than the platform allows per instance (at most 3, --max-replicas)",
           reason: "FieldValueForbidden",
         },
       ],
@@ -63,7 +63,7 @@ const cases: { name: string; error: unknown; expected: ReturnType<typeof interpr
     error: new InvalidError(422, "denied", "Invalid", [
       {
         field: "spec.chart.configMap",
-        message: "spec.chart.configMap: ConfigMap shop/web-chart does not exist; create it before the instance",
+        message: "ConfigMap shop/web-chart does not exist; create it before the instance",
         reason: "FieldValueNotFound",
       },
     ]),

@@ -169,10 +169,8 @@ describe("validate", () => {
       ],
     );
     const { causes, ...about } = response.status?.details ?? { causes: [] };
-    assert.equal(
-      causes[1]?.message,
-      "spec.replicas: 3 is more than the platform allows per instance (at most 2, --max-replicas)",
-    );
+    // The field is the cause's own; kubectl prints it before the message.
+    assert.equal(causes[1]?.message, "3 is more than the platform allows per instance (at most 2, --max-replicas)");
     assert.deepEqual(about, { name: "web", group: "example.com", kind: "MyAppInstance" });
   });
 
