@@ -6,6 +6,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { ClusterProvider, MyAppOperator } from "../components/index.ts";
 import { MyAppInstance } from "../provider/index.ts";
+import { localWebhookUrl } from "../tools/lib/operator-process.ts";
 
 const config = new pulumi.Config();
 /** A kubeconfig path or contents; defaults to KUBECONFIG (which `npm run pulumi` sets to the local cluster). */
@@ -15,12 +16,15 @@ const appNamespace = config.get("appNamespace") ?? "default";
 // A k8s.Provider that remembers its connection, so previews check which cluster the instances reach.
 const cluster = new ClusterProvider("cluster", { ...(kubeconfig ? { kubeconfig } : {}) });
 
+const operatorPlacement = config.get("operatorPlacement") === "in-cluster" ? "in-cluster" : "external";
 const platform = new MyAppOperator(
   "myapp-operator",
   {
-    operatorPlacement: config.get("operatorPlacement") === "in-cluster" ? "in-cluster" : "external",
+    operatorPlacement,
     replicas: config.getNumber("operatorReplicas") ?? 1,
     ...(config.get("operatorImage") ? { image: config.require("operatorImage") } : {}),
+    // In the cluster the webhooks are called through a Service; the local operator (`npm start`) serves them here.
+    ...(operatorPlacement === "external" ? { webhooks: { url: localWebhookUrl } } : {}),
   },
   { provider: cluster },
 );

@@ -22,7 +22,7 @@ import {
 import { kubeconfigPath } from "./lib/paths.ts";
 import { builtHelm } from "./lib/toolchain.ts";
 
-const argv = process.argv.slice(2);
+let argv = process.argv.slice(2);
 const env = { ...process.env };
 const say = (message: string) => process.stderr.write(`[operator] ${message}\n`);
 const renewFailed = (error: unknown) =>
@@ -46,6 +46,10 @@ if (launched) {
     say(
       `as ServiceAccount ${identity.namespace}/${identity.serviceAccount} (token just minted, renewed while running)`,
     );
+    // The dev stack's webhook configurations call this machine's operator: serve them, as `npm start`'s would.
+    if (!argv.some((arg) => arg.startsWith("--webhook-bind-address")) && !env.MYAPP_WEBHOOK_BIND_ADDRESS) {
+      argv = [...argv, ...(identity.webhookFlags ?? [])];
+    }
   } catch (error) {
     env.KUBECONFIG = kubeconfigPath;
     say(`as the cluster admin (.local/kubeconfig): no ServiceAccount token (${String(error)})`);

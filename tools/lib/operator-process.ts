@@ -13,7 +13,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse, stringify } from "yaml";
-import { defaultNamespace, resolveSettings, serviceAccountKubeconfig } from "../../components/index.ts";
+import { defaultNamespace, operatorFlags, resolveSettings, serviceAccountKubeconfig } from "../../components/index.ts";
 import { clusterIdentity, recordedIdentity, sameCluster, type ClusterIdentity } from "../../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
 import { freePort, launchOperator, logFileTail, waitForProbe } from "./operator-launcher.ts";
@@ -41,7 +41,15 @@ export interface OperatorIdentity {
   readonly serviceAccount: string;
   /** Namespaces the local operator watches; empty for all. */
   readonly watchNamespaces: readonly string[];
+  /** The admission webhook flags the stack's webhook configurations expect (`--webhook-*`); none without them. */
+  readonly webhookFlags?: readonly string[];
 }
+
+/**
+ * Where the dev stack's external operator serves the admission webhooks (stacks/index.ts points the webhook
+ * configurations here; the operator `npm start` launches listens here).
+ */
+export const localWebhookUrl = "https://127.0.0.1:9443";
 
 export interface OperatorRecord extends ProcessRecord {
   readonly metricsPort: number;
@@ -51,11 +59,15 @@ export interface OperatorRecord extends ProcessRecord {
 
 /** The dev stack's operator (stacks/: MyAppOperator "myapp-operator"), watching the app namespace `default`. */
 export function devStackOperator(): OperatorIdentity {
-  const settings = resolveSettings("myapp-operator", { operatorPlacement: "external" });
+  const settings = resolveSettings("myapp-operator", {
+    operatorPlacement: "external",
+    webhooks: { url: localWebhookUrl },
+  });
   return {
     namespace: defaultNamespace,
     serviceAccount: settings.ok ? settings.settings.name : "myapp-operator",
     watchNamespaces: ["default"],
+    webhookFlags: settings.ok ? operatorFlags(settings.settings).filter((flag) => flag.startsWith("--webhook-")) : [],
   };
 }
 
@@ -137,6 +149,7 @@ export async function startOperatorWhenReady(identity: OperatorIdentity, timeout
     namespaces: identity.watchNamespaces,
     metricsPort,
     probePort,
+    args: identity.webhookFlags ?? [],
     env: {
       ...process.env,
       KUBECONFIG: operatorKubeconfig,
