@@ -8,9 +8,10 @@
  *   npm run bench -- side-by-side --n 500 --storage 1Gi --rounds 2    a side-by-side run of your own
  *   npm run bench -- --no-record                   measure and print, record nothing (trying things out)
  *
- * Needs the local cluster (`npm run cluster -- up`) and KUBECONFIG=.local/kubeconfig. Each benchmark has a time
+ * Needs the local cluster (`npm run cluster -- up`); KUBECONFIG defaults to its .local/kubeconfig. Each benchmark has a time
  * budget; when it passes, or on Ctrl-C, the benchmark stops waiting and cleans up what it started.
  */
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -32,6 +33,7 @@ import {
 } from "./support/record.ts";
 import { recordSideBySide, renderSideBySide, writeSideBySideJson } from "./support/side-by-side-report.ts";
 import { integerSetting } from "./support/settings.ts";
+import { kubeconfigPath } from "../tools/lib/paths.ts";
 
 /** The side-by-side scenarios of issue 11, and `side-by-side` for one given by flags. */
 function sideBySideBenchmarks(flags: {
@@ -86,6 +88,9 @@ function subjectList(value: string | undefined): SubjectName[] | undefined {
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 
 async function main(): Promise<number> {
+  // The local cluster of `npm run cluster -- up`, as `npm run kubectl` and `npm test` use it, unless KUBECONFIG
+  // names another (set here, so the benchmarks' kubectl and pulumi children see the same).
+  if (!process.env.KUBECONFIG && existsSync(kubeconfigPath)) process.env.KUBECONFIG = kubeconfigPath;
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
