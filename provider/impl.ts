@@ -95,6 +95,14 @@ async function checkInstance(olds: PropertyBag, news: PropertyBag): Promise<Chec
     return { inputs };
   }
   if (result.failures.length > 0) return { inputs, failures: result.failures };
+  if (result.defaulted && result.defaulted.length > 0) {
+    const set = result.defaulted.join(", ");
+    notes.add(
+      `admission sets ${set}`,
+      instanceLabel(checked),
+      (all) => `the cluster's admission sets ${set} for ${all}`,
+    );
+  }
   if (checked.chart === undefined) return { inputs };
   const preview = await chartPreview(client, checked);
   if (!preview.checked) {

@@ -16,6 +16,7 @@ import {
   type KubeObject,
 } from "../kube/index.ts";
 import { serverOf } from "../kube/cluster-identity.ts";
+import { admissionDefaults } from "./admission-defaults.ts";
 import { unansweredWebhook } from "./admission-wait.ts";
 import type { InputFailure } from "./check.ts";
 import { fieldManager, type InstanceInputs } from "./inputs.ts";
@@ -26,7 +27,12 @@ import { desiredInstance, ownershipProblem, type LiveInstance } from "./manifest
  * all (no connection, or none within {@link serverCheckTimeoutMs}): check fails the preview on that, once.
  */
 export type ServerCheckOutcome =
-  | { readonly checked: true; readonly failures: InputFailure[] }
+  | {
+      readonly checked: true;
+      readonly failures: InputFailure[];
+      /** Spec fields the cluster's admission set that the inputs leave out (`podSecurityLevel: "Baseline"`). */
+      readonly defaulted?: string[];
+    }
   | { readonly checked: false; readonly note: string; readonly unreachable?: true };
 
 /** Slower than this and preview carries on with the zod verdict: a down cluster must not stall every preview. */
@@ -89,11 +95,11 @@ async function askApiserver(
       if (problem) return { checked: true, failures: [{ property: "name", reason: problem }] };
       // Ours, about to be replaced: dry-run a create under a generated name, so it is judged as a new object.
       const metadata = { ...desired.metadata, name: undefined, generateName: `${inputs.name}-` };
-      await client.create({ ...desired, metadata }, { fieldManager, dryRun: true });
-    } else {
-      await client.apply(desired, { fieldManager, force: true, dryRun: true });
+      const admitted = await client.create<LiveInstance>({ ...desired, metadata }, { fieldManager, dryRun: true });
+      return { checked: true, failures: [], defaulted: admissionDefaults(desired, admitted) };
     }
-    return { checked: true, failures: [] };
+    const admitted = await client.apply<LiveInstance>(desired, { fieldManager, force: true, dryRun: true });
+    return { checked: true, failures: [], defaulted: admissionDefaults(desired, admitted) };
   } catch (error) {
     return interpret(error, inputs);
   }

@@ -212,15 +212,34 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     assert.equal(chosen.spec.podSecurityLevel, "Restricted", "what the tenant wrote stands");
   });
 
-  it("fails pulumi preview with the webhook's message naming the field, before anything is created", async (t) => {
-    const program = `import { MyAppInstance } from ${JSON.stringify(path.join(repoRoot, "provider/index.ts"))};
+  it("fails pulumi preview with the webhook's message under each input, before anything is created", async (t) => {
+    const provider = JSON.stringify(path.join(repoRoot, "provider/index.ts"));
+    const program = `import { MyAppInstance } from ${provider};
 new MyAppInstance("greedy", { namespace: ${JSON.stringify(baseline)}, image: "nginx:1.27", replicas: 7 });
+new MyAppInstance("foreign", { namespace: ${JSON.stringify(baseline)}, image: "ghcr.io/evil/miner:1" });
+new MyAppInstance("big", { namespace: ${JSON.stringify(baseline)}, image: "nginx:1.27", storage: "5Gi" });
+new MyAppInstance("one-too-many", { namespace: ${JSON.stringify(apps)}, image: "nginx:1.27" });
 `;
     const project = await pulumiProject(t, "webhook-preview", program);
     const preview = await project.pulumi("preview", "--non-interactive", "--stack", project.stackName);
     assert.equal(preview.ok, false, preview.output);
-    assert.match(preview.output, /replicas.*7.*at most 3/s);
-    await assert.rejects(getInstance(client, baseline, "greedy"), /not found/i);
+    assert.match(preview.output, /replicas.*7 is more than the platform allows per instance \(at most 3/);
+    assert.match(preview.output, /image.*ghcr\.io\/evil\/miner.*is not from a registry the platform allows/);
+    assert.match(preview.output, /storage.*5Gi is more than the platform allows per volume \(at most 2Gi/);
+    assert.match(preview.output, /may have at most 4 instances/);
+    for (const name of ["greedy", "foreign", "big"]) {
+      await assert.rejects(getInstance(client, baseline, name), /not found/i, `${name} was not created`);
+    }
+  });
+
+  it("shows in pulumi preview what the mutating webhook will set", async (t) => {
+    const provider = JSON.stringify(path.join(repoRoot, "provider/index.ts"));
+    const program = `import { MyAppInstance } from ${provider};
+new MyAppInstance("rooted", { namespace: ${JSON.stringify(baseline)}, image: "nginx:1.27" });
+`;
+    const project = await pulumiProject(t, "webhook-default", program);
+    const output = await project.must("preview", "--non-interactive", "--stack", project.stackName);
+    assert.match(output, /the cluster's admission sets podSecurityLevel: "Baseline" for rooted/);
   });
 
   it("keeps admitting while one replica restarts", async () => {
