@@ -49,9 +49,14 @@ export class AdmissionWebhooks {
     return this.tls.port;
   }
 
-  /** Stops the certificate checks and the server (requests in flight finish). */
+  /**
+   * Stops the certificate checks and the server: /readyz turns false at once (a Service stops sending the apiserver
+   * here), then requests on open connections are still answered for a moment, each closing its connection.
+   */
   async close(): Promise<void> {
     this.stopped.abort();
-    await this.tls?.close();
+    const tls = this.tls;
+    this.tls = undefined;
+    await tls?.close();
   }
 }

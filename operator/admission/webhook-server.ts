@@ -6,7 +6,8 @@
  */
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { Server as NetServer, type AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { CertificatePair } from "./certificates.ts";
 
@@ -59,15 +60,25 @@ export interface WebhookServer {
 }
 
 const defaultMaxBodyBytes = 3 * 1024 * 1024;
+/** How long a closing server keeps answering on connections already open (each answer closes its connection). */
+const drainMs = 2_000;
+/** net.Server's own close: stops listening without closing the open connections (http.Server's closes idle ones). */
+const netServerClose = NetServer.prototype.close;
+
+function openConnections(server: Server): Promise<number> {
+  return new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
+}
 
 /** Starts listening; resolves once the port is bound. */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   const handlerTimeoutMs = options.handlerTimeoutMs ?? 30_000;
   const logger = options.logger;
+  let draining = false;
   const server: Server = createServer(
     { cert: options.tls.cert, key: options.tls.key, minVersion: "TLSv1.2" },
     (req, res) => {
+      if (draining) res.setHeader("connection", "close");
       serve(req, res, options.routes, { maxBodyBytes, handlerTimeoutMs, logger }).catch((error: unknown) => {
         logger.error({ err: error, path: req.url }, "webhook request failed");
         if (!res.headersSent) replyText(res, 500, "internal error");
@@ -98,9 +109,17 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       server.setSecureContext({ cert: tls.cert, key: tls.key, minVersion: "TLSv1.2" });
     },
     async close({ graceMs = 5_000 } = {}) {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Closing an idle keep-alive connection races with a request the apiserver is just sending on it (Go does
+      // not retry a POST: an EOF, and with failurePolicy Fail a refused write). So: stop listening but leave open
+      // connections be (http.Server#close would close the idle ones at once), answer whatever still comes with
+      // `Connection: close` so the apiserver moves to another replica, and close what is left once the
+      // connections have been quiet or the grace is over.
+      draining = true;
+      const closed = new Promise<void>((resolve) => netServerClose.call(server, () => resolve()));
+      const drainUntil = performance.now() + Math.min(drainMs, graceMs);
+      while (performance.now() < drainUntil && (await openConnections(server)) > 0) await sleep(100);
       server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      const timer = setTimeout(() => server.closeAllConnections(), Math.max(0, graceMs - drainMs));
       await closed;
       clearTimeout(timer);
     },

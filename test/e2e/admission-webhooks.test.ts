@@ -212,23 +212,39 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     assert.equal(chosen.spec.podSecurityLevel, "Restricted", "what the tenant wrote stands");
   });
 
-  it("fails pulumi preview with the webhook's message under each input, before anything is created", async (t) => {
+  it("fails pulumi preview with the webhook's message under the input, before anything is created", async (t) => {
     const provider = JSON.stringify(path.join(repoRoot, "provider/index.ts"));
-    const program = `import { MyAppInstance } from ${provider};
-new MyAppInstance("greedy", { namespace: ${JSON.stringify(baseline)}, image: "nginx:1.27", replicas: 7 });
-new MyAppInstance("foreign", { namespace: ${JSON.stringify(baseline)}, image: "ghcr.io/evil/miner:1" });
-new MyAppInstance("big", { namespace: ${JSON.stringify(baseline)}, image: "nginx:1.27", storage: "5Gi" });
-new MyAppInstance("one-too-many", { namespace: ${JSON.stringify(apps)}, image: "nginx:1.27" });
+    // The engine stops a preview at the first resource whose check fails: one program per rule.
+    const cases: [string, string, string, RegExp][] = [
+      [
+        "greedy",
+        baseline,
+        `image: "nginx:1.27", replicas: 7`,
+        /replicas.*7 is more than the platform allows per instance \(at most 3/,
+      ],
+      [
+        "foreign",
+        baseline,
+        `image: "ghcr.io/evil/miner:1"`,
+        /image.*ghcr\.io\/evil\/miner.*is not from a registry the platform allows/,
+      ],
+      [
+        "big",
+        baseline,
+        `image: "nginx:1.27", storage: "5Gi"`,
+        /storage.*5Gi is more than the platform allows per volume \(at most 2Gi/,
+      ],
+      ["one-too-many", apps, `image: "nginx:1.27"`, /namespace wh-apps-\S+ may have at most 4 instances/],
+    ];
+    for (const [name, namespace, spec, expected] of cases) {
+      const program = `import { MyAppInstance } from ${provider};
+new MyAppInstance(${JSON.stringify(name)}, { namespace: ${JSON.stringify(namespace)}, ${spec} });
 `;
-    const project = await pulumiProject(t, "webhook-preview", program);
-    const preview = await project.pulumi("preview", "--non-interactive", "--stack", project.stackName);
-    assert.equal(preview.ok, false, preview.output);
-    assert.match(preview.output, /replicas.*7 is more than the platform allows per instance \(at most 3/);
-    assert.match(preview.output, /image.*ghcr\.io\/evil\/miner.*is not from a registry the platform allows/);
-    assert.match(preview.output, /storage.*5Gi is more than the platform allows per volume \(at most 2Gi/);
-    assert.match(preview.output, /may have at most 4 instances/);
-    for (const name of ["greedy", "foreign", "big"]) {
-      await assert.rejects(getInstance(client, baseline, name), /not found/i, `${name} was not created`);
+      const project = await pulumiProject(t, `webhook-${name}`, program);
+      const preview = await project.pulumi("preview", "--non-interactive", "--stack", project.stackName);
+      assert.equal(preview.ok, false, preview.output);
+      assert.match(preview.output, expected, name);
+      await assert.rejects(getInstance(client, namespace, name), /not found/i, `${name} was not created`);
     }
   });
 
