@@ -221,7 +221,8 @@ async function besides<T>(side: Promise<unknown>, main: () => Promise<T>): Promi
 /**
  * Applies `desired` unless the live object already holds every field of it; returns the object as it now is.
  * `replacing` is the workload of the other kind when this apply starts a move; a child created otherwise is added
- * to `created` (the caller tells them in one event), a child changed gets its own `Scaled` or `Updated` event.
+ * to `created` (the caller tells them in one event), a child changed gets its own `Scaled` or `Updated` event
+ * (none for a new image alone: the rollout's events tell it).
  */
 async function ensureChild<T extends KubeObject>(
   session: Session,
@@ -234,7 +235,7 @@ async function ensureChild<T extends KubeObject>(
   const what = `${desired.kind} ${desired.metadata.name}`;
   if (live) {
     const change = changedEvent(desired as unknown as KubeObject, live);
-    await session.event("Normal", change.reason, "Apply", change.note, referenceTo(applied));
+    if (change) await session.event("Normal", change.reason, "Apply", change.note, referenceTo(applied));
   } else if (replacing) {
     await session.event(
       "Normal",

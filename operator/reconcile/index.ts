@@ -19,12 +19,13 @@ export type {
   ObjectKey,
   ObjectReference,
 } from "./port.ts";
-export { reconcile, reconciler, recordStalled } from "./reconcile.ts";
+export { reconcile, reconciler, recordStalled, statusProgressIntervalMs } from "./reconcile.ts";
 export type { ReconcileDeps, ReconcileOutcome } from "./reconcile.ts";
 export { creationFailure, missingPods, rolloutProgress } from "./rollout.ts";
 export type { ObservedEvent, RolloutProgress } from "./rollout.ts";
 export { answeringRequest, computeStatus, problemStatus, stalledStatus, statusChanged } from "./status.ts";
 export type { Problem, StatusInput, Step } from "./status.ts";
+export { progressOnly, StatusPacer } from "./status-pacing.ts";
 export {
   defaultClassAnnotations,
   planStatefulSet,

@@ -1,6 +1,6 @@
 /**
  * The Normal events of an instance's lifecycle, as a kubebuilder user expects to read them in `kubectl describe`:
- * `Created` (its children), `Scaled`, `Updated`, `RollingOut` with its progress (like the Deployment controller's
+ * `Created` (its children), `Scaled`, `Updated` (not for a new image: its rollout tells it), `RollingOut` with its progress (like the Deployment controller's
  * ScalingReplicaSet), `RolloutComplete`, `Ready`. Pure: each is derived from a change the reconcile is making
  * anyway (an apply, a status write), never from the reconcile itself, so each is recorded once per transition
  * and a converged instance, which makes no apply and writes no status, records none. Events are API writes: the
@@ -36,9 +36,11 @@ function kindRank(object: KubeObject): number {
 
 /**
  * The event for applying `desired` over the existing `live` child: `Scaled` when the replica count is all that
- * changes ("Scaled Deployment web from 2 to 3 replicas"), else `Updated`.
+ * changes ("Scaled Deployment web from 2 to 3 replicas"), none when a container's image is all that changes (a
+ * rollout, which its `RollingOut` and `RolloutComplete` events tell from the status: an `Updated` beside them
+ * would be a write that says nothing new), else `Updated`.
  */
-export function changedEvent(desired: KubeObject, live: KubeObject): LifecycleEvent {
+export function changedEvent(desired: KubeObject, live: KubeObject): LifecycleEvent | undefined {
   const what = `${desired.kind} ${desired.metadata.name ?? ""}`;
   const wanted = replicasOf(desired);
   const had = replicasOf(live);
@@ -46,7 +48,36 @@ export function changedEvent(desired: KubeObject, live: KubeObject): LifecycleEv
     const rest = { ...desired, spec: { ...(desired["spec"] as object), replicas: had } };
     if (isSubset(rest, live)) return { reason: "Scaled", note: `Scaled ${what} from ${had} to ${wanted} replicas` };
   }
+  const withLiveImages = withImagesOf(desired, live);
+  if (withLiveImages && isSubset(withLiveImages, live)) return undefined;
   return { reason: "Updated", note: `Updated ${what} to match the spec` };
+}
+
+interface Container {
+  readonly name?: string;
+  readonly image?: string;
+}
+type WithTemplate = KubeObject & { spec?: { template?: { spec?: { containers?: readonly Container[] } } } };
+
+/**
+ * `desired` with each container's image as `live` has it (matched by name), or undefined when `desired` has no
+ * pod template or no image differs: then nothing about it is a rollout.
+ */
+function withImagesOf(desired: KubeObject, live: KubeObject): KubeObject | undefined {
+  const wanted = (desired as WithTemplate).spec?.template?.spec?.containers;
+  const had = (live as WithTemplate).spec?.template?.spec?.containers ?? [];
+  if (!wanted) return undefined;
+  let changed = false;
+  const containers = wanted.map((container) => {
+    const image = had.find((c) => c.name === container.name)?.image;
+    if (image === undefined || image === container.image) return container;
+    changed = true;
+    return { ...container, image };
+  });
+  if (!changed) return undefined;
+  const spec = (desired as WithTemplate).spec!;
+  const template = spec.template!;
+  return { ...desired, spec: { ...spec, template: { ...template, spec: { ...template.spec, containers } } } };
 }
 
 function replicasOf(object: KubeObject): number | undefined {

@@ -25,7 +25,8 @@ import type { ObjectKey, ClusterPort } from "./port.ts";
 import { openSession, type InstanceObject, type Session } from "./session.ts";
 import { previousStatus, reportStatus, writeProblem, writeStatus } from "./status-report.ts";
 import { stalledStatus } from "./status.ts";
-import type { StepOutcome } from "./step.ts";
+import { StatusPacer } from "./status-pacing.ts";
+import { mergeOutcomes, type StepOutcome } from "./step.ts";
 
 export interface ReconcileDeps {
   readonly port: ClusterPort;
@@ -49,7 +50,15 @@ export interface ReconcileDeps {
   readonly storageClassPollMs?: number;
   /** Rendering for instances with spec.chart (operator/chart); without it such instances are Degraded. */
   readonly chart?: ChartDeps;
+  /**
+   * Paces status writes that only report progress (status-pacing.ts). {@link reconciler} makes one that allows
+   * one such write per instance every 5 s; without one (a single {@link reconcile}) every change is written.
+   */
+  readonly statusPacer?: StatusPacer;
 }
+
+/** The least time between two status writes of one instance that only report progress (counts). */
+export const statusProgressIntervalMs = 5000;
 
 /** What a reconcile asks of the runtime next; `{ writes }` alone means "converged: wait for a change". */
 export interface ReconcileOutcome {
@@ -62,7 +71,8 @@ export interface ReconcileOutcome {
 
 /** The reconciler in the runtime's shape: `(key) => outcome`. */
 export function reconciler(deps: ReconcileDeps): (key: string) => Promise<ReconcileOutcome> {
-  return (key) => reconcile(key, deps);
+  const paced = { ...deps, statusPacer: deps.statusPacer ?? new StatusPacer(statusProgressIntervalMs) };
+  return (key) => reconcile(key, paced);
 }
 
 /**
@@ -184,9 +194,9 @@ async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise
     pollMs: deps.pollIntervalMs ?? 5000,
     storageClassPollMs: deps.storageClassPollMs ?? 30_000,
   });
-  await reportStatus(session, verdict.spec, children);
+  const reported = await reportStatus(session, verdict.spec, children, deps.statusPacer);
   await pruneChartLeftovers(session, leaving.prune);
-  return finished(session, children);
+  return finished(session, mergeOutcomes(children, reported));
 }
 
 /** The runtime's answer for a reconcile that ran its steps: when to look again, and the writes it made. */

@@ -17,6 +17,7 @@ import type { ObservedWorkload } from "./observed.ts";
 import { rolloutProgress } from "./rollout.ts";
 import type { InstanceObject, Session } from "./session.ts";
 import { answeringRequest, computeStatus, problemStatus, statusChanged, type Problem } from "./status.ts";
+import { progressOnly, type StatusPacer } from "./status-pacing.ts";
 import type { StepOutcome } from "./step.ts";
 
 /** The built-in template's workloads as the children step left them. */
@@ -27,12 +28,17 @@ export interface ObservedChildren {
   readonly retiring: ObservedWorkload | undefined;
 }
 
-/** Writes the status of a built-in template instance from its workloads and the steps' merged outcome. */
+/**
+ * Writes the status of a built-in template instance from its workloads and the steps' merged outcome. With a
+ * `pacer`, a status whose only news is progress waits out its interval (status-pacing.ts): the answer then asks
+ * to look again when it may be written.
+ */
 export async function reportStatus(
   session: Session,
   spec: MyAppInstanceSpec,
   observed: ObservedChildren & StepOutcome,
-): Promise<void> {
+  pacer?: StatusPacer,
+): Promise<StepOutcome> {
   const { key, instance } = session;
   const { workload, retiring } = observed;
   const previous = previousStatus(instance);
@@ -52,26 +58,38 @@ export async function reportStatus(
   );
   // A rollout's progress is news only in counts the workload controller reported for its current template.
   const countsObserved = workload !== undefined && rolloutProgress(workload, spec.replicas).observed;
-  await writeStatus(session, previous, next, { countsObserved });
+  return writeStatus(session, previous, next, { countsObserved, pacer });
 }
 
-/** Writes the status when it changed, with an event for what a person would want to know about the change. */
+/**
+ * Writes the status when it changed, with an event for what a person would want to know about the change. With a
+ * `pacer`, a progress-only change inside its interval is not written yet: the outcome asks to look again then.
+ */
 export async function writeStatus(
   session: Session,
   previous: MyAppInstanceStatus | undefined,
   computed: MyAppInstanceStatus,
-  { countsObserved = false }: { readonly countsObserved?: boolean } = {},
-): Promise<void> {
+  { countsObserved = false, pacer }: { readonly countsObserved?: boolean; readonly pacer?: StatusPacer } = {},
+): Promise<StepOutcome> {
   const requested = session.instance.metadata.annotations?.[reconcileRequestAnnotation];
   const next = answeringRequest(computed, requested, previous);
-  if (!statusChanged(previous, next)) return;
+  if (!statusChanged(previous, next)) return {};
+  const paceKey = `${session.key.namespace}/${session.key.name}`;
+  if (pacer && progressOnly(previous, next)) {
+    const waitMs = pacer.waitFor(paceKey, session.now.getTime());
+    if (waitMs > 0) {
+      session.logger.debug({ waitMs, readyReplicas: next.readyReplicas }, "status progress paced");
+      return { requeueAfterMs: waitMs };
+    }
+  }
   try {
     await session.port.applyStatus(session.key, next);
   } catch (error) {
     // Deleted while we worked: nothing left to report on.
-    if (error instanceof NotFoundError) return;
+    if (error instanceof NotFoundError) return {};
     throw error;
   }
+  pacer?.wrote(paceKey, session.now.getTime());
   session.logger.info({ phase: next.phase, readyReplicas: next.readyReplicas, image: next.image }, "status updated");
 
   const degraded = next.conditions?.find((c) => c.type === "Degraded");
@@ -91,6 +109,7 @@ export async function writeStatus(
   for (const news of statusEvents(previous, next, { countsObserved })) {
     await session.event("Normal", news.reason, "Reconcile", news.note);
   }
+  return {};
 }
 
 /** Reports a problem found before or instead of observing the children (keeps counts and image as they were). */

@@ -258,6 +258,10 @@ function adoptionStep({ spec, workload, retiring, previous }: StatusInput, now: 
   return { reason: AdoptingPods, message };
 }
 
+function isRollingOut(condition: Condition): boolean {
+  return condition.type === Progressing && condition.status === "True" && condition.reason === "RollingOut";
+}
+
 /** How long a re-created StatefulSet may take to count the pods that kept running before they count as lost. */
 const adoptionPatienceMs = 120_000;
 
@@ -277,7 +281,10 @@ function progressStep(input: StatusInput, progress: RolloutProgress | undefined)
   if (previous?.image === undefined) {
     return { reason: "Creating", message: `starting ${spec.image}: ${progress.ready}/${desired} replicas ready` };
   }
-  if (!progress.observed || progress.updated < desired || progress.image !== spec.image) {
+  // Old pods still terminating after every replica runs the new image are the rollout's tail, not a scale: the
+  // reason stays RollingOut (as `kubectl rollout status` waits for them), so its last counts are not a new condition.
+  const tail = progress.replicas > desired && previous?.conditions?.some(isRollingOut) === true;
+  if (!progress.observed || progress.updated < desired || progress.image !== spec.image || tail) {
     return {
       reason: "RollingOut",
       message: `rolling out ${spec.image}: ${progress.updated}/${desired} replicas updated, ${progress.ready}/${desired} ready`,

@@ -80,7 +80,7 @@ describe("changedEvent", () => {
       note: "Updated Deployment web to match the spec",
     });
     assert.equal(
-      changedEvent(child("Service", "web", { ports: [{ port: 80 }] }), child("Service", "web")).reason,
+      changedEvent(child("Service", "web", { ports: [{ port: 80 }] }), child("Service", "web"))?.reason,
       "Updated",
     );
   });

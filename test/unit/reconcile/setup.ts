@@ -21,7 +21,8 @@ export interface Harness {
   stalled(error: unknown, name?: string): Promise<void>;
 }
 
-export function harness(): Harness {
+/** `overrides`: deps beyond the defaults (e.g. a statusPacer, which a single reconcile has not). */
+export function harness(overrides: Partial<ReconcileDeps> = {}): Harness {
   const cluster = new FakeCluster();
   let now = start;
   const deps: ReconcileDeps = {
@@ -29,6 +30,7 @@ export function harness(): Harness {
     logger: pino({ level: "silent" }),
     now: () => now,
     pollIntervalMs: 5000,
+    ...overrides,
   };
   return {
     cluster,

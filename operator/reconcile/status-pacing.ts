@@ -1,0 +1,76 @@
+/**
+ * Pacing of status writes that only report progress. While an instance works towards its spec (a rollout, pods
+ * starting), its workload's counts move several times within a second or two: a new ReplicaSet counted, its pod
+ * ready, the old pod gone. Each move would be a status write (and a watch event to every client) that the next one
+ * supersedes within milliseconds. A status whose news is only counts and the messages that quote them is written
+ * at most once per interval per instance; a change of phase, image, generation or of any condition's status or
+ * reason is written at once, and so is every status with Ready=True (the end of a rollout is never delayed). A
+ * skipped write is not lost: the reconcile asks to look again when the interval has passed, and writes the counts
+ * as they are then, so a slow or stuck rollout still shows where it stands within the interval.
+ *
+ * The pacer remembers when it last wrote each instance's status, in this process only: after a restart (or on
+ * another replica after a failover) the first write is simply not delayed.
+ */
+import { Ready, type Condition, type MyAppInstanceStatus } from "../../api/index.ts";
+import { jsonEqual } from "./compare.ts";
+
+/** When the status of each instance was last written, to pace progress-only writes; one per reconciler. */
+export class StatusPacer {
+  /** Key → time of the last write (ms), oldest first: only entries younger than the interval are kept. */
+  private readonly lastWrites = new Map<string, number>();
+
+  /** The least time between two progress-only status writes of one instance (ms). */
+  readonly intervalMs: number;
+
+  constructor(intervalMs: number) {
+    this.intervalMs = intervalMs;
+    if (!Number.isFinite(intervalMs) || intervalMs < 0) {
+      throw new Error(`status progress interval must be a non-negative number of ms, got ${intervalMs}`);
+    }
+  }
+
+  /** How long a progress-only write of `key` must still wait at `now` (ms since the epoch); 0 when it may go. */
+  waitFor(key: string, now: number): number {
+    const last = this.lastWrites.get(key);
+    return last === undefined ? 0 : Math.max(0, last + this.intervalMs - now);
+  }
+
+  /** Records a status write of `key` at `now`, and forgets writes older than the interval (they delay nothing). */
+  wrote(key: string, now: number): void {
+    this.lastWrites.delete(key);
+    this.lastWrites.set(key, now);
+    for (const [oldKey, at] of this.lastWrites) {
+      if (at + this.intervalMs > now) break;
+      this.lastWrites.delete(oldKey);
+    }
+  }
+
+  /** Instances whose last write is still remembered (for tests: the memory stays bounded). */
+  get size(): number {
+    return this.lastWrites.size;
+  }
+}
+
+/**
+ * True when `next` differs from `previous` only in progress (replicas, readyReplicas, the message and condition
+ * messages that quote them, a condition's lastTransitionTime cannot move without its status), and is not Ready:
+ * such a write may wait. Anything a client waits on or reacts to (phase, image, observedGeneration, the answered
+ * reconcile request, a condition's status, reason or generation) makes it news.
+ */
+export function progressOnly(previous: MyAppInstanceStatus | undefined, next: MyAppInstanceStatus): boolean {
+  if (previous === undefined) return false;
+  if (next.conditions?.find((c) => c.type === Ready)?.status === "True") return false;
+  const withoutProgress = ({
+    replicas: _replicas,
+    readyReplicas: _ready,
+    message: _message,
+    conditions,
+    ...rest
+  }: MyAppInstanceStatus) => ({ ...rest, conditions: (conditions ?? []).map(conditionState) });
+  return jsonEqual(withoutProgress(previous), withoutProgress(next));
+}
+
+/** A condition without its message: what it says, not how far it has come. */
+function conditionState({ message: _message, ...state }: Condition): Omit<Condition, "message"> {
+  return state;
+}
