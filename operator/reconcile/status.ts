@@ -281,9 +281,10 @@ function progressStep(input: StatusInput, progress: RolloutProgress | undefined)
   if (previous?.image === undefined) {
     return { reason: "Creating", message: `starting ${spec.image}: ${progress.ready}/${desired} replicas ready` };
   }
-  // Old pods still terminating after every replica runs the new image are the rollout's tail, not a scale: the
-  // reason stays RollingOut (as `kubectl rollout status` waits for them), so its last counts are not a new condition.
-  const tail = progress.replicas > desired && previous?.conditions?.some(isRollingOut) === true;
+  // A rollout lasts until it is complete, as `kubectl rollout status` waits: old pods still terminating after every
+  // replica runs the new image, or new pods not yet ready, are its tail, not a scale or a wait of their own; the
+  // reason stays RollingOut, so its last counts are progress, not a new condition.
+  const tail = previous?.conditions?.some(isRollingOut) === true;
   if (!progress.observed || progress.updated < desired || progress.image !== spec.image || tail) {
     return {
       reason: "RollingOut",

@@ -54,18 +54,21 @@ describe("reconcile: paced status during a rollout", () => {
       { updated: 1, ready: 2, replicas: 3 },
       { updated: 1, ready: 3, replicas: 3 },
       { updated: 2, ready: 2, replicas: 3 },
+      { updated: 2, ready: 1, replicas: 2 },
     ]) {
       h.advance(200);
       h.cluster.progress("Deployment", "web", counts);
       paced.push(await h.run());
     }
-    // THEN the counts in between are not written, and each reconcile asks to look again when they may be
+    // THEN the counts in between (old pods terminating, new ones not yet ready: all still the rollout) are not
+    // written, and each reconcile asks to look again when they may be
     assert.deepEqual(
       paced.map((outcome) => [outcome.writes, outcome.requeueAfterMs]),
       [
         [0, 4800],
         [0, 4600],
         [0, 4400],
+        [0, 4200],
       ],
     );
     h.advance(200);
