@@ -72,6 +72,8 @@ export interface SubjectFigures {
   readonly changeP99Ms: number;
   readonly rolloutS: number;
   readonly writesPerInstance?: number;
+  /** Writes per instance from the rollout's first patch until 5 s without a write after all are Ready. */
+  readonly rolloutWritesPerInstance?: number;
   readonly readsPerInstance?: number;
   readonly watches?: number;
   readonly convergeCpuS?: number;
@@ -323,6 +325,7 @@ async function runSubject(
       };
     }
     const rolloutFrom = performance.now();
+    const writesBeforeRollout = proxy ? proxy.counts() : undefined;
     let patched = 0;
     const patching = forEachLimit(
       names,
@@ -344,6 +347,13 @@ async function runSubject(
     ]).then(([, at]) => at);
     const rolloutS = round((rolledOutAt - rolloutFrom) / 1000, 1);
     log(`rollout of all ${n} in ${rolloutS} s`);
+    let rolloutWrites: Partial<SubjectFigures> = {};
+    if (proxy && writesBeforeRollout) {
+      // Trailing writes of the last reconciles (a final event) belong to the rollout, as they do to converging.
+      await quiet(proxy, signal);
+      rolloutWrites = { rolloutWritesPerInstance: round(writesOf(since(proxy.counts(), writesBeforeRollout)) / n, 2) };
+      log(`rollout writes: ${JSON.stringify(since(proxy.counts(), writesBeforeRollout))}`);
+    }
     watchStop.abort();
     await watching;
 
@@ -355,6 +365,7 @@ async function runSubject(
       changeP50Ms: round(quantile(changeMs, 0.5), 0),
       changeP99Ms: round(quantile(changeMs, 0.99), 0),
       rolloutS,
+      ...rolloutWrites,
       ...converged,
       ...(operator ? figuresOf(processes) : {}),
     };
@@ -428,6 +439,7 @@ export const rows: readonly { key: Numeric; label: string; unit: string; operato
   { key: "changeP50Ms", label: "single change → Ready, p50", unit: "ms" },
   { key: "changeP99Ms", label: "single change → Ready, p99", unit: "ms" },
   { key: "rolloutS", label: "rollout of all N (image change)", unit: "s" },
+  { key: "rolloutWritesPerInstance", label: "writes / instance (rollout)", unit: "", operatorsOnly: true },
 ];
 
 /** The median over rounds of `key` for `subject` (NaN when it has none). */
