@@ -113,7 +113,14 @@ export async function recordStalled(
   const objectKey = parseKey(key);
   const instance = await deps.port.find<InstanceObject>(apiVersion, kind, objectKey.name, objectKey.namespace);
   if (!instance || instance.metadata.deletionTimestamp) return;
-  const session = openSession(deps.port, objectKey, instance, deps.logger.child({ key }), (deps.now ?? now)());
+  const session = openSession(
+    deps.port,
+    objectKey,
+    instance,
+    deps.logger.child({ key }),
+    (deps.now ?? now)(),
+    deps.statusPacer,
+  );
   const detail = error instanceof Error ? error.message : String(error);
   const retry = `retrying about every ${formatInterval(retryIntervalMs)}, and at once on a change`;
   if (isTransientFailure(error)) {
@@ -145,7 +152,7 @@ async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger)
     logger.debug({}, "instance is gone");
     return { writes: 0 };
   }
-  const session = openSession(deps.port, key, instance, logger, (deps.now ?? now)());
+  const session = openSession(deps.port, key, instance, logger, (deps.now ?? now)(), deps.statusPacer);
   try {
     return await reconcileInstance(session, deps);
   } catch (error) {
@@ -194,7 +201,7 @@ async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise
     pollMs: deps.pollIntervalMs ?? 5000,
     storageClassPollMs: deps.storageClassPollMs ?? 30_000,
   });
-  const reported = await reportStatus(session, verdict.spec, children, deps.statusPacer);
+  const reported = await reportStatus(session, verdict.spec, children);
   await pruneChartLeftovers(session, leaving.prune);
   return finished(session, mergeOutcomes(children, reported));
 }

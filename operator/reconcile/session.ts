@@ -2,6 +2,7 @@
  * What one reconcile of one instance carries around: the port (counting the writes it makes), the instance as
  * read at the start, a logger bound to the key, the time, and an event helper about the instance.
  */
+import type { StatusPacer } from "./status-pacing.ts";
 import type { Logger } from "pino";
 import { apiVersion, kind } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
@@ -29,6 +30,8 @@ export interface Session {
   readonly now: Date;
   /** API writes so far (applies, patches, deletes, events). */
   readonly writes: () => number;
+  /** What this process last wrote to each instance's status, and when (status-pacing.ts); none: no pacing. */
+  readonly statusPacer?: StatusPacer | undefined;
   /** Records an event about the instance. */
   event(
     type: EventRecord["type"],
@@ -46,6 +49,7 @@ export function openSession(
   instance: InstanceObject,
   logger: Logger,
   now: Date,
+  statusPacer?: StatusPacer,
 ): Session {
   const counting = countingPort(port);
   const regarding: ObjectReference = {
@@ -62,6 +66,7 @@ export function openSession(
     logger,
     now,
     writes: counting.writes,
+    statusPacer,
     event: (type, reason, action, note, related) =>
       counting.port.emitEvent({ type, reason, action, note, regarding, ...(related ? { related } : {}) }),
   };

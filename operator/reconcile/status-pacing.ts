@@ -16,8 +16,8 @@ import { jsonEqual } from "./compare.ts";
 
 /** When the status of each instance was last written, to pace progress-only writes; one per reconciler. */
 export class StatusPacer {
-  /** Key → time of the last write (ms), oldest first: only entries younger than the interval are kept. */
-  private readonly lastWrites = new Map<string, number>();
+  /** Key → the last write, oldest first: only entries younger than the interval are kept. */
+  private readonly lastWrites = new Map<string, LastWrite>();
 
   /** The least time between two progress-only status writes of one instance (ms). */
   readonly intervalMs: number;
@@ -32,15 +32,29 @@ export class StatusPacer {
   /** How long a progress-only write of `key` must still wait at `now` (ms since the epoch); 0 when it may go. */
   waitFor(key: string, now: number): number {
     const last = this.lastWrites.get(key);
-    return last === undefined ? 0 : Math.max(0, last + this.intervalMs - now);
+    return last === undefined ? 0 : Math.max(0, last.at + this.intervalMs - now);
   }
 
-  /** Records a status write of `key` at `now`, and forgets writes older than the interval (they delay nothing). */
-  wrote(key: string, now: number): void {
+  /**
+   * The status this pacer last wrote for `key`, when the instance read now is still the version that write was
+   * made over (`readVersion`, its resourceVersion): the cache has not yet delivered the write, and the status it
+   * shows is older than the one the apiserver holds. A reconcile woken meanwhile (the Deployment it just changed)
+   * starts from the written status, so it neither writes the same status again nor takes it for news.
+   */
+  writtenOver(key: string, readVersion: string | undefined): MyAppInstanceStatus | undefined {
+    const last = this.lastWrites.get(key);
+    return readVersion !== undefined && last?.readVersion === readVersion ? last.status : undefined;
+  }
+
+  /**
+   * Records that `status` was written for `key` at `now` over the instance version `readVersion`, and forgets
+   * writes older than the interval (they delay nothing, and a cache is not that far behind).
+   */
+  wrote(key: string, now: number, status: MyAppInstanceStatus, readVersion: string | undefined): void {
     this.lastWrites.delete(key);
-    this.lastWrites.set(key, now);
-    for (const [oldKey, at] of this.lastWrites) {
-      if (at + this.intervalMs > now) break;
+    this.lastWrites.set(key, { at: now, status, readVersion });
+    for (const [oldKey, last] of this.lastWrites) {
+      if (last.at + this.intervalMs > now) break;
       this.lastWrites.delete(oldKey);
     }
   }
@@ -49,6 +63,12 @@ export class StatusPacer {
   get size(): number {
     return this.lastWrites.size;
   }
+}
+
+interface LastWrite {
+  readonly at: number;
+  readonly status: MyAppInstanceStatus;
+  readonly readVersion: string | undefined;
 }
 
 /**

@@ -17,7 +17,7 @@ import type { ObservedWorkload } from "./observed.ts";
 import { rolloutProgress } from "./rollout.ts";
 import type { InstanceObject, Session } from "./session.ts";
 import { answeringRequest, computeStatus, problemStatus, statusChanged, type Problem } from "./status.ts";
-import { progressOnly, type StatusPacer } from "./status-pacing.ts";
+import { progressOnly } from "./status-pacing.ts";
 import type { StepOutcome } from "./step.ts";
 
 /** The built-in template's workloads as the children step left them. */
@@ -29,19 +29,18 @@ export interface ObservedChildren {
 }
 
 /**
- * Writes the status of a built-in template instance from its workloads and the steps' merged outcome. With a
- * `pacer`, a status whose only news is progress waits out its interval (status-pacing.ts): the answer then asks
- * to look again when it may be written.
+ * Writes the status of a built-in template instance from its workloads and the steps' merged outcome. With the
+ * session's pacer, a status whose only news is progress waits out its interval (status-pacing.ts): the answer then
+ * asks to look again when it may be written.
  */
 export async function reportStatus(
   session: Session,
   spec: MyAppInstanceSpec,
   observed: ObservedChildren & StepOutcome,
-  pacer?: StatusPacer,
 ): Promise<StepOutcome> {
   const { key, instance } = session;
   const { workload, retiring } = observed;
-  const previous = previousStatus(instance);
+  const previous = knownStatus(session);
   const next = computeStatus(
     {
       generation: instance.metadata.generation ?? 0,
@@ -58,24 +57,26 @@ export async function reportStatus(
   );
   // A rollout's progress is news only in counts the workload controller reported for its current template.
   const countsObserved = workload !== undefined && rolloutProgress(workload, spec.replicas).observed;
-  return writeStatus(session, previous, next, { countsObserved, pacer });
+  return writeStatus(session, previous, next, { countsObserved, pace: true });
 }
 
 /**
- * Writes the status when it changed, with an event for what a person would want to know about the change. With a
- * `pacer`, a progress-only change inside its interval is not written yet: the outcome asks to look again then.
+ * Writes the status when it changed, with an event for what a person would want to know about the change. With
+ * `pace` and the session's pacer, a progress-only change inside its interval is not written yet: the outcome asks
+ * to look again then. Every write is recorded with the pacer.
  */
 export async function writeStatus(
   session: Session,
   previous: MyAppInstanceStatus | undefined,
   computed: MyAppInstanceStatus,
-  { countsObserved = false, pacer }: { readonly countsObserved?: boolean; readonly pacer?: StatusPacer } = {},
+  { countsObserved = false, pace = false }: { readonly countsObserved?: boolean; readonly pace?: boolean } = {},
 ): Promise<StepOutcome> {
+  const pacer = session.statusPacer;
   const requested = session.instance.metadata.annotations?.[reconcileRequestAnnotation];
   const next = answeringRequest(computed, requested, previous);
   if (!statusChanged(previous, next)) return {};
   const paceKey = `${session.key.namespace}/${session.key.name}`;
-  if (pacer && progressOnly(previous, next)) {
+  if (pace && pacer && progressOnly(previous, next)) {
     const waitMs = pacer.waitFor(paceKey, session.now.getTime());
     if (waitMs > 0) {
       session.logger.debug({ waitMs, readyReplicas: next.readyReplicas }, "status progress paced");
@@ -89,7 +90,7 @@ export async function writeStatus(
     if (error instanceof NotFoundError) return {};
     throw error;
   }
-  pacer?.wrote(paceKey, session.now.getTime());
+  pacer?.wrote(paceKey, session.now.getTime(), next, session.instance.metadata.resourceVersion);
   session.logger.info({ phase: next.phase, readyReplicas: next.readyReplicas, image: next.image }, "status updated");
 
   const degraded = next.conditions?.find((c) => c.type === "Degraded");
@@ -117,6 +118,16 @@ export async function writeProblem(session: Session, problem: Problem): Promise<
   const previous = previousStatus(session.instance);
   const next = problemStatus(previous, session.instance.metadata.generation ?? 0, problem, session.now);
   await writeStatus(session, previous, next);
+}
+
+/**
+ * The status as the apiserver holds it: the one this process wrote last when the cached instance does not show that
+ * write yet (status-pacing.ts), else the cached one.
+ */
+function knownStatus(session: Session): MyAppInstanceStatus | undefined {
+  const { key, instance } = session;
+  const written = session.statusPacer?.writtenOver(`${key.namespace}/${key.name}`, instance.metadata.resourceVersion);
+  return written ?? previousStatus(instance);
 }
 
 /** The live status, or undefined when absent or malformed (then it is simply rewritten). */

@@ -172,10 +172,22 @@ describe("StatusPacer", () => {
   it("holds a key for its interval and forgets writes older than that", () => {
     const pacer = new StatusPacer(5000);
     assert.equal(pacer.waitFor("a/web", 0), 0);
-    pacer.wrote("a/web", 1000);
+    pacer.wrote("a/web", 1000, {}, "7");
     assert.equal(pacer.waitFor("a/web", 2000), 4000);
     assert.equal(pacer.waitFor("a/web", 6000), 0);
-    pacer.wrote("a/db", 7000);
+    pacer.wrote("a/db", 7000, {}, "8");
     assert.equal(pacer.size, 1, "a/web's write no longer delays anything");
+  });
+
+  it("gives back the status it wrote only while the instance read is still the version it was written over", () => {
+    const pacer = new StatusPacer(5000);
+    const written = { phase: "Progressing" as const, observedGeneration: 2 };
+    pacer.wrote("a/web", 1000, written, "41");
+    // the cache has not delivered the write yet: it still shows version 41
+    assert.deepEqual(pacer.writtenOver("a/web", "41"), written);
+    // it has (or something else changed the instance): the cache's status is the one to start from
+    assert.equal(pacer.writtenOver("a/web", "42"), undefined);
+    assert.equal(pacer.writtenOver("a/web", undefined), undefined);
+    assert.equal(pacer.writtenOver("a/db", "41"), undefined);
   });
 });
