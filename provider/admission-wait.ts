@@ -8,10 +8,16 @@
 import { ServerError } from "../kube/index.ts";
 import type { Clock } from "../kube/clock.ts";
 
-/** The webhook a "failed calling webhook" error names, or undefined for any other failure. */
+/**
+ * The webhook a "failed calling webhook" error names, with where the apiserver called it (two installations'
+ * webhooks may share a name), or undefined for any other failure.
+ */
 export function unansweredWebhook(error: unknown): string | undefined {
   if (!(error instanceof ServerError)) return undefined;
-  return /failed calling webhook "([^"]+)"/.exec(error.message)?.[1];
+  const name = /failed calling webhook "([^"]+)"/.exec(error.message)?.[1];
+  if (name === undefined) return undefined;
+  const target = /(?:Post|POST) "?(https:\/\/[^/"?\s]+)/.exec(error.message)?.[1];
+  return target ? `${name} at ${target}` : name;
 }
 
 export interface AdmissionWait {

@@ -80,10 +80,13 @@ describe("the operator image", { timeout: minutes(20) }, () => {
 
     // --- the pod's container, from the Deployment: what runc gets ---
     const podName = `${settings.name}-${randomBytes(3).toString("hex")}`;
-    const [metricsPort, healthPort] = [await freePort(), await freePort()];
+    const [metricsPort, healthPort, webhookPort] = [await freePort(), await freePort(), await freePort()];
+    // The container shares the host's network here: every port is a free one of 127.0.0.1, the webhook's too (it
+    // serves, with a certificate it keeps in its namespace as the ServiceAccount, before "operator starting").
     const spec = await containerSpec(settings, deployment as KubeObject, podName, image.ref, {
       metrics: `127.0.0.1:${metricsPort}`,
       health: `127.0.0.1:${healthPort}`,
+      webhook: `127.0.0.1:${webhookPort}`,
     });
     const container = await runPodContainer(spec, step);
     defer(() => container.remove());
@@ -224,14 +227,15 @@ async function containerSpec(
   deployment: KubeObject,
   podName: string,
   imageRef: string,
-  bind: { metrics: string; health: string },
+  bind: { metrics: string; health: string; webhook: string },
 ): Promise<PodContainerSpec> {
   const pod = (deployment as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
   const container = pod.containers[0]!;
   const args = (container.args ?? []).map((arg) =>
     arg
       .replace(/^--metrics-bind-address=.*/, `--metrics-bind-address=${bind.metrics}`)
-      .replace(/^--health-probe-bind-address=.*/, `--health-probe-bind-address=${bind.health}`),
+      .replace(/^--health-probe-bind-address=.*/, `--health-probe-bind-address=${bind.health}`)
+      .replace(/^--webhook-bind-address=.*/, `--webhook-bind-address=${bind.webhook}`),
   );
   const downward: Record<string, string> = { "metadata.name": podName, "metadata.namespace": settings.namespace };
   const env: Record<string, string> = {};

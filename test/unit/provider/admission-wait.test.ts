@@ -15,7 +15,7 @@ const unanswered = () =>
 
 describe("unansweredWebhook", () => {
   it("names the webhook of the apiserver's 'failed calling webhook', and nothing else", () => {
-    assert.equal(unansweredWebhook(unanswered()), "validate.myappinstances.example.com");
+    assert.equal(unansweredWebhook(unanswered()), "validate.myappinstances.example.com at https://127.0.0.1:9443");
     assert.equal(
       unansweredWebhook(new ServerError(500, "etcdserver: request timed out", "InternalError", [])),
       undefined,
@@ -47,7 +47,10 @@ describe("applyWhenAdmitted", () => {
     await clock.advance(2_000);
     assert.equal(await applied, "applied");
     assert.equal(attempts, 3);
-    assert.match(phases[0] ?? "", /waiting for the admission webhook validate\.myappinstances\.example\.com to answer/);
+    assert.match(
+      phases[0] ?? "",
+      /waiting for the admission webhook validate\.myappinstances\.example\.com at https:\/\/127\.0\.0\.1:9443 to answer/,
+    );
   });
 
   it("fails at once on a denial, and at the deadline with what to check", async () => {
