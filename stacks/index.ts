@@ -23,8 +23,11 @@ const platform = new MyAppOperator(
     operatorPlacement,
     replicas: config.getNumber("operatorReplicas") ?? 1,
     ...(config.get("operatorImage") ? { image: config.require("operatorImage") } : {}),
-    // In the cluster the webhooks are called through a Service; the local operator (`npm start`) serves them here.
-    ...(operatorPlacement === "external" ? { webhooks: { url: localWebhookUrl } } : {}),
+    // The local operator (`npm start`) watches the app namespace only, and serves the webhooks for it here (in the
+    // cluster they are called through a Service): a namespace it does not watch is never held by its webhooks.
+    ...(operatorPlacement === "external"
+      ? { watchNamespaces: [appNamespace], webhooks: { url: localWebhookUrl } }
+      : {}),
   },
   { provider: cluster },
 );

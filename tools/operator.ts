@@ -5,6 +5,8 @@
  * for it is minted now, for the cluster that is running now (.local/operator.kubeconfig, token in
  * .local/operator.token), so a local run proves the RBAC; without it, the admin kubeconfig. The token is renewed
  * while this process runs. The launcher of `npm start` sets MYAPP_LOCAL_OPERATOR_RENEW after writing the files.
+ * As that ServiceAccount it watches the dev stack's app namespace and serves the dev stack's admission webhooks
+ * (127.0.0.1:9443), unless --namespaces or --webhook-bind-address say otherwise.
  *
  * Charts: the toolchain's helm renders them (the pinned version the tests use), unless --helm or MYAPP_HELM names
  * another; without a built toolchain, helm on PATH.
@@ -46,6 +48,10 @@ if (launched) {
     say(
       `as ServiceAccount ${identity.namespace}/${identity.serviceAccount} (token just minted, renewed while running)`,
     );
+    // The dev stack grants its ServiceAccount the app namespace alone: watch that, as `npm start`'s operator does.
+    if (!argv.some((arg) => arg.startsWith("--namespaces")) && !env.MYAPP_NAMESPACES) {
+      argv = [...argv, `--namespaces=${identity.watchNamespaces.join(",")}`];
+    }
     // The dev stack's webhook configurations call this machine's operator: serve them, as `npm start`'s would.
     if (!argv.some((arg) => arg.startsWith("--webhook-bind-address")) && !env.MYAPP_WEBHOOK_BIND_ADDRESS) {
       argv = [...argv, ...(identity.webhookFlags ?? [])];

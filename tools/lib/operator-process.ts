@@ -61,6 +61,7 @@ export interface OperatorRecord extends ProcessRecord {
 export function devStackOperator(): OperatorIdentity {
   const settings = resolveSettings("myapp-operator", {
     operatorPlacement: "external",
+    watchNamespaces: ["default"],
     webhooks: { url: localWebhookUrl },
   });
   return {
@@ -136,7 +137,9 @@ export async function startOperatorWhenReady(identity: OperatorIdentity, timeout
     async () => {
       await writeOperatorCredentials(identity);
       const asOperator = new KubeClient(loadKubeConfig({ path: operatorKubeconfig }));
-      await asOperator.list("example.com/v1", "MyAppInstance", { limit: 1 });
+      // In a namespace it watches: the dev stack grants it those alone.
+      const [namespace] = identity.watchNamespaces;
+      await asOperator.list("example.com/v1", "MyAppInstance", { limit: 1, ...(namespace ? { namespace } : {}) });
       return true;
     },
     { timeoutMs, intervalMs: 1000 },
