@@ -16,6 +16,7 @@ import { answerAndExit, commandLine, main } from "../operator/main.ts";
 import { parseOptions, type OperatorOptions } from "../operator/options.ts";
 import {
   devStackOperator,
+  operatorRecord,
   operatorKubeconfig,
   renewOperatorToken,
   writeOperatorCredentials,
@@ -52,8 +53,13 @@ if (launched) {
     if (!argv.some((arg) => arg.startsWith("--namespaces")) && !env.MYAPP_NAMESPACES) {
       argv = [...argv, `--namespaces=${identity.watchNamespaces.join(",")}`];
     }
-    // The dev stack's webhook configurations call this machine's operator: serve them, as `npm start`'s would.
-    if (!argv.some((arg) => arg.startsWith("--webhook-bind-address")) && !env.MYAPP_WEBHOOK_BIND_ADDRESS) {
+    // The dev stack's webhook configurations call this machine's operator: serve them, as `npm start`'s would,
+    // unless `npm start`'s operator still runs and serves them already (its port is taken: this one would exit).
+    const chosen = argv.some((arg) => arg.startsWith("--webhook-bind-address")) || env.MYAPP_WEBHOOK_BIND_ADDRESS;
+    const started = operatorRecord();
+    if (!chosen && started) {
+      say(`npm start's operator (pid ${started.pid}) serves the dev stack's admission webhooks; this one does not`);
+    } else if (!chosen) {
       argv = [...argv, ...(identity.webhookFlags ?? [])];
     }
   } catch (error) {
