@@ -3,8 +3,8 @@
  * of the repository: it imports nothing else of ours, and everything above it imports from here.
  */
 export * from "./names.ts";
-export { conditionSchema, conditionStatuses } from "./condition.ts";
-export type { Condition, ConditionStatus } from "./condition.ts";
+export { conditionSchema, conditionStatuses } from "./condition-schema.ts";
+export type { Condition, ConditionStatus } from "./condition-schema.ts";
 export {
   Degraded,
   Progressing,
@@ -17,8 +17,8 @@ export {
   hasConditionStatus,
   isReady,
   setCondition,
-} from "./conditions.ts";
-export type { ConditionType, ConditionUpdate } from "./conditions.ts";
+} from "./condition-semantics.ts";
+export type { ConditionType, ConditionUpdate } from "./condition-semantics.ts";
 export {
   chartConfigMapKey,
   chartRules,

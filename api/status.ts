@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { maxServiceEndpointLength } from "./child-names.ts";
-import { conditionSchema } from "./condition.ts";
+import { conditionSchema } from "./condition-schema.ts";
 import { maxImageReferenceLength } from "./image-reference.ts";
 import { maxReplicas } from "./spec.ts";
 import { boundedText } from "./text.ts";

@@ -3,7 +3,7 @@
  * Ready/Progressing/Degraded are what people read; Reconciling/Stalled are kstatus's "abnormal-true" pair, which
  * lets kstatus-based tools (Flux, `kubectl wait`, Pulumi's await logic) tell "still working" from "stuck".
  */
-import type { Condition, ConditionStatus } from "./condition.ts";
+import type { Condition, ConditionStatus } from "./condition-schema.ts";
 import type { MyAppInstance } from "./instance.ts";
 
 /** True when the application serves at the desired spec. */
