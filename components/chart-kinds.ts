@@ -4,9 +4,9 @@
  * Secrets are write-only (create and patch): the operator never reads credentials.
  *
  * By default the list is the built-in template's kinds ({@link defaultChartKinds}: Deployment, StatefulSet,
- * Service), which the operator holds anyway; every wider kind ({@link renderableChartKinds}) is opt-in. roles.ts
- * grants the list in a Role per watched namespace when the operator watches a list of namespaces, and cluster-wide
- * only when it watches them all.
+ * Service), which the operator holds anyway; every wider kind ({@link renderableChartKinds}) is opt-in.
+ * rbac-objects.ts grants the list in a Role per watched namespace when the operator watches a list of namespaces,
+ * and cluster-wide only when it watches them all.
  */
 import {
   chartKindName,
@@ -15,7 +15,7 @@ import {
   renderableChartKinds,
   type ChartKind,
 } from "../api/index.ts";
-import { watchedNamespaceRules, type OperatorRule } from "./rbac.ts";
+import { watchedNamespaceRules, type OperatorRule } from "./rbac-rules.ts";
 
 /**
  * Verbs for a kind charts render: list and watch (the operator's informers cache its own objects of every allowed
@@ -27,7 +27,7 @@ const chartVerbs = ["get", "list", "watch", "create", "patch", "delete"] as cons
 
 /**
  * The rules that let the operator apply, compare and prune chart objects of `kinds`, but for those the built-in
- * template's rules (rbac.ts `watchedNamespaceRules`) already grant, which are granted next to these anyway.
+ * template's rules (rbac-rules.ts `watchedNamespaceRules`) already grant, which are granted next to these anyway.
  */
 export function chartKindRules(kinds: readonly ChartKind[]): OperatorRule[] {
   const rules: OperatorRule[] = [

@@ -1,8 +1,8 @@
 /** The MyAppOperator Pulumi component, the pure builders behind it, and the operator's RBAC definition. */
 export * from "./my-app-operator.ts";
 export * from "./settings.ts";
-export * from "./rbac.ts";
-export * from "./roles.ts";
+export * from "./rbac-rules.ts";
+export * from "./rbac-objects.ts";
 export * from "./metadata.ts";
 export * from "./namespace.ts";
 export * from "./service-account.ts";

@@ -11,7 +11,7 @@ import { metricsReaderClusterRole } from "./metrics-reader.ts";
 import { metricsService } from "./metrics-service.ts";
 import { operatorNamespace } from "./namespace.ts";
 import { operatorPodDisruptionBudget } from "./pod-disruption-budget.ts";
-import { operatorRbac } from "./roles.ts";
+import { operatorRbac } from "./rbac-objects.ts";
 import { operatorServiceAccount } from "./service-account.ts";
 import type { OperatorSettings } from "./settings.ts";
 import { operatorWebhookConfigurations, webhookService } from "./webhooks.ts";

@@ -17,7 +17,7 @@ import { metricsEndpoint, metricsService } from "./metrics-service.ts";
 import { operatorNamespace } from "./namespace.ts";
 import { inClusterPlacementVerdict, type NodeSummary } from "./node-runtime.ts";
 import { operatorPodDisruptionBudget } from "./pod-disruption-budget.ts";
-import { operatorRbac } from "./roles.ts";
+import { operatorRbac } from "./rbac-objects.ts";
 import { operatorServiceAccount } from "./service-account.ts";
 import { describeIssues, resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "./settings.ts";
 import { operatorWebhookConfigurations, webhookService } from "./webhooks.ts";

@@ -17,7 +17,8 @@ export interface FlagOverrides {
   readonly metricsBindAddress?: string;
   /**
    * `--metrics-secure`: /metrics answers only bearer tokens the apiserver authenticates and allows `get /metrics`
-   * (the metrics-reader ClusterRole grants it). The ServiceAccount may ask the apiserver only in-cluster (roles.ts).
+   * (the metrics-reader ClusterRole grants it). The ServiceAccount may ask the apiserver only in-cluster
+   * (rbac-objects.ts).
    * @default true in-cluster, false otherwise
    */
   readonly metricsSecure?: boolean;

@@ -1,7 +1,7 @@
 /**
  * A kubeconfig that authenticates as the operator's ServiceAccount, with a short-lived token from the TokenRequest
  * API. A local operator run with it has exactly the permissions the component grants in-cluster, so every local
- * run proves the RBAC of rbac.ts is sufficient.
+ * run proves the RBAC of rbac-rules.ts is sufficient.
  *
  * components/ may not import kube/ (layering), so this takes a narrow port that a kube/ KubeClient satisfies.
  */

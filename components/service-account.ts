@@ -1,4 +1,4 @@
-/** The operator's identity: every permission in rbac.ts is bound to this ServiceAccount. */
+/** The operator's identity: every permission in rbac-rules.ts is bound to this ServiceAccount. */
 import type { ServiceAccountManifest } from "./manifest-types.ts";
 import { objectMeta, operatorObjectNames } from "./metadata.ts";
 import type { OperatorSettings } from "./settings.ts";

@@ -29,7 +29,7 @@ import type {
 } from "./manifest-types.ts";
 import { objectMeta, operatorObjectNames, selectorLabels } from "./metadata.ts";
 import { mutatePath, validatePath, webhookPort } from "./operator-endpoints.ts";
-import type { OperatorRule } from "./rbac.ts";
+import type { OperatorRule } from "./rbac-rules.ts";
 import type { OperatorPlacement, OperatorSettings, SettingsIssue } from "./settings.ts";
 
 /** Arguments of the webhooks. */

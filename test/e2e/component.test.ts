@@ -32,10 +32,10 @@ import {
   leaderElectionRules,
   secureMetricsRules,
   watchedNamespaceRules,
-} from "../../components/rbac.ts";
+} from "../../components/rbac-rules.ts";
 import { loadCrdManifest } from "../../components/crd.ts";
 import { chartKindRules } from "../../components/chart-kinds.ts";
-import { policyRules } from "../../components/roles.ts";
+import { policyRules } from "../../components/rbac-objects.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
 import { resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "../../components/settings.ts";
 import { ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";

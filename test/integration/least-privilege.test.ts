@@ -1,6 +1,6 @@
 /**
  * Least privilege, proven on the real local cluster: the operator runs as a ServiceAccount holding exactly the
- * rules of components/rbac.ts (namespaced mode) and under the admission policy of components/admission-policy.ts,
+ * rules of components/rbac-rules.ts (namespaced mode) and under the admission policy of components/admission-policy.ts,
  * with every HTTP request it makes recorded (test/support/request-recorder.ts, a preload: the operator's own code
  * is unchanged). Through a whole lifecycle (create, scale, roll out, move to a StatefulSet, grow its volumes on a
  * class that allows expansion, delete with reclaim Delete, pods Pod Security rejects, scrapes of its secure
@@ -29,8 +29,8 @@ import {
   secureMetricsRules,
   verbsNotSeenOnTheWire,
   watchedNamespaceRules,
-} from "../../components/rbac.ts";
-import { operatorRbac } from "../../components/roles.ts";
+} from "../../components/rbac-rules.ts";
+import { operatorRbac } from "../../components/rbac-objects.ts";
 import { operatorServiceAccount } from "../../components/service-account.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
 import { resolveSettings } from "../../components/settings.ts";

@@ -13,7 +13,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { chartKindsFlag } from "../../components/chart-kinds.ts";
 import { operatorObjectNames } from "../../components/metadata.ts";
-import { operatorRbac } from "../../components/roles.ts";
+import { operatorRbac } from "../../components/rbac-objects.ts";
 import { resolveSettings } from "../../components/settings.ts";
 import { serviceAccountKubeconfig } from "../../components/index.ts";
 import { ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";

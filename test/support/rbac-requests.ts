@@ -3,7 +3,7 @@
  * subresource) and namespace, the way the apiserver's RequestInfoFactory reads a URL. Written out here because
  * the apiserver's resolver is Go; it covers the REST paths the operator uses.
  */
-import type { OperatorRule } from "../../components/rbac.ts";
+import type { OperatorRule } from "../../components/rbac-rules.ts";
 
 /** One recorded request (a line of the recorder's file). */
 export interface RecordedRequest {

@@ -14,7 +14,7 @@ import path from "node:path";
 import type { TestContext } from "node:test";
 import { parse, stringify } from "yaml";
 import { operatorObjectNames } from "../../components/metadata.ts";
-import { operatorRbac } from "../../components/roles.ts";
+import { operatorRbac } from "../../components/rbac-objects.ts";
 import { operatorServiceAccount } from "../../components/service-account.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
 import { resolveSettings } from "../../components/settings.ts";

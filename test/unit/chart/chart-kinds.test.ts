@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { chartKindName, defaultChartKinds, renderableChartKinds } from "../../../api/index.ts";
 import { chartKindRules, chartKindsFlag, resolveChartKinds } from "../../../components/chart-kinds.ts";
-import { operatorRbac } from "../../../components/roles.ts";
+import { operatorRbac } from "../../../components/rbac-objects.ts";
 import { resolveSettings } from "../../../components/settings.ts";
 import { parseOptions } from "../../../operator/options.ts";
 

@@ -7,9 +7,9 @@ import { parseAllDocuments } from "yaml";
 import { crdName } from "../../../api/index.ts";
 import { loadCrdManifest } from "../../../components/crd.ts";
 import { installManifests, renderInstallYaml } from "../../../components/install-manifests.ts";
-import { clusterWideRules, secureMetricsRules } from "../../../components/rbac.ts";
+import { clusterWideRules, secureMetricsRules } from "../../../components/rbac-rules.ts";
 import { defaultInstallPath, renderDefaultInstall } from "../../../components/render-install.ts";
-import { policyRules } from "../../../components/roles.ts";
+import { policyRules } from "../../../components/rbac-objects.ts";
 import { webhookClusterRules } from "../../../components/webhooks.ts";
 import { settingsFor } from "./settings-fixture.ts";
 

@@ -43,8 +43,8 @@ pulumi.runtime.setMocks(
 // Loaded after setMocks, so no resource can be created against a real engine.
 const { MyAppOperator, myAppOperatorType } = await import("../../../components/my-app-operator.ts");
 const { clusterScopedRules, clusterWideRules, leaderElectionRules, secureMetricsRules, watchedNamespaceRules } =
-  await import("../../../components/rbac.ts");
-const { policyRules } = await import("../../../components/roles.ts");
+  await import("../../../components/rbac-rules.ts");
+const { policyRules } = await import("../../../components/rbac-objects.ts");
 const { webhookClusterRules } = await import("../../../components/webhooks.ts");
 
 function valueOf<T>(output: pulumi.Output<T>): Promise<T> {

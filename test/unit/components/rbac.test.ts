@@ -9,8 +9,8 @@ import {
   secureMetricsRules,
   watchedNamespaceRules,
   type OperatorRule,
-} from "../../../components/rbac.ts";
-import { operatorRbac, policyRules } from "../../../components/roles.ts";
+} from "../../../components/rbac-rules.ts";
+import { operatorRbac, policyRules } from "../../../components/rbac-objects.ts";
 import { webhookClusterRules } from "../../../components/webhooks.ts";
 import { settingsFor } from "./settings-fixture.ts";
 
@@ -25,7 +25,7 @@ function grants(rules: readonly OperatorRule[]): string[] {
     .sort();
 }
 
-describe("the operator's rules (rbac.ts)", () => {
+describe("the operator's rules (rbac-rules.ts)", () => {
   it("grant only what the operator uses: no update where it patches, no watch where it does not watch", () => {
     // The integration test (test/integration/least-privilege.test.ts) proves this list against the requests of a
     // real operator process; here it is pinned so a change shows up in review.

@@ -1,9 +1,10 @@
 /**
- * The RBAC objects that grant rbac.ts's rules to the operator's ServiceAccount. Cluster-wide mode: one ClusterRole
- * with everything. Namespaced mode: a Role per watched namespace, and a ClusterRole with only the cluster-scoped
- * reads. In-cluster, the ClusterRole also has the secure-metrics reviews. Both, when leader election may be on: a
- * Role for the Lease in the operator's namespace; with the webhooks on, a Role for their certificate Secret there
- * and, in the ClusterRole, the CA injection into the webhook configurations and the namespace reads.
+ * The RBAC objects (Roles, ClusterRoles and their bindings) that grant rbac-rules.ts's rules to the operator's
+ * ServiceAccount. Cluster-wide mode: one ClusterRole with everything. Namespaced mode: a Role per watched namespace,
+ * and a ClusterRole with only the cluster-scoped reads. In-cluster, the ClusterRole also has the secure-metrics
+ * reviews. Both, when leader election may be on: a Role for the Lease in the operator's namespace; with the webhooks
+ * on, a Role for their certificate Secret there and, in the ClusterRole, the CA injection into the webhook
+ * configurations and the namespace reads.
  */
 import type {
   ClusterRoleBindingManifest,
@@ -21,7 +22,7 @@ import {
   secureMetricsRules,
   watchedNamespaceRules,
   type OperatorRule,
-} from "./rbac.ts";
+} from "./rbac-rules.ts";
 import type { OperatorSettings } from "./settings.ts";
 import { webhookCertificateRules, webhookClusterRules } from "./webhooks.ts";
 
