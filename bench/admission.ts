@@ -52,8 +52,26 @@ import { pause, waitUntil } from "./support/wait.ts";
 
 export type Arm = "without" | "with";
 
-/** The Pod Security label every arm's namespace carries: the mutating webhook then has a default to add. */
-const podSecurityLabel = { "pod-security.kubernetes.io/enforce": "baseline" };
+/**
+ * Which namespaces the run writes to (BENCH_ADMISSION_POD_SECURITY):
+ * - "baseline" (default): labelled `pod-security.kubernetes.io/enforce: baseline`, so both webhooks are called and
+ *   the mutating one adds `podSecurityLevel: Baseline` to each instance (the run checks it did);
+ * - "none": unlabelled, as most namespaces are: the mutating webhook's namespaceSelector leaves them out (it has no
+ *   default to add there), and each write costs one call, the validating one.
+ */
+export type PodSecurityMode = "baseline" | "none";
+const podSecurityModes: readonly PodSecurityMode[] = ["baseline", "none"];
+
+/** The knob, or an error naming it and what it allows. */
+export function podSecurityMode(raw = process.env["BENCH_ADMISSION_POD_SECURITY"]): PodSecurityMode {
+  if (raw === undefined || raw === "") return "baseline";
+  if ((podSecurityModes as readonly string[]).includes(raw)) return raw as PodSecurityMode;
+  throw new Error(`BENCH_ADMISSION_POD_SECURITY must be one of ${podSecurityModes.join(", ")}, got "${raw}"`);
+}
+
+function podSecurityLabels(mode: PodSecurityMode): Record<string, string> {
+  return mode === "baseline" ? { "pod-security.kubernetes.io/enforce": "baseline" } : {};
+}
 const image = "nginx:1.27";
 /**
  * Seconds of the same steady dry-runs before each measured phase, not counted: connections (bench → apiserver →
@@ -79,8 +97,8 @@ export const admission: Benchmark = {
 };
 
 /** A valid instance as a user writes it: no podSecurityLevel, so the mutating webhook has work. */
-function instance(namespace: string, name: string): KubeObject {
-  return { apiVersion, kind, metadata: { name, namespace }, spec: { replicas: 2, image, port: 80 } };
+function instance(namespace: string, name: string, replicas = 2): KubeObject {
+  return { apiVersion, kind, metadata: { name, namespace }, spec: { replicas, image, port: 80 } };
 }
 
 /** One arm of the run: which, in which round, in which (fresh) namespace. */
@@ -160,6 +178,7 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
   const instances = integerSetting("BENCH_ADMISSION_INSTANCES", 1000);
   const concurrency = integerSetting("BENCH_ADMISSION_CONCURRENCY", 10);
   const rounds = integerSetting("BENCH_ADMISSION_ROUNDS", 2);
+  const podSecurity = podSecurityMode();
   const kubeconfig = process.env.KUBECONFIG ?? "";
   await ensureCrd(client, signal);
 
@@ -196,7 +215,7 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
   let operator: OperatorProcess | undefined;
   try {
     for (const namespace of [system, idle]) {
-      await createBenchNamespace(client, namespace);
+      await createBenchNamespace(client, namespace, podSecurity);
       created.push(namespace);
     }
     // The configurations first (their selector names only namespaces of this run, none of which exists yet), then
@@ -218,10 +237,10 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
     const results: ArmResult[] = [];
     for (const step of plan) {
       if (signal.aborted) break;
-      await createBenchNamespace(client, step.namespace);
+      await createBenchNamespace(client, step.namespace, podSecurity);
       created.push(step.namespace);
       if (step.arm === "with" && results.every((result) => result.arm !== "with")) {
-        await webhooksAnswering(client, step.namespace, operator, signal);
+        await webhooksAnswering(client, step.namespace, podSecurity, operator, signal);
       }
       log(`round ${step.round}, ${step.arm} webhooks (${step.namespace})`);
       results.push(
@@ -243,7 +262,7 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
       await pause(3_000, signal); // let the deletion's own work settle before the next arm
     }
     if (signal.aborted) throw new Error("gave up: the budget is spent");
-    return report(results, { rate, seconds, instances, concurrency, rounds });
+    return report(results, { rate, seconds, instances, concurrency, rounds, podSecurity });
   } finally {
     // A failurePolicy Fail webhook without its server would refuse every write it selects: it goes first.
     for (const configurationKind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])
@@ -258,28 +277,45 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
   }
 }
 
-async function createBenchNamespace(client: KubeClient, namespace: string): Promise<void> {
+async function createBenchNamespace(client: KubeClient, namespace: string, mode: PodSecurityMode): Promise<void> {
   await client.create({
     apiVersion: "v1",
     kind: "Namespace",
-    metadata: { name: namespace, labels: { "myapp-bench": "true", ...podSecurityLabel } },
+    metadata: { name: namespace, labels: { "myapp-bench": "true", ...podSecurityLabels(mode) } },
   });
 }
 
-/** Waits until a dry-run in a selected namespace comes back mutated: the CA is injected and the server answers. */
+/**
+ * Waits until the webhooks are in the path of a dry-run in a selected namespace (the CA is injected, the server
+ * answers): with the Pod Security label it comes back mutated; without, one over the policy's maxReplicas is
+ * refused by the validating webhook.
+ */
 async function webhooksAnswering(
   client: KubeClient,
   namespace: string,
+  mode: PodSecurityMode,
   operator: OperatorProcess,
   signal: AbortSignal,
 ): Promise<void> {
+  const probe = instance(namespace, "probe");
   await waitUntil(
     "the webhooks to answer",
     async () => {
-      const answered = await client.apply<KubeObject & { spec: { podSecurityLevel?: string } }>(
-        instance(namespace, "probe"),
-        { fieldManager: benchFieldManager, dryRun: true },
-      );
+      if (mode === "none") {
+        const refusal = await client
+          .apply(instance(namespace, "probe", 11), { fieldManager: benchFieldManager, dryRun: true })
+          .then(
+            () => undefined,
+            (error: unknown) => String(error),
+          );
+        if (!refusal?.includes("--max-replicas"))
+          throw new Error(`11 replicas were not refused by the validating webhook (${refusal ?? "admitted"})`);
+        return true;
+      }
+      const answered = await client.apply<KubeObject & { spec: { podSecurityLevel?: string } }>(probe, {
+        fieldManager: benchFieldManager,
+        dryRun: true,
+      });
       if (answered.spec.podSecurityLevel !== "Baseline")
         throw new Error("admitted without the mutating webhook's default: the webhook is not in the path");
       return true;
@@ -429,7 +465,14 @@ const cpuLabels: Readonly<Record<CpuSubject, string>> = {
 
 function report(
   results: readonly ArmResult[],
-  parameters: { rate: number; seconds: number; instances: number; concurrency: number; rounds: number },
+  parameters: {
+    rate: number;
+    seconds: number;
+    instances: number;
+    concurrency: number;
+    rounds: number;
+    podSecurity: PodSecurityMode;
+  },
 ): BenchmarkResult {
   const of = (arm: Arm) => results.filter((result) => result.arm === arm);
   const samples = (arm: Arm) => of(arm).flatMap((result) => result.latency.samples);
@@ -447,8 +490,13 @@ function report(
       ms("withoutP99Ms", `${steady}, no webhooks, p99`, quantile(samples("without"), 0.99)),
       ms("withP50Ms", `${steady}, webhooks, p50`, quantile(samples("with"), 0.5)),
       ms("withP99Ms", `${steady}, webhooks, p99`, quantile(samples("with"), 0.99)),
-      ms("mutateP50Ms", "webhook server, /mutate, p50 (whole ms)", quantile(webhook("/mutate"), 0.5)),
-      ms("mutateP99Ms", "webhook server, /mutate, p99 (whole ms)", quantile(webhook("/mutate"), 0.99)),
+      // An unlabelled namespace never calls /mutate: no figure rather than NaN.
+      ...(parameters.podSecurity === "baseline"
+        ? [
+            ms("mutateP50Ms", "webhook server, /mutate, p50 (whole ms)", quantile(webhook("/mutate"), 0.5)),
+            ms("mutateP99Ms", "webhook server, /mutate, p99 (whole ms)", quantile(webhook("/mutate"), 0.99)),
+          ]
+        : []),
       ms("validateP50Ms", "webhook server, /validate, p50 (whole ms)", quantile(webhook("/validate"), 0.5)),
       ms("validateP99Ms", "webhook server, /validate, p99 (whole ms)", quantile(webhook("/validate"), 0.99)),
       {
@@ -506,7 +554,8 @@ function report(
         label: "stored instances with the webhook's default, webhooks",
         value: of("with").reduce((sum, result) => sum + result.mutated, 0),
         unit: "count",
-        expected: 2 * n * of("with").length,
+        // Only a labelled namespace has a default to add; an unlabelled one never calls the mutating webhook.
+        expected: parameters.podSecurity === "baseline" ? 2 * n * of("with").length : 0,
       },
       {
         id: "mutatedWithout",

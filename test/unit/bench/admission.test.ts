@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { armPlan, webhookDurations } from "../../../bench/admission.ts";
+import { armPlan, podSecurityMode, webhookDurations } from "../../../bench/admission.ts";
 
 describe("admission benchmark", () => {
   it("runs the arms ABBA, each in a namespace of its own", () => {
@@ -23,5 +23,12 @@ describe("admission benchmark", () => {
       { msg: "webhook request", path: "/mutate", status: 200, ms: 4 },
     ]);
     assert.deepEqual(durations, { "/mutate": [3, 4], "/validate": [2] });
+  });
+
+  it("writes to labelled namespaces by default, to unlabelled ones on request, and names the knob otherwise", () => {
+    assert.equal(podSecurityMode(undefined), "baseline");
+    assert.equal(podSecurityMode(""), "baseline");
+    assert.equal(podSecurityMode("none"), "none");
+    assert.throws(() => podSecurityMode("restricted"), /BENCH_ADMISSION_POD_SECURITY must be one of baseline, none/);
   });
 });
