@@ -40,9 +40,10 @@ const layers = [
   { target: "./operator/*/**", from: "./operator/*.ts" },
   { target: "./provider", from: ["./operator", "./components", "./tools", "./bench"] },
   { target: "./components", from: ["./operator", "./provider", "./tools", "./bench"] },
-  // components use api, not kube; the one exception is the read of the cluster's nodes that checks an in-cluster
-  // operator can run there (components/cluster-nodes.ts), loaded only for that placement.
-  { target: "./components/!(cluster-nodes).ts", from: "./kube" },
+  // components use api, not kube; the exceptions are two reads loaded only when needed: the cluster's nodes, which
+  // checks an in-cluster operator can run there (cluster-nodes.ts), and a guarded namespace's kept claims before
+  // it is deleted (namespace-claims.ts).
+  { target: "./components/!(cluster-nodes|namespace-claims).ts", from: "./kube" },
   // nothing imports stacks or tests.
   {
     target: [

@@ -13,6 +13,7 @@ export type { MyAppOperatorOptions, MyAppOperatorResources } from "./components/
 export type { LogLevel, MyAppOperatorArgs, OperatorPlacement, OperatorSettings } from "./components/settings.ts";
 export type { ClusterConnection } from "./components/cluster-connection.ts";
 export { ClusterProvider } from "./components/cluster-provider.ts";
+export { keptClaimsGuard } from "./components/kept-claims-guard.ts";
 export type { ClusterProviderConnection } from "./components/cluster-provider.ts";
 // Named explicitly, so it wins over the API's `MyAppInstance` (the object type, re-exported as MyAppInstanceObject).
 export { MyAppInstance } from "./provider/resource.ts";

@@ -78,4 +78,5 @@ export type { MyAppInstanceStatus, Phase } from "./status.ts";
 export { checkSpecTransition } from "./transitions.ts";
 export { validateInstance, validateSpec, validateStatus } from "./validate.ts";
 export type { InstanceVerdict, SpecVerdict, StatusVerdict } from "./validate.ts";
+export * from "./child-labels.ts";
 export * from "./child-names.ts";

@@ -3,27 +3,16 @@
  * a Deployment's selector is immutable, and the Service must match the pods of both workload kinds while an
  * instance moves from one to the other.
  */
-import { labelValue } from "../../api/index.ts";
+import { appName, instanceLabelValue, labelKeys, managedBy } from "../../api/index.ts";
 
-/** `app.kubernetes.io/name` of everything this operator runs. */
-export const appName = "myapp";
-
-/** `app.kubernetes.io/managed-by` of every child. */
-export const managedBy = "myapp-operator";
+export { appName, labelKeys, managedBy };
 
 /** `app.kubernetes.io/component` of the application's pods and their workload and Service. */
 export const component = "server";
 
-export const labelKeys = {
-  name: "app.kubernetes.io/name",
-  instance: "app.kubernetes.io/instance",
-  managedBy: "app.kubernetes.io/managed-by",
-  component: "app.kubernetes.io/component",
-} as const;
-
 /** The labels that select an instance's pods; they never change for the life of the instance. */
 export function selectorLabels(instanceName: string): Record<string, string> {
-  return { [labelKeys.name]: appName, [labelKeys.instance]: labelValue(instanceName) };
+  return { [labelKeys.name]: appName, [labelKeys.instance]: instanceLabelValue(instanceName) };
 }
 
 /** The labels every child (and every pod and volume claim) carries. */

@@ -1,0 +1,50 @@
+/**
+ * The read behind the kept-claims guard (kept-claims-guard.ts): a namespace's operator-made volume claims and its
+ * MyAppInstances. Through kube/ (the project's one client layer), like cluster-nodes.ts, and loaded only when a
+ * guarded namespace is about to be deleted. Read-only, bounded by a timeout.
+ */
+import { allChildrenSelector, apiVersion, kind } from "../api/index.ts";
+import { KubeClient, loadKubeConfig, NotFoundError } from "../kube/index.ts";
+import type { ClusterConnection } from "./cluster-connection.ts";
+import type { ClaimSummary, InstanceSummary } from "./kept-claims.ts";
+
+/** Slower than this and the read gives up: a preview must not stall on a slow or absent cluster. */
+export const namespaceReadTimeoutMs = 10_000;
+
+export type NamespaceClaims =
+  | { readonly claims: readonly ClaimSummary[]; readonly instances: readonly InstanceSummary[] }
+  | { readonly unavailable: string };
+
+/** The operator-made claims and the instances of `namespace`, or why they could not be read. */
+export async function readNamespaceClaims(connection: ClusterConnection, namespace: string): Promise<NamespaceClaims> {
+  if (connection.kubeconfig === undefined) return { unavailable: `no kubeconfig (${connection.source})` };
+  let client: KubeClient;
+  try {
+    client = new KubeClient(
+      loadKubeConfig({
+        kubeconfig: connection.kubeconfig,
+        ...(connection.context ? { context: connection.context } : {}),
+      }),
+      { requestTimeoutMs: namespaceReadTimeoutMs },
+    );
+  } catch {
+    // Never quote a kubeconfig error: its text is a secret.
+    return { unavailable: `the kubeconfig of ${connection.source} could not be loaded` };
+  }
+  try {
+    const claims = await client.list("v1", "PersistentVolumeClaim", { namespace, labelSelector: allChildrenSelector });
+    // No CRD (the platform is gone): no instance, and every claim it left is kept.
+    const instances = await client.list(apiVersion, kind, { namespace }).catch((error: unknown) => {
+      if (error instanceof NotFoundError) return { items: [] };
+      throw error;
+    });
+    return {
+      claims: claims.items as readonly ClaimSummary[],
+      instances: instances.items as readonly InstanceSummary[],
+    };
+  } catch (error) {
+    return { unavailable: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await client.close();
+  }
+}
