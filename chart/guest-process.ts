@@ -15,6 +15,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { lowerPriority } from "./guest-priority.ts";
 import { limitMessage, type RenderLimitKind, type RenderLimits } from "./render-limits.ts";
 
 const mebibyte = 1024 * 1024;
@@ -73,6 +74,8 @@ export function runGuest(command: GuestCommand): Promise<string> {
   };
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0] ?? "", argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] });
+    // Below the operator's own priority: a render never competes on equal terms with reconciles and webhooks.
+    if (child.pid !== undefined) lowerPriority(child.pid);
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let stderr = "";

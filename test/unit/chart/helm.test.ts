@@ -5,11 +5,13 @@
  * the real helm when one is available (MYAPP_HELM, or the toolchain's once built).
  */
 import assert from "node:assert/strict";
+import os from "node:os";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
+import { guestNiceness } from "../../../chart/guest-priority.ts";
 import { findPrlimit, GuestFailure, runGuest } from "../../../chart/guest-process.ts";
 import { ByteBoundedLru } from "../../../chart/lru-cache.ts";
 import {
@@ -284,3 +286,24 @@ test("render slots are fair: a namespace alone may use them all, beside others i
   gates.get("h3")!();
   await Promise.all([h1, h2, h3, w1]);
 });
+
+for (const { name, prlimit, skip } of mechanisms) {
+  test(`${name}: a render runs below the operator's CPU priority, every thread of it`, { skip }, async () => {
+    // A many-threaded guest (Node starts its V8 and libuv threads at once) reports each thread's niceness
+    // (field 19 of /proc/self/task/<tid>/stat) after the sweeps have run.
+    const script = `setTimeout(() => {
+      const fs = require("node:fs");
+      const nice = fs.readdirSync("/proc/self/task").map((tid) => {
+        const stat = fs.readFileSync("/proc/self/task/" + tid + "/stat", "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+      });
+      console.log(JSON.stringify(nice));
+    }, 600);`;
+    const limits = { ...tight, memoryMiB: 1024, cpuSeconds: 10 };
+    const out = await runGuest({ binary: process.execPath, args: ["-e", script], env, limits, prlimit });
+    const nice = JSON.parse(out) as number[];
+    assert.ok(nice.length > 3, `several threads: ${out}`);
+    assert.deepEqual([...new Set(nice)], [guestNiceness], `every thread at nice ${guestNiceness}: ${out}`);
+    assert.equal(os.getPriority(), 0, "the operator itself keeps its priority");
+  });
+}
