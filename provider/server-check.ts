@@ -17,7 +17,7 @@ import {
 } from "../kube/index.ts";
 import { serverOf } from "../kube/cluster-identity.ts";
 import { admissionDefaults } from "./admission-defaults.ts";
-import { unansweredWebhook } from "./admission-wait.ts";
+import { unansweredWebhook } from "./waiting/admission-wait.ts";
 import type { InputFailure } from "./check.ts";
 import { fieldManager, type InstanceInputs } from "./inputs.ts";
 import { desiredInstance, ownershipProblem, type LiveInstance } from "./manifest.ts";

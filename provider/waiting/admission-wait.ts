@@ -5,8 +5,8 @@
  * a moment before a replica has its certificate injected) and of an operator rollout, so `pulumi up` waits for an
  * answer, for up to the instance's timeout, saying what it waits for; a denial, or anything else, fails at once.
  */
-import { ServerError } from "../kube/index.ts";
-import type { Clock } from "../kube/clock.ts";
+import { ServerError } from "../../kube/index.ts";
+import type { Clock } from "../../kube/clock.ts";
 
 /**
  * The webhook a "failed calling webhook" error names, with where the apiserver called it (two installations'

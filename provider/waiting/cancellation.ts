@@ -7,7 +7,7 @@
  * so a terminal's Ctrl-C never reaches them, and a signal from the engine means "exit now".)
  */
 import { createRequire } from "node:module";
-import { providerLog } from "./console.ts";
+import { providerLog } from "../console.ts";
 
 const controller = new AbortController();
 let installed = false;

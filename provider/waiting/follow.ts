@@ -3,8 +3,8 @@
  * waits of the provider (Ready after apply, gone after delete). It reacts to each change as it happens instead of
  * polling; it resumes a watch the server ended, relists after 410 Gone, and retries transient errors with backoff.
  */
-import { GoneError, isTransient, type KubeObject, type WatchEvent } from "../kube/index.ts";
-import { deadlineSignal, sleep, type Clock } from "../kube/clock.ts";
+import { GoneError, isTransient, type KubeObject, type WatchEvent } from "../../kube/index.ts";
+import { deadlineSignal, sleep, type Clock } from "../../kube/clock.ts";
 
 /** The object as it stands, from a list (so its absence still comes with a resourceVersion to watch from). */
 export interface Snapshot<T> {

@@ -1,8 +1,8 @@
 /** The {@link ObjectWatchPort} of one MyAppInstance, on a KubeClient: a list and a watch by field selector. */
-import { apiVersion, kind } from "../api/index.ts";
-import type { KubeClient } from "../kube/index.ts";
+import { apiVersion, kind } from "../../api/index.ts";
+import type { KubeClient } from "../../kube/index.ts";
 import type { ObjectWatchPort } from "./follow.ts";
-import type { LiveInstance } from "./manifest.ts";
+import type { LiveInstance } from "../manifest.ts";
 
 // Watches end after this long and are resumed: bounds how long a silently dead connection can go unnoticed.
 const watchTimeoutSeconds = 120;

@@ -8,8 +8,8 @@
  * Every line names the instance (`web (shop/web-095128ad): ...`): the dynamic-provider host gives the provider
  * no URN, so the CLI shows these lines under the stack, not under the resource (see the README).
  */
-import { realClock, type Clock, type TimerHandle } from "../kube/clock.ts";
-import { stdoutLines, type LineWriter } from "./console.ts";
+import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
+import { stdoutLines, type LineWriter } from "../console.ts";
 
 /** A wait shorter than this prints nothing. */
 export const quietWaitMs = 5_000;

@@ -2,8 +2,8 @@
  * What the operator's status says about an instance the provider just applied: Ready for the applied generation,
  * stuck for a reason retries will not fix, or still on its way (and how far). Pure, so every case is a unit test.
  */
-import { Degraded, Ready, Stalled, TransientFailure, findCondition, type Condition } from "../api/index.ts";
-import type { LiveInstance } from "./manifest.ts";
+import { Degraded, Ready, Stalled, TransientFailure, findCondition, type Condition } from "../../api/index.ts";
+import type { LiveInstance } from "../manifest.ts";
 
 /** The verdict on one observation. */
 export type Readiness =

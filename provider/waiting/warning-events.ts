@@ -2,7 +2,7 @@
  * The latest Warning events about an instance and its children, for error messages: when an instance is not
  * Ready, the cause is often only in an event (a quota, a scheduling failure, an unbound volume claim).
  */
-import type { KubeClient, KubeObject } from "../kube/index.ts";
+import type { KubeClient, KubeObject } from "../../kube/index.ts";
 
 /** A core/v1 Event, as far as we read it (events.k8s.io/v1 events show up here too, mapped by the apiserver). */
 export interface CoreEvent extends KubeObject {

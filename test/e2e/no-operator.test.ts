@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { test } from "node:test";
-import { operatorSilenceMs } from "../../provider/readiness.ts";
+import { operatorSilenceMs } from "../../provider/waiting/readiness.ts";
 import { repoRoot } from "../../tools/lib/paths.ts";
 import { adminClient, testNamespace } from "../support/cluster.ts";
 import { ensureCrd } from "../support/operator.ts";

@@ -1,8 +1,8 @@
 /**
  * Admission's 403 is a verdict, not a blip: a ValidatingAdmissionPolicy of the cluster (not the operator's) that
  * refuses an instance's Deployment makes the instance Degraded at once, reason ChildRejected, with the policy's
- * own message, and `pulumi up`'s wait ends on it instead of running out its timeout (provider/readiness.ts fails
- * on Degraded). An instance the policy admits in the same namespace is unaffected.
+ * own message, and `pulumi up`'s wait ends on it instead of running out its timeout (provider/waiting/readiness.ts
+ * fails on Degraded). An instance the policy admits in the same namespace is unaffected.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { AdmissionDeniedError, type KubeObject } from "../../kube/index.ts";
 import type { LiveInstance } from "../../provider/manifest.ts";
-import { assessReadiness } from "../../provider/readiness.ts";
+import { assessReadiness } from "../../provider/waiting/readiness.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 import {
   conditionOf,

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { AdmissionDeniedError, ServerError } from "../../../kube/index.ts";
-import { applyWhenAdmitted, unansweredWebhook } from "../../../provider/admission-wait.ts";
-import { FakeClock } from "../runtime/fake-clock.ts";
+import { AdmissionDeniedError, ServerError } from "../../../../kube/index.ts";
+import { applyWhenAdmitted, unansweredWebhook } from "../../../../provider/waiting/admission-wait.ts";
+import { FakeClock } from "../../runtime/fake-clock.ts";
 
 const unanswered = () =>
   new ServerError(

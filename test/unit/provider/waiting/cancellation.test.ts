@@ -7,7 +7,7 @@ test("the engine's Cancel call, as the dynamic-provider host receives it, aborts
   const require = createRequire(import.meta.url);
   const host = require.resolve("@pulumi/pulumi/cmd/dynamic-provider");
   process.argv[1] = host;
-  const { cancellation } = await import("../../../provider/cancellation.ts");
+  const { cancellation } = await import("../../../../provider/waiting/cancellation.ts");
   const signal = cancellation();
   assert.equal(signal.aborted, false);
   // WHEN grpc-js's server looks up the handler of an incoming Check, then of a Cancel

@@ -1,7 +1,7 @@
 /** A scripted ObjectWatchPort: the test pushes watch events, ends streams and fails them, on its own schedule. */
-import type { WatchEvent } from "../../../kube/index.ts";
-import type { ObjectWatchPort, Snapshot } from "../../../provider/follow.ts";
-import type { LiveInstance } from "../../../provider/manifest.ts";
+import type { WatchEvent } from "../../../../kube/index.ts";
+import type { ObjectWatchPort, Snapshot } from "../../../../provider/waiting/follow.ts";
+import type { LiveInstance } from "../../../../provider/manifest.ts";
 
 type Item = { kind: "event"; event: WatchEvent<LiveInstance> } | { kind: "end" } | { kind: "error"; error: unknown };
 

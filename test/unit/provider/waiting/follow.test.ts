@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ForbiddenError, GoneError, TransportError } from "../../../kube/index.ts";
-import { followObject } from "../../../provider/follow.ts";
-import type { LiveInstance } from "../../../provider/manifest.ts";
-import { assessReadiness } from "../../../provider/readiness.ts";
-import { FakeClock, settle } from "../runtime/fake-clock.ts";
+import { ForbiddenError, GoneError, TransportError } from "../../../../kube/index.ts";
+import { followObject } from "../../../../provider/waiting/follow.ts";
+import type { LiveInstance } from "../../../../provider/manifest.ts";
+import { assessReadiness } from "../../../../provider/waiting/readiness.ts";
+import { FakeClock, settle } from "../../runtime/fake-clock.ts";
 import { FakeInstancePort, instanceAt } from "./fake-instance-port.ts";
 
 /** Decides "ready" on Ready for generation 2; records each progress line like the provider's reporter. */

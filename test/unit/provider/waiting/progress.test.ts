@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { instanceLabel } from "../../../provider/console.ts";
-import { progressLine, quietWaitMs, refreshMs, waitProgress } from "../../../provider/progress.ts";
-import { FakeClock } from "../runtime/fake-clock.ts";
+import { instanceLabel } from "../../../../provider/console.ts";
+import { progressLine, quietWaitMs, refreshMs, waitProgress } from "../../../../provider/waiting/progress.ts";
+import { FakeClock } from "../../runtime/fake-clock.ts";
 
 const web = instanceLabel({ logicalName: "web", namespace: "shop", name: "web-095128ad" });
 

@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Condition } from "../../../api/index.ts";
-import type { LiveInstance } from "../../../provider/manifest.ts";
-import { assessReadiness, describeConditions, operatorSilenceMs, waitingPhase } from "../../../provider/readiness.ts";
+import type { Condition } from "../../../../api/index.ts";
+import type { LiveInstance } from "../../../../provider/manifest.ts";
+import {
+  assessReadiness,
+  describeConditions,
+  operatorSilenceMs,
+  waitingPhase,
+} from "../../../../provider/waiting/readiness.ts";
 
 const at = "2030-01-01T00:00:00Z";
 const condition = (

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { summarizeWarnings, type CoreEvent } from "../../../provider/warning-events.ts";
+import { summarizeWarnings, type CoreEvent } from "../../../../provider/waiting/warning-events.ts";
 
 function event(kind: string, name: string, reason: string, at: string, extra: Partial<CoreEvent> = {}): CoreEvent {
   return {
