@@ -17,7 +17,7 @@ export interface Clock {
    * Monotonic milliseconds from an arbitrary origin: only differences mean something. For durations, deadlines
    * and timers; it never jumps when the wall clock is set.
    */
-  now(): number;
+  monotonicMs(): number;
   /** Wall-clock milliseconds since the epoch: only for timestamps written to objects, never for durations. */
   wallTime(): number;
   /** Calls `callback` once after `delayMs`. */
@@ -28,7 +28,7 @@ export interface Clock {
 /** The process clock. Timers are unref'd: a pending retry must never keep a shutting-down process alive. */
 export const realClock: Clock = {
   // performance.now() is CLOCK_MONOTONIC on Linux (libuv's hrtime), unaffected by settimeofday and NTP steps.
-  now: () => performance.now(),
+  monotonicMs: () => performance.now(),
   wallTime: () => Date.now(),
   setTimeout(callback, delayMs) {
     const timer = setTimeout(callback, Math.max(0, delayMs));
@@ -56,9 +56,12 @@ export function sleep(clock: Clock, delayMs: number, signal?: AbortSignal): Prom
   });
 }
 
-/** An AbortSignal that aborts at `deadline` (a `clock.now()` value) on `clock`; call `dispose` when done with it. */
+/**
+ * An AbortSignal that aborts at `deadline` (a `clock.monotonicMs()` value) on `clock`; call `dispose` when done
+ * with it.
+ */
 export function deadlineSignal(clock: Clock, deadline: number): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
-  const timer = clock.setTimeout(() => controller.abort(new Error("deadline")), deadline - clock.now());
+  const timer = clock.setTimeout(() => controller.abort(new Error("deadline")), deadline - clock.monotonicMs());
   return { signal: controller.signal, dispose: () => clock.clearTimeout(timer) };
 }

@@ -18,7 +18,7 @@ import type { AdmittedInstance } from "./validate.ts";
 export interface AdmittedWritesOptions {
   /** How long an admitted write is counted without the cache showing it. @default 30_000 */
   readonly rememberMs?: number;
-  readonly clock?: Pick<Clock, "now">;
+  readonly clock?: Pick<Clock, "monotonicMs">;
 }
 
 interface Remembered {
@@ -30,7 +30,7 @@ export class AdmittedWrites {
   private readonly byNamespace = new Map<string, Map<string, Remembered>>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly rememberMs: number;
-  private readonly clock: Pick<Clock, "now">;
+  private readonly clock: Pick<Clock, "monotonicMs">;
 
   constructor(options: AdmittedWritesOptions = {}) {
     this.rememberMs = options.rememberMs ?? 30_000;
@@ -56,7 +56,7 @@ export class AdmittedWrites {
   record(instance: AdmittedInstance): void {
     const kept = this.byNamespace.get(instance.namespace) ?? new Map<string, Remembered>();
     kept.set(instance.name, {
-      at: this.clock.now(),
+      at: this.clock.monotonicMs(),
       instance: {
         metadata: { name: instance.name, namespace: instance.namespace },
         spec: instance.spec,
@@ -72,7 +72,7 @@ export class AdmittedWrites {
   merge(namespace: string, cached: readonly MyAppInstance[]): readonly MyAppInstance[] {
     const kept = this.byNamespace.get(namespace);
     if (!kept) return cached;
-    const now = this.clock.now();
+    const now = this.clock.monotonicMs();
     for (const [name, remembered] of kept) if (now - remembered.at >= this.rememberMs) kept.delete(name);
     if (kept.size === 0) {
       this.byNamespace.delete(namespace);

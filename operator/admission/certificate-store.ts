@@ -351,7 +351,7 @@ export class CertificateStore {
   /** Injects `bundle`; true once it has been in every configuration for propagationMs. */
   private async injected(bundle: string): Promise<boolean> {
     const result = await this.options.injector.inject(bundle);
-    const now = this.clock.now();
+    const now = this.clock.monotonicMs();
     if (!result.trusted) {
       this.trust = undefined;
       return false;

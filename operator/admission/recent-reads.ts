@@ -13,7 +13,7 @@ export interface RecentReadsOptions {
   readonly ttlMs?: number;
   /** Kept answers at most; the oldest go first. @default 1_000 */
   readonly maxEntries?: number;
-  readonly clock?: Pick<Clock, "now">;
+  readonly clock?: Pick<Clock, "monotonicMs">;
 }
 
 /** `read(key)`, with answers reused for `ttlMs`. */
@@ -26,7 +26,7 @@ export function recentReads<T>(
   const clock = options.clock ?? realClock;
   const kept = new Map<string, { readonly at: number; readonly answer: Promise<T> }>();
   return (key) => {
-    const now = clock.now();
+    const now = clock.monotonicMs();
     const entry = kept.get(key);
     if (entry && now - entry.at < ttlMs) return entry.answer;
     kept.delete(key);

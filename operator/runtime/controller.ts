@@ -211,9 +211,9 @@ export class Controller {
   }
 
   private async process(key: string): Promise<void> {
-    const startedAt = this.clock.now();
+    const startedAt = this.clock.monotonicMs();
     const outcome = await this.writes.track(() => this.options.reconcile(key));
-    const durationMs = this.clock.now() - startedAt;
+    const durationMs = this.clock.monotonicMs() - startedAt;
     const writes = (outcome.ok ? outcome.value.writes : undefined) ?? outcome.writes;
     const line = { key, durationMs, writes };
 

@@ -49,7 +49,7 @@ interface Series {
   firstSeen: number;
   count: number;
   lastObserved: number;
-  /** lastObserved on the wall clock, for the Event's lastObservedTime (`now()` is monotonic). */
+  /** lastObserved on the wall clock, for the Event's lastObservedTime (lastObserved is monotonic). */
   lastObservedWall: number;
   flushedCount: number;
 }
@@ -69,7 +69,7 @@ export class EventRecorder {
 
   /** Records `event` (or counts it into a series); returns at once. */
   record(event: EventRecord): void {
-    const now = this.clock.now();
+    const now = this.clock.monotonicMs();
     this.forgetOld(now);
     const key = JSON.stringify([event.regarding, event.related, event.type, event.reason, event.action, event.note]);
     const known = this.series.get(key);

@@ -173,7 +173,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    * end of a watch); Infinity before the first list. /readyz compares it with a threshold.
    */
   staleness(): number {
-    return this.lastHeard === undefined ? Infinity : this.clock.now() - this.lastHeard;
+    return this.lastHeard === undefined ? Infinity : this.clock.monotonicMs() - this.lastHeard;
   }
 
   /**
@@ -183,7 +183,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    */
   disconnectedFor(): number {
     if (this.watching) return 0;
-    return this.lastConnected === undefined ? Infinity : this.clock.now() - this.lastConnected;
+    return this.lastConnected === undefined ? Infinity : this.clock.monotonicMs() - this.lastConnected;
   }
 
   /** The resourceVersion the next watch resumes from (undefined means: relist first). */
@@ -199,14 +199,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     while (!stopped.aborted) {
       try {
         if (this.resourceVersion === undefined) await this.relist();
-        const startedAt = this.clock.now();
+        const startedAt = this.clock.monotonicMs();
         const { end, events } = await this.watchOnce();
         if (end === "stopped") break;
         backoff = initialBackoff;
         if (end === "closed") {
           this.heard();
           // A server that ends watches at once (misconfiguration, proxy) would otherwise make us spin.
-          if (events === 0 && this.clock.now() - startedAt < 1000) await sleep(this.clock, 1000, stopped);
+          if (events === 0 && this.clock.monotonicMs() - startedAt < 1000) await sleep(this.clock, 1000, stopped);
         }
       } catch (error) {
         if (stopped.aborted) break;
@@ -260,7 +260,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.resourceVersion = resourceVersion;
     this.consistentRelist = false;
     this.heard();
-    this.lastConnected = this.clock.now();
+    this.lastConnected = this.clock.monotonicMs();
     this.logger.debug({ resourceVersion, items: items.length, pages, changes: changes.length }, "listed");
     for (const change of changes) this.deliver(change);
     if (!this.synced) {
@@ -323,7 +323,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.stopping.signal.removeEventListener("abort", onStop);
       // Connected until now if the apiserver had accepted this watch, even a silent one; a request that never got
       // an answer (or was refused) proves nothing, and the time without a watch keeps counting.
-      if (this.watching) this.lastConnected = this.clock.now();
+      if (this.watching) this.lastConnected = this.clock.monotonicMs();
       this.watching = false;
     }
     if (this.stopping.signal.aborted) return { end: "stopped", events };
@@ -339,7 +339,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private heard(): void {
-    this.lastHeard = this.clock.now();
+    this.lastHeard = this.clock.monotonicMs();
   }
 
   private deliver(change: StoreChange<T>): void {

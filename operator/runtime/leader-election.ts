@@ -2,9 +2,9 @@
  * Leader election on a coordination.k8s.io Lease, with client-go's algorithm: optimistic concurrency on the
  * Lease's resourceVersion, and expiry judged by the *local* clock since this process last saw the record change
  * (never by comparing renewTime with our clock, so clock skew between machines cannot cause two leaders).
- * Every duration here (expiry, renew deadline, retry period) is measured on the monotonic clock (`clock.now()`):
- * an NTP step or `date -s` cannot make a standby take a live lease early, nor keep a leader that stopped
- * renewing from stepping down. The wall clock only stamps acquireTime/renewTime, which are informational.
+ * Every duration here (expiry, renew deadline, retry period) is measured on the monotonic clock
+ * (`clock.monotonicMs()`): an NTP step or `date -s` cannot make a standby take a live lease early, nor keep a leader
+ * that stopped renewing from stepping down. The wall clock only stamps acquireTime/renewTime, which are informational.
  *
  * A standby takes over at most leaseDuration + retryPeriod after the leader's last renewal; a leader that cannot
  * renew for renewDeadline steps down (before its lease can have expired for the others, as renewDeadline <
@@ -228,18 +228,18 @@ export class LeaderElector {
     this.logger.info("became leader");
     this.options.onStartedLeading();
     // Renew every retryPeriod; give up when no renewal succeeded for renewDeadline.
-    let lastRenewal = this.clock.now();
+    let lastRenewal = this.clock.monotonicMs();
     for (;;) {
       await sleep(this.clock, this.retryPeriodMs, stopped);
       if (stopped.aborted) return;
-      const remaining = lastRenewal + this.renewDeadlineMs - this.clock.now();
+      const remaining = lastRenewal + this.renewDeadlineMs - this.clock.monotonicMs();
       const renewed = remaining > 0 && (await this.withDeadline(this.tryAcquireOrRenew(), remaining));
       if (stopped.aborted) return;
       if (renewed) {
-        lastRenewal = this.clock.now();
+        lastRenewal = this.clock.monotonicMs();
         continue;
       }
-      if (this.clock.now() - lastRenewal >= this.renewDeadlineMs) {
+      if (this.clock.monotonicMs() - lastRenewal >= this.renewDeadlineMs) {
         this.logger.error(
           { renewDeadlineMs: this.renewDeadlineMs },
           "could not renew the lease in time, stepping down",
@@ -271,7 +271,7 @@ export class LeaderElector {
       const held = current.record;
       const mine = held.holderIdentity === this.options.identity;
       const expiresAt = this.observedAt + held.leaseDurationSeconds * 1000;
-      if (held.holderIdentity !== "" && !mine && expiresAt > this.clock.now()) return false;
+      if (held.holderIdentity !== "" && !mine && expiresAt > this.clock.monotonicMs()) return false;
       const next: LeaseRecord = mine
         ? { ...record, acquireTime: held.acquireTime, leaseTransitions: held.leaseTransitions }
         : { ...record, leaseTransitions: held.leaseTransitions + 1 };
@@ -312,7 +312,7 @@ export class LeaderElector {
     const previous = this.observed;
     if (previous?.resourceVersion === lease.resourceVersion) return;
     this.observed = lease;
-    this.observedAt = this.clock.now();
+    this.observedAt = this.clock.monotonicMs();
     if (previous?.record.holderIdentity !== lease.record.holderIdentity) {
       this.logger.info({ leader: lease.record.holderIdentity || "(none)" }, "observed leader");
       this.options.onNewLeader?.(lease.record.holderIdentity);

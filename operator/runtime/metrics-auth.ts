@@ -109,7 +109,7 @@ export function bearerTokenAuthorizer(
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? "");
     if (!match) return { allowed: false, status: 401, message: "Unauthorized: send Authorization: Bearer <token>" };
     const key = createHash("sha256").update(`${path}\0${match[1]}`).digest("hex");
-    const now = clock.now();
+    const now = clock.monotonicMs();
     const cached = cache.get(key);
     if (cached && cached.until > now) return cached.verdict;
     let verdict: AccessVerdict;

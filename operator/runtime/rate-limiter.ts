@@ -74,11 +74,11 @@ export class BucketRateLimiter implements RateLimiter {
       throw new Error(`token bucket needs qps > 0 and burst >= 1 (got qps=${this.qps}, burst=${this.burst})`);
     }
     this.tokens = this.burst;
-    this.updatedAt = clock.now();
+    this.updatedAt = clock.monotonicMs();
   }
 
   when(_key: string): number {
-    const now = this.clock.now();
+    const now = this.clock.monotonicMs();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.updatedAt) / 1000) * this.qps);
     this.updatedAt = now;
     this.tokens -= 1;

@@ -119,7 +119,7 @@ export class OutageRecovery {
       // Released, and the apiserver failed it again before anything succeeded: the release came too early.
       this.judged = new Set();
       this.holdOffMs = Math.min(Math.max(this.holdOffMs * 2, this.probeIntervalMs), this.maxHoldOffMs);
-      this.notBefore = this.clock.now() + this.holdOffMs;
+      this.notBefore = this.clock.monotonicMs() + this.holdOffMs;
       this.options.logger?.info({ holdOffMs: this.holdOffMs }, "apiserver failed again after a recovery; holding off");
     }
     this.releasing.delete(key);
@@ -179,7 +179,7 @@ export class OutageRecovery {
     }
     if (this.stopped || this.waiting.size === 0) return;
     if (!ready) this.downSeen = true;
-    else if (this.downSeen && this.clock.now() >= this.notBefore) this.release();
+    else if (this.downSeen && this.clock.monotonicMs() >= this.notBefore) this.release();
     if (this.waiting.size > 0) this.scheduleProbe();
   }
 

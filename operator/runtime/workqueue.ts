@@ -94,7 +94,7 @@ export class WorkQueue {
     const startedAt = this.processing.get(key);
     if (startedAt === undefined) return;
     this.processing.delete(key);
-    this.metrics?.worked((this.clock.now() - startedAt) / 1000);
+    this.metrics?.worked((this.clock.monotonicMs() - startedAt) / 1000);
     if (this.dirty.has(key) && !this.shuttingDown) this.push(key);
     if (this.processing.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
@@ -114,7 +114,7 @@ export class WorkQueue {
       }
       return this.add(key);
     }
-    const at = this.clock.now() + delayMs;
+    const at = this.clock.monotonicMs() + delayMs;
     if (pending) {
       if (pending.at <= at) return;
       this.clock.clearTimeout(pending.timer);
@@ -179,7 +179,7 @@ export class WorkQueue {
       this.turns.push(group);
     }
     this.waiting += 1;
-    this.enqueuedAt.set(key, this.clock.now());
+    this.enqueuedAt.set(key, this.clock.monotonicMs());
     this.metrics?.depth(this.waiting);
     const waiter = this.waiters.shift();
     if (waiter) waiter(this.take());
@@ -194,7 +194,7 @@ export class WorkQueue {
     if (keys.length > 0) this.turns.push(group);
     else this.groups.delete(group);
     this.waiting -= 1;
-    const now = this.clock.now();
+    const now = this.clock.monotonicMs();
     this.metrics?.depth(this.waiting);
     this.metrics?.queued((now - (this.enqueuedAt.get(key) ?? now)) / 1000);
     this.enqueuedAt.delete(key);

@@ -44,7 +44,7 @@ export async function applyWhenAdmitted<T>(apply: () => Promise<T>, wait: Admiss
     } catch (error) {
       const webhook = unansweredWebhook(error);
       if (webhook === undefined) throw error;
-      if (wait.clock.now() + delay > wait.deadline) {
+      if (wait.clock.monotonicMs() + delay > wait.deadline) {
         throw new Error(`${(error as Error).message}\n${webhookHint}`, { cause: error });
       }
       wait.report(`waiting for the admission webhook ${webhook} to answer: is an operator replica serving it?`);

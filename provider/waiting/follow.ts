@@ -25,7 +25,7 @@ export type FollowResult<T, R> =
 
 export interface FollowOptions {
   readonly clock: Clock;
-  /** A `clock.now()` value (monotonic). */
+  /** A `clock.monotonicMs()` value. */
   readonly deadline: number;
   /** Stops following early, as the deadline does: the engine cancelled the operation (Ctrl-C). */
   readonly signal?: AbortSignal;
@@ -58,7 +58,7 @@ export async function followObject<T extends KubeObject, R>(
   const signal = options.signal ? AbortSignal.any([timer.signal, options.signal]) : timer.signal;
   try {
     while (!signal.aborted) {
-      const started = clock.now();
+      const started = clock.monotonicMs();
       let events = 0;
       try {
         if (resourceVersion === undefined) {
@@ -91,7 +91,7 @@ export async function followObject<T extends KubeObject, R>(
         resourceVersion = undefined;
         continue;
       }
-      if (events === 0 && clock.now() - started < minWatchMs) await sleep(clock, minWatchMs, signal);
+      if (events === 0 && clock.monotonicMs() - started < minWatchMs) await sleep(clock, minWatchMs, signal);
     }
   } finally {
     dispose();

@@ -161,7 +161,7 @@ export async function waitUntilGone(
 
 /** When a wait gives up: timeoutSeconds from now (the default if state predates the input). */
 function deadline(inputs: InstanceInputs): number {
-  return realClock.now() + timeoutMs(inputs);
+  return realClock.monotonicMs() + timeoutMs(inputs);
 }
 
 function timeoutMs(inputs: InstanceInputs): number {

@@ -57,7 +57,7 @@ export function waitProgress(label: string, options: WaitProgressOptions): WaitP
   const write = options.write ?? stdoutLines;
   const clock = options.clock ?? realClock;
   const every = Math.min(options.refreshMs ?? refreshMs, refreshMs);
-  const started = clock.now();
+  const started = clock.monotonicMs();
   let phase: string | undefined;
   let printedPhase: string | undefined;
   let timer: TimerHandle | undefined;
@@ -68,7 +68,7 @@ export function waitProgress(label: string, options: WaitProgressOptions): WaitP
   const print = () => {
     if (stopped || phase === undefined) return;
     printedPhase = phase;
-    write(progressLine({ label, phase, elapsedMs: clock.now() - started, timeoutMs: options.timeoutMs }));
+    write(progressLine({ label, phase, elapsedMs: clock.monotonicMs() - started, timeoutMs: options.timeoutMs }));
     // The next line is due a full period after this one, whatever printed it.
     schedule(every);
   };

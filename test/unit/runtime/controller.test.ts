@@ -19,14 +19,14 @@ function setup(
   const metrics = new OperatorMetrics();
   const calls: { key: string; at: number }[] = [];
   const stalled: { key: string; error: unknown; failures: number }[] = [];
-  const start = clock.now();
+  const start = clock.monotonicMs();
   const controller = new Controller({
     name: "myappinstance",
     clock,
     logger,
     metrics,
     reconcile: (key) => {
-      calls.push({ key, at: clock.now() - start });
+      calls.push({ key, at: clock.monotonicMs() - start });
       return reconcile(key, calls.filter((c) => c.key === key).length);
     },
     onStalled: async (key, error, failures) => void stalled.push({ key, error, failures }),
@@ -224,7 +224,7 @@ describe("Controller", () => {
     let broken = true;
     const { clock, controller, calls, stalled } = setup(
       async () => {
-        if (broken) throw new Error(`still broken at ${clock.now()}`);
+        if (broken) throw new Error(`still broken at ${clock.monotonicMs()}`);
         return {};
       },
       { maxConsecutiveFailures: 2 },

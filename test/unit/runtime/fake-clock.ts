@@ -21,7 +21,7 @@ export class FakeClock implements Clock {
     this.current = start;
   }
 
-  now(): number {
+  monotonicMs(): number {
     return this.current;
   }
 

@@ -32,8 +32,8 @@ function candidate(
     logger: captureLogger().logger,
     clock,
     random: () => 0,
-    onStartedLeading: () => events.push(`started@${clock.now()}`),
-    onStoppedLeading: (reason: LeadershipEnd) => events.push(`stopped:${reason}@${clock.now()}`),
+    onStartedLeading: () => events.push(`started@${clock.monotonicMs()}`),
+    onStoppedLeading: (reason: LeadershipEnd) => events.push(`stopped:${reason}@${clock.monotonicMs()}`),
     ...options,
   });
   return { elector, port, events };
@@ -44,7 +44,7 @@ async function run(clock: FakeClock, ms: number, candidates: Candidate[]): Promi
   for (let t = 0; t < ms; t += 100) {
     await clock.advance(Math.min(100, ms - t));
     const leaders = candidates.filter((c) => c.elector.isLeader()).length;
-    assert.ok(leaders <= 1, `two leaders at ${clock.now()}`);
+    assert.ok(leaders <= 1, `two leaders at ${clock.monotonicMs()}`);
   }
 }
 
@@ -57,7 +57,7 @@ describe("LeaderElector", () => {
     a.elector.start();
     await clock.advance(0);
     assert.equal(a.elector.isLeader(), true);
-    assert.deepEqual(a.events, [`started@${clock.now()}`]);
+    assert.deepEqual(a.events, [`started@${clock.monotonicMs()}`]);
     assert.deepEqual(store.current?.record, {
       holderIdentity: "a",
       leaseDurationSeconds: 15,
@@ -109,7 +109,7 @@ describe("LeaderElector", () => {
     b.elector.start();
     await run(clock, 30_000, [a, b]);
     // WHEN the leader is killed (SIGKILL: no release, no more renewals)
-    const lastRenewal = clock.now();
+    const lastRenewal = clock.monotonicMs();
     await a.elector.stop({ release: false });
     await run(clock, 14_000, [a, b]);
     assert.equal(b.elector.isLeader(), false, "not before the lease duration has passed");
@@ -132,7 +132,7 @@ describe("LeaderElector", () => {
     await clock.advance(0);
     b.elector.start();
     await run(clock, 5_000, [a, b]);
-    const stoppedAt = clock.now();
+    const stoppedAt = clock.monotonicMs();
     await a.elector.stop();
     assert.deepEqual(a.events.at(-1), `stopped:released@${stoppedAt}`);
     assert.equal(store.current?.record.holderIdentity, "");
@@ -151,7 +151,7 @@ describe("LeaderElector", () => {
     await clock.advance(0);
     b.elector.start();
     await run(clock, 10_000, [a, b]);
-    const lastRenewal = clock.now();
+    const lastRenewal = clock.monotonicMs();
     a.port.down = true; // partitioned from the apiserver
     await run(clock, 30_000, [a, b]);
     const lost = a.events.find((e) => e.startsWith("stopped:lost"));
@@ -198,7 +198,7 @@ describe("LeaderElector", () => {
     assert.equal(store.writes.filter((w) => w.by === "b").length, 0);
     assert.equal(store.current?.record.renewTime, microTime(clock.wallTime()));
     // and after the leader dies, the takeover still waits the full lease duration of real (monotonic) time
-    const lastRenewal = clock.now();
+    const lastRenewal = clock.monotonicMs();
     await a.elector.stop({ release: false });
     clock.jumpWall(3_600_000);
     await run(clock, 14_000, [a, b]);
@@ -216,7 +216,7 @@ describe("LeaderElector", () => {
     const a = candidate(store, clock, "a");
     a.elector.start();
     await run(clock, 4_000, [a]);
-    const lastRenewal = clock.now();
+    const lastRenewal = clock.monotonicMs();
     // WHEN the leader is partitioned and its wall clock steps an hour back
     a.port.down = true;
     clock.jumpWall(-3_600_000);

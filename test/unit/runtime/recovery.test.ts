@@ -19,17 +19,17 @@ const wrapped = (cause: Error) => new TransientError(`reconcile ns/a: ${cause.me
 /** A policy on a fake clock whose probe answers what `apiserver.ready` says, recording releases and probes. */
 function setup(options: Partial<OutageRecoveryOptions> = {}) {
   const clock = new FakeClock();
-  const start = clock.now();
+  const start = clock.monotonicMs();
   const apiserver = { ready: false };
   const released: { key: string; at: number }[] = [];
   const probes: number[] = [];
   const recovery = new OutageRecovery({
     clock,
     probe: async () => {
-      probes.push(clock.now() - start);
+      probes.push(clock.monotonicMs() - start);
       return apiserver.ready;
     },
-    release: (key) => released.push({ key, at: clock.now() - start }),
+    release: (key) => released.push({ key, at: clock.monotonicMs() - start }),
     ...options,
   });
   return { clock, recovery, apiserver, released, probes, start };
@@ -125,7 +125,7 @@ describe("OutageRecovery", () => {
       clock,
       probeTimeoutMs: 5_000,
       probe: () => {
-        calls.push(clock.now());
+        calls.push(clock.monotonicMs());
         most = Math.max(most, ++inFlight);
         return new Promise((resolve) =>
           clock.setTimeout(() => {
@@ -134,7 +134,7 @@ describe("OutageRecovery", () => {
           }, 12_000),
         );
       },
-      release: (key) => released.push({ key, at: clock.now() }),
+      release: (key) => released.push({ key, at: clock.monotonicMs() }),
     });
     // no failure: no probe
     await clock.advance(60_000);

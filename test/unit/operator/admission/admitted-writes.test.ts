@@ -12,7 +12,7 @@ const names = (instances: readonly MyAppInstance[]) =>
 describe("AdmittedWrites", () => {
   it("counts an admitted create beside the cache, and an admitted change in place of the cached version", () => {
     let now = 0;
-    const writes = new AdmittedWrites({ rememberMs: 30_000, clock: { now: () => now } });
+    const writes = new AdmittedWrites({ rememberMs: 30_000, clock: { monotonicMs: () => now } });
     writes.record({ name: "new", namespace: "shop", spec: spec(1) });
     writes.record({ name: "old", namespace: "shop", spec: spec(5) });
     assert.deepEqual(names(writes.merge("shop", [cached("old", 2)])), ["old:5", "new:1"]);

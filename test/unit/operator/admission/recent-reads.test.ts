@@ -11,7 +11,7 @@ describe("recentReads", () => {
         reads.push(key);
         return `${key}@${now}`;
       },
-      { ttlMs: 5_000, clock: { now: () => now } },
+      { ttlMs: 5_000, clock: { monotonicMs: () => now } },
     );
     assert.equal(await read("shop"), "shop@0");
     now = 4_999;

@@ -41,7 +41,7 @@ describe("applyWhenAdmitted", () => {
         if (attempts < 3) throw unanswered();
         return "applied";
       },
-      { clock, deadline: clock.now() + 60_000, report: (phase) => phases.push(phase) },
+      { clock, deadline: clock.monotonicMs() + 60_000, report: (phase) => phases.push(phase) },
     );
     await clock.advance(1_000);
     await clock.advance(2_000);
@@ -57,12 +57,16 @@ describe("applyWhenAdmitted", () => {
     const clock = new FakeClock();
     const denied = new AdmissionDeniedError(403, "denied", "Forbidden", []);
     await assert.rejects(
-      applyWhenAdmitted(() => Promise.reject(denied), { clock, deadline: clock.now() + 60_000, report: () => {} }),
+      applyWhenAdmitted(() => Promise.reject(denied), {
+        clock,
+        deadline: clock.monotonicMs() + 60_000,
+        report: () => {},
+      }),
       (error) => error === denied,
     );
     const waiting = applyWhenAdmitted(() => Promise.reject(unanswered()), {
       clock,
-      deadline: clock.now() + 10_000,
+      deadline: clock.monotonicMs() + 10_000,
       report: () => {},
     });
     const failed = assert.rejects(

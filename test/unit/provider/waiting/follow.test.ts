@@ -24,7 +24,7 @@ function setup(initial = instanceAt("10", 0)) {
   const clock = new FakeClock();
   const port = new FakeInstancePort({ object: initial, resourceVersion: "10" });
   const progress: string[] = [];
-  const deadline = clock.now() + 60_000;
+  const deadline = clock.monotonicMs() + 60_000;
   const run = followObject(port, { object: initial, resourceVersion: "10" }, readyDecider(progress), {
     clock,
     deadline,
