@@ -15,6 +15,7 @@
  *   RSS (VmHWM) and the peak RSS of its helm children.
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { TestContext } from "node:test";
@@ -40,6 +41,8 @@ import {
   type OperatorProcess,
 } from "../support/operator.ts";
 import { descendants } from "../support/process-tree.ts";
+import { clusterStatus } from "../../tools/lib/cluster.ts";
+import { scrape, sum } from "../../bench/support/prometheus.ts";
 import {
   attacks,
   chartConfigMap,
@@ -97,6 +100,13 @@ const minutes = (n: number) => n * 60_000;
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 const repoRoot = path.resolve(import.meta.dirname, "../..");
 const images = ["nginx:1.27", "nginx:1.28"] as const;
+
+/** One well-behaved instance's change→Ready time in a rollout, and whether it renders a chart. */
+interface Timed {
+  readonly key: string;
+  readonly ms: number;
+  readonly chart: boolean;
+}
 
 /** A group of well-behaved members in one namespace. */
 interface Group {
@@ -186,8 +196,11 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
   await Promise.all(groups.map((group) => createFleet(client, group.namespace, group.fleet)));
   for (const group of groups) await awaitConverged(client, group.namespace, group.fleet.length, minutes(15));
   phase("the well-behaved fleet converged");
+  const cpu = cpuMeter(supervisor);
+  const cpuBefore = await cpu.read();
   const without = await timedRollout(client, groups, images[1]);
-  phase("rolled out without attackers");
+  const cpuWithout = cpuSpent(cpuBefore, await cpu.read());
+  phase(`rolled out without attackers (CPU s: ${describeCpu(cpuWithout)})`);
 
   // ... and rolls out again while the hostile tenants attack
   const contexts = new Map<Attack, AttackContext>(
@@ -205,8 +218,10 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
     }),
     createWithinBudget(client, floodNamespace, flood),
   ]);
+  const cpuAttackStart = await cpu.read();
   const withAttackers = await timedRollout(client, groups, images[0]);
-  phase("rolled out under attack");
+  const cpuWith = cpuSpent(cpuAttackStart, await cpu.read());
+  phase(`rolled out under attack (CPU s: ${describeCpu(cpuWith)})`);
   const [, floodAdmission] = await attacking;
   assert.equal(
     floodAdmission.admitted,
@@ -252,8 +267,20 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
     "every hostile instance has the verdict its attack expects",
   );
 
-  const p99Without = percentile(without, 0.99);
-  const p99With = percentile(withAttackers, 0.99);
+  const p99 = (timed: readonly Timed[], which?: "chart" | "builtIn") =>
+    percentile(
+      timed.filter((one) => which === undefined || one.chart === (which === "chart")).map((one) => one.ms),
+      0.99,
+    );
+  const slowest = (timed: readonly Timed[]) =>
+    [...timed]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 3)
+      .map((one) => `${one.key} ${seconds(one.ms)}`)
+      .join(", ");
+  phase(`slowest without: ${slowest(without)}; with: ${slowest(withAttackers)}`);
+  const p99Without = p99(without);
+  const p99With = p99(withAttackers);
   const ratio = p99With / p99Without;
   const count = (what: string) => verdicts.filter((verdict) => verdict.seen.startsWith(what)).length;
   return {
@@ -273,6 +300,16 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
       p99ReadyWithoutS: seconds(p99Without),
       p99ReadyWithS: seconds(p99With),
       p99Ratio: Math.round(ratio * 100) / 100,
+      p50ReadyWithoutS: seconds(percentile(without.map((one) => one.ms), 0.5)),
+      p50ReadyWithS: seconds(percentile(withAttackers.map((one) => one.ms), 0.5)),
+      // Per group: where the attack's cost lands (chart tenants share the render slots with the hostile charts).
+      p99BuiltInWithoutS: seconds(p99(without, "builtIn")),
+      p99BuiltInWithS: seconds(p99(withAttackers, "builtIn")),
+      p99ChartWithoutS: seconds(p99(without, "chart")),
+      p99ChartWithS: seconds(p99(withAttackers, "chart")),
+      // CPU seconds during each rollout, by process: what the attack made the machine do meanwhile.
+      cpuWithoutS: describeCpu(cpuWithout),
+      cpuWithS: describeCpu(cpuWith),
       operatorPeakRssMiB: rss.operatorMiB,
       helmPeakRssMiB: rss.childrenMiB,
       refusedAtAdmission: count("refused"),
@@ -284,6 +321,72 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
       verdicts: verdicts.map((verdict) => `${verdict.attack.name}=${verdict.seen.split(":")[0]}`).join(" "),
     },
   };
+}
+
+// ---- CPU by process, around each rollout ----
+
+type CpuReading = Readonly<Record<string, number>>;
+
+/**
+ * Reads CPU seconds (user + system) so far of the operator, of its helm renders (the children it has waited for:
+ * cutime + cstime), and of the local cluster's processes (kwokctl's pid files), when found.
+ */
+function cpuMeter(supervisor: Supervisor) {
+  const ticks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  const stat = (pid: number | undefined): number[] | undefined => {
+    if (pid === undefined) return undefined;
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+      // After "(comm)": utime, stime, cutime, cstime are fields 14-17 (proc(5)).
+      return text
+        .slice(text.lastIndexOf(")") + 2)
+        .split(" ")
+        .slice(11, 15)
+        .map((field) => Number(field) / ticks);
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    async read(): Promise<CpuReading> {
+      const own = process.cpuUsage();
+      // This process measures (its watches time each Ready) and also serves the hostile chart sources.
+      const reading: Record<string, number> = { test: (own.user + own.system) / 1e6 };
+      const operator = stat(supervisor.current.process.pid);
+      if (operator) {
+        reading["operator"] = operator[0]! + operator[1]!;
+        reading["helm"] = operator[2]! + operator[3]!;
+      }
+      // The operator's queue: how many reconciles, how long keys waited for a worker, how long reconciles took.
+      const metrics = await scrape(supervisor.current.metricsUrl).catch(() => undefined);
+      if (metrics) {
+        reading["reconciles"] = sum(metrics, "controller_runtime_reconcile_total");
+        reading["queueWaitS"] = sum(metrics, "workqueue_queue_duration_seconds_sum");
+        reading["reconcileS"] = sum(metrics, "controller_runtime_reconcile_time_seconds_sum");
+      }
+      const components = (await clusterStatus().catch(() => undefined))?.components ?? [];
+      for (const component of components) {
+        const own = component.running ? stat(component.pid) : undefined;
+        if (own) reading[component.name] = own[0]! + own[1]!;
+      }
+      return reading;
+    },
+  };
+}
+
+/** What each process spent between two readings (processes present in both). */
+function cpuSpent(before: CpuReading, after: CpuReading): CpuReading {
+  return Object.fromEntries(
+    Object.entries(after)
+      .filter(([name]) => before[name] !== undefined)
+      .map(([name, seconds]) => [name, Math.round((seconds - before[name]!) * 10) / 10]),
+  );
+}
+
+function describeCpu(spent: CpuReading): string {
+  return Object.entries(spent)
+    .map(([name, seconds]) => `${name} ${seconds}`)
+    .join(" / ");
 }
 
 // ---- the operator, supervised ----
@@ -355,7 +458,7 @@ function sampleMemory(supervisor: Supervisor) {
  * Sets `image` on every well-behaved instance (10 requests at once) and returns, per instance, the time from its
  * patch to the first version a watch shows Ready at that spec, in ms.
  */
-async function timedRollout(client: KubeClient, groups: readonly Group[], image: string): Promise<number[]> {
+async function timedRollout(client: KubeClient, groups: readonly Group[], image: string): Promise<Timed[]> {
   const patched = new Map<string, number>();
   const ready = new Map<string, number>();
   const watches = await Promise.all(
@@ -368,7 +471,9 @@ async function timedRollout(client: KubeClient, groups: readonly Group[], image:
     ),
   );
   try {
-    const all = groups.flatMap((group) => group.fleet.map((member) => ({ namespace: group.namespace, member })));
+    const all = groups.flatMap((group) =>
+      group.fleet.map((member) => ({ namespace: group.namespace, chart: group.chart, member })),
+    );
     await inParallel(all, 10, async ({ namespace, member }) => {
       await persistently(() => client.mergePatch(apiVersion, kind, member.name, namespace, { spec: { image } }));
       patched.set(`${namespace}/${member.name}`, performance.now());
@@ -378,7 +483,8 @@ async function timedRollout(client: KubeClient, groups: readonly Group[], image:
       async () => ([...patched.keys()].every((key) => ready.has(key)) ? true : undefined),
       { timeoutMs: minutes(20), intervalMs: 500 },
     );
-    return [...patched].map(([key, at]) => Math.max(0, ready.get(key)! - at));
+    const chart = new Set(all.filter((one) => one.chart).map((one) => `${one.namespace}/${one.member.name}`));
+    return [...patched].map(([key, at]) => ({ key, ms: Math.max(0, ready.get(key)! - at), chart: chart.has(key) }));
   } finally {
     await Promise.all(watches.map((stop) => stop()));
   }
