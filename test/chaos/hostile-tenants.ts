@@ -300,8 +300,18 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
       p99ReadyWithoutS: seconds(p99Without),
       p99ReadyWithS: seconds(p99With),
       p99Ratio: Math.round(ratio * 100) / 100,
-      p50ReadyWithoutS: seconds(percentile(without.map((one) => one.ms), 0.5)),
-      p50ReadyWithS: seconds(percentile(withAttackers.map((one) => one.ms), 0.5)),
+      p50ReadyWithoutS: seconds(
+        percentile(
+          without.map((one) => one.ms),
+          0.5,
+        ),
+      ),
+      p50ReadyWithS: seconds(
+        percentile(
+          withAttackers.map((one) => one.ms),
+          0.5,
+        ),
+      ),
       // Per group: where the attack's cost lands (chart tenants share the render slots with the hostile charts).
       p99BuiltInWithoutS: seconds(p99(without, "builtIn")),
       p99BuiltInWithS: seconds(p99(withAttackers, "builtIn")),
