@@ -9,7 +9,7 @@
  *
  * Pulumi's resource hooks are the one place a program sees a delete coming, in a preview too (`onDryRun`); the
  * instances' dynamic provider never hears of the Namespace. A delete hook lives in the program, so `pulumi destroy`
- * needs `--run-program` (without it Pulumi stops at "hook ... was not registered", which loses nothing either).
+ * needs `--run-program` (without it Pulumi stops and asks for that flag, which loses nothing either).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { clusterConnectionOf, type ClusterConnection } from "./cluster-connection.ts";

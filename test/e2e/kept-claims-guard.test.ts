@@ -5,7 +5,7 @@
  * - `pulumi preview` warns, naming the namespace and the claim, and changes nothing;
  * - `pulumi up` deletes the instance (its claim kept: storageReclaimPolicy Retain) and refuses to delete the
  *   namespace, with the same message: the namespace and the very same claim are still there;
- * - `pulumi destroy` without `--run-program` cannot find the guard and stops, losing nothing;
+ * - `pulumi destroy` without `--run-program` stops, asking for it, losing nothing;
  * - once the claim is deleted on purpose, `pulumi destroy --run-program` deletes the namespace.
  *
  * Needs the toolchain, the local cluster and operator/main.ts: `npm test -- test/e2e/kept-claims-guard.test.ts`.
@@ -118,13 +118,13 @@ describe("the kept-claims guard on a Namespace of the instances' stack", { timeo
       );
     });
 
-    await t.test("destroy without --run-program stops at the unregistered guard, losing nothing", async () => {
+    await t.test("destroy without --run-program stops and asks for it, losing nothing", async () => {
       const stopped = await stack.destroy({ onOutput: log(t) }).then(
         () => undefined,
         (error: unknown) => String(error),
       );
       assert.ok(stopped, "destroy fails");
-      assert.match(stopped, /hook "data-kept-claims" was not registered/);
+      assert.match(stopped, /You must run with the `--run-program` flag to use delete hooks during destroy/);
       assert.equal((await client.list("v1", "PersistentVolumeClaim", { namespace })).items.length, 1);
     });
 
