@@ -3,8 +3,8 @@
  * byte a second, or a render near its CPU limit, would otherwise hold one of the operator's few workers for as long
  * as the platform's limits allow, and two such tenants would hold all of them. A job that settles within a short
  * grace (the common case: a ConfigMap chart, a cached render) is answered at once; a slower one goes on in the
- * background, the reconcile says "not yet" and looks again later, and the outcome is handed to the first reconcile
- * that asks after it settled. One job per key: asking with another id (the spec changed) starts a new one and the
+ * background, the reconcile says "not yet" and looks again later (answered at once, no second grace), and the
+ * outcome is handed to the first reconcile that asks after it settled. One job per key: asking with another id (the spec changed) starts a new one and the
  * old outcome is dropped. At most `maxRunning` jobs run at once (each may hold a chart's bytes), and beside other
  * namespaces one namespace runs at most half of them, so a flood of instances cannot fetch thousands of charts at
  * once.
@@ -48,7 +48,12 @@ export class BackgroundJobs {
 
   /** The outcome of `work` for `key` as `id`, if it settles within the grace (or settled since); else not yet. */
   async run<T>(key: string, id: string, work: () => Promise<T>): Promise<JobState<T>> {
-    let job = this.jobs.get(key);
+    const known = this.jobs.get(key);
+    // The grace is for a job this call starts (the common case settles in it). A job already running had its
+    // grace: waiting again on every look would hold a worker each time (a hostile source's instance, looked at
+    // every second, cost a worker 250 ms of every second).
+    if (known && known.id === id && !known.state.settled) return { settled: false };
+    let job = known;
     if (!job || job.id !== id) {
       const started: Job = { id, state: { settled: false }, done: Promise.resolve() };
       started.done = this.slots(key.split("/")[0] ?? "", work).then(
@@ -57,8 +62,8 @@ export class BackgroundJobs {
       );
       this.jobs.set(key, started);
       job = started;
+      await this.within(job.done);
     }
-    if (!job.state.settled) await this.within(job.done);
     const state = job.state as JobState<T>;
     if (state.settled && this.jobs.get(key) === job) this.jobs.delete(key);
     return state;
