@@ -218,10 +218,31 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
     }),
     createWithinBudget(client, floodNamespace, flood),
   ]);
+  const attackLogFrom = supervisor.current.logs.length;
   const cpuAttackStart = await cpu.read();
   const withAttackers = await timedRollout(client, groups, images[0]);
   const cpuWith = cpuSpent(cpuAttackStart, await cpu.read());
   phase(`rolled out under attack (CPU s: ${describeCpu(cpuWith)})`);
+  const wellBehavedNamespaces = new Set(groups.map((group) => group.namespace));
+  const workerTime = new Map<string, { reconciles: number; ms: number }>();
+  for (const line of supervisor.current.logs.slice(attackLogFrom)) {
+    if (line.msg !== "reconciled" || typeof line.key !== "string") continue;
+    const namespace = line.key.split("/")[0] ?? "";
+    const kind = wellBehavedNamespaces.has(namespace)
+      ? "wellBehaved"
+      : namespace === floodNamespace
+        ? "flood"
+        : "hostile";
+    const entry = workerTime.get(`${kind}/${String(line["result"])}`) ?? { reconciles: 0, ms: 0 };
+    entry.reconciles += 1;
+    entry.ms += Number(line["durationMs"] ?? 0);
+    workerTime.set(`${kind}/${String(line["result"])}`, entry);
+  }
+  phase(
+    `worker time under attack: ${[...workerTime]
+      .map(([what, { reconciles, ms }]) => `${what} ${reconciles} reconciles ${seconds(ms)} s`)
+      .join(", ")}`,
+  );
   const [, floodAdmission] = await attacking;
   assert.equal(
     floodAdmission.admitted,
