@@ -12,9 +12,10 @@
  * The two arms differ in one thing only: the namespace. The webhook configurations (components/webhooks.ts, built
  * from MyAppOperator settings as `pulumi up` would: failurePolicy Fail, timeout 5 s, matchConditions) select, by
  * namespaceSelector, exactly the run's "with" namespaces; the "without" namespaces are twins outside it. Every
- * namespace is fresh, labelled `pod-security.kubernetes.io/enforce: baseline` (so the mutating webhook adds
- * `podSecurityLevel: Baseline` to each instance, and the run checks it did, and only with the webhooks), and
- * removed with its instances before the next arm. Arms alternate ABBA over rounds (without, with; with, without)
+ * namespace is fresh, labelled `pod-security.kubernetes.io/enforce: baseline` by default (so the mutating webhook
+ * adds `podSecurityLevel: Baseline` to each instance, and the run checks it did, and only with the webhooks; with
+ * BENCH_ADMISSION_POD_SECURITY=none, unlabelled, the validating webhook alone), and removed with its instances
+ * before the next arm. Arms alternate ABBA over rounds (without, with; with, without)
  * so neither profits from going first.
  *
  * One operator process serves the webhooks (`operatorFlags(settings)`, external placement, the admin kubeconfig,
@@ -23,7 +24,7 @@
  * (maxReplicas 10, allowedRegistries docker.io/library, no namespace budget).
  *
  * Knobs: BENCH_ADMISSION_RATE (20/s), BENCH_ADMISSION_SECONDS (30 per arm and round), BENCH_ADMISSION_INSTANCES
- * (1000), BENCH_ADMISSION_CONCURRENCY (10), BENCH_ADMISSION_ROUNDS (2).
+ * (1000), BENCH_ADMISSION_CONCURRENCY (10), BENCH_ADMISSION_ROUNDS (2), BENCH_ADMISSION_POD_SECURITY (baseline).
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
