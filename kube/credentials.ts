@@ -7,6 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { realClock, type Clock } from "./clock.ts";
 import type { ExecConfig, User } from "./config.ts";
 
 /** How long a token file's content is trusted before it is read again. */
@@ -23,13 +24,14 @@ export interface ExecCredentialStatus {
 
 export class Credentials {
   private readonly user: User | null;
-  private readonly now: () => number;
-  private cached: { value: string | undefined; until: number } | undefined;
+  private readonly clock: Clock;
+  /** The cached header, used while `fresh()`. */
+  private cached: { readonly value: string | undefined; readonly fresh: () => boolean } | undefined;
   private pending: Promise<string | undefined> | undefined;
 
-  constructor(user: User | null, options: { now?: () => number } = {}) {
+  constructor(user: User | null, options: { readonly clock?: Clock } = {}) {
     this.user = user;
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? realClock;
   }
 
   /** The Authorization header value, or undefined for anonymous/client-certificate users. */
@@ -41,7 +43,7 @@ export class Credentials {
       return `Basic ${Buffer.from(`${user.username}:${user.password ?? ""}`).toString("base64")}`;
     }
     if (!user.tokenFile && !user.exec) return undefined;
-    if (this.cached && this.now() < this.cached.until) return this.cached.value;
+    if (this.cached?.fresh()) return this.cached.value;
     // One read or exec at a time, shared by every request that needs it.
     this.pending ??= this.refresh(user).finally(() => (this.pending = undefined));
     return this.pending;
@@ -55,7 +57,9 @@ export class Credentials {
   private async refresh(user: User): Promise<string | undefined> {
     if (user.tokenFile) {
       const token = (await readFile(user.tokenFile, "utf8")).trim();
-      this.cached = { value: token ? `Bearer ${token}` : undefined, until: this.now() + tokenFileMaxAgeMs };
+      // An age: a duration, on the monotonic clock.
+      const until = this.clock.monotonicMs() + tokenFileMaxAgeMs;
+      this.cached = { value: token ? `Bearer ${token}` : undefined, fresh: () => this.clock.monotonicMs() < until };
       return this.cached.value;
     }
     const status = await runExecPlugin(user.name, user.exec!);
@@ -64,10 +68,12 @@ export class Credentials {
         `exec credential plugin of user "${user.name}" returned a client certificate: not supported, only tokens`,
       );
     }
+    // The expiry is a time of day (the apiserver judges it by its own clock): compared with the wall clock, as
+    // client-go does.
     const expires = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : Infinity;
     this.cached = {
       value: status.token ? `Bearer ${status.token}` : undefined,
-      until: expires - execExpiryMarginMs,
+      fresh: () => this.clock.wallTime() < expires - execExpiryMarginMs,
     };
     return this.cached.value;
   }

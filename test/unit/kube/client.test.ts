@@ -16,6 +16,7 @@ import {
   TooManyRequestsError,
   UnauthorizedError,
 } from "../../../kube/index.ts";
+import { FakeClock } from "../runtime/fake-clock.ts";
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -207,12 +208,37 @@ test("a token file is re-read once a minute, so a rotated projected token is pic
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const tokenFile = join(dir, "token");
   writeFileSync(tokenFile, "one\n");
-  let now = 0;
-  const credentials = new Credentials({ name: "sa", tokenFile }, { now: () => now });
+  const clock = new FakeClock();
+  const credentials = new Credentials({ name: "sa", tokenFile }, { clock });
   assert.equal(await credentials.authorization(), "Bearer one");
   writeFileSync(tokenFile, "two\n");
-  now = 59_000;
-  assert.equal(await credentials.authorization(), "Bearer one", "cached within the minute");
-  now = 60_000;
+  await clock.advance(59_000);
+  clock.jumpWall(3_600_000);
+  assert.equal(await credentials.authorization(), "Bearer one", "cached within the minute, whatever the wall clock");
+  await clock.advance(1_000);
   assert.equal(await credentials.authorization(), "Bearer two");
+});
+
+test("an exec plugin's token is run again 30 s before its expirationTimestamp, by the wall clock", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "kube-exec-expiry-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const counter = join(dir, "runs");
+  const plugin = join(dir, "plugin.sh");
+  const clock = new FakeClock();
+  const expires = new Date(clock.wallTime() + 60_000).toISOString();
+  writeFileSync(
+    plugin,
+    `#!/bin/sh\necho x >> ${counter}\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t1","expirationTimestamp":"${expires}"}}'\n`,
+    { mode: 0o755 },
+  );
+  const runs = () => readFileSync(counter, "utf8").trim().split("\n").length;
+  const exec = { apiVersion: "client.authentication.k8s.io/v1", command: plugin, args: [], env: [] };
+  const credentials = new Credentials({ name: "u", exec }, { clock });
+  await credentials.authorization();
+  clock.jumpWall(29_999);
+  await credentials.authorization();
+  assert.equal(runs(), 1, "cached until 30 s before it expires");
+  clock.jumpWall(1);
+  await credentials.authorization();
+  assert.equal(runs(), 2, "the expiry is a time of day: the wall clock reaching it renews the token");
 });
