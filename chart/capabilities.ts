@@ -10,8 +10,11 @@ import type { Capabilities } from "./helm.ts";
 export interface CapabilitiesCacheOptions {
   /** How long one read of the cluster is used. @default 300000 (5 minutes) */
   readonly maxAgeMs?: number;
-  /** @default Date.now */
-  readonly now?: () => number;
+  /**
+   * Where the age of a read is measured: the caller's kube/clock.ts Clock (realClock, or a fake in tests).
+   * Structural, as chart/ may not import kube/, and a runtime port has no place among api/'s schemas.
+   */
+  readonly clock: { monotonicMs(): number };
 }
 
 /** How long a read of the cluster's capabilities is reused by default. */
@@ -20,17 +23,17 @@ export const defaultCapabilitiesMaxAgeMs = 300_000;
 /** `load` (the live read), called at most once per `maxAgeMs` and never twice at once. */
 export function cachedCapabilities(
   load: () => Promise<Capabilities>,
-  options: CapabilitiesCacheOptions = {},
+  options: CapabilitiesCacheOptions,
 ): () => Promise<Capabilities> {
   const maxAgeMs = options.maxAgeMs ?? defaultCapabilitiesMaxAgeMs;
-  const now = options.now ?? Date.now;
+  const { clock } = options;
   let last: { readonly value: Capabilities; readonly at: number } | undefined;
   let loading: Promise<Capabilities> | undefined;
   return () => {
-    if (last && now() - last.at < maxAgeMs) return Promise.resolve(last.value);
+    if (last && clock.monotonicMs() - last.at < maxAgeMs) return Promise.resolve(last.value);
     loading ??= load()
       .then((value) => {
-        last = { value, at: now() };
+        last = { value, at: clock.monotonicMs() };
         return value;
       })
       .catch((error: unknown) => {

@@ -5,7 +5,7 @@
  * `--chart-sources` covers them (or the platform's own `--default-chart` names them).
  */
 import type { ChartSpec } from "../api/index.ts";
-import { readClusterCapabilities, type KubeClient, type KubeObject } from "../kube/index.ts";
+import { readClusterCapabilities, realClock, type KubeClient, type KubeObject } from "../kube/index.ts";
 import { cachedCapabilities, chartSource, helmRenderer } from "./chart/index.ts";
 import type { OperatorOptions } from "./options.ts";
 import { BackgroundJobs, type ChartDeps } from "./reconcile/index.ts";
@@ -51,7 +51,7 @@ export function chartDeps(
     ...(options.defaultChart ? { defaultChart: options.defaultChart } : {}),
     // The server's version and discovery (what `helm install` would ask), read again after a few minutes so a CRD
     // installed since shows up in `.Capabilities.APIVersions` (on the instance's next reconcile).
-    capabilities: cachedCapabilities(() => readClusterCapabilities(client)),
+    capabilities: cachedCapabilities(() => readClusterCapabilities(client), { clock: realClock }),
   };
 }
 

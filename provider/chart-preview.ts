@@ -22,7 +22,7 @@ import {
   type Capabilities,
   type ChartRenderer,
 } from "../chart/index.ts";
-import { ApiError, readClusterCapabilities, type KubeClient, type KubeObject } from "../kube/index.ts";
+import { ApiError, readClusterCapabilities, realClock, type KubeClient, type KubeObject } from "../kube/index.ts";
 import type { InputFailure } from "./check.ts";
 import { fieldManager, type InstanceInputs } from "./inputs.ts";
 import { desiredSpec } from "./manifest.ts";
@@ -39,7 +39,7 @@ const capabilitiesByClient = new WeakMap<KubeClient, () => Promise<Capabilities>
 function capabilitiesOf(client: KubeClient): Promise<Capabilities> {
   let read = capabilitiesByClient.get(client);
   if (!read) {
-    read = cachedCapabilities(() => readClusterCapabilities(client));
+    read = cachedCapabilities(() => readClusterCapabilities(client), { clock: realClock });
     capabilitiesByClient.set(client, read);
   }
   return read();

@@ -2,11 +2,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { cachedCapabilities, type Capabilities } from "../../../chart/index.ts";
+import { FakeClock } from "../runtime/fake-clock.ts";
 
 describe("cachedCapabilities", () => {
   test("reads once per maxAge, once for concurrent callers, and keeps the last answer when a refresh fails", async () => {
     // GIVEN a cluster read that counts its calls and a clock the test moves
-    let now = 0;
+    const clock = new FakeClock();
     let reads = 0;
     let failing = false;
     const read = cachedCapabilities(
@@ -15,12 +16,13 @@ describe("cachedCapabilities", () => {
         if (failing) throw new Error("apiserver down");
         return { kubeVersion: "v1.36.3", apiVersions: [`v1/Read${reads}`] };
       },
-      { maxAgeMs: 1000, now: () => now },
+      { maxAgeMs: 1000, clock },
     );
 
     // WHEN several renders ask at once, then again within maxAge
     const [a, b] = await Promise.all([read(), read()]);
-    now = 999;
+    await clock.advance(999);
+    clock.jumpWall(-3_600_000); // an NTP step back: ages are monotonic, it changes nothing
     const c = await read();
     // THEN the cluster was read once
     assert.equal(reads, 1);
@@ -30,11 +32,11 @@ describe("cachedCapabilities", () => {
     );
 
     // WHEN maxAge has passed: read again
-    now = 1000;
+    await clock.advance(1);
     assert.deepEqual((await read()).apiVersions, ["v1/Read2"]);
 
     // WHEN a refresh fails: the last good answer, and the next call tries again
-    now = 2000;
+    await clock.advance(1000);
     failing = true;
     assert.deepEqual((await read()).apiVersions, ["v1/Read2"]);
     failing = false;
@@ -42,9 +44,12 @@ describe("cachedCapabilities", () => {
   });
 
   test("with no answer yet, a failed read is the caller's error", async () => {
-    const read = cachedCapabilities(async () => {
-      throw new Error("apiserver down");
-    });
+    const read = cachedCapabilities(
+      async () => {
+        throw new Error("apiserver down");
+      },
+      { clock: new FakeClock() },
+    );
     await assert.rejects(read(), /apiserver down/);
   });
 });
