@@ -51,10 +51,10 @@ const layers = [
     ],
   },
   { target: "./components", from: ["./operator", "./provider", "./tools", "./bench"] },
-  // components use api, not kube; the exceptions are two reads loaded only when needed: the cluster's nodes, which
-  // checks an in-cluster operator can run there (cluster-nodes.ts), and a guarded namespace's kept claims before
-  // it is deleted (namespace-claims.ts).
-  { target: "./components/!(cluster-nodes|namespace-claims).ts", from: "./kube" },
+  // components use api, not kube; the exceptions are one bounded read (cluster-read.ts) and the two reads on it,
+  // loaded only when needed: the cluster's nodes, which checks an in-cluster operator can run there
+  // (cluster-nodes.ts), and a guarded namespace's kept claims before it is deleted (namespace-claims.ts).
+  { target: "./components/!(cluster-read|cluster-nodes|namespace-claims).ts", from: "./kube" },
   // nothing imports stacks or tests.
   {
     target: [

@@ -1,11 +1,11 @@
 /**
  * The read behind the kept-claims guard (kept-claims-guard.ts): a namespace's operator-made volume claims and its
- * MyAppInstances. Through kube/ (the project's one client layer), like cluster-nodes.ts, and loaded only when a
- * guarded namespace is about to be deleted. Read-only, bounded by a timeout.
+ * MyAppInstances, through cluster-read.ts; loaded only when a guarded namespace is about to be deleted.
  */
 import { allChildrenSelector, apiVersion, kind } from "../api/index.ts";
-import { KubeClient, loadKubeConfig, NotFoundError } from "../kube/index.ts";
+import { NotFoundError } from "../kube/index.ts";
 import type { ClusterConnection } from "./cluster-connection.ts";
+import { readCluster } from "./cluster-read.ts";
 import type { ClaimSummary, InstanceSummary } from "./kept-claims.ts";
 
 /** Slower than this and the read gives up: a preview must not stall on a slow or absent cluster. */
@@ -17,21 +17,7 @@ export type NamespaceClaims =
 
 /** The operator-made claims and the instances of `namespace`, or why they could not be read. */
 export async function readNamespaceClaims(connection: ClusterConnection, namespace: string): Promise<NamespaceClaims> {
-  if (connection.kubeconfig === undefined) return { unavailable: `no kubeconfig (${connection.source})` };
-  let client: KubeClient;
-  try {
-    client = new KubeClient(
-      loadKubeConfig({
-        kubeconfig: connection.kubeconfig,
-        ...(connection.context ? { context: connection.context } : {}),
-      }),
-      { requestTimeoutMs: namespaceReadTimeoutMs },
-    );
-  } catch {
-    // Never quote a kubeconfig error: its text is a secret.
-    return { unavailable: `the kubeconfig of ${connection.source} could not be loaded` };
-  }
-  try {
+  const read = await readCluster(connection, namespaceReadTimeoutMs, async (client) => {
     const claims = await client.list("v1", "PersistentVolumeClaim", { namespace, labelSelector: allChildrenSelector });
     // No CRD (the platform is gone): no instance, and every claim it left is kept.
     const instances = await client.list(apiVersion, kind, { namespace }).catch((error: unknown) => {
@@ -42,9 +28,6 @@ export async function readNamespaceClaims(connection: ClusterConnection, namespa
       claims: claims.items as readonly ClaimSummary[],
       instances: instances.items as readonly InstanceSummary[],
     };
-  } catch (error) {
-    return { unavailable: error instanceof Error ? error.message : String(error) };
-  } finally {
-    await client.close();
-  }
+  });
+  return "unavailable" in read ? read : read.value;
 }
