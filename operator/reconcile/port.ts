@@ -5,7 +5,7 @@
  * controller-runtime's cached client), writes over kube/client.ts, events through the runtime's recorder.
  */
 import { apiVersion as instanceApiVersion, kind as instanceKind, type MyAppInstanceStatus } from "../../api/index.ts";
-import type { KubeClient, KubeObject } from "../../kube/index.ts";
+import { realClock, type Clock, type KubeClient, type KubeObject } from "../../kube/index.ts";
 import type { ObjectKey } from "../../kube/object-key.ts";
 import type { EventRecord } from "../runtime/event.ts";
 
@@ -124,8 +124,8 @@ export interface KubePortOptions {
    * @default 10_000
    */
   readonly clusterReadTtlMs?: number;
-  /** @default Date.now */
-  readonly now?: () => number;
+  /** Measures how old a reused read is. @default realClock */
+  readonly clock?: Clock;
 }
 
 /** The port over a KubeClient: cached reads, server-side apply as `fieldManager`, recorded events. */
@@ -136,7 +136,7 @@ export function kubePort(client: KubeClient, options: KubePortOptions): ClusterP
     cache?.wrote(object);
     return object;
   };
-  const reuse = reusedReads(options.clusterReadTtlMs ?? 10_000, options.now ?? Date.now);
+  const reuse = reusedReads(options.clusterReadTtlMs ?? 10_000, options.clock ?? realClock);
   return {
     async find<T extends KubeObject>(
       apiVersion: string,
@@ -216,11 +216,11 @@ export function kubePort(client: KubeClient, options: KubePortOptions): ClusterP
  * A read-through memo: the same read within `ttlMs` gets the same answer (a read in flight is shared, a failed
  * one is forgotten at once). Hand-written: a dozen lines, and no cache library shares in-flight promises this way.
  */
-function reusedReads(ttlMs: number, now: () => number) {
+function reusedReads(ttlMs: number, clock: Clock) {
   const reads = new Map<string, { readonly at: number; readonly value: Promise<unknown> }>();
   return <T>(key: string, read: () => Promise<T>): Promise<T> => {
     if (ttlMs <= 0) return read();
-    const at = now();
+    const at = clock.monotonicMs();
     const known = reads.get(key);
     if (known && at - known.at < ttlMs) return known.value as Promise<T>;
     for (const [stale, entry] of reads) if (at - entry.at >= ttlMs) reads.delete(stale);

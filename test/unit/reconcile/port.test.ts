@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KubeClient } from "../../../kube/index.ts";
 import { fieldManager, kubePort, type EventRecord } from "../../../operator/reconcile/index.ts";
+import { FakeClock } from "../runtime/fake-clock.ts";
 
 /** A KubeClient stand-in that records the calls kubePort makes. */
 function recordingClient(options: { failCreate?: Error } = {}) {
@@ -144,13 +145,14 @@ describe("kubePort", () => {
 
   it("reuses a live read of a cluster-scoped kind for clusterReadTtlMs; namespaced and live reads always go out", async () => {
     const { client, calls } = recordingClient();
-    let now = 0;
-    const port = kubePort(client, { events: { record: () => undefined }, clusterReadTtlMs: 10_000, now: () => now });
+    const clock = new FakeClock();
+    const port = kubePort(client, { events: { record: () => undefined }, clusterReadTtlMs: 10_000, clock });
     const storageClasses = () => port.list("storage.k8s.io/v1", "StorageClass", "", "");
 
     await Promise.all([storageClasses(), storageClasses()]);
     await port.find("storage.k8s.io/v1", "StorageClass", "standard");
-    now = 9_999;
+    await clock.advance(9_999);
+    clock.jumpWall(-3_600_000); // an NTP step back: the age of a read is monotonic, it changes nothing
     await storageClasses();
     await port.find("storage.k8s.io/v1", "StorageClass", "standard");
     await port.find("storage.k8s.io/v1", "StorageClass", "standard", undefined, { live: true });
@@ -162,7 +164,7 @@ describe("kubePort", () => {
       "one list and one get of StorageClasses in 10 s (concurrent reads share one), the live get, both claim lists",
     );
 
-    now = 10_000;
+    await clock.advance(1);
     await storageClasses();
     assert.equal(calls.length, 6, "read again once the answer is 10 s old");
   });
@@ -178,7 +180,7 @@ describe("kubePort", () => {
         return { metadata: {}, items: [] };
       },
     } as unknown as KubeClient;
-    const port = kubePort(failing, { events: { record: () => undefined }, now: () => 0 });
+    const port = kubePort(failing, { events: { record: () => undefined }, clock: new FakeClock() });
     await assert.rejects(port.list("storage.k8s.io/v1", "StorageClass", "", ""), /connection refused/);
     fail = false;
     assert.deepEqual(await port.list("storage.k8s.io/v1", "StorageClass", "", ""), []);
