@@ -104,7 +104,7 @@ export async function reconcileChart(
   const generation = instance.metadata.generation ?? 0;
   const fail = (problem: Problem, failure: PermanentError | TransientError): ChartOutcome => {
     session.logger.warn({ reason: problem.reason }, problem.message);
-    return { status: problemStatus(previous, generation, problem, session.now), failure };
+    return { status: problemStatus(previous, generation, problem, session.wallTime), failure };
   };
   const permanent = (problem: Problem, cause?: unknown) =>
     fail(problem, new PermanentError(problem.message, { reason: problem.reason, cause }));
@@ -376,7 +376,7 @@ function chartStatus(
       // Ready means spec.image runs: a chart that ignores the image values is reported, not trusted.
       problem: imageMismatch(main, spec.image, valuePath(spec, "imageTag") === ""),
     },
-    session.now,
+    session.wallTime,
   );
   const skipped = [
     ...(rendered.hooks.length > 0 ? [`hooks and tests not run: ${rendered.hooks.join(", ")}`] : []),

@@ -14,7 +14,7 @@
  */
 import type { Logger } from "pino";
 import { apiVersion, kind, TransientFailure, validateSpec } from "../../api/index.ts";
-import { ConflictError, NotFoundError } from "../../kube/index.ts";
+import { ConflictError, NotFoundError, realClock, type Clock } from "../../kube/index.ts";
 import { parseRequestKey as parseKey } from "../runtime/errors.ts";
 import { reconcileChart, type ChartDeps } from "./chart.ts";
 import { planTemplateSwitch, pruneChartLeftovers } from "./chart-switch.ts";
@@ -31,8 +31,8 @@ import { mergeOutcomes, type StepOutcome } from "./step.ts";
 export interface ReconcileDeps {
   readonly port: ClusterPort;
   readonly logger: Logger;
-  /** @default () => new Date() */
-  readonly now?: () => Date;
+  /** Time for condition timestamps (wallTime) and status pacing (monotonicMs). @default realClock */
+  readonly clock?: Clock;
   /**
    * How soon to look again while waiting for a step that needs the operator's next action (deleting the old
    * workload once the new one is ready, applying a StatefulSet once its predecessor is gone). The children's
@@ -118,7 +118,7 @@ export async function recordStalled(
     objectKey,
     instance,
     deps.logger.child({ key }),
-    (deps.now ?? now)(),
+    deps.clock ?? realClock,
     deps.statusPacer,
   );
   const detail = error instanceof Error ? error.message : String(error);
@@ -129,7 +129,7 @@ export async function recordStalled(
       reason: TransientFailure,
       message: `the operator keeps failing to reconcile this instance for a transient cause; ${retry}: ${detail}`,
     };
-    const next = stalledStatus(previous, instance.metadata.generation ?? 0, problem, session.now);
+    const next = stalledStatus(previous, instance.metadata.generation ?? 0, problem, session.wallTime);
     await writeStatus(session, previous, next);
     return;
   }
@@ -152,7 +152,7 @@ async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger)
     logger.debug({}, "instance is gone");
     return { writes: 0 };
   }
-  const session = openSession(deps.port, key, instance, logger, (deps.now ?? now)(), deps.statusPacer);
+  const session = openSession(deps.port, key, instance, logger, deps.clock ?? realClock, deps.statusPacer);
   try {
     return await reconcileInstance(session, deps);
   } catch (error) {
@@ -209,8 +209,4 @@ async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise
 /** The runtime's answer for a reconcile that ran its steps: when to look again, and the writes it made. */
 function finished(session: Session, { requeueAfterMs }: StepOutcome): ReconcileOutcome {
   return { ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}), writes: session.writes() };
-}
-
-function now(): Date {
-  return new Date();
 }

@@ -1,11 +1,12 @@
 /**
  * What one reconcile of one instance carries around: the port (counting the writes it makes), the instance as
- * read at the start, a logger bound to the key, the time, and an event helper about the instance.
+ * read at the start, a logger bound to the key, the clock and the time of day it started, and an event helper about
+ * the instance.
  */
 import type { StatusPacer } from "./status-pacing.ts";
 import type { Logger } from "pino";
 import { apiVersion, kind } from "../../api/index.ts";
-import type { KubeObject } from "../../kube/index.ts";
+import type { Clock, KubeObject } from "../../kube/index.ts";
 import type {
   ApplyConfiguration,
   ClusterPort,
@@ -27,7 +28,13 @@ export interface Session {
   readonly key: ObjectKey;
   readonly instance: InstanceObject;
   readonly logger: Logger;
-  readonly now: Date;
+  /** For durations (status pacing): read its monotonicMs(). */
+  readonly clock: Clock;
+  /**
+   * The wall-clock time this reconcile started, stamped on the conditions it changes: one reading, so every
+   * condition one reconcile moves carries the same time.
+   */
+  readonly wallTime: Date;
   /** API writes so far (applies, patches, deletes, events). */
   readonly writes: () => number;
   /** What this process last wrote to each instance's status, and when (status-pacing.ts); none: no pacing. */
@@ -48,7 +55,7 @@ export function openSession(
   key: ObjectKey,
   instance: InstanceObject,
   logger: Logger,
-  now: Date,
+  clock: Clock,
   statusPacer?: StatusPacer,
 ): Session {
   const counting = countingPort(port);
@@ -64,7 +71,8 @@ export function openSession(
     key,
     instance,
     logger,
-    now,
+    clock,
+    wallTime: new Date(clock.wallTime()),
     writes: counting.writes,
     statusPacer,
     event: (type, reason, action, note, related) =>

@@ -29,10 +29,10 @@ export class StatusPacer {
     }
   }
 
-  /** How long a progress-only write of `key` must still wait at `now` (ms since the epoch); 0 when it may go. */
-  waitFor(key: string, now: number): number {
+  /** How long a progress-only write of `key` must still wait at `atMs` (a monotonicMs reading); 0 when it may go. */
+  waitFor(key: string, atMs: number): number {
     const last = this.lastWrites.get(key);
-    return last === undefined ? 0 : Math.max(0, last.at + this.intervalMs - now);
+    return last === undefined ? 0 : Math.max(0, last.at + this.intervalMs - atMs);
   }
 
   /**
@@ -47,14 +47,15 @@ export class StatusPacer {
   }
 
   /**
-   * Records that `status` was written for `key` at `now` over the instance version `readVersion`, and forgets
-   * writes older than the interval (they delay nothing, and a cache is not that far behind).
+   * Records that `status` was written for `key` at `atMs` (a monotonicMs reading) over the instance version
+   * `readVersion`, and forgets writes older than the interval (they delay nothing, and a cache is not that far
+   * behind).
    */
-  wrote(key: string, now: number, status: MyAppInstanceStatus, readVersion: string | undefined): void {
+  wrote(key: string, atMs: number, status: MyAppInstanceStatus, readVersion: string | undefined): void {
     this.lastWrites.delete(key);
-    this.lastWrites.set(key, { at: now, status, readVersion });
+    this.lastWrites.set(key, { at: atMs, status, readVersion });
     for (const [oldKey, last] of this.lastWrites) {
-      if (last.at + this.intervalMs > now) break;
+      if (last.at + this.intervalMs > atMs) break;
       this.lastWrites.delete(oldKey);
     }
   }

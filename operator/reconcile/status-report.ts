@@ -53,7 +53,7 @@ export async function reportStatus(
       step: observed.step,
       problem: observed.problem,
     },
-    session.now,
+    session.wallTime,
   );
   // A rollout's progress is news only in counts the workload controller reported for its current template.
   const countsObserved = workload !== undefined && rolloutProgress(workload, spec.replicas).observed;
@@ -77,7 +77,7 @@ export async function writeStatus(
   if (!statusChanged(previous, next)) return {};
   const paceKey = `${session.key.namespace}/${session.key.name}`;
   if (pace && pacer && progressOnly(previous, next)) {
-    const waitMs = pacer.waitFor(paceKey, session.now.getTime());
+    const waitMs = pacer.waitFor(paceKey, session.clock.monotonicMs());
     if (waitMs > 0) {
       session.logger.debug({ waitMs, readyReplicas: next.readyReplicas }, "status progress paced");
       return { requeueAfterMs: waitMs };
@@ -90,7 +90,7 @@ export async function writeStatus(
     if (error instanceof NotFoundError) return {};
     throw error;
   }
-  pacer?.wrote(paceKey, session.now.getTime(), next, session.instance.metadata.resourceVersion);
+  pacer?.wrote(paceKey, session.clock.monotonicMs(), next, session.instance.metadata.resourceVersion);
   session.logger.info({ phase: next.phase, readyReplicas: next.readyReplicas, image: next.image }, "status updated");
 
   const degraded = next.conditions?.find((c) => c.type === "Degraded");
@@ -116,7 +116,7 @@ export async function writeStatus(
 /** Reports a problem found before or instead of observing the children (keeps counts and image as they were). */
 export async function writeProblem(session: Session, problem: Problem): Promise<void> {
   const previous = previousStatus(session.instance);
-  const next = problemStatus(previous, session.instance.metadata.generation ?? 0, problem, session.now);
+  const next = problemStatus(previous, session.instance.metadata.generation ?? 0, problem, session.wallTime);
   await writeStatus(session, previous, next);
 }
 

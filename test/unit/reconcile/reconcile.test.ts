@@ -228,7 +228,7 @@ describe("reconcile: image change", () => {
     const readySince = condition(h, "Ready")?.lastTransitionTime;
 
     // WHEN the image changes
-    h.advance(60_000);
+    await h.advance(60_000);
     h.cluster.edit(
       "example.com/v1",
       "MyAppInstance",
@@ -253,7 +253,7 @@ describe("reconcile: image change", () => {
 
     // WHEN half the replicas run the new image (the controller has seen the new generation)
     h.cluster.reset();
-    h.advance(10_000);
+    await h.advance(10_000);
     h.cluster.progress("Deployment", "web", { updated: 1, ready: 2, replicas: 3 });
     await h.run();
 
@@ -266,7 +266,7 @@ describe("reconcile: image change", () => {
 
     // WHEN the rollout completes
     h.cluster.reset();
-    h.advance(10_000);
+    await h.advance(10_000);
     h.cluster.rollOut("Deployment", "web");
     await h.run();
 
@@ -532,7 +532,7 @@ describe("reconcile: invalid spec", () => {
 
     // WHEN reconciled again (resync)
     h.cluster.reset();
-    h.advance(600_000);
+    await h.advance(600_000);
     await h.run();
 
     // THEN nothing is written: no status churn, no repeated event
@@ -911,7 +911,7 @@ describe("reconcile: StorageClass missing", () => {
     // WHEN the StatefulSet controller has made the claims, which wait, and the poll comes round
     h.cluster.pendingClaims("web");
     h.cluster.reset();
-    h.advance(30_000);
+    await h.advance(30_000);
     const again = await h.run();
 
     // THEN nothing is written (no hot loop, no event spam), and it keeps polling

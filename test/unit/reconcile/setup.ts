@@ -6,6 +6,7 @@ import {
   type ReconcileDeps,
   type ReconcileOutcome,
 } from "../../../operator/reconcile/index.ts";
+import { FakeClock } from "../runtime/fake-clock.ts";
 import { FakeCluster } from "./fake-cluster.ts";
 
 export const start = new Date("2030-01-01T00:00:00Z");
@@ -13,8 +14,10 @@ export const start = new Date("2030-01-01T00:00:00Z");
 export interface Harness {
   readonly cluster: FakeCluster;
   readonly deps: ReconcileDeps;
+  /** The reconcile's clock, starting at `start` (monotonic and wall). */
+  readonly clock: FakeClock;
   /** Moves the fake clock forward. */
-  advance(ms: number): void;
+  advance(ms: number): Promise<void>;
   /** One reconcile of `default/<name>`. */
   run(name?: string): Promise<ReconcileOutcome>;
   /** The runtime's onStalled hook for `default/<name>`. */
@@ -24,20 +27,19 @@ export interface Harness {
 /** `overrides`: deps beyond the defaults (e.g. a statusPacer, which a single reconcile has not). */
 export function harness(overrides: Partial<ReconcileDeps> = {}): Harness {
   const cluster = new FakeCluster();
-  let now = start;
+  const clock = new FakeClock(start.getTime());
   const deps: ReconcileDeps = {
     port: cluster,
     logger: pino({ level: "silent" }),
-    now: () => now,
+    clock,
     pollIntervalMs: 5000,
     ...overrides,
   };
   return {
     cluster,
     deps,
-    advance(ms) {
-      now = new Date(now.getTime() + ms);
-    },
+    clock,
+    advance: (ms) => clock.advance(ms),
     run: (name = "web") => reconcile(`default/${name}`, deps),
     stalled: (error, name = "web") => recordStalled(`default/${name}`, error, deps),
   };

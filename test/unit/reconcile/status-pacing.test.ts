@@ -17,7 +17,7 @@ async function runningInstance(intervalMs = 5000) {
   h.cluster.createInstance("web", spec);
   await h.run();
   h.cluster.rollOut("Deployment", "web");
-  h.advance(intervalMs);
+  await h.advance(intervalMs);
   await h.run();
   assert.equal(h.cluster.instance("web")?.status?.phase, "Running", "precondition: the instance runs");
   h.cluster.reset();
@@ -56,7 +56,7 @@ describe("reconcile: paced status during a rollout", () => {
       { updated: 2, ready: 2, replicas: 3 },
       { updated: 2, ready: 1, replicas: 2 },
     ]) {
-      h.advance(200);
+      await h.advance(200);
       h.cluster.progress("Deployment", "web", counts);
       paced.push(await h.run());
     }
@@ -71,7 +71,7 @@ describe("reconcile: paced status during a rollout", () => {
         [0, 4200],
       ],
     );
-    h.advance(200);
+    await h.advance(200);
     h.cluster.rollOut("Deployment", "web");
     await h.run();
 
@@ -93,17 +93,39 @@ describe("reconcile: paced status during a rollout", () => {
     await h.run();
     h.cluster.reset();
 
-    h.advance(1000);
+    await h.advance(1000);
     h.cluster.progress("Deployment", "web", { updated: 1, ready: 2, replicas: 3 });
     assert.equal((await h.run()).requeueAfterMs, 4000);
     assert.deepEqual(requestLines(h), []);
 
     // WHEN the requeue comes (nothing else moved) THEN the counts as they are now are written
-    h.advance(4000);
+    await h.advance(4000);
     const outcome = await h.run();
     assert.equal(outcome.requeueAfterMs, undefined, "nothing left to write");
     assert.deepEqual(requestLines(h), ["applyStatus MyAppInstance/web", "event RollingOut"]);
     assert.match(h.cluster.instance("web")?.status?.message ?? "", /1\/2 replicas updated, 2\/2 ready/);
+  });
+
+  it("paces on the monotonic clock and stamps conditions with the wall clock", async () => {
+    const h = await runningInstance();
+    newImage(h);
+    await h.run();
+    h.cluster.reset();
+
+    // WHEN the wall clock is stepped an hour forward (NTP, `date -s`) 1 s into the interval
+    await h.advance(1000);
+    h.clock.jumpWall(3_600_000);
+    h.cluster.progress("Deployment", "web", { updated: 1, ready: 2, replicas: 3 });
+    // THEN the counts still wait for the rest of the interval: it is a duration, the step did not shorten it
+    assert.equal((await h.run()).requeueAfterMs, 4000);
+    assert.deepEqual(requestLines(h), []);
+
+    // and the condition the end of the rollout moves carries the time of day, step included
+    h.cluster.rollOut("Deployment", "web");
+    await h.run();
+    const ready = findCondition(h.cluster.instance("web")?.status?.conditions, "Ready");
+    assert.equal(ready?.status, "True");
+    assert.equal(ready?.lastTransitionTime, new Date(h.clock.wallTime()).toISOString().replace(/\.\d{3}Z$/, "Z"));
   });
 
   it("never delays a change of condition: a rollout that fails is Degraded at once", async () => {
@@ -111,7 +133,7 @@ describe("reconcile: paced status during a rollout", () => {
     newImage(h);
     await h.run();
     h.cluster.reset();
-    h.advance(100);
+    await h.advance(100);
     h.cluster.edit("apps/v1", "Deployment", "web", (o) => {
       const status = o["status"] as Record<string, unknown>;
       status["conditions"] = [
