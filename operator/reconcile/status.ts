@@ -59,11 +59,11 @@ export interface StatusInput {
   readonly problem?: Problem | undefined;
 }
 
-/** The status for `input` at `now`. Deterministic: the same observation gives the same status, so no write. */
-export function computeStatus(input: StatusInput, now: Date): MyAppInstanceStatus {
+/** The status for `input` at `wallTime`. Deterministic: the same observation gives the same status, so no write. */
+export function computeStatus(input: StatusInput, wallTime: Date): MyAppInstanceStatus {
   const { spec, previous, workload, retiring } = input;
   const progress = workload ? rolloutProgress(workload, spec.replicas) : undefined;
-  const adopting = input.step ? undefined : adoptionStep(input, now);
+  const adopting = input.step ? undefined : adoptionStep(input, wallTime);
   const step = input.step ?? adopting;
   const complete = progress !== undefined && progress.complete && progress.image === spec.image && !retiring && !step;
   const problem = input.problem ?? (progress ? workloadProblem(progress) : undefined);
@@ -89,11 +89,11 @@ export function computeStatus(input: StatusInput, now: Date): MyAppInstanceStatu
   if (problem) {
     phase = "Degraded";
     message = problem.message;
-    conditions = problemConditions(previous?.conditions, input.generation, problem, now);
+    conditions = problemConditions(previous?.conditions, input.generation, problem, wallTime);
   } else if (complete) {
     phase = "Running";
     message = `${readyReplicas}/${spec.replicas} replicas ready, running ${spec.image}`;
-    conditions = settle(previous?.conditions, input.generation, now, [
+    conditions = settle(previous?.conditions, input.generation, wallTime, [
       { type: Ready, status: "True", reason: "Available", message },
       { type: Progressing, status: "False", reason: "RolloutComplete", message: `${spec.image} is rolled out` },
       { type: Degraded, status: "False", reason: "AsExpected", message: "" },
@@ -102,7 +102,7 @@ export function computeStatus(input: StatusInput, now: Date): MyAppInstanceStatu
     const working = step ?? progressStep(input, progress);
     phase = previous?.image === undefined && readyReplicas === 0 ? "Pending" : "Progressing";
     message = working.message;
-    conditions = settle(previous?.conditions, input.generation, now, [
+    conditions = settle(previous?.conditions, input.generation, wallTime, [
       { type: Ready, status: "False", reason: working.reason, message: working.message },
       { type: Progressing, status: "True", reason: working.reason, message: working.message },
       { type: Degraded, status: "False", reason: "AsExpected", message: "" },
@@ -131,11 +131,11 @@ export function problemStatus(
   previous: MyAppInstanceStatus | undefined,
   generation: number,
   problem: Problem,
-  now: Date,
+  wallTime: Date,
 ): MyAppInstanceStatus {
   return {
     ...previous,
-    conditions: problemConditions(previous?.conditions, generation, problem, now),
+    conditions: problemConditions(previous?.conditions, generation, problem, wallTime),
     observedGeneration: generation,
     phase: "Degraded",
     message: problem.message,
@@ -152,10 +152,10 @@ export function stalledStatus(
   previous: MyAppInstanceStatus | undefined,
   generation: number,
   problem: Problem,
-  now: Date,
+  wallTime: Date,
 ): MyAppInstanceStatus {
   const update = { type: Stalled, status: "True" as const, ...problem, observedGeneration: generation };
-  return { ...previous, conditions: setCondition(previous?.conditions, update, now) };
+  return { ...previous, conditions: setCondition(previous?.conditions, update, wallTime) };
 }
 
 /**
@@ -200,9 +200,9 @@ function problemConditions(
   previous: readonly Condition[] | undefined,
   generation: number,
   problem: Problem,
-  now: Date,
+  wallTime: Date,
 ): Condition[] {
-  return settle(previous, generation, now, [
+  return settle(previous, generation, wallTime, [
     { type: Ready, status: "False", reason: problem.reason, message: problem.message },
     { type: Progressing, status: "False", reason: problem.reason, message: problem.message },
     { type: Degraded, status: "True", reason: problem.reason, message: problem.message },
@@ -217,14 +217,14 @@ function problemConditions(
 function settle(
   previous: readonly Condition[] | undefined,
   generation: number,
-  now: Date,
+  wallTime: Date,
   updates: readonly Omit<ConditionUpdate, "observedGeneration">[],
 ): Condition[] {
   let conditions = (previous ?? []).filter(
     (c) => (c.type !== Reconciling && c.type !== Stalled) || updates.some((u) => u.type === c.type),
   );
   for (const update of updates)
-    conditions = setCondition(conditions, { ...update, observedGeneration: generation }, now);
+    conditions = setCondition(conditions, { ...update, observedGeneration: generation }, wallTime);
   return conditions;
 }
 
@@ -235,13 +235,13 @@ function settle(
  * many of them ready as were, the step goes on (so the next reconcile still knows it) and the instance does not
  * report pods as lost that are serving; for at most two minutes from the start of the move.
  */
-function adoptionStep({ spec, workload, retiring, previous }: StatusInput, now: Date): Step | undefined {
+function adoptionStep({ spec, workload, retiring, previous }: StatusInput, wallTime: Date): Step | undefined {
   if (workload?.kind !== "StatefulSet" || retiring) return undefined;
   const progressing = previous?.conditions?.find((c) => c.type === Progressing);
   if (progressing?.reason !== RecreatingWorkload && progressing?.reason !== AdoptingPods) return undefined;
   // Not forever: a pod that really stopped serving during the move is reported after a while. Progressing turned
   // True when the move began.
-  if (now.getTime() - Date.parse(progressing.lastTransitionTime) > adoptionPatienceMs) return undefined;
+  if (wallTime.getTime() - Date.parse(progressing.lastTransitionTime) > adoptionPatienceMs) return undefined;
   // Scaled down meanwhile: only the pods the new StatefulSet keeps are awaited.
   const before = Math.min(previous?.replicas ?? 0, spec.replicas);
   const readyBefore = Math.min(previous?.readyReplicas ?? 0, before);
