@@ -17,6 +17,7 @@
  */
 import type { Logger } from "pino";
 import { group, kind, validateSpec } from "../../api/index.ts";
+import { realClock, type Clock, type TimerHandle } from "../../kube/index.ts";
 import { AdmittedWrites } from "./admitted-writes.ts";
 import { defaultsFor } from "./mutate.ts";
 import type { AdmissionLookups } from "./lookups.ts";
@@ -48,6 +49,8 @@ export interface AdmissionHandlerOptions {
   readonly lookupTimeoutMs?: number;
   /** This replica's admitted writes, counted in budgets until its cache shows them. @default a new one */
   readonly admitted?: AdmittedWrites;
+  /** Times the lookups' deadline and each review's logged duration (monotonicMs). @default realClock */
+  readonly clock?: Clock;
 }
 
 /** Lookups of one review: a few GETs against a responsive apiserver take milliseconds. */
@@ -79,14 +82,15 @@ export function admissionHandlers(
 ): AdmissionHandlers {
   const timeoutMs = options.lookupTimeoutMs ?? defaultLookupTimeoutMs;
   const admitted = options.admitted ?? new AdmittedWrites();
+  const clock = options.clock ?? realClock;
 
   /** Runs `read`; a failure or a timeout becomes a LookupError naming `what`. */
   async function look<T>(what: string, read: () => Promise<T>, deadline: number): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
+    let timer: TimerHandle | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
+      timer = clock.setTimeout(
         () => reject(new LookupError(`reading ${what} took longer than ${timeoutMs} ms`)),
-        Math.max(0, deadline - Date.now()),
+        deadline - clock.monotonicMs(),
       );
     });
     try {
@@ -97,7 +101,7 @@ export function admissionHandlers(
         cause: error,
       });
     } finally {
-      clearTimeout(timer);
+      if (timer) clock.clearTimeout(timer);
     }
   }
 
@@ -115,7 +119,7 @@ export function admissionHandlers(
   }
 
   async function judge(request: ReviewRequest): Promise<{ violations: Violation[]; instance?: AdmittedInstance }> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = clock.monotonicMs() + timeoutMs;
     const subject = await subjectOf(request, lookups, (what, read) => look(what, read, deadline));
     if (subject === undefined) return { violations: [] };
     if ("issues" in subject) return { violations: subject.issues };
@@ -162,7 +166,7 @@ export function admissionHandlers(
     const spec = object["spec"];
     // Fast path: the field is set, so no namespace needs reading.
     if (typeof spec !== "object" || spec === null || "podSecurityLevel" in spec) return [];
-    const deadline = Date.now() + timeoutMs;
+    const deadline = clock.monotonicMs() + timeoutMs;
     const namespace = await look(
       `Namespace ${request.namespace}`,
       () => lookups.namespace(request.namespace),
@@ -173,23 +177,23 @@ export function admissionHandlers(
 
   return {
     async validate(body) {
-      const started = Date.now();
+      const started = clock.monotonicMs();
       const request = requestOf(body);
       try {
         const violations = judges(request) ? await judgeCounting(request) : [];
         const response = violations.length === 0 ? { uid: request.uid, allowed: true } : denial(request, violations);
-        log(logger, "validate", request, started, violations);
+        log(logger, "validate", request, clock.monotonicMs() - started, violations);
         return review(response);
       } catch (error) {
         return internalError(request, error, logger);
       }
     },
     async mutate(body) {
-      const started = Date.now();
+      const started = clock.monotonicMs();
       const request = requestOf(body);
       try {
         const patch = judges(request) ? await defaults(request) : [];
-        log(logger, "mutate", request, started, [], patch.length);
+        log(logger, "mutate", request, clock.monotonicMs() - started, [], patch.length);
         return review(
           patch.length === 0
             ? { uid: request.uid, allowed: true }
@@ -376,7 +380,7 @@ function log(
   logger: Pick<Logger, "debug" | "info">,
   webhook: "validate" | "mutate",
   request: ReviewRequest,
-  started: number,
+  durationMs: number,
   violations: readonly Violation[],
   patched = 0,
 ): void {
@@ -388,7 +392,7 @@ function log(
     name: request.name,
     ...(request.subResource ? { subResource: request.subResource } : {}),
     dryRun: request.dryRun,
-    durationMs: Date.now() - started,
+    durationMs: Math.round(durationMs),
     ...(violations.length > 0 ? { denied: violations.map((violation) => violation.rule) } : {}),
     ...(patched > 0 ? { patched } : {}),
   };

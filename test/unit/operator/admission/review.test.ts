@@ -11,6 +11,7 @@ import { openPolicy, type PlatformPolicy } from "../../../../operator/admission/
 import { admissionHandlers } from "../../../../operator/admission/review.ts";
 import { WebhookRequestError } from "../../../../operator/admission/webhook-server.ts";
 import type { NamespaceFacts } from "../../../../operator/admission/validate.ts";
+import { FakeClock, settle } from "../../runtime/fake-clock.ts";
 
 interface Cluster {
   namespaces?: Record<string, NamespaceFacts>;
@@ -268,6 +269,22 @@ describe("validate", () => {
     assert.ok(Date.now() - started < 2000);
     assert.equal(slow.status?.code, 500);
     assert.match(slow.status?.message ?? "", /reading Namespace team-a took longer than 50 ms; try again$/);
+  });
+
+  it("times the lookups on its clock's monotonic time: a wall-clock step neither ends nor extends their deadline", async () => {
+    const clock = new FakeClock();
+    const hanging = fakeLookups({}, { namespace: () => new Promise(() => {}) });
+    const review = admissionHandlers(openPolicy, hanging.lookups, logger, { lookupTimeoutMs: 4000, clock });
+    let answered: ReviewResponse | undefined;
+    void review.validate(create({ image: "nginx" })).then((body) => (answered = responseOf(body)));
+    const answer = () => answered; // read through a call: the asserts below must not narrow it
+    await clock.advance(3999);
+    clock.jumpWall(3_600_000);
+    await settle();
+    assert.equal(answer(), undefined, "still waiting 1 ms before the deadline, an hour later by the wall clock");
+    await clock.advance(1);
+    assert.equal(answer()?.status?.code, 500);
+    assert.match(answer()?.status?.message ?? "", /reading Namespace team-a took longer than 4000 ms; try again$/);
   });
 
   it("judges a write to the scale subresource as an edit of spec.replicas", async () => {
