@@ -12,7 +12,7 @@ import { pino, type Logger } from "pino";
 import { setTimeout as sleep } from "node:timers/promises";
 import { apiVersion, kind } from "../api/index.ts";
 import { disableProto } from "../chart/proto-guard.ts";
-import { KubeClient, loadKubeConfig, TransportError } from "../kube/index.ts";
+import { KubeClient, loadKubeConfig, realClock, TransportError } from "../kube/index.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
 import { AdmissionWebhooks } from "./admission-wiring.ts";
 import { chartDeps } from "./chart-wiring.ts";
@@ -153,14 +153,14 @@ export async function reachCluster(options: OperatorOptions, deadlineMs = 5000):
   const config = loadKubeConfig(options.kubeconfig ? { path: options.kubeconfig } : {});
   const server = config.getCurrentCluster()?.server ?? "the cluster";
   const client = new KubeClient(config, { requestTimeoutMs: deadlineMs });
-  const giveUpAt = performance.now() + deadlineMs;
+  const giveUpAt = realClock.monotonicMs() + deadlineMs;
   try {
     for (;;) {
       try {
         await client.raw("/version");
         return;
       } catch (error) {
-        if (!(error instanceof TransportError) || performance.now() >= giveUpAt) {
+        if (!(error instanceof TransportError) || realClock.monotonicMs() >= giveUpAt) {
           const detail = error instanceof Error ? error.message : String(error);
           const source = options.kubeconfig ? ` (kubeconfig ${options.kubeconfig})` : "";
           throw new Error(`cannot reach the cluster at ${server}${source}: ${detail}`, { cause: error });

@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Server as NetServer, type AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
+import { realClock } from "../../kube/index.ts";
 import type { CertificatePair } from "./certificates.ts";
 
 /** Answers one request body (already parsed JSON); the value it resolves to is sent back as JSON with status 200. */
@@ -116,8 +117,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       // connections have been quiet or the grace is over.
       draining = true;
       const closed = new Promise<void>((resolve) => netServerClose.call(server, () => resolve()));
-      const drainUntil = performance.now() + Math.min(drainMs, graceMs);
-      while (performance.now() < drainUntil && (await openConnections(server)) > 0) await sleep(100);
+      const drainUntil = realClock.monotonicMs() + Math.min(drainMs, graceMs);
+      while (realClock.monotonicMs() < drainUntil && (await openConnections(server)) > 0) await sleep(100);
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), Math.max(0, graceMs - drainMs));
       await closed;
@@ -138,11 +139,11 @@ async function serve(
   routes: Readonly<Record<string, WebhookHandler>>,
   limits: ServeLimits,
 ): Promise<void> {
-  const started = performance.now();
+  const started = realClock.monotonicMs();
   const path = new URL(req.url ?? "/", "https://webhook").pathname;
   const handler = Object.hasOwn(routes, path) ? routes[path] : undefined;
   const done = (status: number) =>
-    limits.logger.debug({ path, status, ms: Math.round(performance.now() - started) }, "webhook request");
+    limits.logger.debug({ path, status, ms: Math.round(realClock.monotonicMs() - started) }, "webhook request");
   if (!handler) {
     replyText(res, 404, `not found: this server answers POST ${Object.keys(routes).join(", ")}`);
     return done(404);
