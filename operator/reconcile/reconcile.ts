@@ -22,7 +22,7 @@ import { reconcileChildren } from "./children.ts";
 import { isTransientFailure, PermanentError, TransientError } from "./errors.ts";
 import { ensureFinalizer, finalizeInstance } from "./finalize.ts";
 import type { ObjectKey, ClusterPort } from "./port.ts";
-import { openSession, type InstanceObject, type Session } from "./session.ts";
+import { openSession, type InstanceObject, type Session, type WriteTally } from "./session.ts";
 import { previousStatus, reportStatus, writeProblem, writeStatus } from "./status-report.ts";
 import { stalledStatus } from "./status.ts";
 import { StatusPacer } from "./status-pacing.ts";
@@ -60,33 +60,38 @@ export interface ReconcileDeps {
 /** The least time between two status writes of one instance that only report progress (counts). */
 export const statusProgressIntervalMs = 5000;
 
-/** What a reconcile asks of the runtime next; `{ writes }` alone means "converged: wait for a change". */
+/** What a reconcile asks of the runtime next; `{}` means "converged: wait for a change". */
 export interface ReconcileOutcome {
   readonly requeueAfterMs?: number;
   /** Only looked in on the chart's background job, still running: the runtime keeps the key's failure count. */
   readonly waiting?: boolean;
-  /** API writes this reconcile made (0 for a converged instance). */
-  readonly writes: number;
 }
 
-/** The reconciler in the runtime's shape: `(key) => outcome`. */
-export function reconciler(deps: ReconcileDeps): (key: string) => Promise<ReconcileOutcome> {
+/** The reconciler in the runtime's shape: `(key, { writes }) => outcome`, counting its writes in the runtime's tally. */
+export function reconciler(
+  deps: ReconcileDeps,
+): (key: string, context: { readonly writes: WriteTally }) => Promise<ReconcileOutcome> {
   const paced = { ...deps, statusPacer: deps.statusPacer ?? new StatusPacer(statusProgressIntervalMs) };
-  return (key) => reconcile(key, paced);
+  return (key, { writes }) => reconcile(key, paced, writes);
 }
 
 /**
- * Reconciles the instance `key` ("namespace/name").
+ * Reconciles the instance `key` ("namespace/name"), adding each API write it asks for to `writes` (0 for a
+ * converged instance), whether it returns or throws.
  *
  * @throws PermanentError when retrying cannot help until the instance changes (already reported on its status).
  * @throws ConflictError (kube) on a 409, unwrapped, so the runtime retries promptly with a fresh read.
  * @throws TransientError for anything else, with the original error as `cause`: retry with backoff.
  */
-export async function reconcile(key: string, deps: ReconcileDeps): Promise<ReconcileOutcome> {
+export async function reconcile(
+  key: string,
+  deps: ReconcileDeps,
+  writes: WriteTally = { count: 0 },
+): Promise<ReconcileOutcome> {
   const objectKey = parseKey(key);
   const logger = deps.logger.child({ key });
   try {
-    return await reconcileKey(objectKey, deps, logger);
+    return await reconcileKey(objectKey, deps, logger, writes);
   } catch (error) {
     if (error instanceof PermanentError || error instanceof TransientError || error instanceof ConflictError) {
       throw error;
@@ -146,13 +151,18 @@ function formatInterval(ms: number): string {
   return seconds >= 60 && seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
 }
 
-async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger): Promise<ReconcileOutcome> {
+async function reconcileKey(
+  key: ObjectKey,
+  deps: ReconcileDeps,
+  logger: Logger,
+  writes: WriteTally,
+): Promise<ReconcileOutcome> {
   const instance = await deps.port.find<InstanceObject>(apiVersion, kind, key.name, key.namespace);
   if (!instance) {
     logger.debug({}, "instance is gone");
-    return { writes: 0 };
+    return {};
   }
-  const session = openSession(deps.port, key, instance, logger, deps.clock ?? realClock, deps.statusPacer);
+  const session = openSession(deps.port, key, instance, logger, deps.clock ?? realClock, deps.statusPacer, writes);
   try {
     return await reconcileInstance(session, deps);
   } catch (error) {
@@ -163,13 +173,13 @@ async function reconcileKey(key: ObjectKey, deps: ReconcileDeps, logger: Logger)
     const cached = await deps.port.find<InstanceObject>(apiVersion, kind, key.name, key.namespace);
     if (cached && !cached.metadata.deletionTimestamp && cached.metadata.uid === instance.metadata.uid) throw error;
     logger.debug({ error: error.message, writes: session.writes() }, "instance deleted while it was reconciled");
-    return { writes: session.writes() };
+    return {};
   }
 }
 
 async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise<ReconcileOutcome> {
   const { instance } = session;
-  if (instance.metadata.deletionTimestamp) return finished(session, await finalizeInstance(session));
+  if (instance.metadata.deletionTimestamp) return finished(await finalizeInstance(session));
   await ensureFinalizer(session);
 
   const verdict = validateSpec(instance.spec);
@@ -177,7 +187,7 @@ async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise
     const issues = verdict.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
     // Permanent, but not an error for the runtime: the status says what to fix and a spec change wakes us up.
     await writeProblem(session, { reason: "InvalidSpec", message: `the spec is invalid: ${issues}` });
-    return finished(session, {});
+    return finished({});
   }
   const chart = verdict.spec.chart ?? deps.chart?.defaultChart;
   if (chart) {
@@ -186,8 +196,8 @@ async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise
     // No status while the chart's fetch and render still run in the background: nothing new to say.
     if (outcome.status) await writeStatus(session, previous, outcome.status);
     if (outcome.failure) throw outcome.failure;
-    if (!outcome.status) return { ...finished(session, outcome), waiting: true };
-    return finished(session, outcome);
+    if (!outcome.status) return { ...finished(outcome), waiting: true };
+    return finished(outcome);
   }
   // Objects a chart rendered before spec.chart was removed: checked against the storage rules first, pruned once
   // the built-in children are applied (so the app keeps serving through the switch).
@@ -203,10 +213,10 @@ async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise
   });
   const reported = await reportStatus(session, verdict.spec, children);
   await pruneChartLeftovers(session, leaving.prune);
-  return finished(session, mergeOutcomes(children, reported));
+  return finished(mergeOutcomes(children, reported));
 }
 
-/** The runtime's answer for a reconcile that ran its steps: when to look again, and the writes it made. */
-function finished(session: Session, { requeueAfterMs }: StepOutcome): ReconcileOutcome {
-  return { ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}), writes: session.writes() };
+/** The runtime's answer for a reconcile that ran its steps: when to look again (its writes are in the tally). */
+function finished({ requeueAfterMs }: StepOutcome): ReconcileOutcome {
+  return requeueAfterMs !== undefined ? { requeueAfterMs } : {};
 }

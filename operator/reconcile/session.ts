@@ -1,5 +1,5 @@
 /**
- * What one reconcile of one instance carries around: the port (counting the writes it makes), the instance as
+ * What one reconcile of one instance carries around: the port (counting the writes it asks for), the instance as
  * read at the start, a logger bound to the key, the clock and the time of day it started, and an event helper about
  * the instance.
  */
@@ -22,6 +22,14 @@ export interface InstanceObject extends KubeObject {
   readonly status?: unknown;
 }
 
+/**
+ * The API writes one reconcile asked for: the runtime's WriteTally (operator/runtime/controller.ts), which the
+ * runtime hands each reconcile and logs once it returns or throws; the same shape, so this folder needs no import.
+ */
+export interface WriteTally {
+  count: number;
+}
+
 export interface Session {
   /** The port; every write through it is counted in `writes`. */
   readonly port: ClusterPort;
@@ -35,7 +43,7 @@ export interface Session {
    * condition one reconcile moves carries the same time.
    */
   readonly wallTime: Date;
-  /** API writes so far (applies, patches, deletes, events). */
+  /** API writes asked for so far (applies, patches, deletes, events). */
   readonly writes: () => number;
   /** What this process last wrote to each instance's status, and when (status-pacing.ts); none: no pacing. */
   readonly statusPacer?: StatusPacer | undefined;
@@ -49,7 +57,7 @@ export interface Session {
   ): Promise<void>;
 }
 
-/** Starts a session for `instance`. */
+/** Starts a session for `instance`; its writes are counted in `writes` (a fresh tally if none is given). */
 export function openSession(
   port: ClusterPort,
   key: ObjectKey,
@@ -57,8 +65,9 @@ export function openSession(
   logger: Logger,
   clock: Clock,
   statusPacer?: StatusPacer,
+  writes: WriteTally = { count: 0 },
 ): Session {
-  const counting = countingPort(port);
+  const counted = countingPort(port, writes);
   const regarding: ObjectReference = {
     apiVersion,
     kind,
@@ -67,16 +76,16 @@ export function openSession(
     ...(instance.metadata.uid ? { uid: instance.metadata.uid } : {}),
   };
   return {
-    port: counting.port,
+    port: counted,
     key,
     instance,
     logger,
     clock,
     wallTime: new Date(clock.wallTime()),
-    writes: counting.writes,
+    writes: () => writes.count,
     statusPacer,
     event: (type, reason, action, note, related) =>
-      counting.port.emitEvent({ type, reason, action, note, regarding, ...(related ? { related } : {}) }),
+      counted.emitEvent({ type, reason, action, note, regarding, ...(related ? { related } : {}) }),
   };
 }
 
@@ -92,60 +101,55 @@ export function referenceTo(object: KubeObject): ObjectReference {
 }
 
 /**
- * Wraps `port` so each write is counted (reads are free; the converged path must make none of the others). This
- * is the count of every reconcile that returns (its `writes`, which the runtime logs as is); the runtime's own
- * WriteCounter, which attributes the KubeClient's writes by async context, is only the fallback for a reconcile
- * that throws. The two differ on events, which the runtime's recorder writes fire-and-forget, merged into series
- * and rate-limited: here an event asked for is a write, whether or not the recorder sends it before the
- * reconcile ends.
+ * Wraps `port` so each write asked for adds one to `writes` (reads are free; the converged path must make none of
+ * the others). The one count of a reconcile's writes: the runtime logs it on the reconcile's line whether the
+ * reconcile returns or throws. A write is counted when asked for, so a refused one counts too, and so does an
+ * event, which the runtime's recorder sends fire-and-forget, merged into series and rate-limited: whether or not
+ * it is sent before the reconcile ends, it was asked for.
  */
-export function countingPort(port: ClusterPort): { port: ClusterPort; writes: () => number } {
-  let writes = 0;
+export function countingPort(port: ClusterPort, writes: WriteTally): ClusterPort {
   const counted =
     <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> => {
-      writes += 1;
+      writes.count += 1;
       return call(...args);
     };
   return {
-    writes: () => writes,
-    port: {
-      find: <T extends KubeObject>(
-        apiVersion: string,
-        kind: string,
-        name: string,
-        namespace?: string,
-        options?: { readonly live?: boolean },
-      ) => port.find<T>(apiVersion, kind, name, namespace, options),
-      list: <T extends KubeObject>(
-        apiVersion: string,
-        kind: string,
-        namespace: string,
-        labelSelector: string,
-        fieldSelector?: string,
-      ) => port.list<T>(apiVersion, kind, namespace, labelSelector, fieldSelector),
-      apply: <T extends KubeObject>(object: ApplyConfiguration) => {
-        writes += 1;
-        return port.apply<T>(object);
-      },
-      create: <T extends KubeObject>(object: ApplyConfiguration) => {
-        writes += 1;
-        return port.create<T>(object);
-      },
-      jsonPatch: <T extends KubeObject>(
-        apiVersion: string,
-        kind: string,
-        name: string,
-        namespace: string,
-        operations: readonly JsonPatchOperation[],
-      ) => {
-        writes += 1;
-        return port.jsonPatch<T>(apiVersion, kind, name, namespace, operations);
-      },
-      applyStatus: counted((instance, status) => port.applyStatus(instance, status)),
-      setFinalizers: counted((instance, finalizers) => port.setFinalizers(instance, finalizers)),
-      delete: counted((...args) => port.delete(...args)),
-      emitEvent: counted((event) => port.emitEvent(event)),
+    find: <T extends KubeObject>(
+      apiVersion: string,
+      kind: string,
+      name: string,
+      namespace?: string,
+      options?: { readonly live?: boolean },
+    ) => port.find<T>(apiVersion, kind, name, namespace, options),
+    list: <T extends KubeObject>(
+      apiVersion: string,
+      kind: string,
+      namespace: string,
+      labelSelector: string,
+      fieldSelector?: string,
+    ) => port.list<T>(apiVersion, kind, namespace, labelSelector, fieldSelector),
+    apply: <T extends KubeObject>(object: ApplyConfiguration) => {
+      writes.count += 1;
+      return port.apply<T>(object);
     },
+    create: <T extends KubeObject>(object: ApplyConfiguration) => {
+      writes.count += 1;
+      return port.create<T>(object);
+    },
+    jsonPatch: <T extends KubeObject>(
+      apiVersion: string,
+      kind: string,
+      name: string,
+      namespace: string,
+      operations: readonly JsonPatchOperation[],
+    ) => {
+      writes.count += 1;
+      return port.jsonPatch<T>(apiVersion, kind, name, namespace, operations);
+    },
+    applyStatus: counted((instance, status) => port.applyStatus(instance, status)),
+    setFinalizers: counted((instance, finalizers) => port.setFinalizers(instance, finalizers)),
+    delete: counted((...args) => port.delete(...args)),
+    emitEvent: counted((event) => port.emitEvent(event)),
   };
 }

@@ -11,7 +11,6 @@ import type { OperatorMetrics, ReconcileResultLabel } from "./metrics.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
 import { OutageRecovery, type OutageRecoveryOptions } from "./recovery.ts";
 import { WorkQueue } from "./workqueue.ts";
-import { WriteCounter } from "./write-counter.ts";
 
 /**
  * What a successful reconcile asks for next. `{}` means "converged: wait for a change".
@@ -28,15 +27,27 @@ export interface ReconcileResult {
    * and again still ends Stalled), and the look is repeated after `requeueAfterMs`.
    */
   readonly waiting?: boolean;
-  /**
-   * API writes this reconcile made, if the reconciler counts them itself; otherwise the controller's WriteCounter
-   * measures them. Logged per reconcile: a converged instance must show 0.
-   */
-  readonly writes?: number;
+}
+
+/**
+ * The API writes one reconcile asked for. The controller hands each reconcile a fresh tally and logs its count on
+ * the reconcile's line (`writes: N`), whether the reconcile returns or throws: a converged instance must log
+ * `writes: 0`. The reconciler adds one per write it asks for, a refused one included (best in one place, e.g. the
+ * port its writes go through). Not the process's writes: `myapp_operator_api_writes_total` (KubeClient's onWrite) counts every write sent,
+ * the leader lease's and the event recorder's too.
+ */
+export interface WriteTally {
+  count: number;
+}
+
+/** What the controller hands one reconcile besides its key. */
+export interface ReconcileContext {
+  /** Where the reconcile counts the API writes it asks for; read for its log line once it returns or throws. */
+  readonly writes: WriteTally;
 }
 
 /** One reconcile of one key ("namespace/name"). */
-export type Reconciler = (key: string) => Promise<ReconcileResult>;
+export type Reconciler = (key: string, context: ReconcileContext) => Promise<ReconcileResult>;
 
 /**
  * Called when a key has failed `failures` consecutive times and reached maxConsecutiveFailures, and again for
@@ -90,8 +101,6 @@ export interface ControllerOptions {
   /** For the slow lane's jitter. @default Math.random */
   readonly random?: () => number;
   readonly metrics?: OperatorMetrics;
-  /** Counts the API writes of each reconcile; must be the counter whose `record` the KubeClient reports to. */
-  readonly writes?: WriteCounter;
   /**
    * Recovery from an apiserver outage (recovery.ts): `probe` tells whether the apiserver is ready (`GET /readyz`).
    * While keys fail for an outage it is asked every few seconds; once it has seen the apiserver away and back,
@@ -106,7 +115,6 @@ export class Controller {
   private readonly options: ControllerOptions;
   private readonly clock: Clock;
   private readonly logger: Logger;
-  private readonly writes: WriteCounter;
   private readonly maxConsecutiveFailures: number;
   private readonly slowRetryIntervalMs: number;
   private readonly random: () => number;
@@ -134,7 +142,6 @@ export class Controller {
     this.name = options.name;
     this.clock = options.clock ?? realClock;
     this.logger = options.logger.child({ controller: options.name });
-    this.writes = options.writes ?? new WriteCounter();
     this.maxConsecutiveFailures = maxConsecutiveFailures;
     this.slowRetryIntervalMs = slowRetryIntervalMs;
     this.random = options.random ?? Math.random;
@@ -212,10 +219,16 @@ export class Controller {
 
   private async process(key: string): Promise<void> {
     const startedAt = this.clock.monotonicMs();
-    const outcome = await this.writes.track(() => this.options.reconcile(key));
+    const writes: WriteTally = { count: 0 };
+    let outcome:
+      { readonly ok: true; readonly value: ReconcileResult } | { readonly ok: false; readonly error: unknown };
+    try {
+      outcome = { ok: true, value: await this.options.reconcile(key, { writes }) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
     const durationMs = this.clock.monotonicMs() - startedAt;
-    const writes = (outcome.ok ? outcome.value.writes : undefined) ?? outcome.writes;
-    const line = { key, durationMs, writes };
+    const line = { key, durationMs, writes: writes.count };
 
     if (outcome.ok && outcome.value.waiting) {
       this.queue.addAfter(key, outcome.value.requeueAfterMs ?? 1_000);

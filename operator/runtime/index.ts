@@ -7,7 +7,7 @@
  * const manager = await startManager(
  *   { name: "myappinstance", logger, identity, for: { apiVersion, kind }, owns: [{ apiVersion: "apps/v1",
  *     kind: "Deployment" }], probeAddress, metricsAddress, reportingController, fieldManager },
- *   ({ client, cache, events }) => ({ reconcile: (key) => ... }),
+ *   ({ client, cache, events }) => ({ reconcile: (key, { writes }) => ... }),
  * );
  * onTerminationSignal(async () => { await manager.stop(); process.exit(0); });
  * ```
@@ -32,4 +32,3 @@ export * from "./rate-limiter.ts";
 export * from "./shutdown.ts";
 export * from "./store.ts";
 export * from "./workqueue.ts";
-export * from "./write-counter.ts";

@@ -18,7 +18,6 @@ import { Informer, reconnectBackoffCapMs } from "./informer.ts";
 import { KubeLeasePort, LeaderElector } from "./leader-election.ts";
 import { OperatorMetrics } from "./metrics.ts";
 import { shutdownGracefully } from "./shutdown.ts";
-import { WriteCounter } from "./write-counter.ts";
 
 /** A kind the manager watches. */
 export interface WatchedKind {
@@ -121,9 +120,9 @@ export async function startManager(
 ): Promise<Manager> {
   const { logger } = options;
   const metrics = new OperatorMetrics();
-  const writes = new WriteCounter((verb, kind) => metrics.apiWrite(verb, kind));
   const client = new KubeClient(loadKubeConfig(options.kubeconfig ?? {}), {
-    onWrite: writes.record,
+    // Every write the process sends (myapp_operator_api_writes_total); each reconcile counts its own for its log line.
+    onWrite: (verb, kind) => metrics.processApiWrite(verb, kind),
     ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
   });
 
@@ -167,7 +166,6 @@ export async function startManager(
     ...(reconciler.onStalled ? { onStalled: reconciler.onStalled } : {}),
     logger,
     metrics,
-    writes,
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.maxConsecutiveFailures !== undefined ? { maxConsecutiveFailures: options.maxConsecutiveFailures } : {}),
     ...(options.slowRetryIntervalMs !== undefined ? { slowRetryIntervalMs: options.slowRetryIntervalMs } : {}),

@@ -119,8 +119,11 @@ export class OperatorMetrics {
     this.leaderStatus.set({ name }, isLeader ? 1 : 0);
   }
 
-  /** Counts one API write; pass it (through a WriteCounter) as KubeClient's onWrite. */
-  apiWrite(verb: string, kind: string): void {
+  /**
+   * Counts one write request the process sent, whoever asked (a reconcile, the leader lease, the event recorder):
+   * KubeClient's onWrite. A reconcile's own writes are another count, the `writes` of its log line (controller.ts).
+   */
+  processApiWrite(verb: string, kind: string): void {
     this.apiWrites.inc({ verb, kind });
   }
 }

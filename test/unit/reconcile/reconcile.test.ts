@@ -1036,6 +1036,41 @@ describe("reconcile: StorageClass missing", () => {
 });
 
 describe("reconcile: errors", () => {
+  it("counts the writes it asked for in the runtime's tally when it throws, the refused one included", async () => {
+    // GIVEN a new instance whose Deployment the apiserver refuses
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    h.cluster.failNext(
+      "apply",
+      new InvalidError(422, 'Deployment.apps "web" is invalid: quota exceeded'),
+      "Deployment",
+    );
+
+    // WHEN it is reconciled with the tally the runtime hands in
+    const writes = { count: 0 };
+    await assert.rejects(reconcile("default/web", h.deps, writes), PermanentError);
+
+    // THEN the tally holds every write asked for before the throw (the failure line logs it), events included
+    assert.deepEqual(h.cluster.writeLines(), [
+      "setFinalizers MyAppInstance/web",
+      "apply Service/web",
+      "apply Deployment/web",
+      "applyStatus MyAppInstance/web",
+    ]);
+    assert.equal(writes.count, h.cluster.allWrites().length);
+    assert.ok(writes.count > h.cluster.writeLines().length, "the events are counted too");
+  });
+
+  it("counts a write refused at once: a conflict on the finalizer is 1 write", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", spec);
+    h.cluster.failNext("setFinalizers", new ConflictError(409, "the object has been modified"));
+    const writes = { count: 0 };
+
+    await assert.rejects(reconcile("default/web", h.deps, writes), ConflictError);
+    assert.equal(writes.count, 1);
+  });
+
   it("lets a 409 Conflict through unwrapped, so the runtime retries promptly", async () => {
     const h = harness();
     h.cluster.createInstance("web", spec);

@@ -11,6 +11,9 @@ import { FakeCluster } from "./fake-cluster.ts";
 
 export const start = new Date("2030-01-01T00:00:00Z");
 
+/** A reconcile's outcome and the writes it counted in its tally (what the runtime logs on its line). */
+export type Ran = ReconcileOutcome & { readonly writes: number };
+
 export interface Harness {
   readonly cluster: FakeCluster;
   readonly deps: ReconcileDeps;
@@ -18,8 +21,8 @@ export interface Harness {
   readonly clock: FakeClock;
   /** Moves the fake clock forward. */
   advance(ms: number): Promise<void>;
-  /** One reconcile of `default/<name>`. */
-  run(name?: string): Promise<ReconcileOutcome>;
+  /** One reconcile of `default/<name>`, counting its writes in a fresh tally as the runtime does. */
+  run(name?: string): Promise<Ran>;
   /** The runtime's onStalled hook for `default/<name>`. */
   stalled(error: unknown, name?: string): Promise<void>;
 }
@@ -40,7 +43,11 @@ export function harness(overrides: Partial<ReconcileDeps> = {}): Harness {
     deps,
     clock,
     advance: (ms) => clock.advance(ms),
-    run: (name = "web") => reconcile(`default/${name}`, deps),
+    run: async (name = "web") => {
+      const writes = { count: 0 };
+      const outcome = await reconcile(`default/${name}`, deps, writes);
+      return { ...outcome, writes: writes.count };
+    },
     stalled: (error, name = "web") => recordStalled(`default/${name}`, error, deps),
   };
 }

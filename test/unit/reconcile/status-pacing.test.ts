@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { findCondition } from "../../../api/index.ts";
-import { progressOnly, StatusPacer, type ReconcileOutcome } from "../../../operator/reconcile/index.ts";
-import { harness } from "./setup.ts";
+import { progressOnly, StatusPacer } from "../../../operator/reconcile/index.ts";
+import { harness, type Ran } from "./setup.ts";
 
 const spec = { image: "nginx:1.27", replicas: 2, port: 8080 };
 
@@ -49,7 +49,7 @@ describe("reconcile: paced status during a rollout", () => {
     assert.equal(findCondition(first?.status?.conditions, "Progressing")?.reason, "RollingOut");
     assert.equal(first?.status?.observedGeneration, first?.metadata.generation);
 
-    const paced: ReconcileOutcome[] = [];
+    const paced: Ran[] = [];
     for (const counts of [
       { updated: 1, ready: 2, replicas: 3 },
       { updated: 1, ready: 3, replicas: 3 },

@@ -2,16 +2,20 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ConflictError, ServerError } from "../../../kube/errors.ts";
 import { sleep } from "../../../kube/clock.ts";
-import { Controller, type ControllerOptions, type ReconcileResult } from "../../../operator/runtime/controller.ts";
+import {
+  Controller,
+  type ControllerOptions,
+  type ReconcileContext,
+  type ReconcileResult,
+} from "../../../operator/runtime/controller.ts";
 import { PermanentError, TransientError } from "../../../operator/runtime/errors.ts";
 import { OperatorMetrics } from "../../../operator/runtime/metrics.ts";
-import { WriteCounter } from "../../../operator/runtime/write-counter.ts";
 import { captureLogger } from "./capture-logger.ts";
 import { FakeClock, settle } from "./fake-clock.ts";
 
 /** A controller on a fake clock whose reconcile is scripted per test; records every call. */
 function setup(
-  reconcile: (key: string, attempt: number) => Promise<ReconcileResult>,
+  reconcile: (key: string, attempt: number, context: ReconcileContext) => Promise<ReconcileResult>,
   options: Partial<ControllerOptions> = {},
 ) {
   const clock = new FakeClock();
@@ -25,9 +29,9 @@ function setup(
     clock,
     logger,
     metrics,
-    reconcile: (key) => {
+    reconcile: (key, context) => {
       calls.push({ key, at: clock.monotonicMs() - start });
-      return reconcile(key, calls.filter((c) => c.key === key).length);
+      return reconcile(key, calls.filter((c) => c.key === key).length, context);
     },
     onStalled: async (key, error, failures) => void stalled.push({ key, error, failures }),
     ...options,
@@ -53,16 +57,12 @@ function deferred<T = void>() {
 
 describe("Controller", () => {
   it("reconciles an enqueued key once, logs one line with key, duration, result and writes, and counts it", async () => {
-    const writes = new WriteCounter();
-    const { clock, controller, calls, lines, metrics } = setup(
-      async () => {
-        writes.record("apply", "Deployment");
-        await sleep(clock, 40);
-        writes.record("apply", "Service");
-        return {};
-      },
-      { writes },
-    );
+    const { clock, controller, calls, lines, metrics } = setup(async (_key, _attempt, { writes }) => {
+      writes.count += 1; // apply Deployment
+      await sleep(clock, 40);
+      writes.count += 1; // apply Service
+      return {};
+    });
     controller.enqueue("ns/a");
     controller.enqueue("ns/a");
     controller.start();
@@ -418,18 +418,16 @@ describe("Controller", () => {
   it("counts the writes of concurrent reconciles separately", async () => {
     const clock = new FakeClock();
     const { logger, lines } = captureLogger();
-    const writes = new WriteCounter();
     const controller = new Controller({
       name: "c",
       clock,
       logger,
-      writes,
       concurrency: 2,
-      reconcile: async (key) => {
+      reconcile: async (key, { writes }) => {
         const n = key === "ns/a" ? 3 : 1;
         for (let i = 0; i < n; i++) {
           await settle();
-          writes.record("patch", "MyAppInstance");
+          writes.count += 1;
         }
         return {};
       },
@@ -437,18 +435,76 @@ describe("Controller", () => {
     controller.start();
     controller.enqueue("ns/a");
     controller.enqueue("ns/b");
-    writes.record("update", "Lease"); // outside any reconcile: counted by nobody's line
     for (let i = 0; i < 10 && lines.filter((l) => l.msg === "reconciled").length < 2; i++) await settle();
     const byKey = Object.fromEntries(lines.filter((l) => l.msg === "reconciled").map((l) => [l.key, l.writes]));
     assert.deepEqual(byKey, { "ns/a": 3, "ns/b": 1 });
   });
 
   it("logs the write count a reconciler reports itself", async () => {
-    const { clock, controller, lines } = setup(async () => ({ writes: 7 }));
+    const { clock, controller, lines } = setup(async (_key, _attempt, { writes }) => {
+      writes.count += 7;
+      return {};
+    });
     controller.enqueue("ns/a");
     controller.start();
     await clock.advance(1);
     assert.equal(lines.find((l) => l.msg === "reconciled")?.writes, 7);
+  });
+
+  it("hands each reconcile a fresh tally: the next reconcile of a key that wrote logs writes: 0", async () => {
+    // GIVEN a key whose first reconcile writes twice and asks to look again, and whose second writes nothing
+    const { clock, controller, lines } = setup(async (_key, attempt, { writes }) => {
+      assert.equal(writes.count, 0, "the tally starts at 0");
+      if (attempt > 1) return {};
+      writes.count += 2;
+      return { requeueAfterMs: 1000 };
+    });
+    controller.enqueue("ns/a");
+    controller.start();
+    await clock.advance(1000);
+    // THEN the converged reconcile's line says 0
+    assert.deepEqual(
+      lines.filter((l) => l.msg === "reconciled").map((l) => [l.result, l.writes]),
+      [
+        ["requeue_after", 2],
+        ["success", 0],
+      ],
+    );
+  });
+
+  it("logs the writes of a reconcile that throws, on every kind of failure line", async () => {
+    // GIVEN reconciles that write and then fail: transiently (then stalled), with a conflict, permanently
+    const failures: Record<string, () => Error> = {
+      "ns/transient": () => new TransientError("apiserver unavailable"),
+      "ns/conflict": () => new ConflictError(409, "the object has been modified"),
+      "ns/permanent": () => new PermanentError("bad spec", { reason: "InvalidSpec" }),
+    };
+    const clock = new FakeClock();
+    const { controller, lines } = setup(
+      async (key, _attempt, { writes }) => {
+        writes.count += 1;
+        await sleep(clock, 1);
+        writes.count += 1; // the refused write is one asked for too
+        throw (failures[key] ?? (() => new Error("boom")))();
+      },
+      { clock, concurrency: 3, maxConsecutiveFailures: 2 },
+    );
+    for (const key of Object.keys(failures)) controller.enqueue(key);
+    controller.start();
+    await clock.advance(1000);
+    // THEN every kind of failure line was logged, each with the writes made before the throw
+    const messages = [
+      "reconcile failed",
+      "reconcile conflicted",
+      "reconcile failed permanently",
+      "reconcile stalled; retrying slowly",
+    ];
+    const failed = lines.filter((l) => messages.includes(String(l.msg)));
+    assert.deepEqual(new Set(failed.map((l) => l.msg)), new Set(messages));
+    assert.deepEqual(
+      failed.map((l) => l.writes),
+      failed.map(() => 2),
+    );
   });
 
   it("reports an onStalled failure in the log instead of crashing the worker", async () => {

@@ -22,7 +22,7 @@ describe("health server", () => {
     metrics.registerController("myappinstance");
     metrics.queue("myappinstance");
     metrics.leading("myapp-operator", false);
-    metrics.apiWrite("apply", "Deployment");
+    metrics.processApiWrite("apply", "Deployment");
     server = await startHealthServer({
       port: 0,
       host: "127.0.0.1",
