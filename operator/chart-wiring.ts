@@ -24,6 +24,7 @@ export function chartDeps(
     | "chartSources"
   >,
   logger?: { warn(message: string): void },
+  wake?: (key: string) => void,
 ): ChartDeps {
   const renderer = helmRenderer({
     binary: options.helm,
@@ -46,8 +47,9 @@ export function chartDeps(
     allowedKinds: options.chartKinds,
     serviceTypes: options.chartServiceTypes,
     appliedWriteOnly: new Map(),
-    // Fetches and renders beside the reconcile workers: a slow or hostile chart holds none of them.
-    jobs: new BackgroundJobs(),
+    // Fetches and renders beside the reconcile workers: a slow or hostile chart holds none of them, and a settled
+    // job wakes its instance (`wake`: Controller.wake) instead of waiting for a poll.
+    jobs: new BackgroundJobs(wake ? { onSettled: wake } : {}),
     ...(options.defaultChart ? { defaultChart: options.defaultChart } : {}),
     // The server's version and discovery (what `helm install` would ask), read again after a few minutes so a CRD
     // installed since shows up in `.Capabilities.APIVersions` (on the instance's next reconcile).

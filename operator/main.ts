@@ -56,8 +56,9 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       fieldManager,
       ...(webhooks ? { readinessChecks: [webhooks.readiness] } : {}),
     },
-    ({ client, cache, events }) => {
-      const deps = { port: kubePort(client, { cache, events }), logger, chart: chartDeps(client, options, logger) };
+    ({ client, cache, events, wake }) => {
+      const chart = chartDeps(client, options, logger, wake);
+      const deps = { port: kubePort(client, { cache, events }), logger, chart };
       return {
         reconcile: reconciler(deps),
         onStalled: (key, error, _failures, retryIntervalMs) => recordStalled(key, error, deps, retryIntervalMs),

@@ -1,11 +1,14 @@
 /**
  * Work that may be slow runs beside the reconcile workers, not in them: a chart from a registry that drips one
  * byte a second, or a render near its CPU limit, would otherwise hold one of the operator's few workers for as long
- * as the platform's limits allow, and two such tenants would hold all of them. A job that settles within a short
- * grace (the common case: a ConfigMap chart, a cached render) is answered at once; a slower one goes on in the
- * background, the reconcile says "not yet" and looks again later (answered at once, no second grace), and the
- * outcome is handed to the first reconcile that asks after it settled. One job per key: asking with another id (the spec changed) starts a new one and the
- * old outcome is dropped. At most `maxRunning` jobs run at once (each may hold a chart's bytes), and beside other
+ * as the platform's limits allow, and two such tenants would hold all of them. A job that settles within the grace
+ * (by default only work that needs no I/O) is answered at once; a slower one goes on in the background, the
+ * reconcile says "not yet" (answered at once on every later look, no second grace), and once the job settles
+ * `onSettled` wakes its key, whose next reconcile gets the outcome. The worker is free meanwhile: a grace long
+ * enough for a ConfigMap chart (a GET and a render, 100 ms to a second under load) held a worker that long for
+ * every chart look, a hostile chart's first look included (the hostile-tenants chaos: 22 first looks of the
+ * attackers held the two workers 5.5 s of a 30 s rollout). One job per key: asking with another id (the spec
+ * changed) starts a new one and the old outcome is dropped. At most `maxRunning` jobs run at once (each may hold a chart's bytes), and beside other
  * namespaces one namespace runs at most half of them, so a flood of instances cannot fetch thousands of charts at
  * once.
  */
@@ -23,11 +26,22 @@ interface Job {
   state: JobState<unknown>;
   /** Resolves once `state` is settled. */
   done: Promise<void>;
+  /** A caller was told "not yet": wake the key when it settles. */
+  awaited: boolean;
 }
 
 export interface BackgroundJobsOptions {
-  /** How long a caller waits for a job before it is left to run in the background. @default 250 */
+  /**
+   * How long a caller waits for a job before it is left to run in the background. The default lets work that
+   * needs no I/O (a cached outcome) settle in the same reconcile; anything slower is woken by `onSettled`.
+   * @default 0
+   */
   readonly graceMs?: number;
+  /**
+   * Called with the key once a job it was answered "not yet" for has settled (and is still the key's job): the
+   * runtime's enqueue, so the outcome is collected at once instead of at the next poll.
+   */
+  readonly onSettled?: (key: string) => void;
   /** @default realClock */
   readonly clock?: Clock;
   /** Jobs running at once; the rest wait their turn. @default 8 */
@@ -39,11 +53,18 @@ export class BackgroundJobs {
   private readonly graceMs: number;
   private readonly clock: Clock;
   private readonly slots: <T>(group: string, work: () => Promise<T>) => Promise<T>;
+  private readonly onSettled: ((key: string) => void) | undefined;
 
   constructor(options: BackgroundJobsOptions = {}) {
-    this.graceMs = options.graceMs ?? 250;
+    this.graceMs = options.graceMs ?? 0;
     this.clock = options.clock ?? realClock;
     this.slots = fairSlots(options.maxRunning ?? 8);
+    this.onSettled = options.onSettled;
+  }
+
+  /** True when a settled job wakes its key: callers need no quick poll, only a slow safety net. */
+  get wakes(): boolean {
+    return this.onSettled !== undefined;
   }
 
   /** The outcome of `work` for `key` as `id`, if it settles within the grace (or settled since); else not yet. */
@@ -55,17 +76,23 @@ export class BackgroundJobs {
     if (known && known.id === id && !known.state.settled) return { settled: false };
     let job = known;
     if (!job || job.id !== id) {
-      const started: Job = { id, state: { settled: false }, done: Promise.resolve() };
+      const started: Job = { id, state: { settled: false }, done: Promise.resolve(), awaited: false };
+      const settle = (state: JobState<unknown>) => {
+        started.state = state;
+        // Wake the key only for the job it still waits on: a superseded job's outcome is dropped anyway.
+        if (started.awaited && this.jobs.get(key) === started) this.onSettled?.(key);
+      };
       started.done = this.slots(key.split("/")[0] ?? "", work).then(
-        (value) => void (started.state = { settled: true, ok: true, value }),
-        (error: unknown) => void (started.state = { settled: true, ok: false, error }),
+        (value) => settle({ settled: true, ok: true, value }),
+        (error: unknown) => settle({ settled: true, ok: false, error }),
       );
       this.jobs.set(key, started);
       job = started;
       await this.within(job.done);
     }
     const state = job.state as JobState<T>;
-    if (state.settled && this.jobs.get(key) === job) this.jobs.delete(key);
+    if (!state.settled) job.awaited = true;
+    else if (this.jobs.get(key) === job) this.jobs.delete(key);
     return state;
   }
 

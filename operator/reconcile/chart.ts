@@ -73,8 +73,17 @@ export interface ChartDeps {
   readonly jobs?: BackgroundJobs;
 }
 
-/** How soon an instance whose chart is still being fetched or rendered in the background is looked at again. */
+/**
+ * How soon an instance whose chart is still being fetched or rendered in the background is looked at again, when
+ * nothing wakes it once the job settles (jobs without `onSettled`).
+ */
 export const chartJobPollMs = 1_000;
+
+/**
+ * The same when the settled job wakes its key (the operator's wiring): only a safety net, so an instance waiting
+ * on a source that drips for minutes costs a look every half minute instead of every second.
+ */
+export const chartJobSafetyPollMs = 30_000;
 
 /** What a chart job depends on: the chart as the spec names it and the values; the same id reuses the job. */
 function chartJobId(chart: ChartSpec, spec: MyAppInstanceSpec): string {
@@ -146,7 +155,7 @@ export async function reconcileChart(
         (value) => ({ settled: true, ok: true, value }) as const,
         (error: unknown) => ({ settled: true, ok: false, error }) as const,
       );
-  if (!job.settled) return { requeueAfterMs: chartJobPollMs };
+  if (!job.settled) return { requeueAfterMs: deps.jobs?.wakes ? chartJobSafetyPollMs : chartJobPollMs };
   if (!job.ok) {
     const { error } = job;
     if (error instanceof ChartFetchError) {

@@ -2,7 +2,7 @@
 export { BackgroundJobs } from "./background-jobs.ts";
 export type { JobState } from "./background-jobs.ts";
 export { reconcileChart } from "./chart.ts";
-export { chartJobPollMs } from "./chart.ts";
+export { chartJobPollMs, chartJobSafetyPollMs } from "./chart.ts";
 export type { ChartDeps, ChartOutcome } from "./chart.ts";
 export { isSubset, jsonEqual } from "./compare.ts";
 export { PermanentError, TransientError } from "./errors.ts";

@@ -166,6 +166,14 @@ export class Controller {
     this.queue.add(key);
   }
 
+  /**
+   * Asks for a reconcile of `key` now, in place of a later look it asked for (work it left running in the
+   * background has settled): the pending look is cancelled, so it cannot start the wait over.
+   */
+  wake(key: string): void {
+    this.queue.addNow(key);
+  }
+
   /** Consecutive failures recorded for `key` (0 after a success). */
   failureCount(key: string): number {
     return this.failures.get(key) ?? 0;

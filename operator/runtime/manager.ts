@@ -94,6 +94,11 @@ export interface ReconcilerContext {
   readonly cache: CacheReader;
   readonly events: EventRecorder;
   readonly logger: Logger;
+  /**
+   * Asks for a reconcile of a key now, once work the reconciler left running in the background has settled; a
+   * later look the key asked for meanwhile is cancelled (Controller.wake).
+   */
+  readonly wake: (key: string) => void;
 }
 
 export interface ReconcilerSetup {
@@ -159,8 +164,19 @@ export async function startManager(
     logger,
   });
 
-  const reconciler = setup({ client, cache, events, logger });
-  const controller = new Controller({
+  // At debug level every wake-up is logged with what caused it (an event's kind, or "background"), so a reconcile
+  // count can be traced to its causes (the hostile-tenants chaos counts them per instance).
+  const debug = logger.isLevelEnabled("debug");
+  const enqueueFrom =
+    (source: string, wake = false) =>
+    (key: string) => {
+      if (debug) logger.debug({ key, source, queued: controller.queue.isQueued(key) }, "enqueued");
+      if (wake) controller.wake(key);
+      else controller.enqueue(key);
+    };
+  // The controller exists by the time anything the reconciler started can settle: its first reconcile runs later.
+  const reconciler = setup({ client, cache, events, logger, wake: enqueueFrom("background", true) });
+  const controller: Controller = new Controller({
     name: options.name,
     reconcile: reconciler.reconcile,
     ...(reconciler.onStalled ? { onStalled: reconciler.onStalled } : {}),
@@ -181,11 +197,10 @@ export async function startManager(
       perSecond: 5 * (options.concurrency ?? 1),
     },
   });
-  const enqueue = (key: string) => controller.enqueue(key);
   const filter = options.updateFilter ?? specOrMetadataChanged;
-  for (const i of primaries) i.addHandlers(enqueueObject<KubeObject>(enqueue, filter));
+  for (const i of primaries) i.addHandlers(enqueueObject<KubeObject>(enqueueFrom(i.kind), filter));
   const owner = { apiVersion: options.for.apiVersion, kind: options.for.kind };
-  for (const i of owned) i.addHandlers(enqueueOwner(owner, enqueue));
+  for (const i of owned) i.addHandlers(enqueueOwner(owner, enqueueFrom(i.kind)));
 
   // As controller-runtime: workers start once every cache has its first list, so no reconcile reads a half-empty
   // cache (and takes a missing child for one to create).

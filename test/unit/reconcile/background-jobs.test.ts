@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { renderableChartKinds } from "../../../api/index.ts";
 import type { ChartRenderer } from "../../../operator/chart/index.ts";
-import { BackgroundJobs, chartJobPollMs } from "../../../operator/reconcile/index.ts";
+import { BackgroundJobs, chartJobPollMs, chartJobSafetyPollMs } from "../../../operator/reconcile/index.ts";
 import { FakeClock, settle } from "../runtime/fake-clock.ts";
 import { harness } from "./setup.ts";
 
@@ -41,6 +41,57 @@ describe("BackgroundJobs", () => {
     await settle(); // settled: the next look collects the outcome
     assert.deepEqual(await jobs.run("ns/a", "1", work), { settled: true, ok: true, value: "chart" });
     assert.equal(started, 1, "one job, however often asked");
+  });
+
+  test("by default only work that needs no I/O settles in the call: anything slower holds no worker", async () => {
+    const clock = new FakeClock();
+    const jobs = new BackgroundJobs({ clock });
+    const io = deferred<string>();
+    const first = jobs.run("ns/a", "1", () => io.promise);
+    await settle();
+    await clock.advance(0);
+    assert.deepEqual(await first, { settled: false }, "answered after no grace at all");
+  });
+
+  test("a job that outlived its grace wakes its key once it settles, and the wake finds the outcome", async () => {
+    const clock = new FakeClock();
+    const woken: string[] = [];
+    const jobs = new BackgroundJobs({ clock, onSettled: (key) => woken.push(key) });
+    assert.equal(jobs.wakes, true);
+    const slow = deferred<string>();
+    const first = jobs.run("ns/a", "1", () => slow.promise);
+    await settle();
+    await clock.advance(0);
+    assert.deepEqual(await first, { settled: false });
+    assert.deepEqual(await jobs.run("ns/a", "1", () => slow.promise), { settled: false });
+    assert.deepEqual(woken, [], "not before it settled");
+    slow.resolve("chart");
+    await settle();
+    assert.deepEqual(woken, ["ns/a"], "woken once, however often it was asked");
+    assert.deepEqual(await jobs.run("ns/a", "1", () => slow.promise), { settled: true, ok: true, value: "chart" });
+  });
+
+  test("no wake for a job answered within its grace, nor for one a new id superseded", async () => {
+    const clock = new FakeClock();
+    const woken: string[] = [];
+    const jobs = new BackgroundJobs({ clock, onSettled: (key) => woken.push(key) });
+    assert.deepEqual(await jobs.run("ns/a", "1", async () => 1), { settled: true, ok: true, value: 1 });
+    const old = deferred<number>();
+    const stale = jobs.run("ns/b", "1", () => old.promise);
+    await settle();
+    await clock.advance(0);
+    assert.deepEqual(await stale, { settled: false });
+    const current = deferred<number>();
+    const next = jobs.run("ns/b", "2", () => current.promise);
+    await settle();
+    await clock.advance(0);
+    assert.deepEqual(await next, { settled: false });
+    old.resolve(1);
+    await settle();
+    assert.deepEqual(woken, [], "the superseded job's outcome is dropped: nothing to wake for");
+    current.resolve(2);
+    await settle();
+    assert.deepEqual(woken, ["ns/b"]);
   });
 
   test("a new id (the spec changed) starts a new job; a failure is an outcome too", async () => {
@@ -106,5 +157,26 @@ describe("a chart instance whose source does not answer", () => {
       [],
       "no status write while the chart is being fetched",
     );
+  });
+
+  test("with jobs that wake their key, looks again only as a slow safety net", async () => {
+    const h = harness();
+    const clock = new FakeClock();
+    const source = deferred<Uint8Array>();
+    Object.assign(h.deps, {
+      chart: {
+        renderer: { render: async () => ({ manifest: "", hooks: [], crds: [] }) },
+        fetchChart: () => source.promise,
+        allowedKinds: renderableChartKinds,
+        jobs: new BackgroundJobs({ clock, onSettled: () => undefined }),
+      },
+    });
+    h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    const outcome = h.run();
+    await settle();
+    await clock.advance(0);
+    const waited = await outcome;
+    assert.equal(waited.waiting, true);
+    assert.equal(waited.requeueAfterMs, chartJobSafetyPollMs);
   });
 });

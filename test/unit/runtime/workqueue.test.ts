@@ -37,6 +37,47 @@ describe("WorkQueue", () => {
     assert.equal(queue.length, 998);
   });
 
+  it("shares the workers' time, not turns: a namespace whose reconciles cost four times more gets a quarter of the turns", async () => {
+    // GIVEN a flood whose reconciles take 400 ms each and a tenant whose take 100 ms, both with plenty queued
+    const clock = new FakeClock();
+    const queue = new WorkQueue({ clock });
+    for (let i = 0; i < 50; i++) queue.add(`flood/i-${i}`);
+    for (let i = 0; i < 50; i++) queue.add(`shop/web-${i}`);
+    // WHEN one worker runs them for 8 s
+    const spent = new Map<string, number>();
+    const end = clock.monotonicMs() + 8_000;
+    while (clock.monotonicMs() < end) {
+      const key = (await queue.get())!;
+      const cost = key.startsWith("flood/") ? 400 : 100;
+      await clock.advance(cost);
+      queue.done(key);
+      const namespace = key.split("/")[0]!;
+      spent.set(namespace, (spent.get(namespace) ?? 0) + cost);
+    }
+    // THEN each had half the time (within one reconcile), where turn by turn the flood would have had 80 %
+    assert.ok(Math.abs(spent.get("flood")! - spent.get("shop")!) <= 400, JSON.stringify([...spent]));
+  });
+
+  it("idling banks no credit: a tenant back after a pause shares from then on, it does not get the workers alone", async () => {
+    const clock = new FakeClock();
+    const queue = new WorkQueue({ clock });
+    const run = async () => {
+      const key = (await queue.get())!;
+      await clock.advance(100);
+      queue.done(key);
+      return key.split("/")[0]!;
+    };
+    // GIVEN a busy tenant that worked alone for 10 s
+    for (let i = 0; i < 200; i++) queue.add(`busy/i-${i}`);
+    for (let i = 0; i < 100; i++) await run();
+    // WHEN another tenant comes back with many keys
+    for (let i = 0; i < 20; i++) queue.add(`back/i-${i}`);
+    // THEN they alternate at once
+    const next = [];
+    for (let i = 0; i < 6; i++) next.push(await run());
+    assert.deepEqual(next.filter((namespace) => namespace === "back").length, 3, next.join(" "));
+  });
+
   it("with one namespace (or keys without one) it is plain first in, first out", async () => {
     const queue = new WorkQueue({ clock: new FakeClock() });
     for (const key of ["ns/c", "ns/a", "ns/b"]) queue.add(key);
@@ -71,6 +112,20 @@ describe("WorkQueue", () => {
     queue.done("ns/a");
     assert.equal(await second, "ns/a");
     queue.done("ns/a");
+    assert.equal(await poll(queue.get()), "pending");
+  });
+
+  it("addNow replaces a pending later look: a key waiting on background work is not looked at twice", async () => {
+    // GIVEN a key that asked to be looked at again in 30 s (its chart job still runs)
+    const clock = new FakeClock();
+    const queue = new WorkQueue({ clock });
+    queue.addAfter("ns/chart", 30_000);
+    // WHEN the job settles and wakes it
+    queue.addNow("ns/chart");
+    assert.equal(await queue.get(), "ns/chart");
+    queue.done("ns/chart");
+    // THEN the 30 s look is gone: it would start the job over, and wake again, every 30 s for ever
+    await clock.advance(30_000);
     assert.equal(await poll(queue.get()), "pending");
   });
 
