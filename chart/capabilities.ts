@@ -12,7 +12,7 @@ export interface CapabilitiesCacheOptions {
   readonly maxAgeMs?: number;
   /**
    * Where the age of a read is measured: the caller's kube/clock.ts Clock (realClock, or a fake in tests).
-   * Structural, as chart/ may not import kube/, and a runtime port has no place among api/'s schemas.
+   * Structural, as chart/ may not import kube/, and a runtime interface has no place among api/'s schemas.
    */
   readonly clock: { monotonicMs(): number };
 }

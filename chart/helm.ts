@@ -1,5 +1,5 @@
 /**
- * The rendering port and its implementation: Helm itself, run as `helm template` in a child process. Helm's
+ * The ChartRenderer interface and its implementation: Helm itself, run as `helm template` in a child process. Helm's
  * output is the definition of "what this chart renders", so nothing here interprets templates; see the
  * README's "Charts" section for why a child process rather than Helm's engine compiled to WebAssembly.
  *

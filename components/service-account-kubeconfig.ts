@@ -3,12 +3,12 @@
  * API. A local operator run with it has exactly the permissions the component grants in-cluster, so every local
  * run proves the RBAC of rbac-rules.ts is sufficient.
  *
- * components/ may not import kube/ (layering), so this takes a narrow port that a kube/ KubeClient satisfies.
+ * components/ may not import kube/ (layering), so this takes a narrow interface that a kube/ KubeClient satisfies.
  */
 import { readFileSync } from "node:fs";
 import { stringify } from "yaml";
 
-/** The narrow port: an admin connection's cluster and a raw POST (kube/ KubeClient satisfies it). */
+/** The narrow interface: an admin connection's cluster and a raw POST (kube/ KubeClient satisfies it). */
 export interface AdminConnection {
   readonly config: {
     getCurrentCluster(): {

@@ -1,5 +1,5 @@
 /**
- * Time as a port. Everything that waits or measures (the operator runtime's backoff, token bucket, delayed adds,
+ * Time as an interface. Everything that waits or measures (the runtime's backoff, token bucket, delayed adds,
  * lease expiry, informer staleness; the provider's deadlines) reads time through a Clock, so unit tests can drive
  * it with a fake one. It lives in kube/, the ground floor both the operator and the provider may import.
  *

@@ -16,7 +16,7 @@ import { KubeClient, loadKubeConfig, realClock, TransportError } from "../kube/i
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
 import { AdmissionWebhooks } from "./admission-wiring.ts";
 import { chartDeps } from "./chart-wiring.ts";
-import { fieldManager, kubePort, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
+import { fieldManager, clusterClient, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
 import { operatorVersion } from "./version.ts";
 import { cachedKinds, indexedLabels, watchedOwnedKinds } from "./watched-kinds.ts";
@@ -58,7 +58,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
     },
     ({ client, cache, events, wake }) => {
       const chart = chartDeps(client, options, logger, wake);
-      const deps = { port: kubePort(client, { cache, events }), logger, chart };
+      const deps = { cluster: clusterClient(client, { cache, events }), logger, chart };
       return {
         reconcile: reconciler(deps),
         onStalled: (key, error, _failures, retryIntervalMs) => recordStalled(key, error, deps, retryIntervalMs),

@@ -28,8 +28,8 @@ export interface JsonPatchOperation {
   readonly value: unknown;
 }
 
-/** Where the configurations live: a narrow port, so injection is unit-tested against an in-memory pair. */
-export interface WebhookConfigurationPort {
+/** Where the configurations live: a narrow client, so injection is unit-tested against an in-memory pair. */
+export interface WebhookConfigurationClient {
   /** The configuration of this kind, or undefined when it does not exist. */
   get(kind: WebhookConfigurationKind): Promise<WebhookConfiguration | undefined>;
   /** Applies a JSON patch to the configuration of this kind. */
@@ -85,14 +85,14 @@ export interface InjectionResult {
 
 /** Injects a bundle into both configurations; never throws (failures are logged and reported as not trusted). */
 export class CaInjector {
-  private readonly port: WebhookConfigurationPort;
+  private readonly configurations: WebhookConfigurationClient;
   private readonly name: string;
   private readonly logger: Logger;
   /** Kinds reported missing, so each absence is logged once (and again after it was found in between). */
   private readonly missing = new Set<WebhookConfigurationKind>();
 
-  constructor(port: WebhookConfigurationPort, name: string, logger: Logger) {
-    this.port = port;
+  constructor(configurations: WebhookConfigurationClient, name: string, logger: Logger) {
+    this.configurations = configurations;
     this.name = name;
     this.logger = logger.child({ webhookConfiguration: name });
   }
@@ -104,7 +104,7 @@ export class CaInjector {
     let wrote = false;
     for (const kind of webhookConfigurationKinds) {
       try {
-        const configuration = await this.port.get(kind);
+        const configuration = await this.configurations.get(kind);
         if (!configuration) {
           this.reportMissing(kind);
           continue;
@@ -118,7 +118,7 @@ export class CaInjector {
         }
         const operations = caBundlePatch(configuration, caBundle);
         if (operations.length === 0) continue;
-        await this.port.patch(kind, operations);
+        await this.configurations.patch(kind, operations);
         wrote = true;
         this.logger.info({ kind, webhooks: operations.length / 2 }, "injected the webhook CA bundle");
       } catch (error) {
@@ -146,11 +146,11 @@ export class CaInjector {
 
 const admissionApiVersion = "admissionregistration.k8s.io/v1";
 
-/** A WebhookConfigurationPort over the real configurations named `name`. */
-export function kubeWebhookConfigurationPort(
+/** A WebhookConfigurationClient over the real configurations named `name`. */
+export function kubeWebhookConfigurationClient(
   client: Pick<KubeClient, "find" | "jsonPatch">,
   name: string,
-): WebhookConfigurationPort {
+): WebhookConfigurationClient {
   return {
     async get(kind) {
       return client.find<KubeObject & WebhookConfiguration>(admissionApiVersion, kind, name);

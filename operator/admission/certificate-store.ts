@@ -50,8 +50,8 @@ export interface StoredCertificates {
   readonly resourceVersion: string;
 }
 
-/** Where the Secret lives: a narrow port, so the store is unit-tested against an in-memory Secret. */
-export interface CertificateSecretPort {
+/** Where the Secret lives: a narrow client, so the store is unit-tested against an in-memory Secret. */
+export interface CertificateSecretClient {
   /** The Secret's content, or undefined when it does not exist. */
   get(): Promise<StoredCertificates | undefined>;
   /** Creates the Secret; throws kube's ConflictError when it already exists. */
@@ -193,7 +193,7 @@ export async function applyRotation(
 }
 
 export interface CertificateStoreOptions {
-  readonly secret: CertificateSecretPort;
+  readonly secret: CertificateSecretClient;
   /** Injects a bundle into the webhook configurations (ca-injection.ts's CaInjector). */
   readonly injector: { inject(bundlePem: string): Promise<InjectionResult> };
   readonly hosts: readonly string[];
@@ -379,16 +379,16 @@ interface SecretObject extends KubeObject {
 }
 
 /**
- * A CertificateSecretPort over a real Secret. Updates are merge patches carrying the resourceVersion read (the
+ * A CertificateSecretClient over a real Secret. Updates are merge patches carrying the resourceVersion read (the
  * apiserver's precondition: 409 when it moved), so a Secret someone created beforehand (e.g. to grant RBAC by
  * resourceName, which cannot restrict `create`) keeps its type, labels and other keys.
  */
-export function kubeCertificateSecretPort(
+export function kubeCertificateSecretClient(
   client: Pick<KubeClient, "find" | "create" | "mergePatch">,
   namespace: string,
   name: string,
   fieldManager = "myapp-operator",
-): CertificateSecretPort {
+): CertificateSecretClient {
   const read = (secret: SecretObject): StoredCertificates => {
     const value = (key: string) => Buffer.from(secret.data?.[key] ?? "", "base64").toString("utf8");
     return {

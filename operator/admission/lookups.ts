@@ -1,5 +1,5 @@
 /**
- * What the webhook reads from the cluster: the port review.ts uses, and its implementation on the manager's
+ * What the webhook reads from the cluster: the narrow client review.ts uses, and its implementation on the manager's
  * informer cache and the KubeClient. The only I/O of admission.
  *
  * Instances come from the cache (every replica runs the informers, leader or not, so every replica has them in

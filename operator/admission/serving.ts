@@ -6,8 +6,8 @@
 import type { Logger } from "pino";
 import type { KubeClient } from "../../kube/index.ts";
 import type { Clock } from "../../kube/clock.ts";
-import { CaInjector, kubeWebhookConfigurationPort } from "./ca-injection.ts";
-import { CertificateStore, kubeCertificateSecretPort } from "./certificate-store.ts";
+import { CaInjector, kubeWebhookConfigurationClient } from "./ca-injection.ts";
+import { CertificateStore, kubeCertificateSecretClient } from "./certificate-store.ts";
 import type { WebhookOptions } from "./policy.ts";
 import { startWebhookServer, type WebhookHandler, type WebhookServer } from "./webhook-server.ts";
 
@@ -47,14 +47,14 @@ export async function startAdmissionTls(options: AdmissionTlsOptions): Promise<A
   const { webhook } = options;
   const logger = options.logger.child({ component: "admission-tls" });
   const injector = new CaInjector(
-    kubeWebhookConfigurationPort(options.client, webhook.configuration),
+    kubeWebhookConfigurationClient(options.client, webhook.configuration),
     webhook.configuration,
     logger,
   );
   // Set once listening: the store's first certificate arrives before there is a server to reload.
   const serving: { server?: WebhookServer } = {};
   const store = new CertificateStore({
-    secret: kubeCertificateSecretPort(
+    secret: kubeCertificateSecretClient(
       options.client,
       webhook.certSecret.namespace,
       webhook.certSecret.name,

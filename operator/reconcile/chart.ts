@@ -45,7 +45,7 @@ import { rolloutProgress } from "./rollout.ts";
 import { referenceTo, type Session } from "./session.ts";
 import { computeStatus, problemStatus, type Problem, type Step } from "./status.ts";
 
-/** What the chart branch needs besides the cluster port. */
+/** What the chart branch needs besides the cluster client. */
 export interface ChartDeps {
   readonly renderer: ChartRenderer;
   /** The packed chart for `spec.chart` in `namespace` (see operator/chart/sources.ts). */
@@ -237,7 +237,7 @@ function transientChartFailure(session: Session, error: Error, message = error.m
 
 /** Deletes an object the instance controls (only that very object: a uid precondition), with an event. */
 export async function pruneObject(session: Session, stale: KubeObject, because: string): Promise<void> {
-  await session.port.delete(stale.apiVersion, stale.kind, stale.metadata.name ?? "", session.key.namespace, {
+  await session.cluster.delete(stale.apiVersion, stale.kind, stale.metadata.name ?? "", session.key.namespace, {
     propagationPolicy: "Background",
     ...(stale.metadata.uid ? { preconditionUid: stale.metadata.uid } : {}),
   });
@@ -273,7 +273,7 @@ export async function labelledObjects(
   const found = new Map<string, KubeObject>();
   for (const kind of kinds.filter((candidate) => !candidate.writeOnly)) {
     for (const selector of selectors) {
-      const objects = await session.port.list<KubeObject>(kind.apiVersion, kind.kind, key.namespace, selector);
+      const objects = await session.cluster.list<KubeObject>(kind.apiVersion, kind.kind, key.namespace, selector);
       for (const object of objects) {
         const withType = { ...object, apiVersion: kind.apiVersion, kind: kind.kind };
         found.set(`${kind.apiVersion}/${kind.kind}/${object.metadata.name ?? ""}`, withType);
@@ -295,7 +295,7 @@ async function takenObject(
       live.find((candidate) => sameObject(candidate, object)) ??
       // Live, not from the cache: the cache holds only objects with the operator's label, and a same-named object
       // of someone else's must be seen before an apply would take it over. Costs a GET only for objects to create.
-      (await session.port.find<KubeObject>(
+      (await session.cluster.find<KubeObject>(
         object.apiVersion,
         object.kind,
         object.metadata.name,
@@ -325,7 +325,7 @@ async function ensureObject(
 ): Promise<KubeObject> {
   const existing = live.find((candidate) => sameObject(candidate, object));
   if (existing && isSubset(object, existing)) return existing;
-  const applied = await session.port.apply<KubeObject>(object);
+  const applied = await session.cluster.apply<KubeObject>(object);
   const what = objectName(object);
   await session.event(
     "Normal",
@@ -420,7 +420,7 @@ async function ensureWriteOnly(
   const { apiVersion, kind, metadata } = object;
   let created = false;
   try {
-    await session.port.create<KubeObject>(object);
+    await session.cluster.create<KubeObject>(object);
     created = true;
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
@@ -428,7 +428,7 @@ async function ensureWriteOnly(
   if (!created) {
     let owned: KubeObject;
     try {
-      owned = await session.port.jsonPatch<KubeObject>(apiVersion, kind, metadata.name, session.key.namespace, [
+      owned = await session.cluster.jsonPatch<KubeObject>(apiVersion, kind, metadata.name, session.key.namespace, [
         { op: "test", path: "/metadata/ownerReferences/0/uid", value: uid },
         { op: "test", path: "/metadata/ownerReferences/0/controller", value: true },
       ]);
@@ -445,7 +445,7 @@ async function ensureWriteOnly(
       };
     }
     const resourceVersion = owned.metadata.resourceVersion;
-    await session.port.apply<KubeObject>({
+    await session.cluster.apply<KubeObject>({
       ...object,
       metadata: { ...metadata, ...(resourceVersion ? { resourceVersion } : {}) },
     });

@@ -21,7 +21,7 @@ import { isSubset } from "./compare.ts";
 import { childRejection, PermanentError } from "./errors.ts";
 import { changedEvent, createdEvent } from "./lifecycle-events.ts";
 import type { ObservedWorkload } from "./observed.ts";
-import type { ApplyConfiguration } from "./port.ts";
+import type { ApplyConfiguration } from "./cluster-client.ts";
 import { creationFailure, missingPods, rolloutProgress, type ObservedEvent } from "./rollout.ts";
 import { referenceTo, type Session } from "./session.ts";
 import { writeProblem, type ObservedChildren } from "./status-report.ts";
@@ -48,17 +48,17 @@ export async function reconcileChildren(
   spec: MyAppInstanceSpec,
   polls: StoragePolls,
 ): Promise<ChildrenOutcome> {
-  const { port, key, instance } = session;
+  const { cluster, key, instance } = session;
   const uid = instance.metadata.uid ?? "";
   const input: DesiredInput = { metadata: { ...key, uid }, spec };
   const wanted = workloadKind(input);
   const name = workloadName(key.name);
   const [deployment, statefulSet, service, governing] = await Promise.all([
-    port.find<ObservedWorkload>("apps/v1", "Deployment", name, key.namespace),
-    port.find<ObservedWorkload>("apps/v1", "StatefulSet", name, key.namespace),
-    port.find<KubeObject>("v1", "Service", serviceName(key.name), key.namespace),
+    cluster.find<ObservedWorkload>("apps/v1", "Deployment", name, key.namespace),
+    cluster.find<ObservedWorkload>("apps/v1", "StatefulSet", name, key.namespace),
+    cluster.find<KubeObject>("v1", "Service", serviceName(key.name), key.namespace),
     wanted === "StatefulSet"
-      ? port.find<KubeObject>("v1", "Service", governingServiceName(key.name), key.namespace)
+      ? cluster.find<KubeObject>("v1", "Service", governingServiceName(key.name), key.namespace)
       : Promise.resolve(undefined),
   ]);
   const live = wanted === "Deployment" ? deployment : statefulSet;
@@ -98,10 +98,10 @@ export async function reconcileChildren(
     // The cache holds only objects with our label, so a same-named object of someone else's was invisible until the
     // apiserver refused to give it a second controller: read the children live to say whose it is.
     const liveChildren = await Promise.all([
-      port.find<KubeObject>("apps/v1", wanted, name, key.namespace, { live: true }),
-      port.find<KubeObject>("v1", "Service", serviceName(key.name), key.namespace, { live: true }),
+      cluster.find<KubeObject>("apps/v1", wanted, name, key.namespace, { live: true }),
+      cluster.find<KubeObject>("v1", "Service", serviceName(key.name), key.namespace, { live: true }),
       wanted === "StatefulSet"
-        ? port.find<KubeObject>("v1", "Service", governingServiceName(key.name), key.namespace, { live: true })
+        ? cluster.find<KubeObject>("v1", "Service", governingServiceName(key.name), key.namespace, { live: true })
         : Promise.resolve(undefined),
     ]);
     await refuseChildOwnedElsewhere(session, uid, liveChildren);
@@ -163,7 +163,7 @@ async function retireReplaced(
 ): Promise<StepOutcome & { readonly retiring: ObservedWorkload | undefined }> {
   const progress = rolloutProgress(workload, spec.replicas);
   if (!progress.complete || progress.image !== spec.image) return { retiring, requeueAfterMs: pollMs };
-  await session.port.delete("apps/v1", retiring.kind, workloadName(session.key.name), session.key.namespace, {
+  await session.cluster.delete("apps/v1", retiring.kind, workloadName(session.key.name), session.key.namespace, {
     propagationPolicy: "Background",
     ...(retiring.metadata.uid ? { preconditionUid: retiring.metadata.uid } : {}),
   });
@@ -192,7 +192,7 @@ async function podsOutcome(
 ): Promise<StepOutcome> {
   const uid = workload.metadata.uid;
   if (!uid || !missingPods(workload, replicas)) return {};
-  const events = await session.port.list<ObservedEvent>(
+  const events = await session.cluster.list<ObservedEvent>(
     "v1",
     "Event",
     session.key.namespace,
@@ -231,7 +231,7 @@ async function ensureChild<T extends KubeObject>(
   { created, replacing }: { readonly created: KubeObject[]; readonly replacing?: KubeObject | undefined },
 ): Promise<T> {
   if (live && isSubset(desired, live)) return live;
-  const applied = await session.port.apply<T>(desired);
+  const applied = await session.cluster.apply<T>(desired);
   const what = `${desired.kind} ${desired.metadata.name}`;
   if (live) {
     const change = changedEvent(desired as unknown as KubeObject, live);

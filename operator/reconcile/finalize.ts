@@ -17,7 +17,7 @@ export async function ensureFinalizer(session: Session): Promise<void> {
   const { metadata } = session.instance;
   const finalizers = metadata.finalizers ?? [];
   if (finalizers.includes(finalizer)) return;
-  await session.port.setFinalizers({ ...session.key, resourceVersion: metadata.resourceVersion ?? "" }, [
+  await session.cluster.setFinalizers({ ...session.key, resourceVersion: metadata.resourceVersion ?? "" }, [
     ...finalizers,
     finalizer,
   ]);
@@ -29,7 +29,7 @@ export async function ensureFinalizer(session: Session): Promise<void> {
  * to wait for and nothing to report (the instance is going): always `{}`.
  */
 export async function finalizeInstance(session: Session): Promise<StepOutcome> {
-  const { port, key, instance } = session;
+  const { cluster, key, instance } = session;
   const finalizers = instance.metadata.finalizers ?? [];
   if (!finalizers.includes(finalizer)) return {};
   const uid = instance.metadata.uid ?? "";
@@ -41,10 +41,10 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
     ["v1", "Service", governingServiceName(key.name)],
   ];
   for (const [apiVersion, kind, name] of children) {
-    const live = await port.find<KubeObject>(apiVersion, kind, name, key.namespace);
+    const live = await cluster.find<KubeObject>(apiVersion, kind, name, key.namespace);
     // Only what this instance controls; a namesake of someone else's is not ours to delete.
     if (!live || live.metadata.deletionTimestamp || !isControlledBy(live.metadata.ownerReferences, uid)) continue;
-    const deleted = await port.delete(apiVersion, kind, name, key.namespace, {
+    const deleted = await cluster.delete(apiVersion, kind, name, key.namespace, {
       propagationPolicy: "Background",
       ...(live.metadata.uid ? { preconditionUid: live.metadata.uid } : {}),
     });
@@ -52,14 +52,14 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
   }
 
   const claims = dataClaims(
-    await port.list<ObservedClaim>("v1", "PersistentVolumeClaim", key.namespace, selectorString(key.name)),
+    await cluster.list<ObservedClaim>("v1", "PersistentVolumeClaim", key.namespace, selectorString(key.name)),
     workloadName(key.name),
   ).filter((claim) => !claim.metadata.deletionTimestamp);
   if (claims.length > 0) {
     const names = claims.map((claim) => claim.metadata.name ?? "").join(", ");
     if (reclaimPolicy(instance.spec) === "Delete") {
       for (const claim of claims) {
-        await port.delete("v1", "PersistentVolumeClaim", claim.metadata.name ?? "", key.namespace, {
+        await cluster.delete("v1", "PersistentVolumeClaim", claim.metadata.name ?? "", key.namespace, {
           propagationPolicy: "Background",
           ...(claim.metadata.uid ? { preconditionUid: claim.metadata.uid } : {}),
         });
@@ -81,7 +81,7 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
   }
 
   // Already gone (the finalizer removed by hand meanwhile): NotFound, which reconcile takes for a deletion.
-  await port.setFinalizers(
+  await cluster.setFinalizers(
     { ...key, resourceVersion: instance.metadata.resourceVersion ?? "" },
     finalizers.filter((name) => name !== finalizer),
   );

@@ -1,4 +1,4 @@
-/** One reconcile of one MyAppInstance, behind a narrow port to Kubernetes. */
+/** One reconcile of one MyAppInstance, behind a narrow client (ClusterClient) to Kubernetes. */
 export { BackgroundJobs } from "./background-jobs.ts";
 export type { JobState } from "./background-jobs.ts";
 export { reconcileChart } from "./chart.ts";
@@ -7,18 +7,18 @@ export type { ChartDeps, ChartOutcome } from "./chart.ts";
 export { isSubset, jsonEqual } from "./compare.ts";
 export { PermanentError, TransientError } from "./errors.ts";
 export type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";
-export { fieldManager, kubePort, reportingController } from "./port.ts";
+export { fieldManager, clusterClient, reportingController } from "./cluster-client.ts";
 export type {
   ApplyConfiguration,
-  ClusterPort,
+  ClusterClient,
   DeleteOptions,
   JsonPatchOperation,
   EventRecord,
-  KubePortOptions,
+  ClusterClientOptions,
   ReadCache,
   ObjectKey,
   ObjectReference,
-} from "./port.ts";
+} from "./cluster-client.ts";
 export { reconcile, reconciler, recordStalled, statusProgressIntervalMs } from "./reconcile.ts";
 export type { ReconcileDeps, ReconcileOutcome } from "./reconcile.ts";
 export { creationFailure, missingPods, rolloutProgress } from "./rollout.ts";

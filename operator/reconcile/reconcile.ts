@@ -21,7 +21,7 @@ import { planTemplateSwitch, pruneChartLeftovers } from "./chart-switch.ts";
 import { reconcileChildren } from "./children.ts";
 import { isTransientFailure, PermanentError, TransientError } from "./errors.ts";
 import { ensureFinalizer, finalizeInstance } from "./finalize.ts";
-import type { ObjectKey, ClusterPort } from "./port.ts";
+import type { ObjectKey, ClusterClient } from "./cluster-client.ts";
 import { openSession, type InstanceObject, type Session, type WriteTally } from "./session.ts";
 import { previousStatus, reportStatus, writeProblem, writeStatus } from "./status-report.ts";
 import { stalledStatus } from "./status.ts";
@@ -29,7 +29,7 @@ import { StatusPacer } from "./status-pacing.ts";
 import { mergeOutcomes, type StepOutcome } from "./step.ts";
 
 export interface ReconcileDeps {
-  readonly port: ClusterPort;
+  readonly cluster: ClusterClient;
   readonly logger: Logger;
   /** Time for condition timestamps (wallTime) and status pacing (monotonicMs). @default realClock */
   readonly clock?: Clock;
@@ -116,10 +116,10 @@ export async function recordStalled(
   retryIntervalMs = 300_000,
 ): Promise<void> {
   const objectKey = parseKey(key);
-  const instance = await deps.port.find<InstanceObject>(apiVersion, kind, objectKey.name, objectKey.namespace);
+  const instance = await deps.cluster.find<InstanceObject>(apiVersion, kind, objectKey.name, objectKey.namespace);
   if (!instance || instance.metadata.deletionTimestamp) return;
   const session = openSession(
-    deps.port,
+    deps.cluster,
     objectKey,
     instance,
     deps.logger.child({ key }),
@@ -157,12 +157,12 @@ async function reconcileKey(
   logger: Logger,
   writes: WriteTally,
 ): Promise<ReconcileOutcome> {
-  const instance = await deps.port.find<InstanceObject>(apiVersion, kind, key.name, key.namespace);
+  const instance = await deps.cluster.find<InstanceObject>(apiVersion, kind, key.name, key.namespace);
   if (!instance) {
     logger.debug({}, "instance is gone");
     return {};
   }
-  const session = openSession(deps.port, key, instance, logger, deps.clock ?? realClock, deps.statusPacer, writes);
+  const session = openSession(deps.cluster, key, instance, logger, deps.clock ?? realClock, deps.statusPacer, writes);
   try {
     return await reconcileInstance(session, deps);
   } catch (error) {
@@ -170,7 +170,7 @@ async function reconcileKey(
     // failure to retry and warn about. The cache tells (its watch delivers the deletion within moments); a live read
     // would need a `get` verb the operator's RBAC does not grant and otherwise never uses.
     if (!(error instanceof NotFoundError)) throw error;
-    const cached = await deps.port.find<InstanceObject>(apiVersion, kind, key.name, key.namespace);
+    const cached = await deps.cluster.find<InstanceObject>(apiVersion, kind, key.name, key.namespace);
     if (cached && !cached.metadata.deletionTimestamp && cached.metadata.uid === instance.metadata.uid) throw error;
     logger.debug({ error: error.message, writes: session.writes() }, "instance deleted while it was reconciled");
     return {};

@@ -1,5 +1,5 @@
 /**
- * What one reconcile of one instance carries around: the port (counting the writes it asks for), the instance as
+ * What one reconcile of one instance carries around: the cluster client (counting the writes it asks for), the instance as
  * read at the start, a logger bound to the key, the clock and the time of day it started, and an event helper about
  * the instance.
  */
@@ -9,12 +9,12 @@ import { apiVersion, kind } from "../../api/index.ts";
 import type { Clock, KubeObject } from "../../kube/index.ts";
 import type {
   ApplyConfiguration,
-  ClusterPort,
+  ClusterClient,
   EventRecord,
   JsonPatchOperation,
   ObjectKey,
   ObjectReference,
-} from "./port.ts";
+} from "./cluster-client.ts";
 
 /** A MyAppInstance as read, before anything about its spec or status is trusted. */
 export interface InstanceObject extends KubeObject {
@@ -31,8 +31,8 @@ export interface WriteTally {
 }
 
 export interface Session {
-  /** The port; every write through it is counted in `writes`. */
-  readonly port: ClusterPort;
+  /** The cluster client; every write through it is counted in `writes`. */
+  readonly cluster: ClusterClient;
   readonly key: ObjectKey;
   readonly instance: InstanceObject;
   readonly logger: Logger;
@@ -59,7 +59,7 @@ export interface Session {
 
 /** Starts a session for `instance`; its writes are counted in `writes` (a fresh tally if none is given). */
 export function openSession(
-  port: ClusterPort,
+  cluster: ClusterClient,
   key: ObjectKey,
   instance: InstanceObject,
   logger: Logger,
@@ -67,7 +67,7 @@ export function openSession(
   statusPacer?: StatusPacer,
   writes: WriteTally = { count: 0 },
 ): Session {
-  const counted = countingPort(port, writes);
+  const counted = countingClient(cluster, writes);
   const regarding: ObjectReference = {
     apiVersion,
     kind,
@@ -76,7 +76,7 @@ export function openSession(
     ...(instance.metadata.uid ? { uid: instance.metadata.uid } : {}),
   };
   return {
-    port: counted,
+    cluster: counted,
     key,
     instance,
     logger,
@@ -101,13 +101,13 @@ export function referenceTo(object: KubeObject): ObjectReference {
 }
 
 /**
- * Wraps `port` so each write asked for adds one to `writes` (reads are free; the converged path must make none of
+ * Wraps `cluster` so each write asked for adds one to `writes` (reads are free; the converged path must make none of
  * the others). The one count of a reconcile's writes: the runtime logs it on the reconcile's line whether the
  * reconcile returns or throws. A write is counted when asked for, so a refused one counts too, and so does an
  * event, which the runtime's recorder sends fire-and-forget, merged into series and rate-limited: whether or not
  * it is sent before the reconcile ends, it was asked for.
  */
-export function countingPort(port: ClusterPort, writes: WriteTally): ClusterPort {
+export function countingClient(cluster: ClusterClient, writes: WriteTally): ClusterClient {
   const counted =
     <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> => {
@@ -121,21 +121,21 @@ export function countingPort(port: ClusterPort, writes: WriteTally): ClusterPort
       name: string,
       namespace?: string,
       options?: { readonly live?: boolean },
-    ) => port.find<T>(apiVersion, kind, name, namespace, options),
+    ) => cluster.find<T>(apiVersion, kind, name, namespace, options),
     list: <T extends KubeObject>(
       apiVersion: string,
       kind: string,
       namespace: string,
       labelSelector: string,
       fieldSelector?: string,
-    ) => port.list<T>(apiVersion, kind, namespace, labelSelector, fieldSelector),
+    ) => cluster.list<T>(apiVersion, kind, namespace, labelSelector, fieldSelector),
     apply: <T extends KubeObject>(object: ApplyConfiguration) => {
       writes.count += 1;
-      return port.apply<T>(object);
+      return cluster.apply<T>(object);
     },
     create: <T extends KubeObject>(object: ApplyConfiguration) => {
       writes.count += 1;
-      return port.create<T>(object);
+      return cluster.create<T>(object);
     },
     jsonPatch: <T extends KubeObject>(
       apiVersion: string,
@@ -145,11 +145,11 @@ export function countingPort(port: ClusterPort, writes: WriteTally): ClusterPort
       operations: readonly JsonPatchOperation[],
     ) => {
       writes.count += 1;
-      return port.jsonPatch<T>(apiVersion, kind, name, namespace, operations);
+      return cluster.jsonPatch<T>(apiVersion, kind, name, namespace, operations);
     },
-    applyStatus: counted((instance, status) => port.applyStatus(instance, status)),
-    setFinalizers: counted((instance, finalizers) => port.setFinalizers(instance, finalizers)),
-    delete: counted((...args) => port.delete(...args)),
-    emitEvent: counted((event) => port.emitEvent(event)),
+    applyStatus: counted((instance, status) => cluster.applyStatus(instance, status)),
+    setFinalizers: counted((instance, finalizers) => cluster.setFinalizers(instance, finalizers)),
+    delete: counted((...args) => cluster.delete(...args)),
+    emitEvent: counted((event) => cluster.emitEvent(event)),
   };
 }

@@ -84,7 +84,7 @@ export async function writeStatus(
     }
   }
   try {
-    await session.port.applyStatus(session.key, next);
+    await session.cluster.applyStatus(session.key, next);
   } catch (error) {
     // Deleted while we worked: nothing left to report on.
     if (error instanceof NotFoundError) return {};

@@ -7,7 +7,7 @@
 import { selectorString, workloadName, type DesiredInput, type DesiredStatefulSet } from "../desired/index.ts";
 import { TransientError } from "./errors.ts";
 import type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";
-import type { ApplyConfiguration, ClusterPort } from "./port.ts";
+import type { ApplyConfiguration, ClusterClient } from "./cluster-client.ts";
 import { referenceTo, type Session } from "./session.ts";
 import { previousStatus, statusHasProblem } from "./status-report.ts";
 import { RecreatingWorkload, type Problem } from "./status.ts";
@@ -50,11 +50,11 @@ export async function applyStorage(
   live: ObservedWorkload | undefined,
   { pollMs, storageClassPollMs }: StoragePolls,
 ): Promise<StorageOutcome> {
-  const { port, key } = session;
+  const { cluster, key } = session;
   const name = workloadName(key.name);
   const storage = input.spec.storage ?? "";
   const claims = dataClaims(
-    await port.list<ObservedClaim>("v1", "PersistentVolumeClaim", key.namespace, selectorString(key.name)),
+    await cluster.list<ObservedClaim>("v1", "PersistentVolumeClaim", key.namespace, selectorString(key.name)),
     name,
   );
   const classNames = new Set(claimsSmallerThan(claims, storage).map((claim) => claim.spec?.storageClassName ?? ""));
@@ -64,7 +64,7 @@ export async function applyStorage(
       className,
       className === ""
         ? undefined
-        : await port.find<ObservedStorageClass>("storage.k8s.io/v1", "StorageClass", className),
+        : await cluster.find<ObservedStorageClass>("storage.k8s.io/v1", "StorageClass", className),
     );
   }
   const plan = planStatefulSet(input, live, claims, classes);
@@ -81,7 +81,7 @@ export async function applyStorage(
       spec: { resources: { requests: { storage } } },
     };
     try {
-      await port.apply(expansion);
+      await cluster.apply(expansion);
     } catch (error) {
       failed.push(`${claimName}: ${error instanceof Error ? error.message : String(error)}`);
       continue;
@@ -107,7 +107,7 @@ export async function applyStorage(
   const growth = growthOutcome(volumeGrowth(claims, storage, { name, replicas: input.spec.replicas }), pollMs);
   if (plan.recreate && live) {
     // The claim template is immutable: delete the StatefulSet but not its pods (they are adopted by the new one).
-    await port.delete("apps/v1", "StatefulSet", name, key.namespace, {
+    await cluster.delete("apps/v1", "StatefulSet", name, key.namespace, {
       propagationPolicy: "Orphan",
       ...(live.metadata.uid ? { preconditionUid: live.metadata.uid } : {}),
     });
@@ -136,7 +136,7 @@ export async function applyStorage(
   // Only claims that are not Bound need a class, so a running instance makes no StorageClass read here.
   const classProblem = plan.problem
     ? undefined
-    : await provisioningProblem(port, unboundClaimsByClass(plan.desired, claims));
+    : await provisioningProblem(cluster, unboundClaimsByClass(plan.desired, claims));
   const problem = plan.problem ?? classProblem;
   warnOnce(session, problem);
   return {
@@ -166,18 +166,18 @@ function growthOutcome(growth: VolumeGrowth | undefined, pollMs: number): StepOu
  * need the default class (nothing but a list finds the default). No read when nothing waits.
  */
 async function provisioningProblem(
-  port: ClusterPort,
+  cluster: ClusterClient,
   waiting: ReadonlyMap<string | undefined, readonly string[]>,
 ): Promise<Problem | undefined> {
   if (waiting.size === 0) return undefined;
   let classes: ObservedStorageClass[];
   if (waiting.has(undefined)) {
     // StorageClasses are cluster-scoped: no namespace lists them all.
-    classes = await port.list<ObservedStorageClass>("storage.k8s.io/v1", "StorageClass", "", "");
+    classes = await cluster.list<ObservedStorageClass>("storage.k8s.io/v1", "StorageClass", "", "");
   } else {
     const names = [...waiting.keys()].filter((name) => name !== undefined);
     const found = await Promise.all(
-      names.map((name) => port.find<ObservedStorageClass>("storage.k8s.io/v1", "StorageClass", name)),
+      names.map((name) => cluster.find<ObservedStorageClass>("storage.k8s.io/v1", "StorageClass", name)),
     );
     classes = found.filter((storageClass) => storageClass !== undefined);
   }

@@ -1,5 +1,5 @@
 /**
- * The informers' stores as one read port, like controller-runtime's cached client: a reconcile reads the objects
+ * The informers' stores as one cached reader, like controller-runtime's cached client: a reconcile reads the objects
  * the operator watches from memory instead of GETting them. Reads are as fresh as the watch, which is what a
  * level-based reconcile wants; a write based on a stale copy fails with 409 (optimistic concurrency) or is a
  * server-side apply that does not depend on the copy, and the runtime requeues it.

@@ -1,5 +1,5 @@
 /**
- * The controller runtime: informers whose stores are the cached read port, a keyed work queue with backoff, the
+ * The controller runtime: informers whose stores are the cached reader, a keyed work queue with backoff, the
  * controller loop, an event recorder, leader election, metrics/health endpoints and graceful shutdown, assembled by
  * one function, startManager (manager.ts):
  *

@@ -21,7 +21,7 @@ import { realClock, sleep, type Clock } from "../../kube/clock.ts";
 import { ObjectStore, type StoreChange } from "./store.ts";
 
 /** The part of KubeClient an informer needs. */
-export type ListWatchPort = Pick<KubeClient, "list" | "watch">;
+export type ListWatchClient = Pick<KubeClient, "list" | "watch">;
 
 /** Callbacks for store changes. They run synchronously in event order; keep them cheap (enqueue a key). */
 export interface InformerHandlers<T> {
@@ -31,7 +31,7 @@ export interface InformerHandlers<T> {
 }
 
 export interface InformerOptions {
-  readonly client: ListWatchPort;
+  readonly client: ListWatchClient;
   readonly apiVersion: string;
   readonly kind: string;
   /** Watch one namespace; all namespaces when omitted. */

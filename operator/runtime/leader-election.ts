@@ -36,8 +36,8 @@ export interface StoredLease {
   readonly resourceVersion: string;
 }
 
-/** Where the lease lives: a narrow port so the algorithm is unit-tested against an in-memory lease. */
-export interface LeasePort {
+/** Where the lease lives: a narrow client so the algorithm is unit-tested against an in-memory lease. */
+export interface LeaseClient {
   /** The lease, or undefined when it does not exist yet. */
   get(): Promise<StoredLease | undefined>;
   /** Creates the lease; throws kube's ConflictError when it already exists. */
@@ -50,8 +50,8 @@ interface LeaseObject extends KubeObject {
   spec?: Partial<LeaseRecord>;
 }
 
-/** A LeasePort over a real coordination.k8s.io/v1 Lease. */
-export class KubeLeasePort implements LeasePort {
+/** A LeaseClient over a real coordination.k8s.io/v1 Lease. */
+export class KubeLeaseClient implements LeaseClient {
   private readonly client: Pick<KubeClient, "find" | "create" | "replace">;
   private readonly namespace: string;
   private readonly name: string;
@@ -114,7 +114,7 @@ function stored(lease: LeaseObject): StoredLease {
 export type LeadershipEnd = "lost" | "released";
 
 export interface LeaderElectionOptions {
-  readonly lease: LeasePort;
+  readonly lease: LeaseClient;
   /** Unique per process (e.g. hostname + random suffix): two processes with one identity would both lead. */
   readonly identity: string;
   /** The lease's name, for the leader_election_master_status{name} metric and logs. */

@@ -1,7 +1,7 @@
 /**
  * The Manager, as controller-runtime's: the one function that assembles an operator process from its generic parts,
  * so operator/main.ts, the tests and the benchmarks run the same wiring. It builds the cluster connection (one
- * connection pool), an informer per watched kind and namespace whose stores form the cached read port, the
+ * connection pool), an informer per watched kind and namespace whose stores form the cached reader, the
  * event recorder, one controller (primary kind `for`, owned kinds `owns` mapped to their controlling owner),
  * leader election, the health and metrics servers, and the ordered shutdown. The reconciler is the caller's: it
  * gets the connection, the cache and the recorder, and returns the reconcile function.
@@ -15,7 +15,7 @@ import { enqueueObject, enqueueOwner, specOrMetadataChanged } from "./event-hand
 import { informerReadiness, startHealthServer, type HealthServer, type ReadinessCheck } from "./health-server.ts";
 import { bearerTokenAuthorizer, kubeAccessReviews } from "./metrics-auth.ts";
 import { Informer, reconnectBackoffCapMs } from "./informer.ts";
-import { KubeLeasePort, LeaderElector } from "./leader-election.ts";
+import { KubeLeaseClient, LeaderElector } from "./leader-election.ts";
 import { OperatorMetrics } from "./metrics.ts";
 import { shutdownGracefully } from "./shutdown.ts";
 
@@ -215,7 +215,7 @@ export async function startManager(
   const election = options.leaderElection;
   const elector = election
     ? new LeaderElector({
-        lease: new KubeLeasePort(client, election.namespace, election.id, election.fieldManager),
+        lease: new KubeLeaseClient(client, election.namespace, election.id, election.fieldManager),
         identity: options.identity,
         name: election.id,
         logger,

@@ -19,8 +19,8 @@ export interface UserInfo {
   readonly extra?: Readonly<Record<string, readonly string[]>>;
 }
 
-/** The two reviews, as a narrow port (faked in unit tests, the apiserver otherwise). */
-export interface AccessReviewPort {
+/** The two reviews, as a narrow client (faked in unit tests, the apiserver otherwise). */
+export interface AccessReviewClient {
   /** The token's user, or undefined when the token is not valid (expired, revoked, unknown). */
   authenticate(token: string): Promise<UserInfo | undefined>;
   /** Whether `user` may `verb` the non-resource `path`, and the authorizer's reason. */
@@ -40,7 +40,7 @@ interface SubjectAccessReview extends KubeObject {
 }
 
 /** The reviews against the apiserver; the client needs `create` on tokenreviews and subjectaccessreviews. */
-export function kubeAccessReviews(client: Pick<KubeClient, "create">): AccessReviewPort {
+export function kubeAccessReviews(client: Pick<KubeClient, "create">): AccessReviewClient {
   return {
     async authenticate(token) {
       const review = await client.create<TokenReview>({
@@ -88,7 +88,7 @@ export interface BearerAuthorizerOptions {
  * cached, like the apiserver's own delegated authentication.
  */
 export function bearerTokenAuthorizer(
-  port: AccessReviewPort,
+  reviews: AccessReviewClient,
   options: BearerAuthorizerOptions = {},
 ): (request: IncomingMessage, path: string) => Promise<AccessVerdict> {
   const clock = options.clock ?? realClock;
@@ -97,9 +97,9 @@ export function bearerTokenAuthorizer(
   const cache = new Map<string, { readonly verdict: AccessVerdict; readonly until: number }>();
 
   const review = async (token: string, path: string): Promise<AccessVerdict> => {
-    const user = await port.authenticate(token);
+    const user = await reviews.authenticate(token);
     if (!user) return { allowed: false, status: 401, message: "Unauthorized: the bearer token is not valid" };
-    const { allowed, reason } = await port.authorize(user, "get", path);
+    const { allowed, reason } = await reviews.authorize(user, "get", path);
     if (allowed) return { allowed: true };
     const why = reason ? `: ${reason}` : "";
     return { allowed: false, status: 403, message: `Forbidden: user "${user.username}" may not get ${path}${why}` };

@@ -13,7 +13,7 @@ export interface Snapshot<T> {
 }
 
 /** The narrow view of the apiserver a wait needs; one object, fixed by namespace and name. */
-export interface ObjectWatchPort<T extends KubeObject> {
+export interface ObjectWatchClient<T extends KubeObject> {
   snapshot(): Promise<Snapshot<T>>;
   /** Changes after `resourceVersion` until the server ends the stream or `signal` aborts. */
   watch(resourceVersion: string, signal: AbortSignal): AsyncIterable<WatchEvent<T>>;
@@ -40,7 +40,7 @@ const maxRetryDelayMs = 10_000;
  * it returns something other than undefined. Errors that are not transient propagate.
  */
 export async function followObject<T extends KubeObject, R>(
-  port: ObjectWatchPort<T>,
+  watched: ObjectWatchClient<T>,
   initial: Snapshot<T>,
   decide: (object: T | undefined) => R | undefined,
   options: FollowOptions,
@@ -62,13 +62,13 @@ export async function followObject<T extends KubeObject, R>(
       let events = 0;
       try {
         if (resourceVersion === undefined) {
-          const fresh = await port.snapshot();
+          const fresh = await watched.snapshot();
           current = fresh.object;
           resourceVersion = fresh.resourceVersion;
           const value = decide(current);
           if (value !== undefined) return { decided: true, value };
         }
-        for await (const event of port.watch(resourceVersion, signal)) {
+        for await (const event of watched.watch(resourceVersion, signal)) {
           events++;
           retries = 0;
           resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;

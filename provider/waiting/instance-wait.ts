@@ -15,7 +15,7 @@ import { desiredInstance, outputsFor, type LiveInstance } from "../manifest.ts";
 import { applyWhenAdmitted } from "./admission-wait.ts";
 import { cancellation } from "./cancellation.ts";
 import { followObject, type Snapshot } from "./follow.ts";
-import { instanceWatchPort } from "./instance-port.ts";
+import { instanceWatchClient } from "./instance-client.ts";
 import { waitProgress } from "./progress.ts";
 import { assessReadiness, describeConditions, operatorSilenceMs, waitingPhase, type Readiness } from "./readiness.ts";
 import { latestWarnings } from "./warning-events.ts";
@@ -62,10 +62,10 @@ export async function waitUntilReady(
     if (waiting) progress.report(waitingPhase(waiting, silent));
   }, operatorSilenceMs);
   const cancelled = cancellation();
-  const port = instanceWatchPort(client, inputs.namespace, inputs.name);
+  const instance = instanceWatchClient(client, inputs.namespace, inputs.name);
   const initial: Snapshot<LiveInstance> = { object: applied, resourceVersion: applied.metadata.resourceVersion ?? "" };
   const result = await followObject(
-    port,
+    instance,
     initial,
     (object) => {
       if (!object) return { state: "deleted" as const };
@@ -120,12 +120,12 @@ export async function waitUntilGone(
   inputs: InstanceInputs,
   uid: string | undefined,
 ): Promise<void> {
-  const port = instanceWatchPort(client, inputs.namespace, inputs.name);
+  const instance = instanceWatchClient(client, inputs.namespace, inputs.name);
   const progress = waitProgress(instanceLabel(inputs), { timeoutMs: timeoutMs(inputs) });
   const cancelled = cancellation();
   const result = await followObject(
-    port,
-    await port.snapshot(),
+    instance,
+    await instance.snapshot(),
     (object) => {
       if (object === undefined || (uid !== undefined && object.metadata.uid !== uid)) return true;
       progress.report(`deleting: waiting for ${(object.metadata.finalizers ?? []).join(", ") || "the apiserver"}`);

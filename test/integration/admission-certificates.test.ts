@@ -18,10 +18,10 @@ import { ConflictError, type KubeObject } from "../../kube/index.ts";
 import {
   applyRotation,
   CertificateStore,
-  kubeCertificateSecretPort,
-  type CertificateSecretPort,
+  kubeCertificateSecretClient,
+  type CertificateSecretClient,
 } from "../../operator/admission/certificate-store.ts";
-import { CaInjector, kubeWebhookConfigurationPort } from "../../operator/admission/ca-injection.ts";
+import { CaInjector, kubeWebhookConfigurationClient } from "../../operator/admission/ca-injection.ts";
 import { fingerprintOf, splitPemBundle, type CertificatePair } from "../../operator/admission/certificates.ts";
 import { startAdmissionTls } from "../../operator/admission/serving.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
@@ -43,12 +43,12 @@ test("two replicas racing to create the certificate Secret create one and serve 
   let releaseReads: () => void = () => undefined;
   const bothRead = new Promise<void>((resolve) => (releaseReads = resolve));
   const outcomes: string[] = [];
-  const racingPort = (): CertificateSecretPort => {
-    const port = kubeCertificateSecretPort(client, namespace, name);
+  const racingClient = (): CertificateSecretClient => {
+    const secrets = kubeCertificateSecretClient(client, namespace, name);
     let first = true;
     return {
       async get() {
-        const found = await port.get();
+        const found = await secrets.get();
         if (first) {
           first = false;
           if (++reads === 2) releaseReads();
@@ -58,7 +58,7 @@ test("two replicas racing to create the certificate Secret create one and serve 
       },
       async create(certificates) {
         try {
-          const created = await port.create(certificates);
+          const created = await secrets.create(certificates);
           outcomes.push("created");
           return created;
         } catch (error) {
@@ -66,15 +66,15 @@ test("two replicas racing to create the certificate Secret create one and serve 
           throw error;
         }
       },
-      update: (certificates, resourceVersion) => port.update(certificates, resourceVersion),
+      update: (certificates, resourceVersion) => secrets.update(certificates, resourceVersion),
     };
   };
   const served: CertificatePair[][] = [[], []];
   const stores = served.map(
     (pairs) =>
       new CertificateStore({
-        secret: racingPort(),
-        injector: new CaInjector(kubeWebhookConfigurationPort(client, `absent-${namespace}`), "absent", logger),
+        secret: racingClient(),
+        injector: new CaInjector(kubeWebhookConfigurationClient(client, `absent-${namespace}`), "absent", logger),
         hosts: ["localhost", "127.0.0.1"],
         certValidityMs: 3_600_000,
         onServing: (pair) => pairs.push(pair),
@@ -99,17 +99,17 @@ test("two replicas racing to create the certificate Secret create one and serve 
   for (const store of stores) await store.check();
   assert.equal((await client.get<Secret>("v1", "Secret", name, namespace)).metadata.resourceVersion, version);
   // AND an update at a resourceVersion that has moved on is the apiserver's 409, which the store re-reads on
-  const port = kubeCertificateSecretPort(client, namespace, name);
-  const current = (await port.get())!;
+  const secrets = kubeCertificateSecretClient(client, namespace, name);
+  const current = (await secrets.get())!;
   const renewed = await applyRotation({ kind: "renew-serving", reason: "test" }, current.certificates, {
     hosts: ["localhost", "127.0.0.1"],
     certValidityMs: 3_600_000,
     caValidityMs: 36_000_000,
     nowMs: Date.now(),
   });
-  const moved = await port.update(renewed, current.resourceVersion);
+  const moved = await secrets.update(renewed, current.resourceVersion);
   assert.notEqual(moved.resourceVersion, current.resourceVersion);
-  await assert.rejects(port.update(current.certificates, current.resourceVersion), ConflictError);
+  await assert.rejects(secrets.update(current.certificates, current.resourceVersion), ConflictError);
 });
 
 test("the apiserver calls the webhook over TLS with the injected caBundle, and rotations lose no create", async (t) => {

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { KubeObject } from "../../kube/index.ts";
-import { Informer, type ListWatchPort } from "../../operator/runtime/informer.ts";
+import { Informer, type ListWatchClient } from "../../operator/runtime/informer.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 import { captureLogger, type LogLine } from "../unit/runtime/capture-logger.ts";
 
@@ -112,15 +112,15 @@ test("a watch from an expired resourceVersion gets 410 Gone and relists without 
   // seconds), so the apiserver's watch history for them has long moved past "1" and the watch that follows is
   // answered with 410 Gone. Later lists are passed through untouched.
   let lists = 0;
-  const port: ListWatchPort = {
-    list: (async (apiVersion: string, kind: string, options?: Parameters<ListWatchPort["list"]>[2]) => {
+  const staleFirstList: ListWatchClient = {
+    list: (async (apiVersion: string, kind: string, options?: Parameters<ListWatchClient["list"]>[2]) => {
       const list = await client.list(apiVersion, kind, options);
       return ++lists === 1 ? { ...list, metadata: { ...list.metadata, resourceVersion: "1" } } : list;
-    }) as ListWatchPort["list"],
+    }) as ListWatchClient["list"],
     watch: client.watch.bind(client),
   };
   const informer = new Informer({
-    client: port,
+    client: staleFirstList,
     apiVersion: "coordination.k8s.io/v1",
     kind: "Lease",
     namespace,

@@ -1,5 +1,5 @@
 /**
- * An in-memory ClusterPort that records every request, for unit tests of the reconcile logic. It behaves like the
+ * An in-memory ClusterClient that records every request, for unit tests of the reconcile logic. It behaves like the
  * apiserver where the reconciler depends on it (uid, generation, resourceVersion preconditions, finalizers
  * holding a deletion, server defaults, canonical quantities, an immutable StatefulSet claim template) and nowhere
  * else. Controllers are simulated explicitly by the tests (`rollOut`, `provisionClaims`): nothing moves by itself.
@@ -13,7 +13,7 @@ import {
 import { ConflictError, InvalidError, NotFoundError, type KubeObject } from "../../../kube/index.ts";
 import type {
   ApplyConfiguration,
-  ClusterPort,
+  ClusterClient,
   DeleteOptions,
   EventRecord,
   JsonPatchOperation,
@@ -31,7 +31,7 @@ export interface RecordedRequest {
 
 type Verb = RecordedRequest["verb"] | "find" | "list";
 
-export class FakeCluster implements ClusterPort {
+export class FakeCluster implements ClusterClient {
   readonly requests: RecordedRequest[] = [];
   readonly events: EventRecord[] = [];
   reads = 0;
@@ -41,7 +41,7 @@ export class FakeCluster implements ClusterPort {
   private readonly failures: { verb: Verb; kind?: string; error: Error }[] = [];
   private sequence = 0;
 
-  // ---- the port ----
+  // ---- the ClusterClient ----
 
   async find<T extends KubeObject>(
     apiVersion: string,

@@ -1,5 +1,5 @@
 /**
- * The one count of a reconcile's writes: the session's counting port adds each write asked for to the tally the
+ * The one count of a reconcile's writes: the session's counting client adds each write asked for to the tally the
  * runtime hands the reconcile (operator/runtime/controller.ts logs it on the reconcile's line).
  */
 import assert from "node:assert/strict";
@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import { pino } from "pino";
 import { InvalidError } from "../../../kube/index.ts";
 import { reconciler } from "../../../operator/reconcile/index.ts";
-import { countingPort, openSession, type InstanceObject } from "../../../operator/reconcile/session.ts";
+import { countingClient, openSession, type InstanceObject } from "../../../operator/reconcile/session.ts";
 import { FakeClock } from "../runtime/fake-clock.ts";
 import { FakeCluster } from "./fake-cluster.ts";
 import { harness } from "./setup.ts";
@@ -19,31 +19,31 @@ const service = {
   spec: { ports: [{ port: 80 }] },
 };
 
-describe("countingPort", () => {
+describe("countingClient", () => {
   it("adds one per write asked for, events included, and nothing for reads", async () => {
     const cluster = new FakeCluster();
     const instance = cluster.createInstance("web", { image: "nginx:1.27" });
     const writes = { count: 0 };
-    const port = countingPort(cluster, writes);
+    const counted = countingClient(cluster, writes);
 
-    await port.find("v1", "Service", "web", "default");
-    await port.list("v1", "Service", "default", "app=web");
+    await counted.find("v1", "Service", "web", "default");
+    await counted.list("v1", "Service", "default", "app=web");
     assert.equal(writes.count, 0, "reads are free");
 
-    await port.apply(service);
-    await port.setFinalizers(
+    await counted.apply(service);
+    await counted.setFinalizers(
       { name: "web", namespace: "default", resourceVersion: instance.metadata.resourceVersion ?? "" },
       ["example.com/finalizer"],
     );
-    await port.applyStatus({ name: "web", namespace: "default" }, { phase: "Pending" });
-    await port.emitEvent({
+    await counted.applyStatus({ name: "web", namespace: "default" }, { phase: "Pending" });
+    await counted.emitEvent({
       type: "Normal",
       reason: "Created",
       action: "Apply",
       note: "Created Service web",
       regarding: { apiVersion: "example.com/v1", kind: "MyAppInstance", name: "web", namespace: "default" },
     });
-    await port.delete("v1", "Service", "web", "default", { propagationPolicy: "Background" });
+    await counted.delete("v1", "Service", "web", "default", { propagationPolicy: "Background" });
     assert.equal(writes.count, 5);
     assert.equal(writes.count, cluster.allWrites().length, "one per request the cluster saw");
   });
@@ -53,7 +53,7 @@ describe("countingPort", () => {
     cluster.failNext("apply", new InvalidError(422, "quota exceeded"), "Service");
     const writes = { count: 0 };
 
-    await assert.rejects(countingPort(cluster, writes).apply(service), InvalidError);
+    await assert.rejects(countingClient(cluster, writes).apply(service), InvalidError);
     assert.equal(writes.count, 1);
   });
 });
@@ -74,7 +74,7 @@ describe("openSession", () => {
     );
 
     await session.event("Normal", "Created", "Apply", "Created Service web");
-    await session.port.apply(service);
+    await session.cluster.apply(service);
     assert.equal(writes.count, 5, "the tally the runtime handed in, not a copy");
     assert.equal(session.writes(), 5);
   });
@@ -83,7 +83,7 @@ describe("openSession", () => {
 describe("reconciler", () => {
   it("counts the reconcile's writes in the tally the runtime hands it; a converged reconcile adds none", async () => {
     const h = harness();
-    h.cluster.createInstance("web", { image: "nginx:1.27", replicas: 2, port: 8080 });
+    h.cluster.createInstance("web", { image: "nginx:1.27", replicas: 2, counted: 8080 });
     const reconcile = reconciler(h.deps);
 
     const created = { count: 0 };

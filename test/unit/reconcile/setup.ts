@@ -32,7 +32,7 @@ export function harness(overrides: Partial<ReconcileDeps> = {}): Harness {
   const cluster = new FakeCluster();
   const clock = new FakeClock(start.getTime());
   const deps: ReconcileDeps = {
-    port: cluster,
+    cluster,
     logger: pino({ level: "silent" }),
     clock,
     pollIntervalMs: 5000,

@@ -19,7 +19,7 @@ async function syncedWith(options: { indexedLabels?: readonly string[] }, ...ite
   const api = new FakeListWatch();
   api.lists.push(listOf("100", ...items));
   const informer = new Informer({
-    client: api.port,
+    client: api.client,
     apiVersion: "apps/v1",
     kind: "Deployment",
     namespace: "ns",

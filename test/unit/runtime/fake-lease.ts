@@ -1,9 +1,9 @@
 /** An in-memory Lease with the apiserver's optimistic concurrency, shared by several electors in one test. */
 import { ConflictError, TransportError } from "../../../kube/errors.ts";
-import type { LeasePort, LeaseRecord, StoredLease } from "../../../operator/runtime/leader-election.ts";
+import type { LeaseClient, LeaseRecord, StoredLease } from "../../../operator/runtime/leader-election.ts";
 
 /** One participant's view of the store; `down` makes its calls fail like an unreachable apiserver. */
-export class FakeLeasePort implements LeasePort {
+export class FakeLeaseClient implements LeaseClient {
   down = false;
   private readonly store: FakeLeaseStore;
   private readonly participant: string;
@@ -42,8 +42,8 @@ export class FakeLeaseStore {
   readonly writes: { by: string; record: LeaseRecord }[] = [];
   private version = 0;
 
-  port(participant: string): FakeLeasePort {
-    return new FakeLeasePort(this, participant);
+  client(participant: string): FakeLeaseClient {
+    return new FakeLeaseClient(this, participant);
   }
 
   write(by: string, record: LeaseRecord): StoredLease {

@@ -1,6 +1,6 @@
-/** A scripted list+watch port: the test decides what each list returns and feeds each watch its events. */
+/** A scripted list+watch client: the test decides what each list returns and feeds each watch its events. */
 import type { KubeObject, ListOptions, ObjectList, WatchEvent, WatchOptions } from "../../../kube/client.ts";
-import type { ListWatchPort } from "../../../operator/runtime/informer.ts";
+import type { ListWatchClient } from "../../../operator/runtime/informer.ts";
 
 type Item = { event: WatchEvent<KubeObject> } | { error: unknown } | { end: true };
 
@@ -73,7 +73,7 @@ export class FakeListWatch {
     return this.watches.at(-1);
   }
 
-  readonly port: ListWatchPort = {
+  readonly client: ListWatchClient = {
     list: (async (_apiVersion: string, _kind: string, options: ListOptions = {}) => {
       this.listCalls++;
       this.listOptions.push(options);
@@ -81,13 +81,13 @@ export class FakeListWatch {
       if (!next) throw new Error("test bug: no list response scripted");
       if (next instanceof Error) throw next;
       return structuredClone(next);
-    }) as ListWatchPort["list"],
+    }) as ListWatchClient["list"],
     watch: ((_apiVersion: string, _kind: string, options: WatchOptions = {}) => {
       const watch = new FakeWatch(options, this.answerWatches);
       this.watches.push(watch);
       this.onWatch?.(watch);
       return watch.stream();
-    }) as ListWatchPort["watch"],
+    }) as ListWatchClient["watch"],
   };
 }
 

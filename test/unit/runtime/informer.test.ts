@@ -14,7 +14,7 @@ function setup(options: Partial<InformerOptions> = {}) {
   const { logger, lines } = captureLogger();
   const events: string[] = [];
   const informer = new Informer({
-    client: api.port,
+    client: api.client,
     apiVersion: "apps/v1",
     kind: "Deployment",
     logger,

@@ -13,7 +13,7 @@ import { FakeLeaseStore } from "./fake-lease.ts";
 
 interface Candidate {
   elector: LeaderElector;
-  port: ReturnType<FakeLeaseStore["port"]>;
+  lease: ReturnType<FakeLeaseStore["client"]>;
   events: string[];
 }
 
@@ -23,10 +23,10 @@ function candidate(
   identity: string,
   options: Partial<LeaderElectionOptions> = {},
 ): Candidate {
-  const port = store.port(identity);
+  const lease = store.client(identity);
   const events: string[] = [];
   const elector = new LeaderElector({
-    lease: port,
+    lease,
     identity,
     name: "myapp-operator",
     logger: captureLogger().logger,
@@ -36,7 +36,7 @@ function candidate(
     onStoppedLeading: (reason: LeadershipEnd) => events.push(`stopped:${reason}@${clock.monotonicMs()}`),
     ...options,
   });
-  return { elector, port, events };
+  return { elector, lease, events };
 }
 
 /** Advances in small steps, failing if two candidates ever lead at once. */
@@ -152,7 +152,7 @@ describe("LeaderElector", () => {
     b.elector.start();
     await run(clock, 10_000, [a, b]);
     const lastRenewal = clock.monotonicMs();
-    a.port.down = true; // partitioned from the apiserver
+    a.lease.down = true; // partitioned from the apiserver
     await run(clock, 30_000, [a, b]);
     const lost = a.events.find((e) => e.startsWith("stopped:lost"));
     assert.ok(lost, `a stepped down (events: ${a.events.join(", ")})`);
@@ -169,7 +169,7 @@ describe("LeaderElector", () => {
     a.elector.start();
     await run(clock, 4_000, [a]);
     const hang = new Promise<never>(() => {});
-    a.port.get = () => hang;
+    a.lease.get = () => hang;
     await run(clock, 12_000, [a]);
     assert.ok(
       a.events.some((e) => e.startsWith("stopped:lost")),
@@ -218,7 +218,7 @@ describe("LeaderElector", () => {
     await run(clock, 4_000, [a]);
     const lastRenewal = clock.monotonicMs();
     // WHEN the leader is partitioned and its wall clock steps an hour back
-    a.port.down = true;
+    a.lease.down = true;
     clock.jumpWall(-3_600_000);
     await run(clock, 12_000, [a]);
     // THEN it steps down exactly renewDeadline after its last renewal

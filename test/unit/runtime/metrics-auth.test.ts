@@ -5,7 +5,7 @@ import { startHealthServer } from "../../../operator/runtime/health-server.ts";
 import {
   bearerTokenAuthorizer,
   kubeAccessReviews,
-  type AccessReviewPort,
+  type AccessReviewClient,
   type UserInfo,
 } from "../../../operator/runtime/metrics-auth.ts";
 import { OperatorMetrics } from "../../../operator/runtime/metrics.ts";
@@ -19,7 +19,7 @@ function fakeReviews() {
     prometheus: { username: "system:serviceaccount:monitoring:prometheus", groups: ["system:serviceaccounts"] },
     someone: { username: "someone" },
   };
-  const port: AccessReviewPort = {
+  const reviews: AccessReviewClient = {
     async authenticate(token) {
       calls.push(`TokenReview ${token}`);
       return users[token];
@@ -31,7 +31,7 @@ function fakeReviews() {
         : { allowed: false, reason: "" };
     },
   };
-  return { port, calls };
+  return { reviews, calls };
 }
 
 const request = (authorization?: string) =>
@@ -39,8 +39,8 @@ const request = (authorization?: string) =>
 
 describe("bearerTokenAuthorizer", () => {
   it("answers 401 without a token or with an invalid one, 403 for a user without the right, else allows", async () => {
-    const { port } = fakeReviews();
-    const authorize = bearerTokenAuthorizer(port, { clock: new FakeClock() });
+    const { reviews } = fakeReviews();
+    const authorize = bearerTokenAuthorizer(reviews, { clock: new FakeClock() });
     assert.deepEqual(await authorize(request(), "/metrics"), {
       allowed: false,
       status: 401,
@@ -57,9 +57,9 @@ describe("bearerTokenAuthorizer", () => {
   });
 
   it("reuses a verdict for cacheTtlMs, then reviews again", async () => {
-    const { port, calls } = fakeReviews();
+    const { reviews, calls } = fakeReviews();
     const clock = new FakeClock();
-    const authorize = bearerTokenAuthorizer(port, { clock, cacheTtlMs: 10_000 });
+    const authorize = bearerTokenAuthorizer(reviews, { clock, cacheTtlMs: 10_000 });
     await authorize(request("Bearer prometheus"), "/metrics");
     await clock.advance(9_999);
     await authorize(request("Bearer prometheus"), "/metrics");
@@ -71,13 +71,13 @@ describe("bearerTokenAuthorizer", () => {
 
   it("denies (401, not cached) when the review itself fails", async () => {
     let down = true;
-    const { port } = fakeReviews();
-    const flaky: AccessReviewPort = {
+    const { reviews } = fakeReviews();
+    const flaky: AccessReviewClient = {
       authenticate: async (token) => {
         if (down) throw new Error("connect ECONNREFUSED");
-        return port.authenticate(token);
+        return reviews.authenticate(token);
       },
-      authorize: port.authorize,
+      authorize: reviews.authorize,
     };
     const authorize = bearerTokenAuthorizer(flaky, { clock: new FakeClock() });
     const verdict = await authorize(request("Bearer prometheus"), "/metrics");
@@ -120,14 +120,14 @@ describe("kubeAccessReviews", () => {
 
 describe("health server with authenticated /metrics", () => {
   it("guards /metrics and leaves the probes open", async () => {
-    const { port } = fakeReviews();
+    const { reviews } = fakeReviews();
     const server = await startHealthServer({
       port: 0,
       host: "127.0.0.1",
       registry: new OperatorMetrics().registry,
       readiness: [],
       logger: captureLogger().logger,
-      authorizeMetrics: bearerTokenAuthorizer(port),
+      authorizeMetrics: bearerTokenAuthorizer(reviews),
     });
     try {
       const get = async (path: string, token?: string) => {

@@ -9,7 +9,7 @@ import {
   type JsonPatchOperation,
   type WebhookConfiguration,
   type WebhookConfigurationKind,
-  type WebhookConfigurationPort,
+  type WebhookConfigurationClient,
 } from "../../../../operator/admission/ca-injection.ts";
 import { createCertificateAuthority } from "../../../../operator/admission/certificates.ts";
 
@@ -18,7 +18,7 @@ const t0 = Date.UTC(2030, 0, 1);
 const b64 = (pem: string) => Buffer.from(pem).toString("base64");
 
 /** In-memory configurations that apply the patches (test + add) and record them. */
-class MemoryConfigurations implements WebhookConfigurationPort {
+class MemoryConfigurations implements WebhookConfigurationClient {
   readonly configurations = new Map<
     WebhookConfigurationKind,
     { webhooks: { name: string; clientConfig: { caBundle?: string } }[] }
@@ -77,33 +77,33 @@ test("the patch sets caBundle only on the webhooks that lack it, each guarded by
 test("injection writes both configurations once, then nothing while the bundle is unchanged", async () => {
   // GIVEN two configurations of two webhooks each, without a caBundle
   const ca = await createCertificateAuthority({ validityMs: hour, nowMs: t0 });
-  const port = new MemoryConfigurations(bothKinds, ["validate.myapp.example.com", "other.myapp.example.com"]);
-  const injector = new CaInjector(port, "myapp-operator", pino({ level: "silent" }));
+  const webhooks = new MemoryConfigurations(bothKinds, ["validate.myapp.example.com", "other.myapp.example.com"]);
+  const injector = new CaInjector(webhooks, "myapp-operator", pino({ level: "silent" }));
   // WHEN injected twice
   const first = await injector.inject(ca.cert);
   const second = await injector.inject(ca.cert);
   // THEN the first wrote every webhook's bundle (one patch per configuration), the second nothing
   assert.deepEqual(first, { trusted: true, wrote: true });
   assert.deepEqual(second, { trusted: true, wrote: false });
-  assert.equal(port.patches.length, 2);
-  assert.deepEqual(port.bundles(), Array(4).fill(b64(ca.cert)));
+  assert.equal(webhooks.patches.length, 2);
+  assert.deepEqual(webhooks.bundles(), Array(4).fill(b64(ca.cert)));
 });
 
 test("a missing configuration is logged once, does not block trust, and is injected once it appears", async () => {
   const ca = await createCertificateAuthority({ validityMs: hour, nowMs: t0 });
-  const port = new MemoryConfigurations(["ValidatingWebhookConfiguration"], ["v"]);
+  const webhooks = new MemoryConfigurations(["ValidatingWebhookConfiguration"], ["v"]);
   const { logger, warnings } = recordingLogger();
-  const injector = new CaInjector(port, "myapp-operator", logger);
+  const injector = new CaInjector(webhooks, "myapp-operator", logger);
   assert.deepEqual(await injector.inject(ca.cert), { trusted: true, wrote: true });
   assert.deepEqual(await injector.inject(ca.cert), { trusted: true, wrote: false });
   assert.equal(warnings().length, 1);
   assert.match(warnings()[0]!, /MutatingWebhookConfiguration myapp-operator does not exist/);
   // WHEN it appears
-  port.configurations.set("MutatingWebhookConfiguration", { webhooks: [{ name: "m", clientConfig: {} }] });
+  webhooks.configurations.set("MutatingWebhookConfiguration", { webhooks: [{ name: "m", clientConfig: {} }] });
   assert.deepEqual(await injector.inject(ca.cert), { trusted: true, wrote: true });
-  assert.deepEqual(port.bundles(), [b64(ca.cert), b64(ca.cert)]);
+  assert.deepEqual(webhooks.bundles(), [b64(ca.cert), b64(ca.cert)]);
   // AND a configuration deleted between read and patch counts as missing again
-  port.failPatch = new NotFoundError(404, "gone");
+  webhooks.failPatch = new NotFoundError(404, "gone");
   const other = await createCertificateAuthority({ validityMs: hour, nowMs: t0 + 1000 });
   assert.equal((await injector.inject(other.cert)).trusted, true);
   assert.equal(warnings().length, 3, "each configuration is reported missing once more");
@@ -111,13 +111,13 @@ test("a missing configuration is logged once, does not block trust, and is injec
 
 test("a failure to read or patch is not trust, and is logged", async () => {
   const ca = await createCertificateAuthority({ validityMs: hour, nowMs: t0 });
-  const port = new MemoryConfigurations(bothKinds, ["v"]);
+  const webhooks = new MemoryConfigurations(bothKinds, ["v"]);
   const { logger, warnings } = recordingLogger();
-  const injector = new CaInjector(port, "myapp-operator", logger);
-  port.failPatch = new ServerError(500, "etcd");
+  const injector = new CaInjector(webhooks, "myapp-operator", logger);
+  webhooks.failPatch = new ServerError(500, "etcd");
   assert.deepEqual(await injector.inject(ca.cert), { trusted: false, wrote: false });
-  port.failPatch = undefined;
-  port.failGet = new ServerError(503, "unavailable");
+  webhooks.failPatch = undefined;
+  webhooks.failGet = new ServerError(503, "unavailable");
   assert.equal((await injector.inject(ca.cert)).trusted, false);
   assert.ok(warnings().every((message) => /could not inject/.test(message)));
 });
@@ -126,16 +126,16 @@ test("a replica with an older bundle never takes the newer CA away from the conf
   // GIVEN configurations that already trust [new, old] (another replica rotated the CA)
   const old = await createCertificateAuthority({ validityMs: 10 * hour, nowMs: t0 });
   const fresh = await createCertificateAuthority({ validityMs: 10 * hour, nowMs: t0 + 7 * hour });
-  const port = new MemoryConfigurations(bothKinds, ["v"]);
-  const injector = new CaInjector(port, "myapp-operator", pino({ level: "silent" }));
+  const webhooks = new MemoryConfigurations(bothKinds, ["v"]);
+  const injector = new CaInjector(webhooks, "myapp-operator", pino({ level: "silent" }));
   await injector.inject(`${fresh.cert}${old.cert}`);
-  const patches = port.patches.length;
+  const patches = webhooks.patches.length;
   // WHEN a replica that read the Secret before the rotation injects [old]
   const result = await injector.inject(old.cert);
   // THEN it writes nothing and does not count as trusted
   assert.deepEqual(result, { trusted: false, wrote: false });
-  assert.equal(port.patches.length, patches);
-  assert.deepEqual(port.bundles(), Array(2).fill(b64(`${fresh.cert}${old.cert}`)));
+  assert.equal(webhooks.patches.length, patches);
+  assert.deepEqual(webhooks.bundles(), Array(2).fill(b64(`${fresh.cert}${old.cert}`)));
   // AND the predicate: older when theirs has a CA newer than all of ours; garbage is never newer
   assert.equal(isOlderBundle(old.cert, b64(`${fresh.cert}${old.cert}`)), true);
   assert.equal(isOlderBundle(`${fresh.cert}${old.cert}`, b64(old.cert)), false);

@@ -6,7 +6,7 @@ import {
   applyRotation,
   CertificateStore,
   planRotation,
-  type CertificateSecretPort,
+  type CertificateSecretClient,
   type StoredCertificates,
   type WebhookCertificates,
 } from "../../../../operator/admission/certificate-store.ts";
@@ -143,7 +143,7 @@ test("a serving certificate that is broken, expired or from no CA in the bundle 
 
 // ---- the store, against an in-memory Secret ----
 
-class MemorySecret implements CertificateSecretPort {
+class MemorySecret implements CertificateSecretClient {
   stored: StoredCertificates | undefined;
   private version = 0;
   writes = 0;
@@ -185,7 +185,7 @@ class RecordingInjector {
 }
 
 function store(
-  secret: CertificateSecretPort,
+  secret: CertificateSecretClient,
   injector: RecordingInjector,
   clock: FakeClock,
   served: CertificatePair[],

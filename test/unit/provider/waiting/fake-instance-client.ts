@@ -1,11 +1,11 @@
-/** A scripted ObjectWatchPort: the test pushes watch events, ends streams and fails them, on its own schedule. */
+/** A scripted ObjectWatchClient: the test pushes watch events, ends streams and fails them, on its own schedule. */
 import type { WatchEvent } from "../../../../kube/index.ts";
-import type { ObjectWatchPort, Snapshot } from "../../../../provider/waiting/follow.ts";
+import type { ObjectWatchClient, Snapshot } from "../../../../provider/waiting/follow.ts";
 import type { LiveInstance } from "../../../../provider/manifest.ts";
 
 type Item = { kind: "event"; event: WatchEvent<LiveInstance> } | { kind: "end" } | { kind: "error"; error: unknown };
 
-export class FakeInstancePort implements ObjectWatchPort<LiveInstance> {
+export class FakeInstanceClient implements ObjectWatchClient<LiveInstance> {
   /** What `snapshot()` returns next. */
   current: Snapshot<LiveInstance>;
   /** The resourceVersion of every watch started, in order. */

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KubeClient } from "../../../kube/index.ts";
-import { fieldManager, kubePort, type EventRecord } from "../../../operator/reconcile/index.ts";
+import { fieldManager, clusterClient, type EventRecord } from "../../../operator/reconcile/index.ts";
 import { FakeClock } from "../runtime/fake-clock.ts";
 
-/** A KubeClient stand-in that records the calls kubePort makes. */
+/** A KubeClient stand-in that records the calls clusterClient makes. */
 function recordingClient(options: { failCreate?: Error } = {}) {
   const calls: { method: string; args: unknown[] }[] = [];
   const record =
@@ -36,13 +36,13 @@ const event: EventRecord = {
   regarding: { apiVersion: "example.com/v1", kind: "MyAppInstance", name: "web", namespace: "shop", uid: "u1" },
 };
 
-describe("kubePort", () => {
+describe("clusterClient", () => {
   it("applies with the operator's field manager, forcing ownership", async () => {
     const { client, calls } = recordingClient();
-    const port = kubePort(client, { events: { record: () => undefined } });
+    const cluster = clusterClient(client, { events: { record: () => undefined } });
     const object = { apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: "shop" } };
 
-    await port.apply(object);
+    await cluster.apply(object);
 
     assert.equal(fieldManager, "myapp-operator");
     assert.deepEqual(calls, [{ method: "apply", args: [object, { fieldManager: "myapp-operator", force: true }] }]);
@@ -50,9 +50,9 @@ describe("kubePort", () => {
 
   it("applies status to the status subresource with only name and namespace", async () => {
     const { client, calls } = recordingClient();
-    const port = kubePort(client, { events: { record: () => undefined } });
+    const cluster = clusterClient(client, { events: { record: () => undefined } });
 
-    await port.applyStatus({ namespace: "shop", name: "web" }, { phase: "Running" });
+    await cluster.applyStatus({ namespace: "shop", name: "web" }, { phase: "Running" });
 
     assert.deepEqual(calls[0]?.args, [
       {
@@ -67,9 +67,9 @@ describe("kubePort", () => {
 
   it("sets finalizers with a merge patch that carries the resourceVersion (409 when it moved on)", async () => {
     const { client, calls } = recordingClient();
-    const port = kubePort(client, { events: { record: () => undefined } });
+    const cluster = clusterClient(client, { events: { record: () => undefined } });
 
-    await port.setFinalizers({ namespace: "shop", name: "web", resourceVersion: "42" }, ["a", "b"]);
+    await cluster.setFinalizers({ namespace: "shop", name: "web", resourceVersion: "42" }, ["a", "b"]);
 
     assert.deepEqual(calls[0], {
       method: "mergePatch",
@@ -85,16 +85,16 @@ describe("kubePort", () => {
 
   it("passes propagation policy and uid precondition on delete; lists by label selector", async () => {
     const { client, calls } = recordingClient();
-    const port = kubePort(client, { events: { record: () => undefined } });
+    const cluster = clusterClient(client, { events: { record: () => undefined } });
 
     assert.equal(
-      await port.delete("apps/v1", "StatefulSet", "web", "shop", {
+      await cluster.delete("apps/v1", "StatefulSet", "web", "shop", {
         propagationPolicy: "Orphan",
         preconditionUid: "u9",
       }),
       true,
     );
-    const items = await port.list("v1", "PersistentVolumeClaim", "shop", "a=b");
+    const items = await cluster.list("v1", "PersistentVolumeClaim", "shop", "a=b");
 
     assert.deepEqual(calls[0]?.args, [
       "apps/v1",
@@ -110,12 +110,12 @@ describe("kubePort", () => {
   it("hands events to the recorder", async () => {
     const { client, calls } = recordingClient();
     const recorded: EventRecord[] = [];
-    const port = kubePort(client, { events: { record: (e) => recorded.push(e) } });
+    const cluster = clusterClient(client, { events: { record: (e) => recorded.push(e) } });
 
-    await port.emitEvent(event);
+    await cluster.emitEvent(event);
 
     assert.deepEqual(recorded, [event]);
-    assert.deepEqual(calls, [], "the recorder writes, not the port");
+    assert.deepEqual(calls, [], "the recorder writes, not the client");
   });
 
   it("reads kinds the cache covers from the cache, others live; remembers what it wrote", async () => {
@@ -128,12 +128,12 @@ describe("kubePort", () => {
       list: <T>() => [cached as T],
       wrote: (object: unknown) => wrote.push(object),
     };
-    const port = kubePort(client, { cache, events: { record: () => undefined } });
+    const cluster = clusterClient(client, { cache, events: { record: () => undefined } });
 
-    assert.equal(await port.find("apps/v1", "Deployment", "web", "shop"), cached);
-    assert.deepEqual(await port.list("apps/v1", "Deployment", "shop", "a=b"), [cached]);
-    await port.find("v1", "Service", "web", "shop");
-    await port.apply({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "shop" } });
+    assert.equal(await cluster.find("apps/v1", "Deployment", "web", "shop"), cached);
+    assert.deepEqual(await cluster.list("apps/v1", "Deployment", "shop", "a=b"), [cached]);
+    await cluster.find("v1", "Service", "web", "shop");
+    await cluster.apply({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "shop" } });
 
     assert.deepEqual(
       calls.map((c) => c.method),
@@ -146,18 +146,18 @@ describe("kubePort", () => {
   it("reuses a live read of a cluster-scoped kind for clusterReadTtlMs; namespaced and live reads always go out", async () => {
     const { client, calls } = recordingClient();
     const clock = new FakeClock();
-    const port = kubePort(client, { events: { record: () => undefined }, clusterReadTtlMs: 10_000, clock });
-    const storageClasses = () => port.list("storage.k8s.io/v1", "StorageClass", "", "");
+    const cluster = clusterClient(client, { events: { record: () => undefined }, clusterReadTtlMs: 10_000, clock });
+    const storageClasses = () => cluster.list("storage.k8s.io/v1", "StorageClass", "", "");
 
     await Promise.all([storageClasses(), storageClasses()]);
-    await port.find("storage.k8s.io/v1", "StorageClass", "standard");
+    await cluster.find("storage.k8s.io/v1", "StorageClass", "standard");
     await clock.advance(9_999);
     clock.jumpWall(-3_600_000); // an NTP step back: the age of a read is monotonic, it changes nothing
     await storageClasses();
-    await port.find("storage.k8s.io/v1", "StorageClass", "standard");
-    await port.find("storage.k8s.io/v1", "StorageClass", "standard", undefined, { live: true });
-    await port.list("v1", "PersistentVolumeClaim", "shop", "a=b");
-    await port.list("v1", "PersistentVolumeClaim", "shop", "a=b");
+    await cluster.find("storage.k8s.io/v1", "StorageClass", "standard");
+    await cluster.find("storage.k8s.io/v1", "StorageClass", "standard", undefined, { live: true });
+    await cluster.list("v1", "PersistentVolumeClaim", "shop", "a=b");
+    await cluster.list("v1", "PersistentVolumeClaim", "shop", "a=b");
     assert.deepEqual(
       calls.map((c) => c.method),
       ["list", "find", "find", "list", "list"],
@@ -180,10 +180,10 @@ describe("kubePort", () => {
         return { metadata: {}, items: [] };
       },
     } as unknown as KubeClient;
-    const port = kubePort(failing, { events: { record: () => undefined }, clock: new FakeClock() });
-    await assert.rejects(port.list("storage.k8s.io/v1", "StorageClass", "", ""), /connection refused/);
+    const cluster = clusterClient(failing, { events: { record: () => undefined }, clock: new FakeClock() });
+    await assert.rejects(cluster.list("storage.k8s.io/v1", "StorageClass", "", ""), /connection refused/);
     fail = false;
-    assert.deepEqual(await port.list("storage.k8s.io/v1", "StorageClass", "", ""), []);
+    assert.deepEqual(await cluster.list("storage.k8s.io/v1", "StorageClass", "", ""), []);
     assert.equal(calls.length, 2);
   });
 });

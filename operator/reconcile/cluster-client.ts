@@ -1,6 +1,7 @@
 /**
- * The narrow port between the reconciler and Kubernetes: the handful of calls one reconcile makes, nothing more.
- * The reconcile logic is tested against a recording fake of this port (asserting the exact writes); `kubePort`
+ * The narrow client between the reconciler and Kubernetes (as controller-runtime's client.Client): the handful of calls
+ * one reconcile makes, nothing more. The reconcile logic is tested against a recording fake of this client (asserting
+ * the exact writes); `clusterClient`
  * implements it for the real thing: reads from the informers' cache where it covers the kind (as
  * controller-runtime's cached client), writes over kube/client.ts, events through the runtime's recorder.
  */
@@ -43,7 +44,7 @@ export interface DeleteOptions {
   readonly preconditionUid?: string;
 }
 
-export interface ClusterPort {
+export interface ClusterClient {
   /**
    * The object, or undefined when it does not exist: from the cache when it covers the kind, so possibly a little
    * behind; a write that depends on the copy carries its resourceVersion (409 when stale, and the runtime requeues).
@@ -100,7 +101,7 @@ export interface ClusterPort {
   emitEvent(event: EventRecord): Promise<void>;
 }
 
-/** The read cache kubePort uses (the runtime's informer cache satisfies it). */
+/** The read cache clusterClient uses (the runtime's informer cache satisfies it). */
 export interface ReadCache {
   covers(apiVersion: string, kind: string, namespace?: string): boolean;
   get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): T | undefined;
@@ -109,7 +110,7 @@ export interface ReadCache {
   wrote(object: KubeObject): void;
 }
 
-export interface KubePortOptions {
+export interface ClusterClientOptions {
   /** Where reads come from when it covers the kind; live GETs otherwise. */
   readonly cache?: ReadCache;
   /** The event recorder (the runtime's EventRecorder satisfies it). */
@@ -128,8 +129,8 @@ export interface KubePortOptions {
   readonly clock?: Clock;
 }
 
-/** The port over a KubeClient: cached reads, server-side apply as `fieldManager`, recorded events. */
-export function kubePort(client: KubeClient, options: KubePortOptions): ClusterPort {
+/** The ClusterClient over a KubeClient: cached reads, server-side apply as `fieldManager`, recorded events. */
+export function clusterClient(client: KubeClient, options: ClusterClientOptions): ClusterClient {
   const manager = options.fieldManager ?? fieldManager;
   const cache = options.cache;
   const remember = <T extends KubeObject>(object: T): T => {
