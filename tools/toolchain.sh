@@ -25,9 +25,9 @@ lock_file=$cache_root/.lock
 holder_file=$cache_root/.lock.holder
 started=$(date +%s)
 
-# Pieces `npm start` and `npm test` need; optional ones are built only when named (`build controller-peer`).
+# Pieces `npm start` and `npm test` need; optional ones (benchmark peers) are built only when named (`build controller-peer`).
 default_pieces=(etcd kube kwok pulumi pulumi-kubernetes helm)
-optional_pieces=(controller-peer)
+optional_pieces=(controller-peer helm-operator)
 
 log() { printf '[toolchain %4ss] %s\n' "$(( $(date +%s) - started ))" "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -63,6 +63,8 @@ recipe() {
     pulumi-kubernetes) echo "-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$PULUMI_KUBERNETES_VERSION|./cmd/pulumi-resource-kubernetes" ;;
     helm) echo "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION|helm.sh/helm/v4/cmd/helm" ;;
     controller-peer) echo "|./cmd/controller-peer" ;;
+    # Pinned by its go.mod only (not versions.env, whose every line is in every piece's key): a benchmark peer.
+    helm-operator) echo "|github.com/operator-framework/helm-operator-plugins" ;;
   esac
 }
 
@@ -205,6 +207,8 @@ build() {
   fi
   # pulumi finds its bundled plugins next to its own (resolved) binary: the dynamic-provider launcher goes there.
   [ "$piece" != pulumi ] || cp "$here/bin/pulumi-resource-pulumi-nodejs" "$tmp/bin/"
+  # helm-operator-plugins' main package is its module root: go names the binary after the module, not the command.
+  [ "$piece" != helm-operator ] || mv "$tmp/bin/helm-operator-plugins" "$tmp/bin/helm-operator"
   touch "$tmp/.complete"; rm -rf "$out"; mv -T "$tmp" "$out"
   log "$piece: built in $(( $(date +%s) - t0 ))s -> $out/bin"
 }
