@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -19,7 +19,8 @@ import { promisify } from "node:util";
 import { apiVersion, isReady, kind, type MyAppInstance } from "../../api/index.ts";
 import { kubeconfigPath, repoRoot } from "../../tools/lib/paths.ts";
 import { adminClient, type Typed } from "../support/cluster.ts";
-import { readmeProjectFiles } from "../support/readme-project.ts";
+import { npmInstall, packedProject } from "../../tools/lib/packed-project.ts";
+import { readmeProjectFiles } from "../../tools/lib/readme-project.ts";
 import { destroyStack, log, projectStack, toolPath } from "./support/project.ts";
 
 const run = promisify(execFile);
@@ -62,21 +63,15 @@ describe("the installable package, from a new project outside the repository", {
 
     // GIVEN a project of the README's files, exactly as a user copies them ...
     const project = path.join(home, "shop");
-    mkdirSync(project);
-    for (const [name, text] of readmeProjectFiles()) writeFileSync(path.join(project, name), text);
     // ... and the tarball beside them, as the README packs it (`npm pack` builds first: prepack).
-    await run("npm", ["pack", "--pack-destination", project], { cwd: repoRoot, env, maxBuffer: 1 << 26 });
+    await packedProject(project, readmeProjectFiles(), env);
     assert.ok(
       readdirSync(project).some((file) => file.endsWith(".tgz")),
       "npm pack wrote the tarball",
     );
     // The namespace is the program's, kept by destroy on purpose (retainOnDelete): the test removes it at the end.
     t.after(() => client.delete("v1", "Namespace", appNamespace).catch(() => undefined));
-    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], {
-      cwd: project,
-      env,
-      maxBuffer: 1 << 26,
-    });
+    await npmInstall(project, env);
     const installed = path.join(project, "node_modules/myapp-platform");
     assert.ok(readdirSync(path.join(installed, "build/config/crd")).length > 0, "the CRD ships inside the package");
     assert.equal(readdirSync(installed).includes("api"), false, "no TypeScript sources in the package");

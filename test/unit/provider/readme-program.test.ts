@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { readmeProjectFiles } from "../../support/readme-project.ts";
+import { readmeProjectFiles } from "../../../tools/lib/readme-project.ts";
 
 const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.meta.url), "utf8");
 

@@ -4,8 +4,8 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { repoRoot } from "./paths.ts";
 
-const repoRoot = path.resolve(import.meta.dirname, "../..");
 export const readmeProjectSection = "## Your own project";
 
 /** The files of the README's project, by name: package.json, Pulumi.yaml, index.ts. */
