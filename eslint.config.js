@@ -21,8 +21,16 @@ const layers = [
     target: "./operator/desired",
     from: ["./chart", "./kube", "./operator/chart", "./operator/reconcile", "./operator/runtime"],
   },
-  // charts: the pure plan of what to apply and prune on top of the engine; reconcile uses it, not the reverse.
-  { target: "./operator/chart", from: ["./kube", "./operator/reconcile", "./operator/runtime"] },
+  // charts, one wing on top of the engine: pure plans (what to apply, prune, switch; who owns what) and the I/O
+  // that carries them out. Reconcile's chart step uses the wing, never the reverse; of the runtime the wing uses
+  // its contract only (error kinds, event types), as reconcile does.
+  { target: "./operator/chart", from: ["./operator/reconcile"] },
+  { target: "./operator/chart", from: ["./operator/runtime"], except: ["./errors.ts", "./event.ts"] },
+  // the plans stay pure: only the I/O files (apply, switch-apply, background-jobs) and the entry reach kube/.
+  {
+    target: "./operator/chart/!(apply|switch-apply|background-jobs|index).ts",
+    from: ["./kube", "./operator/runtime"],
+  },
   // reconcile uses only the runtime's contract (its error kinds and event types), as a Go reconciler uses
   // controller-runtime's; the process's files (main.ts, options.ts, ...) wire reconcile, not the reverse.
   {

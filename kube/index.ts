@@ -7,3 +7,4 @@ export * from "./clock.ts";
 export * from "./discovery.ts";
 export * from "./object-key.ts";
 export * from "./cluster-identity.ts";
+export * from "./object-client.ts";

@@ -6,9 +6,9 @@
  */
 import type { ChartSpec } from "../api/index.ts";
 import { readClusterCapabilities, realClock, type KubeClient, type KubeObject } from "../kube/index.ts";
-import { cachedCapabilities, chartSource, helmRenderer } from "./chart/index.ts";
+import { cachedCapabilities, chartSource, helmRenderer } from "../chart/index.ts";
+import { BackgroundJobs, type ChartDeps } from "./chart/index.ts";
 import type { OperatorOptions } from "./options.ts";
-import { BackgroundJobs, type ChartDeps } from "./reconcile/index.ts";
 
 /** The chart dependencies of reconcile for `options`. */
 export function chartDeps(

@@ -199,6 +199,14 @@ export function objectId(object: {
   return `${object.apiVersion}/${object.kind}/${object.metadata.name ?? ""}`;
 }
 
+/** Whether two objects are the same object of one namespace: apiVersion, kind and name. */
+export function sameObject(
+  a: { readonly apiVersion?: string; readonly kind?: string; readonly metadata: { readonly name?: string } },
+  b: { readonly apiVersion?: string; readonly kind?: string; readonly metadata: { readonly name?: string } },
+): boolean {
+  return a.apiVersion === b.apiVersion && a.kind === b.kind && a.metadata.name === b.metadata.name;
+}
+
 function claimTemplates(spec: unknown): Map<string, string> {
   const templates = (spec as { volumeClaimTemplates?: unknown } | undefined)?.volumeClaimTemplates;
   const claims = new Map<string, string>();

@@ -1,4 +1,8 @@
-/** Pure builders of an instance's children: spec in, apply configurations out; no I/O. */
+/**
+ * Pure builders of an instance's children (spec in, apply configurations out) and the comparison of a desired
+ * object with a live one that every apply uses (compare.ts); no I/O.
+ */
+export * from "./compare.ts";
 export * from "./deployment.ts";
 export * from "./labels.ts";
 export * from "./objects.ts";

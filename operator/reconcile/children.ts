@@ -12,12 +12,12 @@ import {
   desiredService,
   governingServiceName,
   isControlledBy,
+  isSubset,
   serviceName,
   workloadKind,
   workloadName,
   type DesiredInput,
 } from "../desired/index.ts";
-import { isSubset } from "./compare.ts";
 import { childRejection, PermanentError } from "./errors.ts";
 import { changedEvent, createdEvent } from "./lifecycle-events.ts";
 import type { ObservedWorkload } from "./observed.ts";

@@ -1,17 +1,19 @@
 /**
- * The narrow client between the reconciler and Kubernetes (as controller-runtime's client.Client): the handful of calls
- * one reconcile makes, nothing more. The reconcile logic is tested against a recording fake of this client (asserting
- * the exact writes); `clusterClient`
- * implements it for the real thing: reads from the informers' cache where it covers the kind (as
- * controller-runtime's cached client), writes over kube/client.ts, events through the runtime's recorder.
+ * The narrow client between the reconciler and Kubernetes (as controller-runtime's client.Client): the handful of
+ * calls one reconcile makes, nothing more. The reconcile logic is tested against a recording fake of this client
+ * (asserting the exact writes); `clusterClient` implements it for the real thing: reads from the informers' cache
+ * where it covers the kind (as controller-runtime's cached client), writes over kube/client.ts, events through the
+ * runtime's recorder.
  */
 import { apiVersion as instanceApiVersion, kind as instanceKind, type MyAppInstanceStatus } from "../../api/index.ts";
 import { realClock, type Clock, type KubeClient, type KubeObject } from "../../kube/index.ts";
 import type { ObjectKey } from "../../kube/object-key.ts";
+import type { ApplyConfiguration, JsonPatchOperation, ObjectClient } from "../../kube/object-client.ts";
 import type { EventRecord } from "../runtime/event.ts";
 
 export type { EventRecord, ObjectReference } from "../runtime/event.ts";
 export type { ObjectKey } from "../../kube/object-key.ts";
+export type { ApplyConfiguration, DeleteOptions, JsonPatchOperation, ObjectClient } from "../../kube/object-client.ts";
 
 /** The field manager of every server-side apply the operator makes (`kubectl get -o yaml --show-managed-fields`). */
 export const fieldManager = "myapp-operator";
@@ -19,69 +21,11 @@ export const fieldManager = "myapp-operator";
 /** `reportingController` of the operator's events. */
 export const reportingController = "example.com/myapp-operator";
 
-/** What server-side apply needs to address an object; the rest of the configuration is the fields we own. */
-export interface ApplyConfiguration {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly metadata: {
-    readonly name: string;
-    readonly namespace?: string;
-    /** A precondition: the write fails with 409 unless the object is still at this version. */
-    readonly resourceVersion?: string;
-  };
-}
-
-/** One RFC 6902 operation. */
-export interface JsonPatchOperation {
-  readonly op: "test" | "add" | "replace" | "remove";
-  readonly path: string;
-  readonly value?: unknown;
-}
-
-export interface DeleteOptions {
-  readonly propagationPolicy: "Background" | "Foreground" | "Orphan";
-  /** Delete only the object with this uid, never a namesake created since it was read. */
-  readonly preconditionUid?: string;
-}
-
-export interface ClusterClient {
-  /**
-   * The object, or undefined when it does not exist: from the cache when it covers the kind, so possibly a little
-   * behind; a write that depends on the copy carries its resourceVersion (409 when stale, and the runtime requeues).
-   */
-  find<T extends KubeObject>(
-    apiVersion: string,
-    kind: string,
-    name: string,
-    namespace?: string,
-    options?: { readonly live?: boolean },
-  ): Promise<T | undefined>;
-  /** Objects of a kind in a namespace that match a label selector (`k=v,k2=v2`) and, if given, a field selector. */
-  list<T extends KubeObject>(
-    apiVersion: string,
-    kind: string,
-    namespace: string,
-    labelSelector: string,
-    fieldSelector?: string,
-  ): Promise<T[]>;
-  /** Server-side apply with the operator's field manager, forcing ownership of the fields it sets. */
-  apply<T extends KubeObject>(object: ApplyConfiguration): Promise<T>;
-  /**
-   * Creates (POST) with the operator's field manager: ConflictError (409 AlreadyExists) when the name is taken,
-   * so an existing object is never overwritten.
-   */
-  create<T extends KubeObject>(object: ApplyConfiguration): Promise<T>;
-  /**
-   * JSON patch (RFC 6902). A failed `test` operation, or a path that does not exist, is an InvalidError (422)
-   * and changes nothing: a conditional write that needs no read.
-   */
-  jsonPatch<T extends KubeObject>(
-    apiVersion: string,
-    kind: string,
-    name: string,
-    namespace: string,
-    operations: readonly JsonPatchOperation[],
-  ): Promise<T>;
+/**
+ * The object calls (kube/object-client.ts: find and list read from the informers' cache when it covers the kind,
+ * applies and creates with `fieldManager`), plus the instance's own writes and its events.
+ */
+export interface ClusterClient extends ObjectClient {
   /** Server-side apply of the instance's status subresource. */
   applyStatus(instance: ObjectKey, status: MyAppInstanceStatus): Promise<void>;
   /**
@@ -92,8 +36,6 @@ export interface ClusterClient {
     instance: ObjectKey & { readonly resourceVersion: string },
     finalizers: readonly string[],
   ): Promise<void>;
-  /** Deletes; resolves false when the object was already gone. */
-  delete(apiVersion: string, kind: string, name: string, namespace: string, options: DeleteOptions): Promise<boolean>;
   /**
    * Records an event (deduplicated and rate-limited by the recorder). Best effort: a failure is logged, never
    * thrown, because events must not break a reconcile.

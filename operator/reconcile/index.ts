@@ -1,10 +1,6 @@
 /** One reconcile of one MyAppInstance, behind a narrow client (ClusterClient) to Kubernetes. */
-export { BackgroundJobs } from "./background-jobs.ts";
-export type { JobState } from "./background-jobs.ts";
 export { reconcileChart } from "./chart.ts";
-export { chartJobPollMs, chartJobSafetyPollMs } from "./chart.ts";
-export type { ChartDeps, ChartOutcome } from "./chart.ts";
-export { isSubset, jsonEqual } from "./compare.ts";
+export type { ChartOutcome } from "./chart.ts";
 export { PermanentError, TransientError } from "./errors.ts";
 export type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";
 export { fieldManager, clusterClient, reportingController } from "./cluster-client.ts";

@@ -9,7 +9,7 @@
  */
 import { Progressing, Ready, type MyAppInstanceStatus } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
-import { isSubset } from "./compare.ts";
+import { isSubset } from "../desired/index.ts";
 
 /** An event about the instance, before it is recorded. */
 export interface LifecycleEvent {

@@ -6,7 +6,7 @@
  * It loads the instance and runs the steps, each in its own file and each answering a StepOutcome (step.ts):
  * instance gone → done; being deleted → the finalize step (finalize.ts); else ensure the finalizer and validate
  * the spec (invalid → a Degraded status, no retry). With a chart, the chart step (chart.ts) renders, applies and
- * prunes and gives the status. Else: refuse a switch away from a chart that would lose volumes (chart-switch.ts);
+ * prunes and gives the status. Else: refuse a switch away from a chart that would lose volumes (operator/chart/);
  * the children step (children.ts) applies the Service and the workload, grows volumes and re-creates a
  * StatefulSet whose claim template must change (the storage step, storage.ts over the pure storage-plan.ts), and
  * retires the old workload after a move; the status report (status-report.ts) writes the status if it changed;
@@ -16,8 +16,8 @@ import type { Logger } from "pino";
 import { apiVersion, kind, TransientFailure, validateSpec } from "../../api/index.ts";
 import { ConflictError, NotFoundError, realClock, type Clock } from "../../kube/index.ts";
 import { parseRequestKey as parseKey } from "../runtime/errors.ts";
-import { reconcileChart, type ChartDeps } from "./chart.ts";
-import { planTemplateSwitch, pruneChartLeftovers } from "./chart-switch.ts";
+import { planTemplateSwitch, pruneChartLeftovers, type ChartDeps } from "../chart/index.ts";
+import { reconcileChart } from "./chart.ts";
 import { reconcileChildren } from "./children.ts";
 import { isTransientFailure, PermanentError, TransientError } from "./errors.ts";
 import { ensureFinalizer, finalizeInstance } from "./finalize.ts";

@@ -1,7 +1,7 @@
 /**
- * What one reconcile of one instance carries around: the cluster client (counting the writes it asks for), the instance as
- * read at the start, a logger bound to the key, the clock and the time of day it started, and an event helper about
- * the instance.
+ * What one reconcile of one instance carries around: the cluster client (counting the writes it asks for), the
+ * instance as read at the start, a logger bound to the key, the clock and the time of day it started, and an event
+ * helper about the instance.
  */
 import type { StatusPacer } from "./status-pacing.ts";
 import type { Logger } from "pino";
@@ -15,6 +15,8 @@ import type {
   ObjectKey,
   ObjectReference,
 } from "./cluster-client.ts";
+
+export { referenceTo } from "../runtime/event.ts";
 
 /** A MyAppInstance as read, before anything about its spec or status is trusted. */
 export interface InstanceObject extends KubeObject {
@@ -86,17 +88,6 @@ export function openSession(
     statusPacer,
     event: (type, reason, action, note, related) =>
       counted.emitEvent({ type, reason, action, note, regarding, ...(related ? { related } : {}) }),
-  };
-}
-
-/** A reference to a child, for an event's `related`. */
-export function referenceTo(object: KubeObject): ObjectReference {
-  return {
-    apiVersion: object.apiVersion,
-    kind: object.kind,
-    name: object.metadata.name ?? "",
-    namespace: object.metadata.namespace ?? "",
-    ...(object.metadata.uid ? { uid: object.metadata.uid } : {}),
   };
 }
 

@@ -12,7 +12,7 @@
  * another replica after a failover) the first write is simply not delayed.
  */
 import { Ready, type Condition, type MyAppInstanceStatus } from "../../api/index.ts";
-import { jsonEqual } from "./compare.ts";
+import { jsonEqual } from "../desired/index.ts";
 
 /** When the status of each instance was last written, to pace progress-only writes; one per reconciler. */
 export class StatusPacer {

@@ -18,7 +18,7 @@ import {
   type MyAppInstanceStatus,
   type Phase,
 } from "../../api/index.ts";
-import { jsonEqual } from "./compare.ts";
+import { jsonEqual } from "../desired/index.ts";
 import { count, type ObservedWorkload } from "./observed.ts";
 import { rolloutProgress, type RolloutProgress } from "./rollout.ts";
 

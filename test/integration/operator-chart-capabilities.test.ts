@@ -13,7 +13,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { apiVersion, kind } from "../../api/index.ts";
 import { discoverApiVersions } from "../../kube/index.ts";
-import { parseManifests } from "../../operator/chart/index.ts";
+import { parseManifests } from "../../chart/index.ts";
 import { checkInputs } from "../../provider/check.ts";
 import { chartPreview } from "../../provider/chart-preview.ts";
 import type { InstanceInputs } from "../../provider/inputs.ts";

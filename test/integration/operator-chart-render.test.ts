@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { validateSpec } from "../../api/index.ts";
-import { ChartRenderError, chartValues, helmRenderer } from "../../operator/chart/index.ts";
+import { ChartRenderError, chartValues, helmRenderer } from "../../chart/index.ts";
 import { helm, helmBinary, packChart } from "../support/helm.ts";
 
 const repoRoot = path.resolve(import.meta.dirname, "../..");

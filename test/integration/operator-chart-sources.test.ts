@@ -12,7 +12,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { chartDigest } from "../../operator/chart/index.ts";
+import { chartDigest } from "../../chart/index.ts";
 import { startChartRepository, startOciRegistry } from "../support/chart-repos.ts";
 import { adminClient, testNamespace } from "../support/cluster.ts";
 import { helm, helmBinary, packChart } from "../support/helm.ts";

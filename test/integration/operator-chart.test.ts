@@ -17,8 +17,8 @@ import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test, type TestContext } from "node:test";
-import { parseManifests, type RenderedObject } from "../../operator/chart/index.ts";
-import { isSubset } from "../../operator/reconcile/index.ts";
+import { parseManifests, type RenderedObject } from "../../chart/index.ts";
+import { isSubset } from "../../operator/desired/index.ts";
 import { adminClient, testNamespace, waitFor, type Typed } from "../support/cluster.ts";
 import { helm, helmBinary, packChart, podinfoChartDir } from "../support/helm.ts";
 import {

@@ -1,16 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { renderableChartKinds } from "../../../api/index.ts";
+import { parseManifests, type RenderedObject } from "../../../chart/index.ts";
+import { chartInstanceLabel } from "../../../operator/chart/owned.ts";
 import {
-  chartInstanceLabel,
   mainServiceEndpoint,
   mainWorkload,
-  parseManifests,
   planRender,
   pruneCandidates,
   volumeRefusal,
-  type RenderedObject,
-} from "../../../operator/chart/index.ts";
+} from "../../../operator/chart/plan.ts";
 
 const instance = { name: "web", namespace: "shop", uid: "uid-1" };
 // These tests are about kinds, namespaces and ownership; pod security has its own (pod-security.test.ts).

@@ -6,12 +6,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { renderableChartKinds, type PodSecurityLevel } from "../../../api/index.ts";
-import {
-  planRender,
-  podSecurityRefusal,
-  podSecurityViolations,
-  type RenderedObject,
-} from "../../../operator/chart/index.ts";
+import { podSecurityRefusal, podSecurityViolations, type RenderedObject } from "../../../chart/index.ts";
+import { planRender } from "../../../operator/chart/plan.ts";
 import { desiredDeployment, desiredStatefulSet } from "../../../operator/desired/index.ts";
 import { instance } from "../desired/fixtures.ts";
 

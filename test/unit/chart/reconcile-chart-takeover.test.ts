@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { ChartRenderer } from "../../../operator/chart/index.ts";
+import type { ChartRenderer } from "../../../chart/index.ts";
 import { PermanentError } from "../../../operator/reconcile/index.ts";
 import { kind, renderableChartKinds } from "../../../api/index.ts";
 import { harness } from "../reconcile/setup.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ChartFetchError, ChartRenderError, type ChartRenderer } from "../../../operator/chart/index.ts";
+import { ChartFetchError, ChartRenderError, type ChartRenderer } from "../../../chart/index.ts";
 import { PermanentError, TransientError } from "../../../operator/reconcile/index.ts";
 import { isTransientFailure } from "../../../operator/reconcile/errors.ts";
 import { apiVersion, kind, renderableChartKinds } from "../../../api/index.ts";

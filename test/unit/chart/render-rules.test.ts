@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { defaultChartKinds, renderableChartKinds, type ChartServiceType } from "../../../api/index.ts";
-import { clusterScopedKinds, planRender, type RenderPlan } from "../../../operator/chart/index.ts";
+import { clusterScopedKinds } from "../../../chart/index.ts";
+import { planRender, type RenderPlan } from "../../../operator/chart/plan.ts";
 
 const instance = { name: "web", namespace: "shop", uid: "uid-1" };
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { validateSpec } from "../../../api/validate.ts";
-import { chartValues, setPath, splitImage } from "../../../operator/chart/index.ts";
+import { chartValues, setPath, splitImage } from "../../../chart/index.ts";
 
 function spec(input: Record<string, unknown>) {
   const verdict = validateSpec(input);

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { findCondition, renderableChartKinds } from "../../../api/index.ts";
 import { apiErrorFrom } from "../../../kube/index.ts";
-import type { ChartRenderer } from "../../../operator/chart/index.ts";
+import type { ChartRenderer } from "../../../chart/index.ts";
 import { isTransientFailure } from "../../../operator/reconcile/errors.ts";
 import { PermanentError, TransientError } from "../../../operator/reconcile/index.ts";
 import { harness, type Harness } from "./setup.ts";

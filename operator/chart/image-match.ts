@@ -3,9 +3,7 @@
  * and one that ignores them (its own default tag, no digest support, a hard-coded image) must not report Ready for
  * an image it does not run. Pure.
  */
-import type { RenderedObject } from "../../chart/index.ts";
-import { objectName, splitImage } from "../chart/index.ts";
-import type { Problem } from "./status.ts";
+import { objectName, splitImage, type RenderedObject, type RenderRefusal } from "../../chart/index.ts";
 
 /** The reason of the problem when the main workload runs another image than `spec.image`. */
 export const ImageMismatch = "ImageMismatch";
@@ -41,7 +39,7 @@ export function imageMismatch(
   main: RenderedObject | undefined,
   specImage: string,
   tagFromChart = false,
-): Problem | undefined {
+): RenderRefusal | undefined {
   if (!main) return undefined;
   const spec = main.spec as { template?: { spec?: { containers?: { image?: unknown }[] } } } | undefined;
   const images = (spec?.template?.spec?.containers ?? [])

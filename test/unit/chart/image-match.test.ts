@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { findCondition } from "../../../api/index.ts";
-import type { ChartRenderer } from "../../../operator/chart/index.ts";
-import { imageMismatch, runsImage } from "../../../operator/reconcile/image-match.ts";
+import type { ChartRenderer } from "../../../chart/index.ts";
+import { imageMismatch, runsImage } from "../../../operator/chart/image-match.ts";
 import { PermanentError } from "../../../operator/reconcile/index.ts";
-import { harness, type Harness } from "./setup.ts";
+import { harness, type Harness } from "../reconcile/setup.ts";
 
 const digest = `sha256:${"ab".repeat(32)}`;
 const other = `sha256:${"cd".repeat(32)}`;

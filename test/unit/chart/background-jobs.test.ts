@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { renderableChartKinds } from "../../../api/index.ts";
-import type { ChartRenderer } from "../../../operator/chart/index.ts";
-import { BackgroundJobs, chartJobPollMs, chartJobSafetyPollMs } from "../../../operator/reconcile/index.ts";
+import type { ChartRenderer } from "../../../chart/index.ts";
+import { BackgroundJobs, chartJobPollMs, chartJobSafetyPollMs } from "../../../operator/chart/index.ts";
 import { FakeClock, settle } from "../runtime/fake-clock.ts";
-import { harness } from "./setup.ts";
+import { harness } from "../reconcile/setup.ts";
 
 /** A promise and the function that resolves it. */
 function deferred<T>() {

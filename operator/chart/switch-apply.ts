@@ -1,14 +1,14 @@
 /**
- * The built-in template's side of a switch away from a chart (see operator/chart/switch.ts): before the template
+ * The I/O of a switch away from a chart to the built-in template (the decision is switch.ts's): before the template
  * applies its children, find what a chart rendered for the instance and decide; once they are applied, prune the
  * chart's leftovers. Without chart objects (every instance that never had a chart) it costs reads from the cache
  * only.
  */
 import { defaultChartKinds, type ChartKind, type MyAppInstanceSpec } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
-import { templateSwitchPlan, type RenderRefusal } from "../chart/index.ts";
-import { chartObjectSelector, labelledObjects, pruneObject } from "./chart.ts";
-import type { Session } from "./session.ts";
+import type { RenderRefusal } from "../../chart/index.ts";
+import { chartObjectSelector, labelledObjects, pruneObject, type ChartSession } from "./apply.ts";
+import { templateSwitchPlan } from "./switch.ts";
 
 /** What a switch to the built-in template leaves to prune, or why it is refused. */
 export type TemplateSwitch =
@@ -17,7 +17,7 @@ export type TemplateSwitch =
 
 /** The chart objects of the instance the built-in template `spec` does not take over, or the refusal. */
 export async function planTemplateSwitch(
-  session: Session,
+  session: ChartSession,
   spec: MyAppInstanceSpec,
   allowed: readonly ChartKind[] = defaultChartKinds,
 ): Promise<TemplateSwitch> {
@@ -28,7 +28,7 @@ export async function planTemplateSwitch(
 }
 
 /** Deletes the leftovers of a chart the instance no longer uses. */
-export async function pruneChartLeftovers(session: Session, leftovers: readonly KubeObject[]): Promise<void> {
+export async function pruneChartLeftovers(session: ChartSession, leftovers: readonly KubeObject[]): Promise<void> {
   for (const object of leftovers) {
     await pruneObject(
       session,

@@ -13,7 +13,7 @@
  * once.
  */
 import { realClock, type Clock } from "../../kube/clock.ts";
-import { fairSlots } from "../chart/index.ts";
+import { fairSlots } from "../../chart/index.ts";
 
 /** A job's outcome, or that it is still running. */
 export type JobState<T> =

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { desiredService, desiredStatefulSet } from "../../../operator/desired/index.ts";
-import { isSubset, jsonEqual } from "../../../operator/reconcile/index.ts";
+import { isSubset, jsonEqual } from "../../../operator/desired/index.ts";
 
 const input = {
   metadata: { name: "web", namespace: "shop", uid: "u1" },

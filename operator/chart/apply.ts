@@ -1,0 +1,426 @@
+/**
+ * The chart wing's I/O: fetch the chart and render it with Helm (beside the reconcile workers, background-jobs.ts),
+ * check the render against the live objects (plan.ts's policy, volume safety, names another controller owns), apply
+ * each rendered object that differs from the live one (server-side apply, owned by the instance), and prune what
+ * the render no longer contains. The reconcile's chart step (operator/reconcile/chart.ts) calls the three phases in
+ * order and turns their outcome into the instance's status; this file decides nothing about the status.
+ */
+import { createHash } from "node:crypto";
+import type { Logger } from "pino";
+import {
+  defaultChartKinds,
+  defaultPodSecurityLevel,
+  type ChartKind,
+  type ChartServiceType,
+  type ChartSpec,
+  type MyAppInstanceSpec,
+} from "../../api/index.ts";
+import {
+  ChartFetchError,
+  ChartRenderError,
+  chartValues,
+  describeSource,
+  objectName,
+  renderFailureMessage,
+  splitImage,
+  valuePath,
+  type Capabilities,
+  type ChartRenderer,
+  type RenderRefusal,
+  type RenderedObject,
+} from "../../chart/index.ts";
+import {
+  ConflictError,
+  InvalidError,
+  NotFoundError,
+  type KubeObject,
+  type ObjectClient,
+  type ObjectKey,
+} from "../../kube/index.ts";
+import { isControlledBy, isSubset, labelKeys, labelValue, managedBy } from "../desired/index.ts";
+import { TransientError } from "../runtime/errors.ts";
+import { referenceTo, type ObjectReference } from "../runtime/event.ts";
+import type { BackgroundJobs } from "./background-jobs.ts";
+import { chartInstanceLabel } from "./owned.ts";
+import { planRender, pruneCandidates, sameObject, volumeRefusal } from "./plan.ts";
+
+/**
+ * What the wing needs of one reconcile (operator/reconcile/session.ts's Session satisfies it): the instance's key
+ * and uid, the object calls, a logger bound to the key, and events about the instance.
+ */
+export interface ChartSession {
+  readonly key: ObjectKey;
+  readonly instance: { readonly metadata: { readonly uid?: string } };
+  readonly cluster: ObjectClient;
+  readonly logger: Logger;
+  event(
+    type: "Normal" | "Warning",
+    reason: string,
+    action: string,
+    note: string,
+    related?: ObjectReference,
+  ): Promise<void>;
+}
+
+/** What the chart wing needs besides the cluster client: the engine, its policy, and where jobs run. */
+export interface ChartDeps {
+  readonly renderer: ChartRenderer;
+  /** The packed chart for `spec.chart` in `namespace` (see chart/sources.ts). */
+  readonly fetchChart: (chart: NonNullable<MyAppInstanceSpec["chart"]>, namespace: string) => Promise<Uint8Array>;
+  /** Kinds charts may render. @default defaultChartKinds */
+  readonly allowedKinds?: readonly ChartKind[];
+  /** Service types charts may render besides ClusterIP (`--chart-service-types`). @default ClusterIP only */
+  readonly serviceTypes?: readonly ChartServiceType[];
+  /** `.Capabilities` of the live cluster. */
+  readonly capabilities?: () => Promise<Capabilities>;
+  /**
+   * What was last applied of each write-only object (Secrets: the operator may not read them), by
+   * `namespace/Kind/name`, so a converged instance costs no write for them either (one after a restart).
+   */
+  readonly appliedWriteOnly?: Map<string, string>;
+  /**
+   * The platform's default chart (MyAppOperator `defaultChart`, the operator's `--default-chart`): used for every
+   * instance whose spec names none. Unset: such instances get the built-in template.
+   */
+  readonly defaultChart?: ChartSpec;
+  /**
+   * Where fetches and renders run, beside the workers (see background-jobs.ts). Unset: in the reconcile itself,
+   * which is simplest for tests and a one-instance tool.
+   */
+  readonly jobs?: BackgroundJobs;
+}
+
+/**
+ * How soon an instance whose chart is still being fetched or rendered in the background is looked at again, when
+ * nothing wakes it once the job settles (jobs without `onSettled`).
+ */
+export const chartJobPollMs = 1_000;
+
+/**
+ * The same when the settled job wakes its key (the operator's wiring): only a safety net, so an instance waiting
+ * on a source that drips for minutes costs a look every half minute instead of every second.
+ */
+export const chartJobSafetyPollMs = 30_000;
+
+/** What a chart job depends on: the chart as the spec names it and the values; the same id reuses the job. */
+function chartJobId(chart: ChartSpec, spec: MyAppInstanceSpec): string {
+  return createHash("sha256")
+    .update(JSON.stringify([chart, chartValues(spec)]))
+    .digest("hex");
+}
+
+/** A render checked against the cluster, ready to apply: the objects, the live ones, what Helm left out. */
+export interface PreparedRender {
+  readonly objects: readonly RenderedObject[];
+  readonly live: readonly KubeObject[];
+  readonly allowed: readonly ChartKind[];
+  readonly uid: string;
+  /** Hooks and tests, and CRDs in crds/: rendered by Helm, never applied by the operator. */
+  readonly hooks: readonly string[];
+  readonly crds: readonly string[];
+}
+
+/** What {@link prepareChart} found: still running, refused (the instance's problem, no retry), or ready. */
+export type Preparation =
+  | { readonly state: "pending"; readonly requeueAfterMs: number }
+  | { readonly state: "refused"; readonly refusal: RenderRefusal; readonly cause?: unknown }
+  | ({ readonly state: "ready" } & PreparedRender);
+
+/**
+ * Fetches and renders `spec.chart` (as a job beside the workers when `deps.jobs` is set) and checks the render
+ * against the cluster: the render policy (plan.ts), volume safety against the live StatefulSets, and names another
+ * controller owns. Reads only.
+ * @throws TransientError for a fetch or render a retry may heal (a source down or slow, helm over its wall time).
+ */
+export async function prepareChart(
+  session: ChartSession,
+  spec: MyAppInstanceSpec,
+  chart: ChartSpec,
+  deps: ChartDeps,
+): Promise<Preparation> {
+  const { key } = session;
+  const refused = (refusal: RenderRefusal, cause?: unknown): Preparation => ({ state: "refused", refusal, cause });
+
+  // A digest the chart would not get is refused, never dropped: zod and CEL refuse a spec that says so itself; a
+  // platform's default chart whose valuePaths.imageDigest is "" is known only here.
+  if (splitImage(spec.image).digest !== undefined && valuePath(spec, "imageDigest") === "") {
+    return refused({
+      reason: "ImageDigestUnmapped",
+      message:
+        `spec.image ${spec.image} has a digest, but the chart (${describeSource(chart, key.namespace)}) is given ` +
+        "none (its valuePaths.imageDigest is empty), so it would run a mutable tag; give spec.chart.valuePaths." +
+        "imageDigest, or remove the digest from spec.image",
+    });
+  }
+
+  // Fetching and rendering may be slow (a far or hostile source, a chart near its limits): they run as a job beside
+  // the reconcile workers, so one tenant's slow chart holds a worker no longer than the jobs' grace, and the
+  // instance is looked at again until its job settled (no status write meanwhile).
+  const prepare = async () =>
+    deps.renderer.render({
+      chart: await deps.fetchChart(chart, key.namespace),
+      release: key.name,
+      namespace: key.namespace,
+      values: chartValues(spec),
+      ...(deps.capabilities ? { capabilities: await deps.capabilities() } : {}),
+    });
+  const job = deps.jobs
+    ? await deps.jobs.run(`${key.namespace}/${key.name}`, chartJobId(chart, spec), prepare)
+    : await prepare().then(
+        (value) => ({ settled: true, ok: true, value }) as const,
+        (error: unknown) => ({ settled: true, ok: false, error }) as const,
+      );
+  if (!job.settled) {
+    return { state: "pending", requeueAfterMs: deps.jobs?.wakes ? chartJobSafetyPollMs : chartJobPollMs };
+  }
+  if (!job.ok) {
+    const { error } = job;
+    if (error instanceof ChartFetchError) {
+      // A source that is down, slow or busy may come back: retry with backoff, status untouched; once the fast
+      // retries are used up the runtime reports Stalled (TransientFailure), never Degraded, with one reason however
+      // the slow retries fail. A 404, a digest mismatch, a cap or a source not allowed is the instance's problem.
+      if (error.transient) throw transientChartFailure(session, error);
+      return refused({ reason: error.reason, message: error.message }, error);
+    }
+    if (error instanceof ChartRenderError) {
+      // ChartRenderLimit names the platform's limit helm went over; only the wall-time limit (a busy node) retries.
+      const message = renderFailureMessage(describeSource(chart, key.namespace), error);
+      if (error.transient) throw transientChartFailure(session, error, message);
+      return refused({ reason: error.reason, message }, error);
+    }
+    throw error;
+  }
+  const rendered = job.value;
+
+  const uid = session.instance.metadata.uid ?? "";
+  const identity = { ...key, uid };
+  const allowed = deps.allowedKinds ?? defaultChartKinds;
+  const plan = planRender(rendered.manifest, identity, allowed, {
+    podSecurityLevel: spec.podSecurityLevel ?? defaultPodSecurityLevel,
+    ...(deps.serviceTypes ? { serviceTypes: deps.serviceTypes } : {}),
+  });
+  if (!plan.ok) return refused(plan.refusal);
+
+  const live = await liveObjects(session, allowed);
+  const refusal = volumeRefusal(
+    live.filter((object) => object.kind === "StatefulSet"),
+    plan.objects,
+    uid,
+  );
+  if (refusal) return refused(refusal);
+
+  const readable = plan.objects.filter((object) => !isWriteOnly(object, allowed));
+  const taken = await takenObject(session, readable, live, uid);
+  if (taken) return refused(taken);
+
+  return { state: "ready", objects: plan.objects, live, allowed, uid, hooks: rendered.hooks, crds: rendered.crds };
+}
+
+/**
+ * Applies each object of the render that differs from its live copy, write-only objects (Secrets) first. Returns
+ * the objects as applied (the readable ones), or the refusal when a write-only object's name is taken. A write the
+ * apiserver rejects is thrown as it is: the caller decides what a rejection means for the instance.
+ */
+export async function applyRender(
+  session: ChartSession,
+  render: PreparedRender,
+  appliedWriteOnly: Map<string, string> | undefined,
+): Promise<
+  | { readonly ok: true; readonly applied: readonly KubeObject[] }
+  | { readonly ok: false; readonly refusal: RenderRefusal }
+> {
+  const { objects, allowed, live, uid } = render;
+  const applied: KubeObject[] = [];
+  // Write-only objects first: their ownership is only learnt by writing, and a refusal should come before the
+  // rest of the render is applied (Helm's own order puts Secrets early too).
+  const ordered = [
+    ...objects.filter((object) => isWriteOnly(object, allowed)),
+    ...objects.filter((object) => !isWriteOnly(object, allowed)),
+  ];
+  for (const object of ordered) {
+    if (isWriteOnly(object, allowed)) {
+      const taken = await ensureWriteOnly(session, object, uid, appliedWriteOnly);
+      if (taken) return { ok: false, refusal: taken };
+    } else applied.push(await ensureObject(session, object, live));
+  }
+  return { ok: true, applied };
+}
+
+/** Deletes what the instance controls and the render no longer contains (the built-in template's children too). */
+export async function pruneRender(session: ChartSession, render: PreparedRender): Promise<void> {
+  for (const stale of pruneCandidates(render.live, render.objects, render.uid)) {
+    await pruneObject(session, stale, "the chart no longer renders it");
+  }
+}
+
+/**
+ * The error for a chart failure a retry may heal: logged, with the status left as it is (the runtime's Stalled
+ * report after the fast retries is the one status it gets).
+ */
+function transientChartFailure(session: ChartSession, error: Error, message = error.message): TransientError {
+  session.logger.warn({ err: error }, `${message}; retrying`);
+  return new TransientError(message, { cause: error });
+}
+
+/** Deletes an object the instance controls (only that very object: a uid precondition), with an event. */
+export async function pruneObject(session: ChartSession, stale: KubeObject, because: string): Promise<void> {
+  await session.cluster.delete(stale.apiVersion, stale.kind, stale.metadata.name ?? "", session.key.namespace, {
+    propagationPolicy: "Background",
+    ...(stale.metadata.uid ? { preconditionUid: stale.metadata.uid } : {}),
+  });
+  await session.event("Normal", "Pruned", "Delete", `Deleted ${objectName(stale)}: ${because}`);
+  session.logger.info({ kind: stale.kind, name: stale.metadata.name, because }, "pruned object");
+}
+
+/** The label selector of the objects a chart rendered for the instance. */
+export function chartObjectSelector(instanceName: string): string {
+  return `${labelKeys.managedBy}=${managedBy},${chartInstanceLabel}=${labelValue(instanceName)}`;
+}
+
+/** Every live object of an allowed kind the operator labelled for this instance (its own or a chart's). */
+async function liveObjects(session: ChartSession, allowed: readonly ChartKind[]): Promise<KubeObject[]> {
+  // managed-by + the instance's label finds the built-in template's children too, so switching an instance to a
+  // chart prunes those the chart does not replace.
+  return labelledObjects(session, allowed, [
+    chartObjectSelector(session.key.name),
+    `${labelKeys.managedBy}=${managedBy},${labelKeys.instance}=${labelValue(session.key.name)}`,
+  ]);
+}
+
+/**
+ * Live objects of `kinds` (but the write-only ones, which the operator may not list) in the instance's namespace
+ * matching any of `selectors`, with their apiVersion and kind set.
+ */
+export async function labelledObjects(
+  session: ChartSession,
+  kinds: readonly ChartKind[],
+  selectors: readonly string[],
+): Promise<KubeObject[]> {
+  const { key } = session;
+  const found = new Map<string, KubeObject>();
+  for (const kind of kinds.filter((candidate) => !candidate.writeOnly)) {
+    for (const selector of selectors) {
+      const objects = await session.cluster.list<KubeObject>(kind.apiVersion, kind.kind, key.namespace, selector);
+      for (const object of objects) {
+        const withType = { ...object, apiVersion: kind.apiVersion, kind: kind.kind };
+        found.set(`${kind.apiVersion}/${kind.kind}/${object.metadata.name ?? ""}`, withType);
+      }
+    }
+  }
+  return [...found.values()];
+}
+
+/** A rendered object whose name is taken by an object another controller owns: a problem, never a takeover. */
+async function takenObject(
+  session: ChartSession,
+  objects: readonly RenderedObject[],
+  live: readonly KubeObject[],
+  uid: string,
+): Promise<RenderRefusal | undefined> {
+  for (const object of objects) {
+    const existing =
+      live.find((candidate) => sameObject(candidate, object)) ??
+      // Live, not from the cache: the cache holds only objects with the operator's label, and a same-named object
+      // of someone else's must be seen before an apply would take it over. Costs a GET only for objects to create.
+      (await session.cluster.find<KubeObject>(
+        object.apiVersion,
+        object.kind,
+        object.metadata.name,
+        session.key.namespace,
+        {
+          live: true,
+        },
+      ));
+    if (!existing || isControlledBy(existing.metadata.ownerReferences, uid)) continue;
+    const owner = existing.metadata.ownerReferences?.find((reference) => reference.controller === true);
+    if (!owner && existing.metadata.labels?.[labelKeys.managedBy] === managedBy) continue;
+    return {
+      reason: "ChildOwnedElsewhere",
+      message:
+        `${objectName(object)} already exists in ${session.key.namespace} and is ` +
+        (owner ? `controlled by ${owner.kind} ${owner.name}` : "not the instance's") +
+        "; delete it, or rename the release (the instance)",
+    };
+  }
+  return undefined;
+}
+
+async function ensureObject(
+  session: ChartSession,
+  object: RenderedObject,
+  live: readonly KubeObject[],
+): Promise<KubeObject> {
+  const existing = live.find((candidate) => sameObject(candidate, object));
+  if (existing && isSubset(object, existing)) return existing;
+  const applied = await session.cluster.apply<KubeObject>(object);
+  const what = objectName(object);
+  await session.event(
+    "Normal",
+    existing ? "Updated" : "Created",
+    "Apply",
+    `${existing ? "Updated" : "Created"} ${what} from the chart`,
+    referenceTo({ ...applied, apiVersion: object.apiVersion, kind: object.kind }),
+  );
+  session.logger.info({ kind: object.kind, name: object.metadata.name, created: !existing }, "applied chart object");
+  return { ...applied, apiVersion: object.apiVersion, kind: object.kind };
+}
+
+function isWriteOnly(object: RenderedObject, allowed: readonly ChartKind[]): boolean {
+  return allowed.some((kind) => kind.writeOnly && kind.apiVersion === object.apiVersion && kind.kind === object.kind);
+}
+
+/**
+ * Applies an object the operator may not read (a Secret) unless this process already applied exactly it, and
+ * never over a namesake the instance does not control. Without the read verb, ownership is asked of the apiserver:
+ * a create (POST) fails with 409 if the name is taken; then a JSON patch whose only operations `test` that the
+ * object's first owner reference is the instance's controller reference changes nothing and fails with 422 if it
+ * is not (someone else's Secret, another instance's, or one without owners). Only then is the object applied,
+ * with the resourceVersion the test saw as a precondition, so it cannot have been replaced in between (409, and
+ * the reconcile is retried). Returns the problem when the name is taken.
+ */
+async function ensureWriteOnly(
+  session: ChartSession,
+  object: RenderedObject,
+  uid: string,
+  appliedWriteOnly: Map<string, string> | undefined,
+): Promise<RenderRefusal | undefined> {
+  const key = `${session.key.namespace}/${object.kind}/${object.metadata.name}`;
+  const digest = createHash("sha256").update(JSON.stringify(object)).digest("hex");
+  if (appliedWriteOnly?.get(key) === digest) return undefined;
+  const { apiVersion, kind, metadata } = object;
+  let created = false;
+  try {
+    await session.cluster.create<KubeObject>(object);
+    created = true;
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+  }
+  if (!created) {
+    let owned: KubeObject;
+    try {
+      owned = await session.cluster.jsonPatch<KubeObject>(apiVersion, kind, metadata.name, session.key.namespace, [
+        { op: "test", path: "/metadata/ownerReferences/0/uid", value: uid },
+        { op: "test", path: "/metadata/ownerReferences/0/controller", value: true },
+      ]);
+    } catch (error) {
+      if (error instanceof NotFoundError) {
+        throw new TransientError(`${objectName(object)} was deleted while it was being applied`, { cause: error });
+      }
+      if (!(error instanceof InvalidError)) throw error;
+      return {
+        reason: "ChildOwnedElsewhere",
+        message:
+          `${objectName(object)} already exists in ${session.key.namespace} and is not controlled by this ` +
+          "instance (another owner, another instance, or none); delete it, or rename the release (the instance)",
+      };
+    }
+    const resourceVersion = owned.metadata.resourceVersion;
+    await session.cluster.apply<KubeObject>({
+      ...object,
+      metadata: { ...metadata, ...(resourceVersion ? { resourceVersion } : {}) },
+    });
+  }
+  appliedWriteOnly?.set(key, digest);
+  session.logger.info({ kind, name: metadata.name, created }, "applied write-only chart object");
+  return undefined;
+}
