@@ -14,6 +14,7 @@
  */
 import { apiVersion, findCondition, kind, type MyAppInstanceStatus } from "../api/index.ts";
 import type { KubeClient, KubeObject } from "../kube/index.ts";
+import { formatObjectKey } from "../kube/object-key.ts";
 import type { Benchmark, BenchContext, BenchmarkResult, Metric } from "./support/benchmark.ts";
 import { createNamespace, deleteNamespace, ensureCrd } from "./support/cluster.ts";
 import { startOperator, waitForReady, type OperatorProcess } from "./support/operator-process.ts";
@@ -59,7 +60,8 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
   const operators: OperatorProcess[] = [];
   try {
     const names = Array.from({ length: instances }, (_, i) => `app-${String(i).padStart(3, "0")}`);
-    const keys = names.map((name) => `${namespace}/${name}`);
+    // As the operator's reconcile lines write them.
+    const keys = names.map((name) => formatObjectKey({ namespace, name }));
 
     // ---- converge ----
     const spawnedAt = performance.now();

@@ -22,16 +22,45 @@ export interface ParseObjectKeyOptions {
 }
 
 /**
- * `namespace/name`, or `name` for a cluster-scoped object (no or empty namespace).
+ * The key of an object, from its metadata (or any namespace and name): namespace "" when it has none.
  *
- * @throws Error when there is no name (an object read from the apiserver always has one).
+ * @throws Error when there is no name (an object read from the apiserver always has one), or when the namespace or
+ *   the name holds a "/" (the apiserver allows none: its text would read back as another key).
+ */
+export function objectKeyOf(metadata: {
+  readonly namespace?: string | undefined;
+  readonly name?: string | undefined;
+}): ObjectKey {
+  const { namespace = "", name } = metadata;
+  if (!name) throw new Error("cannot key an object without metadata.name");
+  refuseSlash("namespace", namespace);
+  refuseSlash("name", name);
+  return { namespace, name };
+}
+
+function refuseSlash(field: "namespace" | "name", value: string): void {
+  if (value.includes("/")) {
+    throw new Error(`cannot key an object whose metadata.${field} "${value}" holds a "/": a ${field} has none`);
+  }
+}
+
+/**
+ * `namespace/name`, or `name` for a cluster-scoped object (no or empty namespace). {@link parseObjectKey} reads it
+ * back exactly, so the text can stand for the key where a primitive is needed (a Map's key, a log line).
+ *
+ * @throws Error as {@link objectKeyOf}: no name, or a "/" in the namespace or the name.
  */
 export function formatObjectKey(key: {
   readonly namespace?: string | undefined;
   readonly name?: string | undefined;
 }): string {
-  if (!key.name) throw new Error("cannot key an object without metadata.name");
-  return key.namespace ? `${key.namespace}/${key.name}` : key.name;
+  const { namespace, name } = objectKeyOf(key);
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+/** True when `a` and `b` name the same object. */
+export function sameObjectKey(a: ObjectKey, b: ObjectKey): boolean {
+  return a.namespace === b.namespace && a.name === b.name;
 }
 
 /**

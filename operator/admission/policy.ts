@@ -10,6 +10,7 @@
 import { isIP } from "node:net";
 import { parseQuantity, type Quantity } from "../../api/index.ts";
 import { dns1123LabelPattern, dns1123SubdomainPattern } from "../../api/dns-names.ts";
+import { parseObjectKey, type ObjectKey } from "../../kube/object-key.ts";
 
 /** What the platform lets instances be: set by the platform owner (operator flags, MyAppOperator arguments). */
 export interface PlatformPolicy {
@@ -176,13 +177,25 @@ export function parseCountLimit(text: string): number | undefined {
 const dns1123Label = new RegExp(dns1123LabelPattern);
 const dns1123Subdomain = new RegExp(dns1123SubdomainPattern);
 
-/** `--webhook-cert-secret=NS/NAME`: the Secret holding the webhook's CA and serving certificate. */
-export function parseSecretReference(flag: string, value: string): { namespace: string; name: string } {
-  const [namespace = "", name = "", ...rest] = value.split("/");
-  if (rest.length > 0 || !dns1123Label.test(namespace) || !dns1123Subdomain.test(name) || name.length > 253) {
+/**
+ * `--webhook-cert-secret=NS/NAME`: the Secret holding the webhook's CA and serving certificate. Read as an object
+ * key (kube/object-key.ts), then held to what a namespace and a Secret's name may be, with the flag's own message.
+ */
+export function parseSecretReference(flag: string, value: string): ObjectKey {
+  const key = readObjectKey(value);
+  if (!key || !dns1123Label.test(key.namespace) || !dns1123Subdomain.test(key.name) || key.name.length > 253) {
     throw new Error(`${flag} must be NAMESPACE/NAME of a Secret (lower-case DNS names), got "${value}"`);
   }
-  return { namespace, name };
+  return key;
+}
+
+/** The key written `text`, or undefined when it is not `namespace/name`. */
+function readObjectKey(text: string): ObjectKey | undefined {
+  try {
+    return parseObjectKey(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `--webhook-hosts=a,b`: the serving certificate's names, each a DNS name or an IP address. */

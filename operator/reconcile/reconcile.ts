@@ -14,8 +14,7 @@
  */
 import type { Logger } from "pino";
 import { apiVersion, kind, TransientFailure, validateSpec } from "../../api/index.ts";
-import { ConflictError, NotFoundError, realClock, type Clock } from "../../kube/index.ts";
-import { parseRequestKey as parseKey } from "../runtime/errors.ts";
+import { ConflictError, formatObjectKey, NotFoundError, realClock, type Clock } from "../../kube/index.ts";
 import { planTemplateSwitch, pruneChartLeftovers, type ChartDeps } from "../chart/index.ts";
 import { reconcileChart } from "./chart.ts";
 import { reconcileChildren } from "./children.ts";
@@ -70,34 +69,33 @@ export interface ReconcileOutcome {
 /** The reconciler in the runtime's shape: `(key, { writes }) => outcome`, counting its writes in the runtime's tally. */
 export function reconciler(
   deps: ReconcileDeps,
-): (key: string, context: { readonly writes: WriteTally }) => Promise<ReconcileOutcome> {
+): (key: ObjectKey, context: { readonly writes: WriteTally }) => Promise<ReconcileOutcome> {
   const paced = { ...deps, statusPacer: deps.statusPacer ?? new StatusPacer(statusProgressIntervalMs) };
   return (key, { writes }) => reconcile(key, paced, writes);
 }
 
 /**
- * Reconciles the instance `key` ("namespace/name"), adding each API write it asks for to `writes` (0 for a
- * converged instance), whether it returns or throws.
+ * Reconciles the instance `key`, adding each API write it asks for to `writes` (0 for a converged instance),
+ * whether it returns or throws.
  *
  * @throws PermanentError when retrying cannot help until the instance changes (already reported on its status).
  * @throws ConflictError (kube) on a 409, unwrapped, so the runtime retries promptly with a fresh read.
  * @throws TransientError for anything else, with the original error as `cause`: retry with backoff.
  */
 export async function reconcile(
-  key: string,
+  key: ObjectKey,
   deps: ReconcileDeps,
   writes: WriteTally = { count: 0 },
 ): Promise<ReconcileOutcome> {
-  const objectKey = parseKey(key);
-  const logger = deps.logger.child({ key });
+  const logger = deps.logger.child({ key: formatObjectKey(key) });
   try {
-    return await reconcileKey(objectKey, deps, logger, writes);
+    return await reconcileKey(key, deps, logger, writes);
   } catch (error) {
     if (error instanceof PermanentError || error instanceof TransientError || error instanceof ConflictError) {
       throw error;
     }
     const detail = error instanceof Error ? error.message : String(error);
-    throw new TransientError(`reconcile ${key}: ${detail}`, { cause: error });
+    throw new TransientError(`reconcile ${formatObjectKey(key)}: ${detail}`, { cause: error });
   }
 }
 
@@ -110,19 +108,18 @@ export async function reconcile(
  * and the first success clears Stalled. Idempotent: the same error again writes nothing.
  */
 export async function recordStalled(
-  key: string,
+  key: ObjectKey,
   error: unknown,
   deps: ReconcileDeps,
   retryIntervalMs = 300_000,
 ): Promise<void> {
-  const objectKey = parseKey(key);
-  const instance = await deps.cluster.find<InstanceObject>(apiVersion, kind, objectKey.name, objectKey.namespace);
+  const instance = await deps.cluster.find<InstanceObject>(apiVersion, kind, key.name, key.namespace);
   if (!instance || instance.metadata.deletionTimestamp) return;
   const session = openSession(
     deps.cluster,
-    objectKey,
+    key,
     instance,
-    deps.logger.child({ key }),
+    deps.logger.child({ key: formatObjectKey(key) }),
     deps.clock ?? realClock,
     deps.statusPacer,
   );

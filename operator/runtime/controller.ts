@@ -1,11 +1,18 @@
 /**
  * The controller loop: workers take keys from the work queue, run the reconcile, and decide what happens next
- * from its explicit result (kube-rs style). A key is only "namespace/name": reconciles are level-based, so a
- * dropped or merged event never loses work, it only makes the next reconcile see more.
+ * from its explicit result (kube-rs style). A key is only an ObjectKey (namespace and name): reconciles are
+ * level-based, so a dropped or merged event never loses work, it only makes the next reconcile see more.
+ *
+ * Keys come in and go out as ObjectKeys; inside, the queue, the backoff, the failure counts and the log lines hold
+ * the key's text (`formatObjectKey`), because a Map or Set dedupes only primitives, and two `{ namespace, name }`
+ * objects of one key are two entries. The text is made only from an ObjectKey, and formatObjectKey refuses a key
+ * that would not read back as itself, so a key taken off the queue reads back exactly: no malformed key can reach
+ * a reconcile.
  */
 import type { Logger } from "pino";
 import { ConflictError } from "../../kube/index.ts";
 import { realClock, sleep, type Clock, type TimerHandle } from "../../kube/clock.ts";
+import { formatObjectKey, parseObjectKey, type ObjectKey } from "../../kube/object-key.ts";
 import { PermanentError } from "./errors.ts";
 import type { OperatorMetrics, ReconcileResultLabel } from "./metrics.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
@@ -33,7 +40,7 @@ export interface ReconcileResult {
  * The API writes one reconcile asked for. The controller hands each reconcile a fresh tally and logs its count on
  * the reconcile's line (`writes: N`), whether the reconcile returns or throws: a converged instance must log
  * `writes: 0`. The reconciler adds one per write it asks for, a refused one included (best in one place, e.g. the
- * port its writes go through). Not the process's writes: `myapp_operator_api_writes_total` (KubeClient's onWrite) counts every write sent,
+ * client its writes go through). Not the process's writes: `myapp_operator_api_writes_total` (KubeClient's onWrite) counts every write sent,
  * the leader lease's and the event recorder's too.
  */
 export interface WriteTally {
@@ -46,8 +53,8 @@ export interface ReconcileContext {
   readonly writes: WriteTally;
 }
 
-/** One reconcile of one key ("namespace/name"). */
-export type Reconciler = (key: string, context: ReconcileContext) => Promise<ReconcileResult>;
+/** One reconcile of one key (namespace "" for a cluster-scoped kind). */
+export type Reconciler = (key: ObjectKey, context: ReconcileContext) => Promise<ReconcileResult>;
 
 /**
  * Called when a key has failed `failures` consecutive times and reached maxConsecutiveFailures, and again for
@@ -55,7 +62,12 @@ export type Reconciler = (key: string, context: ReconcileContext) => Promise<Rec
  * the object (a Stalled condition; Degraded only for a permanent cause) idempotently: writing the same condition
  * again must not change the object. `retryIntervalMs` is the slow lane's interval, for the message.
  */
-export type StalledHandler = (key: string, error: unknown, failures: number, retryIntervalMs: number) => Promise<void>;
+export type StalledHandler = (
+  key: ObjectKey,
+  error: unknown,
+  failures: number,
+  retryIntervalMs: number,
+) => Promise<void>;
 
 export interface ControllerOptions {
   /** Names the controller in metrics (`controller`, workqueue `name`) and logs. */
@@ -87,7 +99,7 @@ export interface ControllerOptions {
    */
   readonly resyncPeriodMs?: number;
   /** The keys a resync re-adds, usually the primary informer's store keys. */
-  readonly listKeys?: () => Iterable<string>;
+  readonly listKeys?: () => Iterable<ObjectKey>;
   /**
    * Delay before retrying a key whose reconcile hit a 409 Conflict (its cached copy was stale). Fixed and short:
    * the next attempt reads a fresher copy, backoff would only slow convergence.
@@ -111,7 +123,8 @@ export interface ControllerOptions {
 
 export class Controller {
   readonly name: string;
-  readonly queue: WorkQueue;
+  /** Keyed by the keys' text (see the file's comment); only this class adds to it, from ObjectKeys. */
+  private readonly queue: WorkQueue;
   private readonly options: ControllerOptions;
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -161,22 +174,31 @@ export class Controller {
       : undefined;
   }
 
-  /** Asks for a reconcile of `key` (from an informer event, an owner mapping, or anything else). */
-  enqueue(key: string): void {
-    this.queue.add(key);
+  /**
+   * Asks for a reconcile of `key` (from an informer event, an owner mapping, or anything else).
+   *
+   * @throws Error when the namespace or name holds a "/" (formatObjectKey): such a key never enters the queue.
+   */
+  enqueue(key: ObjectKey): void {
+    this.queue.add(formatObjectKey(key));
   }
 
   /**
    * Asks for a reconcile of `key` now, in place of a later look it asked for (work it left running in the
    * background has settled): the pending look is cancelled, so it cannot start the wait over.
    */
-  wake(key: string): void {
-    this.queue.addNow(key);
+  wake(key: ObjectKey): void {
+    this.queue.addNow(formatObjectKey(key));
+  }
+
+  /** True when `key` is already marked for work (waiting, or added again while a worker holds it): an add merges. */
+  isQueued(key: ObjectKey): boolean {
+    return this.queue.isQueued(formatObjectKey(key));
   }
 
   /** Consecutive failures recorded for `key` (0 after a success). */
-  failureCount(key: string): number {
-    return this.failures.get(key) ?? 0;
+  failureCount(key: ObjectKey): number {
+    return this.failures.get(formatObjectKey(key)) ?? 0;
   }
 
   /** Starts the workers and the resync timer; call once this process leads. Keys enqueued before wait for it. */
@@ -225,13 +247,16 @@ export class Controller {
     }
   }
 
+  /** Reconciles the key whose text is `key` and acts on the result. */
   private async process(key: string): Promise<void> {
+    // Exact and cannot throw: the text was made by formatObjectKey (enqueue, wake, the resync).
+    const objectKey = parseObjectKey(key, { clusterScoped: true });
     const startedAt = this.clock.monotonicMs();
     const writes: WriteTally = { count: 0 };
     let outcome:
       { readonly ok: true; readonly value: ReconcileResult } | { readonly ok: false; readonly error: unknown };
     try {
-      outcome = { ok: true, value: await this.options.reconcile(key, { writes }) };
+      outcome = { ok: true, value: await this.options.reconcile(objectKey, { writes }) };
     } catch (error) {
       outcome = { ok: false, error };
     }
@@ -286,7 +311,7 @@ export class Controller {
         { ...line, result: "error", failures, stalled: true, retryInMs: Math.round(retryInMs), err: error },
         "reconcile stalled; retrying slowly",
       );
-      await this.reportStalled(key, error, failures);
+      await this.reportStalled(key, objectKey, error, failures);
       return;
     }
     if (conflict) {
@@ -318,10 +343,10 @@ export class Controller {
     return this.slowRetryIntervalMs * (0.9 + 0.2 * this.random());
   }
 
-  private async reportStalled(key: string, error: unknown, failures: number): Promise<void> {
+  private async reportStalled(key: string, objectKey: ObjectKey, error: unknown, failures: number): Promise<void> {
     if (!this.options.onStalled) return;
     try {
-      await this.options.onStalled(key, error, failures, this.slowRetryIntervalMs);
+      await this.options.onStalled(objectKey, error, failures, this.slowRetryIntervalMs);
     } catch (reportError) {
       // The key stays in the slow lane either way; its next attempt reports again.
       this.logger.error({ key, err: reportError }, "could not record the stalled state on the object");
@@ -339,8 +364,13 @@ export class Controller {
     this.resyncTimer = this.clock.setTimeout(() => {
       let count = 0;
       for (const key of listKeys()) {
-        this.queue.add(key);
-        count++;
+        try {
+          this.queue.add(formatObjectKey(key));
+          count++;
+        } catch (error) {
+          // A key that would not read back as itself is never queued (see the file's comment); the rest still are.
+          this.logger.error({ key, err: error }, "resync skipped a key that cannot be queued");
+        }
       }
       this.logger.debug({ keys: count }, "resync");
       this.scheduleResync();

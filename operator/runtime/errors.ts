@@ -8,8 +8,6 @@
  *   times, then in the slow lane (every few minutes) until it succeeds; never parked.
  * A kube ConflictError (409: a cached copy was stale) is retried after a short fixed delay instead.
  */
-import { parseObjectKey, type ObjectKey } from "../../kube/object-key.ts";
-
 /**
  * Retrying cannot help until the object changes: an invalid or impossible spec, a child the apiserver rejects,
  * a name taken by another controller's object. The reconciler has already reported it on the object; the runtime
@@ -34,20 +32,5 @@ export class TransientError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = "TransientError";
-  }
-}
-
-/**
- * The namespace and name of a reconcile request's key. A key that is not `namespace/name` is a PermanentError,
- * reason MalformedKey: no retry can mend it.
- */
-export function parseRequestKey(key: string): ObjectKey {
-  try {
-    return parseObjectKey(key, { what: "reconcile key" });
-  } catch (error) {
-    throw new PermanentError(error instanceof Error ? error.message : String(error), {
-      reason: "MalformedKey",
-      cause: error,
-    });
   }
 }

@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from "../../kube/index.ts";
 import type { InformerHandlers } from "./informer.ts";
-import { formatObjectKey } from "../../kube/object-key.ts";
+import { objectKeyOf, sameObjectKey, type ObjectKey } from "../../kube/object-key.ts";
 import { controllerOwnerKey, type OwnerType } from "./owner-mapping.ts";
 
 /**
@@ -13,7 +13,7 @@ import { controllerOwnerKey, type OwnerType } from "./owner-mapping.ts";
  */
 export function enqueueOwner<T extends KubeObject>(
   owner: OwnerType,
-  enqueue: (key: string) => void,
+  enqueue: (key: ObjectKey) => void,
 ): InformerHandlers<T> {
   const enqueueFor = (object: T) => {
     const key = controllerOwnerKey(object, owner);
@@ -24,7 +24,7 @@ export function enqueueOwner<T extends KubeObject>(
     onUpdate: (oldObject, newObject) => {
       const oldKey = controllerOwnerKey(oldObject, owner);
       const newKey = controllerOwnerKey(newObject, owner);
-      if (oldKey !== undefined && oldKey !== newKey) enqueue(oldKey);
+      if (oldKey !== undefined && (newKey === undefined || !sameObjectKey(oldKey, newKey))) enqueue(oldKey);
       if (newKey !== undefined) enqueue(newKey);
     },
     onDelete: enqueueFor,
@@ -33,15 +33,15 @@ export function enqueueOwner<T extends KubeObject>(
 
 /** Informer handlers for the primary kind: every add, update and delete enqueues the object's own key. */
 export function enqueueObject<T extends KubeObject>(
-  enqueue: (key: string) => void,
+  enqueue: (key: ObjectKey) => void,
   shouldEnqueueUpdate: (oldObject: T, newObject: T) => boolean = () => true,
 ): InformerHandlers<T> {
   return {
-    onAdd: (object) => enqueue(formatObjectKey(object.metadata)),
+    onAdd: (object) => enqueue(objectKeyOf(object.metadata)),
     onUpdate: (oldObject, newObject) => {
-      if (shouldEnqueueUpdate(oldObject, newObject)) enqueue(formatObjectKey(newObject.metadata));
+      if (shouldEnqueueUpdate(oldObject, newObject)) enqueue(objectKeyOf(newObject.metadata));
     },
-    onDelete: (object) => enqueue(formatObjectKey(object.metadata)),
+    onDelete: (object) => enqueue(objectKeyOf(object.metadata)),
   };
 }
 

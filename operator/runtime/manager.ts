@@ -8,6 +8,7 @@
  */
 import type { Logger } from "pino";
 import { KubeClient, loadKubeConfig, type KubeConfigSource, type KubeObject } from "../../kube/index.ts";
+import { formatObjectKey, objectKeyOf, type ObjectKey } from "../../kube/object-key.ts";
 import { InformerCache, type CacheReader } from "./cache.ts";
 import { Controller, type Reconciler, type StalledHandler } from "./controller.ts";
 import { EventRecorder } from "./event-recorder.ts";
@@ -98,7 +99,7 @@ export interface ReconcilerContext {
    * Asks for a reconcile of a key now, once work the reconciler left running in the background has settled; a
    * later look the key asked for meanwhile is cancelled (Controller.wake).
    */
-  readonly wake: (key: string) => void;
+  readonly wake: (key: ObjectKey) => void;
 }
 
 export interface ReconcilerSetup {
@@ -169,8 +170,8 @@ export async function startManager(
   const debug = logger.isLevelEnabled("debug");
   const enqueueFrom =
     (source: string, wake = false) =>
-    (key: string) => {
-      if (debug) logger.debug({ key, source, queued: controller.queue.isQueued(key) }, "enqueued");
+    (key: ObjectKey) => {
+      if (debug) logger.debug({ key: formatObjectKey(key), source, queued: controller.isQueued(key) }, "enqueued");
       if (wake) controller.wake(key);
       else controller.enqueue(key);
     };
@@ -186,7 +187,7 @@ export async function startManager(
     ...(options.maxConsecutiveFailures !== undefined ? { maxConsecutiveFailures: options.maxConsecutiveFailures } : {}),
     ...(options.slowRetryIntervalMs !== undefined ? { slowRetryIntervalMs: options.slowRetryIntervalMs } : {}),
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
-    listKeys: () => primaries.flatMap((i) => [...i.store.keys()]),
+    listKeys: () => primaries.flatMap((i) => i.store.list().map((object) => objectKeyOf(object.metadata))),
     // The apiserver's own readiness (etcd included); every authenticated client may read it
     // (system:public-info-viewer), so the operator's role needs nothing more. Where it is refused the probe never
     // reports ready, and keys wait out their backoff as without recovery.

@@ -4,7 +4,7 @@
  * `controller: true` counts, and it must name the owner's group and kind (any version).
  */
 import type { KubeObject, OwnerReference } from "../../kube/index.ts";
-import { formatObjectKey } from "../../kube/object-key.ts";
+import { objectKeyOf, type ObjectKey } from "../../kube/object-key.ts";
 
 /** The owner type to look for, e.g. `{ apiVersion: "example.com/v1", kind: "MyAppInstance" }`. */
 export interface OwnerType {
@@ -30,8 +30,8 @@ export function controllerOwnerRef(object: KubeObject, owner: OwnerType): OwnerR
  * The work-queue key of the controlling owner of `object`, or undefined when no such owner is set. Owner references
  * cannot cross namespaces, so the owner lives in the object's namespace.
  */
-export function controllerOwnerKey(object: KubeObject, owner: OwnerType): string | undefined {
+export function controllerOwnerKey(object: KubeObject, owner: OwnerType): ObjectKey | undefined {
   const ref = controllerOwnerRef(object, owner);
   if (!ref) return undefined;
-  return formatObjectKey({ namespace: object.metadata.namespace, name: ref.name });
+  return objectKeyOf({ namespace: object.metadata.namespace, name: ref.name });
 }

@@ -1,7 +1,9 @@
 /**
  * A keyed work queue with client-go's semantics: a key is queued at most once (dirty set), is never handed to two
  * workers at once (processing set; an add during processing is queued again when the worker calls done), can be
- * added after a delay, and is retried with the rate limiter's backoff.
+ * added after a delay, and is retried with the rate limiter's backoff. A key is the text of an ObjectKey
+ * (`formatObjectKey`), not the object: a Set or a Map dedupes only primitives. The controller turns ObjectKeys into
+ * text on the way in and back on the way out.
  *
  * Fair across tenants, by worker time: keys are grouped (by the namespace of a `namespace/name` key), first in,
  * first out within a group, and the next key comes from the waiting group that has used the least worker time
@@ -14,6 +16,7 @@
  * client-go's queue is FIFO only.
  */
 import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
+import { parseObjectKey } from "../../kube/object-key.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
 
 /** Hooks for the workqueue_* metrics; see metrics.ts for the Prometheus implementation. */
@@ -36,13 +39,15 @@ export interface WorkQueueOptions {
   /** @default defaultControllerRateLimiter(clock) */
   readonly rateLimiter?: RateLimiter;
   readonly metrics?: QueueMetrics;
-  /** The fairness group of a key. @default its namespace: the part before the first "/" ("" without one) */
+  /**
+   * The fairness group of a key.
+   * @default its namespace, the key read as an ObjectKey's text (`formatObjectKey`; "" for a cluster-scoped one)
+   */
   readonly groupOf?: (key: string) => string;
 }
 
 function namespaceOf(key: string): string {
-  const slash = key.indexOf("/");
-  return slash < 0 ? "" : key.slice(0, slash);
+  return parseObjectKey(key, { clusterScoped: true }).namespace;
 }
 
 export class WorkQueue {

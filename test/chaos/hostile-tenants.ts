@@ -21,6 +21,7 @@ import path from "node:path";
 import type { TestContext } from "node:test";
 import { apiVersion, kind, type MyAppInstanceSpecInput } from "../../api/index.ts";
 import { AdmissionDeniedError, GoneError, InvalidError, type KubeClient, type KubeObject } from "../../kube/index.ts";
+import { parseObjectKey } from "../../kube/object-key.ts";
 import { labelKeys, managedBy } from "../../operator/desired/index.ts";
 import { testNamespace, waitFor, type Typed } from "../support/cluster.ts";
 import { platformWebhooks } from "../support/platform-webhooks.ts";
@@ -237,7 +238,7 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
   const workerTime = new Map<string, { reconciles: number; ms: number }>();
   for (const line of supervisor.current.logs.slice(attackLogFrom)) {
     if (line.msg !== "reconciled" || typeof line.key !== "string") continue;
-    const namespace = line.key.split("/")[0] ?? "";
+    const { namespace } = parseObjectKey(line.key);
     const kind = wellBehavedNamespaces.has(namespace)
       ? "wellBehaved"
       : namespace === floodNamespace
@@ -372,7 +373,8 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
  * whether the key was already queued, so the wake-up merged).
  */
 function describeWork(logs: readonly { msg?: unknown; [field: string]: unknown }[], wellBehaved: ReadonlySet<string>) {
-  const ours = (key: unknown): key is string => typeof key === "string" && wellBehaved.has(key.split("/")[0] ?? "");
+  const ours = (key: unknown): key is string =>
+    typeof key === "string" && wellBehaved.has(parseObjectKey(key).namespace);
   const results = new Map<string, { n: number; ms: number; writes: number }>();
   const perKey = new Map<string, number>();
   const wakes = new Map<string, number>();

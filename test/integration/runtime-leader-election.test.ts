@@ -14,7 +14,6 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
-import { parseObjectKey } from "../../kube/object-key.ts";
 import { onTerminationSignal, startManager } from "../../operator/runtime/index.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 
@@ -172,8 +171,7 @@ async function runOperator(identity: string, namespace: string, leaseName: strin
       drainTimeoutMs: 5_000,
     },
     ({ client, cache }) => ({
-      reconcile: async (key, { writes }) => {
-        const { name } = parseObjectKey(key);
+      reconcile: async ({ name }, { writes }) => {
         const cm = cache.get<ConfigMap>("v1", "ConfigMap", name, namespace);
         if (!cm) return {};
         const input = cm.data?.input ?? "";

@@ -1,7 +1,7 @@
 /** kube/object-key.ts: the one `namespace/name` key of the operator runtime, the reconciler, the provider and the tools. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { formatObjectKey, parseObjectKey } from "../../../kube/object-key.ts";
+import { formatObjectKey, objectKeyOf, parseObjectKey, sameObjectKey } from "../../../kube/object-key.ts";
 
 describe("object keys", () => {
   it("round-trips namespaced and cluster-scoped keys", () => {
@@ -20,6 +20,23 @@ describe("object keys", () => {
     assert.throws(() => parseObjectKey("a/b/c"), /expected "namespace\/name"/);
     assert.throws(() => parseObjectKey("/b"), /invalid object key/);
     assert.throws(() => formatObjectKey({ namespace: "x" }), /metadata.name/);
+  });
+
+  it("formats no key that would read back as another", () => {
+    // "a/b" + "c" and "a" + "b/c" would both be "a/b/c"; a cluster-scoped "a/b" would read back as namespace "a".
+    assert.throws(() => formatObjectKey({ namespace: "a", name: "b/c" }), /metadata.name "b\/c" holds a "\/"/);
+    assert.throws(() => formatObjectKey({ namespace: "a/b", name: "c" }), /metadata.namespace "a\/b" holds a "\/"/);
+    assert.throws(() => formatObjectKey({ name: "a/b" }), /metadata.name "a\/b"/);
+    assert.throws(() => objectKeyOf({ namespace: "a", name: "b/c" }), /metadata.name "b\/c" holds a "\/"/);
+  });
+
+  it('keys an object by its metadata, namespace "" when it has none', () => {
+    assert.deepEqual(objectKeyOf({ namespace: "shop", name: "web" }), { namespace: "shop", name: "web" });
+    assert.deepEqual(objectKeyOf({ name: "prod" }), { namespace: "", name: "prod" });
+    assert.throws(() => objectKeyOf({ namespace: "shop" }), /metadata.name/);
+    assert.ok(sameObjectKey({ namespace: "shop", name: "web" }, objectKeyOf({ namespace: "shop", name: "web" })));
+    assert.ok(!sameObjectKey({ namespace: "shop", name: "web" }, { namespace: "shop", name: "db" }));
+    assert.ok(!sameObjectKey({ namespace: "shop", name: "web" }, { namespace: "blog", name: "web" }));
   });
 
   it("says what is wrong, naming the key as its caller calls it", () => {

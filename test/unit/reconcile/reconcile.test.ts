@@ -15,6 +15,8 @@ import { PermanentError, TransientError, reconcile } from "../../../operator/rec
 import { harness } from "./setup.ts";
 
 const spec = { image: "nginx:1.27", replicas: 2, port: 8080 };
+/** The key of the instance most tests reconcile. */
+const web = { namespace: "default", name: "web" };
 
 /** A StorageClass as an administrator creates it (cluster-scoped). */
 function storageClass(name: string, fields: { isDefault?: boolean; allowVolumeExpansion?: boolean } = {}) {
@@ -1030,7 +1032,7 @@ describe("reconcile: StorageClass missing", () => {
     assert.equal(moving.requeueAfterMs, 5000);
 
     // WHEN the storage class poll is configured shorter than the move's
-    const quick = await reconcile("default/web", { ...h.deps, storageClassPollMs: 1000 });
+    const quick = await reconcile(web, { ...h.deps, storageClassPollMs: 1000 });
     assert.equal(quick.requeueAfterMs, 1000);
   });
 });
@@ -1048,7 +1050,7 @@ describe("reconcile: errors", () => {
 
     // WHEN it is reconciled with the tally the runtime hands in
     const writes = { count: 0 };
-    await assert.rejects(reconcile("default/web", h.deps, writes), PermanentError);
+    await assert.rejects(reconcile(web, h.deps, writes), PermanentError);
 
     // THEN the tally holds every write asked for before the throw (the failure line logs it), events included
     assert.deepEqual(h.cluster.writeLines(), [
@@ -1067,7 +1069,7 @@ describe("reconcile: errors", () => {
     h.cluster.failNext("setFinalizers", new ConflictError(409, "the object has been modified"));
     const writes = { count: 0 };
 
-    await assert.rejects(reconcile("default/web", h.deps, writes), ConflictError);
+    await assert.rejects(reconcile(web, h.deps, writes), ConflictError);
     assert.equal(writes.count, 1);
   });
 
@@ -1147,11 +1149,6 @@ describe("reconcile: errors", () => {
     await h.run();
 
     assert.equal(h.cluster.instance("web")?.status?.phase, "Pending");
-  });
-
-  it("rejects a malformed key as permanent", async () => {
-    const h = harness();
-    await assert.rejects(reconcile("no-slash", h.deps), PermanentError);
   });
 });
 

@@ -87,12 +87,12 @@ describe("reconciler", () => {
     const reconcile = reconciler(h.deps);
 
     const created = { count: 0 };
-    assert.deepEqual(await reconcile("default/web", { writes: created }), {});
+    assert.deepEqual(await reconcile({ namespace: "default", name: "web" }, { writes: created }), {});
     assert.equal(created.count, h.cluster.allWrites().length);
     assert.ok(created.count > 0);
 
     const converged = { count: 0 };
-    await reconcile("default/web", { writes: converged });
+    await reconcile({ namespace: "default", name: "web" }, { writes: converged });
     assert.equal(converged.count, 0);
   });
 });

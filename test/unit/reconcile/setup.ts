@@ -45,9 +45,9 @@ export function harness(overrides: Partial<ReconcileDeps> = {}): Harness {
     advance: (ms) => clock.advance(ms),
     run: async (name = "web") => {
       const writes = { count: 0 };
-      const outcome = await reconcile(`default/${name}`, deps, writes);
+      const outcome = await reconcile({ namespace: "default", name }, deps, writes);
       return { ...outcome, writes: writes.count };
     },
-    stalled: (error, name = "web") => recordStalled(`default/${name}`, error, deps),
+    stalled: (error, name = "web") => recordStalled({ namespace: "default", name }, error, deps),
   };
 }

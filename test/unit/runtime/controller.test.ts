@@ -10,10 +10,17 @@ import {
 } from "../../../operator/runtime/controller.ts";
 import { PermanentError, TransientError } from "../../../operator/runtime/errors.ts";
 import { OperatorMetrics } from "../../../operator/runtime/metrics.ts";
+import { formatObjectKey, parseObjectKey, type ObjectKey } from "../../../kube/object-key.ts";
 import { captureLogger } from "./capture-logger.ts";
 import { FakeClock, settle } from "./fake-clock.ts";
 
-/** A controller on a fake clock whose reconcile is scripted per test; records every call. */
+/** The ObjectKey written `text` ("namespace/name"). */
+const objectKey = (text: string): ObjectKey => parseObjectKey(text);
+
+/**
+ * A controller on a fake clock whose reconcile is scripted per test; records every call. The script and the
+ * records see each key as its text, "namespace/name".
+ */
 function setup(
   reconcile: (key: string, attempt: number, context: ReconcileContext) => Promise<ReconcileResult>,
   options: Partial<ControllerOptions> = {},
@@ -29,11 +36,12 @@ function setup(
     clock,
     logger,
     metrics,
-    reconcile: (key, context) => {
+    reconcile: (requested, context) => {
+      const key = formatObjectKey(requested);
       calls.push({ key, at: clock.monotonicMs() - start });
       return reconcile(key, calls.filter((c) => c.key === key).length, context);
     },
-    onStalled: async (key, error, failures) => void stalled.push({ key, error, failures }),
+    onStalled: async (key, error, failures) => void stalled.push({ key: formatObjectKey(key), error, failures }),
     ...options,
   });
   return { clock, controller, calls, stalled, metrics, lines };
@@ -63,8 +71,8 @@ describe("Controller", () => {
       writes.count += 1; // apply Service
       return {};
     });
-    controller.enqueue("ns/a");
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(1000);
     assert.deepEqual(calls, [{ key: "ns/a", at: 0 }]);
@@ -79,11 +87,65 @@ describe("Controller", () => {
     assert.equal(await counter(metrics, "controller_runtime_reconcile_total", { result: "error" }), 0);
   });
 
+  it("hands the reconciler and the stalled handler the key as an ObjectKey, cluster-scoped ones included", async () => {
+    const clock = new FakeClock();
+    const { logger } = captureLogger();
+    const reconciled: ObjectKey[] = [];
+    const stalled: ObjectKey[] = [];
+    const controller = new Controller({
+      name: "c",
+      clock,
+      logger,
+      maxConsecutiveFailures: 1,
+      reconcile: async (key) => {
+        reconciled.push(key);
+        throw new TransientError("apiserver unavailable");
+      },
+      onStalled: async (key) => void stalled.push(key),
+    });
+    controller.enqueue({ namespace: "shop", name: "web" });
+    controller.enqueue({ namespace: "", name: "prod" });
+    controller.start();
+    await clock.advance(10);
+    const expected = [
+      { namespace: "shop", name: "web" },
+      { namespace: "", name: "prod" },
+    ];
+    assert.deepEqual(reconciled, expected);
+    assert.deepEqual(stalled, expected);
+    assert.equal(controller.failureCount({ namespace: "shop", name: "web" }), 1);
+    await controller.shutdown(1000);
+  });
+
+  it("never hands the reconciler a malformed key: one that would not read back as itself is refused", async () => {
+    // GIVEN a controller whose resync lists, beside a good key, one whose name holds a "/"
+    const { clock, controller, calls, lines } = setup(async () => ({}), {
+      resyncPeriodMs: 1_000,
+      listKeys: () => [
+        { namespace: "ns", name: "a/b" },
+        { namespace: "ns", name: "c" },
+      ],
+    });
+    // WHEN such keys are enqueued or woken: "ns" + "a/b" and "ns/a" + "b" would both be the text "ns/a/b"
+    assert.throws(() => controller.enqueue({ namespace: "ns", name: "a/b" }), /metadata.name "a\/b" holds a "\/"/);
+    assert.throws(() => controller.wake({ namespace: "ns/a", name: "b" }), /metadata.namespace "ns\/a" holds a "\/"/);
+    controller.start();
+    await clock.advance(1_000);
+    // THEN the reconciler sees only the good key; the resync says what it skipped and keeps running
+    assert.deepEqual(
+      calls.map((c) => c.key),
+      ["ns/c"],
+    );
+    assert.ok(lines.some((l) => l.msg === "resync skipped a key that cannot be queued"));
+    await clock.advance(1_000);
+    assert.equal(calls.length, 2, "the next resync ran");
+  });
+
   it("reconciles again after requeueAfterMs without a change", async () => {
     const { clock, controller, calls, metrics } = setup(async (_key, attempt) =>
       attempt === 1 ? { requeueAfterMs: 30_000 } : {},
     );
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(29_999);
     assert.equal(calls.length, 1);
@@ -102,14 +164,14 @@ describe("Controller", () => {
       if (attempt <= 3) throw new TransientError("apiserver unavailable");
       return {};
     });
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(10_000);
     assert.deepEqual(
       calls.map((c) => c.at),
       [0, 5, 15, 35],
     );
-    assert.equal(controller.failureCount("ns/a"), 0);
+    assert.equal(controller.failureCount(objectKey("ns/a")), 0);
     assert.equal(stalled.length, 0);
     const failures = lines.filter((l) => l.msg === "reconcile failed").map((l) => l.failures);
     assert.deepEqual(failures, [1, 2, 3]);
@@ -124,7 +186,7 @@ describe("Controller", () => {
       },
       { maxConsecutiveFailures: 4, slowRetryIntervalMs: 300_000, random: () => 0.5 },
     );
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     // WHEN an hour passes without any change or resync
     await clock.advance(3_600_000);
@@ -142,7 +204,7 @@ describe("Controller", () => {
       Array.from({ length: 12 }, (_, i) => 4 + i),
     );
     assert.equal(clock.pending, 1, "the next slow retry is scheduled");
-    assert.equal(controller.failureCount("ns/a"), 15);
+    assert.equal(controller.failureCount(objectKey("ns/a")), 15);
     assert.equal(await counter(metrics, "controller_runtime_reconcile_errors_total", {}), 15);
     assert.ok(lines.some((l) => l.msg === "reconcile stalled; retrying slowly" && l.retryInMs === 300_000));
   });
@@ -156,12 +218,12 @@ describe("Controller", () => {
       },
       { maxConsecutiveFailures: 3, slowRetryIntervalMs: 300_000, random: () => 0.5 },
     );
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(10_000);
     // THEN the waits between failures do not reset the count: the third failure stalls the key
     assert.ok(calls.length >= 5);
-    assert.equal(controller.failureCount("ns/a"), 3);
+    assert.equal(controller.failureCount(objectKey("ns/a")), 3);
     assert.deepEqual(
       stalled.map((s) => s.failures),
       [3],
@@ -179,7 +241,7 @@ describe("Controller", () => {
         },
         { maxConsecutiveFailures: 1, slowRetryIntervalMs: 300_000, random: () => random },
       );
-      controller.enqueue("ns/a");
+      controller.enqueue(objectKey("ns/a"));
       controller.start();
       await clock.advance(400_000);
       assert.equal(calls.length, 2);
@@ -197,7 +259,7 @@ describe("Controller", () => {
       },
       { maxConsecutiveFailures: 2, slowRetryIntervalMs: 300_000, random: () => 0.5 },
     );
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(60_000);
     assert.equal(calls.length, 2);
@@ -207,12 +269,12 @@ describe("Controller", () => {
     await clock.advance(300_000);
     // THEN the slow retry succeeds, the count is cleared and the recovery logged
     assert.equal(calls.length, 3);
-    assert.equal(controller.failureCount("ns/a"), 0);
+    assert.equal(controller.failureCount(objectKey("ns/a")), 0);
     assert.equal(lines.at(-1)?.recovered, true);
     assert.equal(clock.pending, 0, "nothing left scheduled for a converged key");
     // and a later failure starts from the fast backoff again
     healed = false;
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     await clock.advance(1_000);
     assert.deepEqual(
       calls.slice(3).map((c) => c.at - calls[3]!.at),
@@ -229,13 +291,13 @@ describe("Controller", () => {
       },
       { maxConsecutiveFailures: 2 },
     );
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(60_000);
     assert.equal(calls.length, 2);
     assert.equal(stalled.length, 1);
     // WHEN the object changes but the cause persists: one attempt, reported again, no backoff series
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     await clock.advance(60_000);
     assert.equal(calls.length, 3);
     assert.equal(stalled.length, 2);
@@ -243,10 +305,10 @@ describe("Controller", () => {
     assert.match(String(stalled[1]?.error), /still broken at/);
     // WHEN the cause is fixed: the next change succeeds and the count is cleared
     broken = false;
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     await clock.advance(1);
     assert.equal(calls.length, 4);
-    assert.equal(controller.failureCount("ns/a"), 0);
+    assert.equal(controller.failureCount(objectKey("ns/a")), 0);
   });
 
   it("passes the slow lane's interval to the stalled handler, for its message", async () => {
@@ -261,7 +323,7 @@ describe("Controller", () => {
         onStalled: async (_key, _error, _failures, retryIntervalMs) => void intervals.push(retryIntervalMs),
       },
     );
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(1);
     assert.deepEqual(intervals, [120_000]);
@@ -271,16 +333,16 @@ describe("Controller", () => {
     const { clock, controller, calls, stalled, metrics, lines } = setup(async () => {
       throw new PermanentError("spec.storage cannot shrink from 10Gi to 5Gi");
     });
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(24 * 3_600_000);
     assert.equal(calls.length, 1);
     assert.equal(stalled.length, 0);
-    assert.equal(controller.failureCount("ns/a"), 0);
+    assert.equal(controller.failureCount(objectKey("ns/a")), 0);
     assert.equal(clock.pending, 0);
     assert.equal(await counter(metrics, "controller_runtime_reconcile_total", { result: "error" }), 1);
     assert.equal(lines.find((l) => l.result === "error")?.permanent, true);
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     await clock.advance(1);
     assert.equal(calls.length, 2);
   });
@@ -290,7 +352,7 @@ describe("Controller", () => {
       if (attempt <= 3) throw new ConflictError(409, "the object has been modified", "Conflict");
       return {};
     });
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(10_000);
     assert.deepEqual(
@@ -318,10 +380,14 @@ describe("Controller", () => {
         outageRecovery: { probe: async () => apiserver.ready },
       },
     );
-    for (const key of ["ns/outage", "ns/degraded", "ns/chart"]) controller.enqueue(key);
+    for (const key of ["ns/outage", "ns/degraded", "ns/chart"]) controller.enqueue(objectKey(key));
     controller.start();
     await clock.advance(180_000);
-    assert.equal(controller.failureCount("ns/outage"), 4, "in the slow lane, next try 5 minutes after the 4th");
+    assert.equal(
+      controller.failureCount(objectKey("ns/outage")),
+      4,
+      "in the slow lane, next try 5 minutes after the 4th",
+    );
     assert.equal(stalled.filter((s) => s.key === "ns/outage").length, 1);
     // WHEN the apiserver comes back
     apiserver.ready = true;
@@ -334,7 +400,7 @@ describe("Controller", () => {
       ["ns/outage"],
     );
     assert.ok(after[0]!.at <= 182_000, `retried at ${after[0]!.at} ms, 2 s after the recovery at most`);
-    assert.equal(controller.failureCount("ns/outage"), 0);
+    assert.equal(controller.failureCount(objectKey("ns/outage")), 0);
     // and its superseded slow-lane retry does not reconcile it a second time
     await clock.advance(600_000);
     assert.equal(calls.filter((c) => c.key === "ns/outage").length, 4 + 1);
@@ -360,7 +426,7 @@ describe("Controller", () => {
       },
       { maxConsecutiveFailures: 4, random: () => 0.5, outageRecovery: { probe: async () => apiserver.ready } },
     );
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(60_000);
     const reports = stalled.length;
@@ -373,7 +439,7 @@ describe("Controller", () => {
     assert.equal(tries[1]! - tries[0]!, 100);
     assert.ok(tries[0]! <= 62_000, `retried at ${tries[0]} ms, within 2 s of the recovery`);
     assert.equal(stalled.length, reports);
-    assert.equal(controller.failureCount("ns/a"), 0);
+    assert.equal(controller.failureCount(objectKey("ns/a")), 0);
   });
 
   it("runs different keys concurrently but never two reconciles of one key", async () => {
@@ -388,7 +454,8 @@ describe("Controller", () => {
       clock,
       logger,
       concurrency: 3,
-      reconcile: async (key) => {
+      reconcile: async (requested) => {
+        const key = formatObjectKey(requested);
         running.set(key, (running.get(key) ?? 0) + 1);
         maxPerKey = Math.max(maxPerKey, running.get(key) ?? 0);
         maxTotal = Math.max(
@@ -401,9 +468,9 @@ describe("Controller", () => {
       },
     });
     controller.start();
-    for (const key of ["ns/a", "ns/b", "ns/c", "ns/a", "ns/d"]) controller.enqueue(key);
+    for (const key of ["ns/a", "ns/b", "ns/c", "ns/a", "ns/d"]) controller.enqueue(objectKey(key));
     await settle();
-    controller.enqueue("ns/a"); // changes while ns/a is in flight
+    controller.enqueue(objectKey("ns/a")); // changes while ns/a is in flight
     await settle();
     assert.equal(gates.length, 3, "three workers busy: a, b, c");
     while (gates.length > 0) {
@@ -424,7 +491,7 @@ describe("Controller", () => {
       logger,
       concurrency: 2,
       reconcile: async (key, { writes }) => {
-        const n = key === "ns/a" ? 3 : 1;
+        const n = key.name === "a" ? 3 : 1;
         for (let i = 0; i < n; i++) {
           await settle();
           writes.count += 1;
@@ -433,8 +500,8 @@ describe("Controller", () => {
       },
     });
     controller.start();
-    controller.enqueue("ns/a");
-    controller.enqueue("ns/b");
+    controller.enqueue(objectKey("ns/a"));
+    controller.enqueue(objectKey("ns/b"));
     for (let i = 0; i < 10 && lines.filter((l) => l.msg === "reconciled").length < 2; i++) await settle();
     const byKey = Object.fromEntries(lines.filter((l) => l.msg === "reconciled").map((l) => [l.key, l.writes]));
     assert.deepEqual(byKey, { "ns/a": 3, "ns/b": 1 });
@@ -445,7 +512,7 @@ describe("Controller", () => {
       writes.count += 7;
       return {};
     });
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(1);
     assert.equal(lines.find((l) => l.msg === "reconciled")?.writes, 7);
@@ -459,7 +526,7 @@ describe("Controller", () => {
       writes.count += 2;
       return { requeueAfterMs: 1000 };
     });
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(1000);
     // THEN the converged reconcile's line says 0
@@ -489,7 +556,7 @@ describe("Controller", () => {
       },
       { clock, concurrency: 3, maxConsecutiveFailures: 2 },
     );
-    for (const key of Object.keys(failures)) controller.enqueue(key);
+    for (const key of Object.keys(failures)) controller.enqueue(objectKey(key));
     controller.start();
     await clock.advance(1000);
     // THEN every kind of failure line was logged, each with the writes made before the throw
@@ -519,11 +586,11 @@ describe("Controller", () => {
         },
       },
     );
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(10);
     assert.ok(lines.some((l) => l.msg === "could not record the stalled state on the object"));
-    controller.enqueue("ns/b");
+    controller.enqueue(objectKey("ns/b"));
     await clock.advance(10);
     assert.equal(calls.length, 2, "the worker is still alive");
   });
@@ -534,12 +601,12 @@ describe("Controller", () => {
       await gate.promise;
       return { requeueAfterMs: 10 };
     });
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(0);
     let finished: boolean | undefined;
     const stopping = controller.shutdown(5_000).then((drained) => (finished = drained));
-    controller.enqueue("ns/b");
+    controller.enqueue(objectKey("ns/b"));
     await clock.advance(1_000);
     assert.equal(finished, undefined, "still waiting for ns/a");
     gate.resolve();
@@ -554,7 +621,7 @@ describe("Controller", () => {
 
   it("shutdown gives up on a reconcile that outlives the deadline", async () => {
     const { clock, controller } = setup(() => new Promise<ReconcileResult>(() => {}));
-    controller.enqueue("ns/a");
+    controller.enqueue(objectKey("ns/a"));
     controller.start();
     await clock.advance(0);
     let finished: boolean | undefined;

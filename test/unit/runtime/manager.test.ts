@@ -60,9 +60,8 @@ it("lists and watches the kinds, reconciles from the cache, serves probes and me
       fieldManager: "test",
     },
     ({ cache }) => ({
-      reconcile: async (key) => {
-        const [namespace, name] = key.split("/");
-        seen.push(cache.get("v1", "ConfigMap", name!, namespace));
+      reconcile: async ({ namespace, name }) => {
+        seen.push(cache.get("v1", "ConfigMap", name, namespace));
         return {};
       },
     }),

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import type { KubeObject, OwnerReference } from "../../../kube/client.ts";
 import { enqueueObject, enqueueOwner, specOrMetadataChanged } from "../../../operator/runtime/event-handlers.ts";
 import { controllerOwnerKey } from "../../../operator/runtime/owner-mapping.ts";
+import { formatObjectKey } from "../../../kube/object-key.ts";
 
 const myApp = { apiVersion: "example.com/v1", kind: "MyAppInstance" };
 
@@ -16,7 +17,7 @@ function ref(name: string, extra: Partial<OwnerReference> = {}): OwnerReference 
 
 describe("controllerOwnerKey", () => {
   it("maps an owned object to its controlling MyAppInstance in the same namespace", () => {
-    assert.equal(controllerOwnerKey(owned("web", ref("web")), myApp), "shop/web");
+    assert.deepEqual(controllerOwnerKey(owned("web", ref("web")), myApp), { namespace: "shop", name: "web" });
   });
 
   it("ignores owners that are not the controller, or of another kind or group", () => {
@@ -31,19 +32,22 @@ describe("controllerOwnerKey", () => {
   });
 
   it("matches any version of the owner's group", () => {
-    assert.equal(controllerOwnerKey(owned("x", ref("a", { apiVersion: "example.com/v2" })), myApp), "shop/a");
+    assert.deepEqual(controllerOwnerKey(owned("x", ref("a", { apiVersion: "example.com/v2" })), myApp), {
+      namespace: "shop",
+      name: "a",
+    });
   });
 
   it("picks the controller among several owners", () => {
     const object = owned("x", ref("a", { controller: false }), ref("b"));
-    assert.equal(controllerOwnerKey(object, myApp), "shop/b");
+    assert.deepEqual(controllerOwnerKey(object, myApp), { namespace: "shop", name: "b" });
   });
 });
 
 describe("enqueueOwner", () => {
   it("enqueues the owner on add, update and delete", () => {
     const keys: string[] = [];
-    const handlers = enqueueOwner(myApp, (key) => keys.push(key));
+    const handlers = enqueueOwner(myApp, (key) => keys.push(formatObjectKey(key)));
     handlers.onAdd?.(owned("d", ref("web")));
     handlers.onUpdate?.(owned("d", ref("web")), owned("d", ref("web")));
     handlers.onDelete?.(owned("d", ref("web")));
@@ -53,8 +57,17 @@ describe("enqueueOwner", () => {
 
   it("enqueues both owners when an object changes hands", () => {
     const keys: string[] = [];
-    enqueueOwner(myApp, (key) => keys.push(key)).onUpdate?.(owned("d", ref("old")), owned("d", ref("new")));
+    enqueueOwner(myApp, (key) => keys.push(formatObjectKey(key))).onUpdate?.(
+      owned("d", ref("old")),
+      owned("d", ref("new")),
+    );
     assert.deepEqual(keys, ["shop/old", "shop/new"]);
+  });
+
+  it("enqueues the old owner when an object loses it", () => {
+    const keys: string[] = [];
+    enqueueOwner(myApp, (key) => keys.push(formatObjectKey(key))).onUpdate?.(owned("d", ref("old")), owned("d"));
+    assert.deepEqual(keys, ["shop/old"]);
   });
 });
 
@@ -83,7 +96,7 @@ describe("enqueueObject / specOrMetadataChanged", () => {
 
   it("enqueues the object's own key, filtering updates through the predicate", () => {
     const keys: string[] = [];
-    const handlers = enqueueObject<KubeObject>((key) => keys.push(key), specOrMetadataChanged);
+    const handlers = enqueueObject<KubeObject>((key) => keys.push(formatObjectKey(key)), specOrMetadataChanged);
     handlers.onAdd?.(base);
     handlers.onUpdate?.(base, { ...base, status: { phase: "Running" } });
     handlers.onUpdate?.(base, { ...base, metadata: { ...base.metadata, generation: 2 } });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ItemExponentialRateLimiter } from "../../../operator/runtime/rate-limiter.ts";
 import { WorkQueue, type QueueMetrics } from "../../../operator/runtime/workqueue.ts";
+import { parseObjectKey } from "../../../kube/object-key.ts";
 import { FakeClock, settle } from "./fake-clock.ts";
 
 function recordingMetrics() {
@@ -51,7 +52,7 @@ describe("WorkQueue", () => {
       const cost = key.startsWith("flood/") ? 400 : 100;
       await clock.advance(cost);
       queue.done(key);
-      const namespace = key.split("/")[0]!;
+      const namespace = parseObjectKey(key).namespace;
       spent.set(namespace, (spent.get(namespace) ?? 0) + cost);
     }
     // THEN each had half the time (within one reconcile), where turn by turn the flood would have had 80 %
@@ -65,7 +66,7 @@ describe("WorkQueue", () => {
       const key = (await queue.get())!;
       await clock.advance(100);
       queue.done(key);
-      return key.split("/")[0]!;
+      return parseObjectKey(key).namespace;
     };
     // GIVEN a busy tenant that worked alone for 10 s
     for (let i = 0; i < 200; i++) queue.add(`busy/i-${i}`);
