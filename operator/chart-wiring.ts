@@ -5,7 +5,7 @@
  * `--chart-sources` covers them (or the platform's own `--default-chart` names them).
  */
 import type { ChartSpec } from "../api/index.ts";
-import { readClusterCapabilities, realClock, type KubeClient, type KubeObject } from "../kube/index.ts";
+import { readClusterCapabilities, realClock, type KubeClient, type KubeObject, type ObjectKey } from "../kube/index.ts";
 import { cachedCapabilities, chartSource, helmRenderer } from "../chart/index.ts";
 import { BackgroundJobs, type ChartDeps } from "./chart/index.ts";
 import type { OperatorOptions } from "./options.ts";
@@ -24,7 +24,7 @@ export function chartDeps(
     | "chartSources"
   >,
   logger?: { warn(message: string): void },
-  wake?: (key: string) => void,
+  wake?: (key: ObjectKey) => void,
 ): ChartDeps {
   const renderer = helmRenderer({
     binary: options.helm,

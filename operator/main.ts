@@ -12,7 +12,7 @@ import { pino, type Logger } from "pino";
 import { setTimeout as sleep } from "node:timers/promises";
 import { apiVersion, kind } from "../api/index.ts";
 import { disableProto } from "../chart/proto-guard.ts";
-import { KubeClient, loadKubeConfig, parseObjectKey, realClock, TransportError } from "../kube/index.ts";
+import { KubeClient, loadKubeConfig, realClock, TransportError } from "../kube/index.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
 import { AdmissionWebhooks } from "./admission-wiring.ts";
 import { chartDeps } from "./chart-wiring.ts";
@@ -57,8 +57,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       ...(webhooks ? { readinessChecks: [webhooks.readiness] } : {}),
     },
     ({ client, cache, events, wake }) => {
-      // The chart jobs still key by the text (until they take an ObjectKey); it reads back exactly.
-      const chart = chartDeps(client, options, logger, (key) => wake(parseObjectKey(key)));
+      const chart = chartDeps(client, options, logger, wake);
       const deps = { cluster: clusterClient(client, { cache, events }), logger, chart };
       return {
         reconcile: reconciler(deps),

@@ -165,7 +165,7 @@ export async function prepareChart(
       ...(deps.capabilities ? { capabilities: await deps.capabilities() } : {}),
     });
   const job = deps.jobs
-    ? await deps.jobs.run(`${key.namespace}/${key.name}`, chartJobId(chart, spec), prepare)
+    ? await deps.jobs.run(key, chartJobId(chart, spec), prepare)
     : await prepare().then(
         (value) => ({ settled: true, ok: true, value }) as const,
         (error: unknown) => ({ settled: true, ok: false, error }) as const,

@@ -13,6 +13,7 @@
  * once.
  */
 import { realClock, type Clock } from "../../kube/clock.ts";
+import { formatObjectKey, type ObjectKey } from "../../kube/object-key.ts";
 import { fairSlots } from "../../chart/index.ts";
 
 /** A job's outcome, or that it is still running. */
@@ -41,7 +42,7 @@ export interface BackgroundJobsOptions {
    * Called with the key once a job it was answered "not yet" for has settled (and is still the key's job): the
    * runtime's enqueue, so the outcome is collected at once instead of at the next poll.
    */
-  readonly onSettled?: (key: string) => void;
+  readonly onSettled?: (key: ObjectKey) => void;
   /** @default realClock */
   readonly clock?: Clock;
   /** Jobs running at once; the rest wait their turn. @default 8 */
@@ -49,11 +50,12 @@ export interface BackgroundJobsOptions {
 }
 
 export class BackgroundJobs {
+  /** By the key's text (formatObjectKey): a Map dedupes only primitives. */
   private readonly jobs = new Map<string, Job>();
   private readonly graceMs: number;
   private readonly clock: Clock;
   private readonly slots: <T>(group: string, work: () => Promise<T>) => Promise<T>;
-  private readonly onSettled: ((key: string) => void) | undefined;
+  private readonly onSettled: ((key: ObjectKey) => void) | undefined;
 
   constructor(options: BackgroundJobsOptions = {}) {
     this.graceMs = options.graceMs ?? 0;
@@ -68,8 +70,9 @@ export class BackgroundJobs {
   }
 
   /** The outcome of `work` for `key` as `id`, if it settles within the grace (or settled since); else not yet. */
-  async run<T>(key: string, id: string, work: () => Promise<T>): Promise<JobState<T>> {
-    const known = this.jobs.get(key);
+  async run<T>(key: ObjectKey, id: string, work: () => Promise<T>): Promise<JobState<T>> {
+    const text = formatObjectKey(key);
+    const known = this.jobs.get(text);
     // The grace is for a job this call starts (the common case settles in it). A job already running had its
     // grace: waiting again on every look would hold a worker each time (a hostile source's instance, looked at
     // every second, cost a worker 250 ms of every second).
@@ -80,19 +83,19 @@ export class BackgroundJobs {
       const settle = (state: JobState<unknown>) => {
         started.state = state;
         // Wake the key only for the job it still waits on: a superseded job's outcome is dropped anyway.
-        if (started.awaited && this.jobs.get(key) === started) this.onSettled?.(key);
+        if (started.awaited && this.jobs.get(text) === started) this.onSettled?.(key);
       };
-      started.done = this.slots(key.split("/")[0] ?? "", work).then(
+      started.done = this.slots(key.namespace, work).then(
         (value) => settle({ settled: true, ok: true, value }),
         (error: unknown) => settle({ settled: true, ok: false, error }),
       );
-      this.jobs.set(key, started);
+      this.jobs.set(text, started);
       job = started;
       await this.within(job.done);
     }
     const state = job.state as JobState<T>;
     if (!state.settled) job.awaited = true;
-    else if (this.jobs.get(key) === job) this.jobs.delete(key);
+    else if (this.jobs.get(text) === job) this.jobs.delete(text);
     return state;
   }
 

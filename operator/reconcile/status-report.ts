@@ -10,7 +10,7 @@ import {
   type MyAppInstanceSpec,
   type MyAppInstanceStatus,
 } from "../../api/index.ts";
-import { NotFoundError } from "../../kube/index.ts";
+import { formatObjectKey, NotFoundError } from "../../kube/index.ts";
 import { selectorString } from "../desired/index.ts";
 import { statusEvents } from "./lifecycle-events.ts";
 import type { ObservedWorkload } from "./observed.ts";
@@ -75,7 +75,7 @@ export async function writeStatus(
   const requested = session.instance.metadata.annotations?.[reconcileRequestAnnotation];
   const next = answeringRequest(computed, requested, previous);
   if (!statusChanged(previous, next)) return {};
-  const paceKey = `${session.key.namespace}/${session.key.name}`;
+  const paceKey = formatObjectKey(session.key);
   if (pace && pacer && progressOnly(previous, next)) {
     const waitMs = pacer.waitFor(paceKey, session.clock.monotonicMs());
     if (waitMs > 0) {
@@ -126,7 +126,7 @@ export async function writeProblem(session: Session, problem: Problem): Promise<
  */
 function knownStatus(session: Session): MyAppInstanceStatus | undefined {
   const { key, instance } = session;
-  const written = session.statusPacer?.writtenOver(`${key.namespace}/${key.name}`, instance.metadata.resourceVersion);
+  const written = session.statusPacer?.writtenOver(formatObjectKey(key), instance.metadata.resourceVersion);
   return written ?? previousStatus(instance);
 }
 

@@ -8,6 +8,7 @@ import { describe, test } from "node:test";
 import { renderableChartKinds } from "../../../api/index.ts";
 import type { ChartRenderer } from "../../../chart/index.ts";
 import { BackgroundJobs, chartJobPollMs, chartJobSafetyPollMs } from "../../../operator/chart/index.ts";
+import { formatObjectKey, parseObjectKey } from "../../../kube/object-key.ts";
 import { FakeClock, settle } from "../runtime/fake-clock.ts";
 import { harness } from "../reconcile/setup.ts";
 
@@ -21,7 +22,11 @@ function deferred<T>() {
 describe("BackgroundJobs", () => {
   test("a job that settles within the grace is answered at once", async () => {
     const jobs = new BackgroundJobs({ clock: new FakeClock() });
-    assert.deepEqual(await jobs.run("ns/a", "1", async () => 42), { settled: true, ok: true, value: 42 });
+    assert.deepEqual(await jobs.run(parseObjectKey("ns/a"), "1", async () => 42), {
+      settled: true,
+      ok: true,
+      value: 42,
+    });
     assert.equal(jobs.size, 0, "collected");
   });
 
@@ -31,15 +36,15 @@ describe("BackgroundJobs", () => {
     const slow = deferred<string>();
     let started = 0;
     const work = () => (started++, slow.promise);
-    const first = jobs.run("ns/a", "1", work);
+    const first = jobs.run(parseObjectKey("ns/a"), "1", work);
     await settle();
     await clock.advance(250);
     assert.deepEqual(await first, { settled: false });
     // Asked again while it runs: answered at once, without a second grace that would hold the worker.
-    assert.deepEqual(await jobs.run("ns/a", "1", work), { settled: false });
+    assert.deepEqual(await jobs.run(parseObjectKey("ns/a"), "1", work), { settled: false });
     slow.resolve("chart");
     await settle(); // settled: the next look collects the outcome
-    assert.deepEqual(await jobs.run("ns/a", "1", work), { settled: true, ok: true, value: "chart" });
+    assert.deepEqual(await jobs.run(parseObjectKey("ns/a"), "1", work), { settled: true, ok: true, value: "chart" });
     assert.equal(started, 1, "one job, however often asked");
   });
 
@@ -47,7 +52,7 @@ describe("BackgroundJobs", () => {
     const clock = new FakeClock();
     const jobs = new BackgroundJobs({ clock });
     const io = deferred<string>();
-    const first = jobs.run("ns/a", "1", () => io.promise);
+    const first = jobs.run(parseObjectKey("ns/a"), "1", () => io.promise);
     await settle();
     await clock.advance(0);
     assert.deepEqual(await first, { settled: false }, "answered after no grace at all");
@@ -56,33 +61,37 @@ describe("BackgroundJobs", () => {
   test("a job that outlived its grace wakes its key once it settles, and the wake finds the outcome", async () => {
     const clock = new FakeClock();
     const woken: string[] = [];
-    const jobs = new BackgroundJobs({ clock, onSettled: (key) => woken.push(key) });
+    const jobs = new BackgroundJobs({ clock, onSettled: (key) => woken.push(formatObjectKey(key)) });
     assert.equal(jobs.wakes, true);
     const slow = deferred<string>();
-    const first = jobs.run("ns/a", "1", () => slow.promise);
+    const first = jobs.run(parseObjectKey("ns/a"), "1", () => slow.promise);
     await settle();
     await clock.advance(0);
     assert.deepEqual(await first, { settled: false });
-    assert.deepEqual(await jobs.run("ns/a", "1", () => slow.promise), { settled: false });
+    assert.deepEqual(await jobs.run(parseObjectKey("ns/a"), "1", () => slow.promise), { settled: false });
     assert.deepEqual(woken, [], "not before it settled");
     slow.resolve("chart");
     await settle();
     assert.deepEqual(woken, ["ns/a"], "woken once, however often it was asked");
-    assert.deepEqual(await jobs.run("ns/a", "1", () => slow.promise), { settled: true, ok: true, value: "chart" });
+    assert.deepEqual(await jobs.run(parseObjectKey("ns/a"), "1", () => slow.promise), {
+      settled: true,
+      ok: true,
+      value: "chart",
+    });
   });
 
   test("no wake for a job answered within its grace, nor for one a new id superseded", async () => {
     const clock = new FakeClock();
     const woken: string[] = [];
-    const jobs = new BackgroundJobs({ clock, onSettled: (key) => woken.push(key) });
-    assert.deepEqual(await jobs.run("ns/a", "1", async () => 1), { settled: true, ok: true, value: 1 });
+    const jobs = new BackgroundJobs({ clock, onSettled: (key) => woken.push(formatObjectKey(key)) });
+    assert.deepEqual(await jobs.run(parseObjectKey("ns/a"), "1", async () => 1), { settled: true, ok: true, value: 1 });
     const old = deferred<number>();
-    const stale = jobs.run("ns/b", "1", () => old.promise);
+    const stale = jobs.run(parseObjectKey("ns/b"), "1", () => old.promise);
     await settle();
     await clock.advance(0);
     assert.deepEqual(await stale, { settled: false });
     const current = deferred<number>();
-    const next = jobs.run("ns/b", "2", () => current.promise);
+    const next = jobs.run(parseObjectKey("ns/b"), "2", () => current.promise);
     await settle();
     await clock.advance(0);
     assert.deepEqual(await next, { settled: false });
@@ -97,8 +106,8 @@ describe("BackgroundJobs", () => {
   test("a new id (the spec changed) starts a new job; a failure is an outcome too", async () => {
     const jobs = new BackgroundJobs({ clock: new FakeClock() });
     const never = new Promise<string>(() => undefined);
-    void jobs.run("ns/a", "1", () => never);
-    const failed = await jobs.run("ns/a", "2", async () => {
+    void jobs.run(parseObjectKey("ns/a"), "1", () => never);
+    const failed = await jobs.run(parseObjectKey("ns/a"), "2", async () => {
       throw new Error("404");
     });
     assert.equal(failed.settled && !failed.ok && (failed.error as Error).message, "404");
@@ -115,7 +124,7 @@ test("jobs run a bounded number at once: a flood of slow charts cannot fetch tho
     most = Math.max(most, running);
     return new Promise<void>((resolve) => gates.push(() => ((running -= 1), resolve())));
   };
-  for (let i = 0; i < 5; i++) void jobs.run(`flood/i-${i}`, "1", work);
+  for (let i = 0; i < 5; i++) void jobs.run({ namespace: "flood", name: `i-${i}` }, "1", work);
   await settle();
   assert.equal(most, 2);
   while (gates.length > 0) {
