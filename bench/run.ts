@@ -6,6 +6,7 @@
  *   npm run bench                                  all of them but the explicit-only ones (10,000 instances)
  *   npm run bench -- informer-latency              only the named ones
  *   npm run bench -- side-by-side --n 500 --storage 1Gi --rounds 2    a side-by-side run of your own
+ *   npm run bench -- chart-fleet --n 100           the chart path beside the operator-framework Helm operator
  *   npm run bench -- --no-record                   measure and print, record nothing (trying things out)
  *
  * Needs the local cluster (`npm run cluster -- up`); KUBECONFIG defaults to its .local/kubeconfig. Each benchmark has a time
@@ -16,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { admission } from "./admission.ts";
+import { chartFleet, recordChartFleet, renderChartFleet } from "./chart-fleet.ts";
 import { informerLatency } from "./informer-latency.ts";
 import { operatorThroughput } from "./operator-throughput.ts";
 import { pulumiPreview } from "./pulumi-preview.ts";
@@ -45,13 +47,6 @@ function sideBySideBenchmarks(flags: {
   "no-rollout"?: boolean;
   subjects?: string;
 }): Benchmark[] {
-  const positive = (flag: string, value: string | undefined, fallback: number) => {
-    if (value === undefined) return fallback;
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < 1)
-      throw new Error(`--${flag} must be a positive integer, got "${value}"`);
-    return parsed;
-  };
   const base = (instances: number, storage: string | undefined): Scenario => ({
     instances,
     storage,
@@ -73,6 +68,14 @@ function sideBySideBenchmarks(flags: {
       explicitOnly: true,
     },
   ];
+}
+
+/** A flag's positive integer, or `fallback` when it is not given. */
+function positive(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`--${flag} must be a positive integer, got "${value}"`);
+  return parsed;
 }
 
 /** `--subjects floor,go,ts` (any of them, in any order; the run keeps its alternating order). */
@@ -112,12 +115,19 @@ async function main(): Promise<number> {
     pulumiUp,
     admission,
     ...sideBySideBenchmarks(values),
+    chartFleet("chart-fleet", {
+      instances: positive("n", values.n, 100),
+      rounds: positive("rounds", values.rounds, 1),
+      concurrency: integerSetting("BENCH_CONCURRENCY", 2),
+      windowSeconds: positive("window", values.window, 60),
+    }),
   ];
   if (values.help) {
     console.log(`Usage: npm run bench -- [--no-record] [${benchmarks.map((b) => b.name).join("|")} ...]`);
     console.log(
       "       side-by-side options: --n N --storage QUANTITY --rounds R --changes C --window SECONDS --no-rollout\n" +
-        "                               --subjects floor,go,ts",
+        "                               --subjects floor,go,ts\n" +
+        "       chart-fleet options:  --n N (100) --rounds R (1) --window SECONDS (60)",
     );
     for (const b of benchmarks)
       console.log(`  ${b.name.padEnd(26)} ${b.description}${b.explicitOnly ? " (only when named)" : ""}`);
@@ -185,6 +195,12 @@ async function main(): Promise<number> {
     if (record)
       written.push(await writeSideBySideJson(benchDir, benchmark.name, result, run), recordSideBySide(benchDir, table));
   }
+  const charts = records["chart-fleet"];
+  if (charts?.status === "ok") {
+    const table = renderChartFleet("chart-fleet", charts, run);
+    console.log(`\n${table}`);
+    if (record) written.push(...(await recordChartFleet(benchDir, "chart-fleet", charts, run, table)));
+  }
   if (record) {
     written.push(await writeLatest(benchDir, run));
     // The headline table has columns for the short benchmarks only; a side-by-side-only run adds no row there.
@@ -199,7 +215,7 @@ function summary(run: RunRecord): string {
   const { machine } = run;
   const rows: string[][] = [["benchmark", "metric", "value", "unit", ""]];
   for (const [name, record] of Object.entries(run.benchmarks)) {
-    if (record.status === "ok" && name.startsWith("side-by-side")) continue; // its own table follows
+    if (record.status === "ok" && (name.startsWith("side-by-side") || name === "chart-fleet")) continue; // own table
     if (record.status === "failed") {
       rows.push([name, "FAILED", "", "", record.error.split("\n")[0] ?? ""]);
       continue;

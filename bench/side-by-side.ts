@@ -393,7 +393,7 @@ function figuresOf(processes: readonly Subject[]) {
 }
 
 /** Waits until `proxy` has seen no write for 5 s (at most 2 min). */
-async function quiet(proxy: CountingProxy, signal: AbortSignal): Promise<void> {
+export async function quiet(proxy: CountingProxy, signal: AbortSignal): Promise<void> {
   let lastWrite = performance.now();
   const unsubscribe = proxy.onRequest((info, at) => {
     if (isWrite(info)) lastWrite = at;
@@ -410,7 +410,7 @@ async function quiet(proxy: CountingProxy, signal: AbortSignal): Promise<void> {
 }
 
 /** Writes and non-watch reads through `proxy` during the next `ms`. */
-async function window(proxy: CountingProxy, ms: number, signal: AbortSignal) {
+export async function window(proxy: CountingProxy, ms: number, signal: AbortSignal) {
   const before = proxy.counts();
   await pause(ms, signal);
   const during = since(proxy.counts(), before);

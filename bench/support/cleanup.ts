@@ -54,6 +54,16 @@ function deleteCollection(kubeconfig: string, path: string, timeoutMs: number): 
   });
 }
 
+/** What a fleet holds beyond MyAppInstances and their children (another operator's instances, say). */
+export interface FleetExtras {
+  /** Runs first, e.g. drops the finalizers of instances of a kind the kube client does not know. */
+  readonly release?: () => Promise<void>;
+  /** Collections deleted before everything else (NS for the namespace): other instances, owners first. */
+  readonly first?: readonly string[];
+  /** Collections deleted after the children, e.g. a Helm release's Secrets. */
+  readonly last?: readonly string[];
+}
+
 /** Deletes everything in `namespace` and the namespace, and waits until it is gone; seconds taken. */
 export async function removeFleet(
   client: KubeClient,
@@ -61,9 +71,11 @@ export async function removeFleet(
   namespace: string,
   signal: AbortSignal,
   log: (message: string) => void,
+  extras: FleetExtras = {},
 ): Promise<number> {
   const from = performance.now();
   if (!(await client.find("v1", "Namespace", namespace))) return 0;
+  await extras.release?.();
   const { items } = await client.list(apiVersion, kind, { namespace });
   const held = items.filter((item) => (item.metadata.finalizers ?? []).length > 0);
   await forEachLimit(
@@ -76,7 +88,8 @@ export async function removeFleet(
     },
     signal,
   );
-  for (const collection of collections) {
+  const ordered = [...(extras.first ?? []), ...collections, ...(extras.last ?? [])];
+  for (const collection of ordered) {
     const path = collection.replace("NS", namespace);
     // The apiserver ends a deletecollection at its request timeout (a 504, or the connection dropped; at 10,000
     // instances under load one also hung without an answer) and keeps what it deleted: ask again until one

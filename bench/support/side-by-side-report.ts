@@ -83,9 +83,13 @@ export async function writeSideBySideJson(
     "results",
     `side-by-side-n${String(p.instances)}${p.storage === "none" ? "" : "-storage"}.json`,
   );
+  return writeFormattedJson(file, { benchmark: name, ...run, ...result });
+}
+
+/** Writes `body` to `file` as JSON formatted by the repository's prettier settings (results/ is checked). */
+export async function writeFormattedJson(file: string, body: unknown): Promise<string> {
   mkdirSync(path.dirname(file), { recursive: true });
   const options = (await resolveConfig(file)) ?? {};
-  const body = JSON.stringify({ benchmark: name, ...run, ...result });
-  writeFileSync(file, await format(body, { ...options, filepath: file }));
+  writeFileSync(file, await format(JSON.stringify(body), { ...options, filepath: file }));
   return file;
 }

@@ -27,7 +27,8 @@ export type OperatorName = "ts" | "go";
 
 /** A running operator under test. */
 export interface Subject {
-  readonly name: OperatorName;
+  /** `ts`, `go`, or another peer's name (bench/support/helm-operator.ts). */
+  readonly name: string;
   readonly pid: number;
   /** CPU seconds used so far; the last reading once it has exited. */
   cpuSeconds(): number;
@@ -43,6 +44,8 @@ export interface SubjectOptions {
   readonly kubeconfig: string;
   readonly namespace: string;
   readonly concurrency: number;
+  /** More flags for the TS operator, e.g. `--helm=PATH` for charts. */
+  readonly args?: readonly string[];
   /** How long its /readyz may take to answer ok (its informers listing the fleet). @default 30_000 */
   readonly readyTimeoutMs?: number;
   readonly signal: AbortSignal;
@@ -69,6 +72,8 @@ function meter(pid: number) {
  */
 let bundled: Promise<string> | undefined;
 function operatorBundle(): Promise<string> {
+  // BENCH_TS_BUNDLE=FILE runs a bundle made elsewhere (e.g. of a commit, while the work tree is mid-change).
+  if (process.env.BENCH_TS_BUNDLE) return Promise.resolve(path.resolve(process.env.BENCH_TS_BUNDLE));
   if (!bundled) {
     const dir = mkdtempSync(path.join(tmpdir(), "myapp-bench-bundle-"));
     process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
@@ -86,7 +91,7 @@ async function startTypeScript(options: SubjectOptions): Promise<Subject> {
     // BENCH_TS_NODE_OPTIONS adds Node flags for a profile, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
     nodeOptions: [...inClusterNodeOptions, ...(process.env.BENCH_TS_NODE_OPTIONS ?? "").split(" ").filter(Boolean)],
     namespaces: [options.namespace],
-    args: [`--kubeconfig=${options.kubeconfig}`, `--concurrency=${options.concurrency}`],
+    args: [`--kubeconfig=${options.kubeconfig}`, `--concurrency=${options.concurrency}`, ...(options.args ?? [])],
     signal: options.signal,
   });
   const readings = meter(operator.pid);
@@ -116,7 +121,6 @@ process.on("exit", () => {
 });
 
 async function startPeer(options: SubjectOptions): Promise<Subject> {
-  const binary = peerBinary();
   const probePort = await freePort();
   const args = [
     `--kubeconfig=${options.kubeconfig}`,
@@ -125,7 +129,29 @@ async function startPeer(options: SubjectOptions): Promise<Subject> {
     "--metrics-bind-address=0",
     `--max-concurrent-reconciles=${options.concurrency}`,
   ];
-  const child = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
+  return startGoOperator({ name: "go", binary: peerBinary(), args, probePort }, options);
+}
+
+/** A Go operator binary to start: its flags, and the port its /readyz answers on (controller-runtime's probe). */
+export interface GoOperatorLaunch {
+  readonly name: string;
+  readonly binary: string;
+  readonly args: readonly string[];
+  readonly probePort: number;
+  /** Its environment on top of the benchmark's (e.g. KUBECONFIG, WATCH_NAMESPACE). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Spawns a controller-runtime operator, keeps its last log lines, and resolves once its /readyz answers; stopped
+ * by its pid (SIGTERM, SIGKILL after 20 s), and killed if the benchmark exits first.
+ */
+export async function startGoOperator(launch: GoOperatorLaunch, options: SubjectOptions): Promise<Subject> {
+  const { binary, probePort } = launch;
+  const child = spawn(binary, launch.args, {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, ...launch.env },
+  });
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${binary}`);
   running.add(child);
@@ -155,9 +181,9 @@ async function startPeer(options: SubjectOptions): Promise<Subject> {
   };
   try {
     await waitUntil(
-      "the Go peer's /readyz",
+      `${launch.name}'s /readyz`,
       async () => {
-        if (exited) throw new GiveUp(`the Go peer exited before it was ready:\n${tail()}`);
+        if (exited) throw new GiveUp(`${launch.name} exited before it was ready:\n${tail()}`);
         return (await fetch(`http://127.0.0.1:${probePort}/readyz`)).ok ? true : undefined;
       },
       { signal: options.signal, timeoutMs: options.readyTimeoutMs ?? 30_000, intervalMs: 50 },
@@ -166,7 +192,7 @@ async function startPeer(options: SubjectOptions): Promise<Subject> {
     await stop();
     throw error;
   }
-  return { name: "go", pid, ...readings, tail, stop };
+  return { name: launch.name, pid, ...readings, tail, stop };
 }
 
 let builtPeer: string | undefined;
