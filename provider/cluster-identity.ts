@@ -5,6 +5,7 @@
  */
 import { clusterIdentity, sameCluster, type ClusterIdentity } from "../kube/cluster-identity.ts";
 import type { KubeClient } from "../kube/index.ts";
+import { formatObjectKey } from "../kube/object-key.ts";
 import type { InstanceInputs } from "./inputs.ts";
 
 /** The error for an operation whose connection reaches another cluster than the instance's. */
@@ -16,7 +17,7 @@ export class WrongClusterError extends Error {
     actual: ClusterIdentity,
   ) {
     super(
-      `Cannot ${operation} ${inputs.logicalName} (MyAppInstance ${inputs.namespace}/${inputs.name}): it lives in ` +
+      `Cannot ${operation} ${inputs.logicalName} (MyAppInstance ${formatObjectKey(inputs)}): it lives in ` +
         `cluster ${describe(recorded)}, but its connection now reaches cluster ${describe(actual)}. Nothing was ` +
         `changed in either cluster or in the stack. Point the kubeconfig/context (or the platform's Kubernetes ` +
         `provider) back at ${recorded.server}. To move the instance, destroy it with the old connection first, ` +

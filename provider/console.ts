@@ -4,6 +4,7 @@
  * and is off unless MYAPP_PROVIDER_LOG_LEVEL asks for it.
  */
 import { pino, type Logger } from "pino";
+import { formatObjectKey } from "../kube/object-key.ts";
 import { exitWhenEngineGone, inDynamicProviderHost } from "./engine-watch.ts";
 
 // Everything the provider writes goes through here, inside the process the engine started: make sure that
@@ -19,7 +20,7 @@ export const stdoutLines: LineWriter = (line) => {
 
 /** The instance as every line names it: `web (shop/web-095128ad)`, its resource name and namespace/name. */
 export function instanceLabel(instance: { logicalName: string; namespace: string; name: string }): string {
-  return `${instance.logicalName} (${instance.namespace}/${instance.name})`;
+  return `${instance.logicalName} (${formatObjectKey(instance)})`;
 }
 
 let logger: Logger | undefined;

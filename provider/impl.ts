@@ -147,6 +147,8 @@ export async function create(news: PropertyBag): Promise<{ id: string; outs: Ins
     // Our previous incarnation (a delete-before-replace, an interrupted destroy) is still finalizing: let it go.
     if (existing.metadata.deletionTimestamp) await waitUntilGone(client, inputs, existing.metadata.uid);
   }
+  // The resource id is the instance's key text, read back by read and delete: stacks store it, so every state
+  // file already written holds this form.
   const id = formatObjectKey(inputs);
   const request = newReconcileRequest();
   const applied = await applyInstance(client, inputs, request);

@@ -10,6 +10,7 @@ import {
   type MyAppInstanceStatus,
 } from "../api/index.ts";
 import type { KubeObject } from "../kube/index.ts";
+import { formatObjectKey } from "../kube/object-key.ts";
 import {
   resourceAnnotation,
   specKeys,
@@ -110,7 +111,7 @@ export function ownershipProblem(live: LiveInstance, inputs: InstanceInputs, kno
   const stack = annotations[stackAnnotation];
   const resource = annotations[resourceAnnotation];
   if (stack === inputs.owner && resource === inputs.logicalName) return undefined;
-  const where = `MyAppInstance ${inputs.namespace}/${inputs.name}`;
+  const where = `MyAppInstance ${formatObjectKey(inputs)}`;
   const claimed =
     stack === undefined
       ? `it has no ${stackAnnotation} annotation`

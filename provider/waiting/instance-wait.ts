@@ -6,6 +6,7 @@
  */
 import { finalizer } from "../../api/index.ts";
 import type { KubeClient } from "../../kube/index.ts";
+import { formatObjectKey } from "../../kube/object-key.ts";
 import { realClock } from "../../kube/clock.ts";
 import type { ClusterIdentity } from "../../kube/cluster-identity.ts";
 import { instanceLabel } from "../console.ts";
@@ -136,7 +137,7 @@ export async function waitUntilGone(
   progress.stop();
   if (result.decided) return;
 
-  const where = `MyAppInstance ${inputs.namespace}/${inputs.name}`;
+  const where = `MyAppInstance ${formatObjectKey(inputs)}`;
   if (cancelled.aborted) {
     throw new Error(
       `${where} is being deleted; stopped waiting for its finalizer because the deployment was cancelled. It ` +

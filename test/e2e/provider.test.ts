@@ -37,6 +37,7 @@ import {
   reconcileRequestAnnotation,
   type MyAppInstance,
 } from "../../api/index.ts";
+import { parseObjectKey } from "../../kube/object-key.ts";
 import { localDir, pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { adminClient, createForeignService, waitFor, type Typed, kubectl } from "../support/cluster.ts";
 import { packChart } from "../support/helm.ts";
@@ -315,7 +316,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
         assert.ok(limited?.id, "the instance is in state");
         assert.ok((limited?.initErrors ?? []).length > 0, "recorded as failed to initialize");
         assert.equal(typeof limited?.outputs?.["__provider"], "string", "with the provider a later delete needs");
-        limitedName = limited!.id!.split("/")[1]!;
+        limitedName = parseObjectKey(limited!.id!).name;
         assert.ok(await client.find(apiVersion, kind, limitedName, namespaces.limited), "and in the cluster");
       },
     );
@@ -386,7 +387,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
         });
         assert.equal(created.summary.resourceChanges?.create, 1);
         const state = (await stack.exportStack()).deployment as { resources: { urn: string; id?: string }[] };
-        dbName = state.resources.find((r) => r.urn.endsWith("::db"))!.id!.split("/")[1]!;
+        dbName = parseObjectKey(state.resources.find((r) => r.urn.endsWith("::db"))!.id!).name;
         const before = await client.get<Live>(apiVersion, kind, dbName, namespaces.web);
 
         for (const value of ["none", "empty"]) {
