@@ -159,8 +159,9 @@ test("an index over the cap is refused while reading; a large valid index is rea
   } finally {
     clearInterval(ticker);
   }
-  // THEN the event loop was never held for long
-  assert.ok(worstLag < 400, `the event loop was blocked for ${Math.round(worstLag)} ms`);
+  // THEN the event loop was never held for long: parsing the index whole holds it ~4 s here (yaml: ~2.5 MiB/s);
+  // the bound leaves room for a busy 2-core machine, where the line scan alone has taken ~600 ms
+  assert.ok(worstLag < 1500, `the event loop was blocked for ${Math.round(worstLag)} ms`);
 });
 
 const bigIndex = (() => {
