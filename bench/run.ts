@@ -21,6 +21,7 @@ import { chartFleet, recordChartFleet, renderChartFleet } from "./chart-fleet.ts
 import { informerLatency } from "./informer-latency.ts";
 import { operatorThroughput } from "./operator-throughput.ts";
 import { pulumiPreview } from "./pulumi-preview.ts";
+import { pulumiProject } from "./pulumi-project.ts";
 import { pulumiUp } from "./pulumi-up.ts";
 import { allSubjects, sideBySide, type Scenario, type SubjectName } from "./side-by-side.ts";
 import type { Benchmark, Metric } from "./support/benchmark.ts";
@@ -113,6 +114,7 @@ async function main(): Promise<number> {
     informerLatency,
     pulumiPreview,
     pulumiUp,
+    pulumiProject,
     admission,
     ...sideBySideBenchmarks(values),
     chartFleet("chart-fleet", {
