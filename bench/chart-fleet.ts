@@ -155,7 +155,12 @@ async function runChartFleet(context: BenchContext, scenario: ChartFleetScenario
       }
     }
     return {
-      parameters: { ...scenario, chart: `podinfo ${chartVersions.join(" → ")}`, images: tags.join(" → ") },
+      parameters: {
+        ...scenario,
+        chart: `podinfo ${chartVersions.join(" → ")}`,
+        images: tags.join(" → "),
+        operator: process.env.BENCH_TS_BUNDLE ? `bundle ${process.env.BENCH_TS_BUNDLE}` : "bundle of the work tree",
+      },
       metrics: summaryMetrics(figures),
       details: { rounds: figures },
     };
@@ -554,9 +559,12 @@ export const chartRows: readonly { key: Numeric; label: string; unit: string }[]
 
 /** The median over rounds of `key` for `subject` (NaN when it has none). */
 export function chartMedian(figures: readonly ChartFigures[], subject: ChartSubject, key: Numeric): number {
-  return quantile(
-    figures.filter((f) => f.subject === subject).map((f) => f[key]),
-    0.5,
+  return round(
+    quantile(
+      figures.filter((f) => f.subject === subject).map((f) => f[key]),
+      0.5,
+    ),
+    2,
   );
 }
 
@@ -593,6 +601,8 @@ export function renderChartFleet(name: string, result: BenchmarkResult, run: Run
   const lines = [
     `### ${run.date.slice(0, 16).replace("T", " ")} UTC · ${name}: N=${p.instances}, ${p.rounds} round(s), ` +
       `concurrency ${p.concurrency}, idle window ${p.windowSeconds} s, ${p.chart}, images ${p.images}`,
+    "",
+    `\`npm run bench -- chart-fleet --n ${p.instances} --rounds ${p.rounds}\`; operator: ${p.operator}`,
     "",
     `commit ${run.commit}; ${run.machine.cores} cores, ${run.machine.memoryGiB} GiB, kube ${run.machine.kubernetes}; ` +
       `load ${loads.length ? `${Math.min(...loads)}–${Math.max(...loads)}` : "?"}`,
