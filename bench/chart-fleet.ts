@@ -397,9 +397,9 @@ async function runSubject(run: SubjectRun, subject: ChartSubject, roundNumber: n
   const namespace = await createNamespace(client, `bench-chart-${subject === "ts" ? "ts" : "helmop"}`);
   const loadBefore = round(loadAverages()[0], 2);
   log(`namespace ${namespace}, load ${loadBefore}`);
+  // The watches end with the subject, or with the budget.
   const watchStop = new AbortController();
-  const stopWatch = () => watchStop.abort();
-  signal.addEventListener("abort", stopWatch, { once: true });
+  const watching = AbortSignal.any([signal, watchStop.signal]);
   let proxy: CountingProxy | undefined;
   let extras: FleetExtras = {};
   const processes: { subject: Subject; tree: TreeSampler; peakRss: number }[] = [];
@@ -426,7 +426,7 @@ async function runSubject(run: SubjectRun, subject: ChartSubject, roundNumber: n
     };
     const cpu = () => processes.reduce((sum, p) => sum + p.tree.cpuSeconds(), 0);
     await start(charts[0]!);
-    const following = side.follow(watchStop.signal).catch((error: unknown) => log(`watch failed: ${String(error)}`));
+    const following = side.follow(watching).catch((error: unknown) => log(`watch failed: ${String(error)}`));
     const names = Array.from({ length: n }, (_, i) => `app-${String(i).padStart(5, "0")}`);
     const requests = () => `, ${writesOf(proxy!.counts())} writes, ${readsOf(proxy!.counts())} reads`;
     let done = 0;
@@ -525,7 +525,6 @@ async function runSubject(run: SubjectRun, subject: ChartSubject, roundNumber: n
     if (last) log(`${subject}'s last lines:\n${last.subject.tail()}`);
     throw error;
   } finally {
-    signal.removeEventListener("abort", stopWatch);
     watchStop.abort();
     for (const p of processes) await stopProcess(p);
     await proxy?.close();

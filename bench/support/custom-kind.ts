@@ -91,16 +91,14 @@ export class CustomKindClient<T extends KubeObject> {
         if (response.statusCode >= 300)
           throw new CustomKindError(response.statusCode, `watch: ${await response.body.text()}`);
         const decoder = new TextDecoder();
-        let buffered = "";
+        let partial = "";
         for await (const chunk of response.body) {
-          buffered += decoder.decode(chunk as Uint8Array, { stream: true });
-          let newline: number;
-          while ((newline = buffered.indexOf("\n")) >= 0) {
-            const line = buffered.slice(0, newline).trim();
-            buffered = buffered.slice(newline + 1);
-            if (!line) continue;
-            const event = JSON.parse(line) as WatchEvent<T>;
-            if ((event.type as string) === "ERROR") throw new CustomKindError(500, `watch: ${line}`);
+          // One JSON event per line; the last piece of a chunk may be the start of the next event.
+          const pieces = (partial + decoder.decode(chunk as Uint8Array, { stream: true })).split("\n");
+          partial = pieces.pop() ?? "";
+          for (const piece of pieces.filter((text) => text.trim() !== "")) {
+            const event = JSON.parse(piece) as WatchEvent<T>;
+            if ((event.type as string) === "ERROR") throw new CustomKindError(500, `watch: ${piece}`);
             from = event.object.metadata.resourceVersion ?? from;
             if (event.type !== "BOOKMARK") onEvent(event);
           }
