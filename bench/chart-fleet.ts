@@ -29,7 +29,7 @@ import { builtHelm } from "../tools/lib/toolchain.ts";
 import { quiet, ratio, window } from "./side-by-side.ts";
 import type { Benchmark, BenchContext, BenchmarkResult, Metric } from "./support/benchmark.ts";
 import { removeFleet, type FleetExtras } from "./support/cleanup.ts";
-import { createNamespace, ensureCrd } from "./support/cluster.ts";
+import { adminClient, createNamespace, ensureCrd } from "./support/cluster.ts";
 import {
   readsOf,
   since,
@@ -39,7 +39,6 @@ import {
   type Counts,
   type CountingProxy,
 } from "./support/counting-proxy.ts";
-import { CustomKindClient } from "./support/custom-kind.ts";
 import { floorFleet, forEachLimit, instanceFleet, Readiness, type Fleet } from "./support/fleet.ts";
 import { ensureFleetCapacity } from "./support/fleet-capacity.ts";
 import {
@@ -48,10 +47,12 @@ import {
   podinfoAppApiVersion,
   podinfoAppCollection,
   podinfoAppKind,
+  podinfoAppType,
   startHelmOperator,
   writeWatches,
   type PodinfoApp,
 } from "./support/helm-operator.ts";
+import { follow } from "./support/watch.ts";
 import { loadAverages, sampleProcessTree, type TreeSampler } from "./support/process-stats.ts";
 import { readMemory } from "./support/operator-process.ts";
 import { writeFormattedJson } from "./support/side-by-side-report.ts";
@@ -138,7 +139,7 @@ async function runChartFleet(context: BenchContext, scenario: ChartFleetScenario
   const { client, signal, log } = context;
   const kubeconfig = process.env.KUBECONFIG ?? "";
   const work = mkdtempSync(path.join(tmpdir(), "myapp-bench-charts-"));
-  const apps = new CustomKindClient<PodinfoApp>(kubeconfig, podinfoAppCollection);
+  const apps = adminClient({ resources: [podinfoAppType] });
   try {
     const charts = packCharts(work);
     log(`charts: ${charts.map((c) => `podinfo ${c.version} (${c.packed.length} bytes)`).join(", ")}`);
@@ -196,7 +197,8 @@ function packCharts(work: string): Chart[] {
 
 interface SubjectRun {
   readonly client: KubeClient;
-  readonly apps: CustomKindClient<PodinfoApp>;
+  /** The admin client, knowing PodinfoApps too. */
+  readonly apps: KubeClient;
   readonly kubeconfig: string;
   readonly charts: readonly Chart[];
   readonly scenario: ChartFleetScenario;
@@ -334,15 +336,21 @@ function theirsSide(run: SubjectRun, namespace: string, options: SubjectOptions)
   return {
     start: (chart) => startHelmOperator(writeWatches(mkdtempSync(path.join(work, "watches-")), chart.dir), options),
     async follow(stop) {
-      const fromApps = (await apps.list(namespace)).metadata.resourceVersion ?? "0";
+      const fromApps = (await apps.list(podinfoAppApiVersion, podinfoAppKind, { namespace })).metadata?.resourceVersion;
       const fromWorkloads = await client.list("apps/v1", "Deployment", { namespace, limit: 1 });
       await Promise.all([
-        apps.follow(namespace, fromApps, stop, (event) => releases.observe(event)),
+        follow<PodinfoApp>(
+          apps,
+          podinfoAppApiVersion,
+          podinfoAppKind,
+          { namespace, resourceVersion: fromApps ?? "0", signal: stop },
+          (event) => releases.observe(event),
+        ),
         rollouts.follow(client, namespace, fromWorkloads.metadata?.resourceVersion ?? "0", stop),
       ]);
     },
     async create(name) {
-      await apps.create(namespace, {
+      await apps.create<PodinfoApp>({
         apiVersion: podinfoAppApiVersion,
         kind: podinfoAppKind,
         metadata: { name, namespace },
@@ -350,7 +358,7 @@ function theirsSide(run: SubjectRun, namespace: string, options: SubjectOptions)
       });
     },
     async setTag(name, tag) {
-      await apps.mergePatch(namespace, name, { spec: { image: { tag } } });
+      await apps.mergePatch(podinfoAppApiVersion, podinfoAppKind, name, namespace, { spec: { image: { tag } } });
     },
     async moveToChart(_names, _chart, restart) {
       await restart();
@@ -375,11 +383,13 @@ function theirsSide(run: SubjectRun, namespace: string, options: SubjectOptions)
     extras: {
       // The operator is stopped: its uninstall finalizer would hold every PodinfoApp, and the namespace.
       async release() {
-        const { items } = await apps.list(namespace);
+        const { items } = await apps.list<PodinfoApp>(podinfoAppApiVersion, podinfoAppKind, { namespace });
         const held = items.filter((item) => (item.metadata.finalizers ?? []).length > 0);
         const drop = async (app: PodinfoApp) => {
           await apps
-            .mergePatch(namespace, app.metadata.name ?? "", { metadata: { finalizers: null } })
+            .mergePatch(podinfoAppApiVersion, podinfoAppKind, app.metadata.name ?? "", namespace, {
+              metadata: { finalizers: null },
+            })
             .catch(() => undefined); // already gone
         };
         await forEachLimit(held, createParallelism, drop, new AbortController().signal);

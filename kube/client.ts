@@ -61,6 +61,8 @@ export interface ClientOptions {
   readonly onWrite?: (verb: WriteVerb, kind: string) => void;
   /** Gives up on a request (not a watch) that has not completed after this long. @default 60_000 */
   readonly requestTimeoutMs?: number;
+  /** Kinds beyond kube/resources.ts's table, e.g. a benchmark peer's custom resource. */
+  readonly resources?: readonly ResourceType[];
 }
 
 export interface ApplyOptions {
@@ -122,6 +124,7 @@ export class KubeClient {
   private readonly credentials: Credentials;
   private readonly onWrite: ClientOptions["onWrite"];
   private readonly requestTimeoutMs: number;
+  private readonly extraResources: readonly ResourceType[];
 
   constructor(config: KubeConfig, options: ClientOptions = {}) {
     this.config = config;
@@ -135,6 +138,15 @@ export class KubeClient {
     this.credentials = new Credentials(config.getCurrentUser());
     this.onWrite = options.onWrite;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+    this.extraResources = options.resources ?? [];
+  }
+
+  /** The REST type of apiVersion+kind: the table's, or one of `options.resources`. */
+  private typeOf(apiVersion: string, kind: string): ResourceType {
+    return (
+      this.extraResources.find((type) => type.apiVersion === apiVersion && type.kind === kind) ??
+      resourceType(apiVersion, kind)
+    );
   }
 
   /** Closes the connection pool (ends open watches). The client cannot be used afterwards. */
@@ -143,7 +155,7 @@ export class KubeClient {
   }
 
   async get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T> {
-    return this.request<T>("GET", resourcePath(resourceType(apiVersion, kind), namespace, name));
+    return this.request<T>("GET", resourcePath(this.typeOf(apiVersion, kind), namespace, name));
   }
 
   /** Like get, but undefined when the object does not exist. */
@@ -166,13 +178,13 @@ export class KubeClient {
     kind: string,
     options: ListOptions = {},
   ): Promise<ObjectList<T>> {
-    const type = resourceType(apiVersion, kind);
+    const type = this.typeOf(apiVersion, kind);
     const { namespace, ...query } = options;
     return this.request<ObjectList<T>>("GET", resourcePath(type, namespace), { query });
   }
 
   async create<T extends KubeObject>(object: T, options: { fieldManager?: string; dryRun?: boolean } = {}): Promise<T> {
-    const type = typeOf(object);
+    const type = this.typeOf(object.apiVersion, object.kind);
     return this.write<T>("create", type, "POST", resourcePath(type, object.metadata.namespace), {
       body: object,
       query: {
@@ -186,7 +198,7 @@ export class KubeClient {
 
   /** Server-side apply: the object states every field this manager owns. */
   async apply<T extends KubeObject>(object: KubeObject, options: ApplyOptions): Promise<T> {
-    const type = typeOf(object);
+    const type = this.typeOf(object.apiVersion, object.kind);
     const path = resourcePath(type, object.metadata.namespace, object.metadata.name, options.subresource);
     return this.write<T>("apply", type, "PATCH", path, {
       body: object,
@@ -210,7 +222,7 @@ export class KubeClient {
     patch: unknown,
     subresource?: "status",
   ): Promise<T> {
-    const type = resourceType(apiVersion, kind);
+    const type = this.typeOf(apiVersion, kind);
     return this.write<T>("patch", type, "PATCH", resourcePath(type, namespace, name, subresource), {
       body: patch,
       contentType: "application/merge-patch+json",
@@ -225,7 +237,7 @@ export class KubeClient {
     namespace: string | undefined,
     operations: readonly unknown[],
   ): Promise<T> {
-    const type = resourceType(apiVersion, kind);
+    const type = this.typeOf(apiVersion, kind);
     return this.write<T>("patch", type, "PATCH", resourcePath(type, namespace, name), {
       body: operations,
       contentType: "application/json-patch+json",
@@ -233,7 +245,7 @@ export class KubeClient {
   }
 
   async replace<T extends KubeObject>(object: T, options: { fieldManager?: string } = {}): Promise<T> {
-    const type = typeOf(object);
+    const type = this.typeOf(object.apiVersion, object.kind);
     const path = resourcePath(type, object.metadata.namespace, object.metadata.name);
     return this.write<T>("update", type, "PUT", path, { body: object, query: { fieldManager: options.fieldManager } });
   }
@@ -246,7 +258,7 @@ export class KubeClient {
     namespace?: string,
     options: { propagationPolicy?: "Foreground" | "Background" | "Orphan"; preconditionUid?: string } = {},
   ): Promise<boolean> {
-    const type = resourceType(apiVersion, kind);
+    const type = this.typeOf(apiVersion, kind);
     const body = {
       kind: "DeleteOptions",
       apiVersion: "v1",
@@ -271,7 +283,7 @@ export class KubeClient {
     kind: string,
     options: WatchOptions = {},
   ): AsyncGenerator<WatchEvent<T>> {
-    const type = resourceType(apiVersion, kind);
+    const type = this.typeOf(apiVersion, kind);
     const { namespace, signal, onOpen, ...query } = options;
     const response = await this.send("GET", resourcePath(type, namespace), {
       query: { ...query, watch: true },
@@ -402,10 +414,6 @@ export class KubeClient {
 function header(response: Dispatcher.ResponseData, name: string): string | undefined {
   const value = response.headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-function typeOf(object: KubeObject): ResourceType {
-  return resourceType(object.apiVersion, object.kind);
 }
 
 function describe(error: unknown): string {

@@ -4,19 +4,19 @@ import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 import { apiVersion, crdName, findCondition, kind, type Condition } from "../../api/index.ts";
 import { crdPath } from "../../api/crd-path.ts";
-import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
+import { KubeClient, loadKubeConfig, type ClientOptions, type KubeObject } from "../../kube/index.ts";
 import { waitUntil } from "./wait.ts";
 
 /** The field manager of everything the benchmarks write. */
 export const benchFieldManager = "myapp-bench";
 
 /** Admin client from KUBECONFIG (.local/kubeconfig of `npm run cluster -- up`). */
-export function adminClient(): KubeClient {
+export function adminClient(options: ClientOptions = {}): KubeClient {
   const path = process.env.KUBECONFIG;
   if (!path) {
     throw new Error("KUBECONFIG is not set: export KUBECONFIG=$PWD/.local/kubeconfig (after `npm run cluster -- up`)");
   }
-  return new KubeClient(loadKubeConfig({ path }));
+  return new KubeClient(loadKubeConfig({ path }), options);
 }
 
 /** Creates a namespace `<prefix>-<6 hex>` and returns its name. */

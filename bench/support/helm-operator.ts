@@ -16,10 +16,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { findCondition, type Condition } from "../../api/index.ts";
-import type { KubeClient, KubeObject } from "../../kube/index.ts";
+import type { KubeClient, KubeObject, ResourceType } from "../../kube/index.ts";
 import { freePort } from "../../tools/lib/operator-launcher.ts";
 import { benchFieldManager } from "./cluster.ts";
-import type { CustomKindClient } from "./custom-kind.ts";
 import { startGoOperator, type Subject, type SubjectOptions } from "./subjects.ts";
 import { waitUntil } from "./wait.ts";
 
@@ -29,6 +28,14 @@ export const podinfoAppGroup = "bench.example.com";
 export const podinfoAppApiVersion = `${podinfoAppGroup}/v1alpha1`;
 export const podinfoAppKind = "PodinfoApp";
 const plural = "podinfoapps";
+
+/** Its REST type, for a KubeClient (`resources`). */
+export const podinfoAppType: ResourceType = {
+  apiVersion: podinfoAppApiVersion,
+  kind: podinfoAppKind,
+  plural,
+  namespaced: true,
+};
 
 /** Its collection, for support/cleanup.ts (NS: the namespace). */
 export const podinfoAppCollection = `/apis/${podinfoAppApiVersion}/namespaces/NS/${plural}`;
@@ -69,17 +76,13 @@ const podinfoAppCrd = {
 };
 
 /** Installs the PodinfoApp CRD (server-side apply, forced) and waits until PodinfoApps are served. */
-export async function ensurePodinfoAppCrd(
-  client: KubeClient,
-  apps: CustomKindClient<PodinfoApp>,
-  signal: AbortSignal,
-): Promise<void> {
+export async function ensurePodinfoAppCrd(client: KubeClient, apps: KubeClient, signal: AbortSignal): Promise<void> {
   await client.apply(podinfoAppCrd as unknown as KubeObject, { fieldManager: benchFieldManager, force: true });
   await waitUntil(
     `${podinfoAppKind} to be served`,
     async () => {
       try {
-        await apps.list("default");
+        await apps.list(podinfoAppApiVersion, podinfoAppKind, { namespace: "default", limit: 1 });
         return true;
       } catch {
         return undefined; // not in discovery yet
