@@ -7,7 +7,6 @@
  * it. The API's types and zod schemas come along, so a program can validate or build instances itself.
  */
 export * from "./api/index.ts";
-export type { MyAppInstance as MyAppInstanceObject } from "./api/index.ts";
 export { MyAppOperator, myAppOperatorType } from "./components/my-app-operator.ts";
 export type { MyAppOperatorOptions, MyAppOperatorResources } from "./components/my-app-operator.ts";
 export type { LogLevel, MyAppOperatorArgs, OperatorPlacement, OperatorSettings } from "./components/settings.ts";
@@ -15,7 +14,6 @@ export type { ClusterConnection } from "./components/cluster-connection.ts";
 export { ClusterProvider } from "./components/cluster-provider.ts";
 export { keptClaimsGuard } from "./components/kept-claims-guard.ts";
 export type { ClusterProviderConnection } from "./components/cluster-provider.ts";
-// Named explicitly, so it wins over the API's `MyAppInstance` (the object type, re-exported as MyAppInstanceObject).
 export { MyAppInstance } from "./provider/resource.ts";
 export type { InstancePlatform, MyAppInstanceArgs } from "./provider/resource.ts";
 export type { ClusterIdentity } from "./kube/cluster-identity.ts";

@@ -4,7 +4,7 @@
  * lets kstatus-based tools (Flux, `kubectl wait`, Pulumi's await logic) tell "still working" from "stuck".
  */
 import type { Condition, ConditionStatus } from "./condition-schema.ts";
-import type { MyAppInstance } from "./instance.ts";
+import type { MyAppInstanceObject } from "./instance.ts";
 
 /** True when the application serves at the desired spec. */
 export const Ready = "Ready";
@@ -73,7 +73,7 @@ export function hasConditionStatus(
  * True when the instance is Ready for the spec it has now: Ready=True, computed from a generation at least as new
  * as `metadata.generation`. A Ready=True left over from the previous spec does not count.
  */
-export function isReady(instance: Pick<MyAppInstance, "metadata" | "status">): boolean {
+export function isReady(instance: Pick<MyAppInstanceObject, "metadata" | "status">): boolean {
   const ready = findCondition(instance.status?.conditions, Ready);
   if (ready?.status !== "True") return false;
   const observed = ready.observedGeneration ?? instance.status?.observedGeneration;

@@ -44,7 +44,7 @@ export {
   maxImageReferenceLength,
 } from "./image-reference.ts";
 export { myAppInstanceSchema } from "./instance.ts";
-export type { MyAppInstance, MyAppInstanceInput } from "./instance.ts";
+export type { MyAppInstanceObject, MyAppInstanceInput } from "./instance.ts";
 export { objectMetaSchema } from "./object-meta.ts";
 export type { ObjectMeta } from "./object-meta.ts";
 export {

@@ -23,7 +23,7 @@ export const myAppInstanceSchema = z
   });
 
 /** A MyAppInstance with defaults applied, as the apiserver returns it. */
-export type MyAppInstance = z.output<typeof myAppInstanceSchema>;
+export type MyAppInstanceObject = z.output<typeof myAppInstanceSchema>;
 
 /** A MyAppInstance as a user writes it: defaulted spec fields may be left out. */
 export type MyAppInstanceInput = z.input<typeof myAppInstanceSchema>;

@@ -7,7 +7,7 @@ import type { z } from "zod";
 import { openApiV3Schema } from "./crd.ts";
 import type { FieldIssue } from "./field-issue.ts";
 import { myAppInstanceSchema } from "./instance.ts";
-import type { MyAppInstance } from "./instance.ts";
+import type { MyAppInstanceObject } from "./instance.ts";
 import { pruneNulls, pruneObjectNulls } from "./null-pruning.ts";
 import { myAppInstanceSpecSchema } from "./spec.ts";
 import type { MyAppInstanceSpec } from "./spec.ts";
@@ -22,7 +22,7 @@ export type SpecVerdict = { ok: true; spec: MyAppInstanceSpec } | { ok: false; i
 export type StatusVerdict = { ok: true; status: MyAppInstanceStatus } | { ok: false; issues: FieldIssue[] };
 
 /** The verdict on a whole object. */
-export type InstanceVerdict = { ok: true; instance: MyAppInstance } | { ok: false; issues: FieldIssue[] };
+export type InstanceVerdict = { ok: true; instance: MyAppInstanceObject } | { ok: false; issues: FieldIssue[] };
 
 // The structural schema is what the apiserver walks to drop nulls; generating it once is enough.
 let rootSchema: StructuralSchema | undefined;

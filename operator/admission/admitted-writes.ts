@@ -10,7 +10,7 @@
  * Per replica: two replicas judging at once can still each admit the last slot (a ResourceQuota is the hard cap).
  * Written by hand: no library keeps admission's own writes.
  */
-import type { MyAppInstance } from "../../api/index.ts";
+import type { MyAppInstanceObject } from "../../api/index.ts";
 import type { Clock } from "../../kube/clock.ts";
 import { realClock } from "../../kube/clock.ts";
 import type { AdmittedInstance } from "./validate.ts";
@@ -23,7 +23,7 @@ export interface AdmittedWritesOptions {
 
 interface Remembered {
   readonly at: number;
-  readonly instance: MyAppInstance;
+  readonly instance: MyAppInstanceObject;
 }
 
 export class AdmittedWrites {
@@ -60,7 +60,7 @@ export class AdmittedWrites {
       instance: {
         metadata: { name: instance.name, namespace: instance.namespace },
         spec: instance.spec,
-      } as MyAppInstance,
+      } as MyAppInstanceObject,
     });
     this.byNamespace.set(instance.namespace, kept);
   }
@@ -69,7 +69,7 @@ export class AdmittedWrites {
    * The namespace's instances as far as this replica knows: `cached`, with each write it admitted since (and
    * remembers) in place of the cached version of that instance, or beside them for a create the cache lacks.
    */
-  merge(namespace: string, cached: readonly MyAppInstance[]): readonly MyAppInstance[] {
+  merge(namespace: string, cached: readonly MyAppInstanceObject[]): readonly MyAppInstanceObject[] {
     const kept = this.byNamespace.get(namespace);
     if (!kept) return cached;
     const now = this.clock.monotonicMs();

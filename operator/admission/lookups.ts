@@ -8,7 +8,7 @@
  * and Pod Security label), a StorageClass, a chart ConfigMap, and the list of StorageClasses when the default
  * class must allow expansion. Namespaces and StorageClasses are reused for 5 s (recent-reads.ts).
  */
-import { apiVersion, kind, type MyAppInstance } from "../../api/index.ts";
+import { apiVersion, kind, type MyAppInstanceObject } from "../../api/index.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import type { CacheReader } from "../runtime/cache.ts";
 import { recentReads, type RecentReadsOptions } from "./recent-reads.ts";
@@ -21,9 +21,9 @@ export interface AdmissionLookups {
   /** The class a claim without `storageClassName` gets; undefined when the cluster has none. */
   defaultStorageClass(): Promise<StorageClassFacts | undefined>;
   chartConfigMap(namespace: string, name: string): Promise<ConfigMapFacts | undefined>;
-  instancesIn(namespace: string): Promise<readonly MyAppInstance[]>;
+  instancesIn(namespace: string): Promise<readonly MyAppInstanceObject[]>;
   /** One instance, for a write to its scale subresource (whose review carries a Scale, not the instance). */
-  instance(namespace: string, name: string): Promise<MyAppInstance | undefined>;
+  instance(namespace: string, name: string): Promise<MyAppInstanceObject | undefined>;
 }
 
 type StorageClass = KubeObject & { allowVolumeExpansion?: boolean };
@@ -63,19 +63,21 @@ export function kubeLookups(client: KubeClient, cache: CacheReader, reuse: Recen
       return found && { keys: Object.keys(found.binaryData ?? {}) };
     },
     async instancesIn(namespace) {
-      if (cache.covers(apiVersion, kind, namespace)) return cache.list<MyAppInstance>(apiVersion, kind, namespace, "");
+      if (cache.covers(apiVersion, kind, namespace))
+        return cache.list<MyAppInstanceObject>(apiVersion, kind, namespace, "");
       const listed = await client.list<KubeObject>(apiVersion, kind, { namespace, resourceVersion: "0" });
-      return listed.items as unknown as MyAppInstance[];
+      return listed.items as unknown as MyAppInstanceObject[];
     },
     async instance(namespace, name) {
-      if (cache.covers(apiVersion, kind, namespace)) return cache.get<MyAppInstance>(apiVersion, kind, name, namespace);
+      if (cache.covers(apiVersion, kind, namespace))
+        return cache.get<MyAppInstanceObject>(apiVersion, kind, name, namespace);
       // A list by name, not a GET: the operator's role lists instances but does not get them.
       const listed = await client.list<KubeObject>(apiVersion, kind, {
         namespace,
         fieldSelector: `metadata.name=${name}`,
         resourceVersion: "0",
       });
-      return listed.items[0] as MyAppInstance | undefined;
+      return listed.items[0] as MyAppInstanceObject | undefined;
     },
   };
 }

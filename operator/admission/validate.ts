@@ -13,7 +13,7 @@
  * Parallel creates can each see the room the other takes: a burst may overshoot a budget by the creates in flight
  * (a ResourceQuota on `count/myappinstances.example.com` is the hard cap for the number of instances).
  */
-import { chartConfigMapKey, parseQuantity, type MyAppInstance, type MyAppInstanceSpec } from "../../api/index.ts";
+import { chartConfigMapKey, parseQuantity, type MyAppInstanceObject, type MyAppInstanceSpec } from "../../api/index.ts";
 import { allowedBy, chartSourcesFlag, sourcePolicy } from "../../chart/source-policy.ts";
 import { describeSource } from "../../chart/sources.ts";
 import {
@@ -90,7 +90,7 @@ export interface ConfigMapFacts {
 export interface AdmissionFacts {
   readonly namespace?: NamespaceFacts | undefined;
   /** The namespace's instances (this one and those being deleted are skipped here). */
-  readonly instances?: readonly MyAppInstance[];
+  readonly instances?: readonly MyAppInstanceObject[];
   /** The class `spec.storageClassName` names. */
   readonly storageClass?: StorageClassFacts | undefined;
   /** The cluster's default class, when the instance's volumes would get it. */

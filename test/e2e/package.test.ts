@@ -16,7 +16,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { describe, it, type TestContext } from "node:test";
 import { promisify } from "node:util";
-import { apiVersion, isReady, kind, type MyAppInstance } from "../../api/index.ts";
+import { apiVersion, isReady, kind, type MyAppInstanceObject } from "../../api/index.ts";
 import { kubeconfigPath, repoRoot } from "../../tools/lib/paths.ts";
 import { adminClient, type Typed } from "../support/cluster.ts";
 import { npmInstall, packedProject } from "../../tools/lib/packed-project.ts";
@@ -100,7 +100,7 @@ describe("the installable package, from a new project outside the repository", {
         throw failWith(error);
       });
       assert.equal(up.summary.result, "succeeded");
-      const { items } = await client.list<Typed<MyAppInstance>>(apiVersion, kind, { namespace: appNamespace });
+      const { items } = await client.list<Typed<MyAppInstanceObject>>(apiVersion, kind, { namespace: appNamespace });
       assert.deepEqual(items.map((item) => item.metadata.name?.replace(/-[0-9a-f]{8}$/, "")).sort(), ["db", "web"]);
       for (const item of items) assert.ok(isReady(item), `${item.metadata.name} is Ready`);
       assert.match(String(up.outputs.webEndpoint?.value), /^web-[0-9a-f]{8}\.shop\.svc:8080$/);
@@ -124,7 +124,7 @@ describe("the installable package, from a new project outside the repository", {
       await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
         throw failWith(error);
       });
-      const { items } = await client.list<Typed<MyAppInstance>>(apiVersion, kind, { namespace: appNamespace });
+      const { items } = await client.list<Typed<MyAppInstanceObject>>(apiVersion, kind, { namespace: appNamespace });
       const web = items.find((item) => item.metadata.name?.startsWith("web-"));
       assert.equal(web?.spec.image, "nginx:1.28");
       assert.ok(web && isReady(web), "web is Ready on the new image");

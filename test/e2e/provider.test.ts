@@ -35,7 +35,7 @@ import {
   isReady,
   kind,
   reconcileRequestAnnotation,
-  type MyAppInstance,
+  type MyAppInstanceObject,
 } from "../../api/index.ts";
 import { parseObjectKey } from "../../kube/object-key.ts";
 import { localDir, pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
@@ -50,7 +50,7 @@ const kubeconfigFile = process.env.KUBECONFIG!;
 const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
 const minutes = (n: number) => n * 60_000;
 
-type Live = Typed<MyAppInstance>;
+type Live = Typed<MyAppInstanceObject>;
 
 describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
   it("up waits for Ready, previews are exact, refresh sees kubectl, failed waits resume, destroy waits", async (t) => {
@@ -111,7 +111,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       assert.ok(isReady(live), "Ready=True for the current generation the moment up returned");
       assert.equal(up.outputs.webUid?.value, live.metadata.uid);
       assert.equal(up.outputs.webGeneration?.value, live.metadata.generation);
-      const status = up.outputs.webStatus?.value as MyAppInstance["status"];
+      const status = up.outputs.webStatus?.value as MyAppInstanceObject["status"];
       assert.equal(status?.phase, "Running");
       assert.equal(status?.readyReplicas, 2);
       assert.equal(status?.conditions?.find((c) => c.type === "Ready")?.status, "True");
@@ -174,7 +174,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
         throw failWith(error);
       });
       assert.equal(up.summary.resourceChanges?.update, 1);
-      const status = up.outputs.webStatus?.value as MyAppInstance["status"];
+      const status = up.outputs.webStatus?.value as MyAppInstanceObject["status"];
       assert.equal(status?.image, "nginx:1.28", "status.image moves once every replica runs the new image");
       assert.ok(isReady(await client.get<Live>(apiVersion, kind, name, namespaces.web)));
     });

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation/index.js";
-import { apiVersion, isReady, kind, type MyAppInstance } from "../../api/index.ts";
+import { apiVersion, isReady, kind, type MyAppInstanceObject } from "../../api/index.ts";
 import { pulumiEnv, repoRoot } from "../../tools/lib/paths.ts";
 import { adminClient, testNamespace, type Typed } from "../support/cluster.ts";
 import { startOperator } from "../support/operator.ts";
@@ -45,7 +45,7 @@ describe("state written from one clone works from another", { timeout: minutes(1
       throw failWith(error);
     });
     const name = String(up.outputs.name?.value);
-    assert.ok(isReady(await client.get<Typed<MyAppInstance>>(apiVersion, kind, name, namespace)));
+    assert.ok(isReady(await client.get<Typed<MyAppInstanceObject>>(apiVersion, kind, name, namespace)));
     // (Only the engine's debug `sourcePosition` may name a file; what the operations load must not.)
     const state = (await stack.exportStack()).deployment as {
       resources: { type: string; inputs?: unknown; outputs?: unknown }[];

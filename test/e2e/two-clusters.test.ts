@@ -19,7 +19,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { LocalWorkspace } from "@pulumi/pulumi/automation/index.js";
-import { apiVersion, crdName, isReady, kind, type MyAppInstance } from "../../api/index.ts";
+import { apiVersion, crdName, isReady, kind, type MyAppInstanceObject } from "../../api/index.ts";
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
 import { clusterDown, clusterStatus, clusterUp } from "../../tools/lib/cluster.ts";
 import { kubeconfigPath, localDir, repoRoot } from "../../tools/lib/paths.ts";
@@ -30,7 +30,7 @@ import { destroyStack, log, projectStack, runCli } from "./support/project.ts";
 const minutes = (n: number) => n * 60_000;
 const otherName = "e2e-other";
 const platformClient = adminClient();
-type Live = Typed<MyAppInstance>;
+type Live = Typed<MyAppInstanceObject>;
 
 describe("two clusters: instances follow the platform, never the ambient kubeconfig", { timeout: minutes(20) }, () => {
   let otherKubeconfig = "";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Condition, MyAppInstance } from "../../../api/index.ts";
+import type { Condition, MyAppInstanceObject } from "../../../api/index.ts";
 import {
   Degraded,
   Progressing,
@@ -75,7 +75,7 @@ describe("findCondition", () => {
 describe("isReady", () => {
   const instance = (generation: number | undefined, conditions: Condition[], observedGeneration?: number) =>
     ({ metadata: { name: "x", generation }, status: { conditions, observedGeneration } }) as Pick<
-      MyAppInstance,
+      MyAppInstanceObject,
       "metadata" | "status"
     >;
 

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { MyAppInstance, MyAppInstanceSpec } from "../../../../api/index.ts";
+import type { MyAppInstanceObject, MyAppInstanceSpec } from "../../../../api/index.ts";
 import { AdmittedWrites } from "../../../../operator/admission/admitted-writes.ts";
 
 const spec = (replicas: number) => ({ image: "nginx", replicas }) as MyAppInstanceSpec;
 const cached = (name: string, replicas: number) =>
-  ({ metadata: { name, namespace: "shop" }, spec: spec(replicas) }) as MyAppInstance;
-const names = (instances: readonly MyAppInstance[]) =>
+  ({ metadata: { name, namespace: "shop" }, spec: spec(replicas) }) as MyAppInstanceObject;
+const names = (instances: readonly MyAppInstanceObject[]) =>
   instances.map((instance) => `${instance.metadata.name}:${instance.spec.replicas}`);
 
 describe("AdmittedWrites", () => {

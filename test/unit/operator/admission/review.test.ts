@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { MyAppInstance } from "../../../../api/index.ts";
+import type { MyAppInstanceObject } from "../../../../api/index.ts";
 import type { AdmissionLookups } from "../../../../operator/admission/lookups.ts";
 import { openPolicy, type PlatformPolicy } from "../../../../operator/admission/policy.ts";
 import { admissionHandlers } from "../../../../operator/admission/review.ts";
@@ -15,7 +15,7 @@ import { FakeClock, settle } from "../../runtime/fake-clock.ts";
 
 interface Cluster {
   namespaces?: Record<string, NamespaceFacts>;
-  instances?: MyAppInstance[];
+  instances?: MyAppInstanceObject[];
   storageClasses?: Record<string, { allowVolumeExpansion?: boolean }>;
   configMaps?: Record<string, string[]>;
 }

@@ -5,7 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { myAppInstanceSpecSchema, type MyAppInstance, type MyAppInstanceSpecInput } from "../../../../api/index.ts";
+import {
+  myAppInstanceSpecSchema,
+  type MyAppInstanceObject,
+  type MyAppInstanceSpecInput,
+} from "../../../../api/index.ts";
 import { chartSource, ChartFetchError } from "../../../../chart/sources.ts";
 import { openPolicy, type PlatformPolicy } from "../../../../operator/admission/policy.ts";
 import {
@@ -21,13 +25,13 @@ function instance(spec: Partial<MyAppInstanceSpecInput> = {}, name = "web", name
   return { name, namespace, spec: myAppInstanceSpecSchema.parse({ image: "nginx:1.27", ...spec }) };
 }
 
-function stored(name: string, spec: Partial<MyAppInstanceSpecInput>, deleting = false): MyAppInstance {
+function stored(name: string, spec: Partial<MyAppInstanceSpecInput>, deleting = false): MyAppInstanceObject {
   return {
     apiVersion: "example.com/v1",
     kind: "MyAppInstance",
     metadata: { name, namespace: "team-a", ...(deleting ? { deletionTimestamp: "2025-01-01T00:00:00Z" } : {}) },
     spec: myAppInstanceSpecSchema.parse({ image: "nginx:1.27", ...spec }),
-  } as MyAppInstance;
+  } as MyAppInstanceObject;
 }
 
 function policy(overrides: Partial<PlatformPolicy>): PlatformPolicy {
