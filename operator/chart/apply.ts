@@ -39,7 +39,7 @@ import {
 } from "../../kube/index.ts";
 import { isControlledBy, isSubset, labelKeys, labelValue, managedBy } from "../desired/index.ts";
 import { TransientError } from "../runtime/errors.ts";
-import { referenceTo, type ObjectReference } from "../runtime/event.ts";
+import type { ObjectReference } from "../runtime/event.ts";
 import type { BackgroundJobs } from "./background-jobs.ts";
 import { chartInstanceLabel } from "./owned.ts";
 import { planRender, pruneCandidates, sameObject, volumeRefusal } from "./plan.ts";
@@ -216,21 +216,36 @@ export async function prepareChart(
   return { state: "ready", objects: plan.objects, live, allowed, uid, hooks: rendered.hooks, crds: rendered.crds };
 }
 
+/** What applying a render changed among the readable objects, for the caller's lifecycle events. */
+export interface RenderChanges {
+  /** Objects that did not exist, as applied. */
+  readonly created: readonly KubeObject[];
+  /** Objects that differed from their live copy: what was applied over what was there. */
+  readonly updated: readonly {
+    readonly desired: KubeObject;
+    readonly live: KubeObject;
+    readonly applied: KubeObject;
+  }[];
+}
+
 /**
  * Applies each object of the render that differs from its live copy, write-only objects (Secrets) first. Returns
- * the objects as applied (the readable ones), or the refusal when a write-only object's name is taken. A write the
- * apiserver rejects is thrown as it is: the caller decides what a rejection means for the instance.
+ * the objects as applied (the readable ones) and what changed, or the refusal when a write-only object's name is
+ * taken. A write the apiserver rejects is thrown as it is: the caller decides what a rejection means for the
+ * instance. No events here: the caller tells the changes as the built-in template's are told (one Created event
+ * for all new objects, none for a new image alone), which costs an instance fewer writes than one per object.
  */
 export async function applyRender(
   session: ChartSession,
   render: PreparedRender,
   appliedWriteOnly: Map<string, string> | undefined,
 ): Promise<
-  | { readonly ok: true; readonly applied: readonly KubeObject[] }
+  | ({ readonly ok: true; readonly applied: readonly KubeObject[] } & RenderChanges)
   | { readonly ok: false; readonly refusal: RenderRefusal }
 > {
   const { objects, allowed, live, uid } = render;
   const applied: KubeObject[] = [];
+  const changes = { created: [] as KubeObject[], updated: [] as RenderChanges["updated"][number][] };
   // Write-only objects first: their ownership is only learnt by writing, and a refusal should come before the
   // rest of the render is applied (Helm's own order puts Secrets early too).
   const ordered = [
@@ -241,9 +256,9 @@ export async function applyRender(
     if (isWriteOnly(object, allowed)) {
       const taken = await ensureWriteOnly(session, object, uid, appliedWriteOnly);
       if (taken) return { ok: false, refusal: taken };
-    } else applied.push(await ensureObject(session, object, live));
+    } else applied.push(await ensureObject(session, object, live, changes));
   }
-  return { ok: true, applied };
+  return { ok: true, applied, ...changes };
 }
 
 /** Deletes what the instance controls and the render no longer contains (the built-in template's children too). */
@@ -349,20 +364,19 @@ async function ensureObject(
   session: ChartSession,
   object: RenderedObject,
   live: readonly KubeObject[],
+  changes: { created: KubeObject[]; updated: RenderChanges["updated"][number][] },
 ): Promise<KubeObject> {
   const existing = live.find((candidate) => sameObject(candidate, object));
   if (existing && isSubset(object, existing)) return existing;
-  const applied = await session.cluster.apply<KubeObject>(object);
-  const what = objectName(object);
-  await session.event(
-    "Normal",
-    existing ? "Updated" : "Created",
-    "Apply",
-    `${existing ? "Updated" : "Created"} ${what} from the chart`,
-    referenceTo({ ...applied, apiVersion: object.apiVersion, kind: object.kind }),
-  );
+  const applied = {
+    ...(await session.cluster.apply<KubeObject>(object)),
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+  };
+  if (existing) changes.updated.push({ desired: object as KubeObject, live: existing, applied });
+  else changes.created.push(applied);
   session.logger.info({ kind: object.kind, name: object.metadata.name, created: !existing }, "applied chart object");
-  return { ...applied, apiVersion: object.apiVersion, kind: object.kind };
+  return applied;
 }
 
 function isWriteOnly(object: RenderedObject, allowed: readonly ChartKind[]): boolean {

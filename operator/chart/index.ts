@@ -6,7 +6,7 @@
 export { BackgroundJobs } from "./background-jobs.ts";
 export type { BackgroundJobsOptions, JobState } from "./background-jobs.ts";
 export { applyRender, chartJobPollMs, chartJobSafetyPollMs, prepareChart, pruneRender } from "./apply.ts";
-export type { ChartDeps, ChartSession, PreparedRender, Preparation } from "./apply.ts";
+export type { ChartDeps, ChartSession, PreparedRender, Preparation, RenderChanges } from "./apply.ts";
 export { imageMismatch } from "./image-match.ts";
 export { chartInstanceLabel } from "./owned.ts";
 export { isWorkload, mainServiceEndpoint, mainWorkload, sameObject } from "./plan.ts";

@@ -18,11 +18,13 @@ import {
   sameObject,
   type ChartDeps,
   type PreparedRender,
+  type RenderChanges,
 } from "../chart/index.ts";
 import { childRejection, PermanentError, TransientError } from "./errors.ts";
+import { changedEvent, createdEvent } from "./lifecycle-events.ts";
 import type { ObservedWorkload } from "./observed.ts";
 import { rolloutProgress } from "./rollout.ts";
-import type { Session } from "./session.ts";
+import { referenceTo, type Session } from "./session.ts";
 import { computeStatus, problemStatus, type Problem, type Step } from "./status.ts";
 
 /** The chart step's result: the status to write, and how the runtime should go on. */
@@ -66,6 +68,7 @@ export async function reconcileChart(
     const outcome = await applyRender(session, prepared, deps.appliedWriteOnly);
     if (!outcome.ok) return permanent(outcome.refusal);
     applied = outcome.applied;
+    await tellChanges(session, outcome);
   } catch (caught) {
     // A 400/422, or admission's 403 (a policy, a webhook, a quota): not retried until the instance changes.
     const error = childRejection(caught);
@@ -135,4 +138,21 @@ function chartStatus(
   ];
   if (!main) skipped.push("the chart renders no Deployment or StatefulSet");
   return skipped.length > 0 ? { ...status, message: `${status.message ?? ""} (${skipped.join("; ")})` } : status;
+}
+
+/**
+ * The render's changes as the built-in template tells its own (lifecycle-events.ts): one `Created` event for every
+ * object this reconcile created ("Created Service web and Deployment web"), `Scaled` or `Updated` for a changed
+ * object, and nothing for a new image alone (the rollout's events tell it).
+ */
+async function tellChanges(session: Session, { created, updated }: RenderChanges): Promise<void> {
+  const news = createdEvent(created);
+  if (news) {
+    const related = created.find((object) => object.kind !== "Service") ?? created[0];
+    await session.event("Normal", news.reason, "Apply", news.note, related ? referenceTo(related) : undefined);
+  }
+  for (const { desired, live, applied } of updated) {
+    const change = changedEvent(desired, live);
+    if (change) await session.event("Normal", change.reason, "Apply", change.note, referenceTo(applied));
+  }
 }

@@ -92,6 +92,56 @@ describe("reconcile with spec.chart", () => {
     assert.deepEqual(h.cluster.allWrites(), []);
   });
 
+  test("tells its changes as the template does: one Created event for the new objects, none for a new image alone", async () => {
+    // GIVEN a chart rendering two Deployments and a ConfigMap from the typed values
+    const { h } = setup((values) => {
+      const image = values["image"] as { repository: string; tag: string };
+      return (
+        deployment("web", `${image.repository}:${image.tag}`, values["replicaCount"] as number) +
+        deployment("web-worker", "busybox:1", 1) +
+        configMap("web-config")
+      );
+    });
+    h.cluster.createInstance("web", { image: "nginx:1.27", replicas: 2, chart: { configMap: "c" } });
+
+    // WHEN the instance is created THEN one event names every object the chart created
+    await h.run();
+    assert.deepEqual(
+      h.cluster.events.map((e) => `${e.reason}: ${e.note}`),
+      ["Created: Created Deployment web, ConfigMap web-config and Deployment web-worker"],
+    );
+
+    // WHEN only the image changes THEN the apply tells nothing (the rollout's events will)
+    h.cluster.rollOut("Deployment", "web");
+    h.cluster.rollOut("Deployment", "web-worker");
+    await h.run();
+    h.cluster.reset();
+    h.cluster.edit(
+      apiVersion,
+      kind,
+      "web",
+      (o) => void ((o["spec"] as Record<string, unknown>)["image"] = "nginx:1.28"),
+    );
+    await h.run();
+    assert.deepEqual(
+      h.cluster.writeLines().filter((line) => line.startsWith("apply ")),
+      ["apply Deployment/web"],
+    );
+    assert.deepEqual(
+      h.cluster.events.map((e) => e.reason).filter((reason) => reason === "Updated" || reason === "Created"),
+      [],
+    );
+
+    // WHEN the replicas change THEN the one changed object is told as Scaled
+    h.cluster.reset();
+    h.cluster.edit(apiVersion, kind, "web", (o) => void ((o["spec"] as Record<string, unknown>)["replicas"] = 3));
+    await h.run();
+    assert.deepEqual(
+      h.cluster.events.map((e) => `${e.reason}: ${e.note}`).filter((line) => line.startsWith("Scaled")),
+      ["Scaled: Scaled Deployment web from 2 to 3 replicas"],
+    );
+  });
+
   test("prunes what a new render no longer contains, and only that", async () => {
     let withConfig = true;
     const { h } = setup(() => deployment("web", "nginx:1.27", 1) + (withConfig ? configMap("web-config") : ""));
