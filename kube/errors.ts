@@ -1,6 +1,6 @@
 /**
  * Our own API error types, mapped from the HTTP status of a Kubernetes response (kopf's habit). Callers branch on
- * these classes; client-node's and undici's errors never leave this layer (they become the `cause`).
+ * these classes; undici's errors never leave this layer (they become the `cause`).
  */
 
 /** One field-level failure from a 422 Status (`details.causes`). */
