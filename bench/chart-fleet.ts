@@ -15,8 +15,9 @@
  *     spec.chart.configMap patched to the new chart's ConfigMap. Theirs: the chart is part of the operator
  *     (watches.yaml), so the operator restarts on the new chart directory, as a new operator image would;
  *  5. the operator stopped, the fleet and namespace removed (support/cleanup.ts).
- * Memory: the peak of the summed VmRSS of the operator and every process below it (helm renders for ours),
- * sampled every 200 ms, or the operator's own VmHWM if higher. CPU: utime + stime of the operator plus its
+ * Memory: the peak resident memory of the operator and every process below it (helm renders for ours), each page
+ * once (own pages summed, an executable's file pages once: support/process-stats.ts treeResidentBytes), sampled
+ * every 200 ms, or the operator's own VmHWM if higher. CPU: utime + stime of the operator plus its
  * waited-for children (cutime + cstime), so helm's CPU counts for ours.
  */
 import { execFileSync } from "node:child_process";
@@ -597,8 +598,8 @@ const sectionIntro = `## Chart fleets: the chart path vs the operator-framework 
 operator's chart path (MyAppInstances with \`spec.chart\`) beside \`helm-operator run\` of helm-operator-plugins
 (PodinfoApps, watches.yaml on the unpacked chart), same run, interleaved, each behind its own counting proxy. Ready
 for the Helm operator = release deployed at the wanted image and chart AND the Deployment rolled out (its status
-ignores the workload). Peak RSS counts the helm processes ours runs (summed VmRSS of the process tree, sampled every
-200 ms). Medians over rounds; "÷" below 1: ours is better.
+ignores the workload). Peak RSS counts the helm processes ours runs (the process tree's resident pages, helm's
+shared text once, sampled every 200 ms). Medians over rounds; "÷" below 1: ours is better.
 `;
 
 /** The markdown table of one run. */

@@ -1,6 +1,6 @@
 /** What a process costs, read from /proc: CPU seconds (user + system) and resident memory. */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
 let ticksPerSecond: number | undefined;
 
@@ -44,19 +44,48 @@ export function processTree(pid: number): number[] {
   return tree;
 }
 
-/** VmRSS of one process in bytes (0 once it is gone, or for a zombie). */
-function residentBytes(pid: number): number {
+/** One process's resident memory as /proc/<pid>/status splits it, and the executable whose file pages it maps. */
+export interface ResidentSplit {
+  readonly exe: string;
+  /** RssAnon + RssShmem: the process's own pages. */
+  readonly ownBytes: number;
+  /** RssFile: pages of mapped files (its executable, shared libraries), shared with every process mapping them. */
+  readonly fileBytes: number;
+}
+
+/** The resident split of `pid`; undefined once it is gone (or for a zombie, which maps nothing). */
+function residentSplit(pid: number): ResidentSplit | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) * 1024;
+    return {
+      exe: readlinkSync(`/proc/${pid}/exe`),
+      ownBytes: kib("RssAnon") + kib("RssShmem"),
+      fileBytes: kib("RssFile"),
+    };
   } catch {
-    return 0;
+    return undefined;
   }
+}
+
+/**
+ * The resident memory of a set of processes, each page once: their own pages summed, and the file pages of each
+ * executable counted once (the largest of the processes running it). Two `helm` processes share helm's text
+ * pages; summing their VmRSS would count those twice, which a single Go process linking Helm never pays.
+ */
+export function treeResidentBytes(members: readonly ResidentSplit[]): number {
+  const filesByExe = new Map<string, number>();
+  let own = 0;
+  for (const member of members) {
+    own += member.ownBytes;
+    filesByExe.set(member.exe, Math.max(filesByExe.get(member.exe) ?? 0, member.fileBytes));
+  }
+  return own + [...filesByExe.values()].reduce((sum, bytes) => sum + bytes, 0);
 }
 
 /** What {@link sampleProcessTree} keeps of one process and its descendants. */
 export interface TreeSampler {
-  /** The highest summed VmRSS of the tree seen so far, in bytes. */
+  /** The highest resident memory of the tree seen so far, in bytes ({@link treeResidentBytes}). */
   peakBytes(): number;
   /** The process's CPU seconds with its waited-for children's, as last read (it survives the process). */
   cpuSeconds(): number;
@@ -65,16 +94,16 @@ export interface TreeSampler {
 }
 
 /**
- * Samples the summed resident memory of `pid` and its descendants every `intervalMs`, keeping the peak: an
- * operator's own memory plus that of the helm processes it runs at the same moment. A child that lives shorter
- * than one interval may be missed; the caller adds the process's own VmHWM as a floor.
+ * Samples the resident memory of `pid` and its descendants every `intervalMs` ({@link treeResidentBytes}), keeping
+ * the peak: an operator's own memory plus that of the helm processes it runs at the same moment. A child that
+ * lives shorter than one interval may be missed; the caller adds the process's own VmHWM as a floor.
  */
 export function sampleProcessTree(pid: number, intervalMs = 200): TreeSampler {
   let peak = 0;
   let cpu = 0;
   const sample = () => {
-    const sum = processTree(pid).reduce((total, member) => total + residentBytes(member), 0);
-    peak = Math.max(peak, sum);
+    const members = processTree(pid).flatMap((member) => residentSplit(member) ?? []);
+    peak = Math.max(peak, treeResidentBytes(members));
     cpu = cpuSeconds(pid, true) ?? cpu;
   };
   sample();

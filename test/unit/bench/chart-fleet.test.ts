@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, it } from "node:test";
 import { chartMedian, chartRoundOrder, deployedToken, type ChartFigures } from "../../../bench/chart-fleet.ts";
-import { cpuSeconds, processTree, sampleProcessTree } from "../../../bench/support/process-stats.ts";
+import { cpuSeconds, processTree, sampleProcessTree, treeResidentBytes } from "../../../bench/support/process-stats.ts";
 import type { PodinfoApp } from "../../../bench/support/helm-operator.ts";
 
 /** A PodinfoApp as helm-operator-plugins writes its status, with podinfo's Deployment in the manifest. */
@@ -93,6 +93,19 @@ describe("process tree: an operator's helm children count", () => {
     } finally {
       child.kill();
     }
+  });
+
+  it("counts each page once: own pages summed, an executable's file pages once however many run it", () => {
+    const mib = 1024 * 1024;
+    // GIVEN an operator and two helm processes sharing helm's text pages
+    const members = [
+      { exe: "/usr/bin/node", ownBytes: 90 * mib, fileBytes: 40 * mib },
+      { exe: "/opt/helm", ownBytes: 25 * mib, fileBytes: 20 * mib },
+      { exe: "/opt/helm", ownBytes: 30 * mib, fileBytes: 22 * mib },
+    ];
+    // THEN the tree holds 90 + 25 + 30 of their own, 40 of node's files and 22 of helm's, not 44
+    assert.equal(treeResidentBytes(members), (90 + 25 + 30 + 40 + 22) * mib);
+    assert.equal(treeResidentBytes([]), 0);
   });
 
   it("counts the CPU of children that have exited and been waited for", async () => {
