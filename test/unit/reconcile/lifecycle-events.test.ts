@@ -122,11 +122,22 @@ describe("statusEvents", () => {
     ]);
   });
 
-  it("tells Ready when Ready turns True, with the status's message, and never while it stays True", () => {
-    const first = status(undefined, deployment("nginx:1.28", { updated: 3, ready: 3 }));
-    assert.deepEqual(statusEvents(undefined, first, observed), [
+  it("tells Ready when Ready turns True again, with the status's message, and never while it stays True", () => {
+    const lost = status(done, deployment("nginx:1.28", { updated: 3, ready: 2 }));
+    assert.equal(lost.conditions?.find((c) => c.type === "Ready")?.status, "False", "precondition: a replica is lost");
+    const back = status(lost, deployment("nginx:1.28", { updated: 3, ready: 3 }));
+    assert.deepEqual(statusEvents(lost, back, observed), [
       { reason: "Ready", note: "3/3 replicas ready, running nginx:1.28" },
     ]);
-    assert.deepEqual(statusEvents(first, { ...first, lastHandledReconcileAt: "x" }, observed), []);
+    assert.deepEqual(statusEvents(back, { ...back, lastHandledReconcileAt: "x" }, observed), []);
+  });
+
+  it("tells no Ready for a new instance's first Ready: its Created event and the Ready condition tell it", () => {
+    const creating = status(undefined, deployment("nginx:1.28", { updated: 3, ready: 0 }));
+    assert.equal(creating.image, undefined, "precondition: nothing rolled out yet");
+    const first = status(creating, deployment("nginx:1.28", { updated: 3, ready: 3 }));
+    assert.equal(first.conditions?.find((c) => c.type === "Ready")?.status, "True");
+    assert.deepEqual(statusEvents(creating, first, observed), []);
+    assert.deepEqual(statusEvents(undefined, first, observed), []);
   });
 });

@@ -128,8 +128,8 @@ describe("reconcile: create", () => {
     h.cluster.rollOut("Deployment", "web");
     await h.run();
 
-    // THEN only the status changes, and the Ready event says so
-    assert.deepEqual(requestLines(h), ["applyStatus MyAppInstance/web", "event Ready"]);
+    // THEN only the status changes, with no event: the Created event and the Ready condition tell a new instance
+    assert.deepEqual(requestLines(h), ["applyStatus MyAppInstance/web"]);
     const status = h.cluster.instance("web")?.status;
     assert.equal(status?.phase, "Running");
     assert.equal(status?.image, "nginx:1.27");
@@ -140,10 +140,7 @@ describe("reconcile: create", () => {
     assert.equal(condition(h, "Progressing")?.reason, "RolloutComplete");
     assert.equal(condition(h, "Degraded")?.status, "False");
     assert.equal(condition(h, "Reconciling"), undefined, "kstatus: abnormal-true conditions are absent when false");
-    assert.deepEqual(
-      h.cluster.events.map((e) => `${e.type} ${e.reason}: ${e.note}`),
-      ["Normal Ready: 2/2 replicas ready, running nginx:1.27"],
-    );
+    assert.deepEqual(h.cluster.events, []);
   });
 });
 
@@ -287,8 +284,8 @@ describe("reconcile: image change", () => {
 });
 
 describe("reconcile: lifecycle events", () => {
-  it("tells each step once: Created, Ready, Scaled, RollingOut, RolloutComplete, Deleted, Finalized", async () => {
-    // GIVEN a new instance, WHEN it is created and rolled out THEN Created, then Ready
+  it("tells each step once: Created, Scaled, Ready, RollingOut, RolloutComplete, Deleted, Finalized", async () => {
+    // GIVEN a new instance, WHEN it is created and rolled out THEN Created, and no Ready (its condition tells it)
     const h = harness();
     h.cluster.createInstance("web", spec);
     await h.run();
@@ -296,7 +293,7 @@ describe("reconcile: lifecycle events", () => {
     h.cluster.reset();
     h.cluster.rollOut("Deployment", "web");
     await h.run();
-    assert.deepEqual(eventLines(h), ["Ready: 2/2 replicas ready, running nginx:1.27"]);
+    assert.deepEqual(eventLines(h), []);
 
     // WHEN it is reconciled again (converged) THEN no event: an event is a write
     h.cluster.reset();
