@@ -190,8 +190,18 @@ export function claimsOf(fleet: readonly FleetMember[]): number {
 /** Reconciles and writes of `operator` over `windowMs` of quiet (nothing changes): both should be about 0. */
 export async function quietWindow(operator: OperatorProcess, windowMs: number) {
   const reconciles = async () => sum(await scrape(operator.metricsUrl), "controller_runtime_reconcile_total");
-  // The window opens once the converging reconcile's own trailing writes landed: its lifecycle event follows the
-  // status a watcher saw by a few milliseconds (fire-and-forget). Nothing for 2 s, then 20 s must stay silent.
+  // The window opens once the converging reconcile's own trailing writes landed; then 20 s must stay silent.
+  await settledWrites(operator);
+  const [writes0, reconciles0] = [await instanceWrites(operator), await reconciles()];
+  await new Promise((resolve) => setTimeout(resolve, windowMs));
+  return { writes: (await instanceWrites(operator)) - writes0, reconciles: (await reconciles()) - reconciles0 };
+}
+
+/**
+ * The operator's instance writes once a converged fleet's trailing writes have landed (none for 2 s, for at most
+ * 30 s): a lifecycle event follows the status a watcher saw by a few milliseconds (fire-and-forget).
+ */
+export async function settledWrites(operator: OperatorProcess): Promise<number> {
   let settled = await instanceWrites(operator);
   for (let tries = 0; tries < 15; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -199,9 +209,7 @@ export async function quietWindow(operator: OperatorProcess, windowMs: number) {
     if (now === settled) break;
     settled = now;
   }
-  const [writes0, reconciles0] = [await instanceWrites(operator), await reconciles()];
-  await new Promise((resolve) => setTimeout(resolve, windowMs));
-  return { writes: (await instanceWrites(operator)) - writes0, reconciles: (await reconciles()) - reconciles0 };
+  return settled;
 }
 
 /**

@@ -26,7 +26,9 @@ import {
   quietWindow,
   restartWrites,
   rollOut,
+  settledWrites,
   watchProblems,
+  type FleetMember,
 } from "./fleet.ts";
 
 /** Figures of one scenario run, as recorded in RESULTS.md. */
@@ -51,6 +53,23 @@ function writesWithin(operator: OperatorProcess, windowMs: number): Promise<numb
   // Awaited once the scenario has converged; a scenario failing first must not leave it rejecting unhandled.
   counted.catch(() => undefined);
   return counted;
+}
+
+/**
+ * The writes an undisturbed rollout of the converged `fleet` costs, from the first patch until its trailing writes
+ * landed: the work a recovery cannot avoid, beside which an outage's own cost is read.
+ */
+async function undisturbedRolloutWrites(
+  client: KubeClient,
+  operator: OperatorProcess,
+  namespace: string,
+  fleet: readonly FleetMember[],
+  image: string,
+): Promise<number> {
+  const before = await settledWrites(operator);
+  await rollOut(client, namespace, fleet, image);
+  await awaitConverged(client, namespace, fleet.length, minutes(10));
+  return (await settledWrites(operator)) - before;
 }
 
 export interface StormSize {
@@ -208,7 +227,8 @@ export interface BrownoutSize {
 /**
  * An apiserver brown-out: a converged fleet is rolled out to a new image, and for `brownoutMs` every request of
  * the operator gets 503 (its watches cut). Afterwards the operator recovers by itself: the fleet converges to the
- * new image, and no instance was ever Degraded (a transient cause may make it Stalled, never Degraded).
+ * new image, and no instance was ever Degraded (a transient cause may make it Stalled, never Degraded). What the
+ * outage cost is the rollout's writes beyond those of the same rollout undisturbed, measured first.
  */
 export async function apiserverBrownout(t: TestContext, client: KubeClient, size: BrownoutSize): Promise<Figures> {
   const namespace = await testNamespace(t, client, "chaos-brownout");
@@ -229,9 +249,11 @@ export async function apiserverBrownout(t: TestContext, client: KubeClient, size
   });
   await createFleet(client, namespace, fleet);
   await awaitConverged(client, namespace, fleet.length, minutes(10));
+  const undisturbed = await undisturbedRolloutWrites(client, operator, namespace, fleet, "nginx:1.27.1");
   const problems = await watchProblems(client, namespace);
 
   // WHEN a rollout starts and the apiserver browns out right after
+  const beforeRollout = await instanceWrites(operator);
   await rollOut(client, namespace, fleet, "nginx:1.28");
   proxy.brownOut(true);
   const brownoutStarted = performance.now();
@@ -247,6 +269,7 @@ export async function apiserverBrownout(t: TestContext, client: KubeClient, size
   await problems.stop();
   const degraded = problems.seen.filter((p) => p.type === "Degraded");
   assert.deepEqual(degraded, [], "no instance was Degraded by the brown-out");
+  const rolloutWrites = (await settledWrites(operator)) - beforeRollout;
   const quiet = await quietWindow(operator, 20_000);
   assert.equal(quiet.writes, 0, "no writes once converged");
   await assertNoCrash([operator], new Set());
@@ -257,6 +280,9 @@ export async function apiserverBrownout(t: TestContext, client: KubeClient, size
     refusedRequests: refused,
     convergedAfterRecoveryS: seconds(convergedAt - recovered),
     writesFirstMinutePerInstance: perInstance(await firstMinute, fleet.length),
+    rolloutWritesUndisturbedPerInstance: perInstance(undisturbed, fleet.length),
+    rolloutWritesWithOutagePerInstance: perInstance(rolloutWrites, fleet.length),
+    outageExtraWritesPerInstance: perInstance(rolloutWrites - undisturbed, fleet.length),
     stalledInstances: stalled.size,
     degradedInstances: 0,
   };
@@ -275,7 +301,7 @@ export interface OutageSize {
  * A control-plane restart mid-work, on a local cluster of its own (its outages must not hit the other tests of a
  * run): the fleet is created, and once a third of it exists the apiserver (or etcd)
  * is SIGKILLed, kept down `downMs` and started again as `npm run cluster -- up` does; once converged, the fleet
- * rolls out to a new image and the same outage hits a third of the way in. Afterwards: converged by itself (time
+ * rolls out once undisturbed (what a rollout costs), then to a new image with the same outage a third of the way in. Afterwards: converged by itself (time
  * from the second recovery), the invariants, no instance ever Degraded, no hot loop, 0 writes once converged and
  * on a restart of the operator.
  */
@@ -303,8 +329,10 @@ export async function controlPlaneRestart(t: TestContext, size: OutageSize): Pro
   const first = await cluster.outage(size.component, size.downMs);
   await creating;
   await awaitConverged(client, namespace, fleet.length, minutes(15));
+  const undisturbed = await undisturbedRolloutWrites(client, operator, namespace, fleet, "nginx:1.27.1");
 
   // ... and a third of the way into a rollout
+  const beforeRollout = await instanceWrites(operator);
   const rolling = rollOut(client, namespace, fleet, "nginx:1.28");
   await waitFor("a third of the fleet rolling out", async () =>
     (await instances()).filter((i) => i.spec.image === "nginx:1.28").length >= third ? true : undefined,
@@ -316,6 +344,7 @@ export async function controlPlaneRestart(t: TestContext, size: OutageSize): Pro
   // THEN the fleet converges by itself, never Degraded, and is quiet once converged
   const convergedAt = await awaitConverged(client, namespace, fleet.length, minutes(15));
   const check = await checkFleet(client, namespace, claimsOf(fleet));
+  const rolloutWrites = (await settledWrites(operator)) - beforeRollout;
   await problems.stop();
   assert.deepEqual(
     problems.seen.filter((p) => p.type === "Degraded"),
@@ -340,6 +369,9 @@ export async function controlPlaneRestart(t: TestContext, size: OutageSize): Pro
     restartS: seconds(Math.max(first.restartMs, second.restartMs)),
     convergedAfterRecoveryS: seconds(convergedAt - second.recoveredAt),
     writesFirstMinutePerInstance: perInstance(writesFirstMinute, fleet.length),
+    rolloutWritesUndisturbedPerInstance: perInstance(undisturbed, fleet.length),
+    rolloutWritesWithOutagePerInstance: perInstance(rolloutWrites, fleet.length),
+    outageExtraWritesPerInstance: perInstance(rolloutWrites - undisturbed, fleet.length),
     claims: check.claims,
     stalledInstances: stalled.size,
     degradedInstances: 0,
