@@ -25,6 +25,7 @@ import {
   startCountingProxyThread,
   watchesOf,
   writesOf,
+  writesWithoutEventsOf,
   type Counts,
   type CountingProxy,
 } from "./support/counting-proxy.ts";
@@ -72,8 +73,11 @@ export interface SubjectFigures {
   readonly changeP99Ms: number;
   readonly rolloutS: number;
   readonly writesPerInstance?: number;
+  /** The same without Events (the Go peer records none). */
+  readonly writesWithoutEventsPerInstance?: number;
   /** Writes per instance from the rollout's first patch until 5 s without a write after all are Ready. */
   readonly rolloutWritesPerInstance?: number;
+  readonly rolloutWritesWithoutEventsPerInstance?: number;
   readonly readsPerInstance?: number;
   readonly watches?: number;
   readonly convergeCpuS?: number;
@@ -228,6 +232,7 @@ async function runSubject(
       const counts = proxy.counts();
       converged = {
         writesPerInstance: round(writesOf(counts) / n, 2),
+        writesWithoutEventsPerInstance: round(writesWithoutEventsOf(counts) / n, 2),
         readsPerInstance: round(readsOf(counts) / n, 2),
         watches: watchesOf(counts),
         convergeCpuS: round(operator.cpuSeconds() - cpuAtStart, 1),
@@ -351,8 +356,12 @@ async function runSubject(
     if (proxy && writesBeforeRollout) {
       // Trailing writes of the last reconciles (a final event) belong to the rollout, as they do to converging.
       await quiet(proxy, signal);
-      rolloutWrites = { rolloutWritesPerInstance: round(writesOf(since(proxy.counts(), writesBeforeRollout)) / n, 2) };
-      log(`rollout writes: ${JSON.stringify(since(proxy.counts(), writesBeforeRollout))}`);
+      const rolloutCounts = since(proxy.counts(), writesBeforeRollout);
+      rolloutWrites = {
+        rolloutWritesPerInstance: round(writesOf(rolloutCounts) / n, 2),
+        rolloutWritesWithoutEventsPerInstance: round(writesWithoutEventsOf(rolloutCounts) / n, 2),
+      };
+      log(`rollout writes: ${JSON.stringify(rolloutCounts)}`);
     }
     watchStop.abort();
     await watching;
@@ -425,6 +434,12 @@ type Numeric = Exclude<keyof SubjectFigures, "subject" | "round" | "convergeRequ
 export const rows: readonly { key: Numeric; label: string; unit: string; operatorsOnly?: boolean }[] = [
   { key: "allReadyS", label: "time to all Ready", unit: "s" },
   { key: "writesPerInstance", label: "writes / instance (converge)", unit: "", operatorsOnly: true },
+  {
+    key: "writesWithoutEventsPerInstance",
+    label: "writes / instance without Events (converge)",
+    unit: "",
+    operatorsOnly: true,
+  },
   { key: "readsPerInstance", label: "non-watch reads / instance (converge)", unit: "", operatorsOnly: true },
   { key: "watches", label: "watch requests (converge)", unit: "", operatorsOnly: true },
   { key: "peakRssMiB", label: "peak RSS", unit: "MiB", operatorsOnly: true },
@@ -440,6 +455,12 @@ export const rows: readonly { key: Numeric; label: string; unit: string; operato
   { key: "changeP99Ms", label: "single change → Ready, p99", unit: "ms" },
   { key: "rolloutS", label: "rollout of all N (image change)", unit: "s" },
   { key: "rolloutWritesPerInstance", label: "writes / instance (rollout)", unit: "", operatorsOnly: true },
+  {
+    key: "rolloutWritesWithoutEventsPerInstance",
+    label: "writes / instance without Events (rollout)",
+    unit: "",
+    operatorsOnly: true,
+  },
 ];
 
 /** The median over rounds of `key` for `subject` (NaN when it has none). */

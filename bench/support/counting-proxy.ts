@@ -85,6 +85,9 @@ export function since(now: Counts, before: Counts): Counts {
 }
 
 export const writesOf = (counts: Counts) => total(counts, (verb) => writeVerbs.has(verb));
+/** Writes other than Events (core or events.k8s.io): the work itself, beside what an operator tells about it. */
+export const writesWithoutEventsOf = (counts: Counts) =>
+  total(counts, (verb, resource) => writeVerbs.has(verb) && resource !== "events");
 export const readsOf = (counts: Counts) => total(counts, (verb) => verb === "get" || verb === "list");
 export const watchesOf = (counts: Counts) => total(counts, (verb) => verb === "watch");
 

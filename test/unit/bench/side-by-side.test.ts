@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { readsOf, requestInfo, since, watchesOf, writesOf } from "../../../bench/support/counting-proxy.ts";
+import {
+  readsOf,
+  requestInfo,
+  since,
+  watchesOf,
+  writesOf,
+  writesWithoutEventsOf,
+} from "../../../bench/support/counting-proxy.ts";
 import { cidrSize } from "../../../bench/support/fleet-capacity.ts";
 import { Readiness, type Fleet } from "../../../bench/support/fleet.ts";
 import { medianOf, ratio, roundOrder, type SubjectFigures } from "../../../bench/side-by-side.ts";
@@ -56,6 +63,12 @@ describe("counting proxy: request classification", () => {
       "create services": 3,
       "update myappinstances/status": 2,
     });
+  });
+
+  it("counts writes without Events apart, core and events.k8s.io alike", () => {
+    const counts = { "create events": 3, "patch events": 1, "patch deployments": 2, "get events": 4 };
+    assert.equal(writesOf(counts), 6);
+    assert.equal(writesWithoutEventsOf(counts), 2);
   });
 });
 
