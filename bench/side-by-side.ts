@@ -469,7 +469,8 @@ export function medianOf(figures: readonly SubjectFigures[], subject: SubjectNam
     .filter((f) => f.subject === subject)
     .map((f) => f[key])
     .filter((v): v is number => typeof v === "number" && !Number.isNaN(v));
-  return quantile(values, 0.5);
+  // The median of an even count is a mean of two, which binary floating point prints as 15.649999999999999.
+  return values.length === 0 ? NaN : round(quantile(values, 0.5), 3);
 }
 
 /** TS ÷ Go, 2 decimals; NaN when either is missing, Infinity when Go's is 0 and TS's is not. */

@@ -97,6 +97,8 @@ describe("side by side: figures", () => {
     assert.equal(medianOf(figures, "go", "allReadyS"), 15);
     assert.equal(medianOf(figures, "ts", "allReadyS"), 40);
     assert.ok(Number.isNaN(medianOf(figures, "ts", "peakRssMiB")));
+    const cpu = [figure("go", 1, 15.6), figure("go", 2, 15.7)];
+    assert.equal(medianOf(cpu, "go", "allReadyS"), 15.65, "3 decimals, not 15.649999999999999");
   });
 });
 
