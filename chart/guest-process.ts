@@ -15,7 +15,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { lowerPriority } from "./guest-priority.ts";
+import { idleClassAfterCpuSeconds, lowerPriority, moveToIdleClass } from "./guest-priority.ts";
 import { limitMessage, type RenderLimitKind, type RenderLimits } from "./render-limits.ts";
 
 const mebibyte = 1024 * 1024;
@@ -37,6 +37,8 @@ export interface GuestCommand {
   readonly limits: RenderLimits;
   /** The prlimit binary; undefined: the /proc watchdog. */
   readonly prlimit: string | undefined;
+  /** The chrt binary: a guest past {@link idleClassAfterCpuSeconds} moves to the idle class; undefined: it stays niced. */
+  readonly chrt: string | undefined;
 }
 
 export interface GuestFailureDetails {
@@ -97,17 +99,25 @@ export function runGuest(command: GuestCommand): Promise<string> {
       if (stderr.length < maxStderrBytes) stderr += chunk.slice(0, maxStderrBytes - stderr.length);
     });
     const wall = setTimeout(() => stop("time"), limits.timeoutSeconds * 1000);
-    const watchdog = command.prlimit
-      ? undefined
-      : setInterval(() => {
-          const usage = procUsage(child.pid);
-          if (!usage) return;
-          if (usage.rssBytes > memoryBytes) stop("memory");
-          else if (usage.cpuSeconds > limits.cpuSeconds) stop("cpu");
-        }, 100);
+    // Every 100 ms: the limits, where no prlimit enforces them; the move of a long render to the idle class.
+    const watchdog = !command.prlimit;
+    let idleClass = command.chrt;
+    const monitor =
+      watchdog || idleClass
+        ? setInterval(() => {
+            const usage = procUsage(child.pid);
+            if (!usage) return;
+            if (watchdog && usage.rssBytes > memoryBytes) stop("memory");
+            else if (watchdog && usage.cpuSeconds > limits.cpuSeconds) stop("cpu");
+            else if (idleClass && usage.cpuSeconds >= idleClassAfterCpuSeconds && child.pid !== undefined) {
+              void moveToIdleClass(idleClass, child.pid);
+              idleClass = undefined; // once
+            }
+          }, 100)
+        : undefined;
     const done = () => {
       clearTimeout(wall);
-      if (watchdog) clearInterval(watchdog);
+      if (monitor) clearInterval(monitor);
     };
     child.on("error", (error: NodeJS.ErrnoException) => {
       done();

@@ -12,6 +12,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
+import { findChrt } from "./guest-priority.ts";
 import { findPrlimit, GuestFailure, runGuest } from "./guest-process.ts";
 import { ByteBoundedLru } from "./lru-cache.ts";
 import { hookOf, type RenderedObject } from "./manifests.ts";
@@ -77,6 +78,8 @@ export interface ChartRenderer {
 export interface HelmRenderer extends ChartRenderer {
   /** `prlimit`: kernel limits; `watchdog`: /proc polled every 100 ms (no prlimit on this machine). */
   readonly enforcement: "prlimit" | "watchdog";
+  /** `idle`: a long render moves to the idle scheduling class (chrt); `nice`: it stays niced (no chrt here). */
+  readonly priority: "idle" | "nice";
   readonly limits: RenderLimits;
 }
 
@@ -91,6 +94,8 @@ export interface HelmOptions {
   readonly cacheBytes?: number;
   /** The prlimit binary; false: the /proc watchdog even where prlimit exists (tests). @default found on the machine */
   readonly prlimit?: string | false;
+  /** The chrt binary; false: long renders stay niced even where chrt exists (tests). @default found on the machine */
+  readonly chrt?: string | false;
 }
 
 /** Renders kept by default: a few hundred KiB each for an application chart, so thousands of instances' worth. */
@@ -101,6 +106,7 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
   const binary = options.binary ?? "helm";
   const limits: RenderLimits = { ...defaultRenderLimits, ...options.limits };
   const prlimit = options.prlimit === false ? undefined : (options.prlimit ?? findPrlimit());
+  const chrt = options.chrt === false ? undefined : (options.chrt ?? findChrt());
   const slots = fairSlots(options.maxConcurrentRenders ?? defaultMaxConcurrentRenders);
   // Children's events wake a reconcile often (every rollout step); the same chart, values and cluster always
   // render the same, so recent renders are reused, and a render already running is joined rather than repeated.
@@ -114,6 +120,7 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
         args,
         limits,
         prlimit,
+        chrt,
         // No repositories, registries or plugins of whoever runs the operator: renders are hermetic.
         env: { PATH: process.env["PATH"] ?? "", HOME: tmpdir(), HELM_NO_PLUGINS: "1" },
       });
@@ -152,6 +159,7 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
 
   return {
     enforcement: prlimit ? "prlimit" : "watchdog",
+    priority: chrt ? "idle" : "nice",
     limits,
     async render(request) {
       const key = renderKey(request);

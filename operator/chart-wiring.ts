@@ -37,6 +37,12 @@ export function chartDeps(
         "burst between two polls can exceed; install util-linux's prlimit (the operator image has it)",
     );
   }
+  if (renderer.priority === "nice") {
+    logger?.warn(
+      "chrt was not found: a render that loops stays at nice +10 instead of moving to the idle scheduling class, " +
+        "and delays the operator a little more; install util-linux's chrt (the operator image has it)",
+    );
+  }
   return {
     renderer,
     fetchChart: chartSource({

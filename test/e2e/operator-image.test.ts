@@ -118,13 +118,14 @@ describe("the operator image", { timeout: minutes(20) }, () => {
     assert.notEqual(rootWrite.code, 0, "writing to / fails");
     assert.match(rootWrite.stderr, /EROFS|read-only file system/);
     assert.equal((await write("/tmp/probe")).code, 0, "/tmp (the emptyDir) is writable");
-    // --- the image carries only Node, the operator and helm; the pod's configuration is all it has ---
+    // --- the image carries only Node, the operator, helm and its guest tools; the pod's configuration is all it has ---
     const inside = await container.exec([
       "/nodejs/bin/node",
       "-e",
       `const fs = require("node:fs"); console.log(JSON.stringify({` +
         ` root: fs.readdirSync("/").sort(), app: fs.readdirSync("/app").sort(),` +
         ` helm: fs.statSync("/usr/local/bin/helm").mode & 0o111 ? "executable" : "not executable",` +
+        ` guestTools: ["/usr/bin/prlimit", "/usr/bin/chrt"].filter((f) => fs.existsSync(f) && fs.statSync(f).mode & 0o111),` +
         ` serviceAccount: fs.readdirSync(${JSON.stringify(serviceAccountMountPath)}).sort(),` +
         ` kubeconfig: process.env.KUBECONFIG ?? null }))`,
     ]);
@@ -134,6 +135,8 @@ describe("the operator image", { timeout: minutes(20) }, () => {
       app: ["THIRD_PARTY_LICENSES.txt", "myapp-operator.mjs"],
       // the chart engine the operator runs for spec.chart
       helm: "executable",
+      // what holds each render to its limits (prlimit) and moves a looping one to the idle class (chrt)
+      guestTools: ["/usr/bin/prlimit", "/usr/bin/chrt"],
       serviceAccount: ["ca.crt", "namespace", "token"],
       kubeconfig: null,
     });

@@ -9,9 +9,11 @@
  *   versions (recorded as image labels, with the packages' copyright files inside), not by whatever this machine
  *   has. Only the files the dynamic loader resolves for node are taken, as the loader from those packages lists
  *   them; the rest of libc6 (locales, gconv, tools) stays out.
- * - prlimit, from Debian's util-linux (with the libsmartcols1 it links): the operator runs each `helm template`
- *   under it, so a chart's render is held to memory and CPU-time limits the kernel enforces (chart/guest-process.ts);
- *   the one binary and the libraries its loader lists are taken, nothing else of util-linux.
+ * - prlimit and chrt, from Debian's util-linux (with the libsmartcols1 prlimit links): the operator runs each
+ *   `helm template` under prlimit, so a chart's render is held to memory and CPU-time limits the kernel enforces
+ *   (chart/guest-process.ts), and moves a render that loops to the idle scheduling class with chrt
+ *   (chart/guest-priority.ts); the two binaries and the libraries their loader lists are taken, nothing else of
+ *   util-linux.
  * - No CA bundle: the operator talks only to the API server, whose CA comes from the ServiceAccount mount, and
  *   Node carries Mozilla's roots for anything else. No shell, no package manager.
  */
@@ -38,10 +40,13 @@ import { run } from "./run.ts";
 export const nonrootId = 65532;
 /** Where the base puts Node, as distroless does. */
 export const nodePath = "/nodejs/bin/node";
-/** The Debian packages whose libraries Node links, and util-linux's prlimit with its library. */
+/** The Debian packages whose libraries Node links, and util-linux's prlimit and chrt with their library. */
 const libraryPackages = ["libc6", "libgcc-s1", "libstdc++6", "util-linux", "libsmartcols1"] as const;
-/** Where the base puts prlimit, where the operator looks for it. */
+/** Where the base puts prlimit and chrt, where the operator looks for them. */
 export const prlimitPath = "/usr/bin/prlimit";
+export const chrtPath = "/usr/bin/chrt";
+/** The util-linux binaries the base carries. */
+const utilities = [prlimitPath, chrtPath] as const;
 
 /** The Node binary `npm ci` installed (the `node` devDependency). */
 export const nodeBinary = path.join(repoRoot, "node_modules/node/bin/node");
@@ -89,17 +94,21 @@ export async function assembleBaseRootfs(
   ];
   const listing = (await run(loader, ["--library-path", libraryDirs.join(":"), "--list", nodeBinary])).stdout;
   const needed = neededFiles(listing, staging);
-  const stagedPrlimit = path.join(staging, prlimitPath);
-  if (!existsSync(stagedPrlimit)) throw new Error(`util-linux has no ${prlimitPath}`);
-  const prlimitListing = (await run(loader, ["--library-path", libraryDirs.join(":"), "--list", stagedPrlimit])).stdout;
-  needed.push(...neededFiles(prlimitListing, staging));
+  for (const utility of utilities) {
+    const staged = path.join(staging, utility);
+    if (!existsSync(staged)) throw new Error(`util-linux has no ${utility}`);
+    const listing = (await run(loader, ["--library-path", libraryDirs.join(":"), "--list", staged])).stdout;
+    needed.push(...neededFiles(listing, staging));
+  }
 
   mkdirSync(path.join(rootfs, path.dirname(nodePath)), { recursive: true });
   copyFileSync(nodeBinary, path.join(rootfs, nodePath));
   chmodSync(path.join(rootfs, nodePath), 0o755);
-  mkdirSync(path.join(rootfs, path.dirname(prlimitPath)), { recursive: true });
-  copyFileSync(stagedPrlimit, path.join(rootfs, prlimitPath));
-  chmodSync(path.join(rootfs, prlimitPath), 0o755);
+  for (const utility of utilities) {
+    mkdirSync(path.join(rootfs, path.dirname(utility)), { recursive: true });
+    copyFileSync(path.join(staging, utility), path.join(rootfs, utility));
+    chmodSync(path.join(rootfs, utility), 0o755);
+  }
   for (const file of needed) copyWithLinks(file, staging, rootfs);
   for (const deb of debs) {
     const copyright = `usr/share/doc/${deb.name}/copyright`;
@@ -113,10 +122,13 @@ export async function assembleBaseRootfs(
   const rootfsNode = path.join(rootfs, nodePath);
   const check = (await run(inRootfs(loader), ["--library-path", rootfsDirs.join(":"), "--list", rootfsNode])).stdout;
   if (/not found/.test(check)) throw new Error(`the base lacks a library node needs:\n${check}`);
-  const prlimitCheck = (
-    await run(inRootfs(loader), ["--library-path", rootfsDirs.join(":"), path.join(rootfs, prlimitPath), "--version"])
-  ).stdout;
-  if (!/prlimit/.test(prlimitCheck)) throw new Error(`the base's prlimit does not run: ${prlimitCheck}`);
+  for (const utility of utilities) {
+    const name = path.basename(utility);
+    const version = (
+      await run(inRootfs(loader), ["--library-path", rootfsDirs.join(":"), path.join(rootfs, utility), "--version"])
+    ).stdout;
+    if (!version.includes(name)) throw new Error(`the base's ${name} does not run: ${version}`);
+  }
   const nodeVersion = (
     await run(inRootfs(loader), ["--library-path", rootfsDirs.join(":"), rootfsNode, "--version"])
   ).stdout.trim();

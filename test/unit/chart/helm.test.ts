@@ -6,12 +6,12 @@
  */
 import assert from "node:assert/strict";
 import os from "node:os";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { guestNiceness } from "../../../chart/guest-priority.ts";
+import { findChrt, guestNiceness, idleClassAfterCpuSeconds } from "../../../chart/guest-priority.ts";
 import { findPrlimit, GuestFailure, runGuest } from "../../../chart/guest-process.ts";
 import { ByteBoundedLru } from "../../../chart/lru-cache.ts";
 import {
@@ -154,7 +154,7 @@ for (const { name, prlimit, skip } of mechanisms) {
   test(`${name}: an endless loop is stopped at the CPU-time limit`, { skip }, async () => {
     const started = performance.now();
     const limit = await limitHit(
-      runGuest({ binary: "sh", args: ["-c", "while :; do :; done"], env, limits: tight, prlimit }),
+      runGuest({ binary: "sh", args: ["-c", "while :; do :; done"], env, limits: tight, prlimit, chrt: undefined }),
     );
     assert.equal(limit, "cpu");
     assert.ok(performance.now() - started < 5000);
@@ -163,16 +163,25 @@ for (const { name, prlimit, skip } of mechanisms) {
 
 test("endless output is stopped at the output limit, a hang at the wall-time limit", async () => {
   const prlimit = findPrlimit();
-  assert.equal(await limitHit(runGuest({ binary: "yes", args: [], env, limits: tight, prlimit })), "output");
+  assert.equal(
+    await limitHit(runGuest({ binary: "yes", args: [], env, limits: tight, prlimit, chrt: undefined })),
+    "output",
+  );
   const slow = { ...tight, timeoutSeconds: 1 };
-  assert.equal(await limitHit(runGuest({ binary: "sleep", args: ["30"], env, limits: slow, prlimit })), "time");
+  assert.equal(
+    await limitHit(runGuest({ binary: "sleep", args: ["30"], env, limits: slow, prlimit, chrt: undefined })),
+    "time",
+  );
 });
 
 test("watchdog: a process over the memory limit is stopped", async () => {
   // The shell keeps a 200 MB command substitution in its own memory.
   const hog = ["-c", 'x=$(head -c 200000000 /dev/zero | tr "\\0" a); echo "${#x}"; sleep 5'];
   const limits = { ...tight, cpuSeconds: 30 };
-  assert.equal(await limitHit(runGuest({ binary: "sh", args: hog, env, limits, prlimit: undefined })), "memory");
+  assert.equal(
+    await limitHit(runGuest({ binary: "sh", args: hog, env, limits, prlimit: undefined, chrt: undefined })),
+    "memory",
+  );
 });
 
 test("at most K renders run at once, a repeated render is served from the cache", async (t) => {
@@ -287,26 +296,74 @@ test("render slots are fair: a namespace alone may use them all, beside others i
   await Promise.all([h1, h2, h3, w1]);
 });
 
+/** The niceness (field 19) and scheduling policy (field 41) of each thread of this process, by proc(5). */
+const threadPriorities = `(() => {
+  const fs = require("node:fs");
+  return fs.readdirSync("/proc/self/task").map((tid) => {
+    const fields = fs.readFileSync("/proc/self/task/" + tid + "/stat", "utf8").split(") ")[1].split(" ");
+    return { nice: Number(fields[16]), policy: Number(fields[38]) };
+  });
+})()`;
+/** Linux's scheduling policies (sched.h). */
+const SCHED_OTHER = 0;
+const SCHED_IDLE = 5;
+
 for (const { name, prlimit, skip } of mechanisms) {
   test(`${name}: a render runs below the operator's CPU priority, every thread of it`, { skip }, async () => {
-    // A many-threaded guest (Node starts its V8 and libuv threads at once) reports each thread's niceness
-    // (field 19 of /proc/self/task/<tid>/stat) after the sweeps have run.
-    const script = `setTimeout(() => {
-      const fs = require("node:fs");
-      const nice = fs.readdirSync("/proc/self/task").map((tid) => {
-        const stat = fs.readFileSync("/proc/self/task/" + tid + "/stat", "utf8");
-        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
-      });
-      console.log(JSON.stringify(nice));
-    }, 600);`;
+    // A many-threaded guest (Node starts its V8 and libuv threads at once) reports each thread's niceness after
+    // the sweeps have run. It uses little CPU, so it stays in the normal scheduling class.
+    const script = `setTimeout(() => console.log(JSON.stringify(${threadPriorities})), 600);`;
     const limits = { ...tight, memoryMiB: 1024, cpuSeconds: 10 };
-    const out = await runGuest({ binary: process.execPath, args: ["-e", script], env, limits, prlimit });
-    const nice = JSON.parse(out) as number[];
-    assert.ok(nice.length > 3, `several threads: ${out}`);
+    const chrt = findChrt();
+    const out = await runGuest({ binary: process.execPath, args: ["-e", script], env, limits, prlimit, chrt });
+    const threads = JSON.parse(out) as { nice: number; policy: number }[];
+    assert.ok(threads.length > 3, `several threads: ${out}`);
     const own = os.getPriority();
     const expected = Math.min(19, own + 10);
-    assert.deepEqual([...new Set(nice)], [expected], `every thread at nice ${expected}: ${out}`);
+    assert.deepEqual(
+      [...new Set(threads.map((thread) => thread.nice))],
+      [expected],
+      `every thread at nice ${expected}: ${out}`,
+    );
+    assert.deepEqual(
+      [...new Set(threads.map((thread) => thread.policy))],
+      [SCHED_OTHER],
+      `a short render stays normal: ${out}`,
+    );
     assert.equal(guestNiceness(own), expected);
     assert.equal(os.getPriority(), own, "the operator itself keeps its priority");
   });
+
+  test(
+    `${name}: a render past ${idleClassAfterCpuSeconds} s of CPU moves to the idle class, every thread of it`,
+    {
+      skip: skip || (findChrt() ? false : "no chrt on this machine"),
+    },
+    async () => {
+      // The guest spins until it has used half a second more than the threshold, then idles a moment (the move is
+      // a chrt process the operator starts at its next 100 ms look) and reports its threads.
+      const spin = (idleClassAfterCpuSeconds + 0.5) * 1e6;
+      const script = `const cpu = () => { const u = process.cpuUsage(); return u.user + u.system; };
+      while (cpu() < ${spin}) {}
+      setTimeout(() => console.log(JSON.stringify(${threadPriorities})), 500);`;
+      const limits = { ...tight, memoryMiB: 1024, cpuSeconds: 20, timeoutSeconds: 120 };
+      const out = await runGuest({
+        binary: process.execPath,
+        args: ["-e", script],
+        env,
+        limits,
+        prlimit,
+        chrt: findChrt(),
+      });
+      const threads = JSON.parse(out) as { nice: number; policy: number }[];
+      assert.ok(threads.length > 3, `several threads: ${out}`);
+      assert.deepEqual(
+        [...new Set(threads.map((thread) => thread.policy))],
+        [SCHED_IDLE],
+        `every thread idle-class: ${out}`,
+      );
+      const own = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
+      assert.equal(Number(own[38]), SCHED_OTHER, "the operator itself stays in the normal class");
+    },
+  );
 }
