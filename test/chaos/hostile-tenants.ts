@@ -43,7 +43,7 @@ import {
 } from "../support/operator.ts";
 import { descendants } from "../support/process-tree.ts";
 import { clusterStatus } from "../../tools/lib/cluster.ts";
-import { scrape, sum } from "../../bench/support/prometheus.ts";
+import { parseSamples, scrape, sum, type Sample } from "../../bench/support/prometheus.ts";
 import {
   attacks,
   chartConfigMap,
@@ -205,9 +205,11 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
   const cpu = cpuMeter(supervisor);
   const wellBehavedNamespaces = new Set(groups.map((group) => group.namespace));
   const cpuBefore = await cpu.read();
+  const apiBefore = await apiserverWork(client);
   const withoutLogFrom = supervisor.current.logs.length;
   const without = await timedRollout(client, groups, images[1]);
   const cpuWithout = cpuSpent(cpuBefore, await cpu.read());
+  const apiWithout = workSpent(apiBefore, await apiserverWork(client));
   phase(`rolled out without attackers (CPU s: ${describeCpu(cpuWithout)})`);
   phase(
     `work without attackers: ${describeWork(supervisor.current.logs.slice(withoutLogFrom), wellBehavedNamespaces)}`,
@@ -231,8 +233,11 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
   ]);
   const attackLogFrom = supervisor.current.logs.length;
   const cpuAttackStart = await cpu.read();
+  const apiAttackStart = await apiserverWork(client);
   const withAttackers = await timedRollout(client, groups, images[2]);
   const cpuWith = cpuSpent(cpuAttackStart, await cpu.read());
+  const apiWith = workSpent(apiAttackStart, await apiserverWork(client));
+  phase(`apiserver work without → with attackers: ${describeApiserverWork(apiWithout, apiWith)}`);
   phase(`rolled out under attack (CPU s: ${describeCpu(cpuWith)})`);
   phase(`work under attack: ${describeWork(supervisor.current.logs.slice(attackLogFrom), wellBehavedNamespaces)}`);
   const workerTime = new Map<string, { reconciles: number; ms: number }>();
@@ -434,6 +439,14 @@ function cpuMeter(supervisor: Supervisor) {
       const own = process.cpuUsage();
       // This process measures (its watches time each Ready) and also serves the hostile chart sources.
       const reading: Record<string, number> = { test: (own.user + own.system) / 1e6 };
+      // The whole machine (proc(5), /proc/stat's first line): what nobody above accounts for shows here.
+      const machine = readFileSync("/proc/stat", "utf8").split("\n")[0]!.split(/\s+/).slice(1).map(Number);
+      const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = machine;
+      reading["machineBusy"] = (user + nice + system + irq + softirq) / ticks;
+      reading["machineNice"] = nice / ticks;
+      reading["machineIdle"] = idle / ticks;
+      reading["machineIowait"] = iowait / ticks;
+      reading["machineSteal"] = steal / ticks;
       const operator = stat(supervisor.current.process.pid);
       if (operator) {
         reading["operator"] = operator[0]! + operator[1]!;
@@ -469,6 +482,62 @@ function describeCpu(spent: CpuReading): string {
   return Object.entries(spent)
     .map(([name, seconds]) => `${name} ${seconds}`)
     .join(" / ");
+}
+
+// ---- the apiserver's work, around each rollout ----
+
+type ApiserverWork = ReadonlyMap<string, { readonly requests: number; readonly seconds: number }>;
+
+/**
+ * The apiserver's requests so far by verb and resource (watches left out: their duration is their lifetime), with
+ * the seconds spent answering them: where the machine's shared CPU goes during a rollout.
+ */
+async function apiserverWork(client: KubeClient): Promise<ApiserverWork> {
+  const samples = parseSamples(await client.raw("/metrics"));
+  const work = new Map<string, { requests: number; seconds: number }>();
+  const entry = (labels: Sample["labels"]) => {
+    const key = `${labels["verb"]} ${labels["resource"]}${labels["subresource"] ? `/${labels["subresource"]}` : ""}`;
+    const found = work.get(key) ?? { requests: 0, seconds: 0 };
+    work.set(key, found);
+    return found;
+  };
+  for (const sample of samples) {
+    if (sample.labels["verb"] === "WATCH" || sample.labels["verb"] === "CONNECT") continue;
+    if (sample.name === "apiserver_request_total") entry(sample.labels).requests += sample.value;
+    else if (sample.name === "apiserver_request_duration_seconds_sum") entry(sample.labels).seconds += sample.value;
+  }
+  return work;
+}
+
+function workSpent(before: ApiserverWork, after: ApiserverWork): ApiserverWork {
+  return new Map(
+    [...after].map(([key, { requests, seconds }]) => [
+      key,
+      { requests: requests - (before.get(key)?.requests ?? 0), seconds: seconds - (before.get(key)?.seconds ?? 0) },
+    ]),
+  );
+}
+
+/** The kinds of request whose seconds grew most from one rollout to the other, with both rollouts' figures. */
+function describeApiserverWork(without: ApiserverWork, withAttackers: ApiserverWork): string {
+  const total = (work: ApiserverWork) =>
+    [...work.values()].reduce(
+      (sum, one) => ({ requests: sum.requests + one.requests, seconds: sum.seconds + one.seconds }),
+      {
+        requests: 0,
+        seconds: 0,
+      },
+    );
+  const growth = [...withAttackers]
+    .map(([key, one]) => ({ key, one, before: without.get(key) ?? { requests: 0, seconds: 0 } }))
+    .sort((a, b) => b.one.seconds - b.before.seconds - (a.one.seconds - a.before.seconds))
+    .slice(0, 10);
+  const show = (one: { requests: number; seconds: number }) =>
+    `${Math.round(one.requests)} (${seconds(one.seconds * 1000)} s)`;
+  return [
+    `all ${show(total(without))} → ${show(total(withAttackers))}`,
+    ...growth.map(({ key, one, before }) => `${key} ${show(before)} → ${show(one)}`),
+  ].join("; ");
 }
 
 // ---- the operator, supervised ----
