@@ -10,6 +10,7 @@ import type { KubeClient } from "../kube/index.ts";
 import { admissionHandlers } from "./admission/review.ts";
 import { kubeLookups } from "./admission/lookups.ts";
 import { startAdmissionTls, type AdmissionTls } from "./admission/serving.ts";
+import type { WebhookServerMetrics } from "./admission/webhook-server.ts";
 import type { OperatorOptions, WebhookOptions } from "./options.ts";
 import type { CacheReader, ReadinessCheck } from "./runtime/index.ts";
 
@@ -36,7 +37,7 @@ export class AdmissionWebhooks {
   };
 
   /** Loads (or creates) the certificate and listens; resolves with the port once serving. */
-  async start(client: KubeClient, cache: CacheReader): Promise<number> {
+  async start(client: KubeClient, cache: CacheReader, metrics?: WebhookServerMetrics): Promise<number> {
     const logger = this.logger.child({ component: "admission" });
     const handlers = admissionHandlers(this.options.policy, kubeLookups(client, cache), logger);
     this.tls = await startAdmissionTls({
@@ -45,6 +46,7 @@ export class AdmissionWebhooks {
       webhook: this.options.webhook,
       routes: { [admissionPaths.validate]: handlers.validate, [admissionPaths.mutate]: handlers.mutate },
       signal: this.stopped.signal,
+      ...(metrics ? { metrics } : {}),
     });
     return this.tls.port;
   }

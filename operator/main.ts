@@ -68,7 +68,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
   // Every replica serves the webhooks, leader or not: they read the caches standbys keep warm too.
   let webhookPort: number | undefined;
   try {
-    webhookPort = await webhooks?.start(manager.client, manager.cache);
+    webhookPort = await webhooks?.start(manager.client, manager.cache, manager.metrics.webhooks);
   } catch (error) {
     await manager.stop();
     throw error;

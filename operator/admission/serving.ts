@@ -9,7 +9,12 @@ import type { Clock } from "../../kube/clock.ts";
 import { CaInjector, kubeWebhookConfigurationClient } from "./ca-injection.ts";
 import { CertificateStore, kubeCertificateSecretClient } from "./certificate-store.ts";
 import type { WebhookOptions } from "./policy.ts";
-import { startWebhookServer, type WebhookHandler, type WebhookServer } from "./webhook-server.ts";
+import {
+  startWebhookServer,
+  type WebhookHandler,
+  type WebhookServer,
+  type WebhookServerMetrics,
+} from "./webhook-server.ts";
 
 export interface AdmissionTlsOptions {
   readonly client: Pick<KubeClient, "find" | "create" | "mergePatch" | "jsonPatch">;
@@ -29,6 +34,8 @@ export interface AdmissionTlsOptions {
   readonly clock?: Clock;
   /** The fieldManager of the Secret's creation. @default "myapp-operator" */
   readonly fieldManager?: string;
+  /** Per-request metrics of the server. */
+  readonly metrics?: WebhookServerMetrics;
 }
 
 export interface AdmissionTls {
@@ -80,6 +87,7 @@ export async function startAdmissionTls(options: AdmissionTlsOptions): Promise<A
     tls: pair,
     routes: options.routes,
     logger,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   serving.server = server;
   // Checks start only now, so every certificate change after the first reaches a listening server.

@@ -29,6 +29,12 @@ export class WebhookRequestError extends Error {
   }
 }
 
+/** What the server reports per request (controller_runtime_webhook_* in operator/runtime/metrics.ts). */
+export interface WebhookServerMetrics {
+  started(path: string): void;
+  finished(path: string, status: number, seconds: number): void;
+}
+
 export interface WebhookServerOptions {
   /** The address to bind; "0.0.0.0" in a pod, "127.0.0.1" for an apiserver on the same machine. */
   readonly host: string;
@@ -46,6 +52,7 @@ export interface WebhookServerOptions {
    * timeoutSeconds (at most 30 s) anyway; this bounds the work left behind. @default 30_000
    */
   readonly handlerTimeoutMs?: number;
+  readonly metrics?: WebhookServerMetrics;
 }
 
 export interface WebhookServer {
@@ -80,11 +87,13 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     { cert: options.tls.cert, key: options.tls.key, minVersion: "TLSv1.2" },
     (req, res) => {
       if (draining) res.setHeader("connection", "close");
-      serve(req, res, options.routes, { maxBodyBytes, handlerTimeoutMs, logger }).catch((error: unknown) => {
-        logger.error({ err: error, path: req.url }, "webhook request failed");
-        if (!res.headersSent) replyText(res, 500, "internal error");
-        else res.destroy();
-      });
+      serve(req, res, options.routes, { maxBodyBytes, handlerTimeoutMs, logger, metrics: options.metrics }).catch(
+        (error: unknown) => {
+          logger.error({ err: error, path: req.url }, "webhook request failed");
+          if (!res.headersSent) replyText(res, 500, "internal error");
+          else res.destroy();
+        },
+      );
     },
   );
   // The apiserver (Go's http.Transport) keeps idle connections for 90 s. If this side closed an idle connection
@@ -131,6 +140,7 @@ interface ServeLimits {
   readonly maxBodyBytes: number;
   readonly handlerTimeoutMs: number;
   readonly logger: Logger;
+  readonly metrics: WebhookServerMetrics | undefined;
 }
 
 async function serve(
@@ -142,52 +152,64 @@ async function serve(
   const started = realClock.monotonicMs();
   const path = new URL(req.url ?? "/", "https://webhook").pathname;
   const handler = Object.hasOwn(routes, path) ? routes[path] : undefined;
-  const done = (status: number) =>
-    limits.logger.debug({ path, status, ms: Math.round(realClock.monotonicMs() - started) }, "webhook request");
-  if (!handler) {
-    replyText(res, 404, `not found: this server answers POST ${Object.keys(routes).join(", ")}`);
-    return done(404);
-  }
-  if (req.method !== "POST") {
-    res.setHeader("allow", "POST");
-    replyText(res, 405, "method not allowed: POST only");
-    return done(405);
-  }
-  const body = await readBody(req, limits.maxBodyBytes);
-  if (body === tooLarge) {
-    limits.logger.warn({ path, maxBodyBytes: limits.maxBodyBytes }, "webhook request body too large");
-    // The rest of the body is not read: close the connection rather than drain it.
-    res.setHeader("connection", "close");
-    replyText(res, 413, `request body larger than ${limits.maxBodyBytes} bytes`);
-    return done(413);
-  }
-  let parsed: unknown;
+  // Metrics are labelled by route; any other path is one series, so a scanner cannot grow them.
+  const route = handler ? path : "other";
+  limits.metrics?.started(route);
+  // What each branch answered; a throw is the caller's 500.
+  let status = 500;
+  const done = (answered: number) => {
+    status = answered;
+  };
   try {
-    parsed = JSON.parse(body.toString("utf8"));
-  } catch (error) {
-    replyText(res, 400, `request body is not JSON: ${(error as Error).message}`);
-    return done(400);
-  }
-  let answer: unknown;
-  try {
-    answer = await withTimeout(handler(parsed), limits.handlerTimeoutMs);
-  } catch (error) {
-    if (error === timedOut) {
-      limits.logger.error({ path, handlerTimeoutMs: limits.handlerTimeoutMs }, "webhook handler timed out");
-      replyText(res, 504, `no answer within ${limits.handlerTimeoutMs} ms`);
-      return done(504);
+    if (!handler) {
+      replyText(res, 404, `not found: this server answers POST ${Object.keys(routes).join(", ")}`);
+      return done(404);
     }
-    if (error instanceof WebhookRequestError) {
-      limits.logger.warn({ path, status: error.status, reason: error.message }, "webhook request refused");
-      replyText(res, error.status, error.message);
-      return done(error.status);
+    if (req.method !== "POST") {
+      res.setHeader("allow", "POST");
+      replyText(res, 405, "method not allowed: POST only");
+      return done(405);
     }
-    throw error;
+    const body = await readBody(req, limits.maxBodyBytes);
+    if (body === tooLarge) {
+      limits.logger.warn({ path, maxBodyBytes: limits.maxBodyBytes }, "webhook request body too large");
+      // The rest of the body is not read: close the connection rather than drain it.
+      res.setHeader("connection", "close");
+      replyText(res, 413, `request body larger than ${limits.maxBodyBytes} bytes`);
+      return done(413);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString("utf8"));
+    } catch (error) {
+      replyText(res, 400, `request body is not JSON: ${(error as Error).message}`);
+      return done(400);
+    }
+    let answer: unknown;
+    try {
+      answer = await withTimeout(handler(parsed), limits.handlerTimeoutMs);
+    } catch (error) {
+      if (error === timedOut) {
+        limits.logger.error({ path, handlerTimeoutMs: limits.handlerTimeoutMs }, "webhook handler timed out");
+        replyText(res, 504, `no answer within ${limits.handlerTimeoutMs} ms`);
+        return done(504);
+      }
+      if (error instanceof WebhookRequestError) {
+        limits.logger.warn({ path, status: error.status, reason: error.message }, "webhook request refused");
+        replyText(res, error.status, error.message);
+        return done(error.status);
+      }
+      throw error;
+    }
+    const json = JSON.stringify(answer);
+    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
+    res.end(json);
+    done(200);
+  } finally {
+    const ms = realClock.monotonicMs() - started;
+    limits.metrics?.finished(route, status, ms / 1000);
+    limits.logger.debug({ path, status, ms: Math.round(ms) }, "webhook request");
   }
-  const json = JSON.stringify(answer);
-  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
-  res.end(json);
-  done(200);
 }
 
 const tooLarge = Symbol("too large");

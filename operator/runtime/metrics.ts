@@ -17,6 +17,12 @@ const reconcileTimeBuckets = [
   2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ];
 
+/**
+ * controller_runtime_webhook_latency_seconds: Prometheus's default buckets below 10 s, with finer ones under 5 ms,
+ * where an admission answered from memory lands.
+ */
+const webhookLatencyBuckets = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
 /** client-go's workqueue buckets: 10 ns to 1000 s, ×10 each. */
 const workqueueBuckets = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
 
@@ -86,6 +92,38 @@ export class OperatorMetrics {
     labelNames: ["verb", "kind"] as const,
     registers: [this.registry],
   });
+
+  private readonly webhookLatency = new Histogram({
+    name: "controller_runtime_webhook_latency_seconds",
+    help: "Histogram of the latency of processing admission requests",
+    labelNames: ["webhook"] as const,
+    buckets: webhookLatencyBuckets,
+    registers: [this.registry],
+  });
+
+  private readonly webhookRequests = new Counter({
+    name: "controller_runtime_webhook_requests_total",
+    help: "Total number of admission requests by HTTP status code",
+    labelNames: ["webhook", "code"] as const,
+    registers: [this.registry],
+  });
+
+  private readonly webhookInFlight = new Gauge({
+    name: "controller_runtime_webhook_requests_in_flight",
+    help: "Current number of admission requests being served",
+    labelNames: ["webhook"] as const,
+    registers: [this.registry],
+  });
+
+  /** The webhook server's hooks (operator/admission/webhook-server.ts), labelled by path as controller-runtime does. */
+  readonly webhooks = {
+    started: (webhook: string) => this.webhookInFlight.inc({ webhook }),
+    finished: (webhook: string, code: number, seconds: number) => {
+      this.webhookInFlight.dec({ webhook });
+      this.webhookRequests.inc({ webhook, code: String(code) });
+      this.webhookLatency.observe({ webhook }, seconds);
+    },
+  };
 
   /** Starts every series of `controller` at zero, as controller-runtime does, so rates work from the first scrape. */
   registerController(controller: string): void {

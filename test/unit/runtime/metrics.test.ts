@@ -10,6 +10,9 @@ describe("OperatorMetrics", () => {
       "controller_runtime_reconcile_errors_total",
       "controller_runtime_reconcile_time_seconds",
       "controller_runtime_reconcile_total",
+      "controller_runtime_webhook_latency_seconds",
+      "controller_runtime_webhook_requests_in_flight",
+      "controller_runtime_webhook_requests_total",
       "leader_election_master_status",
       "myapp_operator_api_writes_total",
       "workqueue_adds_total",
@@ -18,6 +21,17 @@ describe("OperatorMetrics", () => {
       "workqueue_retries_total",
       "workqueue_work_duration_seconds",
     ]);
+  });
+
+  it("times and counts each webhook request by path and code, as controller-runtime does", async () => {
+    const metrics = new OperatorMetrics();
+    metrics.webhooks.started("/validate");
+    metrics.webhooks.finished("/validate", 200, 0.0007);
+    metrics.webhooks.started("/validate");
+    const text = await metrics.registry.metrics();
+    assert.match(text, /controller_runtime_webhook_requests_total\{webhook="\/validate",code="200"\} 1/);
+    assert.match(text, /controller_runtime_webhook_latency_seconds_bucket\{le="0.001",webhook="\/validate"\} 1/);
+    assert.match(text, /controller_runtime_webhook_requests_in_flight\{webhook="\/validate"\} 1/);
   });
 
   it("counts errors both in reconcile_total{result=error} and reconcile_errors_total", async () => {

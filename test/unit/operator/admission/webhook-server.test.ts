@@ -129,6 +129,31 @@ test("unknown paths, other methods, non-JSON, oversized bodies, refusals, bugs a
   assert.equal(get, 405);
 });
 
+test("reports every request by route and status, bugs included, and none is left in flight", async (t) => {
+  const finished: [string, number][] = [];
+  let inFlight = 0;
+  const metrics = {
+    started: () => void inFlight++,
+    finished: (route: string, status: number, seconds: number) => {
+      inFlight--;
+      assert.ok(seconds >= 0 && seconds < 60, String(seconds));
+      finished.push([route, status]);
+    },
+  };
+  const { ca, serving } = await issue();
+  const server = await start(t, serving, { metrics });
+  const send = (path: string) => post(server.port, path, "{}", { ca: ca.cert });
+  for (const path of ["/validate", "/malformed", "/broken", "/scan/../etc"]) await send(path);
+  assert.deepEqual(finished, [
+    ["/validate", 200],
+    ["/malformed", 400],
+    ["/broken", 500],
+    // Any unknown path is one series: a scanner cannot grow the metrics.
+    ["other", 404],
+  ]);
+  assert.equal(inFlight, 0);
+});
+
 test("a reload serves the new certificate on new handshakes and keeps open connections serving", async (t) => {
   // GIVEN a server with certificate A, and a keep-alive connection that has used it
   const a = await issue();
