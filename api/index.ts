@@ -80,3 +80,5 @@ export { validateInstance, validateSpec, validateStatus } from "./validate.ts";
 export type { InstanceVerdict, SpecVerdict, StatusVerdict } from "./validate.ts";
 export * from "./child-labels.ts";
 export * from "./child-names.ts";
+export { namespaceBudgetLabels } from "./namespace-budget.ts";
+export type { BudgetDimension } from "./namespace-budget.ts";

@@ -6,6 +6,7 @@
 import { stringify } from "yaml";
 import { operatorAdmissionPolicy } from "./admission-policy.ts";
 import { operatorDeployment } from "./deployment.ts";
+import { instancePolicy } from "./instance-policy.ts";
 import type { CustomResourceDefinitionManifest, OperatorManifest } from "./manifest-types.ts";
 import { metricsReaderClusterRole } from "./metrics-reader.ts";
 import { metricsService } from "./metrics-service.ts";
@@ -24,6 +25,7 @@ export function installManifests(
   const rbac = operatorRbac(settings);
   const admission = operatorAdmissionPolicy(settings);
   const webhooks = operatorWebhookConfigurations(settings);
+  const instances = instancePolicy(settings);
   const optional = <T>(value: T | undefined): T[] => (value === undefined ? [] : [value]);
   return [
     crd,
@@ -38,6 +40,8 @@ export function installManifests(
     // Before the operator starts: its first write is already held to the policy.
     admission.policy,
     admission.binding,
+    // The platform policy's rules on instances hold from the start, whether or not a replica serves the webhooks.
+    ...(instances ? [instances.policy, instances.binding] : []),
     ...optional(operatorDeployment(settings)),
     ...optional(metricsService(settings)),
     ...optional(operatorPodDisruptionBudget(settings)),

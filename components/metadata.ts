@@ -22,6 +22,8 @@ export interface OperatorObjectNames {
   readonly leaderElectionId: string;
   /** ValidatingAdmissionPolicy and its binding; cluster-scoped, like the ClusterRole. */
   readonly admissionPolicy: string;
+  /** ValidatingAdmissionPolicy and binding for the platform policy's rules on instances (instance-policy.ts). */
+  readonly instancePolicy: string;
   /** The Validating- and MutatingWebhookConfiguration (same name); cluster-scoped. */
   readonly webhookConfiguration: string;
   /** The Service in front of the replicas' webhook port (in-cluster). */
@@ -43,6 +45,7 @@ export function operatorObjectNames(settings: OperatorSettings): OperatorObjectN
     podDisruptionBudget: name,
     leaderElectionId: `${name}-leader`,
     admissionPolicy: `${name}-children`,
+    instancePolicy: `${name}-instances`,
     webhookConfiguration: name,
     webhookService: `${name}-webhook`,
     webhookCertificate: `${name}-webhook-cert`,

@@ -20,6 +20,7 @@ import { operatorPodDisruptionBudget } from "./pod-disruption-budget.ts";
 import { operatorRbac } from "./rbac-objects.ts";
 import { operatorServiceAccount } from "./service-account.ts";
 import { describeIssues, resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "./settings.ts";
+import { instancePolicy } from "./instance-policy.ts";
 import { operatorWebhookConfigurations, webhookService } from "./webhooks.ts";
 
 /** Pulumi type token of the component. */
@@ -46,6 +47,9 @@ export interface MyAppOperatorResources {
   /** Holds the operator's ServiceAccount to writing only the children of instances (admission-policy.ts). */
   readonly admissionPolicy: k8s.admissionregistration.v1.ValidatingAdmissionPolicy;
   readonly admissionPolicyBinding: k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding;
+  /** The platform policy's rules that the apiserver decides itself, when the policy sets any (instance-policy.ts). */
+  readonly instancePolicy?: k8s.admissionregistration.v1.ValidatingAdmissionPolicy;
+  readonly instancePolicyBinding?: k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding;
   /** The operator's admission webhooks (webhooks.ts), when on. */
   readonly validatingWebhookConfiguration?: k8s.admissionregistration.v1.ValidatingWebhookConfiguration;
   readonly mutatingWebhookConfiguration?: k8s.admissionregistration.v1.MutatingWebhookConfiguration;
@@ -173,6 +177,23 @@ export class MyAppOperator extends pulumi.ComponentResource {
       { ...child, dependsOn: [admissionPolicy] },
     );
 
+    const instanceRules = instancePolicy(settings);
+    const instancePolicyResource =
+      instanceRules &&
+      new k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+        `${name}-instance-policy`,
+        instanceRules.policy,
+        child,
+      );
+    const instancePolicyBinding =
+      instanceRules &&
+      instancePolicyResource &&
+      new k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+        `${name}-instance-policy-binding`,
+        instanceRules.binding,
+        { ...child, dependsOn: [instancePolicyResource] },
+      );
+
     const deploymentManifest = operatorDeployment(settings);
     // The operator starts only once its CRD and every permission exist, and on destroy it stops before they go.
     const deploymentDependencies = [
@@ -252,6 +273,8 @@ export class MyAppOperator extends pulumi.ComponentResource {
       ...(podDisruptionBudget ? { podDisruptionBudget } : {}),
       admissionPolicy,
       admissionPolicyBinding,
+      ...(instancePolicyResource ? { instancePolicy: instancePolicyResource } : {}),
+      ...(instancePolicyBinding ? { instancePolicyBinding } : {}),
       ...(validatingWebhookConfiguration ? { validatingWebhookConfiguration } : {}),
       ...(mutatingWebhookConfiguration ? { mutatingWebhookConfiguration } : {}),
       ...(webhookEndpoint ? { webhookService: webhookEndpoint } : {}),

@@ -2,8 +2,9 @@
  * The platform owner's policy for instances (`MyAppOperator` arg `policy`): which registries images may come from,
  * how large one instance may be, and each namespace's budget. The operator's validating webhook enforces it at the
  * door (kubectl apply, server-side dry-runs, `pulumi preview`), so it is passed as operator flags: one source of
- * truth that travels with the operator version that understands it. Chart sources stay `chartSources`, which the
- * webhook enforces too.
+ * truth that travels with the operator version that understands it; the rules that need only the instance are also
+ * a ValidatingAdmissionPolicy the apiserver evaluates itself (instance-policy.ts), so most writes call no webhook.
+ * Chart sources stay `chartSources`, which the webhook enforces too.
  */
 import { parseQuantity } from "../api/index.ts";
 import type { SettingsIssue } from "./settings.ts";
@@ -22,7 +23,7 @@ export interface PlatformPolicyArgs {
   /** Largest `spec.storage` of one instance, a quantity such as "50Gi". */
   readonly maxStorage?: string;
   /**
-   * What each namespace may hold in total. A namespace's annotations `myapp.example.com/max-instances`,
+   * What each namespace may hold in total. A namespace's labels `myapp.example.com/max-instances`,
    * `myapp.example.com/max-replicas` and `myapp.example.com/max-storage` (set by whoever owns namespaces) replace
    * these for that namespace.
    */

@@ -21,7 +21,7 @@
  * The admission policy of admission-policy.ts matches the operator's writes of children; these match users'
  * writes of instances: the two never judge the same request.
  */
-import { group, plural } from "../api/index.ts";
+import { group, namespaceBudgetLabels, plural } from "../api/index.ts";
 import type {
   MutatingWebhookConfigurationManifest,
   ServiceManifest,
@@ -138,30 +138,16 @@ export function webhookService(settings: OperatorSettings): ServiceManifest | un
   };
 }
 
-/** Both webhook configurations, or undefined when the webhooks are off. */
-export function operatorWebhookConfigurations(
-  settings: OperatorSettings,
-): { validating: ValidatingWebhookConfigurationManifest; mutating: MutatingWebhookConfigurationManifest } | undefined {
-  if (!settings.webhooks.enabled) return undefined;
-  const names = operatorObjectNames(settings);
-  const clientConfig = (path: string) =>
-    settings.webhooks.url !== undefined
-      ? { url: `${settings.webhooks.url}${path}` }
-      : { service: { namespace: settings.namespace, name: names.webhookService, path, port: 443 } };
-  const rule = (resources: string[]) => ({
-    apiGroups: [group],
-    apiVersions: ["v1"],
-    operations: ["CREATE", "UPDATE"],
-    resources,
-    scope: "Namespaced",
-  });
-  const operator = `system:serviceaccount:${settings.namespace}:${names.serviceAccount}`;
-  const common = {
-    admissionReviewVersions: ["v1"],
-    sideEffects: "None",
-    failurePolicy: "Fail",
-    matchPolicy: "Equivalent",
-    timeoutSeconds: webhookTimeoutSeconds,
+/**
+ * Who and what the platform's admission judges, shared by the webhooks and instance-policy.ts: the watched namespaces (every one but kube-system in cluster-wide mode), and writes that are neither the
+ * operator's own nor kube-system's controllers', and that change `spec` (a stuck instance can always be released).
+ */
+export function instanceAdmissionScope(settings: OperatorSettings): {
+  namespaceSelector: { matchExpressions: { key: string; operator: string; values?: string[] }[] };
+  matchConditions: { name: string; expression: string }[];
+} {
+  const operator = `system:serviceaccount:${settings.namespace}:${operatorObjectNames(settings).serviceAccount}`;
+  return {
     namespaceSelector:
       settings.watchNamespaces.length > 0
         ? { matchExpressions: [{ key: namespaceNameLabel, operator: "In", values: [...settings.watchNamespaces] }] }
@@ -181,6 +167,80 @@ export function operatorWebhookConfigurations(
       },
     ],
   };
+}
+
+/**
+ * An instance that names something the webhook must look up: a volume (its StorageClass, whether it can expand)
+ * or a chart (its source, its ConfigMap). A Scale names neither.
+ */
+const namesClusterObjects =
+  "(!has(request.subResource) || request.subResource == '') && has(object.spec) && " +
+  "(has(object.spec.storage) || has(object.spec.storageClassName) || has(object.spec.chart))";
+
+/**
+ * The namespaces where a budget applies, each picked by exactly one selector so that no write is judged twice:
+ * every namespace when a flag sets a budget, otherwise those with a budget label (instances; else replicas; else
+ * storage: namespaceSelector terms are ANDed, so "any of three labels" is three disjoint selectors).
+ */
+function budgetSelectors(
+  settings: OperatorSettings,
+  base: { key: string; operator: string; values?: string[] }[],
+): { key: string; operator: string; values?: string[] }[][] {
+  const budget = settings.policy?.namespaceBudget;
+  if (budget && Object.values(budget).some((limit) => limit !== undefined)) return [base];
+  const keys = Object.values(namespaceBudgetLabels);
+  return keys.map((key, i) => [
+    ...base,
+    ...keys.slice(0, i).map((earlier) => ({ key: earlier, operator: "DoesNotExist" })),
+    { key, operator: "Exists" },
+  ]);
+}
+
+/**
+ * Both webhook configurations, or undefined when the webhooks are off. The validating webhook is called only where
+ * CEL cannot decide (instance-policy.ts decides the rest in the apiserver): for an instance that names a volume or
+ * a chart, and, for any other write, only in a namespace where a budget applies. A write that needs neither costs
+ * no call (bench/RESULTS.md, admission).
+ */
+export function operatorWebhookConfigurations(
+  settings: OperatorSettings,
+): { validating: ValidatingWebhookConfigurationManifest; mutating: MutatingWebhookConfigurationManifest } | undefined {
+  if (!settings.webhooks.enabled) return undefined;
+  const names = operatorObjectNames(settings);
+  const clientConfig = (path: string) =>
+    settings.webhooks.url !== undefined
+      ? { url: `${settings.webhooks.url}${path}` }
+      : { service: { namespace: settings.namespace, name: names.webhookService, path, port: 443 } };
+  const rule = (resources: string[]) => ({
+    apiGroups: [group],
+    apiVersions: ["v1"],
+    operations: ["CREATE", "UPDATE"],
+    resources,
+    scope: "Namespaced",
+  });
+  const scope = instanceAdmissionScope(settings);
+  const common = {
+    admissionReviewVersions: ["v1"],
+    sideEffects: "None",
+    failurePolicy: "Fail",
+    matchPolicy: "Equivalent",
+    timeoutSeconds: webhookTimeoutSeconds,
+    ...scope,
+  };
+  const validate = {
+    clientConfig: clientConfig(validatePath),
+    rules: [rule([plural, `${plural}/scale`])],
+    ...common,
+  };
+  const budgetWebhooks = budgetSelectors(settings, scope.namespaceSelector.matchExpressions).map(
+    (matchExpressions, i, all) => ({
+      ...validate,
+      name: all.length === 1 ? `budget.${plural}.${group}` : `budget-${i + 1}.${plural}.${group}`,
+      namespaceSelector: { matchExpressions },
+      // The first webhook judges these, budgets included.
+      matchConditions: [...scope.matchConditions, { name: "names-nothing", expression: `!(${namesClusterObjects})` }],
+    }),
+  );
   return {
     validating: {
       apiVersion: "admissionregistration.k8s.io/v1",
@@ -188,11 +248,14 @@ export function operatorWebhookConfigurations(
       metadata: objectMeta(settings, names.webhookConfiguration),
       webhooks: [
         {
+          ...validate,
           name: `validate.${plural}.${group}`,
-          clientConfig: clientConfig(validatePath),
-          rules: [rule([plural, `${plural}/scale`])],
-          ...common,
+          matchConditions: [
+            ...scope.matchConditions,
+            { name: "names-cluster-objects", expression: namesClusterObjects },
+          ],
         },
+        ...budgetWebhooks,
       ],
     },
     mutating: {
@@ -210,12 +273,12 @@ export function operatorWebhookConfigurations(
           // only while the instance names no level: every other write skips a call (bench/RESULTS.md, admission).
           namespaceSelector: {
             matchExpressions: [
-              ...(common.namespaceSelector.matchExpressions ?? []),
+              ...scope.namespaceSelector.matchExpressions,
               { key: podSecurityEnforceLabel, operator: "In", values: ["baseline", "privileged"] },
             ],
           },
           matchConditions: [
-            ...common.matchConditions,
+            ...scope.matchConditions,
             { name: "no-level-chosen", expression: "!has(object.spec.podSecurityLevel)" },
           ],
         },

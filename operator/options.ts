@@ -119,7 +119,7 @@ Platform policy (enforced by the admission webhook; unset: no limit):
   --namespace-max-instances=N      instances per namespace                             MYAPP_NAMESPACE_MAX_INSTANCES
   --namespace-max-replicas=N       replicas of all instances of a namespace            MYAPP_NAMESPACE_MAX_REPLICAS
   --namespace-max-storage=QUANTITY storage (spec.storage x spec.replicas) of a namespace  MYAPP_NAMESPACE_MAX_STORAGE
-                                   a namespace's annotations myapp.example.com/max-instances, /max-replicas and
+                                   a namespace's labels myapp.example.com/max-instances, /max-replicas and
                                    /max-storage replace these three for that namespace
   --require-expandable-storage     StorageClasses must allow volume expansion          MYAPP_REQUIRE_EXPANDABLE_STORAGE=true
 Admission webhook:

@@ -4,7 +4,7 @@
  *
  * Instances come from the cache (every replica runs the informers, leader or not, so every replica has them in
  * memory); a namespace outside the cache (not watched, or not synced yet) is listed live. The rest is one GET
- * each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget annotations
+ * each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget labels
  * and Pod Security label), a StorageClass, a chart ConfigMap, and the list of StorageClasses when the default
  * class must allow expansion. Namespaces and StorageClasses are reused for 5 s (recent-reads.ts).
  */
@@ -39,7 +39,7 @@ export function kubeLookups(client: KubeClient, cache: CacheReader, reuse: Recen
   // A tenant applying many instances asks about the same Namespace (and StorageClass) each time: see recent-reads.ts.
   const namespace = recentReads(async (name): Promise<NamespaceFacts | undefined> => {
     const found = await client.find("v1", "Namespace", name);
-    return found && { labels: found.metadata.labels ?? {}, annotations: found.metadata.annotations ?? {} };
+    return found && { labels: found.metadata.labels ?? {} };
   }, reuse);
   const storageClass = recentReads(async (name): Promise<StorageClassFacts | undefined> => {
     const found = await client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name);

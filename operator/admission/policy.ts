@@ -1,7 +1,7 @@
 /**
  * The admission settings: the platform owner's policy (what instances may be) and where the webhook serves, with
  * the pure parsing of their flags (`operator/options.ts` reads argv and env, this file says what a value means)
- * and of the namespace annotations that replace a budget for one namespace.
+ * and of the namespace labels that replace a budget for one namespace.
  *
  * Image references are compared after Docker's normalisation (`nginx` is `docker.io/library/nginx`,
  * `index.docker.io` is `docker.io`), on path-segment boundaries: `ghcr.io/acme` allows `ghcr.io/acme/app`, never
@@ -55,18 +55,8 @@ export const policyFlags = {
   requireExpandableStorage: "--require-expandable-storage",
 } as const;
 
-/** The three budgets a namespace has. */
-export type BudgetDimension = "instances" | "replicas" | "storage";
-
-/**
- * Namespace annotations that replace the flag's budget for that namespace. Namespaces are the platform owner's
- * objects (tenants usually cannot edit them), so a team's budget lives next to its namespace.
- */
-export const budgetAnnotations: Readonly<Record<BudgetDimension, string>> = {
-  instances: "myapp.example.com/max-instances",
-  replicas: "myapp.example.com/max-replicas",
-  storage: "myapp.example.com/max-storage",
-};
+/** The three budgets a namespace has, and the namespace labels that replace the flags' (api/namespace-budget.ts). */
+export { namespaceBudgetLabels, type BudgetDimension } from "../../api/index.ts";
 
 /** The label whose value decides what an unset `spec.podSecurityLevel` becomes (operator/admission/mutate.ts). */
 export const podSecurityEnforceLabel = "pod-security.kubernetes.io/enforce";
@@ -149,7 +139,7 @@ export function parseAllowedRegistries(value: string | undefined): readonly stri
 }
 
 /**
- * A storage limit (flag or annotation value): a Kubernetes quantity of at least `minimum` bytes. Undefined when
+ * A storage limit (flag or label value): a Kubernetes quantity of at least `minimum` bytes. Undefined when
  * it is not one.
  */
 export function parseStorageLimit(text: string, minimum: 0 | 1): Quantity | undefined {
@@ -167,7 +157,7 @@ export function storageLimitFlag(flag: string, value: string | undefined): strin
   return value.trim();
 }
 
-/** A count limit from a namespace annotation: a whole number, 0 included (0 closes the namespace). */
+/** A count limit from a namespace label: a whole number, 0 included (0 closes the namespace). */
 export function parseCountLimit(text: string): number | undefined {
   if (!/^\s*\d+\s*$/.test(text)) return undefined;
   const count = Number(text);

@@ -1,7 +1,7 @@
 /**
  * Reads admission makes again and again (the same Namespace for every instance a tenant applies, the same
  * StorageClass) kept for a few seconds, so a burst of applies costs the apiserver one GET per object instead of one
- * per review. A change to a namespace's labels or budget annotations applies after at most `ttlMs`. Concurrent
+ * per review. A change to a namespace's labels (budgets, Pod Security) applies after at most `ttlMs`. Concurrent
  * reads of one key share one request; a failed read is not kept. Written by hand: a Map with an expiry is all it
  * takes, and the chart engine's LRU (chart/lru-cache.ts) bounds bytes, not age.
  */

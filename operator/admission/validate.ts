@@ -1,7 +1,7 @@
 /**
  * The validating webhook's verdict on one instance, as pure functions of the instance, its stored version (on an
  * UPDATE), what the cluster says (facts, gathered by review.ts through lookups.ts) and the platform policy. Every
- * violation names its field, the rule with its flag or annotation, the limit and what is allowed.
+ * violation names its field, the rule with its flag or label, the limit and what is allowed.
  *
  * Two principles keep the policy from wedging what already runs:
  * - an UPDATE is judged only on what it changes: an image, chart, class or ConfigMap it leaves as it was is not
@@ -17,7 +17,7 @@ import { chartConfigMapKey, parseQuantity, type MyAppInstanceObject, type MyAppI
 import { allowedBy, chartSourcesFlag, sourcePolicy } from "../../chart/source-policy.ts";
 import { describeSource } from "../../chart/sources.ts";
 import {
-  budgetAnnotations,
+  namespaceBudgetLabels,
   normalizedImageName,
   parseCountLimit,
   parseStorageLimit,
@@ -45,7 +45,7 @@ export type ViolationRule =
   | "namespaceMaxInstances"
   | "namespaceMaxReplicas"
   | "namespaceMaxStorage"
-  | "namespaceBudgetAnnotation"
+  | "namespaceBudgetLabel"
   | "storageClassExists"
   | "requireExpandableStorage"
   | "chartConfigMap"
@@ -69,7 +69,6 @@ export interface AdmittedInstance {
 /** A Namespace, as far as admission reads it. */
 export interface NamespaceFacts {
   readonly labels: Readonly<Record<string, string>>;
-  readonly annotations: Readonly<Record<string, string>>;
 }
 
 /** A StorageClass, as far as admission reads it. */
@@ -101,9 +100,9 @@ export interface AdmissionFacts {
 
 /** Which lookups the verdict on this change needs; review.ts makes exactly these. */
 export interface FactsNeeded {
-  /** The Namespace: its budget annotations, when a budget could refuse this change. */
+  /** The Namespace: its budget labels, when a budget could refuse this change. */
   readonly namespace: boolean;
-  /** The namespace's instances: read only once a budget applies (flags or annotations). */
+  /** The namespace's instances: read only once a budget applies (flags or labels). */
   readonly instances: boolean;
   readonly storageClass: string | undefined;
   readonly defaultStorageClass: boolean;
@@ -313,27 +312,26 @@ function usageOrNothing(dimension: BudgetDimension, instance: AdmittedInstance |
   return instance === undefined ? 0n : usage(dimension, instance.spec);
 }
 
-/** True when some budget is set for the namespace, by a flag or by one of its annotations. */
+/** True when some budget is set for the namespace, by a flag or by one of its labels. */
 export function hasBudget(namespace: NamespaceFacts | undefined, policy: PlatformPolicy): boolean {
   return budgetDimensions.some(
     (dimension) =>
       policy.namespaceBudget[dimension] !== undefined ||
-      namespace?.annotations[budgetAnnotations[dimension]] !== undefined,
+      namespace?.labels[namespaceBudgetLabels[dimension]] !== undefined,
   );
 }
 
 /** A budget and where it was set. */
 type Budget =
-  | { readonly limit: bigint; readonly text: string; readonly from: "flag" | "annotation" }
-  | { readonly problem: Violation };
+  { readonly limit: bigint; readonly text: string; readonly from: "flag" | "label" } | { readonly problem: Violation };
 
 function budgetFor(
   dimension: BudgetDimension,
   namespace: NamespaceFacts | undefined,
   policy: PlatformPolicy,
 ): Budget | undefined {
-  const annotation = budgetAnnotations[dimension];
-  const written = namespace?.annotations[annotation];
+  const label = namespaceBudgetLabels[dimension];
+  const written = namespace?.labels[label];
   if (written !== undefined) {
     const limit = dimension === "storage" ? parseStorageLimit(written, 0)?.nanos : countLimit(written);
     if (limit === undefined) {
@@ -343,13 +341,13 @@ function budgetFor(
           : `a whole number of ${dimension === "instances" ? "instances" : "replicas"}`;
       const problem = violation(
         "metadata.namespace",
-        "namespaceBudgetAnnotation",
-        `the namespace's annotation ${annotation} is "${written}", not ${wanted}; the platform owner must fix ` +
+        "namespaceBudgetLabel",
+        `the namespace's label ${label} is "${written}", not ${wanted}; the platform owner must fix ` +
           "it before instances here can grow",
       );
       return { problem };
     }
-    return { limit, text: written.trim(), from: "annotation" };
+    return { limit, text: written.trim(), from: "label" };
   }
   const flag = policy.namespaceBudget[dimension];
   if (flag === undefined) return undefined;
@@ -391,16 +389,16 @@ function budgetViolations(
 function overBudget(
   dimension: BudgetDimension,
   instance: AdmittedInstance,
-  budget: { readonly text: string; readonly from: "flag" | "annotation" },
+  budget: { readonly text: string; readonly from: "flag" | "label" },
   used: bigint,
   asked: bigint,
 ): Violation {
   const flag = policyFlags[dimension];
-  const annotation = budgetAnnotations[dimension];
+  const label = namespaceBudgetLabels[dimension];
   const setBy =
-    budget.from === "annotation"
-      ? `the namespace's annotation ${annotation}, in place of ${flag}`
-      : `${flag}, or the namespace annotation ${annotation}`;
+    budget.from === "label"
+      ? `the namespace's label ${label}, in place of ${flag}`
+      : `${flag}, or the namespace label ${label}`;
   const namespace = `namespace ${instance.namespace}`;
   if (dimension === "instances") {
     return violation(

@@ -20,6 +20,7 @@ import { operatorFlags } from "../../components/operator-flags.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
 import { resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "../../components/settings.ts";
 import { ApiError, type KubeObject } from "../../kube/index.ts";
+import { parseAllowedRegistries, registryAllowing } from "../../operator/admission/policy.ts";
 import { freePort, launchOperator, type LaunchedOperator } from "../../tools/lib/operator-launcher.ts";
 import { pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { adminClient, kubectl, namespaceReleasingInstances, waitFor } from "../support/cluster.ts";
@@ -178,10 +179,19 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
       ["chart", { chart: { configMap: "no-such-chart" } }, /no-such-chart/],
       ["source", { chart: { oci: "oci://ghcr.io/evil/charts/x", version: "1.0.0" } }, /oci:\/\/ghcr\.io\/evil/],
     ];
+    // The rules that need only the instance are the apiserver's own (components/instance-policy.ts); the rest the
+    // webhook's.
+    const decidedInApiserver = new Set(["registry", "replicas", "storage"]);
     for (const [label, spec, expected] of cases) {
       const object = instance(apps, `bad-${label}`, spec);
       const applied = await refusal(() => client.apply(object, { fieldManager: "wh-test", force: true }));
-      assert.match(applied, /admission webhook "validate\.myappinstances\.example\.com" denied the request/, label);
+      assert.match(
+        applied,
+        decidedInApiserver.has(label)
+          ? new RegExp(`ValidatingAdmissionPolicy '${name}-instances' with binding '${name}-instances' denied request`)
+          : /admission webhook "validate\.myappinstances\.example\.com" denied the request/,
+        label,
+      );
       assert.match(applied, expected, label);
       assert.match(await refusal(() => client.create(object, { dryRun: true })), expected, `${label} (dry-run)`);
     }
@@ -189,6 +199,38 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), "wh-")), "bad.yaml");
     writeFileSync(file, JSON.stringify(instance(apps, "bad-kubectl", { replicas: 9 })));
     await assert.rejects(kubectl("apply", "--server-side", "-f", file), /spec\.replicas.*3/s);
+  });
+
+  it("the apiserver's policy and the operator's webhook read image references alike", async () => {
+    const allowed = parseAllowedRegistries(settings.policy?.allowedRegistries.join(","));
+    const images = [
+      "nginx",
+      "nginx:1.27",
+      "library/nginx:1.27",
+      "docker.io/nginx",
+      "Index.Docker.io/library/nginx@sha256:" + "a".repeat(64),
+      "docker.io/library/nginx:1.27@sha256:" + "b".repeat(64),
+      "acme/nginx",
+      "registry.example/apps/web:2",
+      "Registry.Example/apps/team/web",
+      "registry.example/apps-evil/web",
+      "registry.example/appsweb:1",
+      "registry.example:5000/apps/web",
+      "ghcr.io/library/nginx",
+      "localhost/library/nginx",
+      "evil.io/docker.io/library/nginx",
+    ];
+    for (const image of images) {
+      const expected = registryAllowing(allowed, image) !== undefined;
+      const verdict = await client.create(instance(apps, "image-probe", { image }), { dryRun: true }).then(
+        () => true,
+        (error: unknown) => {
+          assert.match(String(error), /is not from a registry the platform allows/, image);
+          return false;
+        },
+      );
+      assert.equal(verdict, expected, `${image}: the apiserver's policy ${verdict ? "admits" : "refuses"} it`);
+    }
   });
 
   it("holds each namespace to its budget, and kubectl scale to the maximum", async () => {
@@ -212,7 +254,7 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     assert.equal(chosen.spec.podSecurityLevel, "Restricted", "what the tenant wrote stands");
   });
 
-  it("fails pulumi preview with the webhook's message under the input, before anything is created", async (t) => {
+  it("fails pulumi preview with the admission's message naming the field, before anything is created", async (t) => {
     const provider = JSON.stringify(path.join(repoRoot, "provider/index.ts"));
     // The engine stops a preview at the first resource whose check fails: one program per rule.
     const cases: [string, string, string, RegExp][] = [

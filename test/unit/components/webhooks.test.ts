@@ -146,6 +146,58 @@ describe("operatorWebhookConfigurations", () => {
     ]);
   });
 
+  it("call the validating webhook only where CEL cannot decide: a volume or chart, or a namespace with a budget", () => {
+    const conditionsOf = (webhook: { matchConditions?: { name: string; expression: string }[] } | undefined) =>
+      (webhook?.matchConditions ?? []).map((condition) => condition.name);
+    const labelled = operatorWebhookConfigurations(settingsFor({ watchNamespaces: ["team-a"] }));
+    const watched = { key: "kubernetes.io/metadata.name", operator: "In", values: ["team-a"] };
+    const webhooks = labelled?.validating.webhooks ?? [];
+    assert.deepEqual(
+      webhooks.map((webhook) => webhook.name),
+      [
+        "validate.myappinstances.example.com",
+        "budget-1.myappinstances.example.com",
+        "budget-2.myappinstances.example.com",
+        "budget-3.myappinstances.example.com",
+      ],
+    );
+    assert.deepEqual(conditionsOf(webhooks[0]).at(-1), "names-cluster-objects");
+    assert.match(
+      webhooks[0]?.matchConditions?.at(-1)?.expression ?? "",
+      /has\(object\.spec\.storage\).*has\(object\.spec\.chart\)/,
+    );
+    // Any of three labels as three disjoint selectors: a namespace with two budgets is still judged once.
+    assert.deepEqual(
+      webhooks.slice(1).map((webhook) => webhook.namespaceSelector?.matchExpressions),
+      [
+        [watched, { key: "myapp.example.com/max-instances", operator: "Exists" }],
+        [
+          watched,
+          { key: "myapp.example.com/max-instances", operator: "DoesNotExist" },
+          { key: "myapp.example.com/max-replicas", operator: "Exists" },
+        ],
+        [
+          watched,
+          { key: "myapp.example.com/max-instances", operator: "DoesNotExist" },
+          { key: "myapp.example.com/max-replicas", operator: "DoesNotExist" },
+          { key: "myapp.example.com/max-storage", operator: "Exists" },
+        ],
+      ],
+    );
+    for (const webhook of webhooks.slice(1)) {
+      assert.equal(conditionsOf(webhook).at(-1), "names-nothing");
+      assert.deepEqual(webhook.rules?.[0]?.resources, ["myappinstances", "myappinstances/scale"]);
+    }
+    // A budget set by a flag applies everywhere: one budget webhook over every judged namespace.
+    const flagged = operatorWebhookConfigurations(
+      settingsFor({ watchNamespaces: ["team-a"], policy: { namespaceBudget: { replicas: 10 } } }),
+    );
+    const budget = flagged?.validating.webhooks?.[1];
+    assert.equal(flagged?.validating.webhooks?.length, 2);
+    assert.equal(budget?.name, "budget.myappinstances.example.com");
+    assert.deepEqual(budget?.namespaceSelector, { matchExpressions: [watched] });
+  });
+
   it("point at the paths the operator serves", () => {
     assert.deepEqual({ validate: validatePath, mutate: mutatePath }, admissionPaths);
   });

@@ -86,12 +86,16 @@ describe("kubeLookups", () => {
     ]);
   });
 
-  it("reads a Namespace's labels and annotations, a StorageClass and a ConfigMap's binaryData keys by GET", async () => {
+  it("reads a Namespace's labels, a StorageClass and a ConfigMap's binaryData keys by GET", async () => {
     const { client, requests } = fakeClient([
       {
         apiVersion: "v1",
         kind: "Namespace",
-        metadata: { name: "team-a", labels: { a: "1" }, annotations: { "myapp.example.com/max-replicas": "4" } },
+        metadata: {
+          name: "team-a",
+          labels: { a: "1", "myapp.example.com/max-replicas": "4" },
+          annotations: { b: "2" },
+        },
       },
       { apiVersion: "v1", kind: "Namespace", metadata: { name: "bare" } },
       storageClass("fast", { allowVolumeExpansion: true }),
@@ -105,11 +109,8 @@ describe("kubeLookups", () => {
       },
     ]);
     const lookups = kubeLookups(client, fakeCache([], []));
-    assert.deepEqual(await lookups.namespace("team-a"), {
-      labels: { a: "1" },
-      annotations: { "myapp.example.com/max-replicas": "4" },
-    });
-    assert.deepEqual(await lookups.namespace("bare"), { labels: {}, annotations: {} });
+    assert.deepEqual(await lookups.namespace("team-a"), { labels: { a: "1", "myapp.example.com/max-replicas": "4" } });
+    assert.deepEqual(await lookups.namespace("bare"), { labels: {} });
     assert.equal(await lookups.namespace("none"), undefined);
     assert.deepEqual(await lookups.storageClass("fast"), { name: "fast", allowVolumeExpansion: true });
     assert.deepEqual(await lookups.storageClass("slow"), { name: "slow" });

@@ -223,13 +223,13 @@ describe("validate", () => {
   it("makes exactly the lookups the verdict needs", async () => {
     const budget: PlatformPolicy = { ...openPolicy, namespaceBudget: { replicas: 5 } };
     const cluster: Cluster = {
-      namespaces: { "team-a": { labels: {}, annotations: {} } },
+      namespaces: { "team-a": { labels: {} } },
       instances: [
         { ...object({ image: "nginx", replicas: 4 }, "other"), spec: { image: "nginx", replicas: 4 } } as never,
       ],
       configMaps: { "team-a/c": ["chart.tgz"] },
     };
-    // The open policy: the namespace is read (its annotations could set a budget), nothing else.
+    // The open policy: the namespace is read (its labels could set a budget), nothing else.
     let fake = fakeLookups(cluster);
     assert.equal(
       responseOf(await handlers(openPolicy, fake.lookups).validate(create({ image: "nginx" }))).allowed,
@@ -331,7 +331,7 @@ describe("validate", () => {
 
 describe("mutate", () => {
   const baselineNamespace: Cluster = {
-    namespaces: { "team-a": { labels: { "pod-security.kubernetes.io/enforce": "baseline" }, annotations: {} } },
+    namespaces: { "team-a": { labels: { "pod-security.kubernetes.io/enforce": "baseline" } } },
   };
 
   it("answers a JSONPatch, base64, that adds the namespace's level", async () => {
@@ -388,20 +388,14 @@ describe("budgets under concurrent creates", () => {
 
   it("admits exactly the budget when ten creates arrive at once and the cache shows none of them", async () => {
     // The cache never catches up during the burst: every lookup answers the same (empty) namespace.
-    const { validate } = handlers(
-      budget,
-      fakeLookups({ namespaces: { "team-a": { labels: {}, annotations: {} } } }).lookups,
-    );
+    const { validate } = handlers(budget, fakeLookups({ namespaces: { "team-a": { labels: {} } } }).lookups);
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => validate(createNamed(`web-${i}`))));
     const admitted = answers.map(responseOf).filter((response) => response.allowed);
     assert.equal(admitted.length, 3);
   });
 
   it("does not count a dry-run, which stores nothing", async () => {
-    const { validate } = handlers(
-      budget,
-      fakeLookups({ namespaces: { "team-a": { labels: {}, annotations: {} } } }).lookups,
-    );
+    const { validate } = handlers(budget, fakeLookups({ namespaces: { "team-a": { labels: {} } } }).lookups);
     for (let i = 0; i < 5; i++) assert.equal(responseOf(await validate(createNamed(`probe-${i}`, true))).allowed, true);
     const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => validate(createNamed(`web-${i}`))));
     assert.equal(answers.map(responseOf).filter((response) => response.allowed).length, 3);

@@ -1,6 +1,6 @@
 /**
  * The validating webhook's verdicts, rule by rule: each refuses what breaks it with a message that names the
- * field, the rule's flag or annotation and the limit, allows what keeps to it, and never refuses an UPDATE for
+ * field, the rule's flag or label and the limit, allows what keeps to it, and never refuses an UPDATE for
  * what it does not change or grow.
  */
 import assert from "node:assert/strict";
@@ -51,7 +51,7 @@ describe("validateInstance: the open policy", () => {
       defaultStorageClass: false,
       chartConfigMap: undefined,
     });
-    assert.equal(hasBudget({ labels: {}, annotations: {} }, openPolicy), false);
+    assert.equal(hasBudget({ labels: {} }, openPolicy), false);
   });
 });
 
@@ -278,7 +278,7 @@ describe("StorageClasses", () => {
 
 describe("namespace budgets", () => {
   const budgets = policy({ namespaceBudget: { instances: 3, replicas: 20, storage: "100Gi" } });
-  const namespace = { labels: {}, annotations: {} };
+  const namespace = { labels: {} };
 
   it("refuses replicas beyond the namespace's total, counting the others", () => {
     const facts: AdmissionFacts = {
@@ -291,7 +291,7 @@ describe("namespace budgets", () => {
         rule: "namespaceMaxReplicas",
         message:
           "spec.replicas: namespace team-a may run at most 20 replicas in total (--namespace-max-replicas, or the " +
-          "namespace annotation myapp.example.com/max-replicas); it runs 18 without this instance, which asks for 4",
+          "namespace label myapp.example.com/max-replicas); it runs 18 without this instance, which asks for 4",
       },
     ]);
     assert.deepEqual(validateInstance(instance({ replicas: 2 }), undefined, facts, budgets), []);
@@ -301,7 +301,7 @@ describe("namespace budgets", () => {
     const facts: AdmissionFacts = { namespace, instances: [stored("a", {}), stored("b", {}), stored("c", {})] };
     assert.deepEqual(messages(validateInstance(instance(), undefined, facts, budgets)), [
       "metadata.namespace: namespace team-a may have at most 3 instances (--namespace-max-instances, or the " +
-        "namespace annotation myapp.example.com/max-instances); it has 3 without this one",
+        "namespace label myapp.example.com/max-instances); it has 3 without this one",
     ]);
   });
 
@@ -309,7 +309,7 @@ describe("namespace budgets", () => {
     const facts: AdmissionFacts = { namespace, instances: [stored("a", { storage: "30Gi", replicas: 3 })] };
     assert.deepEqual(messages(validateInstance(instance({ storage: "6Gi", replicas: 2 }), undefined, facts, budgets)), [
       "spec.storage: namespace team-a may use at most 100Gi of storage in total (--namespace-max-storage, or the " +
-        "namespace annotation myapp.example.com/max-storage); it uses 90Gi without this instance, which asks for " +
+        "namespace label myapp.example.com/max-storage); it uses 90Gi without this instance, which asks for " +
         "12Gi (6Gi for each of 2 replicas)",
     ]);
     assert.deepEqual(validateInstance(instance({ storage: "5Gi", replicas: 2 }), undefined, facts, budgets), []);
@@ -354,31 +354,25 @@ describe("namespace budgets", () => {
     );
   });
 
-  it("the namespace's annotations replace the flags' budgets, and say so", () => {
-    const annotated = {
-      labels: {},
-      annotations: { "myapp.example.com/max-replicas": "4", "myapp.example.com/max-instances": "0" },
-    };
-    assert.equal(hasBudget(annotated, openPolicy), true);
-    const facts: AdmissionFacts = { namespace: annotated, instances: [stored("a", { replicas: 2 })] };
+  it("the namespace's labels replace the flags' budgets, and say so", () => {
+    const labelled = { labels: { "myapp.example.com/max-replicas": "4", "myapp.example.com/max-instances": "0" } };
+    assert.equal(hasBudget(labelled, openPolicy), true);
+    const facts: AdmissionFacts = { namespace: labelled, instances: [stored("a", { replicas: 2 })] };
     assert.deepEqual(messages(validateInstance(instance({ replicas: 3 }), undefined, facts, budgets)), [
-      "metadata.namespace: namespace team-a may have at most 0 instances (the namespace's annotation " +
+      "metadata.namespace: namespace team-a may have at most 0 instances (the namespace's label " +
         "myapp.example.com/max-instances, in place of --namespace-max-instances); it has 1 without this one",
-      "spec.replicas: namespace team-a may run at most 4 replicas in total (the namespace's annotation " +
+      "spec.replicas: namespace team-a may run at most 4 replicas in total (the namespace's label " +
         "myapp.example.com/max-replicas, in place of --namespace-max-replicas); it runs 2 without this instance, " +
         "which asks for 3",
     ]);
-    // A larger budget by annotation admits what the flag would refuse.
-    const generous = { labels: {}, annotations: { "myapp.example.com/max-replicas": "100" } };
+    // A larger budget by label admits what the flag would refuse.
+    const generous = { labels: { "myapp.example.com/max-replicas": "100" } };
     const many: AdmissionFacts = { namespace: generous, instances: [stored("a", { replicas: 30 })] };
     assert.deepEqual(validateInstance(instance({ replicas: 30 }), undefined, many, budgets), []);
   });
 
-  it("a bad annotation refuses growth with a message naming the annotation", () => {
-    const bad = {
-      labels: {},
-      annotations: { "myapp.example.com/max-replicas": "lots", "myapp.example.com/max-storage": "1 TB" },
-    };
+  it("a bad label refuses growth with a message naming the label", () => {
+    const bad = { labels: { "myapp.example.com/max-replicas": "lots", "myapp.example.com/max-storage": "1TB" } };
     const violations = validateInstance(
       instance({ storage: "1Gi" }),
       undefined,
@@ -386,14 +380,14 @@ describe("namespace budgets", () => {
       openPolicy,
     );
     assert.deepEqual(messages(violations), [
-      'metadata.namespace: the namespace\'s annotation myapp.example.com/max-replicas is "lots", not a whole ' +
+      'metadata.namespace: the namespace\'s label myapp.example.com/max-replicas is "lots", not a whole ' +
         "number of replicas; the platform owner must fix it before instances here can grow",
-      'metadata.namespace: the namespace\'s annotation myapp.example.com/max-storage is "1 TB", not a storage ' +
+      'metadata.namespace: the namespace\'s label myapp.example.com/max-storage is "1TB", not a storage ' +
         "quantity such as 500Gi; the platform owner must fix it before instances here can grow",
     ]);
     assert.deepEqual(
       violations.map((violation) => violation.rule),
-      ["namespaceBudgetAnnotation", "namespaceBudgetAnnotation"],
+      ["namespaceBudgetLabel", "namespaceBudgetLabel"],
     );
     // An UPDATE that does not grow is not refused for it.
     const old = instance({ storage: "1Gi" });
@@ -412,7 +406,7 @@ describe("every violation at once", () => {
       maxStorage: "1Gi",
       namespaceBudget: { instances: 1 },
     });
-    const facts: AdmissionFacts = { namespace: { labels: {}, annotations: {} }, instances: [stored("a", {})] };
+    const facts: AdmissionFacts = { namespace: { labels: {} }, instances: [stored("a", {})] };
     const violations = validateInstance(
       instance({ replicas: 3, storage: "2Gi", chart: { configMap: "c" } }),
       undefined,

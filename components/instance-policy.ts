@@ -1,0 +1,173 @@
+/**
+ * The platform policy's rules that need nothing but the instance itself, as a ValidatingAdmissionPolicy: allowed
+ * image registries, the largest replicas and the largest volume of one instance. The apiserver evaluates them in
+ * its own process, so a write they judge costs no call to the operator's webhook (webhooks.ts calls it only for
+ * what CEL cannot see: a StorageClass, a chart, a namespace's budget), and they hold while no operator replica runs.
+ * The operator's webhook judges the same rules with the same words when it is called (operator/admission/
+ * validate.ts); the e2e test holds the two to the same verdicts on a table of image references.
+ *
+ * A policy and its binding per installation, with the webhooks' scope (webhooks.ts `instanceAdmissionScope`):
+ * the same namespaces, not the operator's own writes nor kube-system's, only writes that change `spec` (and
+ * `kubectl scale`). Not CRD validation rules, although those would cost less per write: the CRD is shared by
+ * every installation on the cluster, a policy is not. An UPDATE is judged only on what it changes: an image it
+ * keeps, replicas it does not raise, a volume size it keeps pass a policy tightened since. No rule set, no policy.
+ */
+import { group, plural } from "../api/index.ts";
+import type { ValidatingAdmissionPolicyBindingManifest, ValidatingAdmissionPolicyManifest } from "./manifest-types.ts";
+import { objectMeta, operatorObjectNames } from "./metadata.ts";
+import type { OperatorSettings } from "./settings.ts";
+import { instanceAdmissionScope } from "./webhooks.ts";
+
+/** The policy and its binding, or undefined when the platform sets none of these rules (or has no webhooks). */
+export function instancePolicy(
+  settings: OperatorSettings,
+): { policy: ValidatingAdmissionPolicyManifest; binding: ValidatingAdmissionPolicyBindingManifest } | undefined {
+  const policy = settings.policy;
+  if (!settings.webhooks.enabled || !policy) return undefined;
+  const validations = [
+    ...(policy.allowedRegistries.length > 0 ? [registryRule(policy.allowedRegistries)] : []),
+    ...(policy.maxReplicas !== undefined ? [replicasRule(policy.maxReplicas)] : []),
+    ...(policy.maxStorage !== undefined ? [storageRule(policy.maxStorage)] : []),
+  ];
+  if (validations.length === 0) return undefined;
+  const names = operatorObjectNames(settings);
+  const scope = instanceAdmissionScope(settings);
+  return {
+    policy: {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: objectMeta(settings, names.instancePolicy),
+      spec: {
+        // A rule that cannot be evaluated refuses: a policy is no policy if an odd value slips past it.
+        failurePolicy: "Fail",
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: [group],
+              apiVersions: ["v1"],
+              operations: ["CREATE", "UPDATE"],
+              resources: [plural, `${plural}/scale`],
+            },
+          ],
+        },
+        matchConditions: scope.matchConditions,
+        ...(policy.allowedRegistries.length > 0 ? { variables: imageVariables } : {}),
+        validations,
+      },
+    },
+    binding: {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata: objectMeta(settings, names.instancePolicy),
+      spec: {
+        policyName: names.instancePolicy,
+        validationActions: ["Deny"],
+        matchResources: { namespaceSelector: scope.namespaceSelector },
+      },
+    },
+  };
+}
+
+/** A write of the instance itself (a Scale has no image or storage); the apiserver leaves the field out when empty. */
+const isInstance = "(!has(request.subResource) || request.subResource == '')";
+/** An UPDATE, with the stored version's spec to compare against (of the instance or its Scale). */
+const updating = "request.operation == 'UPDATE' && oldObject != null && has(oldObject.spec)";
+
+/**
+ * The image's repository as Docker reads it, as operator/admission/policy.ts `normalizedImageName` computes it:
+ * without digest and tag; a first segment with '.' or ':', `localhost` or `[` is a registry host (lower case,
+ * `index.docker.io` is `docker.io`); otherwise Docker Hub, official images under `library/`.
+ */
+const imageVariables = [
+  {
+    name: "image",
+    expression: `${isInstance} && has(object.spec) && has(object.spec.image) ? object.spec.image : ''`,
+  },
+  { name: "untagged", expression: "variables.image.split('@')[0]" },
+  {
+    name: "repository",
+    expression:
+      "variables.untagged.substring(variables.untagged.lastIndexOf('/') + 1).contains(':') ? " +
+      "variables.untagged.substring(0, variables.untagged.lastIndexOf(':')) : variables.untagged",
+  },
+  {
+    name: "first",
+    expression:
+      "variables.repository.contains('/') ? " +
+      "variables.repository.substring(0, variables.repository.indexOf('/')) : ''",
+  },
+  {
+    name: "hasRegistry",
+    expression:
+      "variables.first.contains('.') || variables.first.contains(':') || variables.first == 'localhost' || " +
+      "variables.first.startsWith('[')",
+  },
+  {
+    name: "host",
+    expression:
+      "variables.hasRegistry ? " +
+      "(variables.first.lowerAscii() == 'index.docker.io' ? 'docker.io' : variables.first.lowerAscii()) : " +
+      "'docker.io'",
+  },
+  {
+    name: "path",
+    expression:
+      "variables.hasRegistry ? variables.repository.substring(variables.repository.indexOf('/') + 1) : " +
+      "variables.repository",
+  },
+  {
+    name: "imageName",
+    expression:
+      "variables.host + '/' + " +
+      "(variables.host == 'docker.io' && !variables.path.contains('/') ? 'library/' : '') + variables.path",
+  },
+];
+
+/** A string literal for CEL (single-quoted, escaped). */
+function celString(text: string): string {
+  return `'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+}
+
+/** `index.docker.io/...` is `docker.io/...`, as the operator normalises its flag. */
+function normalizedEntry(entry: string): string {
+  return entry.replace(/\/+$/, "").replace(/^index\.docker\.io(?=\/|$)/i, "docker.io");
+}
+
+function registryRule(allowed: readonly string[]) {
+  const entries = allowed.map(normalizedEntry);
+  const list = `[${entries.map(celString).join(", ")}]`;
+  return {
+    expression:
+      `!(${isInstance}) || (${updating} && has(oldObject.spec.image) && oldObject.spec.image == variables.image) || ` +
+      `${list}.exists(p, variables.imageName == p || variables.imageName.startsWith(p + '/'))`,
+    messageExpression:
+      "'spec.image: ' + variables.image + ' (' + variables.imageName + ') is not from a registry the platform " +
+      `allows (only ${entries.join(", ")}, --allowed-registries); use an image from one of them'`,
+    reason: "Forbidden",
+  };
+}
+
+function replicasRule(max: number) {
+  return {
+    expression:
+      `!has(object.spec) || !has(object.spec.replicas) || object.spec.replicas <= ${max} || ` +
+      `(${updating} && has(oldObject.spec.replicas) && object.spec.replicas <= oldObject.spec.replicas)`,
+    messageExpression:
+      "'spec.replicas: ' + string(object.spec.replicas) + ' is more than the platform allows per instance " +
+      `(at most ${max}, --max-replicas)'`,
+    reason: "Forbidden",
+  };
+}
+
+function storageRule(max: string) {
+  return {
+    expression:
+      `!(${isInstance}) || !has(object.spec) || !has(object.spec.storage) || ` +
+      `quantity(object.spec.storage).compareTo(quantity(${celString(max)})) <= 0 || ` +
+      `(${updating} && has(oldObject.spec.storage) && oldObject.spec.storage == object.spec.storage)`,
+    messageExpression:
+      "'spec.storage: ' + object.spec.storage + ' is more than the platform allows per volume " +
+      `(at most ${max}, --max-storage)'`,
+    reason: "Forbidden",
+  };
+}
