@@ -1,21 +1,24 @@
 /**
- * Admission: what the operator's webhooks (operator/admission/) add to a user's write of a MyAppInstance, measured
- * through the real apiserver, which calls them, in one run against the local cluster:
+ * Admission: what the platform's admission (the policy the apiserver decides itself, components/instance-policy.ts,
+ * and the operator's webhooks, operator/admission/) adds to a user's write of a MyAppInstance, measured through the
+ * real apiserver in one run against the local cluster:
  * - latency: server-side-apply dry-runs of valid new instances (what `pulumi preview` sends) at a steady rate
  *   (open loop: each request leaves on its schedule whatever the others do), apply sent → answer, with and without
- *   the webhooks; and, from the operator's debug lines ("webhook request", whole milliseconds), how long its HTTPS
- *   server took for each /mutate and /validate call;
+ *   the admission; and, from the operator's controller_runtime_webhook_latency_seconds histogram, how long its
+ *   HTTPS server took for each /mutate and /validate call;
  * - bulk: server-side apply of N new instances, C in flight (a kubectl-like client that parallelises), with ÷
  *   without (goal ≤ 1.15); then N more with `kubectl apply --server-side -f` of one List file (the toolchain's
  *   kubectl, which sends them one after another), with ÷ without.
  *
- * The two arms differ in one thing only: the namespace. The webhook configurations (components/webhooks.ts, built
- * from MyAppOperator settings as `pulumi up` would: failurePolicy Fail, timeout 5 s, matchConditions) select, by
- * namespaceSelector, exactly the run's "with" namespaces; the "without" namespaces are twins outside it. Every
- * namespace is fresh, labelled `pod-security.kubernetes.io/enforce: baseline` by default (so the mutating webhook
- * adds `podSecurityLevel: Baseline` to each instance, and the run checks it did, and only with the webhooks; with
- * BENCH_ADMISSION_POD_SECURITY=none, unlabelled, the validating webhook alone), and removed with its instances
- * before the next arm. Arms alternate ABBA over rounds (without, with; with, without)
+ * The two arms differ in one thing only: the namespace. The admission policy and the webhook configurations
+ * (components/instance-policy.ts and webhooks.ts, built from MyAppOperator settings as `pulumi up` would:
+ * failurePolicy Fail, timeout 5 s, matchConditions) select, by namespaceSelector, exactly the run's "with"
+ * namespaces; the "without" namespaces are twins outside it. Every namespace is fresh, labelled
+ * `pod-security.kubernetes.io/enforce: baseline` by default (so the mutating webhook adds `podSecurityLevel:
+ * Baseline` to each instance, and the run checks it did, and only with the admission; with
+ * BENCH_ADMISSION_POD_SECURITY=none, unlabelled, no webhook is called: the policy's rules are the apiserver's, and the
+ * validating webhook is called only for instances with a volume or a chart, or where a budget applies), and removed
+ * with its instances before the next arm. Arms alternate ABBA over rounds (without, with; with, without)
  * so neither profits from going first.
  *
  * One operator process serves the webhooks (`operatorFlags(settings)`, external placement, the admin kubeconfig,
@@ -36,6 +39,7 @@ import { promisify } from "node:util";
 import { apiVersion, kind } from "../api/index.ts";
 import { operatorFlags } from "../components/operator-flags.ts";
 import { resolveSettings, describeIssues } from "../components/settings.ts";
+import { instancePolicy } from "../components/instance-policy.ts";
 import { operatorWebhookConfigurations } from "../components/webhooks.ts";
 import type { KubeClient, KubeObject } from "../kube/index.ts";
 import { clusterStatus } from "../tools/lib/cluster.ts";
@@ -45,7 +49,8 @@ import type { Benchmark, BenchContext, BenchmarkResult, Metric } from "./support
 import { removeFleet } from "./support/cleanup.ts";
 import { benchFieldManager, ensureCrd } from "./support/cluster.ts";
 import { forEachLimit } from "./support/fleet.ts";
-import { startOperator, type LogLine, type OperatorProcess } from "./support/operator-process.ts";
+import { startOperator, type OperatorProcess } from "./support/operator-process.ts";
+import { histogramQuantile, samplesSince, scrape, sum, type Sample } from "./support/prometheus.ts";
 import { cpuSeconds } from "./support/process-stats.ts";
 import { integerSetting } from "./support/settings.ts";
 import { max, quantile, round } from "./support/stats.ts";
@@ -159,8 +164,8 @@ interface ArmResult {
   readonly round: number;
   readonly namespace: string;
   readonly latency: LatencyPhase;
-  /** The webhook server's time per call during the steady phase, ms, by path (/mutate, /validate). */
-  readonly webhookMs: Record<string, number[]>;
+  /** The operator's webhook metrics over the steady phase (controller_runtime_webhook_*, this phase only). */
+  readonly webhookSteady: readonly Sample[];
   /** Webhook calls the operator served during this arm (all phases). */
   readonly webhookCalls: number;
   readonly applySeconds: number;
@@ -202,7 +207,11 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
   if (!resolved.ok) throw new Error(describeIssues("admission benchmark settings", resolved.issues));
   const { settings } = resolved;
   const configurations = operatorWebhookConfigurations(settings);
-  if (!configurations) throw new Error("the settings have the webhooks off");
+  const rules = instancePolicy(settings);
+  if (!configurations || !rules) throw new Error("the settings have the webhooks off");
+  // The whole of the platform's admission, as the component installs it: the policy the apiserver decides itself
+  // (instance-policy.ts), then the webhooks.
+  const admissionObjects = [rules.policy, rules.binding, configurations.mutating, configurations.validating];
 
   // kubectl's file: N instances in one List, written per arm (the namespace differs).
   const scratch = mkdtempSync(path.join(tmpdir(), "bench-admission-"));
@@ -221,14 +230,20 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
     }
     // The configurations first (their selector names only namespaces of this run, none of which exists yet), then
     // the operator, which injects its CA into them.
-    for (const configuration of [configurations.mutating, configurations.validating])
-      await client.apply(configuration as unknown as KubeObject, { fieldManager: benchFieldManager, force: true });
+    for (const object of admissionObjects)
+      await client.apply(object as unknown as KubeObject, { fieldManager: benchFieldManager, force: true });
     log(`webhook configurations ${name} (failurePolicy Fail) select ${withNamespaces.join(", ")}`);
     const flags = operatorFlags(settings).filter(
       (flag) => !/^--(namespaces|metrics-bind-address|metrics-secure|health-probe-bind-address|log-level)\b/.test(flag),
     );
-    // debug: the webhook server logs each call with its duration ("webhook request"); the controller is idle.
-    operator = await startOperator({ namespaces: [idle], args: [...flags, "--log-level=debug"], signal });
+    // At the deployed log level (info: an admitted request is not logged); the webhook metrics time each call.
+    operator = await startOperator({
+      namespaces: [idle],
+      args: flags,
+      // BENCH_TS_NODE_OPTIONS adds Node flags for a profile, as in side-by-side.
+      nodeOptions: (process.env.BENCH_TS_NODE_OPTIONS ?? "").split(" ").filter(Boolean),
+      signal,
+    });
     log(`operator pid ${operator.pid} serves https://127.0.0.1:${port}; its controller watches only ${idle}`);
     // CPU is read from the local cluster's own processes (kwokctl's pid files), when this is that cluster.
     const components = (await clusterStatus().catch(() => undefined))?.components ?? [];
@@ -266,8 +281,10 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
     return report(results, { rate, seconds, instances, concurrency, rounds, podSecurity });
   } finally {
     // A failurePolicy Fail webhook without its server would refuse every write it selects: it goes first.
-    for (const configurationKind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])
-      await client.delete("admissionregistration.k8s.io/v1", configurationKind, name).catch(() => undefined);
+    for (const object of admissionObjects.toReversed())
+      await client
+        .delete("admissionregistration.k8s.io/v1", object.kind ?? "", object.metadata?.name ?? "")
+        .catch(() => undefined);
     await operator?.stop();
     const cleanup = AbortSignal.timeout(5 * 60_000);
     for (const namespace of created)
@@ -310,7 +327,7 @@ async function webhooksAnswering(
             (error: unknown) => String(error),
           );
         if (!refusal?.includes("--max-replicas"))
-          throw new Error(`11 replicas were not refused by the validating webhook (${refusal ?? "admitted"})`);
+          throw new Error(`11 replicas were not refused by the platform's admission (${refusal ?? "admitted"})`);
         return true;
       }
       const answered = await client.apply<KubeObject & { spec: { podSecurityLevel?: string } }>(probe, {
@@ -346,13 +363,13 @@ interface ArmOptions {
 
 async function measureArm(client: KubeClient, operator: OperatorProcess, options: ArmOptions): Promise<ArmResult> {
   const { namespace, signal } = options;
-  const armStart = operator.logs.length;
+  const armStart = await scrape(operator.metricsUrl);
   const warmUp = await steadyDryRuns(client, namespace, "warm", options.rate, warmUpSeconds, signal);
   if (warmUp.errors.length > 0) throw new Error(`warm-up dry-runs in ${namespace} failed: ${warmUp.errors[0]}`);
 
-  const steadyStart = operator.logs.length;
+  const steadyStart = await scrape(operator.metricsUrl);
   const latency = await steadyDryRuns(client, namespace, "probe", options.rate, options.seconds, signal);
-  const steadyEnd = operator.logs.length;
+  const webhookSteady = samplesSince(await scrape(operator.metricsUrl), steadyStart);
   const p = (q: number) => round(quantile(latency.samples, q), 1);
   options.log(
     `  ${latency.samples.length} dry-runs at ${latency.rate}/s: p50 ${p(0.5)} ms, p99 ${p(0.99)} ms` +
@@ -397,8 +414,8 @@ async function measureArm(client: KubeClient, operator: OperatorProcess, options
     round: options.round,
     namespace,
     latency,
-    webhookMs: webhookDurations(operator.logs.slice(steadyStart, steadyEnd)),
-    webhookCalls: operator.logs.slice(armStart).filter(isWebhookCall).length,
+    webhookSteady,
+    webhookCalls: sum(samplesSince(await scrape(operator.metricsUrl), armStart), webhookRequests),
     applySeconds,
     kubectlSeconds,
     applyCpu,
@@ -444,17 +461,12 @@ async function steadyDryRuns(
   return { samples, errors, maxLagMs, rate: round(pending.length / Math.max(elapsed, seconds), 1) };
 }
 
-function isWebhookCall(line: LogLine): boolean {
-  return line.msg === "webhook request" && (line["path"] === "/mutate" || line["path"] === "/validate");
-}
+const webhookRequests = "controller_runtime_webhook_requests_total";
+const webhookLatency = "controller_runtime_webhook_latency_seconds";
 
-/** The webhook server's "webhook request" lines (status 200) → their `ms`, by path. */
-export function webhookDurations(lines: readonly LogLine[]): Record<string, number[]> {
-  const byPath: Record<string, number[]> = { "/mutate": [], "/validate": [] };
-  for (const line of lines.filter(isWebhookCall)) {
-    if (line["status"] === 200 && typeof line["ms"] === "number") byPath[String(line["path"])]?.push(line["ms"]);
-  }
-  return byPath;
+/** The `q`-quantile of the webhook server's time for `path` (/mutate, /validate), ms, from its histogram. */
+export function webhookQuantileMs(samples: readonly Sample[], path: string, q: number): number {
+  return histogramQuantile(samples, webhookLatency, q, (labels) => labels.webhook === path) * 1000;
 }
 
 const cpuLabels: Readonly<Record<CpuSubject, string>> = {
@@ -477,7 +489,12 @@ function report(
 ): BenchmarkResult {
   const of = (arm: Arm) => results.filter((result) => result.arm === arm);
   const samples = (arm: Arm) => of(arm).flatMap((result) => result.latency.samples);
-  const webhook = (path: string) => of("with").flatMap((result) => result.webhookMs[path] ?? []);
+  const webhook = (path: string, q: number) =>
+    webhookQuantileMs(
+      of("with").flatMap((result) => result.webhookSteady),
+      path,
+      q,
+    );
   const median = (arm: Arm, figure: (result: ArmResult) => number) => quantile(of(arm).map(figure), 0.5);
   const applyMedian = (arm: Arm) => median(arm, (result) => result.applySeconds);
   const kubectlMedian = (arm: Arm) => median(arm, (result) => result.kubectlSeconds);
@@ -494,12 +511,17 @@ function report(
       // An unlabelled namespace never calls /mutate: no figure rather than NaN.
       ...(parameters.podSecurity === "baseline"
         ? [
-            ms("mutateP50Ms", "webhook server, /mutate, p50 (whole ms)", quantile(webhook("/mutate"), 0.5)),
-            ms("mutateP99Ms", "webhook server, /mutate, p99 (whole ms)", quantile(webhook("/mutate"), 0.99)),
+            ms("mutateP50Ms", "webhook server, /mutate, p50 (histogram)", webhook("/mutate", 0.5)),
+            ms("mutateP99Ms", "webhook server, /mutate, p99 (histogram)", webhook("/mutate", 0.99)),
           ]
         : []),
-      ms("validateP50Ms", "webhook server, /validate, p50 (whole ms)", quantile(webhook("/validate"), 0.5)),
-      ms("validateP99Ms", "webhook server, /validate, p99 (whole ms)", quantile(webhook("/validate"), 0.99)),
+      // Called only for instances with a volume or a chart, or under a budget: none in this run's policy.
+      ...(Number.isNaN(webhook("/validate", 0.5))
+        ? []
+        : [
+            ms("validateP50Ms", "webhook server, /validate, p50 (histogram)", webhook("/validate", 0.5)),
+            ms("validateP99Ms", "webhook server, /validate, p99 (histogram)", webhook("/validate", 0.99)),
+          ]),
       {
         id: "dryRunErrors",
         label: "dry-runs refused or failed",

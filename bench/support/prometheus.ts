@@ -81,3 +81,10 @@ export function histogramQuantile(
   }
   return lowerBound;
 }
+
+/** What happened between two scrapes of the same process: each sample of `after` less its twin in `before`. */
+export function samplesSince(after: readonly Sample[], before: readonly Sample[]): Sample[] {
+  const key = (sample: Sample) => `${sample.name}${JSON.stringify(Object.entries(sample.labels).sort())}`;
+  const earlier = new Map(before.map((sample) => [key(sample), sample.value]));
+  return after.map((sample) => ({ ...sample, value: sample.value - (earlier.get(key(sample)) ?? 0) }));
+}

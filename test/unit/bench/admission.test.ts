@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { armPlan, podSecurityMode, webhookDurations } from "../../../bench/admission.ts";
+import { armPlan, podSecurityMode, webhookQuantileMs } from "../../../bench/admission.ts";
+import { parseSamples, samplesSince } from "../../../bench/support/prometheus.ts";
 
 describe("admission benchmark", () => {
   it("runs the arms ABBA, each in a namespace of its own", () => {
@@ -13,16 +14,20 @@ describe("admission benchmark", () => {
     assert.equal(plan[1]?.namespace, "bench-adm-x-with-1");
   });
 
-  it("takes the webhook server's answered calls by path, and nothing else", () => {
-    const durations = webhookDurations([
-      { msg: "webhook request", path: "/mutate", status: 200, ms: 3 },
-      { msg: "webhook request", path: "/validate", status: 200, ms: 2 },
-      { msg: "webhook request", path: "/validate", status: 400, ms: 1 },
-      { msg: "webhook request", path: "/healthz", status: 200, ms: 9 },
-      { msg: "admission: reviewed", path: "/mutate", status: 200, ms: 7 },
-      { msg: "webhook request", path: "/mutate", status: 200, ms: 4 },
-    ]);
-    assert.deepEqual(durations, { "/mutate": [3, 4], "/validate": [2] });
+  it("times the webhook server's calls of one phase by path, from its histogram", () => {
+    const scrapeText = (fast: number, slow: number) =>
+      [
+        `controller_runtime_webhook_latency_seconds_bucket{le="0.001",webhook="/validate"} ${fast}`,
+        `controller_runtime_webhook_latency_seconds_bucket{le="0.002",webhook="/validate"} ${fast + slow}`,
+        `controller_runtime_webhook_latency_seconds_bucket{le="+Inf",webhook="/validate"} ${fast + slow}`,
+        `controller_runtime_webhook_latency_seconds_bucket{le="0.001",webhook="/mutate"} 5`,
+        `controller_runtime_webhook_latency_seconds_bucket{le="+Inf",webhook="/mutate"} 5`,
+      ].join("\n");
+    // Before the phase: 100 fast calls; during it: 10 fast and 10 slow.
+    const phase = samplesSince(parseSamples(scrapeText(110, 10)), parseSamples(scrapeText(100, 0)));
+    assert.equal(webhookQuantileMs(phase, "/validate", 0.5), 1);
+    assert.equal(webhookQuantileMs(phase, "/validate", 0.75), 1.5);
+    assert.ok(Number.isNaN(webhookQuantileMs(phase, "/mutate", 0.5)), "no /mutate call in the phase");
   });
 
   it("writes to labelled namespaces by default, to unlabelled ones on request, and names the knob otherwise", () => {
