@@ -242,6 +242,27 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     await client.create(instance(apps, "fit-4", { replicas: 1 }));
     assert.match(await refusal(() => client.create(instance(apps, "fit-5", { replicas: 1 }))), /at most 4/);
     await assert.rejects(kubectl("scale", "myappinstance/fit-4", "-n", apps, "--replicas=5"), /spec\.replicas.*3/s);
+    // The namespace's label replaces the flag's budget (read within the replicas' 5 s reuse of a Namespace).
+    await client.mergePatch("v1", "Namespace", apps, undefined, {
+      metadata: { labels: { "myapp.example.com/max-instances": "5", "myapp.example.com/max-replicas": "7" } },
+    });
+    await waitFor(
+      "the namespace's budget labels to apply",
+      async () => {
+        try {
+          await client.create(instance(apps, "fit-5", { replicas: 1 }));
+          return true;
+        } catch (error) {
+          if (/at most 4 instances/.test(String(error))) return undefined;
+          throw error;
+        }
+      },
+      { timeoutMs: minutes(1), intervalMs: 500 },
+    );
+    assert.match(
+      await refusal(() => client.create(instance(apps, "fit-6", { replicas: 1 }))),
+      /at most 5 instances \(the namespace's label myapp\.example\.com\/max-instances/,
+    );
   });
 
   it("defaults podSecurityLevel from the namespace's Pod Security label, and nothing else", async () => {
@@ -276,7 +297,7 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
         `image: "nginx:1.27", storage: "5Gi"`,
         /storage.*5Gi is more than the platform allows per volume \(at most 2Gi/,
       ],
-      ["one-too-many", apps, `image: "nginx:1.27"`, /namespace wh-apps-\S+ may have at most 4 instances/],
+      ["one-too-many", apps, `image: "nginx:1.27"`, /namespace wh-apps-\S+ may have at most 5 instances/],
     ];
     for (const [name, namespace, spec, expected] of cases) {
       const program = `import { MyAppInstance } from ${provider};
