@@ -4,11 +4,14 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { clusterIdentity } from "../kube/cluster-identity.ts";
+import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterDown, clusterStatus } from "./lib/cluster.ts";
+import { appliedToFile, stateOrigin } from "./lib/dev-stack-cluster.ts";
 import { stopOperator } from "./lib/operator-process.ts";
-import { pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
+import { kubeconfigPath, pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
-import { ensurePulumiHome } from "./lib/pulumi.ts";
+import { ensurePulumiHome, forgetStack } from "./lib/pulumi.ts";
 import { run } from "./lib/run.ts";
 
 const step = progress("down");
@@ -18,6 +21,22 @@ const stackFile = path.join(stateDir, ".pulumi/stacks/myapp-platform/dev.json");
 if ((await clusterStatus()).healthy && existsSync(stackFile)) {
   const binDir = toolchainBinDir();
   const env = await ensurePulumiHome(binDir);
+  const admin = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
+  const cluster = await clusterIdentity(admin).finally(() => admin.close());
+  if (stateOrigin(appliedToFile(env.PULUMI_BACKEND_URL!, "dev"), cluster) === "recreated-cluster") {
+    // What the state describes went with the old cluster: nothing is left to destroy.
+    step(`the dev stack's state is of a cluster recreated since (${cluster.server}): forgetting it`);
+    await forgetStack(path.join(binDir, "pulumi"), "dev", env);
+  } else {
+    await destroyDevStack(binDir, env);
+  }
+}
+step("stopping the operator");
+await stopOperator();
+if (!keepCluster) await clusterDown();
+step("down");
+
+async function destroyDevStack(binDir: string, env: NodeJS.ProcessEnv): Promise<void> {
   step("pulumi destroy --stack dev");
   await run(path.join(binDir, "pulumi"), ["destroy", "--yes", "--non-interactive", "--stack", "dev"], {
     env,
@@ -29,7 +48,3 @@ if ((await clusterStatus()).healthy && existsSync(stackFile)) {
     cwd: repoRoot,
   });
 }
-step("stopping the operator");
-await stopOperator();
-if (!keepCluster) await clusterDown();
-step("down");

@@ -5,11 +5,11 @@
  * that exists, and prints the instances. Running it again is safe and fast.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { clusterIdentity, recordedIdentity, sameCluster } from "../kube/cluster-identity.ts";
+import { clusterIdentity } from "../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterUp } from "./lib/cluster.ts";
+import { appliedToFile, recordAppliedTo, stateOrigin } from "./lib/dev-stack-cluster.ts";
 import { formatTable, instanceRows } from "./lib/instances-table.ts";
 import {
   devStackOperator,
@@ -20,6 +20,7 @@ import {
 } from "./lib/operator-process.ts";
 import { kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
+import { forgetStack } from "./lib/pulumi.ts";
 import { prepareToolchain } from "./lib/toolchain.ts";
 import { run } from "./lib/run.ts";
 
@@ -49,15 +50,19 @@ operator.catch((error: unknown) => {
 });
 
 const pulumi = path.join(binDir, "pulumi");
-await run(pulumi, ["stack", "select", stack, "--create", "--non-interactive"], { env, cwd: repoRoot });
-// The stack's state describes objects in one cluster: if it was last applied to another (the cluster was
-// deleted or recreated since), pulumi up refreshes first, so it recreates what is gone instead of trusting it.
+// The stack's state describes objects in one cluster: if it was last applied to another, pulumi up refreshes
+// first, so it recreates what is gone instead of trusting it; if the local cluster was recreated since, what the
+// state describes went with the old one, and the state is forgotten (dev-stack-cluster.ts).
 const admin = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
 const cluster = await clusterIdentity(admin);
-const appliedTo = path.join(new URL(env.PULUMI_BACKEND_URL!).pathname, `${stack}.cluster.json`);
-// A record of another shape (before the identity had one shape) is no record: refresh.
-const lastCluster = existsSync(appliedTo) ? recordedIdentity(JSON.parse(readFileSync(appliedTo, "utf8"))) : undefined;
-const refresh = !sameCluster(lastCluster, cluster);
+const appliedTo = appliedToFile(env.PULUMI_BACKEND_URL!, stack);
+const origin = stateOrigin(appliedTo, cluster);
+if (origin === "recreated-cluster") {
+  step(`the ${stack} stack's state is of a cluster recreated since (${cluster.server}): forgetting it`);
+  await forgetStack(pulumi, stack, env);
+}
+await run(pulumi, ["stack", "select", stack, "--create", "--non-interactive"], { env, cwd: repoRoot });
+const refresh = origin === "unknown";
 step(
   `pulumi up --stack ${stack}${refresh ? " --refresh (state of another or no cluster)" : ""} (installs the platform, then waits for every instance to be Ready)`,
 );
@@ -91,7 +96,7 @@ if (up !== 0) {
   console.error(`\npulumi up failed (exit ${up}). The operator's log is ${path.relative(repoRoot, operatorLog)}.`);
   process.exit(up);
 }
-writeFileSync(appliedTo, JSON.stringify(cluster) + "\n");
+recordAppliedTo(appliedTo, cluster);
 const { metricsPort } = await operator;
 
 const rows = await instanceRows(admin);

@@ -38,3 +38,14 @@ export async function ensurePulumiHome(binDir = toolchainBinDir()): Promise<Node
   }
   return env;
 }
+
+/**
+ * Removes `stack` and its state, keeping its config file: for a state whose objects are gone with their cluster
+ * (dev-stack-cluster.ts), which no destroy can reach. A stack that does not exist is already forgotten.
+ */
+export async function forgetStack(pulumi: string, stack: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const args = ["stack", "rm", stack, "--force", "--yes", "--non-interactive", "--preserve-config"];
+  await run(pulumi, args, { env, cwd: repoRoot }).catch((error: unknown) => {
+    if (!/no stack named/i.test(String(error))) throw error;
+  });
+}

@@ -1,0 +1,21 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { originOf } from "../../../tools/lib/dev-stack-cluster.ts";
+
+describe("the dev stack's cluster record", () => {
+  const now = { server: "https://127.0.0.1:32764", uid: "new" };
+
+  it("trusts a state applied to this cluster", () => {
+    assert.equal(originOf({ ...now }, now), "this-cluster");
+  });
+
+  it("forgets a state of a cluster recreated at the same address: its objects went with it", () => {
+    assert.equal(originOf({ server: now.server, uid: "old" }, now), "recreated-cluster");
+  });
+
+  it("refreshes for another address or no record: that cluster may still hold the objects", () => {
+    assert.equal(originOf({ server: "https://10.0.0.1:6443", uid: "old" }, now), "unknown");
+    assert.equal(originOf(undefined, now), "unknown");
+    assert.equal(originOf({ server: now.server, uid: "" }, now), "this-cluster", "no uid: by address");
+  });
+});
