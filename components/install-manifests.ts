@@ -5,6 +5,7 @@
  */
 import { stringify } from "yaml";
 import { operatorAdmissionPolicy } from "./admission-policy.ts";
+import { namespaceDefaultsPolicy } from "./defaults-policy.ts";
 import { operatorDeployment } from "./deployment.ts";
 import { instancePolicy } from "./instance-policy.ts";
 import type { CustomResourceDefinitionManifest, OperatorManifest } from "./manifest-types.ts";
@@ -26,6 +27,7 @@ export function installManifests(
   const admission = operatorAdmissionPolicy(settings);
   const webhooks = operatorWebhookConfigurations(settings);
   const instances = instancePolicy(settings);
+  const defaults = namespaceDefaultsPolicy(settings);
   const optional = <T>(value: T | undefined): T[] => (value === undefined ? [] : [value]);
   return [
     crd,
@@ -42,12 +44,13 @@ export function installManifests(
     admission.binding,
     // The platform policy's rules on instances hold from the start, whether or not a replica serves the webhooks.
     ...(instances ? [instances.policy, instances.binding] : []),
+    ...(defaults ? [defaults.policy, defaults.binding] : []),
     ...optional(operatorDeployment(settings)),
     ...optional(metricsService(settings)),
     ...optional(operatorPodDisruptionBudget(settings)),
     ...optional(webhookService(settings)),
     // Last: until a replica serves them (and has injected its CA), instance creates fail (failurePolicy Fail).
-    ...(webhooks ? [webhooks.validating, webhooks.mutating] : []),
+    ...(webhooks ? [webhooks.validating, ...optional(webhooks.mutating)] : []),
   ];
 }
 

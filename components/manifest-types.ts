@@ -29,6 +29,18 @@ export type ValidatingWebhookConfigurationManifest =
   Plain<k8s.types.input.admissionregistration.v1.ValidatingWebhookConfiguration>;
 export type MutatingWebhookConfigurationManifest =
   Plain<k8s.types.input.admissionregistration.v1.MutatingWebhookConfiguration>;
+/**
+ * A MutatingAdmissionPolicy at `admissionregistration.k8s.io/v1` (GA in Kubernetes 1.36). @pulumi/kubernetes types
+ * only the v1alpha1 version, whose fields v1 kept unchanged; the component creates it as a generic resource.
+ */
+export type MutatingAdmissionPolicyManifest =
+  AtV1<k8s.types.input.admissionregistration.v1alpha1.MutatingAdmissionPolicy>;
+export type MutatingAdmissionPolicyBindingManifest =
+  AtV1<k8s.types.input.admissionregistration.v1alpha1.MutatingAdmissionPolicyBinding>;
+type AtV1<T extends { kind?: unknown }> = Omit<Plain<T>, "apiVersion" | "kind"> & {
+  apiVersion: "admissionregistration.k8s.io/v1";
+  kind: NonNullable<pulumi.Unwrap<T["kind"]>>;
+};
 
 /** Any object this folder builds, for the renderer and for tests that walk them all. */
 export type OperatorManifest =
@@ -45,4 +57,6 @@ export type OperatorManifest =
   | ValidatingAdmissionPolicyManifest
   | ValidatingAdmissionPolicyBindingManifest
   | ValidatingWebhookConfigurationManifest
-  | MutatingWebhookConfigurationManifest;
+  | MutatingWebhookConfigurationManifest
+  | MutatingAdmissionPolicyManifest
+  | MutatingAdmissionPolicyBindingManifest;

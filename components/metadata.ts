@@ -24,6 +24,8 @@ export interface OperatorObjectNames {
   readonly admissionPolicy: string;
   /** ValidatingAdmissionPolicy and binding for the platform policy's rules on instances (instance-policy.ts). */
   readonly instancePolicy: string;
+  /** MutatingAdmissionPolicy and binding for the namespace defaults, when a policy gives them (defaults-policy.ts). */
+  readonly defaultsPolicy: string;
   /** The Validating- and MutatingWebhookConfiguration (same name); cluster-scoped. */
   readonly webhookConfiguration: string;
   /** The Service in front of the replicas' webhook port (in-cluster). */
@@ -46,6 +48,7 @@ export function operatorObjectNames(settings: OperatorSettings): OperatorObjectN
     leaderElectionId: `${name}-leader`,
     admissionPolicy: `${name}-children`,
     instancePolicy: `${name}-instances`,
+    defaultsPolicy: `${name}-defaults`,
     webhookConfiguration: name,
     webhookService: `${name}-webhook`,
     webhookCertificate: `${name}-webhook-cert`,

@@ -10,6 +10,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { operatorAdmissionPolicy } from "./admission-policy.ts";
 import { clusterConnectionOf, type ClusterConnection } from "./cluster-connection.ts";
 import { loadCrdManifest } from "./crd.ts";
+import { namespaceDefaultsPolicy } from "./defaults-policy.ts";
 import { operatorDeployment, operatorDeploymentTimeouts } from "./deployment.ts";
 import type { CustomResourceDefinitionManifest } from "./manifest-types.ts";
 import { metricsReaderClusterRole } from "./metrics-reader.ts";
@@ -50,6 +51,12 @@ export interface MyAppOperatorResources {
   /** The platform policy's rules that the apiserver decides itself, when the policy sets any (instance-policy.ts). */
   readonly instancePolicy?: k8s.admissionregistration.v1.ValidatingAdmissionPolicy;
   readonly instancePolicyBinding?: k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding;
+  /**
+   * The namespace defaults as a MutatingAdmissionPolicy and its binding, with `webhooks.defaults: "policy"`
+   * (defaults-policy.ts); generic resources, as @pulumi/kubernetes types no v1 MutatingAdmissionPolicy.
+   */
+  readonly defaultsPolicy?: k8s.apiextensions.CustomResource;
+  readonly defaultsPolicyBinding?: k8s.apiextensions.CustomResource;
   /** The operator's admission webhooks (webhooks.ts), when on. */
   readonly validatingWebhookConfiguration?: k8s.admissionregistration.v1.ValidatingWebhookConfiguration;
   readonly mutatingWebhookConfiguration?: k8s.admissionregistration.v1.MutatingWebhookConfiguration;
@@ -194,6 +201,19 @@ export class MyAppOperator extends pulumi.ComponentResource {
         { ...child, dependsOn: [instancePolicyResource] },
       );
 
+    // The namespace defaults, when the apiserver applies them (defaults-policy.ts): like the rules above, they hold
+    // whether or not a replica runs. @pulumi/kubernetes has no v1 type for them, hence generic resources.
+    const defaultsRules = namespaceDefaultsPolicy(settings);
+    const defaultsPolicy =
+      defaultsRules && new k8s.apiextensions.CustomResource(`${name}-defaults-policy`, defaultsRules.policy, child);
+    const defaultsPolicyBinding =
+      defaultsRules &&
+      defaultsPolicy &&
+      new k8s.apiextensions.CustomResource(`${name}-defaults-policy-binding`, defaultsRules.binding, {
+        ...child,
+        dependsOn: [defaultsPolicy],
+      });
+
     const deploymentManifest = operatorDeployment(settings);
     // The operator starts only once its CRD and every permission exist, and on destroy it stops before they go.
     const deploymentDependencies = [
@@ -252,7 +272,7 @@ export class MyAppOperator extends pulumi.ComponentResource {
         afterOperator,
       );
     const mutatingWebhookConfiguration =
-      webhookManifests &&
+      webhookManifests?.mutating &&
       new k8s.admissionregistration.v1.MutatingWebhookConfiguration(
         `${name}-mutating-webhook`,
         webhookManifests.mutating,
@@ -275,6 +295,8 @@ export class MyAppOperator extends pulumi.ComponentResource {
       admissionPolicyBinding,
       ...(instancePolicyResource ? { instancePolicy: instancePolicyResource } : {}),
       ...(instancePolicyBinding ? { instancePolicyBinding } : {}),
+      ...(defaultsPolicy ? { defaultsPolicy } : {}),
+      ...(defaultsPolicyBinding ? { defaultsPolicyBinding } : {}),
       ...(validatingWebhookConfiguration ? { validatingWebhookConfiguration } : {}),
       ...(mutatingWebhookConfiguration ? { mutatingWebhookConfiguration } : {}),
       ...(webhookEndpoint ? { webhookService: webhookEndpoint } : {}),

@@ -54,7 +54,7 @@ export function operatorRbac(settings: OperatorSettings): OperatorRbac {
   // The in-cluster operator serves /metrics with --metrics-secure (operator-flags.ts), which asks the apiserver.
   const metrics = settings.operatorPlacement === "in-cluster" ? secureMetricsRules : [];
   const webhooks = settings.webhooks.enabled
-    ? webhookClusterRules(names.webhookConfiguration, settings.watchNamespaces)
+    ? webhookClusterRules(names.webhookConfiguration, settings.watchNamespaces, settings.webhooks.defaults)
     : [];
   return {
     clusterRole: {

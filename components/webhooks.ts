@@ -46,13 +46,26 @@ export interface WebhookArgs {
    * @example "https://127.0.0.1:9443"
    */
   readonly url?: string;
+  /**
+   * What gives an instance its namespace's defaults (`spec.podSecurityLevel` from the namespace's Pod Security
+   * label): `"webhook"`, the operator's mutating webhook (every Kubernetes version), or `"policy"`, a
+   * MutatingAdmissionPolicy the apiserver evaluates itself (Kubernetes 1.36+, where it is GA): no call to the
+   * operator, so a write in such a namespace costs about a third as much and gets its default while no replica
+   * runs (defaults-policy.ts).
+   * @default "webhook"
+   */
+  readonly defaults?: NamespaceDefaults;
 }
+
+/** What applies namespace-dependent defaults, see {@link WebhookArgs.defaults}. */
+export type NamespaceDefaults = "webhook" | "policy";
 
 /** The webhooks, resolved. */
 export interface WebhookSettings {
   readonly enabled: boolean;
   /** External operator: the URL's origin (`https://host:port`). */
   readonly url: string | undefined;
+  readonly defaults: NamespaceDefaults;
 }
 
 /** The admission timeout of both webhooks (see the file's comment). */
@@ -63,6 +76,36 @@ export function resolveWebhooks(
   args: WebhookArgs | undefined,
   placement: OperatorPlacement,
 ): { ok: true; webhooks: WebhookSettings } | { ok: false; issues: SettingsIssue[] } {
+  const resolved = resolveWhere(args, placement);
+  if (!resolved.ok) return resolved;
+  const defaults = args?.defaults ?? "webhook";
+  if (defaults !== "webhook" && defaults !== "policy") {
+    return {
+      ok: false,
+      issues: [
+        { field: "webhooks.defaults", message: `must be "webhook" or "policy", got ${JSON.stringify(defaults)}` },
+      ],
+    };
+  }
+  if (defaults === "policy" && !resolved.where.enabled) {
+    return {
+      ok: false,
+      issues: [
+        {
+          field: "webhooks.defaults",
+          message: 'is part of the platform\'s admission, which is off: turn the webhooks on or leave "policy" out',
+        },
+      ],
+    };
+  }
+  return { ok: true, webhooks: { ...resolved.where, defaults } };
+}
+
+/** Whether the webhooks are on and where the apiserver reaches them. */
+function resolveWhere(
+  args: WebhookArgs | undefined,
+  placement: OperatorPlacement,
+): { ok: true; where: Omit<WebhookSettings, "defaults"> } | { ok: false; issues: SettingsIssue[] } {
   const url = args?.url?.trim() || undefined;
   if (placement === "in-cluster") {
     if (url !== undefined) {
@@ -73,10 +116,10 @@ export function resolveWebhooks(
         ],
       };
     }
-    return { ok: true, webhooks: { enabled: args?.enabled ?? true, url: undefined } };
+    return { ok: true, where: { enabled: args?.enabled ?? true, url: undefined } };
   }
   const enabled = args?.enabled ?? url !== undefined;
-  if (!enabled) return { ok: true, webhooks: { enabled, url: undefined } };
+  if (!enabled) return { ok: true, where: { enabled, url: undefined } };
   if (url === undefined) {
     return {
       ok: false,
@@ -103,7 +146,7 @@ export function resolveWebhooks(
       ],
     };
   }
-  return { ok: true, webhooks: { enabled, url: parsed.origin } };
+  return { ok: true, where: { enabled, url: parsed.origin } };
 }
 
 /** The operator's webhook flags (operator/options.ts parses them). */
@@ -120,6 +163,7 @@ export function webhookFlags(settings: OperatorSettings): string[] {
     `--webhook-cert-secret=${settings.namespace}/${names.webhookCertificate}`,
     `--webhook-configuration=${names.webhookConfiguration}`,
     `--webhook-hosts=${hosts.join(",")}`,
+    ...(webhooks.defaults === "policy" ? ["--webhook-defaults=policy"] : []),
   ];
 }
 
@@ -197,14 +241,49 @@ function budgetSelectors(
 }
 
 /**
- * Both webhook configurations, or undefined when the webhooks are off. The validating webhook is called only where
+ * The writes that get a namespace default (operator/admission/mutate.ts `defaultsFor`, whichever of the webhook or
+ * defaults-policy.ts applies it): the admission's scope, narrowed to namespaces whose Pod Security label lets pods
+ * run looser than Restricted, to instances that name no level, and, on an UPDATE, to those stored with the default
+ * (re-applying a manifest that never names the level keeps it; an instance stored without it stays Restricted).
+ * Every other write skips the default, and with the webhook, the call (bench/RESULTS.md, admission).
+ */
+export function namespaceDefaultsScope(settings: OperatorSettings): ReturnType<typeof instanceAdmissionScope> {
+  const scope = instanceAdmissionScope(settings);
+  return {
+    namespaceSelector: {
+      matchExpressions: [
+        ...scope.namespaceSelector.matchExpressions,
+        { key: podSecurityEnforceLabel, operator: "In", values: ["baseline", "privileged"] },
+      ],
+    },
+    matchConditions: [
+      ...scope.matchConditions,
+      { name: "no-level-chosen", expression: "has(object.spec) && !has(object.spec.podSecurityLevel)" },
+      {
+        name: "created-or-stored-with-the-default",
+        expression:
+          "request.operation == 'CREATE' || (oldObject != null && has(oldObject.spec) && " +
+          `has(oldObject.spec.podSecurityLevel) && oldObject.spec.podSecurityLevel == '${namespaceDefaultLevel}')`,
+      },
+    ],
+  };
+}
+
+/** The level operator/admission/mutate.ts gives where the namespace enforces `baseline` or `privileged`. */
+export const namespaceDefaultLevel = "Baseline";
+
+/**
+ * The webhook configurations, or undefined when the webhooks are off. The validating webhook is called only where
  * CEL cannot decide (instance-policy.ts decides the rest in the apiserver): for an instance that names a volume or
  * a chart, and, for any other write, only in a namespace where a budget applies. A write that needs neither costs
- * no call (bench/RESULTS.md, admission).
+ * no call (bench/RESULTS.md, admission). The mutating one exists only while the webhook gives the namespace
+ * defaults (`webhooks.defaults`).
  */
 export function operatorWebhookConfigurations(
   settings: OperatorSettings,
-): { validating: ValidatingWebhookConfigurationManifest; mutating: MutatingWebhookConfigurationManifest } | undefined {
+):
+  | { validating: ValidatingWebhookConfigurationManifest; mutating: MutatingWebhookConfigurationManifest | undefined }
+  | undefined {
   if (!settings.webhooks.enabled) return undefined;
   const names = operatorObjectNames(settings);
   const clientConfig = (path: string) =>
@@ -258,32 +337,24 @@ export function operatorWebhookConfigurations(
         ...budgetWebhooks,
       ],
     },
-    mutating: {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "MutatingWebhookConfiguration",
-      metadata: objectMeta(settings, names.webhookConfiguration),
-      webhooks: [
-        {
-          name: `default.${plural}.${group}`,
-          clientConfig: clientConfig(mutatePath),
-          rules: [rule([plural])],
-          reinvocationPolicy: "Never",
-          ...common,
-          // Its one default applies only where the namespace lets pods run at a looser level than Restricted, and
-          // only while the instance names no level: every other write skips a call (bench/RESULTS.md, admission).
-          namespaceSelector: {
-            matchExpressions: [
-              ...scope.namespaceSelector.matchExpressions,
-              { key: podSecurityEnforceLabel, operator: "In", values: ["baseline", "privileged"] },
+    mutating:
+      settings.webhooks.defaults === "webhook"
+        ? {
+            apiVersion: "admissionregistration.k8s.io/v1",
+            kind: "MutatingWebhookConfiguration",
+            metadata: objectMeta(settings, names.webhookConfiguration),
+            webhooks: [
+              {
+                name: `default.${plural}.${group}`,
+                clientConfig: clientConfig(mutatePath),
+                rules: [rule([plural])],
+                reinvocationPolicy: "Never",
+                ...common,
+                ...namespaceDefaultsScope(settings),
+              },
             ],
-          },
-          matchConditions: [
-            ...scope.matchConditions,
-            { name: "no-level-chosen", expression: "!has(object.spec.podSecurityLevel)" },
-          ],
-        },
-      ],
-    },
+          }
+        : undefined,
   };
 }
 
@@ -304,17 +375,21 @@ export function webhookCertificateRules(secretName: string): readonly OperatorRu
 }
 
 /**
- * Cluster-scoped: inject the CA into the two configurations (and no other), and read the namespaces whose labels
- * and budget annotations the webhooks read (only the watched ones in namespaced mode).
+ * Cluster-scoped: inject the CA into the configurations (and no other; no mutating one when a policy gives the
+ * defaults), and read the namespaces whose labels the webhooks read (only the watched ones in namespaced mode).
  */
 export function webhookClusterRules(
   configuration: string,
   watchNamespaces: readonly string[],
+  defaults: NamespaceDefaults,
 ): readonly OperatorRule[] {
   return [
     {
       apiGroups: ["admissionregistration.k8s.io"],
-      resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
+      resources: [
+        "validatingwebhookconfigurations",
+        ...(defaults === "webhook" ? ["mutatingwebhookconfigurations"] : []),
+      ],
       resourceNames: [configuration],
       verbs: ["get", "patch"],
     },

@@ -71,6 +71,19 @@ const table: readonly ResourceType[] = [
     plural: "validatingadmissionpolicybindings",
     namespaced: false,
   },
+  // The namespace defaults, when the apiserver gives them (components/defaults-policy.ts; Kubernetes 1.36+).
+  {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "MutatingAdmissionPolicy",
+    plural: "mutatingadmissionpolicies",
+    namespaced: false,
+  },
+  {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "MutatingAdmissionPolicyBinding",
+    plural: "mutatingadmissionpolicybindings",
+    namespaced: false,
+  },
   // The admission webhooks' configurations, whose caBundle the operator injects (operator/admission/).
   {
     apiVersion: "admissionregistration.k8s.io/v1",

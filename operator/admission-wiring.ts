@@ -44,7 +44,11 @@ export class AdmissionWebhooks {
       client,
       logger,
       webhook: this.options.webhook,
-      routes: { [admissionPaths.validate]: handlers.validate, [admissionPaths.mutate]: handlers.mutate },
+      routes: {
+        [admissionPaths.validate]: handlers.validate,
+        // A MutatingAdmissionPolicy gives the defaults instead: nothing should call here, and nothing is answered.
+        ...(this.options.webhook.defaults === "webhook" ? { [admissionPaths.mutate]: handlers.mutate } : {}),
+      },
       signal: this.stopped.signal,
       ...(metrics ? { metrics } : {}),
     });

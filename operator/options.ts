@@ -130,7 +130,10 @@ Admission webhook:
                                    (default myapp-operator)                            MYAPP_WEBHOOK_CONFIGURATION
   --webhook-hosts=a,b              the certificate's DNS names and IPs (default localhost,127.0.0.1)  MYAPP_WEBHOOK_HOSTS
   --webhook-cert-validity=DURATION serving certificate lifetime, e.g. 2160h, 60s      MYAPP_WEBHOOK_CERT_VALIDITY
-                                   (default 2160h: 90 days; the CA lives 10x as long)`;
+                                   (default 2160h: 90 days; the CA lives 10x as long)
+  --webhook-defaults=webhook|policy who applies namespace defaults: the mutating webhook, or a MutatingAdmissionPolicy
+                                   in the apiserver (no /mutate, no MutatingWebhookConfiguration; default webhook)
+                                                                                       MYAPP_WEBHOOK_DEFAULTS`;
 
 const logLevels = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
 
@@ -175,6 +178,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       "webhook-configuration": { type: "string" },
       "webhook-hosts": { type: "string" },
       "webhook-cert-validity": { type: "string" },
+      "webhook-defaults": { type: "string" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean" },
     },
@@ -284,6 +288,7 @@ function webhookOptions(
     "webhook-configuration"?: string | undefined;
     "webhook-hosts"?: string | undefined;
     "webhook-cert-validity"?: string | undefined;
+    "webhook-defaults"?: string | undefined;
   },
   env: NodeJS.ProcessEnv,
 ): WebhookOptions | undefined {
@@ -292,6 +297,10 @@ function webhookOptions(
   const configuration = values["webhook-configuration"] ?? env.MYAPP_WEBHOOK_CONFIGURATION ?? "myapp-operator";
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(configuration) || configuration.length > 253) {
     throw new Error(`--webhook-configuration must be a lower-case DNS name, got "${configuration}"`);
+  }
+  const defaults = values["webhook-defaults"] ?? env.MYAPP_WEBHOOK_DEFAULTS ?? "webhook";
+  if (defaults !== "webhook" && defaults !== "policy") {
+    throw new Error(`--webhook-defaults must be webhook or policy, got "${defaults}"`);
   }
   return {
     address: address("--webhook-bind-address", bind),
@@ -310,6 +319,7 @@ function webhookOptions(
       "--webhook-cert-validity",
       values["webhook-cert-validity"] ?? env.MYAPP_WEBHOOK_CERT_VALIDITY ?? "2160h",
     ),
+    defaults,
   };
 }
 

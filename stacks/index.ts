@@ -17,6 +17,8 @@ const appNamespace = config.get("appNamespace") ?? "default";
 const cluster = new ClusterProvider("cluster", { ...(kubeconfig ? { kubeconfig } : {}) });
 
 const operatorPlacement = config.get("operatorPlacement") === "in-cluster" ? "in-cluster" : "external";
+// "policy" (Kubernetes 1.36+, as the local cluster runs): the apiserver gives namespace defaults, no webhook call.
+const webhookDefaults = config.get("webhookDefaults") === "policy" ? "policy" : "webhook";
 const platform = new MyAppOperator(
   "myapp-operator",
   {
@@ -26,8 +28,8 @@ const platform = new MyAppOperator(
     // The local operator (`npm start`) watches the app namespace only, and serves the webhooks for it here (in the
     // cluster they are called through a Service): a namespace it does not watch is never held by its webhooks.
     ...(operatorPlacement === "external"
-      ? { watchNamespaces: [appNamespace], webhooks: { url: localWebhookUrl } }
-      : {}),
+      ? { watchNamespaces: [appNamespace], webhooks: { url: localWebhookUrl, defaults: webhookDefaults } }
+      : { webhooks: { defaults: webhookDefaults } }),
   },
   { provider: cluster },
 );

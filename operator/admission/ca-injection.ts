@@ -90,19 +90,27 @@ export class CaInjector {
   private readonly logger: Logger;
   /** Kinds reported missing, so each absence is logged once (and again after it was found in between). */
   private readonly missing = new Set<WebhookConfigurationKind>();
+  /** The configurations that exist by design (no MutatingWebhookConfiguration when a policy gives the defaults). */
+  private readonly kinds: readonly WebhookConfigurationKind[];
 
-  constructor(configurations: WebhookConfigurationClient, name: string, logger: Logger) {
+  constructor(
+    configurations: WebhookConfigurationClient,
+    name: string,
+    logger: Logger,
+    kinds: readonly WebhookConfigurationKind[] = webhookConfigurationKinds,
+  ) {
     this.configurations = configurations;
     this.name = name;
     this.logger = logger.child({ webhookConfiguration: name });
+    this.kinds = kinds;
   }
 
-  /** Makes both configurations trust `bundlePem` (the CA certificates, PEM). */
+  /** Makes the configurations trust `bundlePem` (the CA certificates, PEM). */
   async inject(bundlePem: string): Promise<InjectionResult> {
     const caBundle = Buffer.from(bundlePem, "utf8").toString("base64");
     let trusted = true;
     let wrote = false;
-    for (const kind of webhookConfigurationKinds) {
+    for (const kind of this.kinds) {
       try {
         const configuration = await this.configurations.get(kind);
         if (!configuration) {

@@ -32,6 +32,12 @@ export interface WebhookOptions {
   readonly configuration: string;
   readonly hosts: readonly string[];
   readonly certValidityMs: number;
+  /**
+   * Who gives instances their namespace's defaults: the mutating webhook served here, or a
+   * MutatingAdmissionPolicy the apiserver evaluates itself (Kubernetes 1.36+); then there is no
+   * MutatingWebhookConfiguration to inject and /mutate is not served.
+   */
+  readonly defaults: "webhook" | "policy";
 }
 
 /** A policy that allows everything the CRD allows: no flag set. */

@@ -6,7 +6,7 @@
 import type { Logger } from "pino";
 import type { KubeClient } from "../../kube/index.ts";
 import type { Clock } from "../../kube/clock.ts";
-import { CaInjector, kubeWebhookConfigurationClient } from "./ca-injection.ts";
+import { CaInjector, kubeWebhookConfigurationClient, webhookConfigurationKinds } from "./ca-injection.ts";
 import { CertificateStore, kubeCertificateSecretClient } from "./certificate-store.ts";
 import type { WebhookOptions } from "./policy.ts";
 import {
@@ -57,6 +57,7 @@ export async function startAdmissionTls(options: AdmissionTlsOptions): Promise<A
     kubeWebhookConfigurationClient(options.client, webhook.configuration),
     webhook.configuration,
     logger,
+    webhook.defaults === "webhook" ? webhookConfigurationKinds : ["ValidatingWebhookConfiguration"],
   );
   // Set once listening: the store's first certificate arrives before there is a server to reload.
   const serving: { server?: WebhookServer } = {};

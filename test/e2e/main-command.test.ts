@@ -58,6 +58,21 @@ test("npm start brings up the dev stack with every instance Ready and prints wha
   assert.ok(operatorPid(), "the operator runs as a local process");
   assert.ok(existsSync(path.join(repoRoot, ".local/operator.kubeconfig")), "with the ServiceAccount's kubeconfig");
 
+  // The dev stack has the apiserver give namespace defaults (a MutatingAdmissionPolicy: the local cluster runs
+  // Kubernetes 1.36), so there is no mutating webhook, and the local operator injects its CA only where it must.
+  const admission = "admissionregistration.k8s.io/v1";
+  assert.ok(await client.find(admission, "MutatingAdmissionPolicyBinding", "myapp-operator-defaults"));
+  assert.equal(await client.find(admission, "MutatingWebhookConfiguration", "myapp-operator"), undefined);
+  const validating = await client.get<Typed<{ webhooks: { clientConfig: { caBundle?: string } }[] }>>(
+    admission,
+    "ValidatingWebhookConfiguration",
+    "myapp-operator",
+  );
+  assert.ok(
+    validating.webhooks.every((webhook) => webhook.clientConfig.caBundle),
+    "the CA is injected",
+  );
+
   const lines = start.stdout.split("\n");
   const header = lines.findIndex((l) => l.startsWith("NAMESPACE"));
   assert.ok(header >= 0, `a table was printed:\n${start.stdout}`);
@@ -158,4 +173,5 @@ test("npm start brings up the dev stack with every instance Ready and prints wha
   for (const name of ["web", "db"]) {
     assert.equal(await client.find("example.com/v1", "MyAppInstance", name, "default"), undefined, `${name} destroyed`);
   }
+  assert.equal(await client.find(admission, "MutatingAdmissionPolicy", "myapp-operator-defaults"), undefined);
 });

@@ -140,6 +140,7 @@ test("the apiserver calls the webhook over TLS with the injected caBundle, and r
       configuration,
       hosts: ["localhost", "127.0.0.1"],
       certValidityMs: 12_000,
+      defaults: "webhook",
     },
     routes: { "/validate": allow("/validate"), "/mutate": allow("/mutate") },
     caValidityMs: 24_000,

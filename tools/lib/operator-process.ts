@@ -62,7 +62,7 @@ export function devStackOperator(): OperatorIdentity {
   const settings = resolveSettings("myapp-operator", {
     operatorPlacement: "external",
     watchNamespaces: ["default"],
-    webhooks: { url: localWebhookUrl },
+    webhooks: { url: localWebhookUrl, defaults: devStackWebhookDefaults() },
   });
   return {
     namespace: defaultNamespace,
@@ -70,6 +70,21 @@ export function devStackOperator(): OperatorIdentity {
     watchNamespaces: ["default"],
     webhookFlags: settings.ok ? operatorFlags(settings.settings).filter((flag) => flag.startsWith("--webhook-")) : [],
   };
+}
+
+/**
+ * The dev stack's `webhookDefaults` (stacks/Pulumi.dev.yaml, where `pulumi config set` writes it): the local
+ * operator must inject its CA into exactly the webhook configurations the stack installs.
+ */
+function devStackWebhookDefaults(): "webhook" | "policy" {
+  try {
+    const stack = parse(readFileSync(path.join(repoRoot, "stacks/Pulumi.dev.yaml"), "utf8")) as {
+      config?: Record<string, unknown>;
+    };
+    return stack.config?.["myapp-platform:webhookDefaults"] === "policy" ? "policy" : "webhook";
+  } catch {
+    return "webhook";
+  }
 }
 
 export function operatorRecord(): OperatorRecord | undefined {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { armPlan, podSecurityMode, webhookQuantileMs } from "../../../bench/admission.ts";
+import { armPlan, defaultsMode, podSecurityMode, webhookQuantileMs } from "../../../bench/admission.ts";
 import { parseSamples, samplesSince } from "../../../bench/support/prometheus.ts";
 
 describe("admission benchmark", () => {
@@ -35,5 +35,11 @@ describe("admission benchmark", () => {
     assert.equal(podSecurityMode(""), "baseline");
     assert.equal(podSecurityMode("none"), "none");
     assert.throws(() => podSecurityMode("restricted"), /BENCH_ADMISSION_POD_SECURITY must be one of baseline, none/);
+  });
+
+  it("gives the namespace default by the webhook unless asked for the policy, and names the knob otherwise", () => {
+    assert.equal(defaultsMode(undefined), "webhook");
+    assert.equal(defaultsMode("policy"), "policy");
+    assert.throws(() => defaultsMode("cel"), /BENCH_ADMISSION_DEFAULTS must be one of webhook, policy, got "cel"/);
   });
 });

@@ -74,7 +74,7 @@ describe("dist/install.yaml", () => {
         ...clusterWideRules(),
         ...chartKindRules(defaultChartKinds),
         ...secureMetricsRules,
-        ...webhookClusterRules("myapp-operator", []),
+        ...webhookClusterRules("myapp-operator", [], "webhook"),
       ]),
     );
     // A scraper bound to the metrics reader may `get /metrics`, and nothing else.

@@ -153,7 +153,7 @@ describe("MyAppOperator", () => {
         ...clusterWideRules(),
         ...chartKindRules(defaultChartKinds),
         ...secureMetricsRules,
-        ...webhookClusterRules("op", []),
+        ...webhookClusterRules("op", [], "webhook"),
       ]),
     );
     // The operator's /metrics asks for `get /metrics`: a ClusterRole that grants it, for the scraper to be bound to.
@@ -169,7 +169,11 @@ describe("MyAppOperator", () => {
     // THEN
     assert.deepEqual(
       inputsOf("op-cluster-role").rules,
-      policyRules([...clusterScopedRules, ...secureMetricsRules, ...webhookClusterRules("op", ["team-a", "team-b"])]),
+      policyRules([
+        ...clusterScopedRules,
+        ...secureMetricsRules,
+        ...webhookClusterRules("op", ["team-a", "team-b"], "webhook"),
+      ]),
     );
     for (const ns of ["team-a", "team-b"]) {
       const role = inputsOf(`op-role-watch-${ns}`);

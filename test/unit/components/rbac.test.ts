@@ -102,7 +102,7 @@ describe("operatorRbac", () => {
         ...clusterWideRules(),
         ...chartKindRules(defaultChartKinds),
         ...secureMetricsRules,
-        ...webhookClusterRules("myapp-operator", []),
+        ...webhookClusterRules("myapp-operator", [], "webhook"),
       ]),
     );
     assert.deepEqual(rbac.clusterRoleBinding.roleRef, {
@@ -126,7 +126,7 @@ describe("operatorRbac", () => {
       policyRules([
         ...clusterScopedRules,
         ...secureMetricsRules,
-        ...webhookClusterRules("myapp-operator", ["team-a", "team-b"]),
+        ...webhookClusterRules("myapp-operator", ["team-a", "team-b"], "webhook"),
       ]),
     );
     // ...the namespaces it reads are only the watched ones

@@ -15,11 +15,15 @@ const issuesOf = (args: Parameters<typeof resolveSettings>[1]) => {
 
 describe("webhooks settings", () => {
   it("are on in-cluster, off for an external operator unless a URL says where it listens", () => {
-    assert.deepEqual(settingsFor().webhooks, { enabled: true, url: undefined });
-    assert.deepEqual(settingsFor({ operatorPlacement: "external" }).webhooks, { enabled: false, url: undefined });
+    assert.deepEqual(settingsFor().webhooks, { enabled: true, url: undefined, defaults: "webhook" });
+    assert.deepEqual(settingsFor({ operatorPlacement: "external" }).webhooks, {
+      enabled: false,
+      url: undefined,
+      defaults: "webhook",
+    });
     assert.deepEqual(
       settingsFor({ operatorPlacement: "external", webhooks: { url: "https://127.0.0.1:9443/" } }).webhooks,
-      { enabled: true, url: "https://127.0.0.1:9443" },
+      { enabled: true, url: "https://127.0.0.1:9443", defaults: "webhook" },
     );
   });
 
@@ -34,6 +38,17 @@ describe("webhooks settings", () => {
     assert.match(
       issuesOf({ image: testImage, webhooks: { url: "https://127.0.0.1:9443" } })[0] ?? "",
       /^webhooks\.url: is for an external operator/,
+    );
+  });
+
+  it("refuse a defaults mode they do not know, and a policy for the defaults with the webhooks off", () => {
+    assert.match(
+      issuesOf({ image: testImage, webhooks: { defaults: "cel" as "policy" } })[0] ?? "",
+      /^webhooks\.defaults: must be "webhook" or "policy", got "cel"/,
+    );
+    assert.match(
+      issuesOf({ image: testImage, webhooks: { enabled: false, defaults: "policy" } })[0] ?? "",
+      /^webhooks\.defaults: is part of the platform's admission, which is off/,
     );
   });
 
@@ -94,7 +109,7 @@ describe("operatorWebhookConfigurations", () => {
     const built = operatorWebhookConfigurations(settings);
     assert.ok(built);
     const [validating] = built.validating.webhooks ?? [];
-    const [mutating] = built.mutating.webhooks ?? [];
+    const [mutating] = built.mutating?.webhooks ?? [];
     assert.ok(validating && mutating);
     assert.deepEqual(validating.clientConfig, {
       service: { namespace: "myapp-system", name: "myapp-operator-webhook", path: "/validate", port: 443 },
@@ -110,7 +125,10 @@ describe("operatorWebhookConfigurations", () => {
         { key: "pod-security.kubernetes.io/enforce", operator: "In", values: ["baseline", "privileged"] },
       ],
     });
-    assert.equal(mutating.matchConditions?.at(-1)?.expression, "!has(object.spec.podSecurityLevel)");
+    assert.deepEqual(
+      mutating.matchConditions?.slice(-2).map((condition) => condition.name),
+      ["no-level-chosen", "created-or-stored-with-the-default"],
+    );
     for (const webhook of [validating, mutating]) {
       assert.equal(webhook.failurePolicy, "Fail");
       assert.equal(webhook.sideEffects, "None");

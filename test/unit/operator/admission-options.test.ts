@@ -122,6 +122,7 @@ describe("webhook flags", () => {
       configuration: "myapp-operator",
       hosts: ["localhost", "127.0.0.1"],
       certValidityMs: 2160 * 3_600_000,
+      defaults: "webhook",
     });
     assert.deepEqual(parseOptions(["--webhook-bind-address=:9443"], {}).webhook?.certSecret, {
       namespace: "default",
@@ -136,6 +137,7 @@ describe("webhook flags", () => {
       "--webhook-configuration=myapp-operator-test",
       "--webhook-hosts=myapp-operator-webhook.myapp-system.svc, 10.0.0.7,::1",
       "--webhook-cert-validity=1h30m",
+      "--webhook-defaults=policy",
     ];
     assert.deepEqual(parseOptions(flags, {}).webhook, {
       address: { host: "127.0.0.1", port: 0 },
@@ -143,6 +145,7 @@ describe("webhook flags", () => {
       configuration: "myapp-operator-test",
       hosts: ["myapp-operator-webhook.myapp-system.svc", "10.0.0.7", "::1"],
       certValidityMs: 90 * 60_000,
+      defaults: "policy",
     });
     const env = {
       MYAPP_WEBHOOK_BIND_ADDRESS: ":8443",
@@ -150,6 +153,7 @@ describe("webhook flags", () => {
       MYAPP_WEBHOOK_CONFIGURATION: "c",
       MYAPP_WEBHOOK_HOSTS: "d.svc",
       MYAPP_WEBHOOK_CERT_VALIDITY: "60s",
+      MYAPP_WEBHOOK_DEFAULTS: "webhook",
     };
     assert.deepEqual(parseOptions([], env).webhook, {
       address: { host: "0.0.0.0", port: 8443 },
@@ -157,6 +161,7 @@ describe("webhook flags", () => {
       configuration: "c",
       hosts: ["d.svc"],
       certValidityMs: 60_000,
+      defaults: "webhook",
     });
   });
 
@@ -165,6 +170,10 @@ describe("webhook flags", () => {
     assert.throws(
       () => parseOptions(["--webhook-bind-address=9443x"], {}),
       /--webhook-bind-address must be \[host\]:port/,
+    );
+    assert.throws(
+      () => parseOptions([on, "--webhook-defaults=cel"], {}),
+      /--webhook-defaults must be webhook or policy, got "cel"/,
     );
     assert.throws(
       () => parseOptions([on, "--webhook-cert-secret=nope"], {}),

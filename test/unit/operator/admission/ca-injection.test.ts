@@ -109,6 +109,19 @@ test("a missing configuration is logged once, does not block trust, and is injec
   assert.equal(warnings().length, 3, "each configuration is reported missing once more");
 });
 
+test("where a policy gives the defaults, only the validating configuration is read: no missing mutating one is reported", async () => {
+  const ca = await createCertificateAuthority({ validityMs: hour, nowMs: t0 });
+  const webhooks = new MemoryConfigurations(["ValidatingWebhookConfiguration"], ["v"]);
+  const reads: WebhookConfigurationKind[] = [];
+  const get = webhooks.get.bind(webhooks);
+  webhooks.get = async (kind) => (reads.push(kind), get(kind));
+  const { logger, warnings } = recordingLogger();
+  const injector = new CaInjector(webhooks, "myapp-operator", logger, ["ValidatingWebhookConfiguration"]);
+  assert.deepEqual(await injector.inject(ca.cert), { trusted: true, wrote: true });
+  assert.deepEqual(reads, ["ValidatingWebhookConfiguration"]);
+  assert.deepEqual(warnings(), []);
+});
+
 test("a failure to read or patch is not trust, and is logged", async () => {
   const ca = await createCertificateAuthority({ validityMs: hour, nowMs: t0 });
   const webhooks = new MemoryConfigurations(bothKinds, ["v"]);
