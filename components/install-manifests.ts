@@ -16,6 +16,7 @@ import { operatorPodDisruptionBudget } from "./pod-disruption-budget.ts";
 import { operatorRbac } from "./rbac-objects.ts";
 import { operatorServiceAccount } from "./service-account.ts";
 import type { OperatorSettings } from "./settings.ts";
+import { webhookCertificate } from "./webhook-certificate.ts";
 import { operatorWebhookConfigurations, webhookService } from "./webhooks.ts";
 
 /** Objects in the order `kubectl apply -f` must create them: CRD and namespace first, workloads last. */
@@ -39,6 +40,7 @@ export function installManifests(
     ...rbac.watchedNamespaceGrants.flatMap((grant) => [grant.role, grant.binding]),
     ...(rbac.leaderElection ? [rbac.leaderElection.role, rbac.leaderElection.binding] : []),
     ...(rbac.webhookCertificate ? [rbac.webhookCertificate.role, rbac.webhookCertificate.binding] : []),
+    ...optional(webhookCertificate(settings)),
     // Before the operator starts: its first write is already held to the policy.
     admission.policy,
     admission.binding,

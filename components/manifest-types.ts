@@ -5,6 +5,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type * as k8s from "@pulumi/kubernetes";
+import type { CertManagerCertificateManifest } from "./webhook-certificate.ts";
 
 /** An input type with every `Input<T>` replaced by `T`: what a YAML document holds. */
 type Plain<T> = pulumi.Unwrap<T>;
@@ -59,4 +60,5 @@ export type OperatorManifest =
   | ValidatingWebhookConfigurationManifest
   | MutatingWebhookConfigurationManifest
   | MutatingAdmissionPolicyManifest
-  | MutatingAdmissionPolicyBindingManifest;
+  | MutatingAdmissionPolicyBindingManifest
+  | CertManagerCertificateManifest;

@@ -22,6 +22,7 @@ import { operatorRbac } from "./rbac-objects.ts";
 import { operatorServiceAccount } from "./service-account.ts";
 import { describeIssues, resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "./settings.ts";
 import { instancePolicy } from "./instance-policy.ts";
+import { webhookCertificate } from "./webhook-certificate.ts";
 import { operatorWebhookConfigurations, webhookService } from "./webhooks.ts";
 
 /** Pulumi type token of the component. */
@@ -57,6 +58,8 @@ export interface MyAppOperatorResources {
    */
   readonly defaultsPolicy?: k8s.apiextensions.CustomResource;
   readonly defaultsPolicyBinding?: k8s.apiextensions.CustomResource;
+  /** With `webhooks.certManager`: the cert-manager Certificate of the webhook (webhook-certificate.ts). */
+  readonly webhookCertificate?: k8s.apiextensions.CustomResource;
   /** The operator's admission webhooks (webhooks.ts), when on. */
   readonly validatingWebhookConfiguration?: k8s.admissionregistration.v1.ValidatingWebhookConfiguration;
   readonly mutatingWebhookConfiguration?: k8s.admissionregistration.v1.MutatingWebhookConfiguration;
@@ -214,10 +217,17 @@ export class MyAppOperator extends pulumi.ComponentResource {
         dependsOn: [defaultsPolicy],
       });
 
+    // cert-manager's Certificate for the webhook, when it issues it: the operator waits for its Secret.
+    const certificateManifest = webhookCertificate(settings);
+    const certificate =
+      certificateManifest &&
+      new k8s.apiextensions.CustomResource(`${name}-webhook-certificate`, certificateManifest, inNamespace);
+
     const deploymentManifest = operatorDeployment(settings);
     // The operator starts only once its CRD and every permission exist, and on destroy it stops before they go.
     const deploymentDependencies = [
       ...(namespace ? [namespace] : []),
+      ...(certificate ? [certificate] : []),
       crd,
       serviceAccount,
       clusterRoleBinding,
@@ -297,6 +307,7 @@ export class MyAppOperator extends pulumi.ComponentResource {
       ...(instancePolicyBinding ? { instancePolicyBinding } : {}),
       ...(defaultsPolicy ? { defaultsPolicy } : {}),
       ...(defaultsPolicyBinding ? { defaultsPolicyBinding } : {}),
+      ...(certificate ? { webhookCertificate: certificate } : {}),
       ...(validatingWebhookConfiguration ? { validatingWebhookConfiguration } : {}),
       ...(mutatingWebhookConfiguration ? { mutatingWebhookConfiguration } : {}),
       ...(webhookEndpoint ? { webhookService: webhookEndpoint } : {}),

@@ -100,7 +100,7 @@ export function operatorRbac(settings: OperatorSettings): OperatorRbac {
             settings,
             names.webhookCertificate,
             settings.namespace,
-            policyRules(webhookCertificateRules(names.webhookCertificate)),
+            policyRules(webhookCertificateRules(names.webhookCertificate, settings.webhooks.certManager !== undefined)),
             subject,
           ),
         }

@@ -55,6 +55,22 @@ export interface WebhookArgs {
    * @default "webhook"
    */
   readonly defaults?: NamespaceDefaults;
+  /**
+   * Have cert-manager issue the serving certificate instead of the operator: the component declares a cert-manager
+   * `Certificate` whose Secret is `NAME-webhook-cert` (cert-manager and its CRDs must be installed), and the operator
+   * only reads that Secret (`--webhook-cert-issuer=external`), serves it, reloads it when cert-manager renews it and
+   * injects its `ca.crt`. The issuer must fill `ca.crt` (a CA or self-signed issuer does; ACME does not).
+   * @example { issuer: "platform-ca", kind: "ClusterIssuer" }
+   */
+  readonly certManager?: CertManagerArgs;
+}
+
+/** The cert-manager issuer of the webhook's certificate. */
+export interface CertManagerArgs {
+  /** The Issuer (in the operator's namespace) or ClusterIssuer's name. */
+  readonly issuer: string;
+  /** @default "Issuer" */
+  readonly kind?: "Issuer" | "ClusterIssuer";
 }
 
 /** What applies namespace-dependent defaults, see {@link WebhookArgs.defaults}. */
@@ -66,6 +82,8 @@ export interface WebhookSettings {
   /** External operator: the URL's origin (`https://host:port`). */
   readonly url: string | undefined;
   readonly defaults: NamespaceDefaults;
+  /** Set: cert-manager issues the certificate. */
+  readonly certManager: { readonly issuer: string; readonly kind: "Issuer" | "ClusterIssuer" } | undefined;
 }
 
 /** The admission timeout of both webhooks (see the file's comment). */
@@ -98,14 +116,37 @@ export function resolveWebhooks(
       ],
     };
   }
-  return { ok: true, webhooks: { ...resolved.where, defaults } };
+  const certManager = resolveCertManager(args?.certManager, resolved.where.enabled);
+  if (!certManager.ok) return certManager;
+  return { ok: true, webhooks: { ...resolved.where, defaults, certManager: certManager.certManager } };
+}
+
+function resolveCertManager(
+  args: CertManagerArgs | undefined,
+  enabled: boolean,
+): { ok: true; certManager: WebhookSettings["certManager"] } | { ok: false; issues: SettingsIssue[] } {
+  if (args === undefined) return { ok: true, certManager: undefined };
+  const issue = (field: string, message: string) => ({ ok: false as const, issues: [{ field, message }] });
+  if (!enabled) return issue("webhooks.certManager", "issues the webhooks' certificate, which are off");
+  const issuer = typeof args.issuer === "string" ? args.issuer.trim() : "";
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(issuer) || issuer.length > 253) {
+    return issue(
+      "webhooks.certManager.issuer",
+      `must be the name of a cert-manager issuer, got ${JSON.stringify(args.issuer)}`,
+    );
+  }
+  const kind = args.kind ?? "Issuer";
+  if (kind !== "Issuer" && kind !== "ClusterIssuer") {
+    return issue("webhooks.certManager.kind", `must be "Issuer" or "ClusterIssuer", got ${JSON.stringify(kind)}`);
+  }
+  return { ok: true, certManager: { issuer, kind } };
 }
 
 /** Whether the webhooks are on and where the apiserver reaches them. */
 function resolveWhere(
   args: WebhookArgs | undefined,
   placement: OperatorPlacement,
-): { ok: true; where: Omit<WebhookSettings, "defaults"> } | { ok: false; issues: SettingsIssue[] } {
+): { ok: true; where: Omit<WebhookSettings, "defaults" | "certManager"> } | { ok: false; issues: SettingsIssue[] } {
   const url = args?.url?.trim() || undefined;
   if (placement === "in-cluster") {
     if (url !== undefined) {
@@ -156,15 +197,22 @@ export function webhookFlags(settings: OperatorSettings): string[] {
   const names = operatorObjectNames(settings);
   const external = webhooks.url === undefined ? undefined : new URL(webhooks.url);
   const loopback = external && ["127.0.0.1", "localhost", "[::1]"].includes(external.hostname);
-  const service = `${names.webhookService}.${settings.namespace}.svc`;
-  const hosts = external ? [external.hostname.replace(/^\[|\]$/g, "")] : [service, `${service}.cluster.local`];
+  const hosts = webhookHosts(settings);
   return [
     `--webhook-bind-address=${external ? `${loopback ? "127.0.0.1" : ""}:${external.port}` : `:${webhookPort}`}`,
     `--webhook-cert-secret=${settings.namespace}/${names.webhookCertificate}`,
     `--webhook-configuration=${names.webhookConfiguration}`,
     `--webhook-hosts=${hosts.join(",")}`,
     ...(webhooks.defaults === "policy" ? ["--webhook-defaults=policy"] : []),
+    ...(webhooks.certManager ? ["--webhook-cert-issuer=external"] : []),
   ];
+}
+
+/** The names the serving certificate carries: the webhook Service's in the cluster, the URL's host outside it. */
+export function webhookHosts(settings: OperatorSettings): string[] {
+  if (settings.webhooks.url !== undefined) return [new URL(settings.webhooks.url).hostname.replace(/^\[|\]$/g, "")];
+  const service = `${operatorObjectNames(settings).webhookService}.${settings.namespace}.svc`;
+  return [service, `${service}.cluster.local`];
 }
 
 /** The Service the apiserver calls an in-cluster operator's webhooks through; every ready replica serves. */
@@ -365,9 +413,12 @@ const podSecurityEnforceLabel = "pod-security.kubernetes.io/enforce";
 
 /**
  * In the operator's namespace: create the certificate Secret (create cannot be limited by name), then read and
- * patch only that one (each replica polls it, so every replica reloads a rotated certificate).
+ * patch only that one (each replica polls it, so every replica reloads a rotated certificate). When cert-manager
+ * issues it, only reading that one.
  */
-export function webhookCertificateRules(secretName: string): readonly OperatorRule[] {
+export function webhookCertificateRules(secretName: string, issuedByCertManager = false): readonly OperatorRule[] {
+  if (issuedByCertManager)
+    return [{ apiGroups: [""], resources: ["secrets"], resourceNames: [secretName], verbs: ["get"] }];
   return [
     { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
     { apiGroups: [""], resources: ["secrets"], resourceNames: [secretName], verbs: ["get", "patch"] },

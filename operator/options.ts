@@ -131,6 +131,9 @@ Admission webhook:
   --webhook-hosts=a,b              the certificate's DNS names and IPs (default localhost,127.0.0.1)  MYAPP_WEBHOOK_HOSTS
   --webhook-cert-validity=DURATION serving certificate lifetime, e.g. 2160h, 60s      MYAPP_WEBHOOK_CERT_VALIDITY
                                    (default 2160h: 90 days; the CA lives 10x as long)
+  --webhook-cert-issuer=operator|external  who keeps the Secret: the operator (creates, rotates), or another issuer
+                                   such as cert-manager (tls.crt, tls.key, ca.crt; only read; default operator)
+                                                                                       MYAPP_WEBHOOK_CERT_ISSUER
   --webhook-defaults=webhook|policy who applies namespace defaults: the mutating webhook, or a MutatingAdmissionPolicy
                                    in the apiserver (no /mutate, no MutatingWebhookConfiguration; default webhook)
                                                                                        MYAPP_WEBHOOK_DEFAULTS`;
@@ -179,6 +182,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       "webhook-hosts": { type: "string" },
       "webhook-cert-validity": { type: "string" },
       "webhook-defaults": { type: "string" },
+      "webhook-cert-issuer": { type: "string" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean" },
     },
@@ -289,6 +293,7 @@ function webhookOptions(
     "webhook-hosts"?: string | undefined;
     "webhook-cert-validity"?: string | undefined;
     "webhook-defaults"?: string | undefined;
+    "webhook-cert-issuer"?: string | undefined;
   },
   env: NodeJS.ProcessEnv,
 ): WebhookOptions | undefined {
@@ -301,6 +306,10 @@ function webhookOptions(
   const defaults = values["webhook-defaults"] ?? env.MYAPP_WEBHOOK_DEFAULTS ?? "webhook";
   if (defaults !== "webhook" && defaults !== "policy") {
     throw new Error(`--webhook-defaults must be webhook or policy, got "${defaults}"`);
+  }
+  const certIssuer = values["webhook-cert-issuer"] ?? env.MYAPP_WEBHOOK_CERT_ISSUER ?? "operator";
+  if (certIssuer !== "operator" && certIssuer !== "external") {
+    throw new Error(`--webhook-cert-issuer must be operator or external, got "${certIssuer}"`);
   }
   return {
     address: address("--webhook-bind-address", bind),
@@ -320,6 +329,7 @@ function webhookOptions(
       values["webhook-cert-validity"] ?? env.MYAPP_WEBHOOK_CERT_VALIDITY ?? "2160h",
     ),
     defaults,
+    certIssuer,
   };
 }
 

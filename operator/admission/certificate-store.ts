@@ -441,7 +441,8 @@ export function kubeCertificateSecretClient(
   };
 }
 
-function safe<T>(read: () => T, fallback: T): T {
+/** `read()`, or `fallback` when it throws: a certificate that cannot be parsed is as good as none. */
+export function safe<T>(read: () => T, fallback: T): T {
   try {
     return read();
   } catch {

@@ -38,6 +38,11 @@ export interface WebhookOptions {
    * MutatingWebhookConfiguration to inject and /mutate is not served.
    */
   readonly defaults: "webhook" | "policy";
+  /**
+   * Who keeps the certificate Secret: the operator (creates and rotates it), or another issuer such as
+   * cert-manager, whose Secret the operator only reads (external-certificates.ts).
+   */
+  readonly certIssuer: "operator" | "external";
 }
 
 /** A policy that allows everything the CRD allows: no flag set. */

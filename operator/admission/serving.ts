@@ -1,6 +1,7 @@
 /**
- * The webhook's TLS side assembled: the certificate Secret (load or create), the caBundle injection, the HTTPS
- * server, and the background checks that rotate and reload. operator/main.ts starts it on every replica when
+ * The webhook's TLS side assembled: the certificate Secret (load or create; or only read, when another issuer keeps
+ * it: external-certificates.ts), the caBundle injection, the HTTPS server, and the background checks that rotate
+ * and reload. operator/main.ts starts it on every replica when
  * `--webhook-bind-address` is set, with the admission handlers as routes.
  */
 import type { Logger } from "pino";
@@ -8,6 +9,8 @@ import type { KubeClient } from "../../kube/index.ts";
 import type { Clock } from "../../kube/clock.ts";
 import { CaInjector, kubeWebhookConfigurationClient, webhookConfigurationKinds } from "./ca-injection.ts";
 import { CertificateStore, kubeCertificateSecretClient } from "./certificate-store.ts";
+import type { CertificatePair } from "./certificates.ts";
+import { ExternalCertificates } from "./external-certificates.ts";
 import type { WebhookOptions } from "./policy.ts";
 import {
   startWebhookServer,
@@ -61,23 +64,38 @@ export async function startAdmissionTls(options: AdmissionTlsOptions): Promise<A
   );
   // Set once listening: the store's first certificate arrives before there is a server to reload.
   const serving: { server?: WebhookServer } = {};
-  const store = new CertificateStore({
-    secret: kubeCertificateSecretClient(
-      options.client,
-      webhook.certSecret.namespace,
-      webhook.certSecret.name,
-      options.fieldManager,
-    ),
-    injector,
-    hosts: webhook.hosts,
-    certValidityMs: webhook.certValidityMs,
-    onServing: (pair) => serving.server?.reload(pair),
-    logger: logger.child({ secret: `${webhook.certSecret.namespace}/${webhook.certSecret.name}` }),
-    ...(options.caValidityMs !== undefined ? { caValidityMs: options.caValidityMs } : {}),
-    ...(options.propagationMs !== undefined ? { propagationMs: options.propagationMs } : {}),
-    ...(options.checkIntervalMs !== undefined ? { checkIntervalMs: options.checkIntervalMs } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
-  });
+  const secret = kubeCertificateSecretClient(
+    options.client,
+    webhook.certSecret.namespace,
+    webhook.certSecret.name,
+    options.fieldManager,
+  );
+  const onServing = (pair: CertificatePair) => serving.server?.reload(pair);
+  const secretLogger = logger.child({ secret: `${webhook.certSecret.namespace}/${webhook.certSecret.name}` });
+  const store =
+    webhook.certIssuer === "external"
+      ? new ExternalCertificates({
+          secret,
+          secretName: `${webhook.certSecret.namespace}/${webhook.certSecret.name}`,
+          injector,
+          onServing,
+          logger: secretLogger,
+          ...(options.propagationMs !== undefined ? { propagationMs: options.propagationMs } : {}),
+          ...(options.checkIntervalMs !== undefined ? { checkIntervalMs: options.checkIntervalMs } : {}),
+          ...(options.clock ? { clock: options.clock } : {}),
+        })
+      : new CertificateStore({
+          secret,
+          injector,
+          hosts: webhook.hosts,
+          certValidityMs: webhook.certValidityMs,
+          onServing,
+          logger: secretLogger,
+          ...(options.caValidityMs !== undefined ? { caValidityMs: options.caValidityMs } : {}),
+          ...(options.propagationMs !== undefined ? { propagationMs: options.propagationMs } : {}),
+          ...(options.checkIntervalMs !== undefined ? { checkIntervalMs: options.checkIntervalMs } : {}),
+          ...(options.clock ? { clock: options.clock } : {}),
+        });
   const abort = () => void store.stop();
   options.signal?.addEventListener("abort", abort, { once: true });
   const pair = await store.load().finally(() => options.signal?.removeEventListener("abort", abort));

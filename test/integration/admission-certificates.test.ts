@@ -141,6 +141,7 @@ test("the apiserver calls the webhook over TLS with the injected caBundle, and r
       hosts: ["localhost", "127.0.0.1"],
       certValidityMs: 12_000,
       defaults: "webhook",
+      certIssuer: "operator",
     },
     routes: { "/validate": allow("/validate"), "/mutate": allow("/mutate") },
     caValidityMs: 24_000,
@@ -241,3 +242,137 @@ function presentedFingerprint(port: number, ca: string): Promise<string> {
     socket.on("error", reject);
   });
 }
+
+test("a certificate another issuer keeps (as cert-manager does) is served, its CA injected, and its renewals lose no create", async (t) => {
+  const configuration = `myapp-adm-ext-${randomBytes(3).toString("hex")}`;
+  t.after(() => client.delete(admissionApi, "ValidatingWebhookConfiguration", configuration).catch(() => undefined));
+  await ensureCrd(client);
+  const namespace = await testNamespace(t, client, "adm-ext");
+  const hosts = ["localhost", "127.0.0.1"];
+  const lifetimes = { hosts, certValidityMs: 3_600_000, caValidityMs: 36_000_000 };
+
+  // GIVEN the issuer's Secret as cert-manager's CA issuer writes it: tls.crt, tls.key and ca.crt, no CA key
+  let issued = await applyRotation({ kind: "issue-all", reason: "test" }, undefined, {
+    ...lifetimes,
+    nowMs: Date.now(),
+  });
+  let issuerVersion = "";
+  const issue = async () => {
+    const data = { "tls.crt": issued.servingCert, "tls.key": issued.servingKey, "ca.crt": issued.caBundle };
+    const secret = await client.apply<Secret>(
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "webhook-cert", namespace },
+        type: "kubernetes.io/tls",
+        data: Object.fromEntries(Object.entries(data).map(([key, pem]) => [key, Buffer.from(pem).toString("base64")])),
+      } as KubeObject,
+      { fieldManager: "cert-manager", force: true },
+    );
+    issuerVersion = secret.metadata.resourceVersion ?? "";
+  };
+  await issue();
+  const calls = { count: 0 };
+  const tls = await startAdmissionTls({
+    client,
+    logger,
+    webhook: {
+      address: { host: "127.0.0.1", port: 0 },
+      certSecret: { namespace, name: "webhook-cert" },
+      configuration,
+      hosts,
+      certValidityMs: 3_600_000,
+      defaults: "policy",
+      certIssuer: "external",
+    },
+    routes: {
+      "/validate": async (body: unknown) => {
+        calls.count++;
+        const uid = (body as { request?: { uid?: string } }).request?.uid;
+        return { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid, allowed: true } };
+      },
+    },
+    propagationMs: 2_000,
+    checkIntervalMs: 500,
+  });
+  t.after(() => tls.close());
+  await client.create({
+    apiVersion: admissionApi,
+    kind: "ValidatingWebhookConfiguration",
+    metadata: { name: configuration },
+    webhooks: [
+      {
+        name: "validate.myapp.example.com",
+        clientConfig: { url: `https://127.0.0.1:${tls.port}/validate` },
+        rules: [
+          {
+            apiGroups: ["example.com"],
+            apiVersions: ["v1"],
+            operations: ["CREATE"],
+            resources: ["myappinstances"],
+            scope: "Namespaced",
+          },
+        ],
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
+        failurePolicy: "Fail",
+        sideEffects: "None",
+        admissionReviewVersions: ["v1"],
+        timeoutSeconds: 5,
+      },
+    ],
+  } as KubeObject);
+  const injected = async () => {
+    const live = await client.get<WebhookConfiguration>(admissionApi, "ValidatingWebhookConfiguration", configuration);
+    return Buffer.from(live.webhooks[0]?.clientConfig.caBundle ?? "", "base64").toString("utf8");
+  };
+  await waitFor("the issuer's CA injected", async () => ((await injected()) === issued.caBundle ? true : undefined));
+
+  // WHEN instances are created back to back while the issuer renews the certificate, then moves to a new CA
+  const failures: string[] = [];
+  const presented = new Set<string>();
+  let created = 0;
+  const firstCa = issued;
+  const steps = [
+    {
+      at: Date.now() + 5_000,
+      issue: () =>
+        applyRotation({ kind: "renew-serving", reason: "test" }, firstCa, { ...lifetimes, nowMs: Date.now() }),
+    },
+    {
+      at: Date.now() + 12_000,
+      issue: () => applyRotation({ kind: "issue-all", reason: "test" }, undefined, { ...lifetimes, nowMs: Date.now() }),
+    },
+  ];
+  const until = Date.now() + 25_000;
+  while (Date.now() < until) {
+    if (steps[0] && Date.now() >= steps[0].at) {
+      issued = await steps.shift()!.issue();
+      await issue();
+    }
+    const name = `i-${created}`;
+    try {
+      await client.create({ apiVersion, kind, metadata: { name, namespace }, spec: { image: "nginx:1.27" } });
+    } catch (error) {
+      failures.push(`create ${name}: ${(error as Error).message}`);
+    }
+    created++;
+    try {
+      presented.add(await presentedFingerprint(tls.port, await injected()));
+    } catch (error) {
+      failures.push(`handshake after ${name}: ${(error as Error).message}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  // THEN none failed, every create was judged by the webhook, all three certificates were served, the new CA
+  // was injected beside the old one, and the operator never wrote the issuer's Secret
+  assert.deepEqual(failures, []);
+  assert.ok(calls.count >= created, `calls ${calls.count}, creates ${created}`);
+  assert.equal(presented.size, 3, `the server presented the three certificates (saw ${presented.size})`);
+  assert.deepEqual(
+    splitPemBundle(await injected()).map(fingerprintOf),
+    [...splitPemBundle(firstCa.caBundle), ...splitPemBundle(issued.caBundle)].map(fingerprintOf),
+  );
+  const secret = await client.get<Secret>("v1", "Secret", "webhook-cert", namespace);
+  assert.equal(secret.metadata.resourceVersion, issuerVersion);
+});

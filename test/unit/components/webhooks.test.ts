@@ -15,15 +15,21 @@ const issuesOf = (args: Parameters<typeof resolveSettings>[1]) => {
 
 describe("webhooks settings", () => {
   it("are on in-cluster, off for an external operator unless a URL says where it listens", () => {
-    assert.deepEqual(settingsFor().webhooks, { enabled: true, url: undefined, defaults: "webhook" });
+    assert.deepEqual(settingsFor().webhooks, {
+      enabled: true,
+      url: undefined,
+      defaults: "webhook",
+      certManager: undefined,
+    });
     assert.deepEqual(settingsFor({ operatorPlacement: "external" }).webhooks, {
       enabled: false,
       url: undefined,
       defaults: "webhook",
+      certManager: undefined,
     });
     assert.deepEqual(
       settingsFor({ operatorPlacement: "external", webhooks: { url: "https://127.0.0.1:9443/" } }).webhooks,
-      { enabled: true, url: "https://127.0.0.1:9443", defaults: "webhook" },
+      { enabled: true, url: "https://127.0.0.1:9443", defaults: "webhook", certManager: undefined },
     );
   });
 

@@ -123,6 +123,7 @@ describe("webhook flags", () => {
       hosts: ["localhost", "127.0.0.1"],
       certValidityMs: 2160 * 3_600_000,
       defaults: "webhook",
+      certIssuer: "operator",
     });
     assert.deepEqual(parseOptions(["--webhook-bind-address=:9443"], {}).webhook?.certSecret, {
       namespace: "default",
@@ -138,6 +139,7 @@ describe("webhook flags", () => {
       "--webhook-hosts=myapp-operator-webhook.myapp-system.svc, 10.0.0.7,::1",
       "--webhook-cert-validity=1h30m",
       "--webhook-defaults=policy",
+      "--webhook-cert-issuer=external",
     ];
     assert.deepEqual(parseOptions(flags, {}).webhook, {
       address: { host: "127.0.0.1", port: 0 },
@@ -146,6 +148,7 @@ describe("webhook flags", () => {
       hosts: ["myapp-operator-webhook.myapp-system.svc", "10.0.0.7", "::1"],
       certValidityMs: 90 * 60_000,
       defaults: "policy",
+      certIssuer: "external",
     });
     const env = {
       MYAPP_WEBHOOK_BIND_ADDRESS: ":8443",
@@ -154,6 +157,7 @@ describe("webhook flags", () => {
       MYAPP_WEBHOOK_HOSTS: "d.svc",
       MYAPP_WEBHOOK_CERT_VALIDITY: "60s",
       MYAPP_WEBHOOK_DEFAULTS: "webhook",
+      MYAPP_WEBHOOK_CERT_ISSUER: "operator",
     };
     assert.deepEqual(parseOptions([], env).webhook, {
       address: { host: "0.0.0.0", port: 8443 },
@@ -162,6 +166,7 @@ describe("webhook flags", () => {
       hosts: ["d.svc"],
       certValidityMs: 60_000,
       defaults: "webhook",
+      certIssuer: "operator",
     });
   });
 
@@ -170,6 +175,10 @@ describe("webhook flags", () => {
     assert.throws(
       () => parseOptions(["--webhook-bind-address=9443x"], {}),
       /--webhook-bind-address must be \[host\]:port/,
+    );
+    assert.throws(
+      () => parseOptions([on, "--webhook-cert-issuer=vault"], {}),
+      /--webhook-cert-issuer must be operator or external, got "vault"/,
     );
     assert.throws(
       () => parseOptions([on, "--webhook-defaults=cel"], {}),
