@@ -18,7 +18,8 @@
  */
 import type { Logger } from "pino";
 import { ConflictError, NotFoundError, type KubeClient, type KubeObject } from "../../kube/index.ts";
-import { realClock, sleep, type Clock } from "../../kube/clock.ts";
+import { realClock, type Clock } from "../../kube/clock.ts";
+import { BundleTrust, PolledCertificates } from "./certificate-polling.ts";
 import type { InjectionResult } from "./ca-injection.ts";
 import {
   createCertificateAuthority,
@@ -219,61 +220,22 @@ export interface CertificateStoreOptions {
 const maxStepsPerCheck = 4;
 
 /** Loads, creates and rotates the webhook certificates; see the file's comment. */
-export class CertificateStore {
+export class CertificateStore extends PolledCertificates {
   private readonly options: CertificateStoreOptions;
-  private readonly clock: Clock;
-  private readonly logger: Logger;
   private readonly caValidityMs: number;
-  private readonly checkIntervalMs: number;
-  private readonly propagationMs: number;
-  private readonly stopping = new AbortController();
-  private loop: Promise<void> | undefined;
-  private served: CertificatePair | undefined;
-  /** The bundle last seen trusted everywhere, and since when (monotonic). */
-  private trust: { bundle: string; since: number } | undefined;
+  private readonly trust: BundleTrust;
 
   constructor(options: CertificateStoreOptions) {
+    const clock = options.clock ?? realClock;
+    super(
+      clock,
+      options.logger,
+      options.checkIntervalMs ?? Math.min(60_000, Math.max(1_000, Math.floor(options.certValidityMs / 20))),
+    );
     this.options = options;
-    this.clock = options.clock ?? realClock;
-    this.logger = options.logger;
     this.caValidityMs = options.caValidityMs ?? 10 * options.certValidityMs;
-    this.checkIntervalMs =
-      options.checkIntervalMs ?? Math.min(60_000, Math.max(1_000, Math.floor(options.certValidityMs / 20)));
-    this.propagationMs = options.propagationMs ?? 10_000;
+    this.trust = new BundleTrust(options.injector, options.propagationMs ?? 10_000, clock);
     if (options.hosts.length === 0) throw new Error("hosts: the webhook certificate needs at least one host");
-  }
-
-  /** The serving certificate last handed to onServing. */
-  current(): CertificatePair | undefined {
-    return this.served;
-  }
-
-  /**
-   * Checks until a serving certificate is available (retrying failures with a backoff up to 30 s) and returns it;
-   * undefined only when stopped first.
-   */
-  async load(): Promise<CertificatePair | undefined> {
-    let delay = 1_000;
-    while (!this.served && !this.stopping.signal.aborted) {
-      try {
-        await this.check();
-      } catch (error) {
-        this.logger.warn({ err: error, retryInMs: delay }, "could not load the webhook certificate");
-        await sleep(this.clock, delay, this.stopping.signal);
-        delay = Math.min(30_000, delay * 2);
-      }
-    }
-    return this.served;
-  }
-
-  /** Starts checking every checkIntervalMs in the background. */
-  start(): void {
-    this.loop ??= this.run();
-  }
-
-  async stop(): Promise<void> {
-    this.stopping.abort();
-    await this.loop;
   }
 
   /**
@@ -288,7 +250,7 @@ export class CertificateStore {
       let step = planRotation({ certificates, nowMs, hosts: this.options.hosts, bundleTrusted: false });
       // Injecting a bundle that is about to be replaced wholesale would only flap the configurations.
       if (step.kind !== "issue-all") {
-        const bundleTrusted = await this.injected(certificates.caBundle);
+        const bundleTrusted = await this.trust.inject(certificates.caBundle);
         step = planRotation({ certificates, nowMs, hosts: this.options.hosts, bundleTrusted });
       }
       if (step.kind === "none" || step.kind === "wait-for-trust") break;
@@ -308,20 +270,7 @@ export class CertificateStore {
         stored = await this.readOrCreate();
       }
     }
-    this.serve(stored.certificates);
-  }
-
-  private async run(): Promise<void> {
-    const stopped = this.stopping.signal;
-    while (!stopped.aborted) {
-      await sleep(this.clock, this.checkIntervalMs, stopped);
-      if (stopped.aborted) return;
-      try {
-        await this.check();
-      } catch (error) {
-        this.logger.warn({ err: error }, "webhook certificate check failed; retrying on the next one");
-      }
-    }
+    this.serveStored(stored.certificates);
   }
 
   private async readOrCreate(): Promise<StoredCertificates> {
@@ -348,23 +297,9 @@ export class CertificateStore {
     }
   }
 
-  /** Injects `bundle`; true once it has been in every configuration for propagationMs. */
-  private async injected(bundle: string): Promise<boolean> {
-    const result = await this.options.injector.inject(bundle);
-    const now = this.clock.monotonicMs();
-    if (!result.trusted) {
-      this.trust = undefined;
-      return false;
-    }
-    if (result.wrote || this.trust?.bundle !== bundle) this.trust = { bundle, since: now };
-    return now - this.trust.since >= this.propagationMs;
-  }
-
-  private serve(certificates: WebhookCertificates): void {
+  private serveStored(certificates: WebhookCertificates): void {
     const pair = { cert: certificates.servingCert, key: certificates.servingKey };
-    if (this.served?.cert === pair.cert && this.served.key === pair.key) return;
-    if (!safe(() => keyMatches(pair.cert, pair.key), false)) return;
-    this.served = pair;
+    if (!safe(() => keyMatches(pair.cert, pair.key), false) || !this.serve(pair)) return;
     this.logger.info({ fingerprint: safe(() => fingerprintOf(pair.cert), "") }, "serving a new webhook certificate");
     this.options.onServing(pair);
   }

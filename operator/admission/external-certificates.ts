@@ -11,7 +11,8 @@
  * trusted is served at the next check.
  */
 import type { Logger } from "pino";
-import { realClock, sleep, type Clock } from "../../kube/clock.ts";
+import { realClock, type Clock } from "../../kube/clock.ts";
+import { BundleTrust, PolledCertificates } from "./certificate-polling.ts";
 import type { InjectionResult } from "./ca-injection.ts";
 import { safe, type CertificateSecretClient, type WebhookCertificates } from "./certificate-store.ts";
 import {
@@ -57,48 +58,17 @@ export function externalProblem(certificates: WebhookCertificates | undefined, n
 }
 
 /** Serves and trusts the certificate of a Secret another issuer keeps; see the file's comment. */
-export class ExternalCertificates {
+export class ExternalCertificates extends PolledCertificates {
   private readonly options: ExternalCertificatesOptions;
-  private readonly clock: Clock;
-  private readonly stopping = new AbortController();
-  private loop: Promise<void> | undefined;
-  private served: CertificatePair | undefined;
+  private readonly trust: BundleTrust;
   /** Every CA seen in ca.crt, oldest first; expired ones leave at the next check. */
   private known: string[] = [];
-  /** The bundle last seen trusted everywhere, and since when (monotonic). */
-  private trust: { bundle: string; since: number } | undefined;
 
   constructor(options: ExternalCertificatesOptions) {
+    const clock = options.clock ?? realClock;
+    super(clock, options.logger, options.checkIntervalMs ?? 10_000);
     this.options = options;
-    this.clock = options.clock ?? realClock;
-  }
-
-  current(): CertificatePair | undefined {
-    return this.served;
-  }
-
-  /** Checks until a certificate can be served (retrying with a backoff up to 30 s); undefined only when stopped. */
-  async load(): Promise<CertificatePair | undefined> {
-    let delay = 1_000;
-    while (!this.served && !this.stopping.signal.aborted) {
-      try {
-        await this.check();
-      } catch (error) {
-        this.options.logger.warn({ err: error, retryInMs: delay }, "waiting for the webhook certificate");
-        await sleep(this.clock, delay, this.stopping.signal);
-        delay = Math.min(30_000, delay * 2);
-      }
-    }
-    return this.served;
-  }
-
-  start(): void {
-    this.loop ??= this.run();
-  }
-
-  async stop(): Promise<void> {
-    this.stopping.abort();
-    await this.loop;
+    this.trust = new BundleTrust(options.injector, options.propagationMs ?? 10_000, clock);
   }
 
   /**
@@ -117,51 +87,22 @@ export class ExternalCertificates {
         !safe(() => isExpired(ca, nowMs), true) &&
         known.findIndex((other) => fingerprintOf(other) === fingerprintOf(ca)) === i,
     );
-    const bundle = this.known.join("");
-    const propagated = await this.injected(bundle);
+    const propagated = await this.trust.inject(this.known.join(""));
     const pair = { cert: servingCert, key: servingKey };
-    if (this.served?.cert === pair.cert && this.served.key === pair.key) return;
+    const served = this.current();
+    if (served?.cert === pair.cert && served.key === pair.key) return;
     // Trusted already: the CA of the certificate being served (the apiserver verifies it today) and, once the
     // bundle has propagated, every CA in it. A first start has nothing to keep working: it serves at once.
-    const served = this.served;
     const trusted = [
       ...(served ? this.known.filter((ca) => safe(() => isIssuedBy(served.cert, ca), false)) : []),
       ...(propagated ? this.known : []),
     ];
     if (served && !trusted.some((ca) => safe(() => isIssuedBy(servingCert, ca), false))) {
-      this.options.logger.info("a new webhook certificate from a CA not trusted yet: serving it once it is");
+      this.logger.info("a new webhook certificate from a CA not trusted yet: serving it once it is");
       return;
     }
-    this.served = pair;
-    this.options.logger.info(
-      { fingerprint: safe(() => fingerprintOf(servingCert), "") },
-      "serving a new webhook certificate",
-    );
+    this.serve(pair);
+    this.logger.info({ fingerprint: safe(() => fingerprintOf(servingCert), "") }, "serving a new webhook certificate");
     this.options.onServing(pair);
-  }
-
-  private async run(): Promise<void> {
-    const stopped = this.stopping.signal;
-    while (!stopped.aborted) {
-      await sleep(this.clock, this.options.checkIntervalMs ?? 10_000, stopped);
-      if (stopped.aborted) return;
-      try {
-        await this.check();
-      } catch (error) {
-        this.options.logger.warn({ err: error }, "webhook certificate check failed; still serving the last one");
-      }
-    }
-  }
-
-  /** Injects `bundle`; true once it has been in every configuration for propagationMs. */
-  private async injected(bundle: string): Promise<boolean> {
-    const result = await this.options.injector.inject(bundle);
-    const now = this.clock.monotonicMs();
-    if (!result.trusted) {
-      this.trust = undefined;
-      return false;
-    }
-    if (result.wrote || this.trust?.bundle !== bundle) this.trust = { bundle, since: now };
-    return now - this.trust.since >= (this.options.propagationMs ?? 10_000);
   }
 }

@@ -151,24 +151,7 @@ test("the apiserver calls the webhook over TLS with the injected caBundle, and r
   t.after(() => tls.close());
 
   // AND the two configurations, created only now (the port is known now), without a caBundle, for this namespace
-  const webhook = (path: string, name: string) => ({
-    name,
-    clientConfig: { url: `https://127.0.0.1:${tls.port}${path}` },
-    rules: [
-      {
-        apiGroups: ["example.com"],
-        apiVersions: ["v1"],
-        operations: ["CREATE", "UPDATE"],
-        resources: ["myappinstances"],
-        scope: "Namespaced",
-      },
-    ],
-    namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
-    failurePolicy: "Fail",
-    sideEffects: "None",
-    admissionReviewVersions: ["v1"],
-    timeoutSeconds: 5,
-  });
+  const webhook = (path: string, name: string) => testWebhook(name, `https://127.0.0.1:${tls.port}${path}`, namespace);
   await client.create({
     apiVersion: admissionApi,
     kind: "ValidatingWebhookConfiguration",
@@ -231,6 +214,28 @@ test("the apiserver calls the webhook over TLS with the injected caBundle, and r
   assert.ok(cas.size >= 3, `the injected CA rotated at least twice (saw ${cas.size} CAs)`);
   assert.ok(presented.size >= 4, `the server presented at least 4 certificates (saw ${presented.size})`);
 });
+
+/** A failurePolicy Fail webhook at `url` for creates and updates of instances in `namespace` only. */
+function testWebhook(name: string, url: string, namespace: string) {
+  return {
+    name,
+    clientConfig: { url },
+    rules: [
+      {
+        apiGroups: ["example.com"],
+        apiVersions: ["v1"],
+        operations: ["CREATE", "UPDATE"],
+        resources: ["myappinstances"],
+        scope: "Namespaced",
+      },
+    ],
+    namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
+    failurePolicy: "Fail",
+    sideEffects: "None",
+    admissionReviewVersions: ["v1"],
+    timeoutSeconds: 5,
+  };
+}
 
 /** The fingerprint of the certificate a new TLS connection is offered; rejects unless it verifies against `ca`. */
 function presentedFingerprint(port: number, ca: string): Promise<string> {
@@ -300,26 +305,7 @@ test("a certificate another issuer keeps (as cert-manager does) is served, its C
     apiVersion: admissionApi,
     kind: "ValidatingWebhookConfiguration",
     metadata: { name: configuration },
-    webhooks: [
-      {
-        name: "validate.myapp.example.com",
-        clientConfig: { url: `https://127.0.0.1:${tls.port}/validate` },
-        rules: [
-          {
-            apiGroups: ["example.com"],
-            apiVersions: ["v1"],
-            operations: ["CREATE"],
-            resources: ["myappinstances"],
-            scope: "Namespaced",
-          },
-        ],
-        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
-        failurePolicy: "Fail",
-        sideEffects: "None",
-        admissionReviewVersions: ["v1"],
-        timeoutSeconds: 5,
-      },
-    ],
+    webhooks: [testWebhook("validate.myapp.example.com", `https://127.0.0.1:${tls.port}/validate`, namespace)],
   } as KubeObject);
   const injected = async () => {
     const live = await client.get<WebhookConfiguration>(admissionApi, "ValidatingWebhookConfiguration", configuration);
