@@ -8,11 +8,13 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
+import { parse as parseYaml } from "yaml";
 import { repoRoot } from "../../tools/lib/paths.ts";
 import { operatorPid } from "../../tools/lib/operator-process.ts";
 import { findCondition, type Condition } from "../../api/index.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
 import { packChart, podinfoChartDir } from "../support/helm.ts";
+import { readmeSectionFiles } from "../../tools/lib/readme-project.ts";
 
 /**
  * The environment a user's `npm start` has: no toolchain directory on PATH and none of the test run's own
@@ -98,59 +100,41 @@ test("npm start brings up the dev stack with every instance Ready and prints wha
     assert.equal(live.status?.readyReplicas, live.spec.replicas, `${name} is Ready`);
   }
 
-  // The README's chart walkthrough right after `npm start`: the operator it started renders with the toolchain's
-  // helm, though helm is on no PATH of the user's.
+  // The README's chart walkthrough right after `npm start`, with its instance as the README shows it: the operator
+  // it started renders with the toolchain's helm, though helm is on no PATH of the user's, and the instance's name
+  // is not one the dev stack already uses.
+  const walkthrough = readmeChartInstance();
+  const { name: chartName, namespace: chartNamespace } = walkthrough.metadata;
+  assert.equal(
+    chartNamespace,
+    "default",
+    "the walkthrough's instance is in the namespace npm start's operator watches",
+  );
+  assert.ok(
+    !["web", "db"].includes(chartName),
+    `the walkthrough's instance ${chartName} is not one of the dev stack's`,
+  );
+  const chartConfigMap = walkthrough.spec.chart.configMap;
   await client.apply(
     {
       apiVersion: "v1",
       kind: "ConfigMap",
-      metadata: { name: "podinfo-chart", namespace: "default" },
+      metadata: { name: chartConfigMap, namespace: chartNamespace },
       binaryData: { "chart.tgz": (await packChart(await podinfoChartDir())).toString("base64") },
     },
     { fieldManager: "main-command-test", force: true },
   );
-  t.after(() => client.delete("v1", "ConfigMap", "podinfo-chart", "default").catch(() => undefined));
-  await client.apply(
-    {
-      apiVersion: "example.com/v1",
-      kind: "MyAppInstance",
-      metadata: { name: "chart-web", namespace: "default" },
-      spec: {
-        image: "ghcr.io/stefanprodan/podinfo:6.9.2",
-        replicas: 2,
-        port: 9898,
-        chart: {
-          configMap: "podinfo-chart",
-          valuePaths: {
-            replicas: "replicaCount",
-            imageRepository: "image.repository",
-            imageTag: "image.tag",
-            port: "service.httpPort",
-          },
-        },
-        // podinfo's container securityContext, as the README's walkthrough sets it: what Restricted pods need.
-        values: {
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 1000,
-            allowPrivilegeEscalation: false,
-            capabilities: { drop: ["ALL"] },
-            seccompProfile: { type: "RuntimeDefault" },
-          },
-        },
-      },
-    },
-    { fieldManager: "main-command-test", force: true },
-  );
-  t.after(() => client.delete("example.com/v1", "MyAppInstance", "chart-web", "default").catch(() => undefined));
+  t.after(() => client.delete("v1", "ConfigMap", chartConfigMap, chartNamespace).catch(() => undefined));
+  await client.apply(walkthrough, { fieldManager: "main-command-test", force: true });
+  t.after(() => client.delete("example.com/v1", "MyAppInstance", chartName, chartNamespace).catch(() => undefined));
   const chartReady = await waitFor(
-    "the chart instance chart-web to be Ready",
+    `the chart instance ${chartName} to be Ready`,
     async () => {
       const live = await client.get<Typed<{ status?: { conditions?: Condition[] } }>>(
         "example.com/v1",
         "MyAppInstance",
-        "chart-web",
-        "default",
+        chartName,
+        chartNamespace,
       );
       const ready = findCondition(live.status?.conditions, "Ready");
       const degraded = findCondition(live.status?.conditions, "Degraded");
@@ -159,11 +143,11 @@ test("npm start brings up the dev stack with every instance Ready and prints wha
     },
     { timeoutMs: 180_000 },
   );
-  assert.equal(chartReady.type, "Ready", `chart-web: ${chartReady.reason}: ${chartReady.message}`);
-  await client.delete("example.com/v1", "MyAppInstance", "chart-web", "default");
+  assert.equal(chartReady.type, "Ready", `${chartName}: ${chartReady.reason}: ${chartReady.message}`);
+  await client.delete("example.com/v1", "MyAppInstance", chartName, chartNamespace);
   await waitFor(
-    "chart-web to be finalized and gone",
-    async () => ((await client.find("example.com/v1", "MyAppInstance", "chart-web", "default")) ? undefined : true),
+    `${chartName} to be finalized and gone`,
+    async () => ((await client.find("example.com/v1", "MyAppInstance", chartName, chartNamespace)) ? undefined : true),
     { timeoutMs: 120_000 },
   );
 
@@ -175,3 +159,12 @@ test("npm start brings up the dev stack with every instance Ready and prints wha
   }
   assert.equal(await client.find(admission, "MutatingAdmissionPolicy", "myapp-operator-defaults"), undefined);
 });
+
+/** The instance of the README's chart walkthrough, exactly as its `podinfo.yaml` block shows it. */
+function readmeChartInstance(): Typed<{
+  metadata: { name: string; namespace: string };
+  spec: { chart: { configMap: string } };
+}> {
+  const heading = "## Charts: an existing Helm chart as the template engine";
+  return parseYaml(readmeSectionFiles(heading, ["podinfo.yaml"]).get("podinfo.yaml")!);
+}

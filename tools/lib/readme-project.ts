@@ -1,6 +1,6 @@
 /**
- * The project of the README's "Your own project" section: each fenced block whose info string names a file
- * (```` ```json package.json ````) is that file, exactly as a user copies it.
+ * The files the README shows (its "Your own project" program, the chart walkthrough's instance): each fenced block
+ * whose info string names a file (```` ```json package.json ````) is that file, exactly as a user copies it.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -10,13 +10,18 @@ export const readmeProjectSection = "## Your own project";
 
 /** The files of the README's project, by name: package.json, Pulumi.yaml, index.ts. */
 export function readmeProjectFiles(): Map<string, string> {
+  return readmeSectionFiles(readmeProjectSection, ["package.json", "Pulumi.yaml", "index.ts"]);
+}
+
+/** The named blocks of one README section (its heading line, e.g. "## Charts: ..."), by file name; `required` must be there. */
+export function readmeSectionFiles(heading: string, required: readonly string[]): Map<string, string> {
   const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
-  const section = readme.split(readmeProjectSection)[1]?.split(/^## /m)[0];
-  if (section === undefined) throw new Error(`README.md has no section '${readmeProjectSection}'`);
+  const section = readme.split(heading)[1]?.split(/^## /m)[0];
+  if (section === undefined) throw new Error(`README.md has no section '${heading}'`);
   const files = new Map<string, string>();
   for (const block of section.matchAll(/^```\w+ (\S+)\n([\s\S]*?)^```$/gm)) files.set(block[1]!, block[2]!);
-  for (const name of ["package.json", "Pulumi.yaml", "index.ts"]) {
-    if (!files.has(name)) throw new Error(`README.md's '${readmeProjectSection}' has no block for ${name}`);
+  for (const name of required) {
+    if (!files.has(name)) throw new Error(`README.md's '${heading}' has no block for ${name}`);
   }
   return files;
 }
