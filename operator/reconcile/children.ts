@@ -139,11 +139,28 @@ async function applyWorkload(
   if (wanted === "Deployment") {
     return { workload: await ensureChild(session, desiredDeployment(input), live, { created, replacing }) };
   }
-  // The governing Service first: a StatefulSet re-created to adopt it finds it there.
-  await ensureChild(session, desiredGoverningService(input), governing, { created });
+  const governingApplied = ensureChild(session, desiredGoverningService(input), governing, { created });
+  const statefulSet = () => applyStatefulSet(session, input, live, { created, replacing }, polls);
+  // The governing Service before a StatefulSet that exists: one re-created to adopt it must find it there. A new
+  // StatefulSet needs it only for its pods' DNS names, not to start: both at once, a round trip less per create.
+  if (live) {
+    await governingApplied;
+    return await statefulSet();
+  }
+  return await besides(governingApplied, statefulSet);
+}
+
+/** The storage step, then the StatefulSet it settles on, and how its pods are doing. */
+async function applyStatefulSet(
+  session: Session,
+  input: DesiredInput,
+  live: ObservedWorkload | undefined,
+  children: { readonly replacing: ObservedWorkload | undefined; readonly created: KubeObject[] },
+  polls: StoragePolls,
+): Promise<WorkloadOutcome> {
   const storage = await applyStorage(session, input, live, polls);
   if (!storage.apply) return { workload: live, ...mergeOutcomes(storage) };
-  const workload = await ensureChild(session, storage.apply, live, { created, replacing });
+  const workload = await ensureChild(session, storage.apply, live, children);
   const pods = storage.problem ? {} : await podsOutcome(session, workload, input.spec.replicas, polls.pollMs);
   const settled = mergeOutcomes(storage, pods);
   // Growing volumes is news only when nothing is wrong: a problem is what the instance must report.

@@ -375,6 +375,44 @@ describe("reconcile: lifecycle events", () => {
     assert.equal(h.cluster.events[0]?.related?.kind, "StatefulSet");
   });
 
+  it("sends a new StatefulSet without waiting for its governing Service: a create costs one round trip less", async () => {
+    // GIVEN a new instance with storage, and an apiserver that answers the governing Service's apply only later
+    const h = harness();
+    h.cluster.put(storageClass("standard", { isDefault: true }));
+    h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
+    const apply = h.cluster.apply.bind(h.cluster);
+    let governingPending = false;
+    let sentWhileGoverningPending: boolean | undefined;
+    h.cluster.apply = async (configuration) => {
+      if (configuration.kind === "StatefulSet") sentWhileGoverningPending = governingPending;
+      if (configuration.kind === "Service" && configuration.metadata.name === "web-pods") {
+        governingPending = true;
+        // Answered once every request the reconcile can send meanwhile (all in microtasks here) has gone out.
+        await new Promise((resolve) => setImmediate(resolve));
+        governingPending = false;
+      }
+      return apply(configuration);
+    };
+
+    // WHEN it is reconciled for the first time
+    await h.run();
+
+    // THEN the StatefulSet's apply went out while the governing Service's was still unanswered
+    assert.equal(sentWhileGoverningPending, true);
+  });
+
+  it("applies a missing governing Service before touching a StatefulSet that exists", async () => {
+    // GIVEN a running instance with storage whose governing Service someone deleted
+    const h = await runningInstance({ ...spec, storage: "1Gi" });
+    h.cluster.remove("v1", "Service", "web-pods");
+
+    // WHEN it is reconciled
+    await h.run();
+
+    // THEN the Service comes back first (a StatefulSet re-created to adopt it must find it there)
+    assert.equal(requestLines(h)[0], "apply Service/web-pods");
+  });
+
   it("tells a child re-created after someone deleted it", async () => {
     const h = await runningInstance();
     h.cluster.remove("v1", "Service", "web");
