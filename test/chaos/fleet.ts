@@ -107,14 +107,27 @@ export async function rollOut(client: KubeClient, namespace: string, fleet: read
 }
 
 /** Waits until every instance in `namespace` is Ready at its spec; returns when that was first seen. */
-export async function awaitConverged(client: KubeClient, namespace: string, count: number, timeoutMs: number) {
+export async function awaitConverged(
+  client: KubeClient,
+  namespace: string,
+  count: number,
+  timeoutMs: number,
+  slow?: { readonly afterMs: number; readonly report: (detail: string) => void },
+) {
   let last: Instance[] = [];
+  const started = performance.now();
+  let reported = false;
   try {
     return await waitFor(
       `${count} instances Ready at their spec in ${namespace}`,
       async () => {
         last = (await client.list<Instance>(apiVersion, kind, { namespace })).items;
-        return last.length === count && last.every(isReadyAtSpec) ? performance.now() : undefined;
+        if (last.length === count && last.every(isReadyAtSpec)) return performance.now();
+        if (slow && !reported && performance.now() - started > slow.afterMs) {
+          reported = true;
+          slow.report(await laggingDetail(client, namespace, last));
+        }
+        return undefined;
       },
       { timeoutMs },
     );
@@ -127,6 +140,34 @@ export async function awaitConverged(client: KubeClient, namespace: string, coun
   }
 }
 
+/**
+ * Who is behind, for a convergence slower than expected: each lagging instance's conditions beside its workload's
+ * generation and counts, so a run tells whether the operator or the cluster's own controllers were waiting.
+ */
+async function laggingDetail(client: KubeClient, namespace: string, instances: readonly Instance[]): Promise<string> {
+  const lagging = instances.filter((instance) => !isReadyAtSpec(instance)).slice(0, 5);
+  const labelSelector = `${labelKeys.managedBy}=${managedBy}`;
+  const workloads = (
+    await Promise.all(
+      ["Deployment", "StatefulSet"].map(async (workloadKind) =>
+        (await client.list<Workload>("apps/v1", workloadKind, { namespace, labelSelector })).items.map(
+          (workload) => ({ ...workload, kind: workloadKind }), // list items carry no kind
+        ),
+      ),
+    )
+  ).flat();
+  const lines = lagging.map((instance) => {
+    const workload = workloads.find((w) => w.metadata.name === instance.metadata.name);
+    const workloadState = workload
+      ? `${workload.kind} generation ${workload.metadata.generation} ${JSON.stringify(workload.status ?? {})}`
+      : "no workload";
+    const conditions = (instance.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}`);
+    return `${instance.metadata.name} (generation ${instance.metadata.generation}): ${conditions.join(", ")}; ${workloadState}`;
+  });
+  return `converging is slow: ${lagging.length} of ${instances.length} not Ready at their spec\n${lines.join("\n")}`;
+}
+
+type Workload = KubeObject & { status?: Record<string, unknown> };
 type Child = KubeObject & { spec?: { replicas?: number } };
 type Claim = KubeObject & { status?: { phase?: string } };
 

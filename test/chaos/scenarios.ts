@@ -342,7 +342,10 @@ export async function controlPlaneRestart(t: TestContext, size: OutageSize): Pro
   await rolling;
 
   // THEN the fleet converges by itself, never Degraded, and is quiet once converged
-  const convergedAt = await awaitConverged(client, namespace, fleet.length, minutes(15));
+  const convergedAt = await awaitConverged(client, namespace, fleet.length, minutes(15), {
+    afterMs: 60_000,
+    report: (detail) => t.diagnostic(detail),
+  });
   const check = await checkFleet(client, namespace, claimsOf(fleet));
   const rolloutWrites = (await settledWrites(operator)) - beforeRollout;
   await problems.stop();
