@@ -176,6 +176,7 @@ test("the apiserver calls the webhook over TLS with the injected caBundle, and r
     }
     return true;
   });
+  await untilTheApiserverTrustsTheWebhook(namespace);
 
   // WHEN instances are created back to back for 45 s, through two rotations of the CA and more of the certificate;
   // after each, a new TLS connection must verify against the caBundle the configuration holds at that moment (one
@@ -216,6 +217,26 @@ test("the apiserver calls the webhook over TLS with the injected caBundle, and r
 });
 
 /** A failurePolicy Fail webhook at `url` for creates and updates of instances in `namespace` only. */
+/**
+ * Waits until a (dry-run) create passes the webhook. The stored configuration holding the caBundle is not yet the
+ * apiserver using it: its admission plugin reads configurations through an informer of its own, which on a busy
+ * machine can lag the write by a moment, and a create sent in that moment fails with "unknown authority".
+ */
+async function untilTheApiserverTrustsTheWebhook(namespace: string): Promise<void> {
+  await waitFor("the apiserver to call the webhook with the injected caBundle", async () => {
+    try {
+      await client.create(
+        { apiVersion, kind, metadata: { name: "trust-probe", namespace }, spec: { image: "nginx:1.27" } },
+        { dryRun: true },
+      );
+      return true;
+    } catch (error) {
+      if (String(error).includes("failed calling webhook")) return undefined;
+      throw error;
+    }
+  });
+}
+
 function testWebhook(name: string, url: string, namespace: string) {
   return {
     name,
@@ -312,6 +333,7 @@ test("a certificate another issuer keeps (as cert-manager does) is served, its C
     return Buffer.from(live.webhooks[0]?.clientConfig.caBundle ?? "", "base64").toString("utf8");
   };
   await waitFor("the issuer's CA injected", async () => ((await injected()) === issued.caBundle ? true : undefined));
+  await untilTheApiserverTrustsTheWebhook(namespace);
 
   // WHEN instances are created back to back while the issuer renews the certificate, then moves to a new CA
   const failures: string[] = [];
