@@ -186,7 +186,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   const parsed = commandLine(argv, env);
   if ("exit" in parsed) answerAndExit(parsed);
   const options = parsed.run;
-  const logger = pino({ level: options.logLevel, base: { component: "myapp-operator" } });
+  // Lines go to stdout asynchronously, batched while a write is in flight: a synchronous write per line was about a
+  // tenth of the operator's CPU converging 1,000 instances. pino writes out what is pending on exit.
+  const logger = pino(
+    { level: options.logLevel, base: { component: "myapp-operator" } },
+    pino.destination({ dest: 1, sync: false }),
+  );
   try {
     await reachCluster(options);
     const manager = await runOperator(options, logger);
