@@ -59,6 +59,7 @@ export class EventRecorder {
   private readonly clock: Clock;
   private readonly series = new Map<string, Series>();
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private bucketsSweptAt = 0;
   private readonly inFlight = new Set<Promise<void>>();
   private flushTimer: TimerHandle | undefined;
 
@@ -137,12 +138,24 @@ export class EventRecorder {
     }
   }
 
+  /**
+   * Forgets the series older than the window, and the buckets that have refilled (a missing bucket is a full one).
+   * Runs on every event, so it stops at the first young series: a Map iterates in insertion order, and a series
+   * is inserted when first seen, on a monotonic clock.
+   */
   private forgetOld(now: number): void {
     const window = this.options.seriesWindowMs ?? 360_000;
     for (const [key, series] of this.series) {
-      if (now - series.firstSeen < window) continue;
+      if (now - series.firstSeen < window) break;
       if (series.count !== series.flushedCount) continue; // still to be written
       this.series.delete(key);
+    }
+    if (now - this.bucketsSweptAt < window) return;
+    this.bucketsSweptAt = now;
+    const burst = this.options.burst ?? 25;
+    const refillMs = this.options.refillMs ?? 300_000;
+    for (const [key, bucket] of this.buckets) {
+      if (bucket.tokens + Math.floor((now - bucket.at) / refillMs) >= burst) this.buckets.delete(key);
     }
   }
 

@@ -75,6 +75,34 @@ describe("EventRecorder", () => {
     recorder.stop();
   });
 
+  it("forgets each series once its own window has passed, the younger ones kept", async () => {
+    const { clock, recorder, created } = setup();
+    recorder.record(event);
+    await clock.advance(200_000);
+    recorder.record({ ...event, note: "younger" });
+    await clock.advance(200_000);
+    recorder.record(event); // 400 s after the first: a new Event
+    recorder.record({ ...event, note: "younger" }); // 200 s after its first: still its series
+    await recorder.flush();
+    assert.deepEqual(
+      created.map((object) => (object as unknown as { note: string }).note),
+      [event.note, "younger", event.note],
+    );
+    recorder.stop();
+  });
+
+  it("forgets the rate limit of objects whose bucket has refilled (deleted objects leave nothing behind)", async () => {
+    const { clock, recorder } = setup({ burst: 2 });
+    for (let i = 0; i < 50; i++) recorder.record({ ...event, regarding: { ...event.regarding, name: `gone-${i}` } });
+    await recorder.flush();
+    const buckets = (recorder as unknown as { buckets: Map<string, unknown> }).buckets;
+    assert.equal(buckets.size, 50);
+    await clock.advance(2 * 300_000);
+    recorder.record(event);
+    assert.deepEqual([...buckets.keys()], ["MyAppInstance/shop/web"]);
+    recorder.stop();
+  });
+
   it("only logs when writing an event fails", async () => {
     const { recorder, lines } = setup({ failCreate: new ServerError(500, "boom") });
     recorder.record(event);
