@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 
 // The engine starts a new provider process for every preview, up, refresh and destroy, and loading this
 // implementation (zod, undici, the chart engine) is most of that start: V8's on-disk code cache (in the OS temp
-// directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off) halves it from the second start on.
+// directory, or NODE_COMPILE_CACHE's; NODE_DISABLE_COMPILE_CACHE=1 turns it off) halves it from the second start on.
+// (With NODE_COMPILE_CACHE set, as the toolchain's launcher does, the host's own modules are cached too.)
 module.enableCompileCache?.();
 
 const source = new URL("./impl.ts", import.meta.url);
@@ -21,5 +22,10 @@ const guard = checkout ? await import("../chart/proto-guard.ts") : await import(
 guard.disableProto();
 
 const implementation = checkout ? await import(source.href) : await import("../build/provider/impl.js");
+
+// Node writes its code cache when the process exits, but the engine ends a provider host with a signal, so
+// nothing would ever be written: write it now, once everything the host needs has been compiled. Entries read
+// from the cache are not written again, so from the second start on this costs nothing.
+module.flushCompileCache?.();
 
 export const { check, diff, create, read, update, remove } = implementation;
