@@ -264,7 +264,7 @@ async function ensureChild<T extends KubeObject>(
   } else {
     created.push(applied);
   }
-  session.logger.info({ kind: desired.kind, name: desired.metadata.name, created: !live }, "applied child");
+  session.changed(`${desired.kind}/${desired.metadata.name} ${live ? "updated" : "created"}`);
   return applied;
 }
 

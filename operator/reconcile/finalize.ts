@@ -21,7 +21,7 @@ export async function ensureFinalizer(session: Session): Promise<void> {
     ...finalizers,
     finalizer,
   ]);
-  session.logger.info({ finalizer }, "added finalizer");
+  session.changed("finalizer added", { finalizer });
 }
 
 /**

@@ -30,6 +30,8 @@ export interface InstanceObject extends KubeObject {
  */
 export interface WriteTally {
   count: number;
+  /** What the writes changed, one short phrase each, for the runtime's line about the reconcile. */
+  readonly changes?: string[];
 }
 
 export interface Session {
@@ -49,6 +51,11 @@ export interface Session {
   readonly writes: () => number;
   /** What this process last wrote to each instance's status, and when (status-pacing.ts); none: no pacing. */
   readonly statusPacer?: StatusPacer | undefined;
+  /**
+   * Tells what a write changed: `summary` ("Deployment/web created") joins the `changes` of the runtime's one line
+   * about this reconcile (info); `details` go to a line of their own at debug.
+   */
+  changed(summary: string, details?: Readonly<Record<string, unknown>>): void;
   /** Records an event about the instance. */
   event(
     type: EventRecord["type"],
@@ -86,6 +93,10 @@ export function openSession(
     wallTime: new Date(clock.wallTime()),
     writes: () => writes.count,
     statusPacer,
+    changed: (summary, details) => {
+      writes.changes?.push(summary);
+      logger.debug(details ?? {}, summary);
+    },
     event: (type, reason, action, note, related) =>
       counted.emitEvent({ type, reason, action, note, regarding, ...(related ? { related } : {}) }),
   };

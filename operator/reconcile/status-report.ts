@@ -91,7 +91,7 @@ export async function writeStatus(
     throw error;
   }
   pacer?.wrote(paceKey, session.clock.monotonicMs(), next, session.instance.metadata.resourceVersion);
-  session.logger.info({ phase: next.phase, readyReplicas: next.readyReplicas, image: next.image }, "status updated");
+  session.changed(`status ${next.phase}`, { readyReplicas: next.readyReplicas, image: next.image });
 
   const degraded = next.conditions?.find((c) => c.type === "Degraded");
   const wasDegraded = previous?.conditions?.find((c) => c.type === "Degraded");

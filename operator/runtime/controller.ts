@@ -45,6 +45,11 @@ export interface ReconcileResult {
  */
 export interface WriteTally {
   count: number;
+  /**
+   * What the writes changed, one short phrase each ("Deployment/web created", "status Ready"), for the reconcile's
+   * one log line: a line per write would be most of what the operator logs and of the CPU it spends doing so.
+   */
+  readonly changes?: string[];
 }
 
 /** What the controller hands one reconcile besides its key. */
@@ -252,7 +257,7 @@ export class Controller {
     // Exact and cannot throw: the text was made by formatObjectKey (enqueue, wake, the resync).
     const objectKey = parseObjectKey(key, { clusterScoped: true });
     const startedAt = this.clock.monotonicMs();
-    const writes: WriteTally = { count: 0 };
+    const writes: WriteTally = { count: 0, changes: [] };
     let outcome:
       { readonly ok: true; readonly value: ReconcileResult } | { readonly ok: false; readonly error: unknown };
     try {
@@ -261,7 +266,12 @@ export class Controller {
       outcome = { ok: false, error };
     }
     const durationMs = this.clock.monotonicMs() - startedAt;
-    const line = { key, durationMs, writes: writes.count };
+    const line = {
+      key,
+      durationMs,
+      writes: writes.count,
+      ...(writes.changes?.length ? { changes: writes.changes } : {}),
+    };
 
     if (outcome.ok && outcome.value.waiting) {
       this.queue.addAfter(key, outcome.value.requeueAfterMs ?? 1_000);

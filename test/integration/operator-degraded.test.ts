@@ -20,6 +20,7 @@ import {
   startOperator,
   waitForInstance,
   type Instance,
+  reconcileChanged,
 } from "../support/operator.ts";
 
 const client = adminClient();
@@ -113,7 +114,7 @@ test("an instance whose volumes cannot grow goes Degraded; a healthy one next to
   assert.equal(still.metadata.resourceVersion, degraded.metadata.resourceVersion, "no status write since");
   const stuckKey = `${namespace}/stuck`;
   const degradedAt = operator.logs.findIndex(
-    (line) => line.key === stuckKey && line.msg === "status updated" && line.phase === "Degraded",
+    (line) => line.key === stuckKey && reconcileChanged(line, "status Degraded"),
   );
   assert.ok(degradedAt >= 0, "the operator logged the Degraded status");
   const later = operator.logs.slice(degradedAt).filter((line) => line.key === stuckKey && line.msg === "reconciled");

@@ -8,7 +8,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { adminClient, testNamespace, waitFor, type Typed } from "../support/cluster.ts";
-import { createInstance, isReadyAtSpec, podsOf, startOperator, waitForInstance } from "../support/operator.ts";
+import {
+  createInstance,
+  isReadyAtSpec,
+  podsOf,
+  reconcileChanged,
+  startOperator,
+  waitForInstance,
+} from "../support/operator.ts";
 
 const client = adminClient();
 
@@ -46,9 +53,8 @@ test("a deleted Service is re-created", async (t) => {
     instance.metadata.uid,
   );
   // and its log says it created the Service twice: at first, and after the deletion
-  const creations = () =>
-    operator.logs.filter((line) => line.msg === "applied child" && line.kind === "Service" && line.created === true);
-  await waitFor("a second 'applied child' line for the Service", async () =>
+  const creations = () => operator.logs.filter((line) => reconcileChanged(line, "Service/web created"));
+  await waitFor("a second reconcile that created the Service", async () =>
     creations().length === 2 ? true : undefined,
   );
 });

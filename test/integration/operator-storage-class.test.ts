@@ -23,6 +23,7 @@ import {
   isReadyAtSpec,
   startOperator,
   waitForInstance,
+  reconcileChanged,
 } from "../support/operator.ts";
 
 const client = adminClient();
@@ -98,7 +99,7 @@ test("an instance whose StorageClass does not exist goes Degraded, and recovers 
   const after = await getInstance(client, namespace, "waiting");
   assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, "no status write");
   const firstDegraded = operator.logs.findIndex(
-    (line) => line.key === key && line.msg === "status updated" && line.phase === "Degraded",
+    (line) => line.key === key && reconcileChanged(line, "status Degraded"),
   );
   const since = operator.logs.slice(firstDegraded).filter((line) => line.key === key && line.msg === "reconciled");
   t.diagnostic(`reconciles of the waiting instance since it went Degraded: ${since.length}`);

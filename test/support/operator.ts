@@ -31,6 +31,11 @@ const testFieldManager = "myapp-test";
 
 export type { Exit, LogLine };
 
+/** True when `line` is the operator's line about a reconcile whose writes include `change` ("status Degraded"). */
+export function reconcileChanged(line: LogLine, change: string): boolean {
+  return line.msg === "reconciled" && Array.isArray(line["changes"]) && line["changes"].includes(change);
+}
+
 export interface OperatorProcess {
   readonly process: ChildProcess;
   /** The process's identity (Lease holder), from its "operator starting" line. */

@@ -81,6 +81,19 @@ describe("openSession", () => {
 });
 
 describe("reconciler", () => {
+  it("names what a first reconcile changed, one phrase per write but the event, for the runtime's line", async () => {
+    const h = harness();
+    h.cluster.createInstance("web", { image: "nginx:1.27", replicas: 2 });
+    const tally = { count: 0, changes: [] as string[] };
+    await reconciler(h.deps)({ namespace: "default", name: "web" }, { writes: tally });
+    assert.deepEqual([...tally.changes].sort(), [
+      "Deployment/web created",
+      "Service/web created",
+      "finalizer added",
+      "status Pending",
+    ]);
+    assert.equal(tally.count, tally.changes.length + 1, "the Created event is the one write without a phrase");
+  });
   it("counts the reconcile's writes in the tally the runtime hands it; a converged reconcile adds none", async () => {
     const h = harness();
     h.cluster.createInstance("web", { image: "nginx:1.27", replicas: 2, counted: 8080 });

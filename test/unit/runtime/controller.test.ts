@@ -87,6 +87,28 @@ describe("Controller", () => {
     assert.equal(await counter(metrics, "controller_runtime_reconcile_total", { result: "error" }), 0);
   });
 
+  it("puts what the writes changed on the reconcile's one line, and nothing when there was none", async () => {
+    let first = true;
+    const { clock, controller, lines } = setup(async (_key, _attempt, { writes }) => {
+      if (first) {
+        writes.count += 2;
+        writes.changes?.push("Deployment/a created", "status Progressing");
+      }
+      first = false;
+      return {};
+    });
+    controller.enqueue(objectKey("ns/a"));
+    controller.start();
+    await clock.advance(1000);
+    controller.enqueue(objectKey("ns/a"));
+    await clock.advance(1000);
+    const reconciled = lines.filter((l) => l.msg === "reconciled");
+    assert.equal(reconciled.length, 2);
+    assert.deepEqual(reconciled[0]?.changes, ["Deployment/a created", "status Progressing"]);
+    assert.equal(reconciled[1]?.writes, 0);
+    assert.equal("changes" in (reconciled[1] ?? {}), false, "a reconcile that wrote nothing lists no changes");
+  });
+
   it("hands the reconciler and the stalled handler the key as an ObjectKey, cluster-scoped ones included", async () => {
     const clock = new FakeClock();
     const { logger } = captureLogger();
