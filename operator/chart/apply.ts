@@ -53,6 +53,8 @@ export interface ChartSession {
   readonly instance: { readonly metadata: { readonly uid?: string } };
   readonly cluster: ObjectClient;
   readonly logger: Logger;
+  /** Tells what a write changed, for the reconcile's log line (see Session.changed). */
+  changed(summary: string, details?: Readonly<Record<string, unknown>>): void;
   event(
     type: "Normal" | "Warning",
     reason: string,
@@ -284,7 +286,7 @@ export async function pruneObject(session: ChartSession, stale: KubeObject, beca
     ...(stale.metadata.uid ? { preconditionUid: stale.metadata.uid } : {}),
   });
   await session.event("Normal", "Pruned", "Delete", `Deleted ${objectName(stale)}: ${because}`);
-  session.logger.info({ kind: stale.kind, name: stale.metadata.name, because }, "pruned object");
+  session.changed(`${stale.kind}/${stale.metadata.name ?? ""} pruned`, { because });
 }
 
 /** The label selector of the objects a chart rendered for the instance. */
@@ -375,7 +377,7 @@ async function ensureObject(
   };
   if (existing) changes.updated.push({ desired: object as KubeObject, live: existing, applied });
   else changes.created.push(applied);
-  session.logger.info({ kind: object.kind, name: object.metadata.name, created: !existing }, "applied chart object");
+  session.changed(`${object.kind}/${object.metadata.name} ${existing ? "updated" : "created"}`);
   return applied;
 }
 
@@ -435,6 +437,6 @@ async function ensureWriteOnly(
     });
   }
   appliedWriteOnly?.set(key, digest);
-  session.logger.info({ kind, name: metadata.name, created }, "applied write-only chart object");
+  session.changed(`${kind}/${metadata.name} ${created ? "created" : "updated"}`, { writeOnly: true });
   return undefined;
 }
