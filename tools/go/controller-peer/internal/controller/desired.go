@@ -121,7 +121,7 @@ func mutateStatefulSet(set *appsv1.StatefulSet, app *myappv1.MyAppInstance) erro
 			return err
 		}
 		set.Spec.Selector = &metav1.LabelSelector{MatchLabels: selectorLabels(app.Name)}
-		set.Spec.ServiceName = serviceName(app.Name)
+		set.Spec.ServiceName = governingServiceName(app.Name)
 		set.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
 		set.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 			WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
@@ -151,4 +151,19 @@ func mutateService(service *corev1.Service, app *myappv1.MyAppInstance) {
 		port.NodePort = service.Spec.Ports[0].NodePort // server-assigned; keep it
 	}
 	service.Spec.Ports = []corev1.ServicePort{port}
+}
+
+// mutateGoverningService makes the headless Service that governs the StatefulSet (operator/desired/service.ts):
+// one DNS name per pod, not-ready pods published too.
+func mutateGoverningService(service *corev1.Service, app *myappv1.MyAppInstance) {
+	mergeLabels(&service.Labels, childLabels(app.Name))
+	service.Spec.Type = corev1.ServiceTypeClusterIP
+	if service.CreationTimestamp.IsZero() { // clusterIP is immutable
+		service.Spec.ClusterIP = corev1.ClusterIPNone
+	}
+	service.Spec.PublishNotReadyAddresses = true
+	service.Spec.Selector = selectorLabels(app.Name)
+	service.Spec.Ports = []corev1.ServicePort{{
+		Name: portName, Port: portOf(app), TargetPort: intstr.FromInt32(portOf(app)), Protocol: corev1.ProtocolTCP,
+	}}
 }

@@ -22,7 +22,8 @@ import (
 // Finalizer is the seed's finalizer, the same as the TypeScript operator's.
 const Finalizer = "myappinstance.finalizer.example.com"
 
-// MyAppInstanceReconciler reconciles a MyAppInstance: Service, Deployment (or StatefulSet with storage), status.
+// MyAppInstanceReconciler reconciles a MyAppInstance: Service, Deployment (or, with storage, a StatefulSet and the
+// headless Service that governs it), status.
 type MyAppInstanceReconciler struct {
 	client.Client
 	Scheme                  *runtime.Scheme
@@ -62,7 +63,11 @@ func (r *MyAppInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	var progress rollout
 	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: workloadName(app.Name), Namespace: app.Namespace}}
 	statefulSet := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: workloadName(app.Name), Namespace: app.Namespace}}
+	governing := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: governingServiceName(app.Name), Namespace: app.Namespace}}
 	if app.Spec.Storage == "" {
+		if err := r.deleteIfControlled(ctx, app, governing); err != nil {
+			return ctrl.Result{}, err
+		}
 		if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, deployment, func() error {
 			mutateDeployment(deployment, app)
 			return controllerutil.SetControllerReference(app, deployment, r.Scheme)
@@ -74,6 +79,12 @@ func (r *MyAppInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		// Storage was added: the Deployment gives way to a StatefulSet (the TypeScript operator keeps the old
 		// workload serving until the new one is ready; the peer does not measure moves, so it keeps it simple).
 		if err := r.deleteIfControlled(ctx, app, deployment); err != nil {
+			return ctrl.Result{}, err
+		}
+		if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, governing, func() error {
+			mutateGoverningService(governing, app)
+			return controllerutil.SetControllerReference(app, governing, r.Scheme)
+		}); err != nil {
 			return ctrl.Result{}, err
 		}
 		if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, statefulSet, func() error {

@@ -36,6 +36,11 @@ func workloadName(instance string) string { return boundedName(instance, maxWork
 // serviceName is the Service's name (a DNS-1035 label).
 func serviceName(instance string) string { return boundedName(instance, maxLabelLength, true) }
 
+// governingServiceName is the headless Service that governs an instance's StatefulSet.
+func governingServiceName(instance string) string {
+	return boundedName(instance+"-pods", maxLabelLength, true)
+}
+
 func labelValue(text string) string {
 	if len(text) <= maxLabelLength && labelValuePattern.MatchString(text) {
 		return text
