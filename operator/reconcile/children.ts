@@ -27,6 +27,7 @@ import { referenceTo, type Session } from "./session.ts";
 import { writeProblem, type ObservedChildren } from "./status-report.ts";
 import { RecreatingWorkload } from "./status.ts";
 import { mergeOutcomes, type StepOutcome } from "./step.ts";
+import type { MissingPodSightings } from "./missing-pod-sightings.ts";
 import { applyStorage, type StoragePolls } from "./storage.ts";
 
 /** The children step's verdict, with the workloads the status report describes. */
@@ -35,6 +36,12 @@ export interface ChildrenOutcome extends StepOutcome, ObservedChildren {}
 /** The workload as applied (or as found, when it could not be applied yet), and the verdict on it. */
 interface WorkloadOutcome extends StepOutcome {
   readonly workload: ObservedWorkload | undefined;
+}
+
+/** How the children step waits: the storage step's polls, and since when StatefulSets have been missing pods. */
+export interface ChildrenPolls extends StoragePolls {
+  /** Without one (a single reconcile), missing pods are looked into at once. */
+  readonly missingPodSightings?: MissingPodSightings | undefined;
 }
 
 /**
@@ -46,7 +53,7 @@ interface WorkloadOutcome extends StepOutcome {
 export async function reconcileChildren(
   session: Session,
   spec: MyAppInstanceSpec,
-  polls: StoragePolls,
+  polls: ChildrenPolls,
 ): Promise<ChildrenOutcome> {
   const { cluster, key, instance } = session;
   const uid = instance.metadata.uid ?? "";
@@ -124,7 +131,7 @@ async function applyWorkload(
     readonly replacing: ObservedWorkload | undefined;
     readonly created: KubeObject[];
   },
-  polls: StoragePolls,
+  polls: ChildrenPolls,
 ): Promise<WorkloadOutcome> {
   const { live, governing, replacing, created } = children;
   const wanted = workloadKind(input);
@@ -156,12 +163,12 @@ async function applyStatefulSet(
   input: DesiredInput,
   live: ObservedWorkload | undefined,
   children: { readonly replacing: ObservedWorkload | undefined; readonly created: KubeObject[] },
-  polls: StoragePolls,
+  polls: ChildrenPolls,
 ): Promise<WorkloadOutcome> {
   const storage = await applyStorage(session, input, live, polls);
   if (!storage.apply) return { workload: live, ...mergeOutcomes(storage) };
   const workload = await ensureChild(session, storage.apply, live, children);
-  const pods = storage.problem ? {} : await podsOutcome(session, workload, input.spec.replicas, polls.pollMs);
+  const pods = storage.problem ? {} : await podsOutcome(session, workload, input.spec.replicas, polls);
   const settled = mergeOutcomes(storage, pods);
   // Growing volumes is news only when nothing is wrong: a problem is what the instance must report.
   return { workload, ...(settled.problem ? settled : mergeOutcomes(settled, storage.growth)) };
@@ -197,18 +204,25 @@ async function retireReplaced(
 
 /**
  * A StatefulSet that cannot create its pods says so only in events (`FailedCreate`), unlike a Deployment's
- * ReplicaFailure condition. While pods are missing, read its create events: the newest failure is the problem,
- * with the apiserver's message; either way look again soon, since a failure changes nothing the operator
- * watches. A StatefulSet with all its pods costs no read.
+ * ReplicaFailure condition. Once pods have been missing for a poll interval (missing-pod-sightings.ts: a moment of a
+ * rollout costs no read), read its create events: the newest failure is the problem, with the apiserver's
+ * message; either way look again soon, since a failure changes nothing the operator watches. A StatefulSet with
+ * all its pods costs no read.
  */
 async function podsOutcome(
   session: Session,
   workload: ObservedWorkload,
   replicas: number,
-  pollMs: number,
+  { pollMs, missingPodSightings: sightings }: ChildrenPolls,
 ): Promise<StepOutcome> {
   const uid = workload.metadata.uid;
-  if (!uid || !missingPods(workload, replicas)) return {};
+  if (!uid) return {};
+  if (!missingPods(workload, replicas)) {
+    sightings?.complete(uid);
+    return {};
+  }
+  const missingMs = sightings ? sightings.missingFor(uid, session.clock.monotonicMs()) : pollMs;
+  if (missingMs < pollMs) return { requeueAfterMs: pollMs - missingMs };
   const events = await session.cluster.list<ObservedEvent>(
     "v1",
     "Event",

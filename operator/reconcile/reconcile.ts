@@ -24,6 +24,7 @@ import type { ObjectKey, ClusterClient } from "./cluster-client.ts";
 import { openSession, type InstanceObject, type Session, type WriteTally } from "./session.ts";
 import { previousStatus, reportStatus, writeProblem, writeStatus } from "./status-report.ts";
 import { stalledStatus } from "./status.ts";
+import { MissingPodSightings } from "./missing-pod-sightings.ts";
 import { StatusPacer } from "./status-pacing.ts";
 import { mergeOutcomes, type StepOutcome } from "./step.ts";
 
@@ -54,7 +55,14 @@ export interface ReconcileDeps {
    * one such write per instance every 5 s; without one (a single {@link reconcile}) every change is written.
    */
   readonly statusPacer?: StatusPacer;
+  /**
+   * Since when StatefulSets have been missing pods (missing-pod-sightings.ts), so a moment of a rollout reads no events.
+   * {@link reconciler} makes one; without one (a single {@link reconcile}) missing pods are looked into at once.
+   */
+  readonly missingPodSightings?: MissingPodSightings;
 }
+
+const defaultPollIntervalMs = 5000;
 
 /** The least time between two status writes of one instance that only report progress (counts). */
 export const statusProgressIntervalMs = 5000;
@@ -70,7 +78,13 @@ export interface ReconcileOutcome {
 export function reconciler(
   deps: ReconcileDeps,
 ): (key: ObjectKey, context: { readonly writes: WriteTally }) => Promise<ReconcileOutcome> {
-  const paced = { ...deps, statusPacer: deps.statusPacer ?? new StatusPacer(statusProgressIntervalMs) };
+  const paced = {
+    ...deps,
+    statusPacer: deps.statusPacer ?? new StatusPacer(statusProgressIntervalMs),
+    // Forgotten after a few polls unseen: an instance still waiting on its pods looks again every poll.
+    missingPodSightings:
+      deps.missingPodSightings ?? new MissingPodSightings(4 * (deps.pollIntervalMs ?? defaultPollIntervalMs)),
+  };
   return (key, { writes }) => reconcile(key, paced, writes);
 }
 
@@ -205,8 +219,9 @@ async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise
     throw new PermanentError(leaving.refusal.message, { reason: leaving.refusal.reason });
   }
   const children = await reconcileChildren(session, verdict.spec, {
-    pollMs: deps.pollIntervalMs ?? 5000,
+    pollMs: deps.pollIntervalMs ?? defaultPollIntervalMs,
     storageClassPollMs: deps.storageClassPollMs ?? 30_000,
+    missingPodSightings: deps.missingPodSightings,
   });
   const reported = await reportStatus(session, verdict.spec, children);
   await pruneChartLeftovers(session, leaving.prune);

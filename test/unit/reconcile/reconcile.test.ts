@@ -11,7 +11,7 @@ import {
   TransportError,
   UnauthorizedError,
 } from "../../../kube/index.ts";
-import { PermanentError, TransientError, reconcile } from "../../../operator/reconcile/index.ts";
+import { MissingPodSightings, PermanentError, TransientError, reconcile } from "../../../operator/reconcile/index.ts";
 import { harness } from "./setup.ts";
 
 const spec = { image: "nginx:1.27", replicas: 2, port: 8080 };
@@ -862,6 +862,48 @@ describe("reconcile: pods that cannot be created", () => {
 
     // THEN it is no longer Degraded
     assert.equal(condition(h, "Degraded")?.status, "False");
+  });
+
+  it("with sightings, a pod missing for less than a poll reads no events; one missing a poll later does", async () => {
+    // GIVEN a reconciler's memory of missing pods, and a StatefulSet that cannot create its pod
+    const h = harness({ missingPodSightings: new MissingPodSightings(20_000) });
+    h.cluster.put(storageClass("standard", { isDefault: true }));
+    h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
+    await h.run();
+    h.cluster.progress("StatefulSet", "web", { updated: 0, ready: 0, replicas: 0 });
+    const uid = h.cluster.get("apps/v1", "StatefulSet", "web")?.metadata.uid;
+    h.cluster.put({
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "web.1", namespace: "default" },
+      involvedObject: { kind: "StatefulSet", name: "web", uid },
+      reason: "FailedCreate",
+      message: 'pods "web-0" is forbidden: exceeded quota',
+      lastTimestamp: "2030-01-01T00:00:02Z",
+    });
+    const eventReads = () => h.cluster.readLines.filter((line) => line.startsWith("list Event")).length;
+
+    // WHEN the missing pod is first seen (a rollout's moment looks the same)
+    const first = await h.run();
+    // THEN no events are read: it looks again when the poll has passed
+    assert.equal(eventReads(), 0);
+    assert.equal(first.requeueAfterMs, 5000);
+    assert.notEqual(condition(h, "Degraded")?.status, "True");
+
+    // WHEN it is still missing a poll later
+    await h.advance(5000);
+    await h.run();
+    // THEN the events are read and tell why
+    assert.equal(eventReads(), 1);
+    assert.equal(condition(h, "Degraded")?.reason, "FailedCreate");
+
+    // WHEN the pod comes, and later goes missing again
+    h.cluster.rollOut("StatefulSet", "web");
+    await h.run();
+    h.cluster.progress("StatefulSet", "web", { updated: 1, ready: 1, replicas: 1 });
+    await h.run();
+    // THEN the new gap waits its own poll before reading
+    assert.equal(eventReads(), 1);
   });
 
   it("a Deployment's ReplicaFailure condition is Degraded with its reason and message, while pods are missing", async () => {
