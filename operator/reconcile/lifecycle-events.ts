@@ -96,7 +96,7 @@ function replicasOf(object: KubeObject): number | undefined {
  * - else `Ready` when Ready turns True again (after a scale, a recovery), with the status's message. A new
  *   instance's first Ready (no image rolled out before) records none: its `Created` event told what the operator
  *   did, and the Ready condition's lastTransitionTime tells when it finished, so an event would be a write per
- *   instance that says nothing new (the Go controller-runtime peer in bench/ records no events at all).
+ *   instance that says nothing new.
  */
 export function statusEvents(
   previous: MyAppInstanceStatus | undefined,

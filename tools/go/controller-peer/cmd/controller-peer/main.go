@@ -62,7 +62,8 @@ func main() {
 		os.Exit(1)
 	}
 	if err := (&controller.MyAppInstanceReconciler{
-		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), MaxConcurrentReconciles: concurrency,
+		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("controller-peer"),
+		MaxConcurrentReconciles: concurrency,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to create the controller")
 		os.Exit(1)

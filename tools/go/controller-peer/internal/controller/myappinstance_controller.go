@@ -3,11 +3,13 @@ package controller
 
 import (
 	"context"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -15,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	myappv1 "example.com/myapp/tools/controller-peer/api/v1"
 )
@@ -27,6 +30,7 @@ const Finalizer = "myappinstance.finalizer.example.com"
 type MyAppInstanceReconciler struct {
 	client.Client
 	Scheme                  *runtime.Scheme
+	Recorder                recorder.EventRecorder
 	MaxConcurrentReconciles int
 }
 
@@ -34,6 +38,7 @@ type MyAppInstanceReconciler struct {
 // +kubebuilder:rbac:groups=example.com,resources=myappinstances/status;myappinstances/finalizers,verbs=update;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile reads from the manager's caches and writes only what differs.
 func (r *MyAppInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -52,11 +57,22 @@ func (r *MyAppInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 	}
 
+	var created []string // "Service web", for the one Created event of this reconcile
+	createOrUpdate := func(obj client.Object, kind string, mutate func() error) error {
+		result, err := controllerutil.CreateOrUpdate(ctx, r.Client, obj, func() error {
+			if err := mutate(); err != nil {
+				return err
+			}
+			return controllerutil.SetControllerReference(app, obj, r.Scheme)
+		})
+		if result == controllerutil.OperationResultCreated {
+			created = append(created, kind+" "+obj.GetName())
+		}
+		return err
+	}
+
 	service := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: serviceName(app.Name), Namespace: app.Namespace}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, service, func() error {
-		mutateService(service, app)
-		return controllerutil.SetControllerReference(app, service, r.Scheme)
-	}); err != nil {
+	if err := createOrUpdate(service, "Service", func() error { mutateService(service, app); return nil }); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -68,9 +84,9 @@ func (r *MyAppInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		if err := r.deleteIfControlled(ctx, app, governing); err != nil {
 			return ctrl.Result{}, err
 		}
-		if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, deployment, func() error {
+		if err := createOrUpdate(deployment, "Deployment", func() error {
 			mutateDeployment(deployment, app)
-			return controllerutil.SetControllerReference(app, deployment, r.Scheme)
+			return nil
 		}); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -81,32 +97,63 @@ func (r *MyAppInstanceReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		if err := r.deleteIfControlled(ctx, app, deployment); err != nil {
 			return ctrl.Result{}, err
 		}
-		if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, governing, func() error {
+		if err := createOrUpdate(governing, "Service", func() error {
 			mutateGoverningService(governing, app)
-			return controllerutil.SetControllerReference(app, governing, r.Scheme)
+			return nil
 		}); err != nil {
 			return ctrl.Result{}, err
 		}
-		if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, statefulSet, func() error {
-			if err := mutateStatefulSet(statefulSet, app); err != nil {
-				return err
-			}
-			return controllerutil.SetControllerReference(app, statefulSet, r.Scheme)
+		if err := createOrUpdate(statefulSet, "StatefulSet", func() error {
+			return mutateStatefulSet(statefulSet, app)
 		}); err != nil {
 			return ctrl.Result{}, err
 		}
 		progress = statefulSetRollout(statefulSet, replicasOf(app))
 	}
 
+	if len(created) > 0 {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Created", "Create", "Created %s", joinNames(created))
+	}
+
 	status := computeStatus(app, progress)
 	if !equality.Semantic.DeepEqual(status, app.Status) {
+		previous := app.Status
 		app.Status = status
 		if err := r.Status().Update(ctx, app); err != nil {
 			return ctrl.Result{}, err
 		}
 		log.V(1).Info("status updated", "phase", status.Phase)
+		r.recordStatusEvents(app, previous, status)
 	}
 	return ctrl.Result{}, nil
+}
+
+// recordStatusEvents records what the TypeScript operator records for a status change (lifecycle-events.ts):
+// RolloutComplete when the rolled-out image moves, else Ready when Ready turns True again. A first Ready records
+// none (the Created event told it); RollingOut progress events are left out.
+func (r *MyAppInstanceReconciler) recordStatusEvents(app *myappv1.MyAppInstance, previous, next myappv1.MyAppInstanceStatus) {
+	switch {
+	case next.Image != "" && previous.Image != "" && next.Image != previous.Image:
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "RolloutComplete", "RollOut",
+			"%s is rolled out: %d/%d replicas ready", next.Image, next.ReadyReplicas, next.Replicas)
+	case previous.Image != "" && readyStatus(next) == metav1.ConditionTrue && readyStatus(previous) != metav1.ConditionTrue:
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Ready", "Reconcile", "%s", next.Message)
+	}
+}
+
+func readyStatus(status myappv1.MyAppInstanceStatus) metav1.ConditionStatus {
+	if condition := meta.FindStatusCondition(status.Conditions, "Ready"); condition != nil {
+		return condition.Status
+	}
+	return metav1.ConditionUnknown
+}
+
+// joinNames lists "Service web and Deployment web", Services first (the order they are created in).
+func joinNames(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // finalize deletes the volume claims when the instance asks for it (storageReclaimPolicy: Delete), then removes
