@@ -6,7 +6,7 @@
  */
 import { request } from "node:https";
 import { apiVersion, kind } from "../../api/index.ts";
-import type { KubeClient } from "../../kube/index.ts";
+import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import { readUpstream } from "./counting-proxy.ts";
 import { forEachLimit } from "./fleet.ts";
 import { waitUntil } from "./wait.ts";
@@ -114,7 +114,51 @@ export async function removeFleet(
     async () => ((await client.find("v1", "Namespace", namespace)) ? undefined : true),
     { signal, timeoutMs: 10 * 60_000, intervalMs: 1_000 },
   );
+  await waitForVolumesGone(client, namespace, signal, log);
   const seconds = Math.round((performance.now() - from) / 100) / 10;
   log(`namespace ${namespace} removed in ${seconds} s`);
   return seconds;
+}
+
+interface Volume extends KubeObject {
+  readonly spec?: {
+    readonly claimRef?: { readonly namespace?: string };
+    readonly persistentVolumeReclaimPolicy?: string;
+  };
+}
+
+/**
+ * Waits until the volumes the namespace's claims were bound to are deleted. The claims go with their namespace, but
+ * their volumes outlive it: the controller-manager marks each Released (throttled, like every controller there)
+ * and the provisioner deletes it: a thousand updates and deletes at 1,000 instances with storage, work the next
+ * subject's round would otherwise share the cluster with. Volumes kept by their reclaim policy are not waited for; one that does not
+ * go within the wait is reported, not fatal (the next round starts anyway).
+ */
+async function waitForVolumesGone(
+  client: KubeClient,
+  namespace: string,
+  signal: AbortSignal,
+  log: (message: string) => void,
+): Promise<void> {
+  const from = performance.now();
+  const left = async () =>
+    (await client.list<Volume>("v1", "PersistentVolume")).items.filter(
+      (volume) =>
+        volume.spec?.claimRef?.namespace === namespace && volume.spec.persistentVolumeReclaimPolicy === "Delete",
+    ).length;
+  if ((await left()) === 0) return;
+  try {
+    await waitUntil(
+      `the volumes of ${namespace} to be deleted`,
+      async () => ((await left()) === 0 ? true : undefined),
+      {
+        signal,
+        timeoutMs: 10 * 60_000,
+        intervalMs: 1_000,
+      },
+    );
+    log(`volumes of ${namespace} deleted in ${Math.round((performance.now() - from) / 100) / 10} s`);
+  } catch (error) {
+    log(`${String(error)}; going on`);
+  }
 }
