@@ -130,8 +130,9 @@ interface Volume extends KubeObject {
 /**
  * Waits until the volumes the namespace's claims were bound to are deleted. The claims go with their namespace, but
  * their volumes outlive it: the controller-manager marks each Released (throttled, like every controller there)
- * and the provisioner deletes it: a thousand updates and deletes at 1,000 instances with storage, work the next
- * subject's round would otherwise share the cluster with. Volumes kept by their reclaim policy are not waited for; one that does not
+ * and the provisioner deletes it: a thousand updates and deletes at 1,000 instances with storage. They usually end
+ * before the namespace is gone, but nothing orders them; the next subject's round must not share the cluster with
+ * them. Volumes kept by their reclaim policy are not waited for; one that does not
  * go within the wait is reported, not fatal (the next round starts anyway).
  */
 async function waitForVolumesGone(
