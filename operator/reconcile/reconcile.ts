@@ -52,7 +52,8 @@ export interface ReconcileDeps {
   readonly chart?: ChartDeps;
   /**
    * Paces status writes that only report progress (status-pacing.ts). {@link reconciler} makes one that allows
-   * one such write per instance every 5 s; without one (a single {@link reconcile}) every change is written.
+   * one such write per instance every 5 s, less often while many instances are at work; without one (a single
+   * {@link reconcile}) every change is written.
    */
   readonly statusPacer?: StatusPacer;
   /**
@@ -67,6 +68,12 @@ const defaultPollIntervalMs = 5000;
 /** The least time between two status writes of one instance that only report progress (counts). */
 export const statusProgressIntervalMs = 5000;
 
+/**
+ * The progress-only status writes per second that all instances at work share (status-pacing.ts): a fleet of up to
+ * 50 rolling out at once keeps the 5 s interval; 1,000 at once write their progress every 100 s, their ends at once.
+ */
+export const statusProgressWritesPerSecond = 10;
+
 /** What a reconcile asks of the runtime next; `{}` means "converged: wait for a change". */
 export interface ReconcileOutcome {
   readonly requeueAfterMs?: number;
@@ -80,7 +87,9 @@ export function reconciler(
 ): (key: ObjectKey, context: { readonly writes: WriteTally }) => Promise<ReconcileOutcome> {
   const paced = {
     ...deps,
-    statusPacer: deps.statusPacer ?? new StatusPacer(statusProgressIntervalMs),
+    statusPacer:
+      deps.statusPacer ??
+      new StatusPacer(statusProgressIntervalMs, { fleetWritesPerSecond: statusProgressWritesPerSecond }),
     // Forgotten after a few polls unseen: an instance still waiting on its pods looks again every poll.
     missingPodSightings:
       deps.missingPodSightings ?? new MissingPodSightings(4 * (deps.pollIntervalMs ?? defaultPollIntervalMs)),
@@ -171,6 +180,7 @@ async function reconcileKey(
   const instance = await deps.cluster.find<InstanceObject>(apiVersion, kind, key.name, key.namespace);
   if (!instance) {
     logger.debug({}, "instance is gone");
+    deps.statusPacer?.forget(formatObjectKey(key));
     return {};
   }
   const session = openSession(deps.cluster, key, instance, logger, deps.clock ?? realClock, deps.statusPacer, writes);

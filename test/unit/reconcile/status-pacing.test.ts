@@ -201,6 +201,33 @@ describe("StatusPacer", () => {
     assert.equal(pacer.size, 1, "a/web's write no longer delays anything");
   });
 
+  it("stretches the interval with the instances at work, so a fleet's progress shares a budget per second", () => {
+    const pacer = new StatusPacer(5000, { fleetWritesPerSecond: 10 });
+    const working = { conditions: [{ type: "Ready", status: "False" as const, reason: "RollingOut", message: "" }] };
+    const ready = { conditions: [{ type: "Ready", status: "True" as const, reason: "Available", message: "" }] };
+    // GIVEN 20 instances at work: 20 ÷ 10 per s is 2 s, under the base interval
+    for (let i = 0; i < 20; i++) pacer.wrote(`a/app-${i}`, 0, working, "1");
+    assert.equal(pacer.intervalMs, 5000);
+    // WHEN a fleet of 200 is rolled out at once THEN each one's progress waits 20 s (10 writes per s in all)
+    for (let i = 20; i < 200; i++) pacer.wrote(`a/app-${i}`, 1000, working, "1");
+    assert.equal(pacer.workingCount, 200);
+    assert.equal(pacer.intervalMs, 20_000);
+    assert.equal(pacer.waitFor("a/app-20", 6000), 15_000);
+    // and an end of rollout (Ready) or a deleted instance leaves the budget to the others
+    for (let i = 0; i < 100; i++) pacer.wrote(`a/app-${i}`, 7000, ready, "2");
+    for (let i = 100; i < 150; i++) pacer.forget(`a/app-${i}`);
+    assert.equal(pacer.workingCount, 50);
+    assert.equal(pacer.intervalMs, 5000);
+    assert.equal(pacer.waitFor("a/app-120", 8000), 0, "forgotten: written at once");
+    // and an instance that said nothing for 5 minutes no longer counts as at work
+    pacer.wrote("a/late", 1000 + 5 * 60_000, working, "3");
+    assert.equal(pacer.workingCount, 1, "only the instance written within the horizon");
+  });
+
+  it("refuses a budget that is not a positive rate", () => {
+    assert.throws(() => new StatusPacer(5000, { fleetWritesPerSecond: 0 }), /positive number of writes per second/);
+  });
+
   it("gives back the status it wrote only while the instance read is still the version it was written over", () => {
     const pacer = new StatusPacer(5000);
     const written = { phase: "Progressing" as const, observedGeneration: 2 };
