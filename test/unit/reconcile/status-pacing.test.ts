@@ -203,8 +203,17 @@ describe("StatusPacer", () => {
 
   it("stretches the interval with the instances at work, so a fleet's progress shares a budget per second", () => {
     const pacer = new StatusPacer(5000, { fleetWritesPerSecond: 10 });
-    const working = { conditions: [{ type: "Ready", status: "False" as const, reason: "RollingOut", message: "" }] };
-    const ready = { conditions: [{ type: "Ready", status: "True" as const, reason: "Available", message: "" }] };
+    const at = "2030-01-01T00:00:00Z";
+    const working = {
+      conditions: [
+        { type: "Ready", status: "False" as const, reason: "RollingOut", message: "", lastTransitionTime: at },
+      ],
+    };
+    const ready = {
+      conditions: [
+        { type: "Ready", status: "True" as const, reason: "Available", message: "", lastTransitionTime: at },
+      ],
+    };
     // GIVEN 20 instances at work: 20 ÷ 10 per s is 2 s, under the base interval
     for (let i = 0; i < 20; i++) pacer.wrote(`a/app-${i}`, 0, working, "1");
     assert.equal(pacer.intervalMs, 5000);
