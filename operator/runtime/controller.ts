@@ -17,7 +17,7 @@ import { PermanentError } from "./errors.ts";
 import type { OperatorMetrics, ReconcileResultLabel } from "./metrics.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
 import { OutageRecovery, type OutageRecoveryOptions } from "./recovery.ts";
-import { WorkQueue } from "./workqueue.ts";
+import { WorkQueue, type Priority } from "./workqueue.ts";
 
 /**
  * What a successful reconcile asks for next. `{}` means "converged: wait for a change".
@@ -180,12 +180,13 @@ export class Controller {
   }
 
   /**
-   * Asks for a reconcile of `key` (from an informer event, an owner mapping, or anything else).
+   * Asks for a reconcile of `key` (from an informer event, an owner mapping, or anything else); at "low" priority
+   * when nothing changed (an informer's first list), so it waits behind every change.
    *
    * @throws Error when the namespace or name holds a "/" (formatObjectKey): such a key never enters the queue.
    */
-  enqueue(key: ObjectKey): void {
-    this.queue.add(formatObjectKey(key));
+  enqueue(key: ObjectKey, priority: Priority = "normal"): void {
+    this.queue.add(formatObjectKey(key), priority);
   }
 
   /**
@@ -375,7 +376,8 @@ export class Controller {
       let count = 0;
       for (const key of listKeys()) {
         try {
-          this.queue.add(formatObjectKey(key));
+          // Nothing changed: the periodic look waits behind every change, as controller-runtime's resync does.
+          this.queue.add(formatObjectKey(key), "low");
           count++;
         } catch (error) {
           // A key that would not read back as itself is never queued (see the file's comment); the rest still are.

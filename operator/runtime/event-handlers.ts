@@ -1,9 +1,11 @@
 /**
  * Informer handlers that turn events into work-queue keys: the primary kind enqueues itself, owned kinds enqueue
- * their controlling owner. A key is all a reconcile gets (level-based), so handlers never pass objects on.
+ * their controlling owner. A key is all a reconcile gets (level-based), so handlers never pass objects on. What an
+ * informer's first list brings is enqueued at low priority (workqueue.ts): it is the cache filling, not news.
  */
 import type { KubeObject } from "../../kube/index.ts";
 import type { InformerHandlers } from "./informer.ts";
+import type { Priority } from "./workqueue.ts";
 import { objectKeyOf, sameObjectKey, type ObjectKey } from "../../kube/object-key.ts";
 import { controllerOwnerKey, type OwnerType } from "./owner-mapping.ts";
 
@@ -13,35 +15,35 @@ import { controllerOwnerKey, type OwnerType } from "./owner-mapping.ts";
  */
 export function enqueueOwner<T extends KubeObject>(
   owner: OwnerType,
-  enqueue: (key: ObjectKey) => void,
+  enqueue: (key: ObjectKey, priority: Priority) => void,
 ): InformerHandlers<T> {
-  const enqueueFor = (object: T) => {
+  const enqueueFor = (object: T, priority: Priority = "normal") => {
     const key = controllerOwnerKey(object, owner);
-    if (key !== undefined) enqueue(key);
+    if (key !== undefined) enqueue(key, priority);
   };
   return {
-    onAdd: enqueueFor,
+    onAdd: (object, initialList) => enqueueFor(object, initialList ? "low" : "normal"),
     onUpdate: (oldObject, newObject) => {
       const oldKey = controllerOwnerKey(oldObject, owner);
       const newKey = controllerOwnerKey(newObject, owner);
-      if (oldKey !== undefined && (newKey === undefined || !sameObjectKey(oldKey, newKey))) enqueue(oldKey);
-      if (newKey !== undefined) enqueue(newKey);
+      if (oldKey !== undefined && (newKey === undefined || !sameObjectKey(oldKey, newKey))) enqueue(oldKey, "normal");
+      if (newKey !== undefined) enqueue(newKey, "normal");
     },
-    onDelete: enqueueFor,
+    onDelete: (object) => enqueueFor(object),
   };
 }
 
 /** Informer handlers for the primary kind: every add, update and delete enqueues the object's own key. */
 export function enqueueObject<T extends KubeObject>(
-  enqueue: (key: ObjectKey) => void,
+  enqueue: (key: ObjectKey, priority: Priority) => void,
   shouldEnqueueUpdate: (oldObject: T, newObject: T) => boolean = () => true,
 ): InformerHandlers<T> {
   return {
-    onAdd: (object) => enqueue(objectKeyOf(object.metadata)),
+    onAdd: (object, initialList) => enqueue(objectKeyOf(object.metadata), initialList ? "low" : "normal"),
     onUpdate: (oldObject, newObject) => {
-      if (shouldEnqueueUpdate(oldObject, newObject)) enqueue(objectKeyOf(newObject.metadata));
+      if (shouldEnqueueUpdate(oldObject, newObject)) enqueue(objectKeyOf(newObject.metadata), "normal");
     },
-    onDelete: (object) => enqueue(objectKeyOf(object.metadata)),
+    onDelete: (object) => enqueue(objectKeyOf(object.metadata), "normal"),
   };
 }
 

@@ -25,7 +25,8 @@ export type ListWatchClient = Pick<KubeClient, "list" | "watch">;
 
 /** Callbacks for store changes. They run synchronously in event order; keep them cheap (enqueue a key). */
 export interface InformerHandlers<T> {
-  readonly onAdd?: (object: T) => void;
+  /** `initialList`: the object came with the informer's first list (it is not news, the cache is filling). */
+  readonly onAdd?: (object: T, initialList: boolean) => void;
   readonly onUpdate?: (oldObject: T, newObject: T) => void;
   readonly onDelete?: (object: T) => void;
 }
@@ -262,7 +263,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.heard();
     this.lastConnected = this.clock.monotonicMs();
     this.logger.debug({ resourceVersion, items: items.length, pages, changes: changes.length }, "listed");
-    for (const change of changes) this.deliver(change);
+    for (const change of changes) this.deliver(change, !this.synced);
     if (!this.synced) {
       this.synced = true;
       for (const resolve of this.syncWaiters.splice(0)) resolve();
@@ -342,10 +343,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.lastHeard = this.clock.monotonicMs();
   }
 
-  private deliver(change: StoreChange<T>): void {
+  private deliver(change: StoreChange<T>, initialList = false): void {
     for (const handlers of this.handlers) {
       try {
-        if (change.type === "add") handlers.onAdd?.(change.object);
+        if (change.type === "add") handlers.onAdd?.(change.object, initialList);
         else if (change.type === "update") handlers.onUpdate?.(change.oldObject, change.object);
         else handlers.onDelete?.(change.object);
       } catch (error) {

@@ -19,6 +19,7 @@ import { Informer, reconnectBackoffCapMs } from "./informer.ts";
 import { KubeLeaseClient, LeaderElector } from "./leader-election.ts";
 import { OperatorMetrics } from "./metrics.ts";
 import { shutdownGracefully } from "./shutdown.ts";
+import type { Priority } from "./workqueue.ts";
 
 /** A kind the manager watches. */
 export interface WatchedKind {
@@ -170,10 +171,12 @@ export async function startManager(
   const debug = logger.isLevelEnabled("debug");
   const enqueueFrom =
     (source: string, wake = false) =>
-    (key: ObjectKey) => {
-      if (debug) logger.debug({ key: formatObjectKey(key), source, queued: controller.isQueued(key) }, "enqueued");
+    (key: ObjectKey, priority: Priority = "normal") => {
+      if (debug) {
+        logger.debug({ key: formatObjectKey(key), source, priority, queued: controller.isQueued(key) }, "enqueued");
+      }
       if (wake) controller.wake(key);
-      else controller.enqueue(key);
+      else controller.enqueue(key, priority);
     };
   // The controller exists by the time anything the reconciler started can settle: its first reconcile runs later.
   const reconciler = setup({ client, cache, events, logger, wake: enqueueFrom("background", true) });

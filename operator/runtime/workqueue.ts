@@ -14,12 +14,22 @@
  * gets no more of the workers' time for it: counted in turns, the hostile-tenants chaos's flood of 100 instances
  * took 41 % of the worker time while it was one namespace of six. With one namespace this is plain FIFO.
  * client-go's queue is FIFO only.
+ *
+ * Two priorities, as controller-runtime's priority queue: a key added at "low" (the operator's own look at everything,
+ * after a start or on the periodic resync, when nothing changed) is handed out only while no key waits at "normal"
+ * (news: an object changed, a retry, a requeue). After a restart or a leader change at 10,000 instances, or with
+ * chart instances whose first look renders again, a tenant's change is served at once instead of behind the fleet.
+ * The higher priority wins when a key is added at both (a low key added at normal goes to the back of the normal
+ * keys); fairness between namespaces holds within each priority.
  */
 import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
 import { parseObjectKey } from "../../kube/object-key.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
 
 /** Hooks for the workqueue_* metrics; see metrics.ts for the Prometheus implementation. */
+/** "low": a look the operator takes on its own (first list, resync); "normal": everything else. */
+export type Priority = "normal" | "low";
+
 export interface QueueMetrics {
   /** A key entered the dirty set (workqueue_adds_total). */
   added(): void;
@@ -55,8 +65,12 @@ export class WorkQueue {
   private readonly rateLimiter: RateLimiter;
   private readonly metrics: QueueMetrics | undefined;
   private readonly groupOf: (key: string) => string;
-  /** Keys waiting to be handed out, per group, in arrival order; groups in turn order (for ties). */
-  private readonly groups = new Map<string, string[]>();
+  /** Keys waiting to be handed out, per group and priority, in arrival order; groups in turn order (for ties). */
+  private readonly groups = new Map<string, Record<Priority, string[]>>();
+  /** Keys waiting at each priority, in all groups. */
+  private readonly waitingAt: Record<Priority, number> = { normal: 0, low: 0 };
+  /** Keys that wait, or will wait again when their worker is done, at "low" (the others are at "normal"). */
+  private readonly low = new Set<string>();
   /**
    * Worker time (ms) each group has used, on a shared virtual clock; kept while the group has keys waiting or held,
    * or is ahead of the clock (a debt that going idle must not erase).
@@ -64,7 +78,6 @@ export class WorkQueue {
   private readonly used = new Map<string, number>();
   /** The virtual clock: the used time of the last group handed a key, the level an idle group comes back at. */
   private virtualNow = 0;
-  private waiting = 0;
   /** Keys that need processing: queued, or added again while processing. */
   private readonly dirty = new Set<string>();
   /** Keys a worker holds, with when it took them. */
@@ -84,10 +97,18 @@ export class WorkQueue {
     this.groupOf = options.groupOf ?? namespaceOf;
   }
 
-  /** Marks `key` as needing work. A key already queued stays queued once; a key in progress is re-queued on done. */
-  add(key: string): void {
-    if (this.shuttingDown || this.dirty.has(key)) return;
+  /**
+   * Marks `key` as needing work. A key already queued stays queued once (at the higher of its priorities); a key in
+   * progress is re-queued on done.
+   */
+  add(key: string, priority: Priority = "normal"): void {
+    if (this.shuttingDown) return;
+    if (this.dirty.has(key)) {
+      if (priority === "normal" && this.low.has(key)) this.promote(key);
+      return;
+    }
     this.dirty.add(key);
+    if (priority === "low") this.low.add(key);
     this.metrics?.added();
     if (this.processing.has(key)) return;
     this.push(key);
@@ -180,7 +201,12 @@ export class WorkQueue {
 
   /** Keys waiting to be handed out (excludes delayed and in-progress keys). */
   get length(): number {
-    return this.waiting;
+    return this.waitingAt.normal + this.waitingAt.low;
+  }
+
+  /** Keys waiting at `priority`. */
+  waitingWith(priority: Priority): number {
+    return this.waitingAt[priority];
   }
 
   /** Keys currently held by workers. */
@@ -210,38 +236,54 @@ export class WorkQueue {
 
   private push(key: string): void {
     const group = this.groupOf(key);
+    const priority: Priority = this.low.has(key) ? "low" : "normal";
     const keys = this.groups.get(group);
-    if (keys) keys.push(key);
+    if (keys) keys[priority].push(key);
     else {
-      this.groups.set(group, [key]);
+      this.groups.set(group, priority === "low" ? { normal: [], low: [key] } : { normal: [key], low: [] });
       // Back from idle: level with the clock, not behind it (no banked credit), nor forgiven a debt.
       this.used.set(group, Math.max(this.used.get(group) ?? 0, this.virtualNow));
     }
-    this.waiting += 1;
+    this.waitingAt[priority] += 1;
     this.enqueuedAt.set(key, this.clock.monotonicMs());
-    this.metrics?.depth(this.waiting);
+    this.metrics?.depth(this.length);
     const waiter = this.waiters.shift();
     if (waiter) waiter(this.take());
   }
 
+  /** Moves a key that waits (or will wait again) at "low" to "normal", behind the keys already there. */
+  private promote(key: string): void {
+    this.low.delete(key);
+    if (this.processing.has(key)) return;
+    const keys = this.groups.get(this.groupOf(key))!;
+    keys.low.splice(keys.low.indexOf(key), 1);
+    keys.normal.push(key);
+    this.waitingAt.low -= 1;
+    this.waitingAt.normal += 1;
+  }
+
   private take(): string | undefined {
-    // The waiting group that has used the least worker time; the first in turn order among equals.
+    // Normal keys first; among the groups with keys at that priority, the one that has used the least worker time,
+    // the first in turn order among equals.
+    const priority: Priority = this.waitingAt.normal > 0 ? "normal" : "low";
     let group: string | undefined;
     let least = Infinity;
-    for (const candidate of this.groups.keys()) {
+    for (const [candidate, keys] of this.groups) {
+      if (keys[priority].length === 0) continue;
       const used = this.used.get(candidate) ?? this.virtualNow;
       if (used < least) [group, least] = [candidate, used];
     }
     if (group === undefined) return undefined;
     this.virtualNow = Math.max(this.virtualNow, least);
     const keys = this.groups.get(group)!;
-    const key = keys.shift()!;
+    const key = keys[priority].shift()!;
     // The group goes to the back of the line while it has keys left: among equals, one key per group per turn.
     this.groups.delete(group);
-    if (keys.length > 0) this.groups.set(group, keys);
-    this.waiting -= 1;
+    if (keys.normal.length + keys.low.length > 0) this.groups.set(group, keys);
+    this.waitingAt[priority] -= 1;
+    this.low.delete(key);
     const now = this.clock.monotonicMs();
-    this.metrics?.depth(this.waiting);
+    this.metrics?.depth(this.length);
     this.metrics?.queued((now - (this.enqueuedAt.get(key) ?? now)) / 1000);
     this.enqueuedAt.delete(key);
     this.dirty.delete(key);

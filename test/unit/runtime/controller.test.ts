@@ -163,6 +163,31 @@ describe("Controller", () => {
     assert.equal(calls.length, 2, "the next resync ran");
   });
 
+  it("the periodic resync waits behind changes: a key enqueued during it is reconciled next", async () => {
+    // GIVEN a controller with one worker whose resync finds five keys, each reconcile taking 10 ms
+    const { clock, controller, calls } = setup(
+      async () => {
+        await sleep(clock, 10);
+        return {};
+      },
+      {
+        resyncPeriodMs: 1_000,
+        listKeys: () => ["a", "b", "c", "d", "e"].map((name) => ({ namespace: "ns", name })),
+      },
+    );
+    controller.start();
+    await clock.advance(1_000);
+    // WHEN a change arrives while the first resynced key is being reconciled
+    controller.enqueue(objectKey("ns/changed"));
+    await clock.advance(100);
+    // THEN it is reconciled right after, before the rest of the resync
+    assert.deepEqual(
+      calls.map((c) => c.key),
+      ["ns/a", "ns/changed", "ns/b", "ns/c", "ns/d", "ns/e"],
+    );
+    await controller.shutdown(1000);
+  });
+
   it("reconciles again after requeueAfterMs without a change", async () => {
     const { clock, controller, calls, metrics } = setup(async (_key, attempt) =>
       attempt === 1 ? { requeueAfterMs: 30_000 } : {},

@@ -69,6 +69,24 @@ describe("Informer", () => {
     await informer.stop();
   });
 
+  it("tells handlers which adds came with its first list (the cache filling), and none after, a relist's included", async () => {
+    const { api, informer } = setup();
+    const adds: string[] = [];
+    informer.addHandlers({ onAdd: (o, initialList) => adds.push(`${o.metadata.name} ${initialList}`) });
+    api.lists.push(listOf("100", deployment("a", "90")));
+    informer.start();
+    await settle();
+    api.lastWatch!.send("ADDED", deployment("b", "101"));
+    await settle();
+    // WHEN the watch expires and the relist brings an object created meanwhile
+    api.lists.push(listOf("450", deployment("a", "90"), deployment("b", "101"), deployment("c", "440")));
+    api.lastWatch!.fail(new GoneError(410, "too old resource version: 101 (450)", "Expired"));
+    await settle();
+    // THEN only the first list's object was flagged: c is news the operator has not seen
+    assert.deepEqual(adds, ["a true", "b false", "c false"]);
+    await informer.stop();
+  });
+
   it("restarts a watch the server closed at once, from the last resourceVersion, without relisting", async () => {
     const { api, informer, clock } = setup();
     api.lists.push(listOf("100"));

@@ -48,11 +48,21 @@ describe("enqueueOwner", () => {
   it("enqueues the owner on add, update and delete", () => {
     const keys: string[] = [];
     const handlers = enqueueOwner(myApp, (key) => keys.push(formatObjectKey(key)));
-    handlers.onAdd?.(owned("d", ref("web")));
+    handlers.onAdd?.(owned("d", ref("web")), false);
     handlers.onUpdate?.(owned("d", ref("web")), owned("d", ref("web")));
     handlers.onDelete?.(owned("d", ref("web")));
-    handlers.onAdd?.(owned("unowned"));
+    handlers.onAdd?.(owned("unowned"), false);
     assert.deepEqual(keys, ["shop/web", "shop/web", "shop/web"]);
+  });
+
+  it("enqueues a first list's objects at low priority, every change at normal", () => {
+    const keys: string[] = [];
+    const handlers = enqueueOwner(myApp, (key, priority) => keys.push(`${formatObjectKey(key)} ${priority}`));
+    handlers.onAdd?.(owned("d", ref("web")), true);
+    handlers.onAdd?.(owned("d", ref("web")), false);
+    handlers.onUpdate?.(owned("d", ref("web")), owned("d", ref("web")));
+    handlers.onDelete?.(owned("d", ref("web")));
+    assert.deepEqual(keys, ["shop/web low", "shop/web normal", "shop/web normal", "shop/web normal"]);
   });
 
   it("enqueues both owners when an object changes hands", () => {
@@ -97,7 +107,7 @@ describe("enqueueObject / specOrMetadataChanged", () => {
   it("enqueues the object's own key, filtering updates through the predicate", () => {
     const keys: string[] = [];
     const handlers = enqueueObject<KubeObject>((key) => keys.push(formatObjectKey(key)), specOrMetadataChanged);
-    handlers.onAdd?.(base);
+    handlers.onAdd?.(base, false);
     handlers.onUpdate?.(base, { ...base, status: { phase: "Running" } });
     handlers.onUpdate?.(base, { ...base, metadata: { ...base.metadata, generation: 2 } });
     handlers.onDelete?.(base);

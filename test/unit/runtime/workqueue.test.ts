@@ -79,6 +79,60 @@ describe("WorkQueue", () => {
     assert.deepEqual(next.filter((namespace) => namespace === "back").length, 3, next.join(" "));
   });
 
+  it("hands out low-priority keys (a first list, a resync) only while no change waits", async () => {
+    // GIVEN a restarted operator's first look at a thousand instances, queued at low priority
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    for (let i = 0; i < 1000; i++) queue.add(`shop/app-${i}`, "low");
+    assert.equal(await queue.get(), "shop/app-0");
+    // WHEN a tenant changes one instance, and another's child changes
+    queue.add("shop/edited");
+    queue.add("bank/ledger");
+    // THEN both are handed out next, in arrival order, and then the first look goes on where it was
+    assert.deepEqual(
+      [await queue.get(), await queue.get(), await queue.get()],
+      ["shop/edited", "bank/ledger", "shop/app-1"],
+    );
+    assert.equal(queue.waitingWith("low"), 998);
+    assert.equal(queue.waitingWith("normal"), 0);
+  });
+
+  it("a key added at both priorities waits at the higher: a low key that changes goes to the back of the changes", async () => {
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    queue.add("ns/a", "low");
+    queue.add("ns/b", "low");
+    queue.add("ns/c");
+    // WHEN the low key ns/b changes, and the normal key ns/c is also found by a resync
+    queue.add("ns/b");
+    queue.add("ns/c", "low");
+    // THEN ns/c keeps its place, ns/b follows it, ns/a waits for both; three keys in all
+    assert.equal(queue.length, 3);
+    assert.deepEqual([await queue.get(), await queue.get(), await queue.get()], ["ns/c", "ns/b", "ns/a"]);
+  });
+
+  it("a key added again while a worker holds it comes back at the priority it was added with, the higher if both", async () => {
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    queue.add("ns/a");
+    queue.add("ns/b");
+    const held = [await queue.get(), await queue.get()];
+    assert.deepEqual(held, ["ns/a", "ns/b"]);
+    queue.add("ns/x", "low");
+    // WHEN ns/a is found again by a resync while held, and ns/b is found by a resync and then changes
+    queue.add("ns/a", "low");
+    queue.add("ns/b", "low");
+    queue.add("ns/b");
+    queue.done("ns/a");
+    queue.done("ns/b");
+    // THEN ns/b (a change) comes first, then the two low keys in the order they became ready
+    assert.deepEqual([await queue.get(), await queue.get(), await queue.get()], ["ns/b", "ns/x", "ns/a"]);
+  });
+
+  it("is fair across namespaces within the low priority too", async () => {
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    for (let i = 0; i < 100; i++) queue.add(`flood/i-${i}`, "low");
+    queue.add("shop/web", "low");
+    assert.deepEqual([await queue.get(), await queue.get(), await queue.get()], ["flood/i-0", "shop/web", "flood/i-1"]);
+  });
+
   it("with one namespace (or keys without one) it is plain first in, first out", async () => {
     const queue = new WorkQueue({ clock: new FakeClock() });
     for (const key of ["ns/c", "ns/a", "ns/b"]) queue.add(key);
