@@ -26,6 +26,7 @@ import {
   valuePath,
   type Capabilities,
   type ChartRenderer,
+  type RenderPriority,
   type RenderRefusal,
   type RenderedObject,
 } from "../../chart/index.ts";
@@ -131,7 +132,9 @@ export type Preparation =
 /**
  * Fetches and renders `spec.chart` (as a job beside the workers when `deps.jobs` is set) and checks the render
  * against the cluster: the render policy (plan.ts), volume safety against the live StatefulSets, and names another
- * controller owns. Reads only.
+ * controller owns. Reads only. `priority` "low": the instance is Ready at its spec and only re-checked (after a
+ * restart every chart instance renders again, the cache empty), so its render waits behind those of instances that
+ * changed or are not Ready yet.
  * @throws TransientError for a fetch or render a retry may heal (a source down or slow, helm over its wall time).
  */
 export async function prepareChart(
@@ -139,6 +142,7 @@ export async function prepareChart(
   spec: MyAppInstanceSpec,
   chart: ChartSpec,
   deps: ChartDeps,
+  priority: RenderPriority = "normal",
 ): Promise<Preparation> {
   const { key } = session;
   const refused = (refusal: RenderRefusal, cause?: unknown): Preparation => ({ state: "refused", refusal, cause });
@@ -165,9 +169,10 @@ export async function prepareChart(
       namespace: key.namespace,
       values: chartValues(spec),
       ...(deps.capabilities ? { capabilities: await deps.capabilities() } : {}),
+      priority,
     });
   const job = deps.jobs
-    ? await deps.jobs.run(key, chartJobId(chart, spec), prepare)
+    ? await deps.jobs.run(key, chartJobId(chart, spec), prepare, priority)
     : await prepare().then(
         (value) => ({ settled: true, ok: true, value }) as const,
         (error: unknown) => ({ settled: true, ok: false, error }) as const,

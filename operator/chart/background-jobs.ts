@@ -8,13 +8,13 @@
  * enough for a ConfigMap chart (a GET and a render, 100 ms to a second under load) held a worker that long for
  * every chart look, a hostile chart's first look included (the hostile-tenants chaos: 22 first looks of the
  * attackers held the two workers 5.5 s of a 30 s rollout). One job per key: asking with another id (the spec
- * changed) starts a new one and the old outcome is dropped. At most `maxRunning` jobs run at once (each may hold a chart's bytes), and beside other
- * namespaces one namespace runs at most half of them, so a flood of instances cannot fetch thousands of charts at
- * once.
+ * changed) starts a new one and the old outcome is dropped. At most `maxRunning` jobs run at once (each may hold a
+ * chart's bytes), and beside other namespaces one namespace runs at most half of them, so a flood of instances cannot
+ * fetch thousands of charts at once; jobs that only re-check a Ready instance wait behind the others.
  */
 import { realClock, type Clock } from "../../kube/clock.ts";
 import { formatObjectKey, type ObjectKey } from "../../kube/object-key.ts";
-import { fairSlots } from "../../chart/index.ts";
+import { fairSlots, type RenderPriority, type Slots } from "../../chart/index.ts";
 
 /** A job's outcome, or that it is still running. */
 export type JobState<T> =
@@ -54,7 +54,7 @@ export class BackgroundJobs {
   private readonly jobs = new Map<string, Job>();
   private readonly graceMs: number;
   private readonly clock: Clock;
-  private readonly slots: <T>(group: string, work: () => Promise<T>) => Promise<T>;
+  private readonly slots: Slots;
   private readonly onSettled: ((key: ObjectKey) => void) | undefined;
 
   constructor(options: BackgroundJobsOptions = {}) {
@@ -69,8 +69,16 @@ export class BackgroundJobs {
     return this.onSettled !== undefined;
   }
 
-  /** The outcome of `work` for `key` as `id`, if it settles within the grace (or settled since); else not yet. */
-  async run<T>(key: ObjectKey, id: string, work: () => Promise<T>): Promise<JobState<T>> {
+  /**
+   * The outcome of `work` for `key` as `id`, if it settles within the grace (or settled since); else not yet. A job
+   * at "low" (re-checking an instance already Ready) waits for a slot behind every "normal" one.
+   */
+  async run<T>(
+    key: ObjectKey,
+    id: string,
+    work: () => Promise<T>,
+    priority: RenderPriority = "normal",
+  ): Promise<JobState<T>> {
     const text = formatObjectKey(key);
     const known = this.jobs.get(text);
     // The grace is for a job this call starts (the common case settles in it). A job already running had its
@@ -85,7 +93,7 @@ export class BackgroundJobs {
         // Wake the key only for the job it still waits on: a superseded job's outcome is dropped anyway.
         if (started.awaited && this.jobs.get(text) === started) this.onSettled?.(key);
       };
-      started.done = this.slots(key.namespace, work).then(
+      started.done = this.slots(key.namespace, work, priority).then(
         (value) => settle({ settled: true, ok: true, value }),
         (error: unknown) => settle({ settled: true, ok: false, error }),
       );

@@ -4,7 +4,7 @@
  * turns each outcome into the instance's status, exactly as the built-in template's steps do, and reconcile.ts
  * writes it.
  */
-import type { MyAppInstanceSpec, MyAppInstanceStatus } from "../../api/index.ts";
+import { isReady, type MyAppInstanceSpec, type MyAppInstanceStatus } from "../../api/index.ts";
 import { objectName, valuePath } from "../../chart/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
 import {
@@ -59,7 +59,11 @@ export async function reconcileChart(
     });
   }
 
-  const prepared = await prepareChart(session, spec, chart, deps);
+  // Ready at this spec: the render only re-checks it, and waits behind instances that changed or are not Ready.
+  const recheck =
+    previous !== undefined &&
+    isReady({ metadata: { generation: session.instance.metadata.generation }, status: previous });
+  const prepared = await prepareChart(session, spec, chart, deps, recheck ? "low" : "normal");
   if (prepared.state === "pending") return { requeueAfterMs: prepared.requeueAfterMs };
   if (prepared.state === "refused") return permanent(prepared.refusal, prepared.cause);
 

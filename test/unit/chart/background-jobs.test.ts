@@ -134,6 +134,27 @@ test("jobs run a bounded number at once: a flood of slow charts cannot fetch tho
   assert.equal(most, 2, "never more than two");
 });
 
+test("a job that re-checks a Ready instance waits for a slot behind every job for a change", async () => {
+  const jobs = new BackgroundJobs({ clock: new FakeClock(), graceMs: 0, maxRunning: 1 });
+  const started: string[] = [];
+  const gates: (() => void)[] = [];
+  const work = (name: string) => () => {
+    started.push(name);
+    return new Promise<void>((resolve) => gates.push(resolve));
+  };
+  // GIVEN three re-checks queued after a restart, the first running
+  for (const name of ["a", "b", "c"]) void jobs.run({ namespace: "shop", name }, "1", work(name), "low");
+  await settle();
+  // WHEN a change arrives
+  void jobs.run({ namespace: "shop", name: "changed" }, "1", work("changed"));
+  while (gates.length > 0) {
+    gates.shift()!();
+    await settle();
+  }
+  // THEN it runs next
+  assert.deepEqual(started, ["a", "changed", "b", "c"]);
+});
+
 describe("a chart instance whose source does not answer", () => {
   test("holds no worker: the reconcile returns after the grace, asks to look again, writes nothing", async () => {
     const h = harness();

@@ -296,6 +296,43 @@ test("render slots are fair: a namespace alone may use them all, beside others i
   await Promise.all([h1, h2, h3, w1]);
 });
 
+test("render slots: a change's render goes before the re-checks of Ready instances that wait, whatever their namespace", async () => {
+  const slots = fairSlots(2);
+  const log: string[] = [];
+  const gates = new Map<string, () => void>();
+  const job = (group: string, name: string, priority?: "normal" | "low") =>
+    slots(
+      group,
+      () => {
+        log.push(`start ${name}`);
+        return new Promise<void>((resolve) => gates.set(name, resolve));
+      },
+      priority,
+    );
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+  // GIVEN a restarted operator re-checking its Ready chart instances: two render, two more wait
+  const low = ["a", "b", "c", "d"].map((name) => job("shop", name, "low"));
+  await tick();
+  assert.deepEqual(log, ["start a", "start b"]);
+  // WHEN a tenant changes an instance of the same namespace, and another of its own
+  const changed = job("shop", "changed");
+  const other = job("bank", "other");
+  await tick();
+  // THEN the free slots go to the changes before the waiting re-checks (the other namespace first: beside it, shop
+  // holds at most one slot)
+  gates.get("a")!();
+  await tick();
+  assert.deepEqual(log.slice(2), ["start other"]);
+  gates.get("b")!();
+  await tick();
+  assert.deepEqual(log.slice(3), ["start changed"]);
+  for (const name of ["changed", "other"]) gates.get(name)!();
+  await tick();
+  assert.deepEqual(log.slice(4), ["start c", "start d"]);
+  for (const name of ["c", "d"]) gates.get(name)!();
+  await Promise.all([...low, changed, other]);
+});
+
 /** The niceness (field 19) and scheduling policy (field 41) of each thread of this process, by proc(5). */
 const threadPriorities = `(() => {
   const fs = require("node:fs");

@@ -142,6 +142,34 @@ describe("reconcile with spec.chart", () => {
     );
   });
 
+  test("renders at low priority only to re-check an instance Ready at its spec; a change renders at normal", async () => {
+    // GIVEN a renderer that records the priority of each render it is asked for
+    const { h } = setup(() => deployment("web", "nginx:1.27", 1));
+    const priorities: string[] = [];
+    const chart = h.deps.chart!;
+    Object.assign(h.deps, {
+      chart: {
+        ...chart,
+        renderer: {
+          render: async (request: Parameters<ChartRenderer["render"]>[0]) => {
+            priorities.push(request.priority ?? "normal");
+            return chart.renderer.render(request);
+          },
+        },
+      },
+    });
+    h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    // WHEN it is created and rolled out, then looked at again (as after a restart), then changed
+    await h.run();
+    h.cluster.rollOut("Deployment", "web");
+    await h.run();
+    await h.run();
+    h.cluster.edit(apiVersion, kind, "web", (o) => void ((o["spec"] as Record<string, unknown>)["replicas"] = 2));
+    await h.run();
+    // THEN only the look at the Ready instance was low
+    assert.deepEqual(priorities, ["normal", "normal", "low", "normal"]);
+  });
+
   test("prunes what a new render no longer contains, and only that", async () => {
     let withConfig = true;
     const { h } = setup(() => deployment("web", "nginx:1.27", 1) + (withConfig ? configMap("web-config") : ""));
