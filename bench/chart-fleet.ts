@@ -10,11 +10,14 @@
  *     generation and image. The Helm operator's status ignores the workload, so there Ready = `Deployed=True`
  *     with the desired image and chart version in the deployed manifest AND the Deployment's rollout complete;
  *  2. writes and non-watch reads per instance (until 5 s without a write), CPU seconds, 60 s idle;
- *  3. a rollout of all N to a new image, through the values (ours: spec.image; theirs: spec.image.tag);
- *  4. a chart version change of all N: the same chart packed as version 6.9.3. Ours: every instance's
+ *  3. a restart, and one instance changed to a new image as the operator comes back: seconds until it is Ready
+ *     there. Both look at every instance again after a start (ours renders each once more, its cache empty);
+ *     what is measured is whether the change waits behind that;
+ *  4. a rollout of all N to a new image, through the values (ours: spec.image; theirs: spec.image.tag);
+ *  5. a chart version change of all N: the same chart packed as version 6.9.3. Ours: every instance's
  *     spec.chart.configMap patched to the new chart's ConfigMap. Theirs: the chart is part of the operator
  *     (watches.yaml), so the operator restarts on the new chart directory, as a new operator image would;
- *  5. the operator stopped, the fleet and namespace removed (support/cleanup.ts).
+ *  6. the operator stopped, the fleet and namespace removed (support/cleanup.ts).
  * Memory: the peak resident memory of the operator and every process below it (helm renders for ours), each page
  * once (own pages summed, an executable's file pages once: support/process-stats.ts treeResidentBytes), sampled
  * every 200 ms, or the operator's own VmHWM if higher. CPU: utime + stime of the operator plus its
@@ -125,6 +128,8 @@ export interface ChartFigures {
   readonly convergeCpuS: number;
   readonly idleWrites: number;
   readonly idleReads: number;
+  /** Restarted, then one instance changed at once: seconds until it was Ready at the new image. */
+  readonly restartChangeS: number;
   readonly imageRolloutS: number;
   readonly imageRolloutWritesPerInstance: number;
   readonly chartRolloutS: number;
@@ -220,6 +225,8 @@ interface ChartSide {
   moveToChart(names: readonly string[], chart: Chart, restart: () => Promise<void>): Promise<void>;
   /** Resolves at the moment all N are Ready at `tag` on chart `version` (performance.now()). */
   allReady(what: string, tag: string, version: string, progress: () => void): Promise<number>;
+  /** Resolves at the moment instance `name` is Ready at `tag` on chart `version` (performance.now()). */
+  oneReady(what: string, name: string, tag: string, version: string): Promise<number>;
   readonly extras: FleetExtras;
 }
 
@@ -297,6 +304,11 @@ async function oursSide(run: SubjectRun, namespace: string, options: SubjectOpti
         signal,
         timeoutMs: timeoutFor(scenario.instances),
         progress,
+      }),
+    oneReady: (what, name, tag, version) =>
+      readiness.until(what, () => readiness.isReadyAt(name, token(tag, version)), {
+        signal,
+        timeoutMs: timeoutFor(scenario.instances),
       }),
     extras: {},
   };
@@ -377,6 +389,21 @@ function theirsSide(run: SubjectRun, namespace: string, options: SubjectOptions)
       const rolledOut = await rollouts.until(
         `${what}: Deployments`,
         () => rollouts.count(`${repository}:${tag}`) >= n,
+        waiting,
+      );
+      return Math.max(deployed, rolledOut);
+    },
+    async oneReady(what, name, tag, version) {
+      const waiting = { signal, timeoutMs: timeoutFor(scenario.instances) };
+      const deployed = await releases.until(
+        `${what}: release`,
+        () => releases.isReadyAt(name, token(tag, version)),
+        waiting,
+      );
+      // podinfo's fullname: the release name + "-podinfo".
+      const rolledOut = await rollouts.until(
+        `${what}: Deployment`,
+        () => rollouts.isReadyAt(`${name}-podinfo`, `${repository}:${tag}`),
         waiting,
       );
       return Math.max(deployed, rolledOut);
@@ -477,7 +504,18 @@ async function runSubject(run: SubjectRun, subject: ChartSubject, roundNumber: n
     const idle = await window(proxy, scenario.windowSeconds * 1000, signal);
     log(`${scenario.windowSeconds} s idle: ${idle.writes} writes, ${idle.reads} reads`);
 
-    // 3. every instance to a new image through the values
+    // 3. a restart, and one instance changed as the operator comes back (and looks at every instance again)
+    await stopProcess(processes.at(-1)!);
+    await start(charts[0]!);
+    const changed = names[Math.floor(n / 2)]!;
+    const changeFrom = performance.now();
+    await side.setTag(changed, tags[1]);
+    const changeAt = await side.oneReady(`${changed} at ${tags[1]}`, changed, tags[1], charts[0]!.version);
+    const restartChangeS = round((changeAt - changeFrom) / 1000, 2);
+    log(`restarted; a change made as it came back was Ready in ${restartChangeS} s`);
+    await quiet(proxy, signal);
+
+    // 4. every instance to a new image through the values
     const beforeImage = proxy.counts();
     done = 0;
     const imageFrom = performance.now();
@@ -492,7 +530,7 @@ async function runSubject(run: SubjectRun, subject: ChartSubject, roundNumber: n
     const imageWrites = writesOf(since(proxy.counts(), beforeImage));
     log(`image rollout of all ${n} in ${imageRolloutS} s, ${imageWrites} writes`);
 
-    // 4. every instance to the new chart version
+    // 5. every instance to the new chart version
     const beforeChart = proxy.counts();
     const chartFrom = performance.now();
     const restart = async () => {
@@ -522,8 +560,10 @@ async function runSubject(run: SubjectRun, subject: ChartSubject, roundNumber: n
       ...converge,
       idleWrites: idle.writes,
       idleReads: idle.reads,
+      restartChangeS,
       imageRolloutS,
-      imageRolloutWritesPerInstance: round(imageWrites / n, 2),
+      // The instance changed after the restart is at the new image already: its patch is a no-op.
+      imageRolloutWritesPerInstance: round(imageWrites / Math.max(1, n - 1), 2),
       chartRolloutS,
       chartRolloutWritesPerInstance: round(chartWrites / n, 2),
       totalCpuS: round(cpu(), 1),
@@ -561,6 +601,7 @@ export const chartRows: readonly { key: Numeric; label: string; unit: string }[]
   { key: "totalCpuS", label: "CPU seconds, whole run (with helm children)", unit: "s" },
   { key: "idleWrites", label: "writes in the idle window", unit: "" },
   { key: "idleReads", label: "reads in the idle window", unit: "" },
+  { key: "restartChangeS", label: "a change made as the operator restarts → Ready", unit: "s" },
   { key: "imageRolloutS", label: "rollout of all N, image change", unit: "s" },
   { key: "imageRolloutWritesPerInstance", label: "writes / instance (image rollout)", unit: "" },
   { key: "chartRolloutS", label: "rollout of all N, chart version change", unit: "s" },
