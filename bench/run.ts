@@ -150,12 +150,16 @@ async function main(): Promise<number> {
   const date = new Date().toISOString();
   const interrupted = new AbortController();
   let current: AbortController | undefined;
-  process.on("SIGINT", () => {
+  // SIGTERM (a CI runner's or `kill`'s stop) cleans up as Ctrl-C does: by default it would end this process and
+  // leave the operators it started running.
+  const interrupt = (signal: NodeJS.Signals) => {
     if (interrupted.signal.aborted) process.exit(130); // second Ctrl-C: leave now (operators are killed on exit)
-    process.stderr.write("\ninterrupted: cleaning up (Ctrl-C again to leave at once)\n");
+    process.stderr.write(`\n${signal}: cleaning up (Ctrl-C again to leave at once)\n`);
     interrupted.abort();
     current?.abort();
-  });
+  };
+  process.on("SIGINT", interrupt);
+  process.on("SIGTERM", interrupt);
 
   const records: Record<string, BenchmarkRecord> = {};
   for (const benchmark of selected) {
