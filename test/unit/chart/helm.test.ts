@@ -22,6 +22,7 @@ import {
   renderKey,
   splitFullRender,
   type RenderLimits,
+  type RenderPriority,
 } from "../../../chart/index.ts";
 
 const fullRender = [
@@ -265,16 +266,26 @@ test(
   },
 );
 
-test("render slots are fair: a namespace alone may use them all, beside others it holds at most half", async () => {
+/** Two render slots whose jobs log their start and run until their gate is opened. */
+function gatedSlots() {
   const slots = fairSlots(2);
   const log: string[] = [];
   const gates = new Map<string, () => void>();
-  const job = (group: string, name: string) =>
-    slots(group, () => {
-      log.push(`start ${name}`);
-      return new Promise<void>((resolve) => gates.set(name, resolve));
-    });
+  const job = (group: string, name: string, priority?: RenderPriority) =>
+    slots(
+      group,
+      () => {
+        log.push(`start ${name}`);
+        return new Promise<void>((resolve) => gates.set(name, resolve));
+      },
+      priority,
+    );
   const tick = () => new Promise((resolve) => setImmediate(resolve));
+  return { log, gates, job, tick };
+}
+
+test("render slots are fair: a namespace alone may use them all, beside others it holds at most half", async () => {
+  const { log, gates, job, tick } = gatedSlots();
   // GIVEN a namespace alone: both slots are its own
   const h1 = job("hostile", "h1");
   const h2 = job("hostile", "h2");
@@ -297,19 +308,7 @@ test("render slots are fair: a namespace alone may use them all, beside others i
 });
 
 test("render slots: a change's render goes before the re-checks of Ready instances that wait, whatever their namespace", async () => {
-  const slots = fairSlots(2);
-  const log: string[] = [];
-  const gates = new Map<string, () => void>();
-  const job = (group: string, name: string, priority?: "normal" | "low") =>
-    slots(
-      group,
-      () => {
-        log.push(`start ${name}`);
-        return new Promise<void>((resolve) => gates.set(name, resolve));
-      },
-      priority,
-    );
-  const tick = () => new Promise((resolve) => setImmediate(resolve));
+  const { log, gates, job, tick } = gatedSlots();
   // GIVEN a restarted operator re-checking its Ready chart instances: two render, two more wait
   const low = ["a", "b", "c", "d"].map((name) => job("shop", name, "low"));
   await tick();
