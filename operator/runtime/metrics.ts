@@ -4,10 +4,13 @@
  * Everything lives in one private Registry (no global state, no default process metrics).
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { QueueMetrics } from "./workqueue.ts";
+import type { Priority, QueueMetrics } from "./workqueue.ts";
 
 /** The `result` label values of controller_runtime_reconcile_total. */
 export type ReconcileResultLabel = "success" | "error" | "requeue" | "requeue_after";
+
+/** workqueue_depth's `priority` label: controller-runtime's numbers (its handlers' LowPriority is -100). */
+const priorityLabels: Readonly<Record<Priority, string>> = { normal: "0", low: "-100" };
 
 const reconcileResults: readonly ReconcileResultLabel[] = ["success", "error", "requeue", "requeue_after"];
 
@@ -48,10 +51,12 @@ export class OperatorMetrics {
     buckets: reconcileTimeBuckets,
     registers: [this.registry],
   });
+  // By priority as controller-runtime's priority queue labels it ("0"; "-100" for its low priority, what an
+  // informer's first list and the resync bring), so the same dashboards read both.
   private readonly queueDepth = new Gauge({
     name: "workqueue_depth",
-    help: "Current depth of workqueue",
-    labelNames: ["name"] as const,
+    help: "Current depth of workqueue by workqueue and priority",
+    labelNames: ["name", "priority"] as const,
     registers: [this.registry],
   });
   private readonly queueAdds = new Counter({
@@ -140,12 +145,16 @@ export class OperatorMetrics {
 
   /** The workqueue_* hooks for the queue called `name` (controller-runtime names it after its controller). */
   queue(name: string): QueueMetrics {
-    this.queueDepth.set({ name }, 0);
+    for (const priority of Object.values(priorityLabels)) this.queueDepth.set({ name, priority }, 0);
     this.queueAdds.inc({ name }, 0);
     this.queueRetries.inc({ name }, 0);
     return {
       added: () => this.queueAdds.inc({ name }),
-      depth: (length) => this.queueDepth.set({ name }, length),
+      depth: (waiting) => {
+        for (const [priority, label] of Object.entries(priorityLabels)) {
+          this.queueDepth.set({ name, priority: label }, waiting[priority as Priority]);
+        }
+      },
       retried: () => this.queueRetries.inc({ name }),
       queued: (seconds) => this.queueDuration.observe({ name }, seconds),
       worked: (seconds) => this.workDuration.observe({ name }, seconds),

@@ -33,8 +33,8 @@ export type Priority = "normal" | "low";
 export interface QueueMetrics {
   /** A key entered the dirty set (workqueue_adds_total). */
   added(): void;
-  /** Keys waiting to be handed out (workqueue_depth). */
-  depth(length: number): void;
+  /** Keys waiting to be handed out, at each priority (workqueue_depth). */
+  depth(waiting: Readonly<Record<Priority, number>>): void;
   /** A key was scheduled for a later retry (workqueue_retries_total). */
   retried(): void;
   /** Seconds a key waited in the queue before a worker took it (workqueue_queue_duration_seconds). */
@@ -246,7 +246,7 @@ export class WorkQueue {
     }
     this.waitingAt[priority] += 1;
     this.enqueuedAt.set(key, this.clock.monotonicMs());
-    this.metrics?.depth(this.length);
+    this.metrics?.depth({ ...this.waitingAt });
     const waiter = this.waiters.shift();
     if (waiter) waiter(this.take());
   }
@@ -283,7 +283,7 @@ export class WorkQueue {
     this.waitingAt[priority] -= 1;
     this.low.delete(key);
     const now = this.clock.monotonicMs();
-    this.metrics?.depth(this.length);
+    this.metrics?.depth({ ...this.waitingAt });
     this.metrics?.queued((now - (this.enqueuedAt.get(key) ?? now)) / 1000);
     this.enqueuedAt.delete(key);
     this.dirty.delete(key);

@@ -48,7 +48,8 @@ describe("health server", () => {
     assert.equal(status, 200);
     assert.match(type ?? "", /^text\/plain/);
     assert.match(body, /controller_runtime_reconcile_total\{controller="myappinstance",result="success"\} 0/);
-    assert.match(body, /workqueue_depth\{name="myappinstance"\} 0/);
+    assert.match(body, /workqueue_depth\{name="myappinstance",priority="0"\} 0/);
+    assert.match(body, /workqueue_depth\{name="myappinstance",priority="-100"\} 0/);
     assert.match(body, /myapp_operator_api_writes_total\{verb="apply",kind="Deployment"\} 1/);
   });
 

@@ -34,6 +34,14 @@ describe("OperatorMetrics", () => {
     assert.match(text, /controller_runtime_webhook_requests_in_flight\{webhook="\/validate"\} 1/);
   });
 
+  it("labels the work queue's depth by priority with controller-runtime's numbers", async () => {
+    const metrics = new OperatorMetrics();
+    metrics.queue("c").depth({ normal: 2, low: 7 });
+    const text = await metrics.registry.metrics();
+    assert.match(text, /workqueue_depth\{name="c",priority="0"\} 2/);
+    assert.match(text, /workqueue_depth\{name="c",priority="-100"\} 7/);
+  });
+
   it("counts errors both in reconcile_total{result=error} and reconcile_errors_total", async () => {
     const metrics = new OperatorMetrics();
     metrics.registerController("c");

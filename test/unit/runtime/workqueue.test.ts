@@ -6,11 +6,11 @@ import { parseObjectKey } from "../../../kube/object-key.ts";
 import { FakeClock, settle } from "./fake-clock.ts";
 
 function recordingMetrics() {
-  const seen = { added: 0, retried: 0, depth: [] as number[], queued: [] as number[], worked: [] as number[] };
+  const seen = { added: 0, retried: 0, depth: [] as string[], queued: [] as number[], worked: [] as number[] };
   const metrics: QueueMetrics = {
     added: () => void seen.added++,
     retried: () => void seen.retried++,
-    depth: (n) => void seen.depth.push(n),
+    depth: (waiting) => void seen.depth.push(`${waiting.normal} normal, ${waiting.low} low`),
     queued: (s) => void seen.queued.push(s),
     worked: (s) => void seen.worked.push(s),
   };
@@ -286,7 +286,7 @@ describe("WorkQueue", () => {
     const queue = new WorkQueue({ clock, metrics });
     queue.add("ns/a");
     queue.add("ns/a"); // deduplicated: not an add
-    queue.add("ns/b");
+    queue.add("ns/b", "low");
     await clock.advance(250);
     assert.equal(await queue.get(), "ns/a");
     await clock.advance(1500);
@@ -294,7 +294,7 @@ describe("WorkQueue", () => {
     queue.addAfter("ns/a", 10);
     assert.equal(seen.added, 2);
     assert.equal(seen.retried, 1);
-    assert.deepEqual(seen.depth, [1, 2, 1]);
+    assert.deepEqual(seen.depth, ["1 normal, 0 low", "1 normal, 1 low", "0 normal, 1 low"]);
     assert.deepEqual(seen.queued, [0.25]);
     assert.deepEqual(seen.worked, [1.5]);
   });
