@@ -178,20 +178,25 @@ async function runSubject(
   let proxy: CountingProxy | undefined;
   let operator: Subject | undefined;
   const processes: Subject[] = [];
+  // Starts the operator behind `through` (and again after a SIGTERM: a restart); resolves once it answers ready.
+  const launch = async (name: OperatorName, through: CountingProxy) => {
+    const started = await startSubject(name, {
+      kubeconfig: through.kubeconfig,
+      namespace,
+      concurrency: scenario.concurrency,
+      readyTimeoutMs: operatorReadyTimeoutMs(scenario.instances),
+      signal,
+    });
+    processes.push(started);
+    return started;
+  };
   try {
     let fleet: Fleet;
     if (subject === "floor") {
       fleet = floorFleet(client, namespace, fleetSpec(scenario, images[0]));
     } else {
       proxy = await startCountingProxyThread(kubeconfig, subject);
-      operator = await startSubject(subject, {
-        kubeconfig: proxy.kubeconfig,
-        namespace,
-        concurrency: scenario.concurrency,
-        readyTimeoutMs: operatorReadyTimeoutMs(scenario.instances),
-        signal,
-      });
-      processes.push(operator);
+      operator = await launch(subject, proxy);
       log(`operator pid ${operator.pid} ready`);
       fleet = instanceFleet(client, namespace, fleetSpec(scenario, images[0]));
     }
@@ -244,18 +249,15 @@ async function runSubject(
       };
       log(`converged: ${JSON.stringify({ ...converged, convergeRequests: undefined })}`);
 
+      const restartOperator = async () => {
+        await operator!.stop();
+        operator = await launch(subject as OperatorName, proxy!);
+      };
+
       // 2. idle, then restart
       const idle = await window(proxy, scenario.windowSeconds * 1000, signal);
       log(`${scenario.windowSeconds} s idle: ${idle.writes} writes, ${idle.reads} reads`);
-      await operator.stop();
-      operator = await startSubject(subject as OperatorName, {
-        kubeconfig: proxy.kubeconfig,
-        namespace,
-        concurrency: scenario.concurrency,
-        readyTimeoutMs: operatorReadyTimeoutMs(scenario.instances),
-        signal,
-      });
-      processes.push(operator);
+      await restartOperator();
       const restart = await window(proxy, scenario.windowSeconds * 1000, signal);
       log(
         `restarted (pid ${operator.pid}); ${scenario.windowSeconds} s after: ${restart.writes} writes, ${restart.reads} reads`,
@@ -300,15 +302,7 @@ async function runSubject(
 
       // 3b. restarted once more, one instance changed as the operator comes back: an operator looks at every
       // instance again after a start; does the change wait behind that look?
-      await operator.stop();
-      operator = await startSubject(subject as OperatorName, {
-        kubeconfig: proxy.kubeconfig,
-        namespace,
-        concurrency: scenario.concurrency,
-        readyTimeoutMs: operatorReadyTimeoutMs(scenario.instances),
-        signal,
-      });
-      processes.push(operator);
+      await restartOperator();
       // names[0] is none of the single changes' instances below; the rollout moves it on like the rest.
       const restartName = names[0]!;
       const restartFrom = performance.now();
