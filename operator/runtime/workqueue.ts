@@ -26,10 +26,10 @@ import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
 import { parseObjectKey } from "../../kube/object-key.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
 
-/** Hooks for the workqueue_* metrics; see metrics.ts for the Prometheus implementation. */
 /** "low": a look the operator takes on its own (first list, resync); "normal": everything else. */
 export type Priority = "normal" | "low";
 
+/** Hooks for the workqueue_* metrics; see metrics.ts for the Prometheus implementation. */
 export interface QueueMetrics {
   /** A key entered the dirty set (workqueue_adds_total). */
   added(): void;
@@ -260,6 +260,7 @@ export class WorkQueue {
     keys.normal.push(key);
     this.waitingAt.low -= 1;
     this.waitingAt.normal += 1;
+    this.metrics?.depth({ ...this.waitingAt });
   }
 
   private take(): string | undefined {

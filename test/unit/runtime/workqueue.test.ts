@@ -287,14 +287,22 @@ describe("WorkQueue", () => {
     queue.add("ns/a");
     queue.add("ns/a"); // deduplicated: not an add
     queue.add("ns/b", "low");
+    queue.add("ns/c", "low");
+    queue.add("ns/c"); // promoted: not an add
     await clock.advance(250);
     assert.equal(await queue.get(), "ns/a");
     await clock.advance(1500);
     queue.done("ns/a");
     queue.addAfter("ns/a", 10);
-    assert.equal(seen.added, 2);
+    assert.equal(seen.added, 3);
     assert.equal(seen.retried, 1);
-    assert.deepEqual(seen.depth, ["1 normal, 0 low", "1 normal, 1 low", "0 normal, 1 low"]);
+    assert.deepEqual(seen.depth, [
+      "1 normal, 0 low",
+      "1 normal, 1 low",
+      "1 normal, 2 low",
+      "2 normal, 1 low",
+      "1 normal, 1 low",
+    ]);
     assert.deepEqual(seen.queued, [0.25]);
     assert.deepEqual(seen.worked, [1.5]);
   });
