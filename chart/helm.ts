@@ -263,8 +263,8 @@ function capabilityFlags(capabilities: Capabilities | undefined): string[] {
 /**
  * Who waits for whom among renders (and the operator's chart jobs): "low" is a render that only re-checks an
  * instance already Ready at its spec (after a restart every chart instance renders again, its cache empty);
- * "normal" is everything else (a change, an instance not Ready yet). Low renders start only while no normal one
- * waits.
+ * "normal" is everything else (a change, an instance not Ready yet). A low render starts only when no waiting
+ * normal one can.
  */
 export type RenderPriority = "normal" | "low";
 
