@@ -18,6 +18,9 @@
  *    on a node busy for a minute would run out of wall time. In a pod the classes compete inside the pod's cgroup,
  *    so there only the operator itself can starve a render.
  *
+ * Even in the idle class a long render costs the others something, so while the operator has work it gives way
+ * altogether (long-render-yield.ts).
+ *
  * Raising niceness and moving to the idle class need no privilege or capability; a failure (the child already gone,
  * no /proc, no chrt, a seccomp profile that refuses it) changes nothing else.
  */

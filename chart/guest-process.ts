@@ -39,6 +39,12 @@ export interface GuestCommand {
   readonly prlimit: string | undefined;
   /** The chrt binary: a guest past {@link idleClassAfterCpuSeconds} moves to the idle class; undefined: it stays niced. */
   readonly chrt: string | undefined;
+  /**
+   * Whether a long guest (past {@link idleClassAfterCpuSeconds} of CPU) should give way now: while it returns true
+   * such a guest is stopped and the promise rejects with {@link GuestYielded} (chart/long-render-yield.ts). Unset: it
+   * runs to its end or its limits.
+   */
+  readonly yieldWhen?: () => boolean;
 }
 
 export interface GuestFailureDetails {
@@ -55,6 +61,17 @@ export class GuestFailure extends Error {
   constructor(message: string, details: GuestFailureDetails) {
     super(message);
     this.details = details;
+  }
+}
+
+/** A long guest stopped because {@link GuestCommand.yieldWhen} asked it to give way: nothing is wrong with it. */
+export class GuestYielded extends Error {
+  override readonly name = "GuestYielded";
+  /** CPU time it had used when it was stopped. */
+  readonly cpuSeconds: number;
+  constructor(cpuSeconds: number) {
+    super(`stopped after ${cpuSeconds.toFixed(1)} s of CPU to give way to waiting work`);
+    this.cpuSeconds = cpuSeconds;
   }
 }
 
@@ -81,8 +98,9 @@ export function runGuest(command: GuestCommand): Promise<string> {
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let stderr = "";
-    let stoppedFor: RenderLimitKind | undefined;
-    const stop = (kind: RenderLimitKind) => {
+    let stoppedFor: RenderLimitKind | "yield" | undefined;
+    let cpuAtYield = 0;
+    const stop = (kind: RenderLimitKind | "yield") => {
       if (stoppedFor) return;
       stoppedFor = kind;
       child.kill("SIGKILL");
@@ -99,17 +117,22 @@ export function runGuest(command: GuestCommand): Promise<string> {
       if (stderr.length < maxStderrBytes) stderr += chunk.slice(0, maxStderrBytes - stderr.length);
     });
     const wall = setTimeout(() => stop("time"), limits.timeoutSeconds * 1000);
-    // Every 100 ms: the limits, where no prlimit enforces them; the move of a long render to the idle class.
+    // Every 100 ms: the limits, where no prlimit enforces them; a long render gives way, or moves to the idle class.
     const watchdog = !command.prlimit;
+    const { yieldWhen } = command;
     let idleClass = command.chrt;
     const monitor =
-      watchdog || idleClass
+      watchdog || idleClass || yieldWhen
         ? setInterval(() => {
             const usage = procUsage(child.pid);
             if (!usage) return;
+            const long = usage.cpuSeconds >= idleClassAfterCpuSeconds;
             if (watchdog && usage.rssBytes > memoryBytes) stop("memory");
             else if (watchdog && usage.cpuSeconds > limits.cpuSeconds) stop("cpu");
-            else if (idleClass && usage.cpuSeconds >= idleClassAfterCpuSeconds && child.pid !== undefined) {
+            else if (long && yieldWhen?.()) {
+              cpuAtYield = usage.cpuSeconds;
+              stop("yield");
+            } else if (idleClass && long && child.pid !== undefined) {
               void moveToIdleClass(idleClass, child.pid);
               idleClass = undefined; // once
             }
@@ -125,6 +148,7 @@ export function runGuest(command: GuestCommand): Promise<string> {
     });
     child.on("close", (code, signal) => {
       done();
+      if (stoppedFor === "yield") return reject(new GuestYielded(cpuAtYield));
       const limit = stoppedFor ?? kernelLimit(command.prlimit !== undefined, code, signal, stderr);
       if (limit) return reject(new GuestFailure(limitMessage(limit, limits), { limit, stderr }));
       if (code !== 0) return reject(new GuestFailure(stderr.trim() || `exited with ${code}`, { stderr, code }));

@@ -5,7 +5,8 @@
  *
  * Helm is a guest in the operator's container: one process per render (the full stream, CRDs, hooks and tests
  * dropped here), at most `maxConcurrentRenders` at once, each held to memory, CPU-time, wall-time and output
- * limits (chart/guest-process.ts), and renders reused from an LRU bounded by bytes.
+ * limits (chart/guest-process.ts), a long one giving way while the operator has work (chart/long-render-yield.ts),
+ * and renders reused from an LRU bounded by bytes.
  */
 import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -13,7 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { findChrt } from "./guest-priority.ts";
-import { findPrlimit, GuestFailure, runGuest } from "./guest-process.ts";
+import { findPrlimit, GuestFailure, GuestYielded, runGuest } from "./guest-process.ts";
+import { untilQuiet } from "./long-render-yield.ts";
 import { ByteBoundedLru } from "./lru-cache.ts";
 import { hookOf, type RenderedObject } from "./manifests.ts";
 import { defaultMaxConcurrentRenders, defaultRenderLimits, type RenderLimits } from "./render-limits.ts";
@@ -98,6 +100,13 @@ export interface HelmOptions {
   readonly prlimit?: string | false;
   /** The chrt binary; false: long renders stay niced even where chrt exists (tests). @default found on the machine */
   readonly chrt?: string | false;
+  /**
+   * Whether the operator has reconciles waiting or running: a long render then gives way and runs once it is quiet
+   * (long-render-yield.ts). Unset (the provider's previews): renders run through.
+   */
+  readonly busy?: () => boolean;
+  /** Told when a long render gave way, and how much CPU it had spent. */
+  readonly onYield?: (request: { readonly release: string; readonly namespace: string }, cpuSeconds: number) => void;
 }
 
 /** Renders kept by default: a few hundred KiB each for an application chart, so thousands of instances' worth. */
@@ -115,7 +124,7 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
   const recent = new ByteBoundedLru<RenderResult>(options.cacheBytes ?? defaultRenderCacheBytes, renderBytes);
   const running = new Map<string, Promise<RenderResult>>();
 
-  const helm = async (args: readonly string[]): Promise<string> => {
+  const helm = async (args: readonly string[], yieldWhen: (() => boolean) | undefined): Promise<string> => {
     try {
       return await runGuest({
         binary,
@@ -123,18 +132,19 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
         limits,
         prlimit,
         chrt,
+        ...(yieldWhen ? { yieldWhen } : {}),
         // No repositories, registries or plugins of whoever runs the operator: renders are hermetic.
         env: { PATH: process.env["PATH"] ?? "", HOME: tmpdir(), HELM_NO_PLUGINS: "1" },
       });
     } catch (error) {
-      if (!(error instanceof GuestFailure)) throw error;
+      if (!(error instanceof GuestFailure)) throw error; // GuestYielded too: renderGivingWay's
       const { limit } = error.details;
       if (limit) throw new ChartRenderError(error.message, { reason: "ChartRenderLimit", transient: limit === "time" });
       throw new ChartRenderError(helmMessage(error), { cause: error });
     }
   };
 
-  async function renderOnce(request: RenderRequest): Promise<RenderResult> {
+  async function renderOnce(request: RenderRequest, yieldWhen?: () => boolean): Promise<RenderResult> {
     const dir = await mkdtemp(join(tmpdir(), "myapp-chart-"));
     try {
       const chart = join(dir, "chart.tgz");
@@ -142,21 +152,40 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
       await writeFile(chart, request.chart);
       await writeFile(values, JSON.stringify(request.values));
       // One process: the full stream (CRDs first, hooks and tests last), split here as Helm would have left them out.
-      const full = await helm([
-        "template",
-        request.release,
-        chart,
-        "--namespace",
-        request.namespace,
-        "--values",
-        values,
-        "--include-crds",
-        ...capabilityFlags(request.capabilities),
-      ]);
+      const full = await helm(
+        [
+          "template",
+          request.release,
+          chart,
+          "--namespace",
+          request.namespace,
+          "--values",
+          values,
+          "--include-crds",
+          ...capabilityFlags(request.capabilities),
+        ],
+        yieldWhen,
+      );
       return splitFullRender(full);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  // In a slot, giving way once if it turns long while the operator is busy; then in a slot again, run through.
+  const { busy, onYield } = options;
+  async function renderGivingWay(request: RenderRequest): Promise<RenderResult> {
+    const inSlot = (yieldWhen?: () => boolean) =>
+      slots(request.namespace, () => renderOnce(request, yieldWhen), request.priority);
+    if (!busy) return inSlot();
+    try {
+      return await inSlot(busy);
+    } catch (error) {
+      if (!(error instanceof GuestYielded)) throw error;
+      onYield?.(request, error.cpuSeconds);
+    }
+    await untilQuiet(busy, limits.timeoutSeconds * 1000);
+    return inSlot();
   }
 
   return {
@@ -169,9 +198,7 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
       if (cached) return cached;
       let pending = running.get(key);
       if (!pending) {
-        pending = slots(request.namespace, () => renderOnce(request), request.priority).finally(() =>
-          running.delete(key),
-        );
+        pending = renderGivingWay(request).finally(() => running.delete(key));
         running.set(key, pending);
       }
       const result = await pending;

@@ -4,6 +4,7 @@
  * Renders are bounded (`--max-concurrent-renders`, `--render-*`) and remote sources allowed only when
  * `--chart-sources` covers them (or the platform's own `--default-chart` names them).
  */
+import type { Logger } from "pino";
 import type { ChartSpec } from "../api/index.ts";
 import { readClusterCapabilities, realClock, type KubeClient, type KubeObject, type ObjectKey } from "../kube/index.ts";
 import { cachedCapabilities, chartSource, helmRenderer } from "../chart/index.ts";
@@ -23,13 +24,25 @@ export function chartDeps(
     | "renderLimits"
     | "chartSources"
   >,
-  logger?: { warn(message: string): void },
-  wake?: (key: ObjectKey) => void,
+  logger?: Pick<Logger, "warn" | "info">,
+  controller: {
+    /** Controller.wake: a settled background job wakes its instance. */
+    readonly wake?: (key: ObjectKey) => void;
+    /** Controller.hasWork: a long render gives way while the controller has work (chart/long-render-yield.ts). */
+    readonly busy?: () => boolean;
+  } = {},
 ): ChartDeps {
+  const { wake, busy } = controller;
   const renderer = helmRenderer({
     binary: options.helm,
     limits: options.renderLimits,
     maxConcurrentRenders: options.maxConcurrentRenders,
+    ...(busy ? { busy } : {}),
+    onYield: ({ namespace, release }, cpuSeconds) =>
+      logger?.info(
+        { namespace, release, cpuSeconds },
+        "a long render gave way to waiting reconciles; it runs again once they are done",
+      ),
   });
   if (renderer.enforcement === "watchdog") {
     logger?.warn(

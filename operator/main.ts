@@ -56,8 +56,8 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       fieldManager,
       ...(webhooks ? { readinessChecks: [webhooks.readiness] } : {}),
     },
-    ({ client, cache, events, wake }) => {
-      const chart = chartDeps(client, options, logger, wake);
+    ({ client, cache, events, wake, busy }) => {
+      const chart = chartDeps(client, options, logger, { wake, busy });
       const deps = { cluster: clusterClient(client, { cache, events }), logger, chart };
       return {
         reconcile: reconciler(deps),

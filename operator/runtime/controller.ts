@@ -197,6 +197,14 @@ export class Controller {
     this.queue.addNow(formatObjectKey(key));
   }
 
+  /**
+   * True while a worker holds a key or a key waits at normal priority: someone is waiting on this controller.
+   * Keys delayed for later and the low-priority looks after a start do not count.
+   */
+  hasWork(): boolean {
+    return this.queue.inFlight > 0 || this.queue.waitingWith("normal") > 0;
+  }
+
   /** True when `key` is already marked for work (waiting, or added again while a worker holds it): an add merges. */
   isQueued(key: ObjectKey): boolean {
     return this.queue.isQueued(formatObjectKey(key));

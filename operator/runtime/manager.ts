@@ -101,6 +101,8 @@ export interface ReconcilerContext {
    * later look the key asked for meanwhile is cancelled (Controller.wake).
    */
   readonly wake: (key: ObjectKey) => void;
+  /** Whether the controller has work waiting or running (Controller.hasWork): background work can give way. */
+  readonly busy: () => boolean;
 }
 
 export interface ReconcilerSetup {
@@ -179,7 +181,14 @@ export async function startManager(
       else controller.enqueue(key, priority);
     };
   // The controller exists by the time anything the reconciler started can settle: its first reconcile runs later.
-  const reconciler = setup({ client, cache, events, logger, wake: enqueueFrom("background", true) });
+  const reconciler = setup({
+    client,
+    cache,
+    events,
+    logger,
+    wake: enqueueFrom("background", true),
+    busy: () => controller.hasWork(),
+  });
   const controller: Controller = new Controller({
     name: options.name,
     reconcile: reconciler.reconcile,

@@ -364,6 +364,9 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
       stalled: count("Stalled"),
       served: count("served"),
       floodServedS: seconds(floodServedAt - floodStarted),
+      // Renders that turned long while the operator had work, and gave way until it was quiet (long-render-yield.ts).
+      rendersGaveWay: supervisor.current.logs.filter((line) => String(line.msg).startsWith("a long render gave way"))
+        .length,
       quietReconciles: quiet.reconciles,
       verdicts: verdicts.map((verdict) => `${verdict.attack.name}=${verdict.seen.split(":")[0]}`).join(" "),
     },

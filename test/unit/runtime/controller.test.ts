@@ -188,6 +188,28 @@ describe("Controller", () => {
     await controller.shutdown(1000);
   });
 
+  it("has work while a key waits at normal priority or is held by a worker; not for delayed or low-priority keys", async () => {
+    // GIVEN a controller with one worker whose reconcile of one key waits for the test
+    const release = deferred();
+    const { clock, controller } = setup(async (key) => {
+      if (key === "ns/held") await release.promise;
+      return key === "ns/held" ? { requeueAfterMs: 60_000 } : {};
+    });
+    controller.enqueue(objectKey("ns/resynced"), "low");
+    assert.equal(controller.hasWork(), false, "a low-priority look (a resync, the first list) is not work waiting");
+    controller.enqueue(objectKey("ns/held"));
+    controller.enqueue(objectKey("ns/next"));
+    assert.equal(controller.hasWork(), true, "keys waiting");
+    controller.start();
+    await settle();
+    assert.equal(controller.hasWork(), true, "one held by the worker, one waiting");
+    release.resolve();
+    await clock.advance(10);
+    // THEN with only a delayed key (requeueAfterMs) left there is no work
+    assert.equal(controller.hasWork(), false, "a delayed key is not work yet");
+    await controller.shutdown(1000);
+  });
+
   it("reconciles again after requeueAfterMs without a change", async () => {
     const { clock, controller, calls, metrics } = setup(async (_key, attempt) =>
       attempt === 1 ? { requeueAfterMs: 30_000 } : {},
