@@ -13,6 +13,7 @@
  * keeps, replicas it does not raise, a volume size it keeps pass a policy tightened since. No rule set, no policy.
  */
 import { group, plural } from "../api/index.ts";
+import { allowedImagesPattern } from "./allowed-images-pattern.ts";
 import type { ValidatingAdmissionPolicyBindingManifest, ValidatingAdmissionPolicyManifest } from "./manifest-types.ts";
 import { objectMeta, operatorObjectNames } from "./metadata.ts";
 import type { OperatorSettings } from "./settings.ts";
@@ -74,7 +75,8 @@ const isInstance = "(!has(request.subResource) || request.subResource == '')";
 const updating = "request.operation == 'UPDATE' && oldObject != null && has(oldObject.spec)";
 
 /**
- * The image's repository as Docker reads it, as operator/admission/policy.ts `normalizedImageName` computes it:
+ * For a refusal's message: the image's repository as Docker reads it, as operator/admission/policy.ts
+ * `normalizedImageName` computes it (the apiserver evaluates variables when first used, so an admitted write never):
  * without digest and tag; a first segment with '.' or ':', `localhost` or `[` is a registry host (lower case,
  * `index.docker.io` is `docker.io`); otherwise Docker Hub, official images under `library/`.
  */
@@ -135,16 +137,29 @@ function normalizedEntry(entry: string): string {
 
 function registryRule(allowed: readonly string[]) {
   const entries = allowed.map(normalizedEntry);
-  const list = `[${entries.map(celString).join(", ")}]`;
+  // One match against a pattern compiled with the policy; the normalised name (variables) only for the message.
+  const { pattern, hub } = allowedImagesPattern(entries);
+  const image = "object.spec.image";
+  const allows = [
+    ...(pattern !== undefined ? [`${image}.matches(${celRawString(pattern)})`] : []),
+    ...(hub !== undefined ? [`(!${image}.startsWith('localhost/') && ${image}.matches(${celRawString(hub)}))`] : []),
+  ];
   return {
     expression:
-      `!(${isInstance}) || (${updating} && has(oldObject.spec.image) && oldObject.spec.image == variables.image) || ` +
-      `${list}.exists(p, variables.imageName == p || variables.imageName.startsWith(p + '/'))`,
+      `!(${isInstance}) || (${updating} && has(oldObject.spec.image) && has(object.spec.image) && ` +
+      `oldObject.spec.image == ${image}) || ` +
+      `(has(object.spec) && has(${image}) && (${allows.length > 0 ? allows.join(" || ") : "false"}))`,
     messageExpression:
       "'spec.image: ' + variables.image + ' (' + variables.imageName + ') is not from a registry the platform " +
       `allows (only ${entries.join(", ")}, --allowed-registries); use an image from one of them'`,
     reason: "Forbidden",
   };
+}
+
+/** A raw string literal for CEL (no escapes: a pattern's backslashes stay as they are). */
+function celRawString(text: string): string {
+  if (text.includes("'")) throw new Error(`a pattern with a quote cannot be a raw CEL string: ${text}`);
+  return `r'${text}'`;
 }
 
 function replicasRule(max: number) {

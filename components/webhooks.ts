@@ -233,32 +233,41 @@ export function webhookService(settings: OperatorSettings): ServiceManifest | un
 /**
  * Who and what the platform's admission judges, shared by the webhooks and instance-policy.ts: the watched namespaces (every one but kube-system in cluster-wide mode), and writes that are neither the
  * operator's own nor kube-system's controllers', and that change `spec` (a stuck instance can always be released).
+ * `clauses` are the conditions on the write, which each configuration joins with its own into one matchCondition.
  */
 export function instanceAdmissionScope(settings: OperatorSettings): {
   namespaceSelector: { matchExpressions: { key: string; operator: string; values?: string[] }[] };
+  clauses: readonly string[];
   matchConditions: { name: string; expression: string }[];
 } {
   const operator = `system:serviceaccount:${settings.namespace}:${operatorObjectNames(settings).serviceAccount}`;
+  const clauses = [
+    // Not the operator's own writes (its finalizer).
+    `request.userInfo.username != '${operator}'`,
+    // Not kube-system's controllers (the garbage collector, the namespace controller).
+    "!request.userInfo.username.startsWith('system:serviceaccount:kube-system:') && " +
+      "request.userInfo.username != 'system:kube-controller-manager'",
+    // Only writes that change spec.
+    "request.operation == 'CREATE' || !has(oldObject.spec) || !has(object.spec) || object.spec != oldObject.spec",
+  ];
   return {
     namespaceSelector:
       settings.watchNamespaces.length > 0
         ? { matchExpressions: [{ key: namespaceNameLabel, operator: "In", values: [...settings.watchNamespaces] }] }
         : { matchExpressions: [{ key: namespaceNameLabel, operator: "NotIn", values: ["kube-system"] }] },
-    matchConditions: [
-      { name: "not-the-operator", expression: `request.userInfo.username != '${operator}'` },
-      {
-        name: "not-kube-system",
-        expression:
-          "!request.userInfo.username.startsWith('system:serviceaccount:kube-system:') && " +
-          "request.userInfo.username != 'system:kube-controller-manager'",
-      },
-      {
-        name: "spec-changes",
-        expression:
-          "request.operation == 'CREATE' || !has(oldObject.spec) || !has(object.spec) || object.spec != oldObject.spec",
-      },
-    ],
+    clauses,
+    matchConditions: [allOf("in-scope", clauses)],
   };
+}
+
+/**
+ * One matchCondition that holds when every clause does. The apiserver evaluates each matchCondition as a CEL
+ * program of its own, with its own cost tracking, on every write the selectors let through: one program per
+ * configuration costs less than one per clause (bench/RESULTS.md, admission), and decides the same. The clause that
+ * most often fails goes first: CEL stops at the first false one.
+ */
+export function allOf(name: string, clauses: readonly string[]): { name: string; expression: string } {
+  return { name, expression: clauses.map((clause) => `(${clause})`).join(" && ") };
 }
 
 /**
@@ -297,6 +306,14 @@ function budgetSelectors(
  */
 export function namespaceDefaultsScope(settings: OperatorSettings): ReturnType<typeof instanceAdmissionScope> {
   const scope = instanceAdmissionScope(settings);
+  const clauses = [
+    // No level chosen.
+    "has(object.spec) && !has(object.spec.podSecurityLevel)",
+    // Created, or stored with the default.
+    "request.operation == 'CREATE' || (oldObject != null && has(oldObject.spec) && " +
+      `has(oldObject.spec.podSecurityLevel) && oldObject.spec.podSecurityLevel == '${namespaceDefaultLevel}')`,
+    ...scope.clauses,
+  ];
   return {
     namespaceSelector: {
       matchExpressions: [
@@ -304,16 +321,8 @@ export function namespaceDefaultsScope(settings: OperatorSettings): ReturnType<t
         { key: podSecurityEnforceLabel, operator: "In", values: ["baseline", "privileged"] },
       ],
     },
-    matchConditions: [
-      ...scope.matchConditions,
-      { name: "no-level-chosen", expression: "has(object.spec) && !has(object.spec.podSecurityLevel)" },
-      {
-        name: "created-or-stored-with-the-default",
-        expression:
-          "request.operation == 'CREATE' || (oldObject != null && has(oldObject.spec) && " +
-          `has(oldObject.spec.podSecurityLevel) && oldObject.spec.podSecurityLevel == '${namespaceDefaultLevel}')`,
-      },
-    ],
+    clauses,
+    matchConditions: [allOf("in-scope-and-takes-the-default", clauses)],
   };
 }
 
@@ -352,7 +361,8 @@ export function operatorWebhookConfigurations(
     failurePolicy: "Fail",
     matchPolicy: "Equivalent",
     timeoutSeconds: webhookTimeoutSeconds,
-    ...scope,
+    namespaceSelector: scope.namespaceSelector,
+    matchConditions: scope.matchConditions,
   };
   const validate = {
     clientConfig: clientConfig(validatePath),
@@ -365,9 +375,10 @@ export function operatorWebhookConfigurations(
       name: all.length === 1 ? `budget.${plural}.${group}` : `budget-${i + 1}.${plural}.${group}`,
       namespaceSelector: { matchExpressions },
       // The first webhook judges these, budgets included.
-      matchConditions: [...scope.matchConditions, { name: "names-nothing", expression: `!(${namesClusterObjects})` }],
+      matchConditions: [allOf("in-scope-and-names-nothing", [`!(${namesClusterObjects})`, ...scope.clauses])],
     }),
   );
+  const defaultsScope = namespaceDefaultsScope(settings);
   return {
     validating: {
       apiVersion: "admissionregistration.k8s.io/v1",
@@ -377,10 +388,7 @@ export function operatorWebhookConfigurations(
         {
           ...validate,
           name: `validate.${plural}.${group}`,
-          matchConditions: [
-            ...scope.matchConditions,
-            { name: "names-cluster-objects", expression: namesClusterObjects },
-          ],
+          matchConditions: [allOf("in-scope-and-names-cluster-objects", [namesClusterObjects, ...scope.clauses])],
         },
         ...budgetWebhooks,
       ],
@@ -398,7 +406,8 @@ export function operatorWebhookConfigurations(
                 rules: [rule([plural])],
                 reinvocationPolicy: "Never",
                 ...common,
-                ...namespaceDefaultsScope(settings),
+                namespaceSelector: defaultsScope.namespaceSelector,
+                matchConditions: defaultsScope.matchConditions,
               },
             ],
           }

@@ -219,6 +219,12 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
       "ghcr.io/library/nginx",
       "localhost/library/nginx",
       "evil.io/docker.io/library/nginx",
+      "index.docker.io/nginx:1",
+      "library/nginx/sub:1",
+      "docker.io/library/nginx/sub",
+      "registry.example/apps",
+      "registry.example:443/apps/web",
+      "REGISTRY.example/apps@sha256:" + "c".repeat(64),
     ];
     for (const image of images) {
       const expected = registryAllowing(allowed, image) !== undefined;

@@ -25,11 +25,15 @@ describe("instancePolicy", () => {
     assert.deepEqual(built.binding.spec?.validationActions, ["Deny"]);
     const [registry, replicas, storage, ...rest] = spec?.validations ?? [];
     assert.equal(rest.length, 0);
-    // The allow-list normalised as the operator normalises its flag.
-    assert.match(registry?.expression ?? "", /\['docker\.io\/acme', 'ghcr\.io\/team'\]\.exists/);
+    // The allow-list normalised as the operator normalises its flag, as one pattern (allowed-images-pattern.ts).
+    assert.match(
+      registry?.expression ?? "",
+      /object\.spec\.image\.matches\(r'\^\(\?:.*\[gG\]\[hH\]\[cC\]\[rR\]\\\.\[iI\]\[oO\]\/team/,
+    );
+    assert.doesNotMatch(registry?.expression ?? "", /variables\./, "the normalised name is for the message only");
     assert.match(registry?.messageExpression ?? "", /only docker\.io\/acme, ghcr\.io\/team, --allowed-registries/);
     // An UPDATE is judged only on what it changes.
-    assert.match(registry?.expression ?? "", /oldObject\.spec\.image == variables\.image/);
+    assert.match(registry?.expression ?? "", /oldObject\.spec\.image == object\.spec\.image/);
     assert.match(
       replicas?.expression ?? "",
       /object\.spec\.replicas <= 3 \|\|.*object\.spec\.replicas <= oldObject\.spec\.replicas/,

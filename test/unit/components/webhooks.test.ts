@@ -131,9 +131,18 @@ describe("operatorWebhookConfigurations", () => {
         { key: "pod-security.kubernetes.io/enforce", operator: "In", values: ["baseline", "privileged"] },
       ],
     });
+    // One condition per webhook (one CEL program per write), the scope's clauses and the webhook's own.
     assert.deepEqual(
-      mutating.matchConditions?.slice(-2).map((condition) => condition.name),
-      ["no-level-chosen", "created-or-stored-with-the-default"],
+      mutating.matchConditions?.map((condition) => condition.name),
+      ["in-scope-and-takes-the-default"],
+    );
+    assert.match(
+      mutating.matchConditions?.[0]?.expression ?? "",
+      /^\(has\(object\.spec\) && !has\(object\.spec\.podSecurityLevel\)\) && \(request\.operation == .CREATE. \|\|/,
+    );
+    assert.deepEqual(
+      validating.matchConditions?.map((condition) => condition.name),
+      ["in-scope-and-names-cluster-objects"],
     );
     for (const webhook of [validating, mutating]) {
       assert.equal(webhook.failurePolicy, "Fail");
@@ -185,7 +194,7 @@ describe("operatorWebhookConfigurations", () => {
         "budget-3.myappinstances.example.com",
       ],
     );
-    assert.deepEqual(conditionsOf(webhooks[0]).at(-1), "names-cluster-objects");
+    assert.deepEqual(conditionsOf(webhooks[0]), ["in-scope-and-names-cluster-objects"]);
     assert.match(
       webhooks[0]?.matchConditions?.at(-1)?.expression ?? "",
       /has\(object\.spec\.storage\).*has\(object\.spec\.chart\)/,
@@ -209,7 +218,8 @@ describe("operatorWebhookConfigurations", () => {
       ],
     );
     for (const webhook of webhooks.slice(1)) {
-      assert.equal(conditionsOf(webhook).at(-1), "names-nothing");
+      assert.deepEqual(conditionsOf(webhook), ["in-scope-and-names-nothing"]);
+      assert.match(webhook.matchConditions?.[0]?.expression ?? "", /^\(!\(\(!has\(request\.subResource\)/);
       assert.deepEqual(webhook.rules?.[0]?.resources, ["myappinstances", "myappinstances/scale"]);
     }
     // A budget set by a flag applies everywhere: one budget webhook over every judged namespace.
