@@ -3,8 +3,8 @@
  * image registries, the largest replicas and the largest volume of one instance. The apiserver evaluates them in
  * its own process, so a write they judge costs no call to the operator's webhook (webhooks.ts calls it only for
  * what CEL cannot see: a StorageClass, a chart, a namespace's budget), and they hold while no operator replica runs.
- * The operator's webhook judges the same rules with the same words when it is called (operator/admission/
- * validate.ts); the e2e test holds the two to the same verdicts on a table of image references.
+ * The operator's webhook judges the same rules when it is called (operator/admission/validate.ts), in words that
+ * also quote the value; the e2e test holds the two to the same verdicts on a table of image references.
  *
  * A policy and its binding per installation, with the webhooks' scope (webhooks.ts `instanceAdmissionScope`):
  * the same namespaces, not the operator's own writes nor kube-system's, only writes that change `spec` (and
@@ -17,7 +17,7 @@ import { allowedImagesPattern } from "./allowed-images-pattern.ts";
 import type { ValidatingAdmissionPolicyBindingManifest, ValidatingAdmissionPolicyManifest } from "./manifest-types.ts";
 import { objectMeta, operatorObjectNames } from "./metadata.ts";
 import type { OperatorSettings } from "./settings.ts";
-import { instanceAdmissionScope } from "./webhooks.ts";
+import { allOf, instanceAdmissionScope } from "./webhooks.ts";
 
 /** The policy and its binding, or undefined when the platform sets none of these rules (or has no webhooks). */
 export function instancePolicy(
@@ -33,6 +33,11 @@ export function instancePolicy(
   if (validations.length === 0) return undefined;
   const names = operatorObjectNames(settings);
   const scope = instanceAdmissionScope(settings);
+  // What a policy costs a write is mostly the apiserver's, per program and per filter: it builds an activation (the
+  // request and namespace converted by reflection) for the matchConditions, the validations and the messages alike,
+  // and evaluates every messageExpression on every write, refused or not. So the scope is in each rule rather than a
+  // matchCondition, and the messages are static (the webhook's name the value too; these name the field, rule and limit).
+  const inScope = allOf("in-scope", scope.clauses).expression;
   return {
     policy: {
       apiVersion: "admissionregistration.k8s.io/v1",
@@ -51,9 +56,8 @@ export function instancePolicy(
             },
           ],
         },
-        matchConditions: scope.matchConditions,
-        ...(policy.allowedRegistries.length > 0 ? { variables: imageVariables } : {}),
-        validations,
+        // The rule first: a write it admits, the common case, never evaluates the scope.
+        validations: validations.map((rule) => ({ ...rule, expression: `${rule.expression} || !(${inScope})` })),
       },
     },
     binding: {
@@ -74,57 +78,6 @@ const isInstance = "(!has(request.subResource) || request.subResource == '')";
 /** An UPDATE, with the stored version's spec to compare against (of the instance or its Scale). */
 const updating = "request.operation == 'UPDATE' && oldObject != null && has(oldObject.spec)";
 
-/**
- * For a refusal's message: the image's repository as Docker reads it, as operator/admission/policy.ts
- * `normalizedImageName` computes it (the apiserver evaluates variables when first used, so an admitted write never):
- * without digest and tag; a first segment with '.' or ':', `localhost` or `[` is a registry host (lower case,
- * `index.docker.io` is `docker.io`); otherwise Docker Hub, official images under `library/`.
- */
-const imageVariables = [
-  {
-    name: "image",
-    expression: `${isInstance} && has(object.spec) && has(object.spec.image) ? object.spec.image : ''`,
-  },
-  { name: "untagged", expression: "variables.image.split('@')[0]" },
-  {
-    name: "repository",
-    expression:
-      "variables.untagged.substring(variables.untagged.lastIndexOf('/') + 1).contains(':') ? " +
-      "variables.untagged.substring(0, variables.untagged.lastIndexOf(':')) : variables.untagged",
-  },
-  {
-    name: "first",
-    expression:
-      "variables.repository.contains('/') ? " +
-      "variables.repository.substring(0, variables.repository.indexOf('/')) : ''",
-  },
-  {
-    name: "hasRegistry",
-    expression:
-      "variables.first.contains('.') || variables.first.contains(':') || variables.first == 'localhost' || " +
-      "variables.first.startsWith('[')",
-  },
-  {
-    name: "host",
-    expression:
-      "variables.hasRegistry ? " +
-      "(variables.first.lowerAscii() == 'index.docker.io' ? 'docker.io' : variables.first.lowerAscii()) : " +
-      "'docker.io'",
-  },
-  {
-    name: "path",
-    expression:
-      "variables.hasRegistry ? variables.repository.substring(variables.repository.indexOf('/') + 1) : " +
-      "variables.repository",
-  },
-  {
-    name: "imageName",
-    expression:
-      "variables.host + '/' + " +
-      "(variables.host == 'docker.io' && !variables.path.contains('/') ? 'library/' : '') + variables.path",
-  },
-];
-
 /** A string literal for CEL (single-quoted, escaped). */
 function celString(text: string): string {
   return `'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
@@ -137,7 +90,7 @@ function normalizedEntry(entry: string): string {
 
 function registryRule(allowed: readonly string[]) {
   const entries = allowed.map(normalizedEntry);
-  // One match against a pattern compiled with the policy; the normalised name (variables) only for the message.
+  // One match against a pattern compiled with the policy, not a normalisation of the name in CEL.
   const { pattern, hub } = allowedImagesPattern(entries);
   const image = "object.spec.image";
   const allows = [
@@ -149,9 +102,10 @@ function registryRule(allowed: readonly string[]) {
       `!(${isInstance}) || (${updating} && has(oldObject.spec.image) && has(object.spec.image) && ` +
       `oldObject.spec.image == ${image}) || ` +
       `(has(object.spec) && has(${image}) && (${allows.length > 0 ? allows.join(" || ") : "false"}))`,
-    messageExpression:
-      "'spec.image: ' + variables.image + ' (' + variables.imageName + ') is not from a registry the platform " +
-      `allows (only ${entries.join(", ")}, --allowed-registries); use an image from one of them'`,
+    message:
+      "spec.image is not from a registry the platform allows (only " +
+      `${entries.join(", ")}, --allowed-registries; names as Docker reads them: nginx is docker.io/library/nginx); ` +
+      "use an image from one of them",
     reason: "Forbidden",
   };
 }
@@ -167,9 +121,7 @@ function replicasRule(max: number) {
     expression:
       `!has(object.spec) || !has(object.spec.replicas) || object.spec.replicas <= ${max} || ` +
       `(${updating} && has(oldObject.spec.replicas) && object.spec.replicas <= oldObject.spec.replicas)`,
-    messageExpression:
-      "'spec.replicas: ' + string(object.spec.replicas) + ' is more than the platform allows per instance " +
-      `(at most ${max}, --max-replicas)'`,
+    message: `spec.replicas is more than the platform allows per instance (at most ${max}, --max-replicas)`,
     reason: "Forbidden",
   };
 }
@@ -180,9 +132,7 @@ function storageRule(max: string) {
       `!(${isInstance}) || !has(object.spec) || !has(object.spec.storage) || ` +
       `quantity(object.spec.storage).compareTo(quantity(${celString(max)})) <= 0 || ` +
       `(${updating} && has(oldObject.spec.storage) && oldObject.spec.storage == object.spec.storage)`,
-    messageExpression:
-      "'spec.storage: ' + object.spec.storage + ' is more than the platform allows per volume " +
-      `(at most ${max}, --max-storage)'`,
+    message: `spec.storage is more than the platform allows per volume (at most ${max}, --max-storage)`,
     reason: "Forbidden",
   };
 }
