@@ -14,7 +14,7 @@
  * (components/instance-policy.ts and webhooks.ts, built from MyAppOperator settings as `pulumi up` would:
  * failurePolicy Fail, timeout 5 s, matchConditions) select, by namespaceSelector, exactly the run's "with"
  * namespaces; the "without" namespaces are twins outside it. Every namespace is fresh, labelled
- * `pod-security.kubernetes.io/enforce: baseline` by default (so the mutating webhook adds `podSecurityLevel:
+ * `pod-security.kubernetes.io/enforce: baseline` by default (so the platform's admission adds `podSecurityLevel:
  * Baseline` to each instance, and the run checks it did, and only with the admission; with
  * BENCH_ADMISSION_POD_SECURITY=none, unlabelled, no webhook is called: the policy's rules are the apiserver's, and the
  * validating webhook is called only for instances with a volume or a chart, or where a budget applies), and removed
@@ -26,12 +26,14 @@
  * benchmark's instances, so neither arm carries a reconcile load (README: why). The policy admits every instance
  * (maxReplicas 10, allowedRegistries docker.io/library, no namespace budget).
  *
- * BENCH_ADMISSION_DEFAULTS=policy installs the platform as `webhooks: { defaults: "policy" }` does: the namespace
- * default comes from a MutatingAdmissionPolicy (components/defaults-policy.ts), so no write calls a webhook.
+ * BENCH_ADMISSION_DEFAULTS is MyAppOperator's `webhooks.defaults`, installed as the component does: `auto` (the
+ * component's default) adds the MutatingAdmissionPolicy (components/defaults-policy.ts) beside the mutating webhook
+ * where the cluster serves it, so the webhook is called only where the policy is missing (on Kubernetes 1.36, never);
+ * `webhook` installs the webhook alone, every default a call; `policy` the policy alone.
  *
  * Knobs: BENCH_ADMISSION_RATE (20/s), BENCH_ADMISSION_SECONDS (30 per arm and round), BENCH_ADMISSION_INSTANCES
  * (1000), BENCH_ADMISSION_CONCURRENCY (10), BENCH_ADMISSION_ROUNDS (2), BENCH_ADMISSION_POD_SECURITY (baseline),
- * BENCH_ADMISSION_DEFAULTS (webhook).
+ * BENCH_ADMISSION_DEFAULTS (auto).
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -41,6 +43,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { apiVersion, kind } from "../api/index.ts";
+import { servesDefaultsPolicy } from "../components/cluster-admission-apis.ts";
 import { namespaceDefaultsPolicy } from "../components/defaults-policy.ts";
 import { operatorFlags } from "../components/operator-flags.ts";
 import { resolveSettings, describeIssues } from "../components/settings.ts";
@@ -82,9 +85,9 @@ export function podSecurityMode(raw = process.env["BENCH_ADMISSION_POD_SECURITY"
 
 /** What gives the namespace default (BENCH_ADMISSION_DEFAULTS): MyAppOperator's `webhooks.defaults`. */
 export function defaultsMode(raw = process.env["BENCH_ADMISSION_DEFAULTS"]): NamespaceDefaults {
-  if (raw === undefined || raw === "") return "webhook";
-  if (raw === "webhook" || raw === "policy") return raw;
-  throw new Error(`BENCH_ADMISSION_DEFAULTS must be one of webhook, policy, got "${raw}"`);
+  if (raw === undefined || raw === "") return "auto";
+  if (raw === "auto" || raw === "webhook" || raw === "policy") return raw;
+  throw new Error(`BENCH_ADMISSION_DEFAULTS must be one of auto, webhook, policy, got "${raw}"`);
 }
 
 function podSecurityLabels(mode: PodSecurityMode): Record<string, string> {
@@ -221,7 +224,11 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
   const { settings } = resolved;
   const configurations = operatorWebhookConfigurations(settings);
   const rules = instancePolicy(settings);
-  const defaulting = namespaceDefaultsPolicy(settings);
+  // `auto` installs the policy where the cluster serves it, as my-app-operator.ts does.
+  const policyServed =
+    defaults !== "auto" ||
+    servesDefaultsPolicy(JSON.parse(await client.raw("/apis/admissionregistration.k8s.io/v1")) as object);
+  const defaulting = policyServed ? namespaceDefaultsPolicy(settings) : undefined;
   if (!configurations || !rules) throw new Error("the settings have the webhooks off");
   // The whole of the platform's admission, as the component installs it: the policies the apiserver decides itself
   // (instance-policy.ts, defaults-policy.ts), then the webhooks.
@@ -298,7 +305,15 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
       await pause(3_000, signal); // let the deletion's own work settle before the next arm
     }
     if (signal.aborted) throw new Error("gave up: the budget is spent");
-    return report(results, { rate, seconds, instances, concurrency, rounds, podSecurity, defaults });
+    return report(results, {
+      rate,
+      seconds,
+      instances,
+      concurrency,
+      rounds,
+      podSecurity,
+      defaults: defaulting && configurations.mutating ? `${defaults}: policy, then webhook` : defaults,
+    });
   } finally {
     // A failurePolicy Fail webhook without its server would refuse every write it selects: it goes first.
     for (const object of admissionObjects.toReversed())
@@ -355,7 +370,7 @@ async function webhooksAnswering(
         dryRun: true,
       });
       if (answered.spec.podSecurityLevel !== "Baseline")
-        throw new Error("admitted without the mutating webhook's default: the webhook is not in the path");
+        throw new Error("admitted without the namespace default: the platform's admission is not in the path");
       return true;
     },
     { signal, timeoutMs: 60_000, intervalMs: 500 },
@@ -505,7 +520,8 @@ function report(
     concurrency: number;
     rounds: number;
     podSecurity: PodSecurityMode;
-    defaults: NamespaceDefaults;
+    /** `webhooks.defaults`, and with `auto` what it installed. */
+    defaults: string;
   },
 ): BenchmarkResult {
   const of = (arm: Arm) => results.filter((result) => result.arm === arm);
@@ -531,7 +547,7 @@ function report(
       ms("withP99Ms", `${steady}, webhooks, p99`, quantile(samples("with"), 0.99)),
       // An unlabelled namespace never calls /mutate, nor does any where a policy gives the default: no figure
       // rather than NaN.
-      ...(parameters.podSecurity === "baseline" && parameters.defaults === "webhook"
+      ...(!Number.isNaN(webhook("/mutate", 0.5))
         ? [
             ms("mutateP50Ms", "webhook server, /mutate, p50 (histogram)", webhook("/mutate", 0.5)),
             ms("mutateP99Ms", "webhook server, /mutate, p99 (histogram)", webhook("/mutate", 0.99)),

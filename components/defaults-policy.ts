@@ -1,6 +1,6 @@
 /**
  * The namespace default of `spec.podSecurityLevel` as a MutatingAdmissionPolicy (Kubernetes 1.36+, where it is GA),
- * for platforms that choose `webhooks.defaults: "policy"`: the apiserver applies the same default the operator's
+ * for `webhooks.defaults: "policy"` and, where the cluster serves it, `"auto"`: the apiserver applies the same default the operator's
  * mutating webhook would (operator/admission/mutate.ts `defaultsFor`; an integration test holds the two to the
  * same results on a table of writes), in its own process. A write it defaults costs no call to the operator, about a third of what the
  * webhook costs (bench/RESULTS.md, admission), and instances still get their default while no replica runs.
@@ -15,11 +15,14 @@ import { objectMeta, operatorObjectNames } from "./metadata.ts";
 import type { OperatorSettings } from "./settings.ts";
 import { namespaceDefaultLevel, namespaceDefaultsScope } from "./webhooks.ts";
 
-/** The policy and its binding, or undefined unless the platform chose a policy for the defaults. */
+/**
+ * The policy and its binding, or undefined when no policy may give the defaults (`"webhook"`, or the webhooks off).
+ * With `"auto"` the caller installs them only on a cluster that serves them (my-app-operator.ts).
+ */
 export function namespaceDefaultsPolicy(
   settings: OperatorSettings,
 ): { policy: MutatingAdmissionPolicyManifest; binding: MutatingAdmissionPolicyBindingManifest } | undefined {
-  if (!settings.webhooks.enabled || settings.webhooks.defaults !== "policy") return undefined;
+  if (!settings.webhooks.enabled || settings.webhooks.defaults === "webhook") return undefined;
   const name = operatorObjectNames(settings).defaultsPolicy;
   const scope = namespaceDefaultsScope(settings);
   return {

@@ -28,7 +28,8 @@ export function installManifests(
   const admission = operatorAdmissionPolicy(settings);
   const webhooks = operatorWebhookConfigurations(settings);
   const instances = instancePolicy(settings);
-  const defaults = namespaceDefaultsPolicy(settings);
+  // A manifest for `kubectl apply` cannot see the cluster it will meet: `"auto"` installs the webhook alone.
+  const defaults = settings.webhooks.defaults === "policy" ? namespaceDefaultsPolicy(settings) : undefined;
   const optional = <T>(value: T | undefined): T[] => (value === undefined ? [] : [value]);
   return [
     crd,

@@ -8,6 +8,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { operatorAdmissionPolicy } from "./admission-policy.ts";
+import type { DefaultsPolicyServed } from "./cluster-admission-apis.ts";
 import { clusterConnectionOf, type ClusterConnection } from "./cluster-connection.ts";
 import { loadCrdManifest } from "./crd.ts";
 import { namespaceDefaultsPolicy } from "./defaults-policy.ts";
@@ -23,7 +24,7 @@ import { operatorServiceAccount } from "./service-account.ts";
 import { describeIssues, resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "./settings.ts";
 import { instancePolicy } from "./instance-policy.ts";
 import { webhookCertificate } from "./webhook-certificate.ts";
-import { operatorWebhookConfigurations, webhookService } from "./webhooks.ts";
+import { mutatingWebhookServes, operatorWebhookConfigurations, webhookService } from "./webhooks.ts";
 
 /** Pulumi type token of the component. */
 export const myAppOperatorType = "myapp:index:MyAppOperator";
@@ -84,7 +85,19 @@ export interface MyAppOperatorOptions extends pulumi.ComponentResourceOptions {
    * @default a `list nodes` through the component's cluster connection (cluster-nodes.ts)
    */
   readonly readNodes?: NodeReader | false;
+  /**
+   * How `webhooks.defaults: "auto"` asks whether the cluster serves MutatingAdmissionPolicy; `false` never asks
+   * (the webhook alone). For tests, not for day-to-day use.
+   * @default a discovery GET through the component's cluster connection (cluster-admission-apis.ts)
+   */
+  readonly readAdmissionApis?: AdmissionApiReader | false;
 }
+
+/** Whether the cluster serves MutatingAdmissionPolicy, or why it cannot be told (then the webhook alone). */
+export type AdmissionApiReader = (connection: ClusterConnection) => Promise<DefaultsPolicyServed>;
+
+/** What gives instances their namespace defaults, in the order the apiserver runs them. */
+export type NamespaceDefaultsGiver = "policy" | "webhook";
 
 export class MyAppOperator extends pulumi.ComponentResource {
   /** Namespace of the operator's objects. */
@@ -105,12 +118,19 @@ export class MyAppOperator extends pulumi.ComponentResource {
    * context, a secret. A MyAppInstance declared with `platform: this` connects with it.
    */
   readonly clusterConnection: pulumi.Output<ClusterConnection>;
+  /**
+   * What gives instances their namespace defaults (`spec.podSecurityLevel`), in the order the apiserver runs them:
+   * `["policy", "webhook"]` where `webhooks.defaults: "auto"` found the cluster serving MutatingAdmissionPolicy
+   * (the webhook is then called only where the policy is missing), `["webhook"]` where it did not, `[]` with the
+   * webhooks off.
+   */
+  readonly namespaceDefaultsBy: pulumi.Output<readonly NamespaceDefaultsGiver[]>;
   /** The settings after defaults, as the builders saw them. */
   readonly settings: OperatorSettings;
   readonly resources: MyAppOperatorResources;
 
   constructor(name: string, args: MyAppOperatorArgs = {}, opts: MyAppOperatorOptions = {}) {
-    const { crdManifest, readNodes, ...componentOpts } = opts;
+    const { crdManifest, readNodes, readAdmissionApis, ...componentOpts } = opts;
     super(myAppOperatorType, name, args, componentOpts);
     const resolved = resolveSettings(name, args);
     if (!resolved.ok) throw new pulumi.ResourceError(describeIssues(`MyAppOperator "${name}"`, resolved.issues), this);
@@ -207,15 +227,29 @@ export class MyAppOperator extends pulumi.ComponentResource {
     // The namespace defaults, when the apiserver applies them (defaults-policy.ts): like the rules above, they hold
     // whether or not a replica runs. @pulumi/kubernetes has no v1 type for them, hence generic resources.
     const defaultsRules = namespaceDefaultsPolicy(settings);
-    const defaultsPolicy =
-      defaultsRules && new k8s.apiextensions.CustomResource(`${name}-defaults-policy`, defaultsRules.policy, child);
-    const defaultsPolicyBinding =
-      defaultsRules &&
-      defaultsPolicy &&
-      new k8s.apiextensions.CustomResource(`${name}-defaults-policy-binding`, defaultsRules.binding, {
+    const declareDefaultsPolicy = (rules: NonNullable<typeof defaultsRules>) => {
+      const policy = new k8s.apiextensions.CustomResource(`${name}-defaults-policy`, rules.policy, child);
+      const binding = new k8s.apiextensions.CustomResource(`${name}-defaults-policy-binding`, rules.binding, {
         ...child,
-        dependsOn: [defaultsPolicy],
+        dependsOn: [policy],
       });
+      return { policy, binding };
+    };
+    const declaredDefaults =
+      defaultsRules && settings.webhooks.defaults === "policy" ? declareDefaultsPolicy(defaultsRules) : undefined;
+    const defaultsPolicy = declaredDefaults?.policy;
+    const defaultsPolicyBinding = declaredDefaults?.binding;
+    const webhookGives: NamespaceDefaultsGiver[] = mutatingWebhookServes(settings.webhooks.defaults) ? ["webhook"] : [];
+    this.namespaceDefaultsBy = !settings.webhooks.enabled
+      ? pulumi.output([])
+      : defaultsRules && settings.webhooks.defaults === "auto" && readAdmissionApis !== false
+        ? this.declarePolicyWhereServed(
+            name,
+            readAdmissionApis,
+            () => declareDefaultsPolicy(defaultsRules),
+            webhookGives,
+          )
+        : pulumi.output(defaultsPolicy ? ["policy", ...webhookGives] : webhookGives);
 
     // cert-manager's Certificate for the webhook, when it issues it: the operator waits for its Secret.
     const certificateManifest = webhookCertificate(settings);
@@ -325,7 +359,41 @@ export class MyAppOperator extends pulumi.ComponentResource {
       crdName: this.crdName,
       metricsEndpoint: this.metricsEndpoint,
       metricsReaderClusterRole: this.metricsReaderClusterRole,
+      namespaceDefaultsBy: this.namespaceDefaultsBy,
     });
+  }
+
+  /**
+   * `webhooks.defaults: "auto"`: declares the defaults policy once the cluster says it serves it. The read runs in
+   * previews too where the connection is known (a ClusterProvider, the default provider), so they show the policy;
+   * where it is not, or the cluster does not answer in time, this run installs the webhook alone, which gives the
+   * same defaults. Resolves once what it declared is registered.
+   */
+  private declarePolicyWhereServed(
+    name: string,
+    readAdmissionApis: AdmissionApiReader | undefined,
+    declare: () => { policy: pulumi.Resource; binding: pulumi.Resource },
+    webhookGives: readonly NamespaceDefaultsGiver[],
+  ): pulumi.Output<readonly NamespaceDefaultsGiver[]> {
+    const givers = this.clusterConnection.apply(async (connection): Promise<readonly NamespaceDefaultsGiver[]> => {
+      const read = await (readAdmissionApis ?? (await import("./cluster-admission-apis.ts")).readDefaultsPolicyServed)(
+        connection,
+      );
+      if ("unavailable" in read) {
+        void pulumi.log.debug(
+          `MyAppOperator "${name}": the namespace defaults are the webhook's alone this run: the cluster's ` +
+            `admission APIs could not be read: ${read.unavailable}`,
+          this,
+        );
+        return webhookGives;
+      }
+      if (!read.served) return webhookGives;
+      const declared = declare();
+      // Resolved once both are registered, so whoever reads this finds them in the stack.
+      await Promise.all([declared.policy.urn, declared.binding.urn].map(settled));
+      return ["policy", ...webhookGives];
+    });
+    return pulumi.unsecret(givers);
   }
 
   /**
@@ -361,4 +429,9 @@ function crdForPulumi(crd: CustomResourceDefinitionManifest): CustomResourceDefi
     "pulumi.com/patchForce": "true",
   };
   return { ...crd, metadata: { ...metadata, annotations } };
+}
+
+/** The value of a known output (a URN), as a promise. */
+function settled<T>(output: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => output.apply(resolve));
 }

@@ -48,11 +48,13 @@ export interface WebhookArgs {
   readonly url?: string;
   /**
    * What gives an instance its namespace's defaults (`spec.podSecurityLevel` from the namespace's Pod Security
-   * label): `"webhook"`, the operator's mutating webhook (every Kubernetes version), or `"policy"`, a
+   * label): `"webhook"`, the operator's mutating webhook (every Kubernetes version); `"policy"`, a
    * MutatingAdmissionPolicy the apiserver evaluates itself (Kubernetes 1.36+, where it is GA): no call to the
    * operator, so a write in such a namespace costs about a third as much and gets its default while no replica
-   * runs (defaults-policy.ts).
-   * @default "webhook"
+   * runs (defaults-policy.ts); `"auto"`, the webhook, and the policy beside it when the component sees that the
+   * cluster serves it (cluster-admission-apis.ts): the policy runs first, so the webhook is called only where the
+   * policy is missing. A cluster the component cannot read at preview gets the webhook alone in that run.
+   * @default "auto"
    */
   readonly defaults?: NamespaceDefaults;
   /**
@@ -74,7 +76,12 @@ export interface CertManagerArgs {
 }
 
 /** What applies namespace-dependent defaults, see {@link WebhookArgs.defaults}. */
-export type NamespaceDefaults = "webhook" | "policy";
+export type NamespaceDefaults = "webhook" | "policy" | "auto";
+
+/** Whether the operator's mutating webhook is installed and served: with `"webhook"` and `"auto"`. */
+export function mutatingWebhookServes(defaults: NamespaceDefaults): boolean {
+  return defaults !== "policy";
+}
 
 /** The webhooks, resolved. */
 export interface WebhookSettings {
@@ -96,12 +103,15 @@ export function resolveWebhooks(
 ): { ok: true; webhooks: WebhookSettings } | { ok: false; issues: SettingsIssue[] } {
   const resolved = resolveWhere(args, placement);
   if (!resolved.ok) return resolved;
-  const defaults = args?.defaults ?? "webhook";
-  if (defaults !== "webhook" && defaults !== "policy") {
+  const defaults = args?.defaults ?? "auto";
+  if (defaults !== "webhook" && defaults !== "policy" && defaults !== "auto") {
     return {
       ok: false,
       issues: [
-        { field: "webhooks.defaults", message: `must be "webhook" or "policy", got ${JSON.stringify(defaults)}` },
+        {
+          field: "webhooks.defaults",
+          message: `must be "auto", "webhook" or "policy", got ${JSON.stringify(defaults)}`,
+        },
       ],
     };
   }
@@ -333,8 +343,8 @@ export const namespaceDefaultLevel = "Baseline";
  * The webhook configurations, or undefined when the webhooks are off. The validating webhook is called only where
  * CEL cannot decide (instance-policy.ts decides the rest in the apiserver): for an instance that names a volume or
  * a chart, and, for any other write, only in a namespace where a budget applies. A write that needs neither costs
- * no call (bench/RESULTS.md, admission). The mutating one exists only while the webhook gives the namespace
- * defaults (`webhooks.defaults`).
+ * no call (bench/RESULTS.md, admission). The mutating one exists unless a policy alone gives the namespace
+ * defaults (`webhooks.defaults: "policy"`).
  */
 export function operatorWebhookConfigurations(
   settings: OperatorSettings,
@@ -393,25 +403,24 @@ export function operatorWebhookConfigurations(
         ...budgetWebhooks,
       ],
     },
-    mutating:
-      settings.webhooks.defaults === "webhook"
-        ? {
-            apiVersion: "admissionregistration.k8s.io/v1",
-            kind: "MutatingWebhookConfiguration",
-            metadata: objectMeta(settings, names.webhookConfiguration),
-            webhooks: [
-              {
-                name: `default.${plural}.${group}`,
-                clientConfig: clientConfig(mutatePath),
-                rules: [rule([plural])],
-                reinvocationPolicy: "Never",
-                ...common,
-                namespaceSelector: defaultsScope.namespaceSelector,
-                matchConditions: defaultsScope.matchConditions,
-              },
-            ],
-          }
-        : undefined,
+    mutating: mutatingWebhookServes(settings.webhooks.defaults)
+      ? {
+          apiVersion: "admissionregistration.k8s.io/v1",
+          kind: "MutatingWebhookConfiguration",
+          metadata: objectMeta(settings, names.webhookConfiguration),
+          webhooks: [
+            {
+              name: `default.${plural}.${group}`,
+              clientConfig: clientConfig(mutatePath),
+              rules: [rule([plural])],
+              reinvocationPolicy: "Never",
+              ...common,
+              namespaceSelector: defaultsScope.namespaceSelector,
+              matchConditions: defaultsScope.matchConditions,
+            },
+          ],
+        }
+      : undefined,
   };
 }
 
@@ -448,7 +457,7 @@ export function webhookClusterRules(
       apiGroups: ["admissionregistration.k8s.io"],
       resources: [
         "validatingwebhookconfigurations",
-        ...(defaults === "webhook" ? ["mutatingwebhookconfigurations"] : []),
+        ...(mutatingWebhookServes(defaults) ? ["mutatingwebhookconfigurations"] : []),
       ],
       resourceNames: [configuration],
       verbs: ["get", "patch"],

@@ -4,7 +4,7 @@
  * `example` (stacks/Pulumi.example.yaml): a real cluster with the operator running in it.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { ClusterProvider, MyAppOperator } from "../components/index.ts";
+import { ClusterProvider, MyAppOperator, type NamespaceDefaults } from "../components/index.ts";
 import { MyAppInstance } from "../provider/index.ts";
 import { localWebhookUrl } from "../tools/lib/operator-process.ts";
 
@@ -17,8 +17,9 @@ const appNamespace = config.get("appNamespace") ?? "default";
 const cluster = new ClusterProvider("cluster", { ...(kubeconfig ? { kubeconfig } : {}) });
 
 const operatorPlacement = config.get("operatorPlacement") === "in-cluster" ? "in-cluster" : "external";
-// "policy" (Kubernetes 1.36+, as the local cluster runs): the apiserver gives namespace defaults, no webhook call.
-const webhookDefaults = config.get("webhookDefaults") === "policy" ? "policy" : "webhook";
+// Unset: "auto" (the MutatingAdmissionPolicy where the cluster serves it, as the local Kubernetes 1.36 does, with
+// the webhook behind it); "webhook" or "policy" to choose. The component names a wrong value.
+const webhookDefaults = (config.get("webhookDefaults") ?? "auto") as NamespaceDefaults;
 const platform = new MyAppOperator(
   "myapp-operator",
   {

@@ -50,6 +50,24 @@ let baseline: string;
 let fixedClass: string;
 const replicas: Replica[] = [];
 let launchReplica: (port: number) => Promise<LaunchedOperator>;
+/** The component's output: what gives the namespace defaults. */
+let namespaceDefaultsBy: unknown;
+
+/** How many /mutate calls the replicas have answered, from their metrics. */
+async function mutateCalls(): Promise<number> {
+  let calls = 0;
+  for (const replica of replicas) {
+    const { metricsUrl } = await replica.process.started();
+    const text = await (await fetch(metricsUrl)).text();
+    const line = text
+      .split("\n")
+      .find(
+        (l) => l.startsWith("controller_runtime_webhook_latency_seconds_count{") && l.includes('webhook="/mutate"'),
+      );
+    calls += Number(line?.split(" ").at(-1) ?? 0);
+  }
+  return calls;
+}
 
 const instance = (namespace: string, instanceName: string, spec: Record<string, unknown>): KubeObject => ({
   apiVersion,
@@ -107,6 +125,7 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     const stack = await operatorStack(args);
     const up = await stack.up();
     assert.equal(up.summary.result, "succeeded");
+    namespaceDefaultsBy = up.outputs["namespaceDefaultsBy"]?.value;
 
     // The replicas run as the component's ServiceAccount with the flags it derives (their own webhook ports).
     const dir = mkdtempSync(path.join(os.tmpdir(), "wh-"));
@@ -272,6 +291,9 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
   });
 
   it("defaults podSecurityLevel from the namespace's Pod Security label, and nothing else", async () => {
+    // By default (`webhooks.defaults: "auto"`) on this Kubernetes 1.36 cluster: the policy, then the webhook.
+    assert.deepEqual(namespaceDefaultsBy, ["policy", "webhook"]);
+    const callsBefore = await mutateCalls();
     await client.create(instance(baseline, "root-app", {}));
     const stored = await getInstance(client, baseline, "root-app");
     assert.equal(stored.spec.podSecurityLevel, "Baseline");
@@ -279,6 +301,18 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
       instance(baseline, "chosen", { podSecurityLevel: "Restricted" }) as Instance,
     );
     assert.equal(chosen.spec.podSecurityLevel, "Restricted", "what the tenant wrote stands");
+    assert.equal(await mutateCalls(), callsBefore, "the policy gave the default: no call to the operator");
+  });
+
+  it("still gives the default by the webhook where the policy is missing", async () => {
+    // As on a cluster where the policy was not installed: the webhook behind it answers the same.
+    await client.delete("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding", `${name}-defaults`);
+    const callsBefore = await mutateCalls();
+    await waitFor("the webhook to give the default", async () => {
+      const admitted = await client.create<Instance>(instance(baseline, "fallback", {}) as Instance, { dryRun: true });
+      assert.equal(admitted.spec.podSecurityLevel, "Baseline");
+      return (await mutateCalls()) > callsBefore || undefined;
+    });
   });
 
   it("fails pulumi preview with the admission's message naming the field, before anything is created", async (t) => {
@@ -389,7 +423,7 @@ async function operatorStack(args: MyAppOperatorArgs): Promise<Stack> {
   const program = async () => {
     const provider = new k8s.Provider("local", { kubeconfig });
     const platform = new MyAppOperator(name, args, { provider });
-    return { namespace: platform.namespace };
+    return { namespace: platform.namespace, namespaceDefaultsBy: platform.namespaceDefaultsBy };
   };
   const binDir = toolchainBinDir();
   if (!(process.env.PATH ?? "").split(path.delimiter).includes(binDir)) {

@@ -13,7 +13,13 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse, stringify } from "yaml";
-import { defaultNamespace, operatorFlags, resolveSettings, serviceAccountKubeconfig } from "../../components/index.ts";
+import {
+  defaultNamespace,
+  operatorFlags,
+  resolveSettings,
+  serviceAccountKubeconfig,
+  type NamespaceDefaults,
+} from "../../components/index.ts";
 import { clusterIdentity, recordedIdentity, sameCluster, type ClusterIdentity } from "../../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
 import { freePort, launchOperator, logFileTail, waitForProbe } from "./operator-launcher.ts";
@@ -76,14 +82,15 @@ export function devStackOperator(): OperatorIdentity {
  * The dev stack's `webhookDefaults` (stacks/Pulumi.dev.yaml, where `pulumi config set` writes it): the local
  * operator must inject its CA into exactly the webhook configurations the stack installs.
  */
-function devStackWebhookDefaults(): "webhook" | "policy" {
+function devStackWebhookDefaults(): NamespaceDefaults {
   try {
     const stack = parse(readFileSync(path.join(repoRoot, "stacks/Pulumi.dev.yaml"), "utf8")) as {
       config?: Record<string, unknown>;
     };
-    return stack.config?.["myapp-platform:webhookDefaults"] === "policy" ? "policy" : "webhook";
+    const configured = stack.config?.["myapp-platform:webhookDefaults"];
+    return configured === "policy" || configured === "webhook" ? configured : "auto";
   } catch {
-    return "webhook";
+    return "auto";
   }
 }
 

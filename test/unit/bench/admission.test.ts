@@ -37,9 +37,13 @@ describe("admission benchmark", () => {
     assert.throws(() => podSecurityMode("restricted"), /BENCH_ADMISSION_POD_SECURITY must be one of baseline, none/);
   });
 
-  it("gives the namespace default by the webhook unless asked for the policy, and names the knob otherwise", () => {
-    assert.equal(defaultsMode(undefined), "webhook");
+  it("installs the namespace defaults as the component does by default (auto), and names the knob otherwise", () => {
+    assert.equal(defaultsMode(undefined), "auto");
+    assert.equal(defaultsMode("webhook"), "webhook");
     assert.equal(defaultsMode("policy"), "policy");
-    assert.throws(() => defaultsMode("cel"), /BENCH_ADMISSION_DEFAULTS must be one of webhook, policy, got "cel"/);
+    assert.throws(
+      () => defaultsMode("cel"),
+      /BENCH_ADMISSION_DEFAULTS must be one of auto, webhook, policy, got "cel"/,
+    );
   });
 });

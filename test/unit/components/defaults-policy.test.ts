@@ -46,8 +46,23 @@ describe("namespaceDefaultsPolicy", () => {
     assert.ok(kinds.indexOf("MutatingAdmissionPolicyBinding") < kinds.indexOf("Deployment"), kinds.join(" "));
   });
 
-  it("is left out by default (the mutating webhook serves every Kubernetes version)", () => {
-    assert.equal(namespaceDefaultsPolicy(settingsFor()), undefined);
-    assert.ok(operatorWebhookConfigurations(settingsFor())?.mutating);
+  it("by default (auto) stands beside the mutating webhook, served and injected as before, not in a static manifest", () => {
+    const settings = settingsFor();
+    assert.equal(settings.webhooks.defaults, "auto");
+    assert.ok(namespaceDefaultsPolicy(settings), "my-app-operator.ts installs it where the cluster serves it");
+    assert.ok(operatorWebhookConfigurations(settings)?.mutating);
+    assert.ok(!operatorFlags(settings).some((flag) => flag.startsWith("--webhook-defaults")));
+    const resources = operatorRbac(settings).clusterRole.rules?.flatMap((rule) => rule.resources ?? []);
+    assert.ok(resources?.includes("mutatingwebhookconfigurations"));
+    // `kubectl apply -f` cannot look at the cluster first: the webhook alone, which every version serves.
+    const kinds = installManifests(settings, loadCrdManifest()).map((manifest) => manifest.kind);
+    assert.ok(kinds.includes("MutatingWebhookConfiguration"));
+    assert.ok(!kinds.includes("MutatingAdmissionPolicy"), kinds.join(" "));
+  });
+
+  it("is left out when the platform asks for the webhook alone", () => {
+    const settings = settingsFor({ webhooks: { defaults: "webhook" } });
+    assert.equal(namespaceDefaultsPolicy(settings), undefined);
+    assert.ok(operatorWebhookConfigurations(settings)?.mutating);
   });
 });

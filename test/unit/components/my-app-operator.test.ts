@@ -11,7 +11,7 @@ import { chartKindRules } from "../../../components/chart-kinds.ts";
 import { before, beforeEach, describe, it } from "node:test";
 import * as pulumi from "@pulumi/pulumi";
 import type { MyAppOperatorArgs } from "../../../components/settings.ts";
-import type { NodeReader } from "../../../components/my-app-operator.ts";
+import type { AdmissionApiReader, NodeReader } from "../../../components/my-app-operator.ts";
 import type { NodeSummary } from "../../../components/node-runtime.ts";
 import { testImage } from "./settings-fixture.ts";
 
@@ -66,16 +66,31 @@ const nodesOf =
     return { nodes };
   };
 
+/** An admission API reader that answers `served` (or that the cluster cannot be read), counting the questions. */
+let admissionApiReads = 0;
+const policyServed =
+  (served: boolean | "unreadable"): AdmissionApiReader =>
+  async () => {
+    admissionApiReads += 1;
+    return served === "unreadable" ? { unavailable: "connect ECONNREFUSED 127.0.0.1:6443" } : { served };
+  };
+
 /**
  * Builds the component (with an image unless the test gives its own arguments for one; nodes that run containers
  * unless told otherwise), waits until every child is registered, and returns it.
  */
-async function install(name: string, args: MyAppOperatorArgs = {}, readNodes: NodeReader = nodesOf(realNode)) {
+async function install(
+  name: string,
+  args: MyAppOperatorArgs = {},
+  readNodes: NodeReader = nodesOf(realNode),
+  readAdmissionApis: AdmissionApiReader = policyServed(false),
+) {
   const component = new MyAppOperator(
     name,
     { image: testImage, ...args },
     {
       readNodes,
+      readAdmissionApis,
       // Legacy transformations run in the SDK (unlike `transforms`), so they show each child's options under mocks.
       transformations: [
         (child) => {
@@ -108,6 +123,7 @@ describe("MyAppOperator", () => {
     registered = [];
     options = new Map();
     nodeReads = 0;
+    admissionApiReads = 0;
   });
 
   it("installs CRD, namespace, ServiceAccount, RBAC, Deployment, Services and webhooks, all parented to it", async () => {
@@ -236,6 +252,7 @@ describe("MyAppOperator", () => {
       crdName: component.crdName,
       metricsEndpoint: component.metricsEndpoint,
       metricsReaderClusterRole: component.metricsReaderClusterRole,
+      namespaceDefaultsBy: component.namespaceDefaultsBy,
     };
     assert.deepEqual(
       Object.keys(component)
@@ -245,7 +262,8 @@ describe("MyAppOperator", () => {
       Object.keys(outputs).sort(),
       "no other Output properties",
     );
-    for (const output of Object.values(outputs)) assert.equal(await pulumi.isSecret(output), false);
+    for (const output of Object.values<pulumi.Output<unknown>>(outputs))
+      assert.equal(await pulumi.isSecret(output), false);
     assert.deepEqual(
       {
         namespace: await valueOf(outputs.namespace),
@@ -253,6 +271,7 @@ describe("MyAppOperator", () => {
         crdName: await valueOf(outputs.crdName),
         metricsEndpoint: await valueOf(outputs.metricsEndpoint),
         metricsReaderClusterRole: await valueOf(outputs.metricsReaderClusterRole),
+        namespaceDefaultsBy: await valueOf(outputs.namespaceDefaultsBy),
       },
       {
         namespace: "myapp-system",
@@ -260,11 +279,52 @@ describe("MyAppOperator", () => {
         crdName: "myappinstances.example.com",
         metricsEndpoint: "http://op-metrics.myapp-system.svc:8080/metrics",
         metricsReaderClusterRole: "op-metrics-reader",
+        namespaceDefaultsBy: ["webhook"],
       },
     );
     // Nor does any child carry credentials: no Secret, no token.
     assert.ok(!registered.some((r) => r.type.endsWith(":Secret")));
     assert.ok(!JSON.stringify(registered).match(/"token"|kubeconfig|password/i));
+  });
+
+  it("by default puts the defaults policy before the webhook where the cluster serves it, the webhook alone elsewhere", async () => {
+    const policyKind = "kubernetes:admissionregistration.k8s.io/v1:MutatingAdmissionPolicy";
+    const bindingKind = "kubernetes:admissionregistration.k8s.io/v1:MutatingAdmissionPolicyBinding";
+    const webhookKind = "kubernetes:admissionregistration.k8s.io/v1:MutatingWebhookConfiguration";
+    const cases = [
+      { served: true, givers: ["policy", "webhook"] },
+      { served: false, givers: ["webhook"] },
+      { served: "unreadable", givers: ["webhook"] },
+    ] as const;
+    for (const { served, givers } of cases) {
+      registered = [];
+      admissionApiReads = 0;
+      const { component } = await install("op", {}, nodesOf(realNode), policyServed(served));
+      assert.deepEqual(await valueOf(component.namespaceDefaultsBy), givers, `served: ${served}`);
+      assert.equal(admissionApiReads, 1);
+      const types = registered.map((r) => r.type);
+      assert.equal(types.includes(policyKind), served === true, `served: ${served}: ${types.join(" ")}`);
+      assert.equal(types.includes(bindingKind), served === true);
+      assert.ok(types.includes(webhookKind), "the webhook stays: it gives the default wherever the policy does not");
+      if (served === true)
+        assert.equal(
+          (inputsOf("op-defaults-policy-binding")["spec"] as { policyName: string }).policyName,
+          "op-defaults",
+        );
+    }
+  });
+
+  it("asks the cluster nothing when the platform chose who gives the defaults, or turned the webhooks off", async () => {
+    for (const [args, givers] of [
+      [{ webhooks: { defaults: "webhook" } }, ["webhook"]],
+      [{ webhooks: { defaults: "policy" } }, ["policy"]],
+      [{ webhooks: { enabled: false } }, []],
+    ] as const) {
+      admissionApiReads = 0;
+      const { component } = await install("op", args, nodesOf(realNode), policyServed(true));
+      assert.deepEqual(await valueOf(component.namespaceDefaultsBy), givers, JSON.stringify(args));
+      assert.equal(admissionApiReads, 0, JSON.stringify(args));
+    }
   });
 
   it("requires an image for an in-cluster operator: a ResourceError naming it and how to build and push one", () => {
@@ -314,7 +374,11 @@ describe("MyAppOperator", () => {
 
     registered = [];
     nodeReads = 0;
-    const component = new MyAppOperator("unchecked", { image: testImage }, { readNodes: false });
+    const component = new MyAppOperator(
+      "unchecked",
+      { image: testImage },
+      { readNodes: false, readAdmissionApis: false },
+    );
     await Promise.all(allChildren(component.resources).map((child) => valueOf(child.urn)));
     assert.ok(registered.some((r) => r.type === "kubernetes:apps/v1:Deployment"));
   });

@@ -32,7 +32,7 @@ describe("resolveSettings", () => {
         renderLimits: { memoryMiB: 256, cpuSeconds: 20, timeoutSeconds: 60, outputMiB: 16 },
         chartSources: [],
         policy: undefined,
-        webhooks: { enabled: true, url: undefined, defaults: "webhook", certManager: undefined },
+        webhooks: { enabled: true, url: undefined, defaults: "auto", certManager: undefined },
         deleteCrdOnDestroy: false,
       },
     });

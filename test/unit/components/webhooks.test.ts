@@ -18,18 +18,18 @@ describe("webhooks settings", () => {
     assert.deepEqual(settingsFor().webhooks, {
       enabled: true,
       url: undefined,
-      defaults: "webhook",
+      defaults: "auto",
       certManager: undefined,
     });
     assert.deepEqual(settingsFor({ operatorPlacement: "external" }).webhooks, {
       enabled: false,
       url: undefined,
-      defaults: "webhook",
+      defaults: "auto",
       certManager: undefined,
     });
     assert.deepEqual(
       settingsFor({ operatorPlacement: "external", webhooks: { url: "https://127.0.0.1:9443/" } }).webhooks,
-      { enabled: true, url: "https://127.0.0.1:9443", defaults: "webhook", certManager: undefined },
+      { enabled: true, url: "https://127.0.0.1:9443", defaults: "auto", certManager: undefined },
     );
   });
 
@@ -50,7 +50,7 @@ describe("webhooks settings", () => {
   it("refuse a defaults mode they do not know, and a policy for the defaults with the webhooks off", () => {
     assert.match(
       issuesOf({ image: testImage, webhooks: { defaults: "cel" as "policy" } })[0] ?? "",
-      /^webhooks\.defaults: must be "webhook" or "policy", got "cel"/,
+      /^webhooks\.defaults: must be "auto", "webhook" or "policy", got "cel"/,
     );
     assert.match(
       issuesOf({ image: testImage, webhooks: { enabled: false, defaults: "policy" } })[0] ?? "",
