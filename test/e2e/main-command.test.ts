@@ -60,20 +60,22 @@ test("npm start brings up the dev stack with every instance Ready and prints wha
   assert.ok(operatorPid(), "the operator runs as a local process");
   assert.ok(existsSync(path.join(repoRoot, ".local/operator.kubeconfig")), "with the ServiceAccount's kubeconfig");
 
-  // The dev stack has the apiserver give namespace defaults (a MutatingAdmissionPolicy: the local cluster runs
-  // Kubernetes 1.36), so there is no mutating webhook, and the local operator injects its CA only where it must.
+  // The dev stack takes the component's default (`webhooks.defaults: "auto"`): the local cluster runs Kubernetes
+  // 1.36, so the apiserver gives namespace defaults with a MutatingAdmissionPolicy, the mutating webhook behind it,
+  // and the local operator injects its CA into both configurations.
   const admission = "admissionregistration.k8s.io/v1";
   assert.ok(await client.find(admission, "MutatingAdmissionPolicyBinding", "myapp-operator-defaults"));
-  assert.equal(await client.find(admission, "MutatingWebhookConfiguration", "myapp-operator"), undefined);
-  const validating = await client.get<Typed<{ webhooks: { clientConfig: { caBundle?: string } }[] }>>(
-    admission,
-    "ValidatingWebhookConfiguration",
-    "myapp-operator",
-  );
-  assert.ok(
-    validating.webhooks.every((webhook) => webhook.clientConfig.caBundle),
-    "the CA is injected",
-  );
+  for (const configuration of ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]) {
+    const live = await client.get<Typed<{ webhooks: { clientConfig: { caBundle?: string } }[] }>>(
+      admission,
+      configuration,
+      "myapp-operator",
+    );
+    assert.ok(
+      live.webhooks.every((webhook) => webhook.clientConfig.caBundle),
+      `the CA is injected into the ${configuration}`,
+    );
+  }
 
   const lines = start.stdout.split("\n");
   const header = lines.findIndex((l) => l.startsWith("NAMESPACE"));
