@@ -1,6 +1,7 @@
 /**
- * `npm run down`: destroys the dev stack (the operator must still run: deleting an instance waits for its
- * finalizer), stops the operator, then stops the cluster. `--keep-cluster` leaves the cluster up.
+ * `npm run down`: destroys the dev stack (the operator must run: deleting an instance waits for its finalizer, so
+ * one that stopped, say with a reboot, is started again first), stops the operator, then stops the cluster.
+ * `--keep-cluster` leaves the cluster up.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -8,7 +9,7 @@ import { clusterIdentity } from "../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterDown, clusterStatus } from "./lib/cluster.ts";
 import { appliedToFile, stateOrigin } from "./lib/dev-stack-cluster.ts";
-import { stopOperator } from "./lib/operator-process.ts";
+import { devStackOperator, startOperatorWhenReady, stopOperator } from "./lib/operator-process.ts";
 import { kubeconfigPath, pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
 import { ensurePulumiHome, forgetStack } from "./lib/pulumi.ts";
@@ -37,6 +38,11 @@ if (!keepCluster) await clusterDown();
 step("down");
 
 async function destroyDevStack(binDir: string, env: NodeJS.ProcessEnv): Promise<void> {
+  // Kept when it runs for this cluster; otherwise started, as `npm start` does, so the instances' finalizers are
+  // released. A stack whose operator cannot start (its ServiceAccount already gone) is destroyed all the same.
+  await startOperatorWhenReady(devStackOperator(), 60_000).catch((error: unknown) =>
+    step(`the operator did not start (${String(error)}): instances wait for their finalizers until they time out`),
+  );
   step("pulumi destroy --stack dev");
   await run(path.join(binDir, "pulumi"), ["destroy", "--yes", "--non-interactive", "--stack", "dev"], {
     env,
