@@ -380,9 +380,11 @@ export class MyAppOperator extends pulumi.ComponentResource {
         connection,
       );
       if ("unavailable" in read) {
-        void pulumi.log.debug(
-          `MyAppOperator "${name}": the namespace defaults are the webhook's alone this run: the cluster's ` +
-            `admission APIs could not be read: ${read.unavailable}`,
+        // A warning: a policy an earlier run installed leaves with this one (the webhook gives the same defaults).
+        void pulumi.log.warn(
+          `MyAppOperator "${name}": the namespace defaults are the mutating webhook's alone in this run (the ` +
+            `cluster's admission APIs could not be read: ${read.unavailable}); the next run that can read them ` +
+            `installs the MutatingAdmissionPolicy`,
           this,
         );
         return webhookGives;
