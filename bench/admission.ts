@@ -8,7 +8,10 @@
  *   HTTPS server took for each /mutate and /validate call;
  * - bulk: server-side apply of N new instances, C in flight (a kubectl-like client that parallelises), with ÷
  *   without (goal ≤ 1.15); then N more with `kubectl apply --server-side -f` of one List file (the toolchain's
- *   kubectl, which sends them one after another), with ÷ without.
+ *   kubectl, which sends them one after another), with ÷ without;
+ * - interleaved batches: after the rounds, B batches of M one-by-one applies in each arm, alternating ABBA batch by
+ *   batch in two more namespaces (one per arm), so that a drift of the machine's speed, which moves a whole arm of a
+ *   round by ±20% here, weighs on both alike: wall time with ÷ without, and kube-apiserver CPU per write in each.
  *
  * The two arms differ in one thing only: the namespace. The admission policy and the webhook configurations
  * (components/instance-policy.ts and webhooks.ts, built from MyAppOperator settings as `pulumi up` would:
@@ -32,8 +35,8 @@
  * `webhook` installs the webhook alone, every default a call; `policy` the policy alone.
  *
  * Knobs: BENCH_ADMISSION_RATE (20/s), BENCH_ADMISSION_SECONDS (30 per arm and round), BENCH_ADMISSION_INSTANCES
- * (1000), BENCH_ADMISSION_CONCURRENCY (10), BENCH_ADMISSION_ROUNDS (2), BENCH_ADMISSION_POD_SECURITY (baseline),
- * BENCH_ADMISSION_DEFAULTS (auto).
+ * (1000), BENCH_ADMISSION_CONCURRENCY (10), BENCH_ADMISSION_ROUNDS (2), BENCH_ADMISSION_BATCHES (20 per arm),
+ * BENCH_ADMISSION_BATCH_SIZE (50), BENCH_ADMISSION_POD_SECURITY (baseline), BENCH_ADMISSION_DEFAULTS (auto).
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -139,6 +142,16 @@ export function armPlan(name: string, rounds: number): ArmStep[] {
   ).flatMap((arms, r) => arms.map((arm) => ({ arm, round: r + 1, namespace: `${name}-${arm}-${r + 1}` })));
 }
 
+/** The arms of the interleaved batches in the order they run: ABBA pairs (without, with; with, without; ...). */
+export function batchOrder(batchesPerArm: number): Arm[] {
+  return Array.from({ length: batchesPerArm }, (_, b): Arm[] =>
+    b % 2 === 0 ? ["without", "with"] : ["with", "without"],
+  ).flat();
+}
+
+/** The interleaved batches' totals per arm: wall seconds and writes. */
+type BatchTotals = Readonly<Record<Arm, { seconds: number; writes: number }>>;
+
 interface LatencyPhase {
   /** Apply sent → answered, ms, one per admitted request. */
   readonly samples: number[];
@@ -199,6 +212,8 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
   const instances = integerSetting("BENCH_ADMISSION_INSTANCES", 1000);
   const concurrency = integerSetting("BENCH_ADMISSION_CONCURRENCY", 10);
   const rounds = integerSetting("BENCH_ADMISSION_ROUNDS", 2);
+  const batches = integerSetting("BENCH_ADMISSION_BATCHES", 20);
+  const batchSize = integerSetting("BENCH_ADMISSION_BATCH_SIZE", 50);
   const podSecurity = podSecurityMode();
   const defaults = defaultsMode();
   const kubeconfig = process.env.KUBECONFIG ?? "";
@@ -209,7 +224,14 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
   const system = `${name}-sys`;
   const idle = `${name}-idle`;
   const plan = armPlan(name, rounds);
-  const withNamespaces = plan.filter((step) => step.arm === "with").map((step) => step.namespace);
+  const batchNamespaces: Readonly<Record<Arm, string>> = {
+    with: `${name}-with-batches`,
+    without: `${name}-without-batches`,
+  };
+  const withNamespaces = [
+    ...plan.filter((step) => step.arm === "with").map((step) => step.namespace),
+    batchNamespaces.with,
+  ];
 
   const port = await freePort();
   const resolved = resolveSettings(name, {
@@ -305,12 +327,25 @@ async function run(context: BenchContext): Promise<BenchmarkResult> {
       await pause(3_000, signal); // let the deletion's own work settle before the next arm
     }
     if (signal.aborted) throw new Error("gave up: the budget is spent");
-    return report(results, {
+    for (const namespace of Object.values(batchNamespaces)) {
+      await createBenchNamespace(client, namespace, podSecurity);
+      created.push(namespace);
+    }
+    log(`interleaved batches: ${batches} of ${batchSize} one-by-one applies per arm, ABBA`);
+    const batchTotals = await interleavedBatches(client, batchNamespaces, batches, batchSize, signal);
+    log(
+      `  without ${round(batchTotals.without.seconds, 2)} s, with ${round(batchTotals.with.seconds, 2)} s ` +
+        `(${round(batchTotals.with.seconds / batchTotals.without.seconds, 2)}×)`,
+    );
+    if (signal.aborted) throw new Error("gave up: the budget is spent");
+    return report(results, batchTotals, {
       rate,
       seconds,
       instances,
       concurrency,
       rounds,
+      batches,
+      batchSize,
       podSecurity,
       defaults: defaulting && configurations.mutating ? `${defaults}: policy, then webhook` : defaults,
     });
@@ -460,6 +495,35 @@ async function measureArm(client: KubeClient, operator: OperatorProcess, options
 }
 
 /**
+ * `batchesPerArm` batches of `batchSize` server-side applies, one after another, in each arm's namespace, the arms
+ * alternating batch by batch (batchOrder). Wall time only: kube-apiserver's CPU, read around batches of ~0.2 s of
+ * work, varied more between batches than between the arms in a trial (the arm without admission came out higher).
+ */
+async function interleavedBatches(
+  client: KubeClient,
+  namespaces: Readonly<Record<Arm, string>>,
+  batchesPerArm: number,
+  batchSize: number,
+  signal: AbortSignal,
+): Promise<BatchTotals> {
+  const totals = {
+    with: { seconds: 0, writes: 0 },
+    without: { seconds: 0, writes: 0 },
+  };
+  let next = 0;
+  for (const arm of batchOrder(batchesPerArm)) {
+    if (signal.aborted) break;
+    const names = Array.from({ length: batchSize }, () => `batch-${next++}`);
+    const from = performance.now();
+    for (const instanceName of names)
+      await client.apply(instance(namespaces[arm], instanceName), { fieldManager: benchFieldManager });
+    totals[arm].seconds += (performance.now() - from) / 1000;
+    totals[arm].writes += batchSize;
+  }
+  return totals;
+}
+
+/**
  * `rate` server-side-apply dry-runs a second for `seconds`, open loop: request i leaves at start + i/rate whether
  * or not the earlier ones have been answered, so a slow answer cannot slow the offered load (and hide itself).
  */
@@ -513,12 +577,15 @@ const cpuLabels: Readonly<Record<CpuSubject, string>> = {
 
 function report(
   results: readonly ArmResult[],
+  batches: BatchTotals,
   parameters: {
     rate: number;
     seconds: number;
     instances: number;
     concurrency: number;
     rounds: number;
+    batches: number;
+    batchSize: number;
     podSecurity: PodSecurityMode;
     /** `webhooks.defaults`, and with `auto` what it installed. */
     defaults: string;
@@ -608,6 +675,12 @@ function report(
         id: "kubectlRatio",
         label: `kubectl apply --server-side of ${n}, webhooks ÷ no webhooks`,
         value: round(kubectlMedian("with") / kubectlMedian("without"), 2),
+        unit: "×",
+      },
+      {
+        id: "batchRatio",
+        label: `interleaved batches of ${parameters.batchSize} one-by-one applies, webhooks ÷ no webhooks`,
+        value: round(batches.with.seconds / batches.without.seconds, 2),
         unit: "×",
       },
       {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { armPlan, defaultsMode, podSecurityMode, webhookQuantileMs } from "../../../bench/admission.ts";
+import { armPlan, batchOrder, defaultsMode, podSecurityMode, webhookQuantileMs } from "../../../bench/admission.ts";
 import { parseSamples, samplesSince } from "../../../bench/support/prometheus.ts";
 
 describe("admission benchmark", () => {
@@ -12,6 +12,12 @@ describe("admission benchmark", () => {
     );
     assert.equal(new Set(plan.map((step) => step.namespace)).size, plan.length);
     assert.equal(plan[1]?.namespace, "bench-adm-x-with-1");
+  });
+
+  it("alternates the interleaved batches ABBA, as many for each arm", () => {
+    const order = batchOrder(4);
+    assert.deepEqual(order, ["without", "with", "with", "without", "without", "with", "with", "without"]);
+    assert.equal(order.filter((arm) => arm === "with").length, 4);
   });
 
   it("times the webhook server's calls of one phase by path, from its histogram", () => {
