@@ -17,7 +17,7 @@ import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOpt
 import { AdmissionWebhooks } from "./admission-wiring.ts";
 import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, clusterClient, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
-import { onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
+import { npmWrappers, onLauncherGone, onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
 import { operatorVersion } from "./version.ts";
 import { cachedKinds, indexedLabels, watchedOwnedKinds } from "./watched-kinds.ts";
 
@@ -200,6 +200,15 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       logger.info({ drained }, "operator stopped");
       process.exit(0);
     });
+    // Under npx or `npm run`, npm's end is the signal that never reaches us (see launcher-watch.ts): deliver it,
+    // so it takes the same graceful path (and a real signal after it counts as the impatient second one).
+    const wrappers = npmWrappers(env);
+    if (wrappers) {
+      onLauncherGone(wrappers, () => {
+        logger.info(wrappers, "the npm process that started the operator is gone: stopping");
+        process.kill(process.pid, "SIGTERM");
+      });
+    }
   } catch (error) {
     logger.debug({ err: error }, "operator failed to start");
     console.error(fatalLine(error instanceof Error ? error.message : String(error)));

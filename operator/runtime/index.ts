@@ -23,6 +23,7 @@ export * from "./event-handlers.ts";
 export * from "./event-recorder.ts";
 export * from "./health-server.ts";
 export * from "./informer.ts";
+export * from "./launcher-watch.ts";
 export * from "./leader-election.ts";
 export * from "./manager.ts";
 export * from "./metrics.ts";

@@ -18,7 +18,8 @@ import { describe, it, type TestContext } from "node:test";
 import { promisify } from "node:util";
 import { apiVersion, isReady, kind, type MyAppInstanceObject } from "../../api/index.ts";
 import { kubeconfigPath, repoRoot } from "../../tools/lib/paths.ts";
-import { adminClient, type Typed } from "../support/cluster.ts";
+import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
+import { descendants, stillRunning, type ProcessInfo } from "../support/process-tree.ts";
 import { npmInstall, packedProject } from "../../tools/lib/packed-project.ts";
 import { readmeProjectFiles } from "../../tools/lib/readme-project.ts";
 import { destroyStack, log, projectStack, toolPath } from "./support/project.ts";
@@ -31,27 +32,52 @@ const appNamespace = "shop";
 
 /**
  * `npx myapp-operator --namespaces=shop` as the README's local recipe says, from the project's own install (free
- * ports instead of the defaults, so it cannot collide with another operator of the test run). Stopped by pid.
+ * ports instead of the defaults, so it cannot collide with another operator of the test run). `stop` is what a
+ * script does to it: SIGTERM to npx's pid, nothing to the operator under it.
  */
-function startProjectOperator(t: TestContext, project: string, env: NodeJS.ProcessEnv): { logTail: () => string } {
+function startProjectOperator(t: TestContext, project: string, env: NodeJS.ProcessEnv) {
   const child = spawn(
-    path.join(project, "node_modules/.bin/myapp-operator"),
-    [`--namespaces=${appNamespace}`, "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0"],
+    "npx",
+    [
+      "myapp-operator",
+      `--namespaces=${appNamespace}`,
+      "--metrics-bind-address=127.0.0.1:0",
+      "--health-probe-bind-address=127.0.0.1:0",
+    ],
     { cwd: project, env: { ...env, KUBECONFIG: kubeconfigPath }, stdio: ["ignore", "pipe", "pipe"] },
   );
   const lines: string[] = [];
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on("line", (line) => lines.push(line));
   }
-  const exited = new Promise((resolve) => child.on("close", resolve));
-  t.after(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill("SIGTERM"); // the operator drains and exits
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  // npx's own exit: "close" would also wait for its pipes, which an operator left behind would hold open.
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  let tree: ProcessInfo[] = [];
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
     await exited;
-    clearTimeout(timer);
+  };
+  t.after(async () => {
+    await stop();
+    // Whatever a failed assertion left under npx goes too: by pid, each the very process seen.
+    for (const p of tree.filter(stillRunning)) process.kill(p.pid, "SIGKILL");
   });
-  return { logTail: () => lines.slice(-40).join("\n") };
+  return {
+    logTail: () => lines.slice(-40).join("\n"),
+    /** npm, its shell and the operator, once the operator has started. */
+    started: async () => {
+      await waitFor(
+        "the operator to start under npx",
+        async () => (lines.some((line) => line.includes('"operator starting"')) ? true : undefined),
+        {
+          timeoutMs: minutes(2),
+        },
+      );
+      tree = descendants(child.pid ?? 0);
+      return tree;
+    },
+    stop,
+  };
 }
 
 describe("the installable package, from a new project outside the repository", { timeout: minutes(20) }, () => {
@@ -149,6 +175,21 @@ describe("the installable package, from a new project outside the repository", {
         claimsBefore.items.map((claim) => claim.metadata.uid).sort(),
         "every claim is still there, the very same ones",
       );
+    });
+
+    await t.test("stopping npx as a script does (SIGTERM to its pid) stops the operator under it", async () => {
+      // npm forwards the signal to the shell it runs the command in, which does not pass it on
+      const tree = await operator.started();
+      assert.ok(
+        tree.some((p) => /^\S*node \S*node_modules\/\.bin\/myapp-operator /.test(p.command)),
+        `the operator runs under npx: ${JSON.stringify(tree)}`,
+      );
+      await operator.stop();
+      await waitFor("every process npx started to end", async () => (tree.some(stillRunning) ? undefined : true), {
+        timeoutMs: minutes(1),
+      });
+      assert.match(operator.logTail(), /the npm process that started the operator is gone/);
+      assert.match(operator.logTail(), /"operator stopped"/, "the graceful path: drained, lease released");
     });
   });
 });
