@@ -195,18 +195,23 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   try {
     await reachCluster(options);
     const manager = await runOperator(options, logger);
-    onTerminationSignal(async () => {
-      const { drained } = await manager.stop();
-      logger.info({ drained }, "operator stopped");
-      process.exit(0);
-    });
-    // Under npx or `npm run`, npm's end is the signal that never reaches us (see launcher-watch.ts): deliver it,
-    // so it takes the same graceful path (and a real signal after it counts as the impatient second one).
+    let stopWatchingLauncher = () => {};
+    let stopping: Promise<void> | undefined;
+    const stop = () =>
+      (stopping ??= (async () => {
+        stopWatchingLauncher();
+        const { drained } = await manager.stop();
+        logger.info({ drained }, "operator stopped");
+        process.exit(0);
+      })());
+    onTerminationSignal(stop);
+    // Under npx or `npm run`, npm's end is the signal that never reaches us (see launcher-watch.ts). Not a signal
+    // of its own: a group SIGTERM ends npm's shell at once, and its end must not cut short the drain it began.
     const wrappers = npmWrappers(env);
     if (wrappers) {
-      onLauncherGone(wrappers, () => {
+      stopWatchingLauncher = onLauncherGone(wrappers, () => {
         logger.info(wrappers, "the npm process that started the operator is gone: stopping");
-        process.kill(process.pid, "SIGTERM");
+        void stop();
       });
     }
   } catch (error) {
