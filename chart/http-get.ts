@@ -8,8 +8,8 @@
  * status message.
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
-import { isIP } from "node:net";
-import { Agent, request } from "undici";
+import { isIP, type LookupFunction } from "node:net";
+import type { Agent } from "undici";
 import { isPrivateAddress, mayBePrivate, type SourcePolicy } from "./source-policy.ts";
 
 /** A failed GET: `transient` when a retry may succeed (network, timeout, 429, 5xx). */
@@ -53,38 +53,26 @@ const privateRefusal = "ERR_MYAPP_PRIVATE_ADDRESS";
 export function boundedHttpGet(policy: SourcePolicy, options: HttpGetOptions = {}): HttpGet {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxRedirects = options.maxRedirects ?? 5;
-  const agent = new Agent({
-    connect: {
-      timeout: options.connectTimeoutMs ?? 10_000,
-      lookup: (hostname, lookupOptions, callback) => {
-        dnsLookup(hostname, { all: true, family: lookupOptions.family ?? 0 }, (error, addresses: LookupAddress[]) => {
-          if (error) return callback(error, "", 0);
-          const refused = mayBePrivate(policy, hostname)
-            ? undefined
-            : addresses.find((address) => isPrivateAddress(address.address));
-          if (refused || addresses.length === 0) {
-            const refusal = Object.assign(new Error(`${hostname} resolves to a private address`), {
-              code: privateRefusal,
-            });
-            return callback(refusal, "", 0);
-          }
-          if (lookupOptions.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-          const [first] = addresses as [LookupAddress];
-          callback(null, first.address, first.family);
-        });
-      },
-    },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connections: 16,
-  });
+  // undici's index (all of undici; see kube/undici.ts) only once a remote chart is fetched: most platforms allow
+  // no remote source, and then neither the operator nor the provider loads it.
+  let agent: Promise<Agent> | undefined;
+  const connection = () =>
+    (agent ??= import("undici").then(
+      ({ Agent }) =>
+        new Agent({
+          connect: { timeout: options.connectTimeoutMs ?? 10_000, lookup: checkedLookup(policy) },
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+          connections: 16,
+        }),
+    ));
 
   return async (start, { headers = {}, maxBytes, what }) => {
     let url = start;
     let sent = { ...headers };
     for (let hop = 0; ; hop++) {
       checkTarget(policy, url, start);
-      const response = await getOnce(agent, url, sent, maxBytes, what, timeoutMs);
+      const response = await getOnce(await connection(), url, sent, maxBytes, what, timeoutMs);
       const location = response.headers["location"];
       if (response.status < 300 || response.status >= 400 || typeof location !== "string") return response;
       if (hop >= maxRedirects) throw new HttpGetError(`${url.host} redirected more than ${maxRedirects} times`, false);
@@ -94,6 +82,30 @@ export function boundedHttpGet(policy: SourcePolicy, options: HttpGetOptions = {
         sent = Object.fromEntries(Object.entries(sent).filter(([k]) => !/^authorization$/i.test(k)));
       url = next;
     }
+  };
+}
+
+/**
+ * The connection's DNS lookup: every address a host resolves to is checked as it connects, so a second
+ * resolution cannot swap a public address for a private one.
+ */
+function checkedLookup(policy: SourcePolicy): LookupFunction {
+  return (hostname, lookupOptions, callback) => {
+    dnsLookup(hostname, { all: true, family: lookupOptions.family ?? 0 }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, "", 0);
+      const refused = mayBePrivate(policy, hostname)
+        ? undefined
+        : addresses.find((address) => isPrivateAddress(address.address));
+      if (refused || addresses.length === 0) {
+        const refusal = Object.assign(new Error(`${hostname} resolves to a private address`), {
+          code: privateRefusal,
+        });
+        return callback(refusal, "", 0);
+      }
+      if (lookupOptions.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      const [first] = addresses as [LookupAddress];
+      callback(null, first.address, first.family);
+    });
   };
 }
 
@@ -121,7 +133,13 @@ async function getOnce(
 ): Promise<HttpResponse> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const response = await request(url, { method: "GET", headers, dispatcher: agent, signal });
+    const response = await agent.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: "GET",
+      headers,
+      signal,
+    });
     const length = Number(response.headers["content-length"]);
     if (Number.isFinite(length) && length > maxBytes) {
       response.body.destroy();

@@ -7,7 +7,7 @@
  * (CONNECT for http/https proxies, SOCKS5 for socks5), with the same TLS settings end to end and the same keep-alive.
  */
 import { readFileSync } from "node:fs";
-import { Agent, ProxyAgent } from "undici";
+import { Agent, ProxyAgent } from "./undici.ts";
 import type { Cluster, User } from "./config.ts";
 
 /** Idle connections are kept this long for the next request (the apiserver keeps them ~90 s+). */
