@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 // The engine starts a new provider process for every preview, up, refresh and destroy, and loading this
 // implementation (zod, undici, the chart engine) is most of that start: V8's on-disk code cache (in the OS temp
 // directory, or NODE_COMPILE_CACHE's; NODE_DISABLE_COMPILE_CACHE=1 turns it off) halves it from the second start on.
-// (With NODE_COMPILE_CACHE set, as the toolchain's launcher does, the host's own modules are cached too.)
+// (With NODE_COMPILE_CACHE set in the engine's environment, the host's own modules are cached too.)
 module.enableCompileCache?.();
 
 const source = new URL("./impl.ts", import.meta.url);

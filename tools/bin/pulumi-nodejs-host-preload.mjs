@@ -1,0 +1,76 @@
+// Loaded (`node --import`) before @pulumi/pulumi's dynamic-provider host by the launcher beside it. Two jobs:
+//
+// 1. Watch the engine. A SIGKILLed `pulumi up` tells its plugins nothing, and the host would serve on: exit
+//    (silently: the engine's pipes are gone) once the parent pid changes, looked at every second; unref'd, so it
+//    never keeps the host alive by itself. The provider does the same from its first call (provider/engine-watch.ts),
+//    also under pulumi's own launcher.
+// 2. Defer what the host never uses. The engine starts a new host for every preview, up and destroy, and it waits
+//    for it: the host's `require("@pulumi/pulumi/runtime")` loads TypeScript (for closure serialization) and npm's
+//    arborist and normalize-package-data (for package discovery), ~300 ms of its ~0.5 s start, used only by a
+//    program that serializes a function, never by a provider host. Each is replaced in the module cache by a
+//    stand-in that loads the real module at its first property read (all the host's code does with them), so a
+//    host that does need one still gets it, later. No library does this for CommonJS, hence by hand.
+import Module, { createRequire } from "node:module";
+import path from "node:path";
+
+const require = createRequire(import.meta.url);
+
+const engine = process.ppid;
+setInterval(() => {
+  if (process.ppid !== engine) process.exit(1);
+}, 1000).unref();
+
+/** Puts a stand-in for `file` into the module cache; the real module is loaded at the stand-in's first use. */
+function deferModule(file) {
+  let real;
+  const load = () => {
+    if (real === undefined) {
+      delete Module._cache[file];
+      real = require(file);
+    }
+    return real;
+  };
+  const standIn = new Module(file, null);
+  standIn.filename = file;
+  standIn.loaded = true;
+  // `__esModule`, so TypeScript's import helpers hand the stand-in itself to the importer instead of copying its
+  // keys (which would load the module at once); `default` then answers as those helpers would have.
+  standIn.exports = new Proxy(
+    {},
+    {
+      get: (_, key) => {
+        if (key === "__esModule") return true;
+        const module = load();
+        return key === "default" && !module.__esModule ? module : Reflect.get(module, key);
+      },
+      has: (_, key) => key === "__esModule" || Reflect.has(load(), key),
+      ownKeys: () => Reflect.ownKeys(load()),
+      getOwnPropertyDescriptor: (_, key) => {
+        const descriptor = Reflect.getOwnPropertyDescriptor(load(), key);
+        return descriptor && { ...descriptor, configurable: true };
+      },
+    },
+  );
+  Module._cache[file] = standIn;
+}
+
+/** `specifier` as `from` (a file of @pulumi/pulumi) resolves it, or undefined when it is not installed. */
+function resolveFrom(pulumiDir, from, specifier) {
+  try {
+    return createRequire(path.join(pulumiDir, from)).resolve(specifier);
+  } catch {
+    return undefined;
+  }
+}
+
+const host = process.argv[1] ?? "";
+if (/[\\/]@pulumi[\\/]pulumi[\\/]cmd[\\/]dynamic-provider([\\/]index\.js)?$/.test(host)) {
+  const pulumiDir = path.resolve(host.endsWith(".js") ? path.dirname(host) : host, "..", "..");
+  const deferred = [
+    // pulumi's shim, not `typescript`: it falls back to a vendored TypeScript when the project has none
+    resolveFrom(pulumiDir, "typescript-shim.js", "./typescript-shim.js"),
+    resolveFrom(pulumiDir, "runtime/closure/codePaths.js", "@npmcli/arborist"),
+    resolveFrom(pulumiDir, "runtime/closure/codePaths.js", "normalize-package-data"),
+  ];
+  for (const file of deferred) if (file !== undefined) deferModule(file);
+}
