@@ -5,9 +5,9 @@
 //    never keeps the host alive by itself. The provider does the same from its first call (provider/engine-watch.ts),
 //    also under pulumi's own launcher.
 // 2. Defer what the host never uses. The engine starts a new host for every preview, up and destroy, and it waits
-//    for it: the host's `require("@pulumi/pulumi/runtime")` loads TypeScript (for closure serialization) and npm's
-//    arborist and normalize-package-data (for package discovery), ~300 ms of its ~0.5 s start, used only by a
-//    program that serializes a function, never by a provider host. Each is replaced in the module cache by a
+//    for it: the host's `require("@pulumi/pulumi/runtime")` loads TypeScript (for closure serialization), npm's
+//    arborist and normalize-package-data (for package discovery) and the Automation API, ~300 ms of its ~0.5 s
+//    start, used by programs, never by a provider host. Each is replaced in the module cache by a
 //    stand-in that loads the real module at its first property read (all the host's code does with them), so a
 //    host that does need one still gets it, later. No library does this for CommonJS, hence by hand.
 import Module, { createRequire } from "node:module";
@@ -71,6 +71,8 @@ if (/[\\/]@pulumi[\\/]pulumi[\\/]cmd[\\/]dynamic-provider([\\/]index\.js)?$/.tes
     resolveFrom(pulumiDir, "typescript-shim.js", "./typescript-shim.js"),
     resolveFrom(pulumiDir, "runtime/closure/codePaths.js", "@npmcli/arborist"),
     resolveFrom(pulumiDir, "runtime/closure/codePaths.js", "normalize-package-data"),
+    // the Automation API (its workspaces, execa): the package's index loads it for programs that drive pulumi
+    resolveFrom(pulumiDir, "index.js", "./automation"),
   ];
   for (const file of deferred) if (file !== undefined) deferModule(file);
 }

@@ -1,7 +1,7 @@
 /**
  * The toolchain's dynamic-provider launcher (tools/bin/pulumi-resource-pulumi-nodejs) starts @pulumi/pulumi's host
- * without loading what the host never uses (TypeScript, npm's arborist and normalize-package-data), and each of
- * them still loads, and works, at its first use. Proven on the real host started by the real launcher (through a
+ * without loading what the host never uses (TypeScript, npm's arborist and normalize-package-data, the Automation
+ * API), and each of them still loads, and works, at its first use. Proven on the real host started by the real launcher (through a
  * symlink, as a PATH entry may be): a probe required into it looks at its module cache once the host has printed
  * its port, then uses each deferred module as @pulumi/pulumi's code does.
  */
@@ -28,6 +28,7 @@ if (/cmd[\\/]dynamic-provider/.test(host)) {
       typescript: cached().filter((f) => /[\\/]typescript(@[^\\/]+)?[\\/](lib[\\/])?typescript\.js$/.test(f)),
       npmcli: cached().filter((f) => f.includes("@npmcli")),
       normalizePackageData: cached().filter((f) => f.includes("normalize-package-data")),
+      automation: cached().filter((f) => /[\\/]automation[\\/]/.test(f)),
     };
     const codePaths = require("node:module").createRequire(pulumiDir + "/runtime/closure/codePaths.js");
     const arborist = codePaths("@npmcli/arborist");
@@ -39,6 +40,7 @@ if (/cmd[\\/]dynamic-provider/.test(host)) {
         atStart,
         arborist: typeof arborist.Arborist,
         normalized: manifest._id,
+        automation: typeof require(pulumiDir).automation.LocalWorkspace,
         serialized: serialized.text.includes("42"),
         typescriptLoaded: cached().some((f) => /typescript\.js$/.test(f)),
       }) + "\n");
@@ -79,8 +81,10 @@ test("the launcher's host starts without TypeScript and arborist, and loads each
   assert.deepEqual(report.atStart.typescript, [], "TypeScript was loaded before the host served");
   assert.ok(report.atStart.npmcli.length <= 1, `arborist was loaded: ${report.atStart.npmcli.join(", ")}`);
   assert.ok(report.atStart.normalizePackageData.length <= 1, "normalize-package-data was loaded");
+  assert.ok(report.atStart.automation.length <= 1, `the Automation API was loaded: ${report.atStart.automation}`);
   assert.equal(report.arborist, "function");
   assert.equal(report.normalized, "probe@1.0.0");
+  assert.equal(report.automation, "function");
   assert.equal(report.serialized, true);
   assert.equal(report.typescriptLoaded, true);
   assert.equal(code, 0);
