@@ -19,6 +19,8 @@ test("a program with a ConfigMap and a dynamic resource: preview, up, destroy", 
   const up = await stack.up();
   assert.equal(up.summary.result, "succeeded");
   assert.equal(up.outputs.echoLength?.value, "dynamic".length, "the dynamic provider ran");
+  // the language host's preload: TypeScript and arborist unloaded until the closure serializer needed them
+  assert.deepEqual(up.outputs.loadedAtStart?.value, { typescript: false, npmcli: 1 });
   const name = up.outputs.configMapName?.value as string;
   const live = await client.get<Typed<{ data: Record<string, string> }>>("v1", "ConfigMap", name, namespace);
   assert.deepEqual(live.data, { greeting: "hello" });

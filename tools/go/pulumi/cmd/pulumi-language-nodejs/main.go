@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,7 +143,7 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	}
 	secretKeys, _ := json.Marshal(orEmpty(req.GetConfigSecretKeys()))
 
-	args := []string{runPath}
+	args := append(preloadArgs(), runPath)
 	flagArg := func(k, v string) {
 		if v != "" {
 			args = append(args, "--"+k, v)
@@ -190,6 +191,21 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 		return &pulumirpc.RunResponse{Error: "could not run node: " + err.Error()}, nil
 	}
 	return &pulumirpc.RunResponse{}, nil
+}
+
+// preloadArgs loads pulumi-nodejs-preload.mjs (the toolchain puts it beside this binary) before @pulumi/pulumi's
+// runner: it defers the modules a program rarely uses (TypeScript, npm's arborist, the Automation API) to their
+// first use, ~0.3 s of every program's start. Without the file, the program starts as upstream's host starts it.
+func preloadArgs() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	preload := filepath.Join(filepath.Dir(exe), "pulumi-nodejs-preload.mjs")
+	if _, err := os.Stat(preload); err != nil {
+		return nil
+	}
+	return []string{"--import", preload}
 }
 
 // resolveModule finds a module the way the program itself would (from its directory).

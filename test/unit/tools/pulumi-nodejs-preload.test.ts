@@ -52,7 +52,7 @@ if (/cmd[\\/]dynamic-provider/.test(host)) {
 `;
 
 test("the launcher's host starts without TypeScript and arborist, and loads each at its first use", async (t) => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "host-preload-"));
+  const dir = mkdtempSync(path.join(os.tmpdir(), "nodejs-preload-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(path.join(dir, "probe.cjs"), probe);
   const launcher = path.join(dir, "pulumi-resource-pulumi-nodejs");

@@ -1,24 +1,29 @@
-// Loaded (`node --import`) before @pulumi/pulumi's dynamic-provider host by the launcher beside it. Two jobs:
+// Loaded (`node --import`) before @pulumi/pulumi's two entry points the toolchain starts: the dynamic-provider host
+// (by the launcher beside this file) and the program's runner, cmd/run (by the language host beside it).
 //
-// 1. Watch the engine. A SIGKILLed `pulumi up` tells its plugins nothing, and the host would serve on: exit
-//    (silently: the engine's pipes are gone) once the parent pid changes, looked at every second; unref'd, so it
-//    never keeps the host alive by itself. The provider does the same from its first call (provider/engine-watch.ts),
-//    also under pulumi's own launcher.
-// 2. Defer what the host never uses. The engine starts a new host for every preview, up and destroy, and it waits
-//    for it: the host's `require("@pulumi/pulumi/runtime")` loads TypeScript (for closure serialization), npm's
-//    arborist and normalize-package-data (for package discovery) and the Automation API, ~300 ms of its ~0.5 s
-//    start, used by programs, never by a provider host. Each is replaced in the module cache by a
-//    stand-in that loads the real module at its first property read (all the host's code does with them), so a
-//    host that does need one still gets it, later. No library does this for CommonJS, hence by hand.
+// 1. The host watches the engine. A SIGKILLed `pulumi up` tells its plugins nothing, and the host would serve on:
+//    it exits (silently: the engine's pipes are gone) once its parent pid changes, looked at every second; unref'd,
+//    so it never keeps the host alive by itself. The provider does the same from its first call
+//    (provider/engine-watch.ts), also under pulumi's own launcher. (The language host watches the program itself.)
+// 2. Both defer what they rarely use. Every preview, up and destroy starts both, and the engine waits for them:
+//    `require("@pulumi/pulumi")` loads TypeScript (for closure serialization), npm's arborist and
+//    normalize-package-data (for package discovery) and the Automation API, ~300 ms of each process's start, used
+//    only by a program that serializes a function or drives pulumi itself, never by a provider host. Each is
+//    replaced in the module cache by a stand-in that loads the real module at its first property read (all
+//    @pulumi/pulumi's code does with them), so a process that does need one still gets it, later. No library does
+//    this for CommonJS, hence by hand.
 import Module, { createRequire } from "node:module";
 import path from "node:path";
 
 const require = createRequire(import.meta.url);
 
-const engine = process.ppid;
-setInterval(() => {
-  if (process.ppid !== engine) process.exit(1);
-}, 1000).unref();
+/** Exits once the parent (the engine) is gone. */
+function watchEngine() {
+  const engine = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== engine) process.exit(1);
+  }, 1000).unref();
+}
 
 /** Puts a stand-in for `file` into the module cache; the real module is loaded at the stand-in's first use. */
 function deferModule(file) {
@@ -63,11 +68,15 @@ function resolveFrom(pulumiDir, from, specifier) {
   }
 }
 
-const host = process.argv[1] ?? "";
-if (/[\\/]@pulumi[\\/]pulumi[\\/]cmd[\\/]dynamic-provider([\\/]index\.js)?$/.test(host)) {
-  const pulumiDir = path.resolve(host.endsWith(".js") ? path.dirname(host) : host, "..", "..");
+const entry = /[\\/]@pulumi[\\/]pulumi[\\/]cmd[\\/](dynamic-provider|run)(?:[\\/]index\.js)?$/.exec(
+  process.argv[1] ?? "",
+);
+if (entry) {
+  if (entry[1] === "dynamic-provider") watchEngine();
+  const pulumiDir = path.join(process.argv[1].slice(0, entry.index), "@pulumi", "pulumi");
   const deferred = [
-    // pulumi's shim, not `typescript`: it falls back to a vendored TypeScript when the project has none
+    // pulumi's shim, not `typescript`: it falls back to a vendored TypeScript when the project has none (ts-node,
+    // for a program run with `typescript: true`, requires TypeScript itself and gets the real module)
     resolveFrom(pulumiDir, "typescript-shim.js", "./typescript-shim.js"),
     resolveFrom(pulumiDir, "runtime/closure/codePaths.js", "@npmcli/arborist"),
     resolveFrom(pulumiDir, "runtime/closure/codePaths.js", "normalize-package-data"),
