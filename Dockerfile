@@ -19,6 +19,8 @@ COPY build/operator/myapp-operator.mjs build/operator/THIRD_PARTY_LICENSES.txt /
 # The chart engine (spec.chart): the operator runs `helm template`; built by the toolchain's helm piece.
 COPY build/operator/helm /usr/local/bin/helm
 ENV NODE_ENV=production
+# Two malloc arenas, not one per thread: ~12 MiB less resident memory (components/node-heap.ts, allocatorEnv).
+ENV MALLOC_ARENA_MAX=2
 # Numeric, so a pod's runAsNonRoot can verify it; the Deployment runs it with a read-only root filesystem.
 USER 65532:65532
 EXPOSE 8080 8081

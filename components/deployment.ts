@@ -5,7 +5,7 @@
 import type { DeploymentManifest } from "./manifest-types.ts";
 import { commonLabels, objectMeta, operatorObjectNames, selectorLabels } from "./metadata.ts";
 import { rendersMemoryMiB, scratchMiB } from "./chart-limits.ts";
-import { nodeOptionsFor } from "./node-heap.ts";
+import { allocatorEnv, nodeOptionsFor } from "./node-heap.ts";
 import { healthPort, livenessPath, metricsPort, readinessPath, webhookPort } from "./operator-endpoints.ts";
 import { operatorFlags } from "./operator-flags.ts";
 import type { OperatorSettings } from "./settings.ts";
@@ -66,6 +66,7 @@ export function operatorDeployment(settings: OperatorSettings): DeploymentManife
                 { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
                 { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
                 { name: "NODE_OPTIONS", value: nodeOptions },
+                ...Object.entries(allocatorEnv).map(([name, value]) => ({ name, value })),
               ],
               ports: [
                 { name: "metrics", containerPort: metricsPort, protocol: "TCP" },

@@ -18,6 +18,7 @@ import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { disableProtoFlag } from "../../chart/proto-guard.ts";
+import { allocatorEnv } from "../../components/node-heap.ts";
 
 /** operator/main.ts: the script the tests and benchmarks run unless they name another. */
 export const operatorMain = fileURLToPath(new URL("../../operator/main.ts", import.meta.url));
@@ -52,7 +53,7 @@ export interface LaunchOptions {
   readonly probePort?: number;
   /** More operator flags, after the launcher's own. */
   readonly args?: readonly string[];
-  /** @default process.env */
+  /** @default process.env (with the container's allocator setting, components/node-heap.ts, where it has none) */
   readonly env?: NodeJS.ProcessEnv;
   readonly cwd?: string;
   /** A name in error messages. @default "operator" */
@@ -149,7 +150,8 @@ export function launchOperator(options: LaunchOptions = {}): LaunchedOperator {
   const logFd = options.logFile === undefined ? undefined : openSync(options.logFile, "a");
   const child = spawn(process.execPath, args, {
     cwd: options.cwd,
-    env: options.env ?? process.env,
+    // The container's allocator setting too, unless the caller's environment names its own.
+    env: { ...allocatorEnv, ...(options.env ?? process.env) },
     detached: logFd !== undefined,
     stdio: logFd === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", logFd, logFd],
   });

@@ -108,6 +108,14 @@ describe("operatorDeployment", () => {
     );
   });
 
+  it("runs Node with two malloc arenas, not one per thread", () => {
+    const env = podSpecOf({}).containers[0]?.env ?? [];
+    assert.deepEqual(
+      env.filter((e) => e.name === "MALLOC_ARENA_MAX"),
+      [{ name: "MALLOC_ARENA_MAX", value: "2" }],
+    );
+  });
+
   it("is not built when the operator runs outside the cluster", () => {
     assert.equal(operatorDeployment(settingsFor({ operatorPlacement: "external" })), undefined);
   });

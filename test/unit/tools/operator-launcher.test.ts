@@ -28,7 +28,8 @@ import { createServer } from "node:http";
 const mode = process.env.STANDIN ?? "";
 let protoThrows = false;
 try { ({}).__proto__; } catch { protoThrows = true; }
-console.log(JSON.stringify({ msg: "invoked", execArgv: process.execArgv, argv: process.argv.slice(2), protoThrows }));
+const arenaMax = process.env.MALLOC_ARENA_MAX;
+console.log(JSON.stringify({ msg: "invoked", execArgv: process.execArgv, argv: process.argv.slice(2), protoThrows, arenaMax }));
 if (mode === "crash") { console.error("cannot load the kubeconfig"); process.exit(3); }
 const flag = (name) => process.argv.find((arg) => arg.startsWith("--" + name + "="))?.split("=")[1] ?? "";
 const port = Number(flag("health-probe-bind-address").split(":")[1]);
@@ -95,6 +96,8 @@ describe("launchOperator", () => {
     const invoked = await operator.waitForLog((line) => line.msg === "invoked");
     assert.deepEqual(invoked.execArgv, ["--disable-proto=throw"]);
     assert.equal(invoked.protoThrows, true);
+    // AND with the container's allocator setting (two malloc arenas), unless this environment names its own
+    assert.equal(invoked.arenaMax, process.env["MALLOC_ARENA_MAX"] ?? "2");
     assert.deepEqual(invoked.argv, [
       "--namespaces=ns1",
       "--metrics-bind-address=127.0.0.1:0",
@@ -109,6 +112,13 @@ describe("launchOperator", () => {
     await waitForProbe(operator, started.probeUrl, "/healthz", { timeoutMs: 10_000, intervalMs: 20 });
     assert.deepEqual(await operator.stop(5_000), { code: 0, signal: null });
     assert.deepEqual(await operator.stop(5_000), { code: 0, signal: null }, "a second stop returns the same exit");
+  });
+
+  it("leaves an allocator setting the caller's environment names to it", async (t) => {
+    const operator = launchOperator({ script: standIn, env: { ...process.env, MALLOC_ARENA_MAX: "4" } });
+    t.after(() => operator.stop(1_000));
+    const invoked = await operator.waitForLog((line) => line.msg === "invoked", { timeoutMs: 10_000 });
+    assert.equal(invoked.arenaMax, "4");
   });
 
   it("fails the start at once, with its last lines, when the process exits first", async () => {
