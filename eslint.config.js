@@ -91,6 +91,10 @@ export default tseslint.config(
     rules: {
       "import-x/no-restricted-paths": ["error", { zones: layers }],
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", ignoreRestSiblings: true }],
+      "no-restricted-properties": [
+        "error",
+        { property: "localeCompare", message: "Use byCodeUnits (api/code-unit-order.ts): Kubernetes' order, no ICU." },
+      ],
     },
   },
 );

@@ -6,6 +6,7 @@
  * - a free-form object is `x-kubernetes-preserve-unknown-fields: true` without `additionalProperties`;
  * - keys come out in one fixed order, so the generated YAML diffs cleanly whatever zod's internals do.
  */
+import { byCodeUnits } from "./code-unit-order.ts";
 
 /** The subset of OpenAPI v3 that structural schemas use (plus the Kubernetes extensions). */
 export interface StructuralSchema {
@@ -63,7 +64,7 @@ export function toStructuralSchema(schema: Record<string, unknown>): StructuralS
   const out: Record<string, unknown> = {};
   const keys = Object.keys(schema)
     .filter((key) => key !== "$schema")
-    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+    .sort((a, b) => rank(a) - rank(b) || byCodeUnits(a, b));
   for (const key of keys) {
     const value = schema[key];
     if (key === "additionalProperties" && value === false) continue;

@@ -5,6 +5,7 @@
  * guard (kept-claims-guard.ts) reads the cluster and decides with these.
  */
 import { instanceLabelValue, labelKeys } from "../api/index.ts";
+import { byCodeUnits } from "../api/code-unit-order.ts";
 
 /** A claim as the guard reads it: an operator-made claim of the namespace (selected by its labels). */
 export interface ClaimSummary {
@@ -55,7 +56,7 @@ export function keptClaims(claims: readonly ClaimSummary[], instances: readonly 
         },
       ];
     })
-    .sort((a, b) => a.name.localeCompare(b.name));
+    .sort((a, b) => byCodeUnits(a.name, b.name));
 }
 
 /**

@@ -9,6 +9,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { checkSpecTransition } from "../api/index.ts";
 import { inputKeys, isUnknown, operationKeys, specKeys, type InputKey, type PropertyBag } from "./inputs.ts";
+import { byCodeUnits } from "../api/code-unit-order.ts";
 
 /** The verdict, in the terms of `pulumi.dynamic.DiffResult` plus the changed keys for logs and tests. */
 export interface DiffOutcome {
@@ -88,7 +89,7 @@ function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (typeof value !== "object" || value === null) return value;
   const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-  return Object.fromEntries(entries.sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, canonical(v)]));
+  return Object.fromEntries(entries.sort(([a], [b]) => byCodeUnits(a, b)).map(([k, v]) => [k, canonical(v)]));
 }
 
 function text(value: unknown): string | undefined {

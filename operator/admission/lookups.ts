@@ -13,6 +13,7 @@ import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import type { CacheReader } from "../runtime/cache.ts";
 import { recentReads, type RecentReadsOptions } from "./recent-reads.ts";
 import type { ConfigMapFacts, NamespaceFacts, StorageClassFacts } from "./validate.ts";
+import { byCodeUnits } from "../../api/code-unit-order.ts";
 
 /** The reads admission makes. Each resolves `undefined` for an object that does not exist. */
 export interface AdmissionLookups {
@@ -98,7 +99,7 @@ export function defaultStorageClass<T extends KubeObject>(classes: readonly T[])
     .filter((item) => defaultClassAnnotations.some((key) => item.metadata.annotations?.[key] === "true"))
     .sort(
       (a, b) =>
-        (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? "") ||
-        (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
+        byCodeUnits(b.metadata.creationTimestamp ?? "", a.metadata.creationTimestamp ?? "") ||
+        byCodeUnits(a.metadata.name ?? "", b.metadata.name ?? ""),
     )[0];
 }

@@ -21,6 +21,7 @@ import {
 } from "../desired/index.ts";
 import { objectName, type RenderRefusal, type RenderedObject } from "../../chart/index.ts";
 import { objectId, volumeRefusal, type LiveObject } from "./plan.ts";
+import { byCodeUnits } from "../../api/code-unit-order.ts";
 
 export type TemplateSwitchPlan<T extends LiveObject> =
   { readonly ok: true; readonly prune: readonly T[] } | { readonly ok: false; readonly refusal: RenderRefusal };
@@ -84,7 +85,7 @@ export function templateSwitchPlan<T extends LiveObject>(
 }
 
 function sameLabels(a: Record<string, string> | undefined, b: Record<string, string>): boolean {
-  const left = Object.entries(a ?? {}).sort(([x], [y]) => x.localeCompare(y));
-  const right = Object.entries(b).sort(([x], [y]) => x.localeCompare(y));
+  const left = Object.entries(a ?? {}).sort(([x], [y]) => byCodeUnits(x, y));
+  const right = Object.entries(b).sort(([x], [y]) => byCodeUnits(x, y));
   return JSON.stringify(left) === JSON.stringify(right);
 }

@@ -4,6 +4,7 @@
  * instance moves from one to the other.
  */
 import { appName, instanceLabelValue, labelKeys, managedBy } from "../../api/index.ts";
+import { byCodeUnits } from "../../api/code-unit-order.ts";
 
 export { appName, labelKeys, managedBy };
 
@@ -27,7 +28,7 @@ export function childLabels(instanceName: string): Record<string, string> {
 /** The selector in string form, for status.selector (the scale subresource) and list calls. */
 export function selectorString(instanceName: string): string {
   return Object.entries(selectorLabels(instanceName))
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => byCodeUnits(a, b))
     .map(([key, value]) => `${key}=${value}`)
     .join(",");
 }

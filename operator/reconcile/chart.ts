@@ -26,6 +26,7 @@ import type { ObservedWorkload } from "./observed.ts";
 import { rolloutProgress } from "./rollout.ts";
 import { referenceTo, type Session } from "./session.ts";
 import { computeStatus, problemStatus, type Problem, type Step } from "./status.ts";
+import { byCodeUnits } from "../../api/code-unit-order.ts";
 
 /** The chart step's result: the status to write, and how the runtime should go on. */
 export interface ChartOutcome {
@@ -125,7 +126,7 @@ function chartStatus(
       spec: effective,
       previous,
       selector: Object.entries(selector ?? {})
-        .sort(([a], [b]) => a.localeCompare(b))
+        .sort(([a], [b]) => byCodeUnits(a, b))
         .map(([k, v]) => `${k}=${v}`)
         .join(","),
       endpoint: mainServiceEndpoint(objects, session.key.name, session.key.namespace),

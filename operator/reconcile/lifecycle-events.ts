@@ -11,6 +11,7 @@
 import { Progressing, Ready, type MyAppInstanceStatus } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
 import { isSubset } from "../desired/index.ts";
+import { byCodeUnits } from "../../api/code-unit-order.ts";
 
 /** An event about the instance, before it is recorded. */
 export interface LifecycleEvent {
@@ -25,7 +26,7 @@ export interface LifecycleEvent {
 export function createdEvent(created: readonly KubeObject[]): LifecycleEvent | undefined {
   if (created.length === 0) return undefined;
   const names = [...created]
-    .sort((a, b) => kindRank(a) - kindRank(b) || (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))
+    .sort((a, b) => kindRank(a) - kindRank(b) || byCodeUnits(a.metadata.name ?? "", b.metadata.name ?? ""))
     .map((child) => `${child.kind} ${child.metadata.name ?? ""}`);
   const listed = names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
   return { reason: "Created", note: `Created ${listed}` };

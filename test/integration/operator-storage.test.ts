@@ -21,6 +21,7 @@ import {
   waitForGone,
   waitForInstance,
 } from "../support/operator.ts";
+import { byCodeUnits } from "../../api/code-unit-order.ts";
 
 const client = adminClient();
 
@@ -40,7 +41,7 @@ async function claims(namespace: string): Promise<Claim[]> {
 }
 
 function byName(a: Claim, b: Claim): number {
-  return (a.metadata.name ?? "").localeCompare(b.metadata.name ?? "");
+  return byCodeUnits(a.metadata.name ?? "", b.metadata.name ?? "");
 }
 
 test("an instance with storage runs a StatefulSet with Bound claims; deleting it keeps the claims", async (t) => {

@@ -1,6 +1,7 @@
 /** The table `npm start` prints: every MyAppInstance as the cluster sees it. */
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import { formatObjectKey } from "../../kube/object-key.ts";
+import { byCodeUnits } from "../../api/code-unit-order.ts";
 
 export interface InstanceRow {
   readonly namespace: string;
@@ -38,7 +39,7 @@ export async function instanceRows(client: KubeClient): Promise<InstanceRow[]> {
         endpoint: service && port ? `${service.metadata.name}.${ns}.svc:${port}` : "-",
       };
     })
-    .sort((a, b) => formatObjectKey(a).localeCompare(formatObjectKey(b)));
+    .sort((a, b) => byCodeUnits(formatObjectKey(a), formatObjectKey(b)));
 }
 
 /** Fixed-width columns, header first; parseable back by splitting on runs of spaces. */

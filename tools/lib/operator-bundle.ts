@@ -11,6 +11,7 @@ import path from "node:path";
 import { build, type Metafile } from "esbuild";
 import { versionConstant } from "../../operator/version.ts";
 import { repoRoot } from "./paths.ts";
+import { byCodeUnits } from "../../api/code-unit-order.ts";
 
 export const operatorBundleDir = path.join(repoRoot, "build/operator");
 export const operatorBundleName = "myapp-operator.mjs";
@@ -119,7 +120,7 @@ function bundledPackages(metafile: Metafile): BundledPackage[] {
       };
       return { name: manifest.name, version: manifest.version, license: manifest.license ?? "UNKNOWN", dir };
     })
-    .sort((a, b) => a.name.localeCompare(b.name));
+    .sort((a, b) => byCodeUnits(a.name, b.name));
 }
 
 /** Every bundled package with its license file's text (or its declared license when it ships none). */
