@@ -18,7 +18,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describe, it, type TestContext } from "node:test";
+import { describe, it } from "node:test";
 import * as k8s from "@pulumi/kubernetes";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation/index.js";
 import { freePort } from "../../tools/lib/operator-launcher.ts";
@@ -43,6 +43,7 @@ import { pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { run } from "../../tools/lib/run.ts";
 import { adminClient, namespaceReleasingInstances, waitFor, type Typed } from "../support/cluster.ts";
 import { fetchMetrics, metricsScrapers } from "../support/metrics-scraper.ts";
+import { teardown, type Defer } from "../support/teardown.ts";
 
 const client = adminClient();
 const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
@@ -291,23 +292,6 @@ function onlyIn<T extends { webhooks?: { namespaceSelector?: object }[] }>(confi
     ...configuration,
     webhooks: configuration.webhooks?.map((webhook) => ({ ...webhook, namespaceSelector: selector })),
   };
-}
-
-/** Registers a cleanup step. */
-type Defer = (step: () => Promise<void>) => void;
-
-/**
- * Cleanup that runs last-registered-first (node:test runs `after` hooks first-registered-first): the operator stops
- * before the stack is destroyed, and both before the namespaces go, so no finalizer is re-added behind our back.
- */
-function teardown(t: TestContext): Defer {
-  const steps: (() => Promise<void>)[] = [];
-  t.after(async () => {
-    for (const step of steps.reverse()) {
-      await step().catch((error: unknown) => t.diagnostic(`cleanup failed: ${String(error)}`));
-    }
-  });
-  return (step) => steps.push(step);
 }
 
 /** The settings the component resolves for these arguments (the test drives the operator with the same flags). */

@@ -18,7 +18,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { describe, it, type TestContext } from "node:test";
+import { describe, it } from "node:test";
 import { parse } from "yaml";
 import { freePort } from "../../tools/lib/operator-launcher.ts";
 import { apiVersion, kind } from "../../api/index.ts";
@@ -39,6 +39,7 @@ import {
 import { progress } from "../../tools/lib/progress.ts";
 import { adminClient, namespaceReleasingInstances, waitFor } from "../support/cluster.ts";
 import { fetchMetrics, metricsScrapers } from "../support/metrics-scraper.ts";
+import { teardown } from "../support/teardown.ts";
 import { scrape, sum } from "../../bench/support/prometheus.ts";
 import { ensureCrd, isReadyAtSpec, waitForInstance } from "../support/operator.ts";
 
@@ -183,20 +184,6 @@ describe("the operator image", { timeout: minutes(20) }, () => {
     assert.ok(!(await listContainers()).includes(container.id), "runc no longer knows the container");
   });
 });
-
-/** Registers a cleanup step. */
-type Defer = (step: () => Promise<void>) => void;
-
-/** Cleanup that runs last-registered-first: the container goes before the RBAC, both before the namespaces. */
-function teardown(t: TestContext): Defer {
-  const steps: (() => Promise<void>)[] = [];
-  t.after(async () => {
-    for (const cleanup of steps.reverse()) {
-      await cleanup().catch((error: unknown) => t.diagnostic(`cleanup failed: ${String(error)}`));
-    }
-  });
-  return (cleanup) => steps.push(cleanup);
-}
 
 function settingsOf(name: string, args: Parameters<typeof resolveSettings>[1]): OperatorSettings {
   const resolved = resolveSettings(name, args);

@@ -14,12 +14,13 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { describe, it, type TestContext } from "node:test";
+import { describe, it } from "node:test";
 import { promisify } from "node:util";
 import { apiVersion, isReady, kind, type MyAppInstanceObject } from "../../api/index.ts";
 import { kubeconfigPath, repoRoot } from "../../tools/lib/paths.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
 import { descendants, stillRunning, type ProcessInfo } from "../support/process-tree.ts";
+import { teardown, type Defer } from "../support/teardown.ts";
 import { npmInstall, packedProject } from "../../tools/lib/packed-project.ts";
 import { readmeProjectFiles } from "../../tools/lib/readme-project.ts";
 import { destroyStack, log, projectStack, toolPath } from "./support/project.ts";
@@ -35,7 +36,7 @@ const appNamespace = "shop";
  * ports instead of the defaults, so it cannot collide with another operator of the test run). `stop` is what a
  * script does to it: SIGTERM to npx's pid, nothing to the operator under it.
  */
-function startProjectOperator(t: TestContext, project: string, env: NodeJS.ProcessEnv) {
+function startProjectOperator(defer: Defer, project: string, env: NodeJS.ProcessEnv) {
   const child = spawn(
     "npx",
     [
@@ -57,7 +58,7 @@ function startProjectOperator(t: TestContext, project: string, env: NodeJS.Proce
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
     await exited;
   };
-  t.after(async () => {
+  defer(async () => {
     await stop();
     // Whatever a failed assertion left under npx goes too: by pid, each the very process seen.
     for (const p of tree.filter(stillRunning)) process.kill(p.pid, "SIGKILL");
@@ -82,10 +83,12 @@ function startProjectOperator(t: TestContext, project: string, env: NodeJS.Proce
 
 describe("the installable package, from a new project outside the repository", { timeout: minutes(20) }, () => {
   it("the README's project: npm pack, npm install, preview, up, no-change preview and refresh, an image change, destroy", async (t) => {
+    // Undone last-registered-first: the stack while its operator runs, then the operator, the namespace, the directory.
+    const defer = teardown(t);
     const home = mkdtempSync(path.join(tmpdir(), "myapp-user-"));
     assert.equal(home.startsWith(repoRoot), false, "the project lives outside the repository");
     const env = { ...process.env, PATH: toolPath() };
-    t.after(() => rmSync(home, { recursive: true, force: true }));
+    defer(() => rmSync(home, { recursive: true, force: true }));
 
     // GIVEN a project of the README's files, exactly as a user copies them ...
     const project = path.join(home, "shop");
@@ -96,7 +99,7 @@ describe("the installable package, from a new project outside the repository", {
       "npm pack wrote the tarball",
     );
     // The namespace is the program's, kept by destroy on purpose (retainOnDelete): the test removes it at the end.
-    t.after(() => client.delete("v1", "Namespace", appNamespace).catch(() => undefined));
+    defer(() => client.delete("v1", "Namespace", appNamespace).catch(() => undefined));
     await npmInstall(project, env);
     const installed = path.join(project, "node_modules/myapp-platform");
     assert.ok(readdirSync(path.join(installed, "build/config/crd")).length > 0, "the CRD ships inside the package");
@@ -110,9 +113,9 @@ describe("the installable package, from a new project outside the repository", {
     assert.equal(printed.stdout, `myapp-operator ${version}\n`);
 
     // The README's local recipe: the operator outside the cluster (kwok's pods do not execute), from the project.
-    const operator = startProjectOperator(t, project, env);
+    const operator = startProjectOperator(defer, project, env);
     const stack = await projectStack(project);
-    t.after(() => destroyStack(t, stack));
+    defer(() => destroyStack(t, stack));
     await stack.setConfig("kubeconfig", { value: kubeconfigPath });
     const failWith = (error: unknown) => new Error(`${String(error)}\noperator log (tail):\n${operator.logTail()}`);
 
