@@ -4,22 +4,36 @@
  * examples/new-project, which a unit test keeps identical), `npm install` of the tarball, then the README's local
  * recipe: the operator started from the project's own `npx myapp-operator`, `pulumi preview`, `up` (instances
  * Ready), `preview --expect-no-changes`, `refresh --expect-no-changes`, an image change whose preview shows exactly
- * that, and `destroy`, after which the claims the platform keeps are still there.
+ * that, and `destroy`, after which the claims the platform keeps are still there. Played twice: on this repository's
+ * Node and on the oldest Node the README's project says it runs on (its `engines.node`, fetched from the npm
+ * registry into the cache: support/oldest-node.ts), first on PATH for everything the project runs.
  *
  * Needs the toolchain and the local cluster: `npm test -- test/e2e/package.test.ts`.
  */
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { describe, it } from "node:test";
+import { after, before, describe, it, type TestContext } from "node:test";
 import { promisify } from "node:util";
 import { apiVersion, isReady, kind, type MyAppInstanceObject } from "../../api/index.ts";
+import { NotFoundError } from "../../kube/index.ts";
 import { kubeconfigPath, repoRoot } from "../../tools/lib/paths.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
 import { descendants, stillRunning, type ProcessInfo } from "../support/process-tree.ts";
+import { enginesNodeOf, nodeBinDir, oldestVersionOf } from "../support/oldest-node.ts";
 import { teardown, type Defer } from "../support/teardown.ts";
 import { npmInstall, packedProject } from "../../tools/lib/packed-project.ts";
 import { readmeProjectFiles } from "../../tools/lib/readme-project.ts";
@@ -81,118 +95,149 @@ function startProjectOperator(defer: Defer, project: string, env: NodeJS.Process
   };
 }
 
-describe("the installable package, from a new project outside the repository", { timeout: minutes(20) }, () => {
-  it("the README's project: npm pack, npm install, preview, up, no-change preview and refresh, an image change, destroy", async (t) => {
-    // Undone last-registered-first: the stack while its operator runs, then the operator, the namespace, the directory.
-    const defer = teardown(t);
-    const home = mkdtempSync(path.join(tmpdir(), "myapp-user-"));
-    assert.equal(home.startsWith(repoRoot), false, "the project lives outside the repository");
-    const env = { ...process.env, PATH: toolPath() };
-    defer(() => rmSync(home, { recursive: true, force: true }));
+/** The Node a project runs on: this repository's, and the oldest the README's project names (engines.node). */
+const oldestNode = oldestVersionOf(enginesNodeOf(readmeProjectFiles().get("package.json")!));
+const runtimes = [
+  { label: `Node ${process.versions.node} (this repository's)`, binDir: async () => path.dirname(process.execPath) },
+  { label: `Node ${oldestNode}, the oldest the README names`, binDir: () => nodeBinDir(oldestNode) },
+];
 
-    // GIVEN a project of the README's files, exactly as a user copies them ...
-    const project = path.join(home, "shop");
-    // ... and the tarball beside them, as the README packs it (`npm pack` builds first: prepack).
-    await packedProject(project, readmeProjectFiles(), env);
-    assert.ok(
-      readdirSync(project).some((file) => file.endsWith(".tgz")),
-      "npm pack wrote the tarball",
-    );
-    // The namespace is the program's, kept by destroy on purpose (retainOnDelete): the test removes it at the end.
-    defer(() => client.delete("v1", "Namespace", appNamespace).catch(() => undefined));
-    await npmInstall(project, env);
-    const installed = path.join(project, "node_modules/myapp-platform");
-    assert.ok(readdirSync(path.join(installed, "build/config/crd")).length > 0, "the CRD ships inside the package");
-    assert.equal(readdirSync(installed).includes("api"), false, "no TypeScript sources in the package");
-    const help = await run(path.join(project, "node_modules/.bin/myapp-operator"), ["--help"], { env });
-    assert.match(help.stdout, /--namespaces=a,b/, "the myapp-operator bin runs the operator's flags");
-    assert.match(help.stdout, /^Usage: myapp-operator \[flags\]/, "the usage names the command as installed");
-    // --version from build/operator/main.js: the installed package's own package.json, found above it
-    const { version } = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string };
-    const printed = await run(path.join(project, "node_modules/.bin/myapp-operator"), ["--version"], { env });
-    assert.equal(printed.stdout, `myapp-operator ${version}\n`);
+describe("the installable package, from a new project outside the repository", { timeout: minutes(30) }, () => {
+  // One tarball for both runtimes, packed as the README says (`npm pack` builds first: prepack) by this Node.
+  const packed = mkdtempSync(path.join(tmpdir(), "myapp-pack-"));
+  before(() => packedProject(packed, new Map(), { ...process.env, PATH: toolPath() }));
+  after(() => rmSync(packed, { recursive: true, force: true }));
 
-    // The README's local recipe: the operator outside the cluster (kwok's pods do not execute), from the project.
-    const operator = startProjectOperator(defer, project, env);
-    const stack = await projectStack(project);
-    defer(() => destroyStack(t, stack));
-    await stack.setConfig("kubeconfig", { value: kubeconfigPath });
-    const failWith = (error: unknown) => new Error(`${String(error)}\noperator log (tail):\n${operator.logTail()}`);
-
-    await t.test("preview: the platform and both instances would be created", async () => {
-      const preview = await stack.preview({ onOutput: log(t) });
-      assert.ok((preview.changeSummary.create ?? 0) >= 10, JSON.stringify(preview.changeSummary));
+  for (const runtime of runtimes) {
+    it(`the README's project on ${runtime.label}: npm install, preview, up, no-change preview and refresh, an image change, destroy`, async (t) => {
+      await userProject(t, await runtime.binDir(), packed);
     });
-
-    await t.test("up: both instances Ready, in the platform's cluster", async () => {
-      const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
-        throw failWith(error);
-      });
-      assert.equal(up.summary.result, "succeeded");
-      const { items } = await client.list<Typed<MyAppInstanceObject>>(apiVersion, kind, { namespace: appNamespace });
-      assert.deepEqual(items.map((item) => item.metadata.name?.replace(/-[0-9a-f]{8}$/, "")).sort(), ["db", "web"]);
-      for (const item of items) assert.ok(isReady(item), `${item.metadata.name} is Ready`);
-      assert.match(String(up.outputs.webEndpoint?.value), /^web-[0-9a-f]{8}\.shop\.svc:8080$/);
-    });
-
-    await t.test("preview and refresh right after: no changes", async () => {
-      await stack.preview({ expectNoChanges: true, onOutput: log(t) });
-      await stack.refresh({ expectNoChanges: true, onOutput: log(t) });
-    });
-
-    await t.test("an image change: the preview shows exactly that, and up rolls it out", async () => {
-      const program = path.join(project, "index.ts");
-      const before = readFileSync(program, "utf8");
-      assert.ok(before.includes('image: "nginx:1.27"'));
-      writeFileSync(program, before.replace('image: "nginx:1.27"', 'image: "nginx:1.28"'));
-      const preview = await stack.preview({ diff: true, onOutput: log(t) });
-      assert.deepEqual(preview.changeSummary, { same: preview.changeSummary.same, update: 1 });
-      assert.match(preview.stdout, /~ image\s*:\s*"nginx:1\.27" => "nginx:1\.28"/);
-      const changed = preview.stdout.split("\n").filter((line) => /^\s+[~+-] \w+\s*:/.test(line));
-      assert.equal(changed.length, 1, `only the image changes:\n${changed.join("\n")}`);
-      await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
-        throw failWith(error);
-      });
-      const { items } = await client.list<Typed<MyAppInstanceObject>>(apiVersion, kind, { namespace: appNamespace });
-      const web = items.find((item) => item.metadata.name?.startsWith("web-"));
-      assert.equal(web?.spec.image, "nginx:1.28");
-      assert.ok(web && isReady(web), "web is Ready on the new image");
-    });
-
-    await t.test("destroy: the instances are gone, the namespace and db's claims are kept", async () => {
-      const claimsBefore = await client.list<Typed<object>>("v1", "PersistentVolumeClaim", {
-        namespace: appNamespace,
-      });
-      assert.ok(claimsBefore.items.length > 0, "db has a claim");
-      const destroy = await stack.destroy({ onOutput: log(t) }).catch((error: unknown) => {
-        throw failWith(error);
-      });
-      assert.equal(destroy.summary.result, "succeeded");
-      const left = await client.list(apiVersion, kind, { namespace: appNamespace }).catch(() => ({ items: [] }));
-      assert.deepEqual(left.items, []);
-      const namespace = await client.get<Typed<{ status?: { phase?: string } }>>("v1", "Namespace", appNamespace);
-      assert.equal(namespace.status?.phase, "Active", "destroy leaves the namespace (retainOnDelete)");
-      const claimsAfter = await client.list<Typed<object>>("v1", "PersistentVolumeClaim", { namespace: appNamespace });
-      assert.deepEqual(
-        claimsAfter.items.map((claim) => claim.metadata.uid).sort(),
-        claimsBefore.items.map((claim) => claim.metadata.uid).sort(),
-        "every claim is still there, the very same ones",
-      );
-    });
-
-    await t.test("stopping npx as a script does (SIGTERM to its pid) stops the operator under it", async () => {
-      // npm forwards the signal to the shell it runs the command in, which does not pass it on
-      const tree = await operator.started();
-      assert.ok(
-        tree.some((p) => /^\S*node \S*node_modules\/\.bin\/myapp-operator /.test(p.command)),
-        `the operator runs under npx: ${JSON.stringify(tree)}`,
-      );
-      await operator.stop();
-      await waitFor("every process npx started to end", async () => (tree.some(stillRunning) ? undefined : true), {
-        timeoutMs: minutes(1),
-      });
-      assert.match(operator.logTail(), /the npm process that started the operator is gone/);
-      assert.match(operator.logTail(), /"operator stopped"/, "the graceful path: drained, lease released");
-    });
-  });
+  }
 });
+
+/** The README's project, from the tarball in `packed`, with `nodeDir`'s Node first on PATH. */
+async function userProject(t: TestContext, nodeDir: string, packed: string): Promise<void> {
+  // Undone last-registered-first: the stack while its operator runs, then the operator, the namespace, the directory.
+  const defer = teardown(t);
+  const home = mkdtempSync(path.join(tmpdir(), "myapp-user-"));
+  assert.equal(home.startsWith(repoRoot), false, "the project lives outside the repository");
+  // Everything the project runs (npm, the operator, pulumi's language host and dynamic provider) finds this Node.
+  const env = { ...process.env, PATH: toolPath(nodeDir) };
+  defer(() => rmSync(home, { recursive: true, force: true }));
+
+  // GIVEN a project of the README's files, exactly as a user copies them, and the tarball beside them
+  const project = path.join(home, "shop");
+  mkdirSync(project);
+  for (const [name, text] of readmeProjectFiles()) writeFileSync(path.join(project, name), text);
+  const tarballs = readdirSync(packed).filter((file) => file.endsWith(".tgz"));
+  assert.equal(tarballs.length, 1, `npm pack wrote the tarball: ${tarballs.join(", ")}`);
+  copyFileSync(path.join(packed, tarballs[0]!), path.join(project, tarballs[0]!));
+  // The namespace is the program's, kept by destroy on purpose (retainOnDelete): the test removes it at the end,
+  // and waits until it is gone, for the next runtime's project declares it again.
+  defer(async () => {
+    await client.delete("v1", "Namespace", appNamespace).catch(() => undefined);
+    const gone = () =>
+      client.get("v1", "Namespace", appNamespace).then(
+        () => undefined,
+        (error: unknown) => (error instanceof NotFoundError ? true : Promise.reject(error)),
+      );
+    await waitFor("the project's namespace to be gone", gone, { timeoutMs: minutes(3) });
+  });
+  await npmInstall(project, env);
+  const installed = path.join(project, "node_modules/myapp-platform");
+  assert.ok(readdirSync(path.join(installed, "build/config/crd")).length > 0, "the CRD ships inside the package");
+  assert.equal(readdirSync(installed).includes("api"), false, "no TypeScript sources in the package");
+  const help = await run(path.join(project, "node_modules/.bin/myapp-operator"), ["--help"], { env });
+  assert.match(help.stdout, /--namespaces=a,b/, "the myapp-operator bin runs the operator's flags");
+  assert.match(help.stdout, /^Usage: myapp-operator \[flags\]/, "the usage names the command as installed");
+  // --version from build/operator/main.js: the installed package's own package.json, found above it
+  const { version } = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string };
+  const printed = await run(path.join(project, "node_modules/.bin/myapp-operator"), ["--version"], { env });
+  assert.equal(printed.stdout, `myapp-operator ${version}\n`);
+
+  // The README's local recipe: the operator outside the cluster (kwok's pods do not execute), from the project.
+  const operator = startProjectOperator(defer, project, env);
+  const stack = await projectStack(project);
+  defer(() => destroyStack(t, stack));
+  await stack.setConfig("kubeconfig", { value: kubeconfigPath });
+  const failWith = (error: unknown) => new Error(`${String(error)}\noperator log (tail):\n${operator.logTail()}`);
+
+  await t.test("preview: the platform and both instances would be created", async () => {
+    const preview = await stack.preview({ onOutput: log(t) });
+    assert.ok((preview.changeSummary.create ?? 0) >= 10, JSON.stringify(preview.changeSummary));
+  });
+
+  await t.test("up: both instances Ready, in the platform's cluster", async () => {
+    const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
+      throw failWith(error);
+    });
+    assert.equal(up.summary.result, "succeeded");
+    const { items } = await client.list<Typed<MyAppInstanceObject>>(apiVersion, kind, { namespace: appNamespace });
+    assert.deepEqual(items.map((item) => item.metadata.name?.replace(/-[0-9a-f]{8}$/, "")).sort(), ["db", "web"]);
+    for (const item of items) assert.ok(isReady(item), `${item.metadata.name} is Ready`);
+    assert.match(String(up.outputs.webEndpoint?.value), /^web-[0-9a-f]{8}\.shop\.svc:8080$/);
+  });
+
+  await t.test("preview and refresh right after: no changes", async () => {
+    await stack.preview({ expectNoChanges: true, onOutput: log(t) });
+    await stack.refresh({ expectNoChanges: true, onOutput: log(t) });
+  });
+
+  await t.test("an image change: the preview shows exactly that, and up rolls it out", async () => {
+    const program = path.join(project, "index.ts");
+    const before = readFileSync(program, "utf8");
+    assert.ok(before.includes('image: "nginx:1.27"'));
+    writeFileSync(program, before.replace('image: "nginx:1.27"', 'image: "nginx:1.28"'));
+    const preview = await stack.preview({ diff: true, onOutput: log(t) });
+    assert.deepEqual(preview.changeSummary, { same: preview.changeSummary.same, update: 1 });
+    assert.match(preview.stdout, /~ image\s*:\s*"nginx:1\.27" => "nginx:1\.28"/);
+    const changed = preview.stdout.split("\n").filter((line) => /^\s+[~+-] \w+\s*:/.test(line));
+    assert.equal(changed.length, 1, `only the image changes:\n${changed.join("\n")}`);
+    await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
+      throw failWith(error);
+    });
+    const { items } = await client.list<Typed<MyAppInstanceObject>>(apiVersion, kind, { namespace: appNamespace });
+    const web = items.find((item) => item.metadata.name?.startsWith("web-"));
+    assert.equal(web?.spec.image, "nginx:1.28");
+    assert.ok(web && isReady(web), "web is Ready on the new image");
+  });
+
+  await t.test("destroy: the instances are gone, the namespace and db's claims are kept", async () => {
+    const claimsBefore = await client.list<Typed<object>>("v1", "PersistentVolumeClaim", {
+      namespace: appNamespace,
+    });
+    assert.ok(claimsBefore.items.length > 0, "db has a claim");
+    const destroy = await stack.destroy({ onOutput: log(t) }).catch((error: unknown) => {
+      throw failWith(error);
+    });
+    assert.equal(destroy.summary.result, "succeeded");
+    const left = await client.list(apiVersion, kind, { namespace: appNamespace }).catch(() => ({ items: [] }));
+    assert.deepEqual(left.items, []);
+    const namespace = await client.get<Typed<{ status?: { phase?: string } }>>("v1", "Namespace", appNamespace);
+    assert.equal(namespace.status?.phase, "Active", "destroy leaves the namespace (retainOnDelete)");
+    const claimsAfter = await client.list<Typed<object>>("v1", "PersistentVolumeClaim", { namespace: appNamespace });
+    assert.deepEqual(
+      claimsAfter.items.map((claim) => claim.metadata.uid).sort(),
+      claimsBefore.items.map((claim) => claim.metadata.uid).sort(),
+      "every claim is still there, the very same ones",
+    );
+  });
+
+  await t.test("stopping npx as a script does (SIGTERM to its pid) stops the operator under it", async () => {
+    // npm forwards the signal to the shell it runs the command in, which does not pass it on
+    const tree = await operator.started();
+    const running = tree.find((p) => /^\S*node \S*node_modules\/\.bin\/myapp-operator /.test(p.command));
+    assert.ok(running, `the operator runs under npx: ${JSON.stringify(tree)}`);
+    assert.equal(
+      readlinkSync(`/proc/${running.pid}/exe`),
+      realpathSync(path.join(nodeDir, "node")),
+      "on the Node found first on PATH",
+    );
+    await operator.stop();
+    await waitFor("every process npx started to end", async () => (tree.some(stillRunning) ? undefined : true), {
+      timeoutMs: minutes(1),
+    });
+    assert.match(operator.logTail(), /the npm process that started the operator is gone/);
+    assert.match(operator.logTail(), /"operator stopped"/, "the graceful path: drained, lease released");
+  });
+}

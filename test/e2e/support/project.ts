@@ -11,9 +11,12 @@ import { pulumiEnv, toolchainBinDir } from "../../../tools/lib/paths.ts";
 
 export const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
 
-/** The built CLI, found on PATH with Node 24 (for the language host and the dynamic-provider launcher). */
-export function toolPath(): string {
-  return [binDir, path.dirname(process.execPath), process.env.PATH].join(path.delimiter);
+/**
+ * The built CLI, found on PATH with a Node for the language host and the dynamic-provider launcher: this process's
+ * own (Node 24) unless `nodeDir` names another.
+ */
+export function toolPath(nodeDir = path.dirname(process.execPath)): string {
+  return [binDir, nodeDir, process.env.PATH].join(path.delimiter);
 }
 
 /**

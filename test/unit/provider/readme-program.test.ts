@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { readmeProjectFiles } from "../../../tools/lib/readme-project.ts";
+import { enginesNodeOf, oldestVersionOf } from "../../support/oldest-node.ts";
 
 const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.meta.url), "utf8");
 
@@ -22,4 +23,22 @@ test("the README's project installs the package from this version's tarball, nev
   for (const name of ["@pulumi/pulumi", "@pulumi/kubernetes"]) {
     assert.equal(manifest.dependencies[name], packageJson.dependencies[name], `${name} as the platform pins it`);
   }
+});
+
+// The package test runs the README's project on the oldest Node its engines name (test/support/oldest-node.ts).
+test("the README's project, its prose and the package name one oldest Node, a version the package test can run", () => {
+  const range = enginesNodeOf(readmeProjectFiles().get("package.json")!);
+  assert.equal(enginesNodeOf(read("package.json")), range, "the package's own engines.node");
+  const oldest = oldestVersionOf(range);
+  const [major, minor] = oldest.split(".");
+  assert.match(read("README.md"), new RegExp(`needs \\*\\*Node ≥ ${major}\\.${minor} on PATH\\*\\*`));
+});
+
+test("oldestVersionOf: the version a >= range starts at, in full; other ranges have none", () => {
+  assert.equal(oldestVersionOf(">=22.19"), "22.19.0");
+  assert.equal(oldestVersionOf(">= 22.19.1"), "22.19.1");
+  for (const range of ["^22.19.0", "22", ">=22", ">=22.19 <25", "*"]) {
+    assert.throws(() => oldestVersionOf(range), /expected ">=MAJOR\.MINOR\[\.PATCH\]"/, range);
+  }
+  assert.throws(() => enginesNodeOf("{}"), /no engines\.node/);
 });
