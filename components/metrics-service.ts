@@ -14,7 +14,8 @@ export function metricsService(settings: OperatorSettings): ServiceManifest | un
     spec: {
       type: "ClusterIP",
       selector: selectorLabels(settings),
-      ports: [{ name: "metrics", port: metricsPort, targetPort: "metrics", protocol: "TCP" }],
+      // HTTPS: the in-cluster operator serves /metrics with --metrics-secure (operator-flags.ts), over TLS.
+      ports: [{ name: "metrics", port: metricsPort, targetPort: "metrics", protocol: "TCP", appProtocol: "https" }],
     },
   };
 }
@@ -23,5 +24,5 @@ export function metricsService(settings: OperatorSettings): ServiceManifest | un
 export function metricsEndpoint(settings: OperatorSettings): string | undefined {
   if (settings.operatorPlacement !== "in-cluster") return undefined;
   const service = operatorObjectNames(settings).metricsService;
-  return `http://${service}.${settings.namespace}.svc:${metricsPort}${metricsPath}`;
+  return `https://${service}.${settings.namespace}.svc:${metricsPort}${metricsPath}`;
 }

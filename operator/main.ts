@@ -18,11 +18,18 @@ import { AdmissionWebhooks } from "./admission-wiring.ts";
 import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, clusterClient, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { npmWrappers, onLauncherGone, onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
+import { selfSignedMetricsTls } from "./metrics-certificate.ts";
 import { operatorVersion } from "./version.ts";
 import { cachedKinds, indexedLabels, watchedOwnedKinds } from "./watched-kinds.ts";
 
 export async function runOperator(options: OperatorOptions, logger: Logger): Promise<Manager> {
   const identity = `${hostname()}-${randomBytes(4).toString("hex")}`;
+  // Secure metrics are served over HTTPS: with the mounted certificate, else a self-signed one.
+  const metricsTls = options.metricsCertDir
+    ? readMetricsTls(options.metricsCertDir)
+    : options.metricsSecure
+      ? await selfSignedMetricsTls(realClock.wallTime())
+      : undefined;
   const webhooks = options.webhook && new AdmissionWebhooks({ ...options, webhook: options.webhook }, logger);
   const manager = await startManager(
     {
@@ -51,7 +58,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       probeAddress: options.probeAddress,
       metricsAddress: options.metricsAddress,
       ...(options.metricsSecure ? { secureMetrics: true } : {}),
-      ...(options.metricsCertDir ? { metricsTls: readMetricsTls(options.metricsCertDir) } : {}),
+      ...(metricsTls ? { metricsTls } : {}),
       reportingController,
       fieldManager,
       ...(webhooks ? { readinessChecks: [webhooks.readiness] } : {}),
@@ -80,6 +87,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       namespaces: options.namespaces,
       leaderElect: options.leaderElect,
       metricsPort: manager.metricsPort,
+      metricsScheme: metricsTls ? "https" : "http",
       probePort: manager.probePort,
       ...(webhookPort !== undefined ? { webhookPort } : {}),
     },

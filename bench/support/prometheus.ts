@@ -2,6 +2,7 @@
  * Reading the operator's /metrics: the Prometheus text format prom-client writes, and histogram quantiles. The one
  * reader of the benchmarks and the tests (test/ may import bench/support, never the reverse).
  */
+import { Agent, fetch } from "undici";
 
 /** One sample of the text format. */
 export interface Sample {
@@ -14,9 +15,22 @@ type LabelFilter = (labels: Sample["labels"]) => boolean;
 
 /** Scrapes a /metrics URL, with a bearer token when it is secure (`--metrics-secure`), and parses every sample. */
 export async function scrape(metricsUrl: string, token?: string): Promise<Sample[]> {
-  const response = await fetch(metricsUrl, token ? { headers: { authorization: `Bearer ${token}` } } : {});
-  if (!response.ok) throw new Error(`GET ${metricsUrl}: HTTP ${response.status}`);
-  return parseSamples(await response.text());
+  const { status, body } = await getMetrics(metricsUrl, token);
+  if (status !== 200) throw new Error(`GET ${metricsUrl}: HTTP ${status}`);
+  return parseSamples(body);
+}
+
+// A secure /metrics serves a self-signed certificate unless one is mounted: scraped as Prometheus does with
+// `insecure_skip_verify` (the token is still only sent over TLS).
+const selfSigned = new Agent({ connect: { rejectUnauthorized: false } });
+
+/** One GET of a /metrics URL (http or https), with a bearer token or none: the status and body, whatever they are. */
+export async function getMetrics(metricsUrl: string, token?: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(metricsUrl, {
+    ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+    ...(metricsUrl.startsWith("https:") ? { dispatcher: selfSigned } : {}),
+  });
+  return { status: response.status, body: await response.text() };
 }
 
 /** Parses the Prometheus text format (comments and blank lines skipped). */

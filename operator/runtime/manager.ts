@@ -254,7 +254,9 @@ export async function startManager(
   });
   readiness.push(...(options.readinessChecks ?? []));
   const servers: HealthServer[] = [];
+  // Port 0 asks for a free port: two of them are two addresses, never one server.
   const sameAddress =
+    options.metricsAddress.port !== 0 &&
     options.metricsAddress.port === options.probeAddress.port &&
     options.metricsAddress.host === options.probeAddress.host;
   // The reviews go through a client of their own: they are not writes of the operator's objects.
@@ -262,7 +264,7 @@ export async function startManager(
     ? bearerTokenAuthorizer(kubeAccessReviews(new KubeClient(client.config)))
     : undefined;
   if (authorizeMetrics && !options.metricsTls) {
-    logger.warn("--metrics-secure without --metrics-cert-dir: bearer tokens reach /metrics unencrypted");
+    logger.warn("secure /metrics without a certificate: bearer tokens reach /metrics unencrypted");
   }
   const served = { registry: metrics.registry, readiness, logger, ...(authorizeMetrics ? { authorizeMetrics } : {}) };
   const probe = await startHealthServer({ ...options.probeAddress, ...served, serves: { metrics: sameAddress } });

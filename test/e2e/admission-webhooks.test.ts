@@ -23,6 +23,7 @@ import { ApiError, type KubeObject } from "../../kube/index.ts";
 import { parseAllowedRegistries, registryAllowing } from "../../operator/admission/policy.ts";
 import { freePort, launchOperator, type LaunchedOperator } from "../../tools/lib/operator-launcher.ts";
 import { pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
+import { getMetrics } from "../../bench/support/prometheus.ts";
 import { adminClient, kubectl, namespaceReleasingInstances, waitFor } from "../support/cluster.ts";
 import { getInstance, type Instance } from "../support/operator.ts";
 import { pulumiProject } from "../support/pulumi-cli.ts";
@@ -58,7 +59,7 @@ async function mutateCalls(): Promise<number> {
   let calls = 0;
   for (const replica of replicas) {
     const { metricsUrl } = await replica.process.started();
-    const text = await (await fetch(metricsUrl)).text();
+    const text = (await getMetrics(metricsUrl)).body;
     const line = text
       .split("\n")
       .find(

@@ -67,7 +67,7 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
       image: "registry.example/myapp-operator:e2e",
       logLevel: "debug",
       // kwok's pods have no network: the apiserver could not call webhooks through the Service. The webhooks
-      // are proven with an external operator (test/e2e/webhooks.test.ts).
+      // are proven with an external operator (test/e2e/admission-webhooks.test.ts).
       webhooks: { enabled: false },
     };
     const settings = settingsOf(name, args);
@@ -80,7 +80,7 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
       namespace: settings.namespace,
       serviceAccountName: name,
       crdName,
-      metricsEndpoint: `http://${name}-metrics.${settings.namespace}.svc:8080/metrics`,
+      metricsEndpoint: `https://${name}-metrics.${settings.namespace}.svc:8080/metrics`,
       metricsReaderClusterRole: `${name}-metrics-reader`,
     });
     for (const output of Object.values(up.outputs)) assert.equal(output.secret, false);
@@ -411,9 +411,9 @@ async function startOperator(defer: Defer, settings: OperatorSettings, kubeconfi
     stop,
     log: readLog,
     logTail: tail,
-    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    metricsUrl: `https://127.0.0.1:${metricsPort}/metrics`,
     async successfulReconciles(token: string) {
-      const { status, body: text } = await fetchMetrics(`http://127.0.0.1:${metricsPort}/metrics`, token);
+      const { status, body: text } = await fetchMetrics(`https://127.0.0.1:${metricsPort}/metrics`, token);
       assert.equal(status, 200, text);
       const samples = text.matchAll(/^controller_runtime_reconcile_total\{[^}]*result="success"[^}]*\} (\d+)/gm);
       return [...samples].reduce((sum, match) => sum + Number(match[1]), 0);

@@ -161,7 +161,7 @@ describe("the operator image", { timeout: minutes(20) }, () => {
 
     // --- /metrics answers only a token allowed to `get /metrics` (the Deployment's --metrics-secure) ---
     assert.ok(spec.args.includes("--metrics-secure"), "the Deployment serves /metrics securely");
-    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    const metricsUrl = `https://127.0.0.1:${metricsPort}/metrics`;
     const scrapers = await metricsScrapers(client, apps, `${settings.name}-metrics-reader`, defer);
     assert.equal((await fetchMetrics(metricsUrl)).status, 401, "a scrape without a token is refused");
     const stranger = await fetchMetrics(metricsUrl, scrapers.stranger);

@@ -46,8 +46,5 @@ export async function metricsScrapers(
   return { reader: await token("scraper"), stranger: await token("stranger") };
 }
 
-/** One GET of /metrics, with a bearer token or none: the status and body, whatever they are. */
-export async function fetchMetrics(url: string, token?: string): Promise<{ status: number; body: string }> {
-  const response = await fetch(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
-  return { status: response.status, body: await response.text() };
-}
+/** One GET of /metrics (http or https, self-signed), with a bearer token or none: the status and body. */
+export { getMetrics as fetchMetrics } from "../../bench/support/prometheus.ts";

@@ -73,7 +73,7 @@ export interface Started {
   readonly line: LogLine;
   /** The process's identity (its Lease holder name). */
   readonly identity: string;
-  /** `http://127.0.0.1:PORT/metrics` */
+  /** `http://127.0.0.1:PORT/metrics`, or `https://` when /metrics is secure (its certificate self-signed unless mounted) */
   readonly metricsUrl: string;
   /** `http://127.0.0.1:PORT` of /healthz and /readyz */
   readonly probeUrl: string;
@@ -238,7 +238,7 @@ export function launchOperator(options: LaunchOptions = {}): LaunchedOperator {
     return {
       line: starting,
       identity: String(starting.identity),
-      metricsUrl: `http://127.0.0.1:${String(starting.metricsPort)}/metrics`,
+      metricsUrl: `${starting.metricsScheme === "https" ? "https" : "http"}://127.0.0.1:${String(starting.metricsPort)}/metrics`,
       probeUrl: `http://127.0.0.1:${String(starting.probePort)}`,
     };
   };

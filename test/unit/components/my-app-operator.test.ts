@@ -277,7 +277,7 @@ describe("MyAppOperator", () => {
         namespace: "myapp-system",
         serviceAccountName: "op",
         crdName: "myappinstances.example.com",
-        metricsEndpoint: "http://op-metrics.myapp-system.svc:8080/metrics",
+        metricsEndpoint: "https://op-metrics.myapp-system.svc:8080/metrics",
         metricsReaderClusterRole: "op-metrics-reader",
         namespaceDefaultsBy: ["webhook"],
       },

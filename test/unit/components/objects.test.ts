@@ -30,15 +30,17 @@ describe("operatorServiceAccount", () => {
 });
 
 describe("metricsService", () => {
-  it("points at the metrics port of the operator's pods, and names its in-cluster URL", () => {
+  it("points at the metrics port of the operator's pods (HTTPS), and names its in-cluster URL", () => {
     const settings = settingsFor();
     const service = metricsService(settings);
-    assert.deepEqual(service?.spec?.ports, [{ name: "metrics", port: 8080, targetPort: "metrics", protocol: "TCP" }]);
+    assert.deepEqual(service?.spec?.ports, [
+      { name: "metrics", port: 8080, targetPort: "metrics", protocol: "TCP", appProtocol: "https" },
+    ]);
     assert.deepEqual(service?.spec?.selector, {
       "app.kubernetes.io/name": "myapp-operator",
       "app.kubernetes.io/instance": "myapp-operator",
     });
-    assert.equal(metricsEndpoint(settings), "http://myapp-operator-metrics.myapp-system.svc:8080/metrics");
+    assert.equal(metricsEndpoint(settings), "https://myapp-operator-metrics.myapp-system.svc:8080/metrics");
   });
 
   it("has neither Service nor URL for an external operator", () => {
