@@ -90,9 +90,10 @@ export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repo
   --leader-election-id=NAME        the Lease's name (default: myapp-operator)
   --metrics-bind-address=[H]:P     /metrics (default 127.0.0.1:8080: localhost only;   MYAPP_METRICS_BIND_ADDRESS
                                    ":8080" for every interface; port 0 picks a free port)
-  --metrics-secure                 /metrics only for bearer tokens allowed to get it     MYAPP_METRICS_SECURE=true
-                                   (TokenReview + SubjectAccessReview, as controller-runtime)
-  --metrics-cert-dir=DIR           serve /metrics over HTTPS with DIR/tls.crt, DIR/tls.key
+  --metrics-secure                 /metrics only for bearer tokens allowed to get it,    MYAPP_METRICS_SECURE=true
+                                   over HTTPS (TokenReview + SubjectAccessReview, as controller-runtime)
+  --metrics-cert-dir=DIR           HTTPS /metrics with DIR/tls.crt, DIR/tls.key (default with --metrics-secure:
+                                   a self-signed certificate made at start)
   --health-probe-bind-address=[H]:P  /healthz and /readyz (default :8081)             MYAPP_HEALTH_PROBE_BIND_ADDRESS
   --log-level=LEVEL                trace|debug|info|warn|error (default info)          MYAPP_LOG_LEVEL
   --concurrency=N                  reconciles at once, never two of one key (default 2) MYAPP_CONCURRENCY
@@ -198,22 +199,32 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     throw new Error(`--log-level must be one of ${logLevels.join(", ")}, got "${logLevel}"`);
   const sources = chartSources(values["chart-sources"] ?? env.MYAPP_CHART_SOURCES);
   const chart = defaultChart(values["default-chart"] ?? env.MYAPP_DEFAULT_CHART);
+  const metricsAddress = address(
+    "--metrics-bind-address",
+    // Localhost by default: unauthenticated metrics must not be reachable from the pod network unless asked.
+    values["metrics-bind-address"] ?? env.MYAPP_METRICS_BIND_ADDRESS ?? "127.0.0.1:8080",
+  );
+  const probeAddress = address(
+    "--health-probe-bind-address",
+    values["health-probe-bind-address"] ?? env.MYAPP_HEALTH_PROBE_BIND_ADDRESS ?? ":8081",
+  );
+  const metricsSecure = values["metrics-secure"] ?? env.MYAPP_METRICS_SECURE === "true";
+  // One address would be one server, and the probes' is plain HTTP (the kubelet probes without TLS or a token).
+  if (metricsSecure && metricsAddress.port !== 0 && sameAddress(metricsAddress, probeAddress)) {
+    throw new Error(
+      "--metrics-secure serves /metrics over HTTPS on a port of its own: --metrics-bind-address must differ from " +
+        `--health-probe-bind-address, got ${metricsAddress.host}:${metricsAddress.port} for both`,
+    );
+  }
   return {
     namespaces,
     leaderElect: values["leader-elect"] ?? env.MYAPP_LEADER_ELECT === "true",
     leaderElectionNamespace: values["leader-election-namespace"] ?? env.POD_NAMESPACE ?? "default",
     leaderElectionId: values["leader-election-id"] ?? "myapp-operator",
-    metricsAddress: address(
-      "--metrics-bind-address",
-      // Localhost by default: unauthenticated metrics must not be reachable from the pod network unless asked.
-      values["metrics-bind-address"] ?? env.MYAPP_METRICS_BIND_ADDRESS ?? "127.0.0.1:8080",
-    ),
-    metricsSecure: values["metrics-secure"] ?? env.MYAPP_METRICS_SECURE === "true",
+    metricsAddress,
+    metricsSecure,
     metricsCertDir: values["metrics-cert-dir"],
-    probeAddress: address(
-      "--health-probe-bind-address",
-      values["health-probe-bind-address"] ?? env.MYAPP_HEALTH_PROBE_BIND_ADDRESS ?? ":8081",
-    ),
+    probeAddress,
     logLevel,
     concurrency: positiveInteger("--concurrency", values.concurrency ?? env.MYAPP_CONCURRENCY ?? "2"),
     maxConsecutiveFailures: positiveInteger("--max-consecutive-failures", values["max-consecutive-failures"] ?? "15"),
@@ -275,6 +286,10 @@ export class UsageRequested extends Error {}
 
 /** `--version`: print the version and exit 0. */
 export class VersionRequested extends Error {}
+
+function sameAddress(a: Address, b: Address): boolean {
+  return a.host === b.host && a.port === b.port;
+}
 
 function address(flag: string, value: string): Address {
   const match = /^(?:(.*):)?(\d+)$/.exec(value);

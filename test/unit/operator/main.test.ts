@@ -45,6 +45,18 @@ describe("operator options", () => {
     assert.equal(parseOptions(["--resync-period=2"], {}).resyncPeriodMs, 2000);
   });
 
+  it("--metrics-secure needs a port of its own: HTTPS /metrics cannot share the probes' plain HTTP server", () => {
+    const same = ["--metrics-secure", "--metrics-bind-address=:8443", "--health-probe-bind-address=0.0.0.0:8443"];
+    assert.throws(
+      () => parseOptions(same, {}),
+      /^Error: --metrics-secure serves \/metrics over HTTPS on a port of its own: --metrics-bind-address must differ from --health-probe-bind-address, got 0\.0\.0\.0:8443 for both$/,
+    );
+    // The same address without --metrics-secure is one plain server for both, as before; two free ports are two.
+    assert.doesNotThrow(() => parseOptions(same.slice(1), {}));
+    const free = ["--metrics-secure", "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0"];
+    assert.equal(parseOptions(free, {}).metricsSecure, true);
+  });
+
   it("--help is a request for the usage, not an error", () => {
     assert.throws(() => parseOptions(["--help"], {}), UsageRequested);
     assert.throws(() => parseOptions(["-h"], {}), UsageRequested);
