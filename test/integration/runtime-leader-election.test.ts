@@ -57,16 +57,18 @@ if (process.env.RUNTIME_IT_CHILD) {
     const standby = leader === a ? b : a;
     assert.equal(await holder(), leader.identity);
     for (const op of [leader, standby]) {
-      const port = await waitFor(
-        `${op.identity} health port`,
-        async () => op.line("serving /metrics, /healthz, /readyz")?.port,
+      // Two free ports (port 0 for each): the probes and /metrics on servers of their own.
+      const probePort = await waitFor(
+        `${op.identity} probe port`,
+        async () => op.line("serving /healthz, /readyz")?.port,
       );
+      const metricsPort = await waitFor(`${op.identity} metrics port`, async () => op.line("serving /metrics")?.port);
       const readyz = await waitFor(`${op.identity} ready`, async () => {
-        const response = await fetch(`http://127.0.0.1:${String(port)}/readyz`);
+        const response = await fetch(`http://127.0.0.1:${String(probePort)}/readyz`);
         return response.status === 200 ? response : undefined;
       });
       assert.equal(readyz.status, 200);
-      const metrics = await (await fetch(`http://127.0.0.1:${String(port)}/metrics`)).text();
+      const metrics = await (await fetch(`http://127.0.0.1:${String(metricsPort)}/metrics`)).text();
       assert.match(metrics, new RegExp(`leader_election_master_status\\{name="${lease}"\\} ${op === leader ? 1 : 0}`));
     }
 
