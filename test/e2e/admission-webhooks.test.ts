@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as k8s from "@pulumi/kubernetes";
-import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation/index.js";
+import type { Stack } from "@pulumi/pulumi/automation/index.js";
 import { apiVersion, kind } from "../../api/index.ts";
 import { MyAppOperator } from "../../components/my-app-operator.ts";
 import { operatorFlags } from "../../components/operator-flags.ts";
@@ -22,11 +22,12 @@ import { resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "
 import { ApiError, type KubeObject } from "../../kube/index.ts";
 import { parseAllowedRegistries, registryAllowing } from "../../operator/admission/policy.ts";
 import { freePort, launchOperator, type LaunchedOperator } from "../../tools/lib/operator-launcher.ts";
-import { pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
+import { repoRoot } from "../../tools/lib/paths.ts";
 import { getMetrics } from "../../bench/support/prometheus.ts";
 import { adminClient, kubectl, namespaceReleasingInstances, waitFor } from "../support/cluster.ts";
 import { getInstance, type Instance } from "../support/operator.ts";
 import { pulumiProject } from "../support/pulumi-cli.ts";
+import { inlineStack } from "../support/pulumi.ts";
 import { startTcpBalancer, type TcpBalancer } from "../support/tcp-balancer.ts";
 
 const client = adminClient();
@@ -216,7 +217,9 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
       assert.match(await refusal(() => client.create(object, { dryRun: true })), expected, `${label} (dry-run)`);
     }
     // kubectl, as a user runs it
-    const file = path.join(mkdtempSync(path.join(os.tmpdir(), "wh-")), "bad.yaml");
+    const dir = mkdtempSync(path.join(os.tmpdir(), "wh-"));
+    defer(async () => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, "bad.yaml");
     writeFileSync(file, JSON.stringify(instance(apps, "bad-kubectl", { replicas: 9 })));
     await assert.rejects(kubectl("apply", "--server-side", "-f", file), /spec\.replicas.*3/s);
   });
@@ -426,18 +429,5 @@ async function operatorStack(args: MyAppOperatorArgs): Promise<Stack> {
     const platform = new MyAppOperator(name, args, { provider });
     return { namespace: platform.namespace, namespaceDefaultsBy: platform.namespaceDefaultsBy };
   };
-  const binDir = toolchainBinDir();
-  if (!(process.env.PATH ?? "").split(path.delimiter).includes(binDir)) {
-    process.env.PATH = [binDir, process.env.PATH].join(path.delimiter);
-  }
-  const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
-  const stack = await LocalWorkspace.createOrSelectStack(
-    { stackName: name, projectName: "webhooks-e2e", program },
-    { pulumiCommand, envVars: { ...pulumiEnv(), KUBECONFIG: kubeconfigPath } },
-  );
-  defer(async () => {
-    await stack.destroy().catch(() => undefined);
-    await stack.workspace.removeStack(name, { force: true }).catch(() => undefined);
-  });
-  return stack;
+  return inlineStack({ stackName: name, projectName: "webhooks-e2e", program, kubeconfigPath, defer });
 }

@@ -20,7 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
 import * as k8s from "@pulumi/kubernetes";
-import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation/index.js";
+import type { Stack } from "@pulumi/pulumi/automation/index.js";
 import { freePort } from "../../tools/lib/operator-launcher.ts";
 import { apiVersion, crdName, defaultChartKinds, finalizer, kind } from "../../api/index.ts";
 import { installManifests, renderInstallYaml } from "../../components/install-manifests.ts";
@@ -39,10 +39,11 @@ import { policyRules } from "../../components/rbac-objects.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
 import { resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "../../components/settings.ts";
 import { ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
-import { pulumiEnv, repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
+import { repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { run } from "../../tools/lib/run.ts";
 import { adminClient, namespaceReleasingInstances, waitFor, type Typed } from "../support/cluster.ts";
 import { fetchMetrics, metricsScrapers } from "../support/metrics-scraper.ts";
+import { inlineStack } from "../support/pulumi.ts";
 import { teardown, type Defer } from "../support/teardown.ts";
 
 const client = adminClient();
@@ -319,22 +320,7 @@ async function operatorStack(defer: Defer, name: string, args: MyAppOperatorArgs
       metricsReaderClusterRole: platform.metricsReaderClusterRole,
     };
   };
-  // The toolchain's bin directory holds pulumi and the plugins it launches; `npm test` puts it on PATH already.
-  if (!(process.env.PATH ?? "").split(path.delimiter).includes(binDir)) {
-    process.env.PATH = [binDir, process.env.PATH].join(path.delimiter);
-  }
-  const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
-  const stackName = name;
-  const stack = await LocalWorkspace.createOrSelectStack(
-    { stackName, projectName: "component-e2e", program },
-    { pulumiCommand, envVars: { ...pulumiEnv(), KUBECONFIG: kubeconfigPath } },
-  );
-  defer(async () => {
-    // Normally already destroyed by the test; this covers a failure half-way.
-    await stack.destroy().catch(() => undefined);
-    await stack.workspace.removeStack(stackName, { force: true }).catch(() => undefined);
-  });
-  return stack;
+  return inlineStack({ stackName: name, projectName: "component-e2e", program, kubeconfigPath, defer });
 }
 
 async function assertCrdEstablished(): Promise<void> {

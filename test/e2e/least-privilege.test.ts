@@ -11,10 +11,9 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import * as k8s from "@pulumi/kubernetes";
-import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation/index.js";
+import type { Stack } from "@pulumi/pulumi/automation/index.js";
 import { group, plural } from "../../api/index.ts";
 import { MyAppOperator } from "../../components/my-app-operator.ts";
 import { operatorObjectNames } from "../../components/metadata.ts";
@@ -22,11 +21,10 @@ import { serviceAccountKubeconfig } from "../../components/service-account-kubec
 import { resolveSettings, type MyAppOperatorArgs } from "../../components/settings.ts";
 import { ForbiddenError, KubeClient, loadKubeConfig } from "../../kube/index.ts";
 import { privilegedDeployment } from "../support/privileged-deployment.ts";
-import { pulumiEnv, toolchainBinDir } from "../../tools/lib/paths.ts";
+import { inlineStack } from "../support/pulumi.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
 
 const client = adminClient();
-const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
 const minutes = (n: number) => n * 60_000;
 
 /** One question for SelfSubjectAccessReview: `verb group/resource[/subresource]`, in a namespace, of a name. */
@@ -240,17 +238,11 @@ async function operatorStack(t: TestContext, name: string, args: MyAppOperatorAr
     const platform = new MyAppOperator(name, args, { provider });
     return { serviceAccountName: platform.serviceAccountName };
   };
-  if (!(process.env.PATH ?? "").split(path.delimiter).includes(binDir)) {
-    process.env.PATH = [binDir, process.env.PATH].join(path.delimiter);
-  }
-  const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
-  const stack = await LocalWorkspace.createOrSelectStack(
-    { stackName: name, projectName: "least-privilege-e2e", program },
-    { pulumiCommand, envVars: { ...pulumiEnv(), KUBECONFIG: kubeconfigPath } },
-  );
-  t.after(async () => {
-    await stack.destroy().catch(() => undefined);
-    await stack.workspace.removeStack(name, { force: true }).catch(() => undefined);
+  return inlineStack({
+    stackName: name,
+    projectName: "least-privilege-e2e",
+    program,
+    kubeconfigPath,
+    defer: (step) => t.after(step),
   });
-  return stack;
 }

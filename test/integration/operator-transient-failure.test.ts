@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { adminClient, kubectl, testNamespace } from "../support/cluster.ts";
@@ -53,6 +53,7 @@ test("a transient admission failure (a webhook that does not answer) stalls an i
     }),
   );
   await kubectl("apply", "-f", manifest);
+  rmSync(manifest);
   t.after(() => kubectl("delete", "validatingwebhookconfiguration", webhook, "--ignore-not-found"));
   // and an operator with 3 fast retries and a 5 s slow lane (the defaults are 15 and 300 s)
   const operator = await startOperator(t, {

@@ -4,7 +4,7 @@
  * public podinfo chart from the Go module proxy (its module zip carries charts/podinfo).
  */
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -63,8 +63,12 @@ export async function helm(args: readonly string[], options: { cwd?: string } = 
 }
 
 let home: Promise<string> | undefined;
+/** One helm home per test process, removed when the process exits. */
 function privateHome(): Promise<string> {
-  home ??= mkdtemp(path.join(tmpdir(), "myapp-helm-home-"));
+  home ??= mkdtemp(path.join(tmpdir(), "myapp-helm-home-")).then((dir) => {
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  });
   return home;
 }
 

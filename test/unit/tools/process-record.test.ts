@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, writeFileSync, existsSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
@@ -12,8 +12,9 @@ import {
   writeProcessRecord,
 } from "../../../tools/lib/process-record.ts";
 
-test("a record names a process by pid, start time and boot; a pid alone is not trusted", async () => {
+test("a record names a process by pid, start time and boot; a pid alone is not trusted", async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "record-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, "p.json");
   const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
   const exited = new Promise((resolve) => child.on("exit", resolve));
