@@ -12,6 +12,7 @@ import { appliedToFile, stateOrigin } from "./lib/dev-stack-cluster.ts";
 import { devStackOperator, startOperatorWhenReady, stopOperator } from "./lib/operator-process.ts";
 import { kubeconfigPath, pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
+import { privateTmp } from "./lib/private-tmp.ts";
 import { ensurePulumiHome, forgetStack } from "./lib/pulumi.ts";
 import { run } from "./lib/run.ts";
 
@@ -21,7 +22,8 @@ const stateDir = new URL(pulumiEnv().PULUMI_BACKEND_URL!).pathname;
 const stackFile = path.join(stateDir, ".pulumi/stacks/myapp-platform/dev.json");
 if ((await clusterStatus()).healthy && existsSync(stackFile)) {
   const binDir = toolchainBinDir();
-  const env = await ensurePulumiHome(binDir);
+  // pulumi's own temporary directory, removed when this command ends (tools/lib/private-tmp.ts says why).
+  const env: NodeJS.ProcessEnv = { ...(await ensurePulumiHome(binDir)), ...privateTmp("myapp-pulumi").env };
   const admin = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
   const cluster = await clusterIdentity(admin).finally(() => admin.close());
   if (stateOrigin(appliedToFile(env.PULUMI_BACKEND_URL!, "dev"), cluster) === "recreated-cluster") {

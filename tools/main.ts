@@ -20,6 +20,7 @@ import {
 } from "./lib/operator-process.ts";
 import { kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
+import { privateTmp } from "./lib/private-tmp.ts";
 import { forgetStack } from "./lib/pulumi.ts";
 import { prepareToolchain } from "./lib/toolchain.ts";
 import { run } from "./lib/run.ts";
@@ -28,7 +29,9 @@ const stack = "dev";
 
 const step = progress("start");
 step("toolchain (a cold build takes a while; cached pieces are skipped)");
-const { binDir, env } = await prepareToolchain();
+const { binDir, env: toolchainEnv } = await prepareToolchain();
+// pulumi's own temporary directory, removed when this command ends (tools/lib/private-tmp.ts says why).
+const env: NodeJS.ProcessEnv = { ...toolchainEnv, ...privateTmp("myapp-pulumi").env };
 await clusterUp();
 
 // The operator starts as soon as pulumi up has created its ServiceAccount and RBAC; pulumi up meanwhile waits for

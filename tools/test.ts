@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { clusterDown, clusterStatus, clusterUp } from "./lib/cluster.ts";
 import { kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
+import { privateTmp, summarizeLeftovers } from "./lib/private-tmp.ts";
 import { progress } from "./lib/progress.ts";
 import { prepareToolchain } from "./lib/toolchain.ts";
 import { run } from "./lib/run.ts";
@@ -42,6 +43,9 @@ const startedCluster = !(await clusterStatus()).healthy;
 if (startedCluster) await clusterUp();
 else step("using the local cluster that is already up (it stays up)");
 
+// The suite's own temporary directory: what a test, a tool or a third-party plugin leaves there goes with the run.
+// (TMPDIR alone: NODE_COMPILE_CACHE would turn Node's code cache on in every process the tests start.)
+const tmp = privateTmp("myapp-test-run");
 const tapFile = path.join(localDir, "test-results.tap");
 let exitCode = 1;
 try {
@@ -60,12 +64,18 @@ try {
         ...files.filter((arg) => arg.startsWith("--")),
         ...files.filter((arg) => !arg.startsWith("--")),
       ],
-      { cwd: repoRoot, env: { ...env, KUBECONFIG: kubeconfigPath, MYAPP_TOOLCHAIN_BIN: binDir }, stdio: "inherit" },
+      {
+        cwd: repoRoot,
+        env: { ...env, KUBECONFIG: kubeconfigPath, MYAPP_TOOLCHAIN_BIN: binDir, TMPDIR: tmp.dir },
+        stdio: "inherit",
+      },
     );
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
     child.on("close", (code) => resolve(code ?? 1));
   });
 } finally {
+  const left = tmp.remove();
+  if (left.length) step(`removed what the run left in its temporary directory: ${summarizeLeftovers(left)}`);
   if (startedCluster) {
     step("stopping the cluster this run started");
     await clusterDown();

@@ -1,11 +1,13 @@
 /**
  * The README's main command, end to end on a clean state: `npm start` brings up the dev stack and prints a table
- * that matches the cluster; `npm run down --keep-cluster` removes the stack and stops the operator.
+ * that matches the cluster; `npm run down --keep-cluster` removes the stack and stops the operator; neither leaves
+ * anything in the user's temporary directory.
  * (It resets the local `dev` stack: run it on a machine where that is fine, as CI is.)
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { parse as parseYaml } from "yaml";
@@ -18,13 +20,16 @@ import { readmeSectionFiles } from "../../tools/lib/readme-project.ts";
 
 /**
  * The environment a user's `npm start` has: no toolchain directory on PATH and none of the test run's own
- * variables (MYAPP_TOOLCHAIN_BIN, MYAPP_HELM), so whatever the scripts need they must find themselves.
+ * variables (MYAPP_TOOLCHAIN_BIN, MYAPP_HELM), so whatever the scripts need they must find themselves; and a
+ * temporary directory of its own, to see what they leave there.
  */
+const userTmp = mkdtempSync(path.join(os.tmpdir(), "user-tmp-"));
 function userEnv(): NodeJS.ProcessEnv {
   const toolchain = process.env.MYAPP_TOOLCHAIN_BIN;
   const env = { ...process.env };
   delete env.MYAPP_TOOLCHAIN_BIN;
   delete env.MYAPP_HELM;
+  env.TMPDIR = userTmp;
   env.PATH = (env.PATH ?? "")
     .split(path.delimiter)
     .filter((dir) => dir !== toolchain && !dir.includes("myapp-platform/toolchain"))
@@ -52,7 +57,9 @@ type Instance = Typed<{
 
 test("npm start brings up the dev stack with every instance Ready and prints what the cluster says", async (t) => {
   const client = adminClient();
+  // (node:test runs `after` hooks first-registered-first: the directory goes once the down is done)
   t.after(() => runScript("tools/down.ts", ["--keep-cluster"]));
+  t.after(() => rmSync(userTmp, { recursive: true, force: true }));
   assert.equal((await runScript("tools/down.ts", ["--keep-cluster"])).code, 0, "clean state");
 
   const start = await runScript("tools/main.ts");
@@ -160,6 +167,11 @@ test("npm start brings up the dev stack with every instance Ready and prints wha
     assert.equal(await client.find("example.com/v1", "MyAppInstance", name, "default"), undefined, `${name} destroyed`);
   }
   assert.equal(await client.find(admission, "MutatingAdmissionPolicy", "myapp-operator-defaults"), undefined);
+  // pulumi-kubernetes writes its kubeconfig to a new temporary file at every start and never removes it; the
+  // scripts run pulumi in a temporary directory of its own, removed after the command, so none of it is left here.
+  // Node's code cache, which the provider's host keeps there so the next command starts warm, is all there is.
+  const left = readdirSync(userTmp).filter((name) => name !== "node-compile-cache");
+  assert.deepEqual(left, [], "nothing but Node's code cache left in the user's temporary directory");
 });
 
 /** The instance of the README's chart walkthrough, exactly as its `podinfo.yaml` block shows it. */
