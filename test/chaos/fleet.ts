@@ -156,18 +156,36 @@ async function laggingDetail(client: KubeClient, namespace: string, instances: r
       ),
     )
   ).flat();
+  const pods = lagging.length ? (await client.list<Pod>("v1", "Pod", { namespace })).items : [];
   const lines = lagging.map((instance) => {
     const workload = workloads.find((w) => w.metadata.name === instance.metadata.name);
     const workloadState = workload
       ? `${workload.kind} generation ${workload.metadata.generation} ${JSON.stringify(workload.status ?? {})}`
       : "no workload";
     const conditions = (instance.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}`);
-    return `${instance.metadata.name} (generation ${instance.metadata.generation}): ${conditions.join(", ")}; ${workloadState}`;
+    // Its pods as the cluster stores them: a rollout that stands still shows here whether a pod waits to be
+    // deleted, created or made Ready (the kubelet's part), or the workload's controller did not act on them.
+    const ownPods = pods
+      .filter((pod) => (pod.metadata.name ?? "").startsWith(`${instance.metadata.name}-`))
+      .map(podState);
+    return `${instance.metadata.name} (generation ${instance.metadata.generation}): ${conditions.join(", ")}; ${workloadState}; pods ${ownPods.join(" ")}`;
   });
   return `converging is slow: ${lagging.length} of ${instances.length} not Ready at their spec\n${lines.join("\n")}`;
 }
 
 type Workload = KubeObject & { status?: Record<string, unknown> };
+type Pod = KubeObject & {
+  status?: { phase?: string; conditions?: readonly { type: string; status: string }[] };
+};
+
+/** `name[revision phase ready deleting]` of a pod, for {@link laggingDetail}. */
+function podState(pod: Pod): string {
+  const labels = pod.metadata.labels ?? {};
+  const revision = labels["controller-revision-hash"] ?? labels["pod-template-hash"] ?? "?";
+  const ready = pod.status?.conditions?.find((c) => c.type === "Ready")?.status ?? "?";
+  const deleting = pod.metadata.deletionTimestamp ? ` deleting since ${pod.metadata.deletionTimestamp}` : "";
+  return `${pod.metadata.name}[${revision} ${pod.status?.phase ?? "?"} Ready=${ready}${deleting}]`;
+}
 type Child = KubeObject & { spec?: { replicas?: number } };
 type Claim = KubeObject & { status?: { phase?: string } };
 
