@@ -14,6 +14,16 @@ import type { Cluster, User } from "./config.ts";
 const keepAliveMs = 60_000;
 
 /**
+ * HTTP/1.1, not HTTP/2 (undici 8 negotiates HTTP/2 unless told not to). The apiserver ends an HTTP/2 connection with
+ * GOAWAY after a 401 (a revoked or expired token), as it does on shutdown; undici (8.13 and 8.14) then leaves some
+ * requests of that connection unanswered until their own timeout, 60 s, in about one in ten 401s with a few requests
+ * in flight (test/integration/kube-transport.test.ts reproduces it): a fleet waited a minute after every token
+ * renewal. Over HTTP/1.1 a watch holds a connection of its own, a few dozen for an operator, which the apiserver
+ * and the pool take in their stride.
+ */
+const protocol = { allowH2: false };
+
+/**
  * A keep-alive Agent for `cluster` (a ProxyAgent when it names a `proxy-url`), presenting `user`'s client
  * certificate if it has one.
  */
@@ -30,7 +40,7 @@ export function connectionPool(cluster: Cluster, user: User | null): Agent | Pro
     ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
     rejectUnauthorized: !cluster.skipTLSVerify,
   };
-  const keepAlive = { keepAliveTimeout: keepAliveMs, keepAliveMaxTimeout: keepAliveMs };
+  const keepAlive = { keepAliveTimeout: keepAliveMs, keepAliveMaxTimeout: keepAliveMs, ...protocol };
   // The TLS settings are the apiserver's (requestTls), not the proxy's: an https proxy is verified as usual.
   if (cluster.proxyUrl) return new ProxyAgent({ uri: cluster.proxyUrl, requestTls: tls, ...keepAlive });
   return new Agent({ ...keepAlive, connect: tls });
