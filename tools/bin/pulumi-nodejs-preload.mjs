@@ -83,5 +83,13 @@ if (entry) {
     // the Automation API (its workspaces, execa): the package's index loads it for programs that drive pulumi
     resolveFrom(pulumiDir, "index.js", "./automation"),
   ];
+  if (entry[1] === "dynamic-provider") {
+    // Only the host's own start waits on these (~15 ms): its runtime reads them inside functions it may never call
+    // (tracing headers on calls to the engine, version matching of registered resource packages).
+    deferred.push(
+      resolveFrom(pulumiDir, "runtime/settings.js", "@opentelemetry/api"),
+      resolveFrom(pulumiDir, "runtime/rpc.js", "semver"),
+    );
+  }
   for (const file of deferred) if (file !== undefined) deferModule(file);
 }
