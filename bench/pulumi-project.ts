@@ -8,9 +8,9 @@
  * operator is the installed package's (`myapp-operator`, as the README's local recipe runs it), one process for
  * both variants. Timed and compared by the runner bench/pulumi-up.ts uses (support/pulumi-variants.ts).
  *
- * Knobs: BENCH_PROJECT_SIZES (default "20,100,500"), BENCH_PROJECT_ROUNDS (2), BENCH_PROJECT_CHART_EVERY (4: every
- * 4th instance has a chart). Runs under `npm run bench -- pulumi-project`, or on its own:
- * `node bench/pulumi-project.ts` (prints, records nothing).
+ * Knobs: BENCH_PROJECT_SIZES (default "20,100,500"), BENCH_PROJECT_ROUNDS (2), BENCH_PROJECT_PREVIEWS (3 no-op
+ * previews after each up), BENCH_PROJECT_CHART_EVERY (4: every 4th instance has a chart). Runs under `npm run bench
+ * -- pulumi-project`, or on its own: `node bench/pulumi-project.ts` (prints, records nothing).
  */
 import { randomBytes } from "node:crypto";
 import { execFile } from "node:child_process";
@@ -51,6 +51,7 @@ export const pulumiProject: Benchmark = {
 async function runBenchmark(context: BenchContext): Promise<BenchmarkResult> {
   const { client, signal, log } = context;
   const rounds = integerSetting("BENCH_PROJECT_ROUNDS", 2);
+  const previews = integerSetting("BENCH_PROJECT_PREVIEWS", 3);
   const sizes = sizesSetting("BENCH_PROJECT_SIZES", "20,100,500");
   const chartEvery = integerSetting("BENCH_PROJECT_CHART_EVERY", 4);
   const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
@@ -91,6 +92,7 @@ async function runBenchmark(context: BenchContext): Promise<BenchmarkResult> {
         env,
         sizes,
         rounds,
+        previews,
         stackEnv: (variant, size) => ({
           BENCH_PROJECT_NAMESPACE: namespace,
           BENCH_PROJECT_PLATFORM: platform,
@@ -106,7 +108,7 @@ async function runBenchmark(context: BenchContext): Promise<BenchmarkResult> {
         log,
       });
       return {
-        parameters: { rounds, sizes: sizes.join(","), chartEvery },
+        parameters: { rounds, previews, sizes: sizes.join(","), chartEvery },
         metrics: variantMetrics(figures),
         details: { seconds: figures.seconds },
       };

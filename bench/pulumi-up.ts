@@ -5,7 +5,8 @@
  * time. One operator process serves both. Also the lines `up` prints, to keep its output readable at 100 instances,
  * and, from one extra logged preview per size and variant, where a preview's time goes (bench/support/pulumi-phases.ts).
  *
- * Program: bench/pulumi-up/index.ts. Knobs: BENCH_UP_SIZES (default "20,100"), BENCH_UP_ROUNDS (default 2).
+ * Program: bench/pulumi-up/index.ts. Knobs: BENCH_UP_SIZES (default "20,100"), BENCH_UP_ROUNDS (default 2),
+ * BENCH_UP_PREVIEWS (default 3 no-op previews after each up).
  * Runs under `npm run bench -- pulumi-up`, or on its own: `node bench/pulumi-up.ts` (prints, records nothing).
  */
 import { mkdirSync } from "node:fs";
@@ -38,6 +39,7 @@ export const pulumiUp: Benchmark = {
 async function runBenchmark(context: BenchContext): Promise<BenchmarkResult> {
   const { client, signal, log } = context;
   const rounds = integerSetting("BENCH_UP_ROUNDS", 2);
+  const previews = integerSetting("BENCH_UP_PREVIEWS", 3);
   const sizes = sizesSetting("BENCH_UP_SIZES", "20,100");
   const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
   mkdirSync(path.join(localDir, "bench", "pulumi-stacks"), { recursive: true });
@@ -54,6 +56,7 @@ async function runBenchmark(context: BenchContext): Promise<BenchmarkResult> {
       env,
       sizes,
       rounds,
+      previews,
       stackEnv: (variant, size) => ({
         BENCH_UP_NAMESPACE: namespace,
         BENCH_UP_INSTANCES: String(size),
@@ -63,7 +66,7 @@ async function runBenchmark(context: BenchContext): Promise<BenchmarkResult> {
       log,
     });
     return {
-      parameters: { rounds, sizes: sizes.join(",") },
+      parameters: { rounds, previews, sizes: sizes.join(",") },
       metrics: variantMetrics(figures),
       details: { seconds: figures.seconds, previewPhases: figures.phases },
     };

@@ -2,7 +2,8 @@
  * The runner the Pulumi comparisons share (bench/pulumi-up.ts, bench/pulumi-project.ts): one program deployed as
  * MyAppInstances and as the plain alternative (`k8s.apiextensions.CustomResource` + `pulumi.com/waitFor`), per size
  * and round a new stack of each (rounds alternate which goes first, so neither always meets a cooler or warmer
- * cluster), timed as a user waits: the built CLI's wall time of `up`, a no-op `preview` and `destroy`. Then the
+ * cluster), timed as a user waits: the built CLI's wall time of `up`, a no-op `preview` (several in a row: one is
+ * ~2 s, where a busy second of the machine is as large as the difference measured) and `destroy`. Then the
  * medians, the MyAppInstance ÷ CustomResource ratio of each (goal ≤ 1.0), the lines `up` prints, and, from one extra
  * logged preview per size and variant, where a preview's time goes (pulumi-phases.ts). What a comparison adds is
  * its program, its project directory and the environment that tells the program the variant and size.
@@ -33,6 +34,8 @@ export interface VariantsOptions {
   readonly env: NodeJS.ProcessEnv;
   readonly sizes: readonly number[];
   readonly rounds: number;
+  /** No-op previews timed after each `up` (default 3); the preview's median is over all of them and all rounds. */
+  readonly previews?: number;
   /** What tells the program which variant and how many instances, e.g. `{ BENCH_UP_VARIANT: variant }`. */
   stackEnv(variant: Variant, size: number): Record<string, string>;
   /**
@@ -46,7 +49,7 @@ export interface VariantsOptions {
   log(message: string): void;
 }
 
-/** seconds[size][variant][operation]: one figure per round. */
+/** seconds[size][variant][operation]: one figure per round (per round and preview for `preview`). */
 export type VariantSeconds = Record<number, Record<Variant, Record<Operation, number[]>>>;
 
 export interface VariantFigures {
@@ -94,7 +97,10 @@ export async function runVariants(options: VariantsOptions): Promise<VariantFigu
           await cli(["stack", "init"]);
           await options.initStack?.(cli);
           const up = await cli(["up", "--yes", "--skip-preview"]);
-          const preview = await cli(["preview", "--expect-no-changes"]);
+          const previews: number[] = [];
+          for (let i = 0; i < (options.previews ?? 3); i++) {
+            previews.push((await cli(["preview", "--expect-no-changes"])).seconds);
+          }
           // Once per size and variant, not timed: the same preview with the engine's log, to see where it went.
           if (options.tracePreview !== false && round === options.rounds - 1) {
             const traced = await cli(["preview", "--expect-no-changes", "-v=9", "--logtostderr"]);
@@ -104,12 +110,13 @@ export async function runVariants(options: VariantsOptions): Promise<VariantFigu
           await cli(["stack", "rm", "--yes", "--force"]);
           stacks.pop();
           seconds[variant].up.push(up.seconds);
-          seconds[variant].preview.push(preview.seconds);
+          seconds[variant].preview.push(...previews);
           seconds[variant].destroy.push(destroy.seconds);
           const lines = up.stdout.split("\n").length;
           upLines[variant].push(lines);
           log(
-            `${size} × ${variant}: up ${up.seconds.toFixed(1)} s, no-op preview ${preview.seconds.toFixed(1)} s, ` +
+            `${size} × ${variant}: up ${up.seconds.toFixed(1)} s, ` +
+              `no-op preview ${previews.map((p) => p.toFixed(2)).join(" / ")} s, ` +
               `destroy ${destroy.seconds.toFixed(1)} s, up printed ${lines} lines`,
           );
         }
