@@ -147,6 +147,8 @@ async function userProject(t: TestContext, nodeDir: string, packed: string): Pro
   const installed = path.join(project, "node_modules/myapp-platform");
   assert.ok(readdirSync(path.join(installed, "build/config/crd")).length > 0, "the CRD ships inside the package");
   assert.equal(readdirSync(installed).includes("api"), false, "no TypeScript sources in the package");
+  // What the provider host loads (provider/impl-loader.js): one module; the previews and ups below run through it.
+  assert.ok(readdirSync(path.join(installed, "build/provider")).includes("impl.bundle.js"), "the provider's bundle");
   const help = await run(path.join(project, "node_modules/.bin/myapp-operator"), ["--help"], { env });
   assert.match(help.stdout, /--namespaces=a,b/, "the myapp-operator bin runs the operator's flags");
   assert.match(help.stdout, /^Usage: myapp-operator \[flags\]/, "the usage names the command as installed");

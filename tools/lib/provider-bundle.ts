@@ -8,11 +8,13 @@
  * own, installed beside it (their license files with them; esbuild keeps their license comments at the end), and
  * anything they `require()` at run time resolves from the package, through a real `require`.
  */
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { build } from "esbuild";
+import { repoRoot } from "./paths.ts";
 
-export const providerBundleName = "impl.bundle.js";
+/** The name provider/impl-loader.js imports. */
+const providerBundleName = "impl.bundle.js";
 
 /** Bundles `<buildDir>/provider/impl.js` into `<buildDir>/provider/impl.bundle.js`; returns its path and size. */
 export async function bundleProviderImpl(buildDir: string): Promise<{ file: string; bytes: number }> {
@@ -22,8 +24,7 @@ export async function bundleProviderImpl(buildDir: string): Promise<{ file: stri
     outfile: file,
     bundle: true,
     platform: "node",
-    // The oldest Node the package supports (package.json's engines), not the one that builds it.
-    target: "node22.19",
+    target: oldestSupportedNode(),
     format: "esm",
     logLevel: "warning",
     banner: {
@@ -35,4 +36,14 @@ export async function bundleProviderImpl(buildDir: string): Promise<{ file: stri
     },
   });
   return { file, bytes: statSync(file).size };
+}
+
+/** esbuild's target: the oldest Node the package supports (package.json's `engines.node`, `>=X.Y`), not this one. */
+function oldestSupportedNode(): string {
+  const manifest = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as {
+    engines?: { node?: string };
+  };
+  const oldest = /^>=\s*(\d+(?:\.\d+){0,2})$/.exec(manifest.engines?.node ?? "")?.[1];
+  if (!oldest) throw new Error(`package.json's engines.node must be ">=X.Y" for the provider bundle's target`);
+  return `node${oldest}`;
 }
