@@ -8,10 +8,11 @@
 // 2. Both defer what they rarely use. Every preview, up and destroy starts both, and the engine waits for them:
 //    `require("@pulumi/pulumi")` loads TypeScript (for closure serialization), npm's arborist and
 //    normalize-package-data (for package discovery) and the Automation API, ~300 ms of each process's start, used
-//    only by a program that serializes a function or drives pulumi itself, never by a provider host. Each is
-//    replaced in the module cache by a stand-in that loads the real module at its first property read (all
-//    @pulumi/pulumi's code does with them), so a process that does need one still gets it, later. No library does
-//    this for CommonJS, hence by hand.
+//    only by a program that serializes a function or drives pulumi itself, never by a provider host. The host also
+//    defers OpenTelemetry's API and semver, which its runtime reads only inside functions. Each is replaced in the
+//    module cache by a stand-in that loads the real module at its first property read (all @pulumi/pulumi's code
+//    does with them), so a process that does need one still gets it, later. No library does this for CommonJS,
+//    hence by hand.
 import Module, { createRequire } from "node:module";
 import path from "node:path";
 
