@@ -13,6 +13,10 @@
 //    module cache by a stand-in that loads the real module at its first property read (all @pulumi/pulumi's code
 //    does with them), so a process that does need one still gets it, later. No library does this for CommonJS,
 //    hence by hand.
+// 3. Both keep V8's compiled code on disk (Node's compile cache, where NODE_COMPILE_CACHE says, else in the OS temp
+//    directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off), so from the second command on neither compiles its
+//    modules again: ~25 ms of the host's start, ~0.1 s of a preview with both. The runner writes the cache as it
+//    exits; the engine ends the host with a signal, so the host writes it once its modules have loaded.
 import Module, { createRequire } from "node:module";
 import path from "node:path";
 
@@ -73,7 +77,11 @@ const entry = /[\\/]@pulumi[\\/]pulumi[\\/]cmd[\\/](dynamic-provider|run)(?:[\\/
   process.argv[1] ?? "",
 );
 if (entry) {
-  if (entry[1] === "dynamic-provider") watchEngine();
+  Module.enableCompileCache?.();
+  if (entry[1] === "dynamic-provider") {
+    watchEngine();
+    setImmediate(() => Module.flushCompileCache?.()); // after the host's own modules, before its first call
+  }
   const pulumiDir = path.join(process.argv[1].slice(0, entry.index), "@pulumi", "pulumi");
   const deferred = [
     // pulumi's shim, not `typescript`: it falls back to a vendored TypeScript when the project has none (ts-node,

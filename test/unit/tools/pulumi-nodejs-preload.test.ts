@@ -1,9 +1,10 @@
 /**
  * The toolchain's dynamic-provider launcher (tools/bin/pulumi-resource-pulumi-nodejs) starts @pulumi/pulumi's host
  * without loading what the host never uses (TypeScript, npm's arborist and normalize-package-data, the Automation
- * API) or uses late (OpenTelemetry's API, semver), and each of them still loads, and works, at its first use. Proven on the real host started by the real launcher (through a
- * symlink, as a PATH entry may be): a probe required into it looks at its module cache once the host has printed
- * its port, then uses each deferred module as @pulumi/pulumi's code does.
+ * API) or uses late (OpenTelemetry's API, semver), and each of them still loads, and works, at its first use; its
+ * compiled code is on disk before it serves. Proven on the real host started by the real launcher (through a
+ * symlink, as a PATH entry may be): a probe required into it looks at its module cache and Node's compile cache
+ * once the host has printed its port, then uses each deferred module as @pulumi/pulumi's code does.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -18,6 +19,11 @@ import { repoRoot } from "../../../tools/lib/paths.ts";
 // that resolves the host (the launcher's fallback).
 const probe = String.raw`
 const host = process.argv[1] ?? "";
+function compileCacheEntries(dir) {
+  const fs = require("node:fs");
+  if (!fs.existsSync(dir)) return 0;
+  return fs.readdirSync(dir).reduce((n, version) => n + fs.readdirSync(require("node:path").join(dir, version)).length, 0);
+}
 if (/cmd[\\/]dynamic-provider/.test(host)) {
   const write = process.stdout.write;
   process.stdout.write = function (...args) {
@@ -31,6 +37,7 @@ if (/cmd[\\/]dynamic-provider/.test(host)) {
       automation: cached().filter((f) => /[\\/]automation[\\/]/.test(f)),
       otel: cached().filter((f) => f.includes("@opentelemetry")),
       semver: cached().filter((f) => /[\\/]semver[\\/]/.test(f)),
+      compileCache: compileCacheEntries(require("node:path").join(require("node:os").tmpdir(), "node-compile-cache")),
     };
     const otel = require("node:module").createRequire(pulumiDir + "/runtime/settings.js")("@opentelemetry/api");
     const semver = require("node:module").createRequire(pulumiDir + "/runtime/rpc.js")("semver");
@@ -61,7 +68,7 @@ if (/cmd[\\/]dynamic-provider/.test(host)) {
 }
 `;
 
-test("the launcher's host starts without TypeScript and arborist, and loads each at its first use", async (t) => {
+test("the launcher's host starts without TypeScript and arborist, loads each at its first use, and caches its code", async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "nodejs-preload-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(path.join(dir, "probe.cjs"), probe);
@@ -75,6 +82,9 @@ test("the launcher's host starts without TypeScript and arborist, and loads each
       ...process.env,
       PATH: [path.dirname(process.execPath), process.env.PATH].join(path.delimiter),
       NODE_OPTIONS: `--require ${path.join(dir, "probe.cjs")}`,
+      TMPDIR: dir, // where Node keeps its compile cache when NODE_COMPILE_CACHE does not say
+      NODE_COMPILE_CACHE: undefined,
+      NODE_DISABLE_COMPILE_CACHE: undefined,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -94,6 +104,8 @@ test("the launcher's host starts without TypeScript and arborist, and loads each
   assert.ok(report.atStart.automation.length <= 1, `the Automation API was loaded: ${report.atStart.automation}`);
   assert.ok(report.atStart.otel.length <= 1, `OpenTelemetry's API was loaded: ${report.atStart.otel.join(", ")}`);
   assert.ok(report.atStart.semver.length <= 1, `semver was loaded: ${report.atStart.semver.join(", ")}`);
+  // ... and with its own modules' compiled code written to Node's compile cache (it is ended by a signal later)
+  assert.ok(report.atStart.compileCache > 100, `${report.atStart.compileCache} entries in the compile cache`);
   assert.equal(report.arborist, "function");
   assert.equal(report.normalized, "probe@1.0.0");
   assert.equal(report.automation, "function");
