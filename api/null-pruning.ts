@@ -34,6 +34,13 @@ export function pruneNulls(value: unknown, schema: StructuralSchema | undefined)
   return out;
 }
 
+/** True when `value` holds a `null` anywhere: without one, {@link pruneNulls} has nothing to drop. */
+export function containsNull(value: unknown): boolean {
+  if (value === null) return true;
+  if (typeof value !== "object") return false;
+  return Object.values(value).some(containsNull);
+}
+
 /** {@link pruneNulls} for a whole object, whose `metadata` follows ObjectMeta's rules rather than the schema's. */
 export function pruneObjectNulls(object: unknown, schema: StructuralSchema): unknown {
   const pruned = pruneNulls(object, schema);

@@ -8,7 +8,7 @@ import { openApiV3Schema } from "./crd.ts";
 import type { FieldIssue } from "./field-issue.ts";
 import { myAppInstanceSchema } from "./instance.ts";
 import type { MyAppInstanceObject } from "./instance.ts";
-import { pruneNulls, pruneObjectNulls } from "./null-pruning.ts";
+import { containsNull, pruneNulls, pruneObjectNulls } from "./null-pruning.ts";
 import { myAppInstanceSpecSchema } from "./spec.ts";
 import type { MyAppInstanceSpec } from "./spec.ts";
 import { myAppInstanceStatusSchema } from "./status.ts";
@@ -24,16 +24,21 @@ export type StatusVerdict = { ok: true; status: MyAppInstanceStatus } | { ok: fa
 /** The verdict on a whole object. */
 export type InstanceVerdict = { ok: true; instance: MyAppInstanceObject } | { ok: false; issues: FieldIssue[] };
 
-// The structural schema is what the apiserver walks to drop nulls; generating it once is enough.
+// The structural schema is what the apiserver walks to drop nulls; generating it once is enough, and only for a
+// value that has a null to drop (generating it is ~10 ms of a provider's first check, on every preview).
 let rootSchema: StructuralSchema | undefined;
 function structural(): StructuralSchema {
   rootSchema ??= openApiV3Schema();
   return rootSchema;
 }
 
+function withoutNulls(input: unknown, part: "spec" | "status"): unknown {
+  return containsNull(input) ? pruneNulls(input, structural().properties?.[part]) : input;
+}
+
 /** Validates a spec as the apiserver would on create (issue paths start with `spec.`). */
 export function validateSpec(input: unknown): SpecVerdict {
-  const value = pruneNulls(input, structural().properties?.["spec"]);
+  const value = withoutNulls(input, "spec");
   const result = myAppInstanceSpecSchema.safeParse(value);
   return result.success
     ? { ok: true, spec: result.data }
@@ -42,7 +47,7 @@ export function validateSpec(input: unknown): SpecVerdict {
 
 /** Validates a status as the apiserver would on a write to the status subresource. */
 export function validateStatus(input: unknown): StatusVerdict {
-  const value = pruneNulls(input, structural().properties?.["status"]);
+  const value = withoutNulls(input, "status");
   const result = myAppInstanceStatusSchema.safeParse(value);
   return result.success
     ? { ok: true, status: result.data }
@@ -51,7 +56,7 @@ export function validateStatus(input: unknown): StatusVerdict {
 
 /** Validates a whole object as the apiserver would on create (spec, metadata names and labels, unknown fields). */
 export function validateInstance(input: unknown): InstanceVerdict {
-  const value = pruneObjectNulls(input, structural());
+  const value = containsNull(input) ? pruneObjectNulls(input, structural()) : input;
   const result = myAppInstanceSchema.safeParse(value);
   return result.success
     ? { ok: true, instance: result.data }

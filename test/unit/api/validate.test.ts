@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { formatFieldIssues, openApiV3Schema, validateInstance } from "../../../api/index.ts";
-import { pruneNulls, pruneObjectNulls } from "../../../api/null-pruning.ts";
+import { formatFieldIssues, openApiV3Schema, validateInstance, validateSpec } from "../../../api/index.ts";
+import { containsNull, pruneNulls, pruneObjectNulls } from "../../../api/null-pruning.ts";
 import { fieldPath } from "../../../api/validate.ts";
 
 const object = (metadata: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
@@ -88,6 +88,19 @@ describe("pruneNulls", () => {
     assert.equal(Object.getPrototypeOf(pruned.spec.values), Object.prototype);
     assert.deepEqual(Object.keys(pruned.spec.values), ["__proto__"]);
     assert.ok(Object.hasOwn(pruned.spec, "constructor"));
+  });
+
+  test("containsNull finds a null at any depth, in objects and lists, and only there", () => {
+    assert.equal(containsNull({ spec: { image: "nginx", resources: { limits: { cpu: "1" } }, ports: [1] } }), false);
+    assert.equal(containsNull({ spec: { resources: { limits: { cpu: null } } } }), true);
+    assert.equal(containsNull({ spec: { values: { list: [{ a: 1 }, null] } } }), true);
+    assert.equal(containsNull(null), true);
+    assert.equal(containsNull(undefined), false);
+  });
+
+  test("a null deep in a spec is still dropped before validation (the schema is generated when one is there)", () => {
+    const verdict = validateSpec({ image: "nginx", resources: { limits: null } });
+    assert.ok(verdict.ok, JSON.stringify(verdict));
   });
 
   test("does not change its input", () => {
