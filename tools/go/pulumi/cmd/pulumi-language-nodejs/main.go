@@ -208,8 +208,14 @@ func preloadArgs() []string {
 	return []string{"--import", preload}
 }
 
-// resolveModule finds a module the way the program itself would (from its directory).
+// resolveModule finds a module the way the program itself would (from its directory). Where a node_modules above
+// the directory holds the package and the package has no "exports" map, Node's answer is that file's real path, and
+// it is found here: asking a `node -e` costs every preview, up and destroy a second Node start (~40 ms). Anywhere
+// else (NODE_PATH, a global folder, an "exports" map) Node is asked, as upstream's host does.
 func resolveModule(ctx context.Context, nodeBin, dir, module string) (string, error) {
+	if file, ok := resolveInNodeModules(dir, module); ok {
+		return file, nil
+	}
 	script := fmt.Sprintf(`try{console.log(require.resolve(%q))}catch(e){console.error(e.code==="MODULE_NOT_FOUND"?"The Pulumi SDK (@pulumi/pulumi) is not installed in this project: run npm ci.":e.message);process.exit(1)}`, module)
 	cmd := exec.CommandContext(ctx, nodeBin, "-e", script)
 	cmd.Dir = dir
@@ -222,6 +228,36 @@ func resolveModule(ctx context.Context, nodeBin, dir, module string) (string, er
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// resolveInNodeModules resolves "@scope/name/sub/path" as Node would for a package without an "exports" map:
+// <dir or an ancestor>/node_modules/@scope/name/sub/path/index.js, the nearest first, symlinks resolved.
+func resolveInNodeModules(dir, module string) (string, bool) {
+	parts := strings.SplitN(module, "/", 3)
+	if len(parts) != 3 || !strings.HasPrefix(parts[0], "@") {
+		return "", false
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		pkg := filepath.Join(d, "node_modules", parts[0], parts[1])
+		if manifest, err := os.ReadFile(filepath.Join(pkg, "package.json")); err == nil {
+			var fields map[string]json.RawMessage
+			if json.Unmarshal(manifest, &fields) != nil || fields["exports"] != nil {
+				return "", false
+			}
+			sub := filepath.Join(pkg, filepath.FromSlash(parts[2]))
+			// Node tries the path as a file, and a directory's own package.json, before index.js.
+			for _, first := range []string{sub, sub + ".js", filepath.Join(sub, "package.json")} {
+				if info, err := os.Stat(first); err == nil && !info.IsDir() {
+					return "", false
+				}
+			}
+			file, err := filepath.EvalSymlinks(filepath.Join(sub, "index.js"))
+			return file, err == nil
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
 }
 
 // legacyConfig renders config keys as <namespace>:config:<name>, the form every @pulumi/pulumi version reads.
