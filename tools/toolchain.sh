@@ -84,7 +84,7 @@ key() {
   local dir="$here/go/$1"
   { echo "$(go_version) $tags"; recipe "$1"; cat "$here/versions.env"
     find "$dir" -name '*.go' -o -name 'go.mod' -o -name 'go.sum' -o -name '*.patch' | sort | xargs cat
-    [ "$1" != pulumi ] || cat "$here"/bin/pulumi-*
+    [ "$1" != pulumi ] || cat "$here"/../pulumi-plugin/pulumi-*
   } | sha256sum | cut -c1-16
 }
 
@@ -206,8 +206,8 @@ build() {
     die "FAILED: $piece (${pkgs[*]}). Full log: $tmp/build.log. 'go clean -cache' if Go's cache is corrupt; then npm run toolchain again."
   fi
   # pulumi finds its bundled plugins next to its own (resolved) binary: the dynamic-provider launcher and its
-  # preload go there.
-  [ "$piece" != pulumi ] || cp "$here"/bin/pulumi-* "$tmp/bin/"
+  # preload go there (the package ships the same files as a project plugin: pulumi-plugin/).
+  [ "$piece" != pulumi ] || cp "$here"/../pulumi-plugin/pulumi-* "$tmp/bin/"
   # helm-operator-plugins' main package is its module root: go names the binary after the module, not the command.
   [ "$piece" != helm-operator ] || mv "$tmp/bin/helm-operator-plugins" "$tmp/bin/helm-operator"
   touch "$tmp/.complete"; rm -rf "$out"; mv -T "$tmp" "$out"

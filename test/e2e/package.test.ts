@@ -164,10 +164,24 @@ async function userProject(t: TestContext, nodeDir: string, packed: string): Pro
   await stack.setConfig("kubeconfig", { value: kubeconfigPath });
   const failWith = (error: unknown) => new Error(`${String(error)}\noperator log (tail):\n${operator.logTail()}`);
 
-  await t.test("preview: the platform and both instances would be created", async () => {
-    const preview = await stack.preview({ onOutput: log(t) });
-    assert.ok((preview.changeSummary.create ?? 0) >= 10, JSON.stringify(preview.changeSummary));
-  });
+  await t.test(
+    "preview: the platform and both instances would be created, by the package's provider launcher",
+    async () => {
+      // The engine's log says which launcher started the instances' provider host: the Pulumi.yaml's project plugin.
+      let engineLog = "";
+      const preview = await stack.preview({
+        onOutput: log(t),
+        logVerbosity: 9,
+        logToStdErr: true,
+        onError: (text) => (engineLog += text),
+      });
+      assert.ok((preview.changeSummary.create ?? 0) >= 10, JSON.stringify(preview.changeSummary));
+      const launched = /Launching plugin 'pulumi-nodejs \(resource\)' from '([^']+)'/.exec(engineLog)?.[1];
+      assert.ok(launched, "the engine's log names no launcher of the provider host");
+      const packaged = path.join(installed, "pulumi-plugin/pulumi-resource-pulumi-nodejs");
+      assert.equal(realpathSync(launched), realpathSync(packaged));
+    },
+  );
 
   await t.test("up: both instances Ready, in the platform's cluster", async () => {
     const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {

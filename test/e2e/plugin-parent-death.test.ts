@@ -4,7 +4,7 @@
  * measured 293 s until all were gone). Here each plugin is started as the engine starts it (its engine's address
  * as the argument, stdout piped to the engine), by a stand-in engine process that is then SIGKILLed.
  *
- * The dynamic-provider launcher (tools/bin) needs only Node; the Go plugins need the toolchain
+ * The dynamic-provider launcher (pulumi-plugin/) needs only Node; the Go plugins need the toolchain
  * (`npm run toolchain`). No cluster: run with `npm test -- test/e2e/plugin-parent-death.test.ts`.
  */
 import assert from "node:assert/strict";
@@ -76,10 +76,10 @@ async function goneWithin(plugin: ProcessInfo, since: number, what: string): Pro
 }
 
 describe("a plugin this project launches ends with its engine", { timeout: 5 * 60_000 }, () => {
-  it("the dynamic-provider launcher's host (tools/bin/pulumi-resource-pulumi-nodejs), before any call", async (t) => {
+  it("the dynamic-provider launcher's host (pulumi-plugin/pulumi-resource-pulumi-nodejs), before any call", async (t) => {
     // GIVEN the host serving, with no call yet (the provider's own watch starts with its first call)
     const env = { ...process.env, PATH: [path.dirname(process.execPath), process.env.PATH].join(path.delimiter) };
-    const outlived = await outlives(t, path.join(repoRoot, "tools/bin/pulumi-resource-pulumi-nodejs"), env);
+    const outlived = await outlives(t, path.join(repoRoot, "pulumi-plugin/pulumi-resource-pulumi-nodejs"), env);
     // THEN it is gone within the limit
     assert.ok(outlived < limitMs, `the dynamic-provider host outlived its engine by ${Math.round(outlived)} ms`);
   });

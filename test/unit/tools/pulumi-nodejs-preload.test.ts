@@ -1,5 +1,5 @@
 /**
- * The toolchain's dynamic-provider launcher (tools/bin/pulumi-resource-pulumi-nodejs) starts @pulumi/pulumi's host
+ * The toolchain's dynamic-provider launcher (pulumi-plugin/pulumi-resource-pulumi-nodejs) starts @pulumi/pulumi's host
  * without loading what the host never uses (TypeScript, npm's arborist and normalize-package-data, the Automation
  * API) or uses late (OpenTelemetry's API, semver), and each of them still loads, and works, at its first use; its
  * compiled code is on disk before it serves. Proven on the real host started by the real launcher (through a
@@ -73,7 +73,7 @@ test("the launcher's host starts without TypeScript and arborist, loads each at 
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(path.join(dir, "probe.cjs"), probe);
   const launcher = path.join(dir, "pulumi-resource-pulumi-nodejs");
-  symlinkSync(path.join(repoRoot, "tools/bin/pulumi-resource-pulumi-nodejs"), launcher);
+  symlinkSync(path.join(repoRoot, "pulumi-plugin/pulumi-resource-pulumi-nodejs"), launcher);
 
   // GIVEN the launcher started as the engine starts it (from the program's directory, node on PATH)
   const host = spawn(launcher, ["127.0.0.1:1"], {
@@ -129,7 +129,7 @@ test("the launcher finds the host from the program's directory without asking a 
   });
   const startHost = async (cwd: string, extraEnv: NodeJS.ProcessEnv) => {
     rmSync(starts, { force: true });
-    const host = spawn(path.join(repoRoot, "tools/bin/pulumi-resource-pulumi-nodejs"), ["127.0.0.1:1"], {
+    const host = spawn(path.join(repoRoot, "pulumi-plugin/pulumi-resource-pulumi-nodejs"), ["127.0.0.1:1"], {
       cwd,
       env: { ...process.env, PATH: [shims, process.env.PATH].join(path.delimiter), ...extraEnv },
       stdio: ["ignore", "pipe", "pipe"],
