@@ -1,6 +1,7 @@
 // Loaded (`node --import`) before @pulumi/pulumi's two entry points: the dynamic-provider host (by the launcher
 // beside this file, the toolchain's or the package's project plugin) and the program's runner, cmd/run (by the
-// toolchain's language host, beside which the toolchain puts a copy).
+// toolchain's language host, beside which the toolchain puts a copy, or by any language host through the project's
+// `nodeargs: --import=myapp-platform/pulumi-preload`). Loaded twice, it does the same twice, harmlessly.
 //
 // 1. The host watches the engine. A SIGKILLed `pulumi up` tells its plugins nothing, and the host would serve on:
 //    it exits (silently: the engine's pipes are gone) once its parent pid changes, looked at every second; unref'd,

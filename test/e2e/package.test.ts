@@ -32,7 +32,7 @@ import { apiVersion, isReady, kind, type MyAppInstanceObject } from "../../api/i
 import { NotFoundError } from "../../kube/index.ts";
 import { kubeconfigPath, repoRoot } from "../../tools/lib/paths.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
-import { descendants, stillRunning, type ProcessInfo } from "../support/process-tree.ts";
+import { allProcesses, descendants, stillRunning, type ProcessInfo } from "../support/process-tree.ts";
 import { enginesNodeOf, nodeBinDir, oldestVersionOf } from "../support/oldest-node.ts";
 import { teardown, type Defer } from "../support/teardown.ts";
 import { npmInstall, packedProject } from "../../tools/lib/packed-project.ts";
@@ -183,16 +183,32 @@ async function userProject(t: TestContext, nodeDir: string, packed: string): Pro
     },
   );
 
-  await t.test("up: both instances Ready, in the platform's cluster", async () => {
-    const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
-      throw failWith(error);
-    });
-    assert.equal(up.summary.result, "succeeded");
-    const { items } = await client.list<Typed<MyAppInstanceObject>>(apiVersion, kind, { namespace: appNamespace });
-    assert.deepEqual(items.map((item) => item.metadata.name?.replace(/-[0-9a-f]{8}$/, "")).sort(), ["db", "web"]);
-    for (const item of items) assert.ok(isReady(item), `${item.metadata.name} is Ready`);
-    assert.match(String(up.outputs.webEndpoint?.value), /^web-[0-9a-f]{8}\.shop\.svc:8080$/);
-  });
+  await t.test(
+    "up: both instances Ready, in the platform's cluster; the runner had the package's preload",
+    async () => {
+      // The program's runner lives through the whole up: its command line shows the README's `nodeargs`.
+      const runners = new Set<string>();
+      const sampler = setInterval(() => {
+        for (const p of allProcesses()) if (/cmd[\\/]run[\\/]index\.js/.test(p.command)) runners.add(p.command);
+      }, 100);
+      const up = await stack
+        .up({ onOutput: log(t) })
+        .catch((error: unknown) => {
+          throw failWith(error);
+        })
+        .finally(() => clearInterval(sampler));
+      assert.equal(up.summary.result, "succeeded");
+      const seen = [...runners].join("\n") || "no runner seen";
+      assert.ok(
+        [...runners].some((command) => command.includes("--import=myapp-platform/pulumi-preload")),
+        seen,
+      );
+      const { items } = await client.list<Typed<MyAppInstanceObject>>(apiVersion, kind, { namespace: appNamespace });
+      assert.deepEqual(items.map((item) => item.metadata.name?.replace(/-[0-9a-f]{8}$/, "")).sort(), ["db", "web"]);
+      for (const item of items) assert.ok(isReady(item), `${item.metadata.name} is Ready`);
+      assert.match(String(up.outputs.webEndpoint?.value), /^web-[0-9a-f]{8}\.shop\.svc:8080$/);
+    },
+  );
 
   await t.test("preview and refresh right after: no changes", async () => {
     await stack.preview({ expectNoChanges: true, onOutput: log(t) });

@@ -22,12 +22,17 @@ export function readProcess(pid: number): ProcessInfo | undefined {
   }
 }
 
-/** Every live descendant of `root`. */
-export function descendants(root: number): ProcessInfo[] {
-  const all = readdirSync("/proc")
+/** Every live process. */
+export function allProcesses(): ProcessInfo[] {
+  return readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
     .map((entry) => readProcess(Number(entry)))
     .filter((p): p is ProcessInfo => p !== undefined);
+}
+
+/** Every live descendant of `root`. */
+export function descendants(root: number): ProcessInfo[] {
+  const all = allProcesses();
   const found: ProcessInfo[] = [];
   const parents = new Set([root]);
   for (let grew = true; grew;) {

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/shlex"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -143,7 +144,12 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	}
 	secretKeys, _ := json.Marshal(orEmpty(req.GetConfigSecretKeys()))
 
-	args := append(preloadArgs(), runPath)
+	// As upstream: runtime.options.nodeargs (shell words) go to node before the runner.
+	nodeArgs, err := optionNodeArgs(req.GetInfo().GetOptions().AsMap())
+	if err != nil {
+		return &pulumirpc.RunResponse{Error: err.Error()}, nil
+	}
+	args := append(append(preloadArgs(), nodeArgs...), runPath)
 	flagArg := func(k, v string) {
 		if v != "" {
 			args = append(args, "--"+k, v)
@@ -206,6 +212,19 @@ func preloadArgs() []string {
 		return nil
 	}
 	return []string{"--import", preload}
+}
+
+// optionNodeArgs reads the nodeargs runtime option as upstream's host does: a string, split into shell words.
+func optionNodeArgs(opts map[string]any) ([]string, error) {
+	value, ok := opts["nodeargs"]
+	if !ok {
+		return nil, nil
+	}
+	text, ok := value.(string)
+	if !ok {
+		return nil, errors.New("nodeargs option must be a string")
+	}
+	return shlex.Split(text)
 }
 
 // resolveModule finds a module the way the program itself would (from its directory). Where a node_modules above
