@@ -11,7 +11,9 @@ const layers = [
   { target: "./api", from: ["./chart", "./kube", "./operator", "./components", "./provider", "./tools", "./bench"] },
   // the chart engine (sources, values, helm, render policy) may use api, nothing above it: the operator, the
   // provider and the component's checks share it.
-  { target: "./chart", from: ["./kube", "./operator", "./components", "./provider", "./tools", "./bench"] },
+  { target: "./chart", from: ["./operator", "./components", "./provider", "./tools", "./bench"] },
+  // of kube, only undici's Agent without its index (the transport a remote chart fetch shares with the cluster's).
+  { target: "./chart", from: ["./kube"], except: ["./undici.ts"] },
   // kube may use api, nothing above it.
   { target: "./kube", from: ["./chart", "./operator", "./components", "./provider", "./tools", "./bench"] },
   // the operator stands on api, chart and kube; the Pulumi side and the project's scripts are above it.

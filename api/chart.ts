@@ -4,7 +4,7 @@
  * the instance's objects from values derived from the typed spec (placed at `valuePaths`) with `spec.values`
  * merged over the chart's own values, and the operator keeps the lifecycle (apply, prune, status, finalizer).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { dns1123SubdomainPattern, maxDns1123SubdomainLength } from "./dns-names.ts";
 
 /** The spec fields the operator maps into chart values, in the order the docs list them. */

@@ -3,7 +3,7 @@
  * controller-gen writes for it, so tools that read conditions (kstatus, `kubectl wait --for=condition=Ready`)
  * find what they expect.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { isDateTime } from "./date-time.ts";
 import { boundedText } from "./text.ts";
 

@@ -4,7 +4,7 @@
  * here restates a field rule; it adds only what is about the resource rather than its fields.
  */
 import { stringify } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { category, crdName, group, kind, listKind, plural, shortName, singular, version } from "./names.ts";
 import { myAppInstanceSchema } from "./instance.ts";
 import { myAppInstanceSpecSchema } from "./spec.ts";

@@ -1,7 +1,7 @@
 /**
  * A whole MyAppInstance object, as written to and read from the apiserver.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { apiVersion, kind } from "./names.ts";
 import { objectMetaSchema } from "./object-meta.ts";
 import { myAppInstanceSpecSchema } from "./spec.ts";

@@ -3,7 +3,7 @@
  * create, so that zod and the apiserver agree on names and labels too. Strict, like the apiserver's field
  * validation: a misspelt `metadata.lables` is an error, not a silent no-op.
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   dns1123LabelPattern,
   dns1123SubdomainPattern,

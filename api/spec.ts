@@ -3,7 +3,7 @@
  * to provision storage. This zod schema is the single source of the TS types, the CRD's `spec` schema (with its
  * `kubectl explain` texts and CEL rules) and every spec check in TS.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { chartRules, chartSchema, chartValuesSchema } from "./chart.ts";
 import { dns1123SubdomainPattern, maxDns1123SubdomainLength } from "./dns-names.ts";
 import {

@@ -2,7 +2,7 @@
  * The observed state of a MyAppInstance, written only by the operator through the status subresource. Phase is
  * a summary for people (`kubectl get` prints it); machines read the conditions.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { maxServiceEndpointLength } from "./child-names.ts";
 import { conditionSchema } from "./condition-schema.ts";
 import { maxImageReferenceLength } from "./image-reference.ts";

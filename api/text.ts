@@ -2,7 +2,7 @@
  * Free-text strings with a length limit. The apiserver counts `maxLength` in Unicode code points, JavaScript's
  * `length` in UTF-16 units (an emoji is 2), so `z.string().max()` would reject text the apiserver accepts.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Length in code points, as the apiserver's `maxLength` counts it. */
 export function codePointLength(text: string): number {

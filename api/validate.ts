@@ -3,7 +3,7 @@
  * Each returns every failure at once, each naming its field the way the apiserver does (`spec.port`), so
  * `pulumi preview` can fail with the same words `kubectl apply` would print.
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import { openApiV3Schema } from "./crd.ts";
 import type { FieldIssue } from "./field-issue.ts";
 import { myAppInstanceSchema } from "./instance.ts";

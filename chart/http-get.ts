@@ -9,7 +9,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
-import type { Agent } from "undici";
+import type { Agent } from "../kube/undici.ts";
 import { isPrivateAddress, mayBePrivate, type SourcePolicy } from "./source-policy.ts";
 
 /** A failed GET: `transient` when a retry may succeed (network, timeout, 429, 5xx). */
@@ -53,11 +53,12 @@ const privateRefusal = "ERR_MYAPP_PRIVATE_ADDRESS";
 export function boundedHttpGet(policy: SourcePolicy, options: HttpGetOptions = {}): HttpGet {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxRedirects = options.maxRedirects ?? 5;
-  // undici's index (all of undici; see kube/undici.ts) only once a remote chart is fetched: most platforms allow
-  // no remote source, and then neither the operator nor the provider loads it.
+  // undici's Agent without its index (kube/undici.ts, which every cluster connection loads anyway); imported by
+  // path, not `import("undici")`, which would bundle all of undici (fetch, WebSocket, mocks, cache stores: 1.3 MiB
+  // of source) into the operator and the provider host that parse it on every start.
   let agent: Promise<Agent> | undefined;
   const connection = () =>
-    (agent ??= import("undici").then(
+    (agent ??= import("../kube/undici.ts").then(
       ({ Agent }) =>
         new Agent({
           connect: { timeout: options.connectTimeoutMs ?? 10_000, lookup: checkedLookup(policy) },

@@ -32,6 +32,21 @@ describe("bundleOperator", () => {
     assert.ok(!bundle.packages.some((p) => p.startsWith("@pulumi/")), bundle.packages.join(", "));
     const source = readFileSync(bundle.file, "utf8");
     assert.doesNotMatch(source, /@pulumi\/pulumi/);
+    // AND only the parts of undici and zod the operator runs: every process parses (and holds) all of its source
+    const bundled = [...source.matchAll(/^\/\/ (node_modules\/\S+)$/gm)].map((match) => match[1] ?? "");
+    assert.ok(bundled.includes("node_modules/undici/lib/dispatcher/agent.js"), "undici's Agent is bundled");
+    const unused =
+      /^node_modules\/undici\/(index\.js|lib\/(web\/fetch\/index\.js|web\/websocket\/|web\/eventsource\/|mock\/|cache\/))/;
+    assert.deepEqual(
+      bundled.filter((file) => unused.test(file)),
+      [],
+      "undici's index, and with it fetch, WebSocket, EventSource, mocks and cache stores, are not bundled",
+    );
+    assert.deepEqual(
+      bundled.filter((file) => file.startsWith("node_modules/zod/v4/locales/")),
+      ["node_modules/zod/v4/locales/en.js"],
+      "of zod's locales only the default one is bundled",
+    );
     // AND it is ASCII, so V8 holds its source as one byte per character, not two
     assert.doesNotMatch(source, /[^\x00-\x7f]/u);
     const licenses = readFileSync(bundle.licenses, "utf8");
