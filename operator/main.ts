@@ -14,23 +14,25 @@ import { apiVersion, kind } from "../api/index.ts";
 import { disableProto } from "../chart/proto-guard.ts";
 import { KubeClient, loadKubeConfig, realClock, TransportError } from "../kube/index.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
-import { AdmissionWebhooks } from "./admission-wiring.ts";
 import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, clusterClient, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { npmWrappers, onLauncherGone, onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
-import { selfSignedMetricsTls } from "./metrics-certificate.ts";
 import { operatorVersion } from "./version.ts";
 import { cachedKinds, indexedLabels, watchedOwnedKinds } from "./watched-kinds.ts";
 
 export async function runOperator(options: OperatorOptions, logger: Logger): Promise<Manager> {
   const identity = `${hostname()}-${randomBytes(4).toString("hex")}`;
-  // Secure metrics are served over HTTPS: with the mounted certificate, else a self-signed one.
+  // Secure metrics are served over HTTPS: with the mounted certificate, else a self-signed one. The certificate
+  // code (X.509, ASN.1) is loaded only by an operator that makes certificates (self-signed metrics, webhooks).
   const metricsTls = options.metricsCertDir
     ? readMetricsTls(options.metricsCertDir)
     : options.metricsSecure
-      ? await selfSignedMetricsTls(realClock.wallTime())
+      ? await import("./metrics-certificate.ts").then((m) => m.selfSignedMetricsTls(realClock.wallTime()))
       : undefined;
-  const webhooks = options.webhook && new AdmissionWebhooks({ ...options, webhook: options.webhook }, logger);
+  const { webhook } = options;
+  const webhooks = webhook
+    ? await import("./admission-wiring.ts").then((m) => new m.AdmissionWebhooks({ ...options, webhook }, logger))
+    : undefined;
   const manager = await startManager(
     {
       name: "myappinstance",
