@@ -42,9 +42,12 @@ describe("bundleOperator", () => {
       [],
       "undici's index, and with it fetch, WebSocket, EventSource, mocks and cache stores, are not bundled",
     );
+    // (the locales' index may stand in it as an empty module: what it re-exports is gone)
+    const locales = bundled.filter((file) => file.startsWith("node_modules/zod/v4/locales/"));
+    assert.ok(locales.includes("node_modules/zod/v4/locales/en.js"), "zod's default locale is bundled");
     assert.deepEqual(
-      bundled.filter((file) => file.startsWith("node_modules/zod/v4/locales/")),
-      ["node_modules/zod/v4/locales/en.js"],
+      locales.filter((file) => !/\/(en|index)\.js$/.test(file)),
+      [],
       "of zod's locales only the default one is bundled",
     );
     // AND it is ASCII, so V8 holds its source as one byte per character, not two
