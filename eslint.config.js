@@ -45,7 +45,7 @@ const layers = [
     target: "./operator/runtime",
     from: ["./api", "./chart", "./operator/desired", "./operator/chart", "./operator/reconcile"],
   },
-  // the process's own files (main.ts, options.ts, chart-wiring.ts, watched-kinds.ts, version.ts) wire the
+  // the process's own files (main.ts, options.ts, chart-wiring.ts, watched-kinds.ts, version.ts, log-output.ts) wire the
   // folders of operator/; none of those folders imports them.
   { target: "./operator/*/**", from: "./operator/*.ts" },
   { target: "./provider", from: ["./operator", "./components", "./tools", "./bench"] },

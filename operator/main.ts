@@ -13,6 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { apiVersion, kind } from "../api/index.ts";
 import { disableProto } from "../chart/proto-guard.ts";
 import { KubeClient, loadKubeConfig, realClock, TransportError } from "../kube/index.ts";
+import { logsWritten, stdoutDestination } from "./log-output.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
 import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, clusterClient, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
@@ -196,12 +197,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   const parsed = commandLine(argv, env);
   if ("exit" in parsed) answerAndExit(parsed);
   const options = parsed.run;
-  // Lines go to stdout asynchronously, batched while a write is in flight: a synchronous write per line was about a
-  // tenth of the operator's CPU converging 1,000 instances. pino writes out what is pending on exit.
-  const logger = pino(
-    { level: options.logLevel, base: { component: "myapp-operator" } },
-    pino.destination({ dest: 1, sync: false }),
-  );
+  const destination = stdoutDestination();
+  const logger = pino({ level: options.logLevel, base: { component: "myapp-operator" } }, destination);
   try {
     await reachCluster(options);
     const manager = await runOperator(options, logger);
@@ -212,6 +209,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         stopWatchingLauncher();
         const { drained } = await manager.stop();
         logger.info({ drained }, "operator stopped");
+        if (logger.isLevelEnabled("info")) await logsWritten(destination);
         process.exit(0);
       })());
     onTerminationSignal(stop);
