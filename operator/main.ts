@@ -225,6 +225,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   } catch (error) {
     logger.debug({ err: error }, "operator failed to start");
     console.error(fatalLine(error instanceof Error ? error.message : String(error)));
+    if (logger.isLevelEnabled("debug")) await logsWritten(destination);
     process.exit(1);
   }
 }
