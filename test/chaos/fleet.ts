@@ -175,16 +175,27 @@ async function laggingDetail(client: KubeClient, namespace: string, instances: r
 
 type Workload = KubeObject & { status?: Record<string, unknown> };
 type Pod = KubeObject & {
-  status?: { phase?: string; conditions?: readonly { type: string; status: string }[] };
+  spec?: { nodeName?: string };
+  status?: {
+    phase?: string;
+    conditions?: readonly { type: string; status: string; reason?: string; message?: string }[];
+  };
 };
 
-/** `name[revision phase ready deleting]` of a pod, for {@link laggingDetail}. */
+/**
+ * `name[revision phase ready node deleting]` of a pod, for {@link laggingDetail}. A pod with no node says what the
+ * scheduler last said about it (or that it has not tried): the scheduler's part, not the kubelet's.
+ */
 function podState(pod: Pod): string {
   const labels = pod.metadata.labels ?? {};
   const revision = labels["controller-revision-hash"] ?? labels["pod-template-hash"] ?? "?";
   const ready = pod.status?.conditions?.find((c) => c.type === "Ready")?.status ?? "?";
+  const scheduled = pod.status?.conditions?.find((c) => c.type === "PodScheduled");
+  const node = pod.spec?.nodeName
+    ? ` on ${pod.spec.nodeName}`
+    : ` unscheduled (${scheduled ? `${scheduled.reason ?? scheduled.status}: ${scheduled.message ?? ""}` : "not tried"})`;
   const deleting = pod.metadata.deletionTimestamp ? ` deleting since ${pod.metadata.deletionTimestamp}` : "";
-  return `${pod.metadata.name}[${revision} ${pod.status?.phase ?? "?"} Ready=${ready}${deleting}]`;
+  return `${pod.metadata.name}[${revision} ${pod.status?.phase ?? "?"} Ready=${ready}${node}${deleting}]`;
 }
 type Child = KubeObject & { spec?: { replicas?: number } };
 type Claim = KubeObject & { status?: { phase?: string } };
