@@ -7,7 +7,8 @@
  * exits; the local one has none, and kube-scheduler and kube-controller-manager exit when an outage outlasts
  * their leader-election renew deadline. So while a scenario runs, a supervisor here restarts every component
  * that is not running (outside an outage, whose own restart starts everything stopped), and counts what it
- * restarted.
+ * restarted. It also gives pods that kwok, the kubelets' stand-in, left waiting the second look a kubelet's sync
+ * would (kubelet-resync.ts), and counts those.
  */
 import { createServer, type Server } from "node:net";
 import { KubeClient, loadKubeConfig } from "../../kube/index.ts";
@@ -20,6 +21,7 @@ import {
 } from "../../tools/lib/cluster.ts";
 import { processCommandLine } from "../../tools/lib/process-record.ts";
 import { waitFor } from "../support/cluster.ts";
+import { KubeletResync } from "./kubelet-resync.ts";
 
 export type ControlPlaneComponent = "kube-apiserver" | "etcd";
 
@@ -42,6 +44,8 @@ export interface OwnCluster {
   readonly kubeconfig: string;
   /** Components that exited by themselves (`kube-scheduler`, ...) and were started again. */
   readonly restarted: readonly string[];
+  /** Pods kwok left waiting that got a kubelet's second look (kubelet-resync.ts). */
+  readonly podsResynced: () => number;
   /**
    * SIGKILLs `component`, keeps it down `downMs`, starts it again and waits for /readyz. Only the pid from the
    * cluster's own pid file is killed, and only while its command line names the cluster.
@@ -71,9 +75,13 @@ export async function ownCluster(name: string): Promise<OwnCluster> {
   // One `kwokctl start` at a time: the supervisor's and an outage's restarts never overlap.
   let starting: Promise<void> = Promise.resolve();
   const start = () => (starting = starting.then(() => startStoppedComponents(name)));
+  const client = new KubeClient(loadKubeConfig({ path: status.kubeconfig }));
+  const resync = new KubeletResync(client);
   const supervisor = (async () => {
-    while (!stopped) {
+    for (let round = 1; !stopped; round++) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
+      // As often as a kubelet retries its status writes; a cluster that is down is looked at again next time.
+      if (round % 5 === 0) await resync.round().catch(() => undefined);
       // Not during an outage: `kwokctl start` starts every stopped component, the held one too; the outage's own
       // restart starts whatever else exited meanwhile.
       if (held.size > 0 || stopped) continue;
@@ -86,9 +94,10 @@ export async function ownCluster(name: string): Promise<OwnCluster> {
 
   return {
     name,
-    client: new KubeClient(loadKubeConfig({ path: status.kubeconfig })),
+    client,
     kubeconfig: status.kubeconfig,
     restarted,
+    podsResynced: () => resync.touched,
     async outage(component, downMs) {
       const found = clusterComponents(name).find((c) => c.name === component);
       if (!found?.running) throw new Error(`${component} of cluster ${name} is not running: nothing to kill`);

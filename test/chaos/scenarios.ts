@@ -382,6 +382,8 @@ export async function controlPlaneRestart(t: TestContext, size: OutageSize): Pro
     restartWrites: restart.writes,
     // Components that exited by themselves (lost leader election) and were restarted, as a kubelet would.
     componentsRestarted: cluster.restarted.length ? [...new Set(cluster.restarted)].join(" ") : "none",
+    // Pods kwok left waiting on their node that got a kubelet's second look (kubelet-resync.ts).
+    podsResynced: cluster.podsResynced(),
   };
 }
 
