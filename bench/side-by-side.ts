@@ -17,6 +17,8 @@
  * The floor does 1, 4 and 5 on the workloads themselves (Ready: the workload's rollout is complete).
  */
 import { randomBytes } from "node:crypto";
+import { appendFileSync, mkdirSync } from "node:fs";
+import path from "node:path";
 import type { Benchmark, BenchContext, BenchmarkResult, Metric } from "./support/benchmark.ts";
 import { removeFleet } from "./support/cleanup.ts";
 import { createNamespace, ensureCrd } from "./support/cluster.ts";
@@ -195,7 +197,8 @@ async function runSubject(
     if (subject === "floor") {
       fleet = floorFleet(client, namespace, fleetSpec(scenario, images[0]));
     } else {
-      proxy = await startCountingProxyThread(kubeconfig, subject);
+      proxy = await startCountingProxyThread(kubeconfig, subject, { answers: requestLogDir !== undefined });
+      if (requestLogDir) keepRequestLog(proxy, path.join(requestLogDir, `${subject}-${namespace}.jsonl`));
       operator = await launch(subject, proxy);
       log(`operator pid ${operator.pid} ready`);
       fleet = instanceFleet(client, namespace, fleetSpec(scenario, images[0]));
@@ -450,6 +453,21 @@ export async function window(proxy: CountingProxy, ms: number, signal: AbortSign
 // ---- summary ----
 
 type Numeric = Exclude<keyof SubjectFigures, "subject" | "round" | "convergeRequests">;
+
+/**
+ * BENCH_REQUEST_LOG=DIR keeps every request an operator makes through its proxy (watches aside) in
+ * DIR/<subject>-<namespace>.jsonl, a line each as it is answered: `t` (when it came, epoch ms), `ms` (how long the
+ * apiserver took, through the proxy), `verb`, `resource`, `namespace`, `name`. For a look at where a run's time went.
+ */
+const requestLogDir = process.env.BENCH_REQUEST_LOG || undefined;
+
+function keepRequestLog(proxy: CountingProxy, file: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  proxy.onAnswer((info, at, ms) => {
+    const line = { t: Math.round(performance.timeOrigin + at), ms: Math.round(ms * 10) / 10, ...info };
+    appendFileSync(file, `${JSON.stringify(line)}\n`);
+  });
+}
 
 /** The rows of the side-by-side table: label, unit, and the figure each subject has. */
 export const rows: readonly { key: Numeric; label: string; unit: string; operatorsOnly?: boolean }[] = [

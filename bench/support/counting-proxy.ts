@@ -61,6 +61,8 @@ export interface CountingProxy {
   counts(): Counts;
   /** Calls `listener` for every request from now on; returns a function that stops that. */
   onRequest(listener: (info: RequestInfo, at: number) => void): () => void;
+  /** Calls `listener` as each request (not a watch) is answered: when it came (`at`) and how long it took. */
+  onAnswer(listener: (info: RequestInfo, at: number, ms: number) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -182,6 +184,7 @@ export async function startCountingProxy(kubeconfigPath: string, label: string):
   });
   const counts: Record<string, number> = {};
   const listeners = new Set<(info: RequestInfo, at: number) => void>();
+  const answerListeners = new Set<(info: RequestInfo, at: number, ms: number) => void>();
 
   const handle = (req: IncomingMessage | Http2ServerRequest, response: ServerResponse | Http2ServerResponse) => {
     // Both protocols' responses have the same writeHead/end/pipe target; typed as the HTTP/1 one.
@@ -192,6 +195,11 @@ export async function startCountingProxy(kubeconfigPath: string, label: string):
     counts[key] = (counts[key] ?? 0) + 1;
     const at = performance.now();
     for (const listener of listeners) listener(info, at);
+    if (info.verb !== "watch" && answerListeners.size > 0) {
+      res.on("finish", () => {
+        for (const listener of answerListeners) listener(info, at, performance.now() - at);
+      });
+    }
 
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) {
@@ -276,6 +284,10 @@ export async function startCountingProxy(kubeconfigPath: string, label: string):
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    onAnswer(listener) {
+      answerListeners.add(listener);
+      return () => answerListeners.delete(listener);
+    },
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -291,24 +303,43 @@ export async function startCountingProxy(kubeconfigPath: string, label: string):
 
 /**
  * The same proxy on a worker thread (support/counting-proxy-worker.ts): counts and request events come back as
- * messages; request times are translated to this thread's performance.now().
+ * messages; request times are translated to this thread's performance.now(). Answers come back only with
+ * `answers` (a message per request more, for a request log).
  */
-export async function startCountingProxyThread(kubeconfigPath: string, label: string): Promise<CountingProxy> {
+export async function startCountingProxyThread(
+  kubeconfigPath: string,
+  label: string,
+  { answers = false }: { readonly answers?: boolean } = {},
+): Promise<CountingProxy> {
   const worker = new Worker(new URL("./counting-proxy-worker.ts", import.meta.url), {
-    workerData: { kubeconfigPath, label },
+    workerData: { kubeconfigPath, label, answers },
   });
   const counts: Record<string, number> = {};
   const listeners = new Set<(info: RequestInfo, at: number) => void>();
+  const answerListeners = new Set<(info: RequestInfo, at: number, ms: number) => void>();
   const kubeconfig = await new Promise<string>((resolve, reject) => {
     worker.once("error", reject);
-    worker.on("message", (message: { kubeconfig?: string; request?: RequestInfo; epochMs?: number }) => {
-      if (message.kubeconfig) resolve(message.kubeconfig);
-      if (!message.request) return;
-      const key = `${message.request.verb} ${message.request.resource}`;
-      counts[key] = (counts[key] ?? 0) + 1;
-      const at = (message.epochMs ?? 0) - performance.timeOrigin;
-      for (const listener of listeners) listener(message.request, at);
-    });
+    worker.on(
+      "message",
+      (message: {
+        kubeconfig?: string;
+        request?: RequestInfo;
+        answer?: RequestInfo;
+        epochMs?: number;
+        ms?: number;
+      }) => {
+        if (message.kubeconfig) resolve(message.kubeconfig);
+        const at = (message.epochMs ?? 0) - performance.timeOrigin;
+        if (message.answer) {
+          for (const listener of answerListeners) listener(message.answer, at, message.ms ?? 0);
+          return;
+        }
+        if (!message.request) return;
+        const key = `${message.request.verb} ${message.request.resource}`;
+        counts[key] = (counts[key] ?? 0) + 1;
+        for (const listener of listeners) listener(message.request, at);
+      },
+    );
   });
   return {
     kubeconfig,
@@ -316,6 +347,11 @@ export async function startCountingProxyThread(kubeconfigPath: string, label: st
     onRequest(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    onAnswer(listener) {
+      if (!answers) throw new Error("onAnswer: start the proxy thread with { answers: true }");
+      answerListeners.add(listener);
+      return () => answerListeners.delete(listener);
     },
     async close() {
       const exited = new Promise((resolve) => worker.once("exit", resolve));
