@@ -12,6 +12,19 @@ import { referenceTo, type Session } from "./session.ts";
 import type { StepOutcome } from "./step.ts";
 import { dataClaims } from "./storage-plan.ts";
 
+/**
+ * Whether an instance needs the finalizer: only when its deletion leaves work the garbage collector cannot do. Its
+ * Deployment and Services are controlled by it and go with it; the volume claims of a StatefulSet (`storage`) are
+ * not, and their reclaim policy is ours to carry out; a chart may render anything. Read from the raw spec, before
+ * validation: anything set there counts.
+ */
+export function needsFinalizer(spec: unknown, defaultChart: unknown): boolean {
+  if (defaultChart !== undefined) return true;
+  if (typeof spec !== "object" || spec === null) return true;
+  const fields = spec as Record<string, unknown>;
+  return (fields["storage"] ?? fields["chart"]) !== undefined;
+}
+
 /** Puts the finalizer on the instance unless it is there, so a deletion waits for the finalize step. */
 export async function ensureFinalizer(session: Session): Promise<void> {
   const { metadata } = session.instance;

@@ -19,7 +19,7 @@ import { planTemplateSwitch, pruneChartLeftovers, type ChartDeps } from "../char
 import { reconcileChart } from "./chart.ts";
 import { reconcileChildren } from "./children.ts";
 import { isTransientFailure, PermanentError, TransientError } from "./errors.ts";
-import { ensureFinalizer, finalizeInstance } from "./finalize.ts";
+import { ensureFinalizer, finalizeInstance, needsFinalizer } from "./finalize.ts";
 import type { ObjectKey, ClusterClient } from "./cluster-client.ts";
 import { openSession, type InstanceObject, type Session, type WriteTally } from "./session.ts";
 import { previousStatus, reportStatus, writeProblem, writeStatus } from "./status-report.ts";
@@ -201,7 +201,7 @@ async function reconcileKey(
 async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise<ReconcileOutcome> {
   const { instance } = session;
   if (instance.metadata.deletionTimestamp) return finished(await finalizeInstance(session));
-  await ensureFinalizer(session);
+  if (needsFinalizer(instance.spec, deps.chart?.defaultChart)) await ensureFinalizer(session);
 
   const verdict = validateSpec(instance.spec);
   if (!verdict.ok) {

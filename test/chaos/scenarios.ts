@@ -137,9 +137,9 @@ export interface DeleteSize {
 }
 
 /**
- * Delete while the operator is down: the whole fleet is deleted while no operator runs; once one starts, every
- * instance is gone (finalizer run), children are collected, and claims are kept or deleted exactly as each
- * instance's reclaim policy said.
+ * Delete while the operator is down: the whole fleet is deleted while no operator runs (those without storage,
+ * which have no finalizer, go at once); once one starts, every instance is gone (finalizer run), children are
+ * collected, and claims are kept or deleted exactly as each instance's reclaim policy said.
  */
 export async function deleteWhileDown(t: TestContext, client: KubeClient, size: DeleteSize): Promise<Figures> {
   const namespace = await testNamespace(t, client, "chaos-delete");

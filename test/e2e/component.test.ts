@@ -148,7 +148,7 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
     ).catch((error: unknown) => {
       throw new Error(`${(error as Error).message}\noperator log (tail):\n${operator.logTail()}`);
     });
-    assert.ok(ready.metadata.finalizers?.includes(finalizer));
+    assert.ok(!ready.metadata.finalizers?.includes(finalizer), "no storage, no finalizer");
     // /metrics: refused without a token and for a token without the right; a bound scraper reads it
     const scrapers = await metricsScrapers(client, apps, `${name}-metrics-reader`, defer);
     assert.equal((await fetchMetrics(operator.metricsUrl)).status, 401, "no token");

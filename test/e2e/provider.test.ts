@@ -494,7 +494,7 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       assert.ok(isReady(await client.get<Live>(apiVersion, kind, slowName, namespaces.slow)));
     });
 
-    await t.test("destroy returns only after the finalizer ran", async () => {
+    await t.test("destroy returns once every instance is gone: with storage, after the finalizer ran", async () => {
       const instances: [string, string][] = [
         [name, namespaces.web],
         [limitedName, namespaces.limited],
@@ -504,7 +504,14 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       ];
       for (const [instance, namespace] of instances) {
         const live = await client.get<Live>(apiVersion, kind, instance, namespace);
-        assert.ok(live.metadata.finalizers?.includes(finalizer), `${instance} can only go once the operator let it`);
+        const guarded = instance === dbName;
+        assert.equal(
+          live.metadata.finalizers?.includes(finalizer) ?? false,
+          guarded,
+          guarded
+            ? `${instance} (storage) can only go once the operator let it`
+            : `${instance} (no storage) has nothing the garbage collector leaves: no finalizer`,
+        );
       }
       const destroy = await stack.destroy({ onOutput: log(t) }).catch((error: unknown) => {
         throw failWith(error);
@@ -513,8 +520,13 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       for (const [instance, namespace] of instances) {
         assert.equal(await client.find(apiVersion, kind, instance, namespace), undefined, `${instance} is gone`);
       }
-      const deployment = await client.find("apps/v1", "Deployment", name, namespaces.web);
-      assert.ok(!deployment || deployment.metadata.deletionTimestamp, "the operator's cleanup ran before");
+      const workload = await client.find("apps/v1", "StatefulSet", dbName, namespaces.web);
+      assert.ok(!workload || workload.metadata.deletionTimestamp, "the operator's cleanup ran before");
+      await waitFor(
+        `the garbage collector to take ${name}'s Deployment`,
+        async () => ((await client.find("apps/v1", "Deployment", name, namespaces.web)) ? undefined : true),
+        { timeoutMs: minutes(2) },
+      );
     });
   });
 });

@@ -43,7 +43,11 @@ test("a new instance becomes Ready with a Deployment, a Service and its pods Rea
   assert.equal(ready.status?.replicas, 2);
   assert.equal(conditionOf(ready, "Progressing")?.status, "False");
   assert.equal(conditionOf(ready, "Degraded")?.status, "False");
-  assert.ok(ready.metadata.finalizers?.includes("myappinstance.finalizer.example.com"), "the finalizer is set");
+  // No finalizer: the garbage collector takes the Deployment and the Service with it (storage brings one)
+  assert.ok(
+    !ready.metadata.finalizers?.includes("myappinstance.finalizer.example.com"),
+    "no finalizer without storage",
+  );
 
   // and its children exist, controlled by the instance
   const deployment = await client.get<Deployment>("apps/v1", "Deployment", "web", namespace);

@@ -290,8 +290,12 @@ export class FakeCluster implements ClusterClient {
     return this.get(instanceApiVersion, instanceKind, name, namespace);
   }
 
-  /** `kubectl delete myappinstance`: with finalizers, only a deletionTimestamp. */
+  /** `kubectl delete myappinstance`: with finalizers, only a deletionTimestamp; without, gone. */
   deleteInstance(name: string, namespace = "default"): void {
+    if ((this.instance(name, namespace)?.metadata.finalizers ?? []).length === 0) {
+      this.remove(instanceApiVersion, instanceKind, name, namespace);
+      return;
+    }
     this.edit(
       instanceApiVersion,
       instanceKind,

@@ -65,7 +65,7 @@ function condition(h: ReturnType<typeof harness>, type: string) {
 }
 
 describe("reconcile: create", () => {
-  it("adds the finalizer, applies Service and Deployment, and reports Pending", async () => {
+  it("applies Service and Deployment and reports Pending, without a finalizer (nothing the collector leaves)", async () => {
     // GIVEN a new instance without storage
     const h = harness();
     h.cluster.createInstance("web", spec);
@@ -73,9 +73,9 @@ describe("reconcile: create", () => {
     // WHEN it is reconciled for the first time
     const outcome = await h.run();
 
-    // THEN exactly these writes happen, in this order: one Created event tells both children (an event is a write)
+    // THEN exactly these writes happen, in this order: one Created event tells both children (an event is a write);
+    // no finalizer, since the garbage collector takes its Deployment and Service
     assert.deepEqual(requestLines(h), [
-      "setFinalizers MyAppInstance/web",
       "apply Service/web",
       "apply Deployment/web",
       "event Created",
@@ -103,7 +103,7 @@ describe("reconcile: create", () => {
         },
       },
     ]);
-    assert.deepEqual(h.cluster.instance("web")?.metadata.finalizers, [finalizer]);
+    assert.equal(h.cluster.instance("web")?.metadata.finalizers, undefined);
     const status = h.cluster.instance("web")?.status;
     assert.equal(status?.phase, "Pending");
     assert.equal(status?.observedGeneration, 1);
@@ -114,7 +114,7 @@ describe("reconcile: create", () => {
     assert.equal(condition(h, "Progressing")?.reason, "Creating");
     assert.equal(condition(h, "Reconciling")?.status, "True");
     assert.equal(condition(h, "Stalled"), undefined);
-    assert.equal(outcome.writes, 5, "4 writes and the Created event");
+    assert.equal(outcome.writes, 4, "3 writes and the Created event");
     assert.equal(outcome.requeueAfterMs, undefined, "the Deployment's own events wake us up");
   });
 
@@ -346,15 +346,31 @@ describe("reconcile: lifecycle events", () => {
     await h.run();
     assert.deepEqual(eventLines(h), ["RolloutComplete: nginx:1.28 is rolled out: 3/3 replicas ready"]);
 
-    // WHEN it is deleted THEN each child's Deleted, then Finalized once the finalizer is off
+    // WHEN it is deleted THEN nothing of ours: without storage it has no finalizer, and the garbage collector takes
+    // its Deployment and Service
     h.cluster.reset();
     h.cluster.deleteInstance("web");
     await h.run();
+    assert.deepEqual(requestLines(h), []);
+    assert.equal(h.cluster.instance("web"), undefined, "the apiserver let it go at once");
+  });
+
+  it("tells a deletion with storage: each child's Deleted, what became of the claims, then Finalized", async () => {
+    const h = await runningInstance({ ...spec, storage: "1Gi" });
+    h.cluster.provisionClaims("web", "standard");
+    h.cluster.reset();
+
+    h.cluster.deleteInstance("web");
+    await h.run();
+
     assert.deepEqual(requestLines(h), [
-      "delete Deployment/web",
+      "delete StatefulSet/web",
       "event Deleted",
       "delete Service/web",
       "event Deleted",
+      "delete Service/web-pods",
+      "event Deleted",
+      "event RetainedVolumeClaims",
       "setFinalizers MyAppInstance/web",
       "event Finalized",
     ]);
@@ -426,9 +442,11 @@ describe("reconcile: lifecycle events", () => {
 
 describe("reconcile: an instance deleted while it is reconciled", () => {
   it("is done, without an error, when a write finds the instance gone", async () => {
-    // GIVEN a new instance that is deleted (without our finalizer yet) between the read and the first write
+    // GIVEN a new instance with storage that is deleted (without our finalizer yet) between the read and the first
+    // write
     const h = harness();
-    h.cluster.createInstance("web", spec);
+    h.cluster.put(storageClass("standard", { isDefault: true }));
+    h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
     const setFinalizers = h.cluster.setFinalizers.bind(h.cluster);
     h.cluster.setFinalizers = async (instance, finalizers) => {
       h.cluster.remove("example.com/v1", "MyAppInstance", "web");
@@ -444,7 +462,8 @@ describe("reconcile: an instance deleted while it is reconciled", () => {
 
   it("still fails on a 404 while the instance exists (a child's namespace, say, is not the instance's deletion)", async () => {
     const h = harness();
-    h.cluster.createInstance("web", spec);
+    h.cluster.put(storageClass("standard", { isDefault: true }));
+    h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
     h.cluster.failNext("setFinalizers", new NotFoundError(404, 'myappinstances "web" not found'));
 
     await assert.rejects(h.run(), TransientError);
@@ -494,20 +513,45 @@ describe("reconcile: deletion", () => {
   });
 
   it("never deletes a namesake it does not control", async () => {
-    const h = await runningInstance();
+    const h = await runningInstance({ ...spec, storage: "1Gi" });
     h.cluster.remove("v1", "Service", "web");
     h.cluster.put({ apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: "default" }, spec: {} });
 
     h.cluster.deleteInstance("web");
     await h.run();
 
-    assert.deepEqual(h.cluster.writeLines(), ["delete Deployment/web", "setFinalizers MyAppInstance/web"]);
+    assert.deepEqual(h.cluster.writeLines(), [
+      "delete StatefulSet/web",
+      "delete Service/web-pods",
+      "setFinalizers MyAppInstance/web",
+    ]);
     assert.ok(h.cluster.get("v1", "Service", "web"));
+  });
+
+  it("finalizes a storage-less instance that carries our finalizer from an earlier version", async () => {
+    const h = await runningInstance();
+    h.cluster.edit("example.com/v1", "MyAppInstance", "web", (o) => {
+      (o["metadata"] as { finalizers?: string[] }).finalizers = [finalizer];
+    });
+    h.cluster.reset();
+
+    h.cluster.deleteInstance("web");
+    await h.run();
+
+    assert.deepEqual(h.cluster.writeLines(), [
+      "delete Deployment/web",
+      "delete Service/web",
+      "setFinalizers MyAppInstance/web",
+    ]);
+    assert.equal(h.cluster.instance("web"), undefined);
   });
 
   it("does nothing for a deleted instance without our finalizer, or one that is gone", async () => {
     const h = harness();
     h.cluster.createInstance("web", spec);
+    h.cluster.edit("example.com/v1", "MyAppInstance", "web", (o) => {
+      (o["metadata"] as { finalizers?: string[] }).finalizers = ["example.com/someone-elses"];
+    });
     h.cluster.deleteInstance("web");
 
     assert.deepEqual(await h.run(), { writes: 0 });
@@ -552,7 +596,7 @@ describe("reconcile: invalid spec", () => {
     const outcome = await h.run();
 
     // THEN no child is created; the status names the fields; the outcome asks for no retry
-    assert.deepEqual(h.cluster.writeLines(), ["setFinalizers MyAppInstance/web", "applyStatus MyAppInstance/web"]);
+    assert.deepEqual(h.cluster.writeLines(), ["applyStatus MyAppInstance/web"]);
     assert.equal(outcome.requeueAfterMs, undefined);
     const degraded = condition(h, "Degraded");
     assert.equal(degraded?.status, "True");
@@ -610,8 +654,10 @@ describe("reconcile: Deployment to StatefulSet when storage is added", () => {
     );
     const first = await h.run();
 
-    // THEN the StatefulSet (and its headless governing Service) is created next to the Deployment, which keeps serving
+    // THEN our finalizer first (its claims will be ours to keep or delete), then the StatefulSet (and its headless
+    // governing Service) next to the Deployment, which keeps serving
     assert.deepEqual(h.cluster.writeLines(), [
+      "setFinalizers MyAppInstance/web",
       "apply Service/web-pods",
       "apply StatefulSet/web",
       "applyStatus MyAppInstance/web",
@@ -1131,7 +1177,6 @@ describe("reconcile: errors", () => {
 
     // THEN the tally holds every write asked for before the throw (the failure line logs it), events included
     assert.deepEqual(h.cluster.writeLines(), [
-      "setFinalizers MyAppInstance/web",
       "apply Service/web",
       "apply Deployment/web",
       "applyStatus MyAppInstance/web",
@@ -1142,7 +1187,8 @@ describe("reconcile: errors", () => {
 
   it("counts a write refused at once: a conflict on the finalizer is 1 write", async () => {
     const h = harness();
-    h.cluster.createInstance("web", spec);
+    h.cluster.put(storageClass("standard", { isDefault: true }));
+    h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
     h.cluster.failNext("setFinalizers", new ConflictError(409, "the object has been modified"));
     const writes = { count: 0 };
 
@@ -1152,7 +1198,8 @@ describe("reconcile: errors", () => {
 
   it("lets a 409 Conflict through unwrapped, so the runtime retries promptly", async () => {
     const h = harness();
-    h.cluster.createInstance("web", spec);
+    h.cluster.put(storageClass("standard", { isDefault: true }));
+    h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
     h.cluster.failNext("setFinalizers", new ConflictError(409, "the object has been modified"));
 
     await assert.rejects(h.run(), ConflictError);
