@@ -12,7 +12,7 @@
  *   stays in state, and the next `pulumi up` after the fix completes; a problem the operator reports as permanent
  *   (Stalled) fails it at once instead of at the timeout; Ctrl-C during a 600 s wait returns within 10 s and the
  *   next `pulumi up` continues;
- * - `pulumi destroy` returns only after the operator's finalizer ran: the objects are gone when it returns.
+ * - `pulumi destroy` returns once every instance is gone: one with storage only after the operator's finalizer ran.
  *
  * Needs the toolchain, the local cluster and operator/main.ts: run with `npm test -- test/e2e/provider.test.ts`.
  */
@@ -122,7 +122,10 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
         `organization/provider-e2e/${stack.name}`,
       );
       assert.equal(live.metadata.annotations?.["myapp.example.com/pulumi-resource"], "web");
-      assert.ok(live.metadata.finalizers?.includes(finalizer), "the operator added its finalizer");
+      assert.ok(
+        !live.metadata.finalizers?.includes(finalizer),
+        "no storage: no finalizer, the collector takes its children",
+      );
       assert.doesNotMatch(up.stdout, /web: Ready/, "no line per instance for what the engine reports itself");
     });
 
