@@ -5,7 +5,7 @@
  * is wrong, under way or worth another look.
  */
 import type { MyAppInstanceSpec } from "../../api/index.ts";
-import type { KubeObject } from "../../kube/index.ts";
+import { AdmissionDeniedError, type KubeObject } from "../../kube/index.ts";
 import {
   desiredDeployment,
   desiredGoverningService,
@@ -117,7 +117,12 @@ export async function reconcileChildren(
       message: `the apiserver rejected a child of this instance: ${error.message}`,
     };
     await writeProblem(session, rejected);
-    throw new PermanentError(rejected.message, { reason: rejected.reason, cause: error });
+    // A policy, webhook or quota may be lifted without the instance changing; a schema's 400/422 may not.
+    throw new PermanentError(rejected.message, {
+      reason: rejected.reason,
+      cause: error,
+      outsideSpec: error instanceof AdmissionDeniedError,
+    });
   }
 }
 
@@ -300,7 +305,8 @@ async function refuseChildOwnedElsewhere(
       `${owner?.kind ?? "another object"} ${owner?.name ?? ""}; delete it or give the instance another name`,
   };
   await writeProblem(session, problem);
-  throw new PermanentError(problem.message, { reason: problem.reason });
+  // Whoever owns it may delete it; the cache holds only our objects, so no event would say so.
+  throw new PermanentError(problem.message, { reason: problem.reason, outsideSpec: true });
 }
 
 function hasController(object: KubeObject): boolean {

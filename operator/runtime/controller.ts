@@ -23,8 +23,9 @@ import { WorkQueue, type Priority } from "./workqueue.ts";
  * What a successful reconcile asks for next. `{}` means "converged: wait for a change".
  * `requeueAfterMs` asks for another look after that long even without a change, for state the operator cannot
  * watch (e.g. waiting for a rollout's progress deadline); it is not needed for children, whose events arrive anyway.
- * Failure is signalled by throwing: PermanentError (no retry until a change), anything else (retry: with fast
- * backoff up to maxConsecutiveFailures times, then in the slow lane until it succeeds).
+ * Failure is signalled by throwing: PermanentError (no retry until a change; one whose cause is outside the spec
+ * is looked at again in the slow lane), anything else (retry: with fast backoff up to maxConsecutiveFailures
+ * times, then in the slow lane until it succeeds).
  */
 export interface ReconcileResult {
   readonly requeueAfterMs?: number;
@@ -93,7 +94,8 @@ export interface ControllerOptions {
   /**
    * The slow lane's retry interval, ±10 % jitter so stalled keys do not retry in lockstep. Short enough that an
    * apiserver brown-out, a webhook outage or an RBAC rollout heals by itself; long enough that a key failing for
-   * good costs a few requests an hour. A change of the object or the resync retries it at once anyway.
+   * good costs a few requests an hour. A change of the object or the resync retries it at once anyway. A
+   * PermanentError whose cause is outside the spec is looked at again at this interval too.
    * @default 300_000 (5 min)
    */
   readonly slowRetryIntervalMs?: number;
@@ -306,11 +308,21 @@ export class Controller {
 
     const error = outcome.error;
     if (error instanceof PermanentError) {
-      // The reconciler has reported it on the object; retrying cannot help until the object changes.
+      // The reconciler has reported it on the object; retrying cannot help until the object changes, or, for a
+      // cause outside the spec, until someone removes it: that is looked at again in the slow lane.
       this.recovery?.forget(key);
       this.failures.delete(key);
       this.queue.forget(key);
       this.finish("error", durationMs);
+      if (error.outsideSpec) {
+        const recheckInMs = this.slowRetryDelay();
+        this.queue.addAfter(key, recheckInMs);
+        this.logger.warn(
+          { ...line, result: "error", permanent: true, recheckInMs: Math.round(recheckInMs), err: error },
+          "reconcile failed permanently; looking again slowly",
+        );
+        return;
+      }
       this.logger.warn({ ...line, result: "error", permanent: true, err: error }, "reconcile failed permanently");
       return;
     }

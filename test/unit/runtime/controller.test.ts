@@ -416,6 +416,44 @@ describe("Controller", () => {
     assert.equal(calls.length, 2);
   });
 
+  it("looks again in the slow lane at a PermanentError whose cause is outside the spec, until it is gone", async () => {
+    // GIVEN a key refused because another object holds a child's name, until someone deletes that object
+    const clash = { present: true };
+    const { clock, controller, calls, stalled, lines } = setup(
+      async () => {
+        if (clash.present) {
+          throw new PermanentError("Service ns/a is controlled by Deployment other", {
+            reason: "ChildOwnedElsewhere",
+            outsideSpec: true,
+          });
+        }
+        return {};
+      },
+      { maxConsecutiveFailures: 4, slowRetryIntervalMs: 300_000, random: () => 0.5 },
+    );
+    controller.enqueue(objectKey("ns/a"));
+    controller.start();
+    // WHEN 20 minutes pass without any change
+    await clock.advance(1_200_000);
+    // THEN it was looked at once, then every 5 minutes: no fast backoff, no Stalled report, no failure count
+    assert.deepEqual(
+      calls.map((c) => c.at),
+      [0, 300_000, 600_000, 900_000, 1_200_000],
+    );
+    assert.equal(stalled.length, 0);
+    assert.equal(controller.failureCount(objectKey("ns/a")), 0);
+    assert.ok(
+      lines.some((l) => l.msg === "reconcile failed permanently; looking again slowly" && l.recheckInMs === 300_000),
+    );
+    // and once the cause is gone, the next look succeeds and nothing more is scheduled
+    clash.present = false;
+    await clock.advance(300_000);
+    assert.equal(calls.length, 6);
+    assert.equal(clock.pending, 0);
+    await clock.advance(3_600_000);
+    assert.equal(calls.length, 6);
+  });
+
   it("retries a 409 Conflict after a short fixed delay, not exponential backoff", async () => {
     const { clock, controller, calls, metrics } = setup(async (_key, attempt) => {
       if (attempt <= 3) throw new ConflictError(409, "the object has been modified", "Conflict");
