@@ -82,3 +82,4 @@ export * from "./child-labels.ts";
 export * from "./child-names.ts";
 export { namespaceBudgetLabels } from "./namespace-budget.ts";
 export type { BudgetDimension } from "./namespace-budget.ts";
+export { namespaceChartSourcesAnnotation } from "./namespace-chart-sources.ts";

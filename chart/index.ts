@@ -11,5 +11,6 @@ export { podTemplateOf, type PodTemplate } from "./pod-templates.ts";
 export * from "./render-rules.ts";
 export * from "./render-limits.ts";
 export * from "./source-policy.ts";
+export * from "./namespace-sources.ts";
 export * from "./sources.ts";
 export * from "./values.ts";

@@ -53,7 +53,7 @@ export function chartSourceProblems(entries: readonly string[]): string[] {
 }
 
 /** `oci://Host/x` → `oci://host/x/`: lower-case scheme and host, a trailing slash so a prefix ends at a segment. */
-function normalizePrefix(entry: string): string {
+export function normalizePrefix(entry: string): string {
   const match = /^([a-z]+):\/\/([^/]*)(.*)$/i.exec(entry.trim());
   if (!match) return entry;
   const [, scheme = "", host = "", path = ""] = match;

@@ -12,7 +12,8 @@ import { chartConfigMapKey, type ChartSpec } from "../api/index.ts";
 import { boundedHttpGet, HttpGetError, statusError, type HttpGet, type HttpGetOptions } from "./http-get.ts";
 import { ByteBoundedLru } from "./lru-cache.ts";
 import { indexEntries, IndexFormatError } from "./repository-index.ts";
-import { allowedBy, chartSourcesFlag, sourcePolicy, type SourcePolicy } from "./source-policy.ts";
+import { namespacePolicy, sameChartSource, sourceRefusal } from "./namespace-sources.ts";
+import { allowedBy, sourcePolicy, type SourcePolicy } from "./source-policy.ts";
 
 /**
  * A chart that cannot be fetched, or not the pinned one, or not allowed. `transient` says whether a retry may
@@ -66,6 +67,14 @@ export interface ChartSourceOptions {
   readonly http?: HttpGetOptions;
   /** How the allow-list is named in refusals. @default "--chart-sources" */
   readonly allowListName?: string;
+  /**
+   * The value of a namespace's chart-sources annotation (api/namespace-chart-sources.ts), undefined when it has
+   * none; read before each remote fetch, so a namespace can narrow `allowedSources` for its instances. Unset: no
+   * namespace narrows anything.
+   */
+  readonly namespaceSources?: (namespace: string) => Promise<string | undefined>;
+  /** The platform's own default chart: allowed in every namespace, whatever its annotation says. */
+  readonly platformChart?: ChartSpec;
 }
 
 /** The media type of a chart's content layer in an OCI registry. */
@@ -94,7 +103,7 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
   const policy = sourcePolicy(options.allowedSources ?? []);
   const caps: FetchCaps = { ...defaultFetchCaps, ...options.caps };
   const get = boundedHttpGet(policy, options.http);
-  const allowList = options.allowListName ?? chartSourcesFlag;
+  const allowList = options.allowListName;
   const cache = new ByteBoundedLru<Uint8Array>(chartCacheBytes, (bytes) => bytes.length);
   return async (chart, namespace) => {
     const source = describeSource(chart, namespace);
@@ -104,12 +113,15 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
     } else {
       const location = chart.oci ?? chart.repo ?? "";
       if (!allowedBy(policy, location)) {
-        throw new ChartFetchError(
-          `${source} is not an allowed chart source: the platform allows ` +
-            (policy.allowed.length > 0 ? policy.allowed.join(", ") : "ConfigMap charts only") +
-            ` (${allowList}); use a chart in a ConfigMap, or ask the platform to add the source`,
-          "ChartSourceNotAllowed",
-        );
+        throw new ChartFetchError(sourceRefusal(source, policy, undefined, allowList), "ChartSourceNotAllowed");
+      }
+      const annotation =
+        options.namespaceSources && !sameChartSource(chart, options.platformChart)
+          ? await options.namespaceSources(namespace)
+          : undefined;
+      const narrowed = namespacePolicy(policy, annotation);
+      if (!allowedBy(narrowed, location)) {
+        throw new ChartFetchError(sourceRefusal(source, narrowed, { namespace }, allowList), "ChartSourceNotAllowed");
       }
       const cached = cache.get(source);
       bytes = cached ?? (await fetchRemote(get, policy, caps, chart, source));

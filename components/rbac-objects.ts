@@ -4,7 +4,7 @@
  * and a ClusterRole with only the cluster-scoped reads. In-cluster, the ClusterRole also has the secure-metrics
  * reviews. Both, when leader election may be on: a Role for the Lease in the operator's namespace; with the webhooks
  * on, a Role for their certificate Secret there and, in the ClusterRole, the CA injection into the webhook
- * configurations and the namespace reads.
+ * configurations and the namespace reads (which remote chart sources need too).
  */
 import type {
   ClusterRoleBindingManifest,
@@ -19,6 +19,7 @@ import {
   clusterScopedRules,
   clusterWideRules,
   leaderElectionRules,
+  namespaceReadRules,
   secureMetricsRules,
   watchedNamespaceRules,
   type OperatorRule,
@@ -56,6 +57,10 @@ export function operatorRbac(settings: OperatorSettings): OperatorRbac {
   const webhooks = settings.webhooks.enabled
     ? webhookClusterRules(names.webhookConfiguration, settings.watchNamespaces, settings.webhooks.defaults)
     : [];
+  // The chart engine reads a namespace's chart-sources annotation before a remote fetch (the webhooks' rules hold
+  // the same read).
+  const namespaceReads =
+    !settings.webhooks.enabled && settings.chartSources.length > 0 ? namespaceReadRules(settings.watchNamespaces) : [];
   return {
     clusterRole: {
       apiVersion: "rbac.authorization.k8s.io/v1",
@@ -65,6 +70,7 @@ export function operatorRbac(settings: OperatorSettings): OperatorRbac {
         ...(clusterWide ? [...clusterWideRules(), ...chartKindRules(settings.chartKinds)] : clusterScopedRules),
         ...metrics,
         ...webhooks,
+        ...namespaceReads,
       ]),
     },
     clusterRoleBinding: {

@@ -66,6 +66,21 @@ export const clusterScopedRules: readonly OperatorRule[] = [
 ];
 
 /**
+ * Reading the Namespaces the operator serves (only the watched ones in namespaced mode): their labels for the
+ * webhooks (budgets, Pod Security) and their chart-sources annotation before a remote chart is fetched.
+ */
+export function namespaceReadRules(watchNamespaces: readonly string[]): readonly OperatorRule[] {
+  return [
+    {
+      apiGroups: [""],
+      resources: ["namespaces"],
+      ...(watchNamespaces.length > 0 ? { resourceNames: [...watchNamespaces] } : {}),
+      verbs: ["get"],
+    },
+  ];
+}
+
+/**
  * Leader election, in the operator's own namespace only (a Role there, never cluster-wide): create the Lease
  * (create cannot be limited by name), then read and renew only that one Lease (a replace: `update`).
  */

@@ -115,7 +115,9 @@ export interface MyAppOperatorArgs {
   /**
    * Remote chart sources instances may use, as URL prefixes (`--chart-sources`); any other is refused
    * (ChartSourceNotAllowed). Hosts the entries name may be private addresses (an in-cluster registry); no other
-   * host, redirect or token service may. The default chart's own source is always allowed.
+   * host, redirect or token service may. The default chart's own source is always allowed. A Namespace's
+   * `myapp.example.com/chart-sources` annotation narrows the list for its instances (never widens it); so the
+   * operator may `get` the watched Namespaces whenever the list is not empty.
    * @default [] (ConfigMap charts only)
    * @example ["oci://ghcr.io/my-org/charts/", "https://charts.example.com/"]
    */

@@ -29,7 +29,7 @@ import type {
 } from "./manifest-types.ts";
 import { objectMeta, operatorObjectNames, selectorLabels } from "./metadata.ts";
 import { mutatePath, validatePath, webhookPort } from "./operator-endpoints.ts";
-import type { OperatorRule } from "./rbac-rules.ts";
+import { namespaceReadRules, type OperatorRule } from "./rbac-rules.ts";
 import type { OperatorPlacement, OperatorSettings, SettingsIssue } from "./settings.ts";
 
 /** Arguments of the webhooks. */
@@ -462,11 +462,6 @@ export function webhookClusterRules(
       resourceNames: [configuration],
       verbs: ["get", "patch"],
     },
-    {
-      apiGroups: [""],
-      resources: ["namespaces"],
-      ...(watchNamespaces.length > 0 ? { resourceNames: [...watchNamespaces] } : {}),
-      verbs: ["get"],
-    },
+    ...namespaceReadRules(watchNamespaces),
   ];
 }

@@ -2,12 +2,14 @@
  * The chart engine's wiring for the operator process: Helm (`--helm`) renders, sources read ConfigMaps through
  * the client and fetch registries and repositories over HTTP, `.Capabilities` come from the live cluster.
  * Renders are bounded (`--max-concurrent-renders`, `--render-*`) and remote sources allowed only when
- * `--chart-sources` covers them (or the platform's own `--default-chart` names them).
+ * `--chart-sources` covers them (or the platform's own `--default-chart` names them), narrowed by the instance's
+ * Namespace where its chart-sources annotation says so.
  */
 import type { Logger } from "pino";
-import type { ChartSpec } from "../api/index.ts";
+import { namespaceChartSourcesAnnotation, type ChartSpec } from "../api/index.ts";
 import { readClusterCapabilities, realClock, type KubeClient, type KubeObject, type ObjectKey } from "../kube/index.ts";
 import { cachedCapabilities, chartSource, helmRenderer } from "../chart/index.ts";
+import { recentReads } from "./admission/recent-reads.ts";
 import { BackgroundJobs, type ChartDeps } from "./chart/index.ts";
 import type { OperatorOptions } from "./options.ts";
 
@@ -62,6 +64,9 @@ export function chartDeps(
       readConfigMap: (name, namespace) =>
         client.find<KubeObject & { binaryData?: Record<string, string> }>("v1", "ConfigMap", name, namespace),
       allowedSources: [...options.chartSources, ...defaultChartSource(options.defaultChart)],
+      // A namespace may narrow the list; with no remote source allowed there is nothing to narrow, and no read.
+      ...(options.chartSources.length > 0 ? { namespaceSources: namespaceChartSources(client) } : {}),
+      ...(options.defaultChart ? { platformChart: options.defaultChart } : {}),
     }),
     allowedKinds: options.chartKinds,
     serviceTypes: options.chartServiceTypes,
@@ -74,6 +79,17 @@ export function chartDeps(
     // installed since shows up in `.Capabilities.APIVersions` (on the instance's next reconcile).
     capabilities: cachedCapabilities(() => readClusterCapabilities(client), { clock: realClock }),
   };
+}
+
+/**
+ * A namespace's chart-sources annotation, read before a remote fetch; a namespace's instances ask again and again
+ * (a fleet rendering after a start), so an answer is reused for 5 s, as admission reuses its Namespace reads.
+ */
+function namespaceChartSources(client: KubeClient): (namespace: string) => Promise<string | undefined> {
+  return recentReads(async (namespace) => {
+    const found = await client.find("v1", "Namespace", namespace);
+    return found?.metadata.annotations?.[namespaceChartSourcesAnnotation];
+  });
 }
 
 /** The platform's own default chart is allowed by naming it: its registry path or repository. */

@@ -277,6 +277,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       requireExpandableStorage: values["require-expandable-storage"] ?? env.MYAPP_REQUIRE_EXPANDABLE_STORAGE === "true",
       // What the chart engine allows (chart-wiring.ts): the list, and the platform's own default chart's source.
       chartSources: [...sources, ...[chart?.oci ?? chart?.repo].filter((location) => location !== undefined)],
+      ...(chart ? { defaultChart: chart } : {}),
     },
     webhook: webhookOptions(values, env),
   };

@@ -4,11 +4,11 @@
  *
  * Instances come from the cache (every replica runs the informers, leader or not, so every replica has them in
  * memory); a namespace outside the cache (not watched, or not synced yet) is listed live. The rest is one GET
- * each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget labels
- * and Pod Security label), a StorageClass, a chart ConfigMap, and the list of StorageClasses when the default
+ * each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget labels,
+ * Pod Security label and chart-sources annotation), a StorageClass, a chart ConfigMap, and the list of StorageClasses when the default
  * class must allow expansion. Namespaces and StorageClasses are reused for 5 s (recent-reads.ts).
  */
-import { apiVersion, kind, type MyAppInstanceObject } from "../../api/index.ts";
+import { apiVersion, kind, namespaceChartSourcesAnnotation, type MyAppInstanceObject } from "../../api/index.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import type { CacheReader } from "../runtime/cache.ts";
 import { recentReads, type RecentReadsOptions } from "./recent-reads.ts";
@@ -40,7 +40,9 @@ export function kubeLookups(client: KubeClient, cache: CacheReader, reuse: Recen
   // A tenant applying many instances asks about the same Namespace (and StorageClass) each time: see recent-reads.ts.
   const namespace = recentReads(async (name): Promise<NamespaceFacts | undefined> => {
     const found = await client.find("v1", "Namespace", name);
-    return found && { labels: found.metadata.labels ?? {} };
+    if (!found) return undefined;
+    const chartSources = found.metadata.annotations?.[namespaceChartSourcesAnnotation];
+    return { labels: found.metadata.labels ?? {}, ...(chartSources !== undefined ? { chartSources } : {}) };
   }, reuse);
   const storageClass = recentReads(async (name): Promise<StorageClassFacts | undefined> => {
     const found = await client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name);

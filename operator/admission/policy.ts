@@ -8,7 +8,7 @@
  * `ghcr.io/acme-evil/app`.
  */
 import { isIP } from "node:net";
-import { parseQuantity, type Quantity } from "../../api/index.ts";
+import { parseQuantity, type ChartSpec, type Quantity } from "../../api/index.ts";
 import { dns1123LabelPattern, dns1123SubdomainPattern } from "../../api/dns-names.ts";
 import { parseObjectKey, type ObjectKey } from "../../kube/object-key.ts";
 
@@ -23,6 +23,8 @@ export interface PlatformPolicy {
   readonly requireExpandableStorage: boolean;
   /** --chart-sources, shared with the chart engine. */
   readonly chartSources: readonly string[];
+  /** The platform's own default chart (--default-chart): allowed in every namespace, whatever its annotation says. */
+  readonly defaultChart?: ChartSpec;
 }
 
 /** Where and how the admission webhook serves. */

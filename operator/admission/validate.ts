@@ -14,7 +14,8 @@
  * (a ResourceQuota on `count/myappinstances.example.com` is the hard cap for the number of instances).
  */
 import { chartConfigMapKey, parseQuantity, type MyAppInstanceObject, type MyAppInstanceSpec } from "../../api/index.ts";
-import { allowedBy, chartSourcesFlag, sourcePolicy } from "../../chart/source-policy.ts";
+import { namespacePolicy, sameChartSource, sourceRefusal } from "../../chart/namespace-sources.ts";
+import { allowedBy, sourcePolicy } from "../../chart/source-policy.ts";
 import { describeSource } from "../../chart/sources.ts";
 import {
   namespaceBudgetLabels,
@@ -69,6 +70,8 @@ export interface AdmittedInstance {
 /** A Namespace, as far as admission reads it. */
 export interface NamespaceFacts {
   readonly labels: Readonly<Record<string, string>>;
+  /** Its chart-sources annotation (api/namespace-chart-sources.ts), undefined when it has none. */
+  readonly chartSources?: string | undefined;
 }
 
 /** A StorageClass, as far as admission reads it. */
@@ -100,7 +103,10 @@ export interface AdmissionFacts {
 
 /** Which lookups the verdict on this change needs; review.ts makes exactly these. */
 export interface FactsNeeded {
-  /** The Namespace: its budget labels, when a budget could refuse this change. */
+  /**
+   * The Namespace: its budget labels, when a budget could refuse this change, and its chart-sources annotation,
+   * when the change names a new remote chart source.
+   */
   readonly namespace: boolean;
   /** The namespace's instances: read only once a budget applies (flags or labels). */
   readonly instances: boolean;
@@ -118,7 +124,7 @@ export function factsNeeded(
   const { spec } = instance;
   const grows = budgetDimensions.some((dimension) => usage(dimension, spec) > usageOrNothing(dimension, old));
   return {
-    namespace: grows,
+    namespace: grows || namesNewRemoteSource(spec, old, policy),
     // Refined by review.ts with hasBudget once the namespace is read: no budget, no count.
     instances: grows,
     storageClass: checksStorageClass(spec, old) ? spec.storageClassName : undefined,
@@ -254,18 +260,18 @@ function chartViolations(
   if (location !== undefined) {
     const oldChart = old?.spec.chart;
     if (oldChart !== undefined && (oldChart.oci ?? oldChart.repo) === location) return [];
-    const sources = sourcePolicy(policy.chartSources);
-    if (allowedBy(sources, location)) return [];
     // The words the chart engine uses when it refuses the same source later (chart/sources.ts).
-    return [
-      violation(
-        chart.oci !== undefined ? "spec.chart.oci" : "spec.chart.repo",
-        "chartSources",
-        `${describeSource(chart, instance.namespace)} is not an allowed chart source: the platform allows ` +
-          (sources.allowed.length > 0 ? sources.allowed.join(", ") : "ConfigMap charts only") +
-          ` (${chartSourcesFlag}); use a chart in a ConfigMap, or ask the platform to add the source`,
-      ),
+    const refuse = (message: string) => [
+      violation(chart.oci !== undefined ? "spec.chart.oci" : "spec.chart.repo", "chartSources", message),
     ];
+    const source = describeSource(chart, instance.namespace);
+    const platform = sourcePolicy(policy.chartSources);
+    if (!allowedBy(platform, location)) return refuse(sourceRefusal(source, platform, undefined));
+    if (sameChartSource(chart, policy.defaultChart)) return [];
+    const narrowed = namespacePolicy(platform, facts.namespace?.chartSources);
+    return allowedBy(narrowed, location)
+      ? []
+      : refuse(sourceRefusal(source, narrowed, { namespace: instance.namespace }));
   }
   if (!checksChartConfigMap(instance.spec, old)) return [];
   const name = chart.configMap ?? "";
@@ -291,6 +297,21 @@ function chartViolations(
     ];
   }
   return [];
+}
+
+/**
+ * True when `spec` names a remote chart source its stored version did not, and the platform allows some: then its
+ * namespace's annotation may narrow the list.
+ */
+function namesNewRemoteSource(
+  spec: MyAppInstanceSpec,
+  old: AdmittedInstance | undefined,
+  policy: PlatformPolicy,
+): boolean {
+  const location = spec.chart?.oci ?? spec.chart?.repo;
+  if (location === undefined || policy.chartSources.length === 0) return false;
+  const oldChart = old?.spec.chart;
+  return oldChart === undefined || (oldChart.oci ?? oldChart.repo) !== location;
 }
 
 function checksChartConfigMap(spec: MyAppInstanceSpec, old: AdmittedInstance | undefined): boolean {

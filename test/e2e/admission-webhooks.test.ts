@@ -3,8 +3,9 @@
  * webhook URL, a platform policy) installs the webhook configurations; two operator processes run with the flags
  * the component derives, as its ServiceAccount, behind a TCP balancer that plays the Service; the real apiserver
  * calls them. Each policy rule refuses at the door (server-side apply, dry-run, `kubectl scale`, `pulumi preview`),
- * the mutation shows in the stored object, a second replica serves while the first restarts, and with every
- * replica down instances cannot be created or changed but can still be labelled and released.
+ * a namespace's chart-sources annotation narrows the platform's chart sources there, the mutation shows in the
+ * stored object, a second replica serves while the first restarts, and with every replica down instances cannot be
+ * created or changed but can still be labelled and released.
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -14,7 +15,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as k8s from "@pulumi/kubernetes";
 import type { Stack } from "@pulumi/pulumi/automation/index.js";
-import { apiVersion, kind } from "../../api/index.ts";
+import { apiVersion, kind, namespaceChartSourcesAnnotation } from "../../api/index.ts";
 import { MyAppOperator } from "../../components/my-app-operator.ts";
 import { operatorFlags } from "../../components/operator-flags.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
@@ -97,6 +98,10 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     await client.mergePatch("v1", "Namespace", baseline, undefined, {
       metadata: { labels: { "pod-security.kubernetes.io/enforce": "baseline" } },
     });
+    // The platform allows one registry path for charts; the apps namespace narrows it to its team's part.
+    await client.mergePatch("v1", "Namespace", apps, undefined, {
+      metadata: { annotations: { [namespaceChartSourcesAnnotation]: "oci://registry.example/charts/team-a/" } },
+    });
     fixedClass = `wh-fixed-${suffix}`;
     await client.create({
       apiVersion: "storage.k8s.io/v1",
@@ -113,6 +118,7 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
       replicas: 2,
       watchNamespaces: [apps, baseline],
       webhooks: { url: `https://127.0.0.1:${balancer.port}` },
+      chartSources: ["oci://registry.example/charts/"],
       policy: {
         allowedRegistries: ["docker.io/library", "registry.example/apps"],
         maxReplicas: 3,
@@ -222,6 +228,27 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     const file = path.join(dir, "bad.yaml");
     writeFileSync(file, JSON.stringify(instance(apps, "bad-kubectl", { replicas: 9 })));
     await assert.rejects(kubectl("apply", "--server-side", "-f", file), /spec\.replicas.*3/s);
+  });
+
+  it("holds a namespace to the chart sources its annotation narrows the platform's list to", async () => {
+    const chart = (team: string) => ({ chart: { oci: `oci://registry.example/charts/${team}/web`, version: "1.0.0" } });
+    // GIVEN apps allows only team-a's part of the platform's registry path
+    // WHEN an instance there names team-b's chart THEN apply and dry-run are refused, naming the annotation
+    const object = instance(apps, "other-team-chart", chart("team-b"));
+    for (const write of [
+      () => client.apply(object, { fieldManager: "wh-test", force: true }),
+      () => client.create(object, { dryRun: true }),
+    ]) {
+      const refused = await refusal(write);
+      assert.match(refused, /admission webhook "validate\.myappinstances\.example\.com" denied the request/);
+      assert.match(
+        refused,
+        new RegExp(`spec\\.chart\\.oci: .* in namespace ${apps}: its annotation myapp\\.example\\.com/chart-sources`),
+      );
+    }
+    // AND team-a's chart passes there, team-b's where no annotation narrows (dry-run: nothing is fetched)
+    await client.create(instance(apps, "own-team-chart", chart("team-a")), { dryRun: true });
+    await client.create(instance(baseline, "other-team-chart", chart("team-b")), { dryRun: true });
   });
 
   it("the apiserver's policy and the operator's webhook read image references alike", async () => {

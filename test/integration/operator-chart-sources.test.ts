@@ -3,7 +3,8 @@
  * real `helm push`) and an HTTP chart repository, both on the operator's allow-list (`--chart-sources`; loopback
  * is reachable only because the list names it). Instances using either become Ready; a digest pin that does not
  * match is Degraded naming the source; a source off the list is Degraded (ChartSourceNotAllowed) without a request;
- * a source that cannot be reached is retried and reported Stalled, never Degraded.
+ * a source that cannot be reached is retried and reported Stalled, never Degraded. A namespace's chart-sources
+ * annotation narrows the list for its instances, until the platform owner lifts it.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
@@ -12,6 +13,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
+import { apiVersion, kind, namespaceChartSourcesAnnotation, reconcileRequestAnnotation } from "../../api/index.ts";
 import { chartDigest } from "../../chart/index.ts";
 import { startChartRepository, startOciRegistry } from "../support/chart-repos.ts";
 import { adminClient, testNamespace } from "../support/cluster.ts";
@@ -32,7 +34,7 @@ const ready = (image: string) => (i: Instance) =>
   isCurrent(i) && conditionOf(i, "Ready")?.status === "True" && i.status?.image === image;
 const degraded = (i: Instance) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "True";
 
-test("charts from allowed OCI and HTTP sources; a wrong digest or a source off the list is Degraded, an unreachable one Stalled", async (t) => {
+test("charts from allowed OCI and HTTP sources; a wrong digest or a source off the list (the platform's or the namespace's) is Degraded, an unreachable one Stalled", async (t) => {
   const namespace = await testNamespace(t, client, "op-chart-sources");
   const chart = await packChart(chartDir);
   const registry = await startOciRegistry();
@@ -47,8 +49,13 @@ test("charts from allowed OCI and HTTP sources; a wrong digest or a source off t
   const offList = await startChartRepository();
   t.after(() => offList.close());
   offList.publish("myapp", "0.1.0", chart);
+  // A namespace whose annotation narrows the platform's list to the OCI registry.
+  const narrowed = await testNamespace(t, client, "op-chart-narrowed");
+  await client.mergePatch("v1", "Namespace", narrowed, undefined, {
+    metadata: { annotations: { [namespaceChartSourcesAnnotation]: `oci://${registry.host}/charts/` } },
+  });
   await startOperator(t, {
-    namespaces: [namespace],
+    namespaces: [namespace, narrowed],
     args: [
       `--helm=${await helmBinary()}`,
       `--chart-sources=oci://${registry.host}/charts/,${repository.url}/,oci://127.0.0.1:1/`,
@@ -80,6 +87,15 @@ test("charts from allowed OCI and HTTP sources; a wrong digest or a source off t
     chart: { oci: "oci://127.0.0.1:1/charts/myapp", version: "0.1.0" },
   });
 
+  await createInstance(client, narrowed, "from-oci", {
+    image: "nginx:1.27",
+    chart: { oci: `oci://${registry.host}/charts/myapp`, version: "0.1.0" },
+  });
+  await createInstance(client, narrowed, "from-repo", {
+    image: "nginx:1.26",
+    chart: { repo: repository.url, name: "myapp", version: "0.1.0" },
+  });
+
   // THEN the first two become Ready from their charts
   await waitForInstance(client, namespace, "from-oci", "Ready from the OCI registry", ready("nginx:1.27"), 120_000);
   await waitForInstance(client, namespace, "from-repo", "Ready from the repository", ready("nginx:1.26"), 120_000);
@@ -103,6 +119,45 @@ test("charts from allowed OCI and HTTP sources; a wrong digest or a source off t
   assert.equal(refused?.reason, "ChartSourceNotAllowed");
   assert.match(refused?.message ?? "", /--chart-sources/);
   assert.deepEqual(offList.requests, [], "no request to a source off the list");
+
+  // AND in the narrowed namespace the registry serves, but the repository the platform allows is refused, naming
+  // the namespace's annotation
+  await waitForInstance(client, narrowed, "from-oci", "Ready in the narrowed namespace", ready("nginx:1.27"), 120_000);
+  const narrowedAway = conditionOf(
+    await waitForInstance(client, narrowed, "from-repo", "Degraded in the narrowed namespace", degraded),
+    "Degraded",
+  );
+  assert.equal(narrowedAway?.reason, "ChartSourceNotAllowed");
+  assert.match(
+    narrowedAway?.message ?? "",
+    new RegExp(`in namespace ${narrowed}: its annotation myapp\\.example\\.com/chart-sources allows oci://`),
+  );
+
+  // AND once the platform owner lifts the annotation, a reconcile request (as pulumi up makes) brings it up
+  await client.mergePatch("v1", "Namespace", narrowed, undefined, {
+    metadata: { annotations: { [namespaceChartSourcesAnnotation]: null } },
+  });
+  // (The operator reuses a Namespace's annotation for up to 5 s, so the request is made again until it sees the
+  // change.)
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    await client.mergePatch(apiVersion, kind, "from-repo", narrowed, {
+      metadata: { annotations: { [reconcileRequestAnnotation]: new Date().toISOString() } },
+    });
+    try {
+      await waitForInstance(
+        client,
+        narrowed,
+        "from-repo",
+        "Ready once the annotation is gone",
+        ready("nginx:1.26"),
+        10_000,
+      );
+      break;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+  }
 
   // AND the unreachable source is retried: Stalled (TransientFailure) naming it, never Degraded
   // Nothing was observed yet, so the status carries only the Stalled condition (no observedGeneration).

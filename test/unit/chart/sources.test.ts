@@ -85,6 +85,51 @@ test("a remote source not on the allow-list is refused permanently without a req
   assert.equal(error.reason, "ChartSourceNotAllowed");
 });
 
+test("a namespace's annotation narrows the allow-list: refused without a request, naming the namespace; the platform's own chart stays allowed", async (t) => {
+  // A repository at every path.
+  const server = await serve(t, (request, response) => {
+    if (request.url?.endsWith("/index.yaml")) response.end(helmIndex());
+    else if (request.url?.endsWith("/c-1.0.0.tgz")) response.end(chartBytes);
+    else response.writeHead(404).end();
+  });
+  const asked: string[] = [];
+  const annotations: Record<string, string> = { "team-a": "oci://ghcr.io/team-a/", "team-b": `${server.url}/` };
+  const platformChart = { repo: `${server.url}/platform`, name: "c", version: "1.0.0" };
+  const fetch = chartSource({
+    readConfigMap: noConfigMaps,
+    allowedSources: [`${server.url}/`, "oci://ghcr.io/"],
+    namespaceSources: async (namespace) => {
+      asked.push(namespace);
+      return annotations[namespace];
+    },
+    platformChart,
+  });
+  // GIVEN team-a's namespace allows only its own registry path
+  // WHEN one of its instances names the repository the platform allows
+  const error = await rejection(fetch({ repo: `${server.url}/charts`, name: "c", version: "1.0.0" }, "team-a"));
+  // THEN it is refused for good, naming the namespace, its annotation and what it allows; nothing is requested
+  assert.equal(error.reason, "ChartSourceNotAllowed");
+  assert.equal(error.transient, false);
+  assert.match(
+    error.message,
+    /in namespace team-a: its annotation myapp\.example\.com\/chart-sources allows oci:\/\/ghcr\.io\/team-a\//,
+  );
+  assert.deepEqual(server.requests, []);
+  // AND the platform's own default chart is fetched there all the same
+  assert.deepEqual(Buffer.from(await fetch({ ...platformChart, version: "1.0.0" }, "team-a")), chartBytes);
+  // AND a namespace whose annotation names the repository, or that has none, fetches from it
+  assert.deepEqual(
+    Buffer.from(await fetch({ repo: `${server.url}/x`, name: "c", version: "1.0.0" }, "team-b")),
+    chartBytes,
+  );
+  assert.deepEqual(
+    Buffer.from(await fetch({ repo: `${server.url}/y`, name: "c", version: "1.0.0" }, "team-c")),
+    chartBytes,
+  );
+  // AND the annotation is read for remote charts other than the platform's only
+  assert.deepEqual(asked, ["team-a", "team-b", "team-c"]);
+});
+
 test("an allowed repository is fetched; its 404 is permanent and does not echo the body", async (t) => {
   const server = await serve(
     t,

@@ -174,6 +174,19 @@ describe("operatorRbac", () => {
     }
   });
 
+  it("without webhooks but with remote chart sources: get on the watched Namespaces, for their chart-sources annotation", () => {
+    const namespaceRules = (args: Parameters<typeof settingsFor>[0]) =>
+      operatorRbac(settingsFor({ webhooks: { enabled: false }, ...args })).clusterRole.rules?.filter((rule) =>
+        rule.resources?.includes("namespaces"),
+      );
+    assert.deepEqual(namespaceRules({ chartSources: ["oci://ghcr.io/acme/"] }), [
+      { apiGroups: [""], resources: ["namespaces"], verbs: ["get"] },
+    ]);
+    assert.deepEqual(namespaceRules({ chartSources: ["oci://ghcr.io/acme/"], watchNamespaces: ["team-a"] }), [
+      { apiGroups: [""], resources: ["namespaces"], resourceNames: ["team-a"], verbs: ["get"] },
+    ]);
+  });
+
   it("grants opted-in chart kinds in a Role per watched namespace only, and cluster-wide only when watching all", () => {
     // GIVEN a platform that opts into Secrets, ConfigMaps and Ingresses for charts
     const chartKinds = [

@@ -43,6 +43,8 @@ describe("platform policy flags", () => {
       requireExpandableStorage: true,
       // The platform's own default chart is allowed, as the chart engine allows it (chart-wiring.ts).
       chartSources: ["oci://ghcr.io/acme/", "https://charts.example.com/"],
+      // ... in every namespace, whatever its chart-sources annotation says.
+      defaultChart: { repo: "https://charts.example.com/", name: "web", version: "1.0.0" },
     });
     assert.deepEqual(options.chartSources, ["oci://ghcr.io/acme/"]);
   });

@@ -98,6 +98,11 @@ describe("kubeLookups", () => {
         },
       },
       { apiVersion: "v1", kind: "Namespace", metadata: { name: "bare" } },
+      {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "team-b", annotations: { "myapp.example.com/chart-sources": "oci://ghcr.io/team-b/" } },
+      },
       storageClass("fast", { allowVolumeExpansion: true }),
       storageClass("slow", {}),
       {
@@ -111,6 +116,7 @@ describe("kubeLookups", () => {
     const lookups = kubeLookups(client, fakeCache([], []));
     assert.deepEqual(await lookups.namespace("team-a"), { labels: { a: "1", "myapp.example.com/max-replicas": "4" } });
     assert.deepEqual(await lookups.namespace("bare"), { labels: {} });
+    assert.deepEqual(await lookups.namespace("team-b"), { labels: {}, chartSources: "oci://ghcr.io/team-b/" });
     assert.equal(await lookups.namespace("none"), undefined);
     assert.deepEqual(await lookups.storageClass("fast"), { name: "fast", allowVolumeExpansion: true });
     assert.deepEqual(await lookups.storageClass("slow"), { name: "slow" });
@@ -120,6 +126,7 @@ describe("kubeLookups", () => {
     assert.deepEqual(requests, [
       "GET Namespace team-a",
       "GET Namespace bare",
+      "GET Namespace team-b",
       "GET Namespace none",
       "GET StorageClass fast",
       "GET StorageClass slow",

@@ -172,6 +172,57 @@ describe("chart sources", () => {
   });
 });
 
+describe("a namespace's chart sources", () => {
+  const platform = policy({ chartSources: ["oci://ghcr.io/"] });
+  const teamB = { oci: "oci://ghcr.io/team-b/web", version: "1.0.0" };
+  const narrowed = { namespace: { labels: {}, chartSources: "oci://ghcr.io/team-a/" } };
+
+  it("reads the Namespace when a change names a new remote source the platform could allow", () => {
+    // (A create reads it for the budgets anyway; an UPDATE that grows nothing shows the rule alone.)
+    const before = instance();
+    assert.equal(factsNeeded(instance({ chart: teamB }), before, platform).namespace, true);
+    assert.equal(factsNeeded(instance({ chart: teamB }), instance({ chart: teamB }), platform).namespace, false);
+    assert.equal(factsNeeded(instance({ chart: { configMap: "c" } }), before, platform).namespace, false);
+    // Nothing to narrow: every remote source is refused anyway.
+    assert.equal(factsNeeded(instance({ chart: teamB }), before, openPolicy).namespace, false);
+  });
+
+  it("refuses a source the platform allows but the namespace's annotation does not, in the chart engine's words", async () => {
+    const violations = validateInstance(instance({ chart: teamB }), undefined, narrowed, platform);
+    const fetch = chartSource({
+      readConfigMap: () => Promise.resolve(undefined),
+      allowedSources: platform.chartSources,
+      namespaceSources: () => Promise.resolve(narrowed.namespace.chartSources),
+    });
+    const refusal = await fetch(teamB, "team-a").then(
+      () => assert.fail("fetched"),
+      (error: unknown) => error as ChartFetchError,
+    );
+    assert.deepEqual(messages(violations), [`spec.chart.oci: ${refusal.message}`]);
+    assert.match(
+      refusal.message,
+      /in namespace team-a: its annotation myapp\.example\.com\/chart-sources allows oci:\/\/ghcr\.io\/team-a\//,
+    );
+  });
+
+  it("allows what it names, the platform's own chart, and an UPDATE keeping its source", () => {
+    const teamA = { oci: "oci://ghcr.io/team-a/web", version: "1.0.0" };
+    assert.deepEqual(validateInstance(instance({ chart: teamA }), undefined, narrowed, platform), []);
+    const withDefault = policy({ chartSources: ["oci://ghcr.io/"], defaultChart: { ...teamB, version: "0.9.0" } });
+    assert.deepEqual(validateInstance(instance({ chart: teamB }), undefined, narrowed, withDefault), []);
+    const old = instance({ chart: teamB });
+    assert.deepEqual(
+      validateInstance(instance({ chart: { ...teamB, version: "2.0.0" } }), old, narrowed, platform),
+      [],
+    );
+    // No annotation: the platform's list.
+    assert.deepEqual(
+      validateInstance(instance({ chart: teamB }), undefined, { namespace: { labels: {} } }, platform),
+      [],
+    );
+  });
+});
+
 describe("chart ConfigMaps", () => {
   const chart = { configMap: "web-chart" };
 
