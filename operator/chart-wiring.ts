@@ -7,8 +7,15 @@
  */
 import type { Logger } from "pino";
 import { namespaceChartSourcesAnnotation, type ChartSpec } from "../api/index.ts";
-import { readClusterCapabilities, realClock, type KubeClient, type KubeObject, type ObjectKey } from "../kube/index.ts";
-import { cachedCapabilities, chartSource, helmRenderer } from "../chart/index.ts";
+import {
+  ForbiddenError,
+  readClusterCapabilities,
+  realClock,
+  type KubeClient,
+  type KubeObject,
+  type ObjectKey,
+} from "../kube/index.ts";
+import { cachedCapabilities, ChartFetchError, chartSource, helmRenderer } from "../chart/index.ts";
 import { recentReads } from "./admission/recent-reads.ts";
 import { BackgroundJobs, type ChartDeps } from "./chart/index.ts";
 import type { OperatorOptions } from "./options.ts";
@@ -87,8 +94,19 @@ export function chartDeps(
  */
 function namespaceChartSources(client: KubeClient): (namespace: string) => Promise<string | undefined> {
   return recentReads(async (namespace) => {
-    const found = await client.find("v1", "Namespace", namespace);
-    return found?.metadata.annotations?.[namespaceChartSourcesAnnotation];
+    try {
+      const found = await client.find("v1", "Namespace", namespace);
+      return found?.metadata.annotations?.[namespaceChartSourcesAnnotation];
+    } catch (error) {
+      if (!(error instanceof ForbiddenError)) throw error;
+      // Retried: an RBAC grant heals it. Not a refusal of the source: the instance's spec is not at fault.
+      throw new ChartFetchError(
+        `the operator may not read Namespace ${namespace} for its ${namespaceChartSourcesAnnotation} annotation; ` +
+          "grant it get on namespaces (MyAppOperator does whenever chartSources is set)",
+        "ChartFetchFailed",
+        { transient: true, cause: error },
+      );
+    }
   });
 }
 
