@@ -25,10 +25,20 @@ export class ChartFetchError extends Error {
   /** `ChartFetchFailed`, `ChartDigestMismatch` or `ChartSourceNotAllowed`. */
   readonly reason: string;
   readonly transient: boolean;
-  constructor(message: string, reason = "ChartFetchFailed", options?: ErrorOptions & { transient?: boolean }) {
+  /**
+   * A permanent verdict whose cause is not the spec but something its owner may change without the instance
+   * changing: a namespace's chart-sources annotation. The operator looks at such an instance again, slowly.
+   */
+  readonly outsideSpec: boolean;
+  constructor(
+    message: string,
+    reason = "ChartFetchFailed",
+    options?: ErrorOptions & { transient?: boolean; outsideSpec?: boolean },
+  ) {
     super(message, options);
     this.reason = reason;
     this.transient = options?.transient ?? false;
+    this.outsideSpec = options?.outsideSpec ?? false;
   }
 }
 
@@ -121,7 +131,9 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
           : undefined;
       const narrowed = namespacePolicy(policy, annotation);
       if (!allowedBy(narrowed, location)) {
-        throw new ChartFetchError(sourceRefusal(source, narrowed, { namespace }, allowList), "ChartSourceNotAllowed");
+        throw new ChartFetchError(sourceRefusal(source, narrowed, { namespace }, allowList), "ChartSourceNotAllowed", {
+          outsideSpec: true,
+        });
       }
       const cached = cache.get(source);
       bytes = cached ?? (await fetchRemote(get, policy, caps, chart, source));

@@ -99,7 +99,8 @@ export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repo
   --concurrency=N                  reconciles at once, never two of one key (default 2) MYAPP_CONCURRENCY
   --max-consecutive-failures=N     fast retries before an instance is marked Stalled (default 15)
   --slow-retry-interval=SECONDS    then retry this often (±10 %) until it succeeds; also how often a verdict
-                                   caused outside the spec (a name taken, a quota) is looked at again (default 300)
+                                   caused outside the spec (a name taken, a quota, a namespace's chart sources) is
+                                   looked at again (default 300)
   --resync-period=SECONDS          re-reconcile everything this often (default 36000: 10 h, as controller-runtime)
   --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)
   --helm=PATH                      helm binary that renders spec.chart (default: helm on PATH)  MYAPP_HELM

@@ -5,7 +5,7 @@
  * writes it.
  */
 import { isReady, type MyAppInstanceSpec, type MyAppInstanceStatus } from "../../api/index.ts";
-import { objectName, valuePath } from "../../chart/index.ts";
+import { ChartFetchError, objectName, valuePath } from "../../chart/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
 import {
   applyRender,
@@ -48,7 +48,10 @@ export async function reconcileChart(
   const generation = session.instance.metadata.generation ?? 0;
   const permanent = (problem: Problem, cause?: unknown): ChartOutcome => {
     session.logger.warn({ reason: problem.reason }, problem.message);
-    const failure = new PermanentError(problem.message, { reason: problem.reason, cause });
+    // A namespace's chart-sources annotation may be widened without the instance changing: looked at again, slowly
+    // (the look costs a Namespace read, no fetch: the refusal comes before it).
+    const outsideSpec = cause instanceof ChartFetchError && cause.outsideSpec;
+    const failure = new PermanentError(problem.message, { reason: problem.reason, cause, outsideSpec });
     return { status: problemStatus(previous, generation, problem, session.wallTime), failure };
   };
   const chart = spec.chart;

@@ -76,6 +76,7 @@ test("a remote source not on the allow-list is refused permanently without a req
     // THEN it is refused, naming the flag, and not retried
     assert.equal(error.reason, "ChartSourceNotAllowed");
     assert.equal(error.transient, false);
+    assert.equal(error.outsideSpec, false, "the platform's list changes with the operator's flags: a restart");
     assert.match(error.message, /--chart-sources/);
   }
   assert.deepEqual(server.requests, []);
@@ -110,6 +111,7 @@ test("a namespace's annotation narrows the allow-list: refused without a request
   // THEN it is refused for good, naming the namespace, its annotation and what it allows; nothing is requested
   assert.equal(error.reason, "ChartSourceNotAllowed");
   assert.equal(error.transient, false);
+  assert.equal(error.outsideSpec, true, "the namespace's owner may widen it: looked at again");
   assert.match(
     error.message,
     /in namespace team-a: its annotation myapp\.example\.com\/chart-sources allows oci:\/\/ghcr\.io\/team-a\//,
