@@ -4,6 +4,8 @@
  * the normal state of a stack that installs the platform and its instances in one `pulumi up` (the webhooks exist
  * a moment before a replica has its certificate injected) and of an operator rollout, so `pulumi up` waits for an
  * answer, for up to the instance's timeout, saying what it waits for; a denial, or anything else, fails at once.
+ * The same stack meets a second such moment on a fresh cluster: the apiserver's defaults policy refuses writes of a
+ * kind whose CRD is seconds old (a 503); that is waited for alike.
  */
 import { ServerError } from "../../kube/index.ts";
 import type { Clock } from "../../kube/clock.ts";
@@ -18,6 +20,20 @@ export function unansweredWebhook(error: unknown): string | undefined {
   if (name === undefined) return undefined;
   const target = /(?:Post|POST) "?(https:\/\/[^/"?\s]+)/.exec(error.message)?.[1];
   return target ? `${name} at ${target}` : name;
+}
+
+/**
+ * The kind a MutatingAdmissionPolicy cannot patch yet, from the apiserver's 503 "Resource kind ... not found. There
+ * can be a delay between when CustomResourceDefinitions are created and when they are available" (k8s.io/apiserver
+ * `policy/mutating`): the CRD was made moments ago and the policy's type converter has not caught up. A fresh
+ * install meets it for a few seconds in every namespace where the platform's defaults policy applies; undefined for
+ * any other failure.
+ */
+export function kindNotYetKnown(error: unknown): string | undefined {
+  if (!(error instanceof ServerError)) return undefined;
+  return /Resource kind (.+?) not found\. There can be a delay between when CustomResourceDefinitions are created/.exec(
+    error.message,
+  )?.[1];
 }
 
 export interface AdmissionWait {
@@ -35,7 +51,15 @@ export const webhookHint =
   "no operator replica answers the platform's admission webhook: is the operator running (in the cluster: the " +
   "MyAppOperator's Deployment and its pods; outside it: `npx myapp-operator` with the webhook flags)?";
 
-/** `apply()`, retried while the operator's webhook does not answer, until `wait.deadline`. */
+/** The hint a kind the admission policies never came to know carries. */
+export const kindHint =
+  "the apiserver's MutatingAdmissionPolicy still does not know MyAppInstance: is the platform's CRD installed and " +
+  "Established (kubectl get crd myappinstances.example.com)?";
+
+/**
+ * `apply()`, retried while the operator's webhook does not answer, or the apiserver's admission policies do not know
+ * the kind yet, until `wait.deadline`.
+ */
 export async function applyWhenAdmitted<T>(apply: () => Promise<T>, wait: AdmissionWait): Promise<T> {
   let delay = wait.firstRetryMs ?? 1_000;
   for (;;) {
@@ -43,11 +67,17 @@ export async function applyWhenAdmitted<T>(apply: () => Promise<T>, wait: Admiss
       return await apply();
     } catch (error) {
       const webhook = unansweredWebhook(error);
-      if (webhook === undefined) throw error;
+      const kind = webhook === undefined ? kindNotYetKnown(error) : undefined;
+      if (webhook === undefined && kind === undefined) throw error;
       if (wait.clock.monotonicMs() + delay > wait.deadline) {
-        throw new Error(`${(error as Error).message}\n${webhookHint}`, { cause: error });
+        const hint = webhook !== undefined ? webhookHint : kindHint;
+        throw new Error(`${(error as Error).message}\n${hint}`, { cause: error });
       }
-      wait.report(`waiting for the admission webhook ${webhook} to answer: is an operator replica serving it?`);
+      wait.report(
+        webhook !== undefined
+          ? `waiting for the admission webhook ${webhook} to answer: is an operator replica serving it?`
+          : `waiting for the apiserver's admission policies to know ${kind ?? "the kind"} (its CRD is new)`,
+      );
       await new Promise<void>((resolve) => wait.clock.setTimeout(resolve, delay));
       delay = Math.min(delay * 2, 8_000);
     }

@@ -162,15 +162,22 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     defer(async () => {
       await Promise.all(replicas.map((replica) => replica.process.stop(30_000)));
     });
-    // Served once the CA is injected and a replica answers: a dry-run create is admitted.
+    // Served once the CA is injected and a replica answers: a dry-run create is admitted. In the baseline namespace
+    // the apiserver's MutatingAdmissionPolicy patches it too, which on a fresh cluster answers "Resource kind ... not
+    // found" for a few seconds after the CRD is made (its type is not in the apiserver's schemas yet).
     await waitFor(
-      "the webhooks to answer",
+      "the webhooks and the defaults policy to answer",
       async () => {
         try {
           await client.create(instance(apps, "probe", {}), { dryRun: true });
+          await client.create(instance(baseline, "probe", {}), { dryRun: true });
           return true;
         } catch (error) {
-          if (/failed calling webhook/.test(String(error))) return undefined;
+          if (
+            /failed calling webhook|There can be a delay between when CustomResourceDefinitions/.test(String(error))
+          ) {
+            return undefined;
+          }
           throw error;
         }
       },

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AdmissionDeniedError, ServerError } from "../../../../kube/index.ts";
-import { applyWhenAdmitted, unansweredWebhook } from "../../../../provider/waiting/admission-wait.ts";
+import { applyWhenAdmitted, kindNotYetKnown, unansweredWebhook } from "../../../../provider/waiting/admission-wait.ts";
 import { FakeClock } from "../../runtime/fake-clock.ts";
 
 const unanswered = () =>
@@ -30,7 +30,58 @@ describe("unansweredWebhook", () => {
   });
 });
 
+/** The apiserver's MutatingAdmissionPolicy on a kind whose CRD is seconds old (a 503). */
+const unknownKind = () =>
+  new ServerError(
+    503,
+    "Resource kind example.com/v1, Kind=MyAppInstance not found. There can be a delay between when " +
+      "CustomResourceDefinitions are created and when they are available.",
+    "ServiceUnavailable",
+    [],
+  );
+
+describe("kindNotYetKnown", () => {
+  it("names the kind of the defaults policy's 'not found ... There can be a delay', and nothing else", () => {
+    assert.equal(kindNotYetKnown(unknownKind()), "example.com/v1, Kind=MyAppInstance");
+    assert.equal(kindNotYetKnown(unanswered()), undefined);
+    assert.equal(
+      kindNotYetKnown(new ServerError(503, "etcdserver: leader changed", "ServiceUnavailable", [])),
+      undefined,
+    );
+  });
+});
+
 describe("applyWhenAdmitted", () => {
+  it("retries while the admission policies do not know the kind yet, saying so", async () => {
+    const clock = new FakeClock();
+    const phases: string[] = [];
+    let attempts = 0;
+    const applied = applyWhenAdmitted(
+      async () => {
+        attempts += 1;
+        if (attempts < 2) throw unknownKind();
+        return "applied";
+      },
+      { clock, deadline: clock.monotonicMs() + 60_000, report: (phase) => phases.push(phase) },
+    );
+    await clock.advance(1_000);
+    assert.equal(await applied, "applied");
+    assert.deepEqual(phases, [
+      "waiting for the apiserver's admission policies to know example.com/v1, Kind=MyAppInstance (its CRD is new)",
+    ]);
+    const never = applyWhenAdmitted(() => Promise.reject(unknownKind()), {
+      clock,
+      deadline: clock.monotonicMs() + 10_000,
+      report: () => {},
+    });
+    const failed = assert.rejects(
+      never,
+      /are available\.\nthe apiserver's MutatingAdmissionPolicy still does not know/,
+    );
+    await clock.advance(20_000);
+    await failed;
+  });
+
   it("retries while the webhook does not answer, saying so, and returns the apply's result", async () => {
     const clock = new FakeClock();
     const phases: string[] = [];
