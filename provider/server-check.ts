@@ -17,7 +17,7 @@ import {
 } from "../kube/index.ts";
 import { serverOf } from "../kube/cluster-identity.ts";
 import { admissionDefaults } from "./admission-defaults.ts";
-import { unansweredWebhook } from "./waiting/admission-wait.ts";
+import { kindNotYetKnown, unansweredWebhook } from "./waiting/admission-wait.ts";
 import type { InputFailure } from "./check.ts";
 import { fieldManager, type InstanceInputs } from "./inputs.ts";
 import { desiredInstance, ownershipProblem, type LiveInstance } from "./manifest.ts";
@@ -167,6 +167,10 @@ export function interpret(error: unknown, inputs: Pick<InstanceInputs, "namespac
       checked: false,
       note: `the admission webhook ${webhook} did not answer (is an operator replica serving it?)`,
     };
+  }
+  const kind = kindNotYetKnown(error);
+  if (kind !== undefined) {
+    return { checked: false, note: `the apiserver's admission policies do not know ${kind} yet (its CRD is new)` };
   }
   if (error instanceof ApiError) return { checked: false, note: `the apiserver could not answer: ${error.message}` };
   return { checked: false, note: error instanceof Error ? error.message : String(error) };

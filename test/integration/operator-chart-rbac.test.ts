@@ -22,10 +22,21 @@ import { ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../
 import { adminClient, testNamespace } from "../support/cluster.ts";
 import { startOciRegistry } from "../support/chart-repos.ts";
 import { helm, helmBinary, packChart } from "../support/helm.ts";
-import { conditionOf, createInstance, isCurrent, startOperator, waitForInstance } from "../support/operator.ts";
+import {
+  conditionOf,
+  createInstance,
+  isCurrent,
+  startOperator,
+  waitForInstance,
+  type Instance,
+} from "../support/operator.ts";
 
 const client = adminClient();
 const chartDir = path.resolve(import.meta.dirname, "../../examples/charts/myapp");
+
+const readyAt = (image: string) => (i: Instance) =>
+  isCurrent(i) && conditionOf(i, "Ready")?.status === "True" && i.status?.image === image;
+const degraded = (i: Instance) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "True";
 
 test("with a narrowed chart allow-list, the ServiceAccount's Role suffices and other kinds are refused", async (t) => {
   const namespace = await testNamespace(t, client, "op-chart-rbac");
@@ -79,16 +90,10 @@ test("with a narrowed chart allow-list, the ServiceAccount's Role suffices and o
     namespace,
     "allowed",
     "Ready on the ServiceAccount's token",
-    (i) => isCurrent(i) && conditionOf(i, "Ready")?.status === "True" && i.status?.image === "nginx:1.27",
+    readyAt("nginx:1.27"),
     120_000,
   );
-  const refused = await waitForInstance(
-    client,
-    namespace,
-    "with-ingress",
-    "Degraded",
-    (i) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "True",
-  );
+  const refused = await waitForInstance(client, namespace, "with-ingress", "Degraded", degraded);
   assert.equal(conditionOf(refused, "Degraded")?.reason, "ChartKindNotAllowed");
   assert.match(
     conditionOf(refused, "Degraded")?.message ?? "",
@@ -164,16 +169,10 @@ test("with remote chart sources and no webhooks, the component's grants let the 
     namespace,
     "team-a",
     "Ready on the ServiceAccount's token",
-    (i) => isCurrent(i) && conditionOf(i, "Ready")?.status === "True" && i.status?.image === "nginx:1.27",
+    readyAt("nginx:1.27"),
     120_000,
   );
-  const refused = await waitForInstance(
-    client,
-    namespace,
-    "team-b",
-    "Degraded",
-    (i) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "True",
-  );
+  const refused = await waitForInstance(client, namespace, "team-b", "Degraded", degraded);
   assert.equal(conditionOf(refused, "Degraded")?.reason, "ChartSourceNotAllowed");
   assert.match(
     conditionOf(refused, "Degraded")?.message ?? "",

@@ -99,6 +99,18 @@ const cases: { name: string; error: unknown; expected: ReturnType<typeof interpr
     expected: { checked: false, note: "the apiserver could not answer: etcdserver: leader changed" },
   },
   {
+    name: "the defaults policy on a CRD made seconds ago: a note, since the same stack makes it",
+    error: new ServerError(
+      503,
+      "Resource kind example.com/v1, Kind=MyAppInstance not found. There can be a delay between when " +
+        "CustomResourceDefinitions are created and when they are available.",
+    ),
+    expected: {
+      checked: false,
+      note: "the apiserver's admission policies do not know example.com/v1, Kind=MyAppInstance yet (its CRD is new)",
+    },
+  },
+  {
     name: "no connection",
     error: new TransportError(0, "PATCH /apis/example.com/v1/...: connect ECONNREFUSED 127.0.0.1:6443"),
     expected: {
