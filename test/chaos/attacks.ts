@@ -25,7 +25,10 @@ export type Verdict =
 
 /** The local servers attacks point at. */
 export interface AttackServers {
-  /** Must never be contacted: outside the platform's allow-list. */
+  /**
+   * Must never be contacted: outside the platform's allow-list, but for `platformOnlySource`, which the platform
+   * allows and the only tenant naming it is narrowed away from.
+   */
   readonly counting: HostileServer;
   /** Allow-listed (the platform trusted it), then it turned hostile: one byte per second. */
   readonly slow: HostileServer;
@@ -45,7 +48,7 @@ export interface Attack {
   /** The instance's name, unique in the corpus. */
   readonly name: string;
   /** The tenant (namespace) the attack comes from. */
-  readonly tenant: "proto" | "charts" | "sources" | "pods" | "objects";
+  readonly tenant: "proto" | "charts" | "sources" | "narrowed" | "pods" | "objects";
   /** One line: what the attacker tries. */
   readonly what: string;
   readonly verdict: Verdict;
@@ -205,6 +208,24 @@ const adminMessage = (field: string) =>
 /** The platform's webhook on a chart source outside `--chart-sources` (the operator's own words, at the door). */
 const notAllowedSource = /admission webhook "[^"]+" denied the request: .*is not an allowed chart source/s;
 
+/**
+ * A repository prefix on the counting server that the platform's `--chart-sources` allows, and which the
+ * "narrowed" tenant's namespace leaves out (`tenantChartSources`): naming it must still reach no one.
+ */
+export const platformOnlySource = (servers: AttackServers) => `${servers.counting.url}platform-only/`;
+
+/**
+ * The Namespace annotation myapp.example.com/chart-sources the platform owner sets on a tenant's namespace
+ * (tenants cannot write Namespaces): the "narrowed" tenant may use one folder below `platformOnlySource`.
+ */
+export const tenantChartSources = (servers: AttackServers): Partial<Record<Attack["tenant"], string>> => ({
+  narrowed: `${platformOnlySource(servers)}narrowed/`,
+});
+
+/** The platform's webhook on a platform-allowed source its namespace's annotation leaves out. */
+const narrowedAwaySource =
+  /admission webhook "[^"]+" denied the request: .*platform-only\/ is not an allowed chart source in namespace .*myapp\.example\.com\/chart-sources allows http:\/\/127\.0\.0\.1:\d+\/platform-only\/narrowed\/,/s;
+
 /** Every attack of the suite, each once. */
 export const attacks: readonly Attack[] = [
   // Prototype pollution: refused by the apiserver before the operator sees it.
@@ -328,6 +349,13 @@ export const attacks: readonly Attack[] = [
     what: "oci:// a registry on the operator's loopback, outside the allow-list",
     verdict: { refused: notAllowedSource },
     spec: ({ servers }) => remoteSpec({ oci: `oci://${servers.counting.host}/charts/app` }),
+  },
+  {
+    name: "narrowed-away",
+    tenant: "narrowed",
+    what: "a repository the platform allows, from a namespace whose chart-sources annotation leaves it out",
+    verdict: { refused: narrowedAwaySource },
+    spec: ({ servers }) => remoteSpec({ repo: platformOnlySource(servers) }),
   },
   ...(["a", "b"] as const).map((which): Attack => ({
     name: `slow-drip-${which}`,

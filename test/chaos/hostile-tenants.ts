@@ -19,7 +19,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { TestContext } from "node:test";
-import { apiVersion, kind, type MyAppInstanceSpecInput } from "../../api/index.ts";
+import { apiVersion, kind, namespaceChartSourcesAnnotation, type MyAppInstanceSpecInput } from "../../api/index.ts";
 import { AdmissionDeniedError, GoneError, InvalidError, type KubeClient, type KubeObject } from "../../kube/index.ts";
 import { parseObjectKey } from "../../kube/object-key.ts";
 import { labelKeys, managedBy } from "../../operator/desired/index.ts";
@@ -49,6 +49,8 @@ import {
   chartConfigMap,
   existingSecretData,
   floodMembers,
+  platformOnlySource,
+  tenantChartSources,
   type Attack,
   type AttackContext,
   type AttackServers,
@@ -126,6 +128,7 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
   const began = performance.now();
   const phase = (what: string) => t.diagnostic(`${seconds(performance.now() - began)} s: ${what}`);
   // GIVEN hostile chart sources on 127.0.0.1: three the platform allow-lists (and that turn hostile), one it does not
+  // (but for a folder that the only tenant naming it is narrowed away from)
   const servers: AttackServers = {
     counting: await startCountingServer(),
     slow: await startSlowDripServer(),
@@ -172,6 +175,11 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
   const tenants = [...new Set(attacks.map((attack) => attack.tenant))];
   const hostile = new Map<Attack["tenant"], string>();
   for (const tenant of tenants) hostile.set(tenant, await testNamespace(t, client, `hostile-${tenant}`));
+  for (const [tenant, sources] of Object.entries(tenantChartSources(servers))) {
+    const name = hostile.get(tenant as Attack["tenant"])!;
+    const annotations = { [namespaceChartSourcesAnnotation]: sources };
+    await client.mergePatch("v1", "Namespace", name, undefined, { metadata: { annotations } });
+  }
   const floodNamespace = await testNamespace(t, client, "hostile-flood");
   const hostileNamespaces = [...hostile.values(), floodNamespace];
 
@@ -189,7 +197,7 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
     label: "hostile",
     args: [
       `--helm=${await helmBinary()}`,
-      `--chart-sources=${[servers.slow.url, servers.huge.url, servers.redirecting.url].join(",")}`,
+      `--chart-sources=${[servers.slow.url, servers.huge.url, servers.redirecting.url, platformOnlySource(servers)].join(",")}`,
       `--max-consecutive-failures=${size.maxConsecutiveFailures}`,
       ...webhooks.flags,
     ],
@@ -289,7 +297,11 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
   const breaches = await policyBreaches(client, hostileNamespaces, hostile.get("objects")!);
   assert.deepEqual(breaches, [], "no object in a hostile namespace (or beyond it) breaks policy");
   const forbidden = servers.counting.connections() + servers.counting.requests.length;
-  assert.equal(forbidden, 0, `no request to a host outside the allow-list: ${servers.counting.requests.join(", ")}`);
+  assert.equal(
+    forbidden,
+    0,
+    `no request to a source outside the allow-list or the namespace's: ${servers.counting.requests.join(", ")}`,
+  );
   const quiet = await quietWindow(supervisor.current, 20_000);
   const everyone = size.tenants + attacks.length + floodAdmission.admitted;
   assert.ok(quiet.reconciles <= everyone, `no hot loop: ${quiet.reconciles} reconciles in 20 s of quiet`);
