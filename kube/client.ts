@@ -9,6 +9,7 @@ import type { Dispatcher } from "undici";
 import type { KubeConfig } from "./config.ts";
 import { Credentials } from "./credentials.ts";
 import { ApiError, apiErrorFrom, NotFoundError, TransportError, type StatusBody } from "./errors.ts";
+import { ListSplitter } from "./list-stream.ts";
 import { resourcePath, resourceType, type ResourceType } from "./resources.ts";
 import { connectionPool } from "./transport.ts";
 
@@ -181,6 +182,41 @@ export class KubeClient {
     const type = this.typeOf(apiVersion, kind);
     const { namespace, ...query } = options;
     return this.request<ObjectList<T>>("GET", resourcePath(type, namespace), { query });
+  }
+
+  /**
+   * A list read item by item as the response arrives (list-stream.ts), each item (with its apiVersion and kind set,
+   * which list items lack) made into what `each` returns: memory holds one item's text and object at a time, and
+   * then only what `each` keeps of it.
+   */
+  async listEach<T>(
+    apiVersion: string,
+    kind: string,
+    options: ListOptions,
+    each: (item: KubeObject) => T,
+  ): Promise<ObjectList<T>> {
+    const type = this.typeOf(apiVersion, kind);
+    const { namespace, ...query } = options;
+    const response = await this.send("GET", resourcePath(type, namespace), { query });
+    const items: T[] = [];
+    const splitter = new ListSplitter((text) => {
+      const item = JSON.parse(text) as KubeObject;
+      items.push(each({ ...item, apiVersion, kind }));
+    });
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of response.body) splitter.push(decoder.decode(chunk as Uint8Array, { stream: true }));
+      splitter.push(decoder.decode());
+      const list = splitter.end() as { metadata?: ObjectList<T>["metadata"] };
+      return { metadata: list.metadata ?? {}, items };
+    } catch (error) {
+      if (error instanceof SyntaxError) {
+        throw new TransportError(0, `list ${type.plural}: ${error.message}`, "", [], { cause: error });
+      }
+      throw new TransportError(0, `list ${type.plural} interrupted: ${String(error)}`, "", [], { cause: error });
+    } finally {
+      if (!response.body.destroyed) response.body.destroy();
+    }
   }
 
   async create<T extends KubeObject>(object: T, options: { fieldManager?: string; dryRun?: boolean } = {}): Promise<T> {

@@ -1,20 +1,31 @@
 /**
  * What the operator process watches (and so caches): only objects carrying its managed-by label, which keeps
- * unrelated workloads out of memory. Events of owned kinds wake the instance that controls the object.
+ * unrelated workloads out of memory. Events of owned kinds wake the instance that controls the object. A label is
+ * no proof (anyone who may create an object may set it), so of an owned object no instance controls the cache keeps
+ * only its identity, and of a volume claim only what reconciles read: the memory a tenant's labelled objects cost
+ * the operator every namespace shares does not grow with their size.
  */
-import type { ChartKind } from "../api/index.ts";
+import { apiVersion, kind, type ChartKind } from "../api/index.ts";
+import type { KubeObject } from "../kube/index.ts";
 import { chartInstanceLabel } from "./chart/index.ts";
 import { labelKeys, managedBy } from "./desired/index.ts";
-import type { WatchedKind } from "./runtime/index.ts";
+import type { ObservedClaim } from "./reconcile/index.ts";
+import { contentIfControlled, identityOnly, type WatchedKind } from "./runtime/index.ts";
 
 /** Only our children: the label every desired object carries keeps unrelated workloads out of memory. */
 const ours = `${labelKeys.managedBy}=${managedBy}`;
 
+/** The labels a reconcile reads on an object it does not control: ours, and those the cache indexes. */
+const identityLabels = [labelKeys.managedBy, labelKeys.name, labelKeys.instance, chartInstanceLabel] as const;
+
+/** Objects an instance controls whole (without managedFields), any other as its identity. */
+const controlledContent = contentIfControlled({ apiVersion, kind }, identityLabels);
+
 /** The kinds the built-in template makes; their events are mapped back to the owning instance. */
 const ownedKinds = [
-  { apiVersion: "apps/v1", kind: "Deployment", labelSelector: ours },
-  { apiVersion: "apps/v1", kind: "StatefulSet", labelSelector: ours },
-  { apiVersion: "v1", kind: "Service", labelSelector: ours },
+  { apiVersion: "apps/v1", kind: "Deployment", labelSelector: ours, transform: controlledContent },
+  { apiVersion: "apps/v1", kind: "StatefulSet", labelSelector: ours, transform: controlledContent },
+  { apiVersion: "v1", kind: "Service", labelSelector: ours, transform: controlledContent },
 ] as const;
 
 /**
@@ -27,13 +38,53 @@ export function watchedOwnedKinds(chartKinds: readonly ChartKind[]): WatchedKind
   for (const kind of chartKinds) {
     if (kind.writeOnly) continue;
     if (kinds.some((known) => known.apiVersion === kind.apiVersion && known.kind === kind.kind)) continue;
-    kinds.push({ apiVersion: kind.apiVersion, kind: kind.kind, labelSelector: ours });
+    kinds.push({ apiVersion: kind.apiVersion, kind: kind.kind, labelSelector: ours, transform: controlledContent });
   }
   return kinds;
 }
 
+/**
+ * A volume claim as reconciles read it (ObservedClaim): its identity, class, requested size and resize status. The
+ * StatefulSet controller makes them and no instance controls them, so a tenant's claim with our label looks the
+ * same; its annotations, selector or other labels are never kept.
+ */
+export function claimAsRead(object: KubeObject): ObservedClaim {
+  const claim = object as ObservedClaim;
+  const storage = claim.spec?.resources?.requests?.storage;
+  const status = claim.status;
+  return {
+    ...identityOnly(object, identityLabels),
+    spec: {
+      ...(claim.spec?.storageClassName === undefined ? {} : { storageClassName: claim.spec.storageClassName }),
+      ...(storage === undefined ? {} : { resources: { requests: { storage } } }),
+    },
+    ...(status
+      ? {
+          status: {
+            ...(status.phase === undefined ? {} : { phase: status.phase }),
+            ...(status.capacity?.storage === undefined ? {} : { capacity: { storage: status.capacity.storage } }),
+            ...(status.conditions === undefined
+              ? {}
+              : {
+                  conditions: status.conditions.map(({ type, status, message }) => ({
+                    ...(type === undefined ? {} : { type }),
+                    ...(status === undefined ? {} : { status }),
+                    ...(message === undefined ? {} : { message }),
+                  })),
+                }),
+            ...(status.allocatedResourceStatuses === undefined
+              ? {}
+              : { allocatedResourceStatuses: status.allocatedResourceStatuses }),
+          },
+        }
+      : {}),
+  };
+}
+
 /** Read by reconcile but owned by no instance: the StatefulSet controller creates the volume claims. */
-export const cachedKinds = [{ apiVersion: "v1", kind: "PersistentVolumeClaim", labelSelector: ours }] as const;
+export const cachedKinds = [
+  { apiVersion: "v1", kind: "PersistentVolumeClaim", labelSelector: ours, transform: claimAsRead },
+] as const;
 
 /**
  * The labels the cache indexes: reconcile lists an instance's objects by them (every reconcile looks for objects a

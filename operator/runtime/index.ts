@@ -17,6 +17,7 @@
  */
 export * from "../../kube/clock.ts";
 export * from "./cache.ts";
+export * from "./cached-identity.ts";
 export * from "./controller.ts";
 export * from "./errors.ts";
 export * from "./event-handlers.ts";

@@ -21,7 +21,7 @@ import { realClock, sleep, type Clock } from "../../kube/clock.ts";
 import { ObjectStore, type StoreChange } from "./store.ts";
 
 /** The part of KubeClient an informer needs. */
-export type ListWatchClient = Pick<KubeClient, "list" | "watch">;
+export type ListWatchClient = Pick<KubeClient, "listEach" | "watch">;
 
 /** Callbacks for store changes. They run synchronously in event order; keep them cheap (enqueue a key). */
 export interface InformerHandlers<T> {
@@ -243,18 +243,22 @@ export class Informer<T extends KubeObject = KubeObject> {
     let pages = 0;
     do {
       // A continued page carries the snapshot in its token; the first page names the resourceVersion to read at.
-      const page = await this.options.client.list<T>(this.options.apiVersion, this.options.kind, {
-        ...scope,
-        limit: pageSize,
-        ...(token ? { continue: token } : this.consistentRelist ? {} : { resourceVersion: "0" }),
-      });
+      // Read item by item, each transformed as it arrives: the first page comes whole from the watch cache
+      // (`limit` does not apply there), and only what the transform keeps of each item stays in memory.
+      const page = await this.options.client.listEach(
+        this.options.apiVersion,
+        this.options.kind,
+        {
+          ...scope,
+          limit: pageSize,
+          ...(token ? { continue: token } : this.consistentRelist ? {} : { resourceVersion: "0" }),
+        },
+        (item) => this.transform(item) as T,
+      );
       pages++;
       resourceVersion = page.metadata.resourceVersion;
       token = page.metadata.continue || undefined;
-      // Items in a list response carry no apiVersion/kind; fill them in so handlers see whole objects.
-      for (const item of page.items) {
-        items.push(this.transform({ ...item, apiVersion: this.options.apiVersion, kind: this.options.kind }) as T);
-      }
+      items.push(...page.items);
     } while (token);
     if (!resourceVersion) throw new Error(`list of ${this.options.kind} returned no resourceVersion`);
     const changes = this.store.replace(items);

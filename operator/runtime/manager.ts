@@ -27,6 +27,11 @@ export interface WatchedKind {
   readonly kind: string;
   /** Only objects matching this label selector are watched (and cached). */
   readonly labelSelector?: string;
+  /**
+   * What the cache keeps of each object (cached-identity.ts for an owned kind's objects no primary controls).
+   * @default stripUnread
+   */
+  readonly transform?: (object: KubeObject) => KubeObject;
 }
 
 export interface Address {
@@ -150,6 +155,7 @@ export async function startManager(
       logger,
       maxBackoffMs,
       ...(watched.labelSelector ? { labelSelector: watched.labelSelector } : {}),
+      ...(watched.transform ? { transform: watched.transform } : {}),
       ...(namespace ? { namespace } : {}),
       ...(options.indexedLabels ? { indexedLabels: options.indexedLabels } : {}),
     });

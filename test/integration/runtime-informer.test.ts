@@ -113,10 +113,10 @@ test("a watch from an expired resourceVersion gets 410 Gone and relists without 
   // answered with 410 Gone. Later lists are passed through untouched.
   let lists = 0;
   const staleFirstList: ListWatchClient = {
-    list: (async (apiVersion: string, kind: string, options?: Parameters<ListWatchClient["list"]>[2]) => {
-      const list = await client.list(apiVersion, kind, options);
+    listEach: (async (...args: Parameters<ListWatchClient["listEach"]>) => {
+      const list = await client.listEach(...args);
       return ++lists === 1 ? { ...list, metadata: { ...list.metadata, resourceVersion: "1" } } : list;
-    }) as ListWatchClient["list"],
+    }) as ListWatchClient["listEach"],
     watch: client.watch.bind(client),
   };
   const informer = new Informer({

@@ -242,3 +242,51 @@ test("an exec plugin's token is run again 30 s before its expirationTimestamp, b
   await credentials.authorization();
   assert.equal(runs(), 2, "the expiry is a time of day: the wall clock reaching it renews the token");
 });
+
+test("listEach reads a list item by item as it arrives, each as `each` makes it", async (t) => {
+  const items = Array.from({ length: 50 }, (_, i) => ({
+    metadata: { name: `cm-${i}`, namespace: "n", resourceVersion: String(i) },
+    data: { blob: "x".repeat(10_000), quote: 'a "} ]' },
+  }));
+  const { client, requests } = await clientFor(t, (_request, response) => {
+    // Sent in small pieces, so items span many chunks.
+    const text = JSON.stringify({
+      kind: "ConfigMapList",
+      metadata: { resourceVersion: "99", continue: "next" },
+      items,
+    });
+    response.writeHead(200, { "content-type": "application/json" });
+    for (let from = 0; from < text.length; from += 4096) response.write(text.slice(from, from + 4096));
+    response.end();
+  });
+  const seen: string[] = [];
+  const list = await client.listEach("v1", "ConfigMap", { namespace: "n", limit: 500 }, (item) => {
+    seen.push(`${item.apiVersion}/${item.kind}/${item.metadata.name ?? ""}`);
+    return item.metadata.name;
+  });
+  assert.deepEqual(list.metadata, { resourceVersion: "99", continue: "next" });
+  assert.deepEqual(
+    list.items,
+    items.map((item) => item.metadata.name),
+  );
+  assert.equal(seen[0], "v1/ConfigMap/cm-0", "items get the apiVersion and kind a list leaves out");
+  assert.deepEqual(requests, ["GET /api/v1/namespaces/n/configmaps?limit=500"]);
+});
+
+test("listEach: a cut-off list is a transport error, an error status the usual one", async (t) => {
+  let calls = 0;
+  const { client } = await clientFor(t, (_request, response) => {
+    calls += 1;
+    if (calls === 2) return status(response, 404, "NotFound");
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end('{"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"a"}}');
+  });
+  await assert.rejects(
+    client.listEach("v1", "ConfigMap", {}, (item) => item),
+    /list configmaps: .*ended inside/,
+  );
+  await assert.rejects(
+    client.listEach("v1", "ConfigMap", {}, (item) => item),
+    NotFoundError,
+  );
+});

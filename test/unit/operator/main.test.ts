@@ -8,7 +8,8 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { renderableChartKinds } from "../../../api/index.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested } from "../../../operator/options.ts";
-import { watchedOwnedKinds } from "../../../operator/watched-kinds.ts";
+import type { KubeObject, OwnerReference } from "../../../kube/index.ts";
+import { cachedKinds, claimAsRead, watchedOwnedKinds } from "../../../operator/watched-kinds.ts";
 
 const mainPath = fileURLToPath(new URL("../../../operator/main.ts", import.meta.url));
 const packageJson = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
@@ -168,5 +169,88 @@ describe("watchedOwnedKinds", () => {
       narrowed.map((k) => k.kind),
       ["Deployment", "StatefulSet", "Service", "Ingress"],
     );
+  });
+
+  it("caches what an instance controls whole, of anything else with our label its identity", () => {
+    const labels = {
+      "app.kubernetes.io/managed-by": "myapp-operator",
+      "app.kubernetes.io/instance": "web",
+      "myapp.example.com/chart-instance": "web",
+      "team/own": "x",
+    };
+    const object = (ownerReferences: OwnerReference[]): KubeObject => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "cm", namespace: "team", uid: "u", resourceVersion: "3", labels, ownerReferences },
+      data: { blob: "x".repeat(100_000) },
+    });
+    const controlled = { apiVersion: "example.com/v1", kind: "MyAppInstance", name: "web", uid: "i", controller: true };
+    for (const watched of watchedOwnedKinds(renderableChartKinds)) {
+      const transform = watched.transform!;
+      assert.ok(transform(object([controlled]))["data"], `${watched.kind}: an instance's child whole`);
+      assert.deepEqual(transform(object([])), {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: {
+          name: "cm",
+          namespace: "team",
+          uid: "u",
+          resourceVersion: "3",
+          labels: {
+            "app.kubernetes.io/managed-by": "myapp-operator",
+            "app.kubernetes.io/instance": "web",
+            "myapp.example.com/chart-instance": "web",
+          },
+        },
+      });
+    }
+  });
+});
+
+describe("claimAsRead", () => {
+  it("keeps of a volume claim what reconciles read, and nothing a tenant could fill", () => {
+    const claim: KubeObject = {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: {
+        name: "data-web-0",
+        namespace: "team",
+        uid: "u",
+        resourceVersion: "9",
+        labels: { "app.kubernetes.io/instance": "web", "team/own": "x" },
+        annotations: { big: "x".repeat(200_000) },
+      },
+      spec: {
+        storageClassName: "fast",
+        resources: { requests: { storage: "1Gi" } },
+        selector: { matchLabels: { big: "x".repeat(60) } },
+        accessModes: ["ReadWriteOnce"],
+      },
+      status: {
+        phase: "Bound",
+        capacity: { storage: "1Gi" },
+        conditions: [{ type: "Resizing", status: "True", message: "m", lastProbeTime: "t" }],
+        allocatedResourceStatuses: { storage: "ControllerResizeInProgress" },
+      },
+    };
+    assert.deepEqual(claimAsRead(claim), {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: {
+        name: "data-web-0",
+        namespace: "team",
+        uid: "u",
+        resourceVersion: "9",
+        labels: { "app.kubernetes.io/instance": "web" },
+      },
+      spec: { storageClassName: "fast", resources: { requests: { storage: "1Gi" } } },
+      status: {
+        phase: "Bound",
+        capacity: { storage: "1Gi" },
+        conditions: [{ type: "Resizing", status: "True", message: "m" }],
+        allocatedResourceStatuses: { storage: "ControllerResizeInProgress" },
+      },
+    });
+    assert.equal(cachedKinds[0].transform, claimAsRead);
   });
 });

@@ -74,14 +74,16 @@ export class FakeListWatch {
   }
 
   readonly client: ListWatchClient = {
-    list: (async (_apiVersion: string, _kind: string, options: ListOptions = {}) => {
+    listEach: (async (apiVersion: string, kind: string, options: ListOptions, each: (item: KubeObject) => unknown) => {
       this.listCalls++;
       this.listOptions.push(options);
       const next = this.lists.shift();
       if (!next) throw new Error("test bug: no list response scripted");
       if (next instanceof Error) throw next;
-      return structuredClone(next);
-    }) as ListWatchClient["list"],
+      const { metadata, items } = structuredClone(next);
+      // As the real client: items get their apiVersion and kind, then each is what `each` makes of it.
+      return { metadata, items: items.map((item) => each({ ...item, apiVersion, kind })) };
+    }) as ListWatchClient["listEach"],
     watch: ((_apiVersion: string, _kind: string, options: WatchOptions = {}) => {
       const watch = new FakeWatch(options, this.answerWatches);
       this.watches.push(watch);

@@ -7,8 +7,11 @@ import type { KubeObject } from "../../../kube/index.ts";
 import { startManager } from "../../../operator/runtime/manager.ts";
 import { captureLogger } from "./capture-logger.ts";
 
-/** A local apiserver that answers every list with one ConfigMap (or nothing) and holds every watch open. */
-async function scriptedApiserver(t: TestContext) {
+/**
+ * A local apiserver that answers every list with one ConfigMap, `deployments` or nothing, and holds every watch
+ * open.
+ */
+async function scriptedApiserver(t: TestContext, deployments: readonly unknown[] = []) {
   const requests: string[] = [];
   const watches = new Set<ServerResponse>();
   const server = createServer((request, response) => {
@@ -22,7 +25,9 @@ async function scriptedApiserver(t: TestContext) {
     }
     const items = url.pathname.endsWith("/configmaps")
       ? [{ metadata: { name: "item", namespace: "ns", resourceVersion: "5", labels: { app: "x" } }, data: { a: "b" } }]
-      : [];
+      : url.pathname.endsWith("/deployments")
+        ? deployments
+        : [];
     response.writeHead(200, { "content-type": "application/json" });
     response.end(JSON.stringify({ metadata: { resourceVersion: "10" }, items }));
   });
@@ -130,4 +135,48 @@ it("gives every informer its own /readyz line: one per kind and namespace", asyn
     "informer-Deployment.apps/b",
     "informer-Deployment.apps/b#2",
   ]);
+});
+
+it("caches each kind's objects as its transform keeps them", async (t) => {
+  const deployment = {
+    metadata: { name: "d", namespace: "ns", resourceVersion: "6", annotations: { big: "x".repeat(1000) } },
+    spec: { replicas: 1 },
+  };
+  const { watches, kubeconfig } = await scriptedApiserver(t, [deployment]);
+  const manager = await startManager(
+    {
+      name: "test",
+      logger: captureLogger().logger,
+      identity: "test-1",
+      kubeconfig: { kubeconfig },
+      for: { apiVersion: "v1", kind: "ConfigMap" },
+      owns: [
+        {
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          transform: ({ apiVersion, kind, metadata }) => ({
+            apiVersion,
+            kind,
+            metadata: { name: metadata.name, namespace: metadata.namespace, resourceVersion: metadata.resourceVersion },
+          }),
+        },
+      ],
+      namespaces: ["ns"],
+      probeAddress: { host: "127.0.0.1", port: 0 },
+      metricsAddress: { host: "127.0.0.1", port: 0 },
+      reportingController: "example.com/test",
+      fieldManager: "test",
+    },
+    () => ({ reconcile: async () => ({}) }),
+  );
+  t.after(() => manager.stop());
+  const deadline = Date.now() + 10_000;
+  while (watches.size < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+
+  assert.deepEqual(
+    manager.cache.get("apps/v1", "Deployment", "d", "ns"),
+    { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d", namespace: "ns", resourceVersion: "6" } },
+    "the transform's result, not the object as listed",
+  );
+  assert.equal(manager.cache.get("v1", "ConfigMap", "item", "ns")?.["data"] !== undefined, true, "others whole");
 });
