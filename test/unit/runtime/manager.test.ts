@@ -46,23 +46,30 @@ current-context: c`;
   return { requests, watches, kubeconfig };
 }
 
+/** The options every test's manager has alike: its name and identity, the scripted apiserver, free ports. */
+function fixed(kubeconfig: string) {
+  return {
+    name: "test",
+    logger: captureLogger().logger,
+    identity: "test-1",
+    kubeconfig: { kubeconfig },
+    probeAddress: { host: "127.0.0.1", port: 0 },
+    metricsAddress: { host: "127.0.0.1", port: 0 },
+    reportingController: "example.com/test",
+    fieldManager: "test",
+  };
+}
+
 it("lists and watches the kinds, reconciles from the cache, serves probes and metrics, and stops cleanly", async (t) => {
   const { requests, watches, kubeconfig } = await scriptedApiserver(t);
 
   const seen: (KubeObject | undefined)[] = [];
   const manager = await startManager(
     {
-      name: "test",
-      logger: captureLogger().logger,
-      identity: "test-1",
-      kubeconfig: { kubeconfig },
+      ...fixed(kubeconfig),
       for: { apiVersion: "v1", kind: "ConfigMap", labelSelector: "app=x" },
       owns: [{ apiVersion: "apps/v1", kind: "Deployment" }],
       namespaces: ["ns"],
-      probeAddress: { host: "127.0.0.1", port: 0 },
-      metricsAddress: { host: "127.0.0.1", port: 0 },
-      reportingController: "example.com/test",
-      fieldManager: "test",
     },
     ({ cache }) => ({
       reconcile: async ({ namespace, name }) => {
@@ -102,18 +109,11 @@ it("gives every informer its own /readyz line: one per kind and namespace", asyn
   const { watches, kubeconfig } = await scriptedApiserver(t);
   const manager = await startManager(
     {
-      name: "test",
-      logger: captureLogger().logger,
-      identity: "test-1",
-      kubeconfig: { kubeconfig },
+      ...fixed(kubeconfig),
       for: { apiVersion: "v1", kind: "ConfigMap" },
       owns: [{ apiVersion: "apps/v1", kind: "Deployment" }],
       watches: [{ apiVersion: "apps/v1", kind: "Deployment", labelSelector: "cached=yes" }],
       namespaces: ["a", "b"],
-      probeAddress: { host: "127.0.0.1", port: 0 },
-      metricsAddress: { host: "127.0.0.1", port: 0 },
-      reportingController: "example.com/test",
-      fieldManager: "test",
     },
     () => ({ reconcile: async () => ({}) }),
   );
@@ -145,10 +145,7 @@ it("caches each kind's objects as its transform keeps them", async (t) => {
   const { watches, kubeconfig } = await scriptedApiserver(t, [deployment]);
   const manager = await startManager(
     {
-      name: "test",
-      logger: captureLogger().logger,
-      identity: "test-1",
-      kubeconfig: { kubeconfig },
+      ...fixed(kubeconfig),
       for: { apiVersion: "v1", kind: "ConfigMap" },
       owns: [
         {
@@ -162,10 +159,6 @@ it("caches each kind's objects as its transform keeps them", async (t) => {
         },
       ],
       namespaces: ["ns"],
-      probeAddress: { host: "127.0.0.1", port: 0 },
-      metricsAddress: { host: "127.0.0.1", port: 0 },
-      reportingController: "example.com/test",
-      fieldManager: "test",
     },
     () => ({ reconcile: async () => ({}) }),
   );
