@@ -14,3 +14,4 @@ export * from "./source-policy.ts";
 export * from "./namespace-sources.ts";
 export * from "./sources.ts";
 export * from "./values.ts";
+export * from "./values-size.ts";

@@ -15,6 +15,11 @@ export interface RenderLimits {
   readonly timeoutSeconds: number;
   /** Largest rendered YAML stream, in MiB. @default 16 */
   readonly outputMiB: number;
+  /**
+   * Largest `spec.values`, as compact JSON, in KiB (values-size.ts): refused at the door, and never kept in the
+   * operator's memory. @default 128
+   */
+  readonly valuesKiB: number;
 }
 
 /** The platform's default limits (operator flags `--render-*`, MyAppOperator `renderLimits`). */
@@ -23,6 +28,8 @@ export const defaultRenderLimits: RenderLimits = {
   cpuSeconds: 20,
   timeoutSeconds: 60,
   outputMiB: 16,
+  // Helm values a user writes by hand are a few KiB; a chart's whole values.yaml as JSON rarely reaches 64 KiB.
+  valuesKiB: 128,
 };
 
 /** Renders at once by default (`--max-concurrent-renders`). */

@@ -281,12 +281,14 @@ export function allOf(name: string, clauses: readonly string[]): { name: string;
 }
 
 /**
- * An instance that names something the webhook must look up: a volume (its StorageClass, whether it can expand)
- * or a chart (its source, its ConfigMap). A Scale names neither.
+ * An instance the first validating webhook judges in any namespace: one that names something the webhook must look
+ * up (a volume's StorageClass, whether it can expand; a chart's source, its ConfigMap), or that carries
+ * `spec.values`, whose size CEL cannot measure (chart/values-size.ts). A Scale has none of these.
  */
-const namesClusterObjects =
+const needsTheWebhook =
   "(!has(request.subResource) || request.subResource == '') && has(object.spec) && " +
-  "(has(object.spec.storage) || has(object.spec.storageClassName) || has(object.spec.chart))";
+  "(has(object.spec.storage) || has(object.spec.storageClassName) || has(object.spec.chart) || " +
+  "has(object.spec.values))";
 
 /**
  * The namespaces where a budget applies, each picked by exactly one selector so that no write is judged twice:
@@ -342,7 +344,7 @@ export const namespaceDefaultLevel = "Baseline";
 /**
  * The webhook configurations, or undefined when the webhooks are off. The validating webhook is called only where
  * CEL cannot decide (instance-policy.ts decides the rest in the apiserver): for an instance that names a volume or
- * a chart, and, for any other write, only in a namespace where a budget applies. A write that needs neither costs
+ * a chart or carries values, and, for any other write, only in a namespace where a budget applies. A write that needs neither costs
  * no call (bench/RESULTS.md, admission). The mutating one exists unless a policy alone gives the namespace
  * defaults (`webhooks.defaults: "policy"`).
  */
@@ -385,7 +387,7 @@ export function operatorWebhookConfigurations(
       name: all.length === 1 ? `budget.${plural}.${group}` : `budget-${i + 1}.${plural}.${group}`,
       namespaceSelector: { matchExpressions },
       // The first webhook judges these, budgets included.
-      matchConditions: [allOf("in-scope-and-names-nothing", [`!(${namesClusterObjects})`, ...scope.clauses])],
+      matchConditions: [allOf("in-scope-and-needs-only-a-budget", [`!(${needsTheWebhook})`, ...scope.clauses])],
     }),
   );
   const defaultsScope = namespaceDefaultsScope(settings);
@@ -398,7 +400,7 @@ export function operatorWebhookConfigurations(
         {
           ...validate,
           name: `validate.${plural}.${group}`,
-          matchConditions: [allOf("in-scope-and-names-cluster-objects", [namesClusterObjects, ...scope.clauses])],
+          matchConditions: [allOf("in-scope-and-needs-the-webhook", [needsTheWebhook, ...scope.clauses])],
         },
         ...budgetWebhooks,
       ],

@@ -19,6 +19,7 @@ import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, clusterClient, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { npmWrappers, onLauncherGone, onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
 import { operatorVersion } from "./version.ts";
+import { instanceAsRead } from "./instance-as-read.ts";
 import { cachedKinds, indexedLabels, watchedOwnedKinds } from "./watched-kinds.ts";
 
 export async function runOperator(options: OperatorOptions, logger: Logger): Promise<Manager> {
@@ -40,7 +41,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       logger,
       identity,
       ...(options.kubeconfig ? { kubeconfig: { path: options.kubeconfig } } : {}),
-      for: { apiVersion, kind },
+      for: { apiVersion, kind, transform: instanceAsRead(options.renderLimits.valuesKiB) },
       owns: watchedOwnedKinds(options.chartKinds),
       watches: cachedKinds,
       indexedLabels,

@@ -110,6 +110,8 @@ export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repo
   --render-cpu=SECONDS             CPU time one render may use (default ${defaultRenderLimits.cpuSeconds})  MYAPP_RENDER_CPU
   --render-timeout=SECONDS         wall time of one render (default ${defaultRenderLimits.timeoutSeconds})  MYAPP_RENDER_TIMEOUT
   --render-output=MIB              largest rendered output (default ${defaultRenderLimits.outputMiB})  MYAPP_RENDER_OUTPUT
+  --render-values=KIB              largest spec.values, as compact JSON; larger is refused by the webhook and never
+                                   kept in memory (default ${defaultRenderLimits.valuesKiB})  MYAPP_RENDER_VALUES
   --chart-sources=oci://r/org/,https://charts.example.com/   remote chart sources allowed, as URL prefixes;
                                    hosts they name may be private addresses (default: none, ConfigMap charts only)  MYAPP_CHART_SOURCES
   --chart-kinds=v1/Service,...     kinds a chart may render, apiVersion/Kind (default: ${defaultChartKinds.map(chartKindName).join(",")}; any of ${renderableChartKinds.map(chartKindName).join(",")})  MYAPP_CHART_KINDS
@@ -171,6 +173,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       "render-cpu": { type: "string" },
       "render-timeout": { type: "string" },
       "render-output": { type: "string" },
+      "render-values": { type: "string" },
       "chart-sources": { type: "string" },
       "allowed-registries": { type: "string" },
       "max-replicas": { type: "string" },
@@ -218,6 +221,25 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
         `--health-probe-bind-address, got ${metricsAddress.host}:${metricsAddress.port} for both`,
     );
   }
+  const renderLimits: RenderLimits = {
+    memoryMiB: renderMemory(values["render-memory"] ?? env.MYAPP_RENDER_MEMORY),
+    cpuSeconds: positiveInteger(
+      "--render-cpu",
+      values["render-cpu"] ?? env.MYAPP_RENDER_CPU ?? String(defaultRenderLimits.cpuSeconds),
+    ),
+    timeoutSeconds: positiveInteger(
+      "--render-timeout",
+      values["render-timeout"] ?? env.MYAPP_RENDER_TIMEOUT ?? String(defaultRenderLimits.timeoutSeconds),
+    ),
+    outputMiB: positiveInteger(
+      "--render-output",
+      values["render-output"] ?? env.MYAPP_RENDER_OUTPUT ?? String(defaultRenderLimits.outputMiB),
+    ),
+    valuesKiB: positiveInteger(
+      "--render-values",
+      values["render-values"] ?? env.MYAPP_RENDER_VALUES ?? String(defaultRenderLimits.valuesKiB),
+    ),
+  };
   return {
     namespaces,
     leaderElect: values["leader-elect"] ?? env.MYAPP_LEADER_ELECT === "true",
@@ -241,21 +263,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       "--max-concurrent-renders",
       values["max-concurrent-renders"] ?? env.MYAPP_MAX_CONCURRENT_RENDERS ?? String(defaultMaxConcurrentRenders),
     ),
-    renderLimits: {
-      memoryMiB: renderMemory(values["render-memory"] ?? env.MYAPP_RENDER_MEMORY),
-      cpuSeconds: positiveInteger(
-        "--render-cpu",
-        values["render-cpu"] ?? env.MYAPP_RENDER_CPU ?? String(defaultRenderLimits.cpuSeconds),
-      ),
-      timeoutSeconds: positiveInteger(
-        "--render-timeout",
-        values["render-timeout"] ?? env.MYAPP_RENDER_TIMEOUT ?? String(defaultRenderLimits.timeoutSeconds),
-      ),
-      outputMiB: positiveInteger(
-        "--render-output",
-        values["render-output"] ?? env.MYAPP_RENDER_OUTPUT ?? String(defaultRenderLimits.outputMiB),
-      ),
-    },
+    renderLimits,
     chartSources: sources,
     policy: {
       allowedRegistries: parseAllowedRegistries(values["allowed-registries"] ?? env.MYAPP_ALLOWED_REGISTRIES),
@@ -276,6 +284,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
         ),
       }),
       requireExpandableStorage: values["require-expandable-storage"] ?? env.MYAPP_REQUIRE_EXPANDABLE_STORAGE === "true",
+      maxValuesKiB: renderLimits.valuesKiB,
       // What the chart engine allows (chart-wiring.ts): the list, and the platform's own default chart's source.
       chartSources: [...sources, ...[chart?.oci ?? chart?.repo].filter((location) => location !== undefined)],
       ...(chart ? { defaultChart: chart } : {}),

@@ -25,6 +25,8 @@ export interface PlatformPolicy {
   readonly chartSources: readonly string[];
   /** The platform's own default chart (--default-chart): allowed in every namespace, whatever its annotation says. */
   readonly defaultChart?: ChartSpec;
+  /** Largest `spec.values` in KiB of compact JSON (--render-values, shared with the cache); unset: any. */
+  readonly maxValuesKiB?: number;
 }
 
 /** Where and how the admission webhook serves. */

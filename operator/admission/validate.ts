@@ -17,6 +17,7 @@ import { chartConfigMapKey, parseQuantity, type MyAppInstanceObject, type MyAppI
 import { namespacePolicy, sameChartSource, sourceRefusal } from "../../chart/namespace-sources.ts";
 import { allowedBy, sourcePolicy } from "../../chart/source-policy.ts";
 import { describeSource } from "../../chart/sources.ts";
+import { valuesBytes, valuesTooLargeMessage } from "../../chart/values-size.ts";
 import {
   namespaceBudgetLabels,
   normalizedImageName,
@@ -50,6 +51,7 @@ export type ViolationRule =
   | "storageClassExists"
   | "requireExpandableStorage"
   | "chartConfigMap"
+  | "maxValuesSize"
   /** The spec does not pass the API's schema (an operator older or newer than the CRD). */
   | "schema";
 
@@ -145,8 +147,18 @@ export function validateInstance(
     ...replicaViolations(instance, old, policy),
     ...storageViolations(instance, old, facts, policy),
     ...chartViolations(instance, old, facts, policy),
+    ...valuesViolations(instance, old, policy),
     ...budgetViolations(instance, old, facts, policy),
   ];
+}
+
+/** `spec.values` over `--render-values`: refused unless the UPDATE shrinks them (or leaves them as they were). */
+function valuesViolations(instance: AdmittedInstance, old: AdmittedInstance | undefined, policy: PlatformPolicy) {
+  const max = policy.maxValuesKiB;
+  if (max === undefined) return [];
+  const bytes = valuesBytes(instance.spec.values);
+  if (bytes <= max * 1024 || (old !== undefined && bytes <= valuesBytes(old.spec.values))) return [];
+  return [violation("spec.values", "maxValuesSize", valuesTooLargeMessage(bytes, max))];
 }
 
 function imageViolations(instance: AdmittedInstance, old: AdmittedInstance | undefined, policy: PlatformPolicy) {

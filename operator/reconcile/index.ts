@@ -3,6 +3,7 @@ export { reconcileChart } from "./chart.ts";
 export type { ChartOutcome } from "./chart.ts";
 export { PermanentError, TransientError } from "./errors.ts";
 export type { ObservedClaim, ObservedStorageClass, ObservedWorkload } from "./observed.ts";
+export type { InstanceObject } from "./session.ts";
 export { fieldManager, clusterClient, reportingController } from "./cluster-client.ts";
 export type {
   ApplyConfiguration,

@@ -15,6 +15,7 @@
 import type { Logger } from "pino";
 import { apiVersion, kind, TransientFailure, validateSpec } from "../../api/index.ts";
 import { ConflictError, formatObjectKey, NotFoundError, realClock, type Clock } from "../../kube/index.ts";
+import { valuesTooLargeMessage } from "../../chart/index.ts";
 import { planTemplateSwitch, pruneChartLeftovers, type ChartDeps } from "../chart/index.ts";
 import { reconcileChart } from "./chart.ts";
 import { reconcileChildren } from "./children.ts";
@@ -203,6 +204,15 @@ async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise
   if (instance.metadata.deletionTimestamp) return finished(await finalizeInstance(session));
   if (needsFinalizer(instance.spec, deps.chart?.defaultChart)) await ensureFinalizer(session);
 
+  if (instance.valuesWithheld) {
+    const { bytes, limitKiB } = instance.valuesWithheld;
+    // Permanent until the values shrink; what runs keeps running as it was last rendered.
+    await writeProblem(session, {
+      reason: "ValuesTooLarge",
+      message: `spec.values ${valuesTooLargeMessage(bytes, limitKiB)}; nothing is rendered or changed until they are smaller`,
+    });
+    return finished({});
+  }
   const verdict = validateSpec(instance.spec);
   if (!verdict.ok) {
     const issues = verdict.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");

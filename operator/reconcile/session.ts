@@ -22,6 +22,11 @@ export { referenceTo } from "../runtime/event.ts";
 export interface InstanceObject extends KubeObject {
   readonly spec?: unknown;
   readonly status?: unknown;
+  /**
+   * Set by the operator's cache, never by the API (operator/instance-as-read.ts): `spec.values` were `bytes` of
+   * JSON, over the platform's `--render-values` (`limitKiB`), and are not kept; the reconcile reports it.
+   */
+  readonly valuesWithheld?: { readonly bytes: number; readonly limitKiB: number };
 }
 
 /**

@@ -212,6 +212,12 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
       ["expansion", { storage: "1Gi", storageClassName: fixedClass }, new RegExp(`${fixedClass}.*expan`, "s")],
       ["chart", { chart: { configMap: "no-such-chart" } }, /no-such-chart/],
       ["source", { chart: { oci: "oci://ghcr.io/evil/charts/x", version: "1.0.0" } }, /oci:\/\/ghcr\.io\/evil/],
+      // Measured by the webhook: CEL cannot (the default --render-values).
+      [
+        "values",
+        { values: { blob: "x".repeat(200 * 1024 - 11) } },
+        /spec\.values: is 200 KiB as JSON.*128 KiB.*--render-values/s,
+      ],
     ];
     // The rules that need only the instance are the apiserver's own (components/instance-policy.ts); the rest the
     // webhook's.

@@ -134,7 +134,7 @@ test("the LRU is bounded by bytes and keeps the recently used", () => {
   assert.equal(lru.size, 2);
 });
 
-const tight: RenderLimits = { memoryMiB: 128, cpuSeconds: 1, timeoutSeconds: 10, outputMiB: 1 };
+const tight: RenderLimits = { memoryMiB: 128, cpuSeconds: 1, timeoutSeconds: 10, outputMiB: 1, valuesKiB: 128 };
 const env = { PATH: process.env["PATH"] ?? "" };
 const mechanisms = [
   { name: "prlimit", prlimit: findPrlimit(), skip: findPrlimit() ? false : "no prlimit on this machine" },

@@ -28,7 +28,7 @@ describe("chart limits", () => {
     const flags = operatorFlags(
       settingsOf({
         maxConcurrentRenders: 3,
-        renderLimits: { memoryMiB: 128, cpuSeconds: 10 },
+        renderLimits: { memoryMiB: 128, cpuSeconds: 10, valuesKiB: 32 },
         chartSources: ["oci://ghcr.io/org/", "https://charts.example.com/"],
         resources: { limits: { memory: "2Gi" } },
       }),
@@ -37,6 +37,7 @@ describe("chart limits", () => {
       "--max-concurrent-renders=3",
       "--render-memory=128",
       "--render-cpu=10",
+      "--render-values=32",
       "--chart-sources=oci://ghcr.io/org/,https://charts.example.com/",
     ]) {
       assert.ok(flags.includes(flag), `${flag} in ${flags.join(" ")}`);
@@ -49,6 +50,7 @@ describe("chart limits", () => {
     assert.deepEqual(fields({ maxConcurrentRenders: 0 }), ["maxConcurrentRenders"]);
     assert.deepEqual(fields({ renderLimits: { memoryMiB: 32 } }), ["renderLimits.memoryMiB"]);
     assert.deepEqual(fields({ renderLimits: { cpuSeconds: 1.5 } }), ["renderLimits.cpuSeconds"]);
+    assert.deepEqual(fields({ renderLimits: { valuesKiB: 0 } }), ["renderLimits.valuesKiB"]);
     assert.deepEqual(fields({ chartSources: ["ftp://x/"] }), ["chartSources"]);
     // 6 renders of 256 MiB in the default 1536Mi container leave Node nothing
     const [memory] = issuesOf({ maxConcurrentRenders: 6 });

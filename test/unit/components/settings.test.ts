@@ -29,7 +29,7 @@ describe("resolveSettings", () => {
         chartServiceTypes: ["ClusterIP"],
         defaultChart: undefined,
         maxConcurrentRenders: 2,
-        renderLimits: { memoryMiB: 256, cpuSeconds: 20, timeoutSeconds: 60, outputMiB: 16 },
+        renderLimits: { memoryMiB: 256, cpuSeconds: 20, timeoutSeconds: 60, outputMiB: 16, valuesKiB: 128 },
         chartSources: [],
         policy: undefined,
         webhooks: { enabled: true, url: undefined, defaults: "auto", certManager: undefined },

@@ -142,7 +142,7 @@ describe("operatorWebhookConfigurations", () => {
     );
     assert.deepEqual(
       validating.matchConditions?.map((condition) => condition.name),
-      ["in-scope-and-names-cluster-objects"],
+      ["in-scope-and-needs-the-webhook"],
     );
     for (const webhook of [validating, mutating]) {
       assert.equal(webhook.failurePolicy, "Fail");
@@ -179,7 +179,7 @@ describe("operatorWebhookConfigurations", () => {
     ]);
   });
 
-  it("call the validating webhook only where CEL cannot decide: a volume or chart, or a namespace with a budget", () => {
+  it("call the validating webhook only where CEL cannot decide: a volume, chart or values, or a namespace with a budget", () => {
     const conditionsOf = (webhook: { matchConditions?: { name: string; expression: string }[] } | undefined) =>
       (webhook?.matchConditions ?? []).map((condition) => condition.name);
     const labelled = operatorWebhookConfigurations(settingsFor({ watchNamespaces: ["team-a"] }));
@@ -194,10 +194,10 @@ describe("operatorWebhookConfigurations", () => {
         "budget-3.myappinstances.example.com",
       ],
     );
-    assert.deepEqual(conditionsOf(webhooks[0]), ["in-scope-and-names-cluster-objects"]);
+    assert.deepEqual(conditionsOf(webhooks[0]), ["in-scope-and-needs-the-webhook"]);
     assert.match(
       webhooks[0]?.matchConditions?.at(-1)?.expression ?? "",
-      /has\(object\.spec\.storage\).*has\(object\.spec\.chart\)/,
+      /has\(object\.spec\.storage\).*has\(object\.spec\.chart\).*has\(object\.spec\.values\)/,
     );
     // Any of three labels as three disjoint selectors: a namespace with two budgets is still judged once.
     assert.deepEqual(
@@ -218,7 +218,7 @@ describe("operatorWebhookConfigurations", () => {
       ],
     );
     for (const webhook of webhooks.slice(1)) {
-      assert.deepEqual(conditionsOf(webhook), ["in-scope-and-names-nothing"]);
+      assert.deepEqual(conditionsOf(webhook), ["in-scope-and-needs-only-a-budget"]);
       assert.match(webhook.matchConditions?.[0]?.expression ?? "", /^\(!\(\(!has\(request\.subResource\)/);
       assert.deepEqual(webhook.rules?.[0]?.resources, ["myappinstances", "myappinstances/scale"]);
     }

@@ -15,6 +15,7 @@ describe("platform policy flags", () => {
       maxStorage: undefined,
       namespaceBudget: {},
       requireExpandableStorage: false,
+      maxValuesKiB: 128,
       chartSources: [],
     });
     assert.equal(options.webhook, undefined);
@@ -41,6 +42,7 @@ describe("platform policy flags", () => {
       maxStorage: "100Gi",
       namespaceBudget: { instances: 5, replicas: 20, storage: "1Ti" },
       requireExpandableStorage: true,
+      maxValuesKiB: 128,
       // The platform's own default chart is allowed, as the chart engine allows it (chart-wiring.ts).
       chartSources: ["oci://ghcr.io/acme/", "https://charts.example.com/"],
       // ... in every namespace, whatever its chart-sources annotation says.

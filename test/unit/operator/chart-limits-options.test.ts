@@ -7,10 +7,18 @@ import { describe, it } from "node:test";
 import { parseOptions } from "../../../operator/options.ts";
 
 describe("render limits and chart sources", () => {
-  it("defaults: 2 renders at once, 256 MiB, 20 s CPU, 60 s wall, 16 MiB output; no remote chart source", () => {
+  it("defaults: 2 renders at once, 256 MiB, 20 s CPU, 60 s wall, 16 MiB output, 128 KiB values; no remote chart source", () => {
     const options = parseOptions([], {});
     assert.equal(options.maxConcurrentRenders, 2);
-    assert.deepEqual(options.renderLimits, { memoryMiB: 256, cpuSeconds: 20, timeoutSeconds: 60, outputMiB: 16 });
+    assert.deepEqual(options.renderLimits, {
+      memoryMiB: 256,
+      cpuSeconds: 20,
+      timeoutSeconds: 60,
+      outputMiB: 16,
+      valuesKiB: 128,
+    });
+    // The webhook judges values by the same limit the cache keeps them by.
+    assert.equal(options.policy.maxValuesKiB, 128);
     assert.deepEqual(options.chartSources, []);
   });
 
@@ -19,15 +27,22 @@ describe("render limits and chart sources", () => {
       MYAPP_MAX_CONCURRENT_RENDERS: "4",
       MYAPP_RENDER_MEMORY: "512",
       MYAPP_RENDER_CPU: "5",
+      MYAPP_RENDER_VALUES: "64",
       MYAPP_CHART_SOURCES: "oci://ghcr.io/org/, https://charts.example.com/",
     };
     const fromEnv = parseOptions([], env);
     assert.equal(fromEnv.maxConcurrentRenders, 4);
     assert.equal(fromEnv.renderLimits.memoryMiB, 512);
     assert.equal(fromEnv.renderLimits.cpuSeconds, 5);
+    assert.equal(fromEnv.renderLimits.valuesKiB, 64);
     assert.deepEqual(fromEnv.chartSources, ["oci://ghcr.io/org/", "https://charts.example.com/"]);
-    const fromFlags = parseOptions(["--max-concurrent-renders=1", "--render-timeout=30", "--render-output=4"], env);
+    const fromFlags = parseOptions(
+      ["--max-concurrent-renders=1", "--render-timeout=30", "--render-output=4", "--render-values=512"],
+      env,
+    );
     assert.equal(fromFlags.maxConcurrentRenders, 1);
+    assert.equal(fromFlags.renderLimits.valuesKiB, 512);
+    assert.equal(fromFlags.policy.maxValuesKiB, 512);
     assert.equal(fromFlags.renderLimits.timeoutSeconds, 30);
     assert.equal(fromFlags.renderLimits.outputMiB, 4);
   });
@@ -38,6 +53,7 @@ describe("render limits and chart sources", () => {
       /--max-concurrent-renders must be a positive/,
     );
     assert.throws(() => parseOptions(["--render-memory=32"], {}), /--render-memory must be at least 96/);
+    assert.throws(() => parseOptions(["--render-values=0"], {}), /--render-values must be a positive/);
     assert.throws(() => parseOptions(["--chart-sources=ftp://x/"], {}), /--chart-sources: "ftp:\/\/x\/" must start/);
     assert.throws(
       () => parseOptions(["--chart-sources=https://user:pw@x/"], {}),

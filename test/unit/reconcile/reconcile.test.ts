@@ -12,6 +12,7 @@ import {
   UnauthorizedError,
 } from "../../../kube/index.ts";
 import { MissingPodSightings, PermanentError, TransientError, reconcile } from "../../../operator/reconcile/index.ts";
+import { instanceAsRead } from "../../../operator/instance-as-read.ts";
 import { harness } from "./setup.ts";
 
 const spec = { image: "nginx:1.27", replicas: 2, port: 8080 };
@@ -557,6 +558,37 @@ describe("reconcile: deletion", () => {
     assert.deepEqual(await h.run(), { writes: 0 });
     assert.deepEqual(await h.run("missing"), { writes: 0 });
     assert.deepEqual(h.cluster.allWrites(), []);
+  });
+});
+
+describe("reconcile: values the cache withheld", () => {
+  it("reports ValuesTooLarge with their size and the limit, and renders or changes nothing", async () => {
+    // GIVEN an instance stored with 8 KiB of values while the webhooks were off, as the cache keeps it under a
+    // 1 KiB --render-values (operator/instance-as-read.ts)
+    const h = harness();
+    h.cluster.put(
+      instanceAsRead(1)({
+        apiVersion: "example.com/v1",
+        kind: "MyAppInstance",
+        metadata: { name: "web", namespace: "default" },
+        spec: { image: "nginx:1.27", chart: { configMap: "app" }, values: { blob: "x".repeat(8192 - 11) } },
+      }),
+    );
+
+    // WHEN reconciled
+    const outcome = await h.run();
+
+    // THEN only its finalizer (a chart instance's children are pruned on delete) and its status are written
+    assert.equal(outcome.requeueAfterMs, undefined);
+    assert.deepEqual(h.cluster.writeLines(), ["setFinalizers MyAppInstance/web", "applyStatus MyAppInstance/web"]);
+    const degraded = condition(h, "Degraded");
+    assert.equal(degraded?.reason, "ValuesTooLarge");
+    assert.equal(
+      degraded?.message,
+      "spec.values is 8 KiB as JSON; the platform allows at most 1 KiB (--render-values); nothing is rendered " +
+        "or changed until they are smaller",
+    );
+    assert.equal(condition(h, "Ready")?.status, "False");
   });
 });
 

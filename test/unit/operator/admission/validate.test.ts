@@ -327,6 +327,49 @@ describe("StorageClasses", () => {
   });
 });
 
+describe("the size of spec.values", () => {
+  const limited = policy({ maxValuesKiB: 1 });
+  // {"blob":"xxx…"}: 11 bytes of JSON around the string.
+  const values = (bytes: number) => ({ blob: "x".repeat(bytes - 11) });
+
+  it("refuses values over --render-values, naming the field, their size, the limit and the flag", () => {
+    assert.deepEqual(validateInstance(instance({ values: values(2048) }), undefined, {}, limited), [
+      {
+        field: "spec.values",
+        rule: "maxValuesSize",
+        message: "spec.values: is 2 KiB as JSON; the platform allows at most 1 KiB (--render-values)",
+      },
+    ]);
+    // One byte over is over, and says so.
+    assert.match(
+      messages(validateInstance(instance({ values: values(1025) }), undefined, {}, limited)).join(),
+      /is 1\.1 KiB as JSON/,
+    );
+  });
+
+  it("allows values up to the limit, and needs no lookup for them", () => {
+    assert.deepEqual(validateInstance(instance({ values: values(1024) }), undefined, {}, limited), []);
+    assert.deepEqual(factsNeeded(instance({ values: values(4096) }), instance(), limited), {
+      namespace: false,
+      instances: false,
+      storageClass: undefined,
+      defaultStorageClass: false,
+      chartConfigMap: undefined,
+    });
+  });
+
+  it("a limit lowered after the fact refuses growth only", () => {
+    const old = instance({ values: values(4096) });
+    assert.deepEqual(validateInstance(instance({ values: values(4096) }), old, {}, limited), []);
+    assert.deepEqual(validateInstance(instance({ values: values(3000), replicas: 3 }), old, {}, limited), []);
+    assert.equal(validateInstance(instance({ values: values(5000) }), old, {}, limited).length, 1);
+  });
+
+  it("the open policy measures nothing", () => {
+    assert.deepEqual(validateInstance(instance({ values: values(1 << 20) }), undefined, {}, openPolicy), []);
+  });
+});
+
 describe("namespace budgets", () => {
   const budgets = policy({ namespaceBudget: { instances: 3, replicas: 20, storage: "100Gi" } });
   const namespace = { labels: {} };

@@ -1,0 +1,66 @@
+/**
+ * What the operator keeps of a MyAppInstance in its cache: what reconciles and the webhook's budget counts read,
+ * and nothing else a tenant could make large. Instances are the one kind every tenant writes freely and the
+ * operator must keep whole: its spec is bounded field by field by the CRD, except `spec.values`, which etcd takes
+ * up to ~1.5 MiB, and the metadata may carry ~1.5 MiB of labels and 256 KiB of annotations. Kept as written, a few
+ * hundred such instances fill the heap of the process every namespace shares.
+ *
+ * - metadata: identity, generation, finalizers, deletion, and the one annotation reconciles read (a reconcile
+ *   request); no labels (the operator selects instances by none and copies none to children), no other annotation;
+ * - `spec.values` over `--render-values` is not kept: the instance is cached without it and with
+ *   `valuesWithheld`, which its reconcile reports (Degraded, ValuesTooLarge) without rendering or changing anything.
+ *   The webhook refuses such values at the door; this is for instances stored while the webhooks were off or the
+ *   limit was higher.
+ */
+import { apiVersion, kind, reconcileRequestAnnotation } from "../api/index.ts";
+import { valuesBytes } from "../chart/index.ts";
+import type { KubeObject } from "../kube/index.ts";
+import type { InstanceObject } from "./reconcile/index.ts";
+
+/** The informer transform of instances, for a platform whose `--render-values` is `maxValuesKiB`. */
+export function instanceAsRead(maxValuesKiB: number): (object: KubeObject) => InstanceObject {
+  const maxBytes = maxValuesKiB * 1024;
+  return (object) => {
+    const instance = object as InstanceObject;
+    const {
+      name,
+      namespace,
+      uid,
+      resourceVersion,
+      generation,
+      creationTimestamp,
+      deletionTimestamp,
+      finalizers,
+      annotations,
+    } = instance.metadata;
+    const requested = annotations?.[reconcileRequestAnnotation];
+    const metadata = {
+      ...(name === undefined ? {} : { name }),
+      ...(namespace === undefined ? {} : { namespace }),
+      ...(uid === undefined ? {} : { uid }),
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+      ...(generation === undefined ? {} : { generation }),
+      ...(creationTimestamp === undefined ? {} : { creationTimestamp }),
+      ...(deletionTimestamp === undefined ? {} : { deletionTimestamp }),
+      ...(finalizers === undefined ? {} : { finalizers }),
+      ...(requested === undefined ? {} : { annotations: { [reconcileRequestAnnotation]: requested } }),
+    };
+    const kept = { apiVersion: object.apiVersion ?? apiVersion, kind: object.kind ?? kind, metadata };
+    const spec = instance.spec as { values?: unknown } | undefined;
+    const bytes = typeof spec === "object" && spec !== null ? valuesBytes(spec.values) : 0;
+    if (bytes <= maxBytes) {
+      return {
+        ...kept,
+        ...(instance.spec === undefined ? {} : { spec: instance.spec }),
+        ...(instance.status === undefined ? {} : { status: instance.status }),
+      };
+    }
+    const { values, ...withoutValues } = spec as { values?: unknown };
+    return {
+      ...kept,
+      spec: withoutValues,
+      ...(instance.status === undefined ? {} : { status: instance.status }),
+      valuesWithheld: { bytes, limitKiB: maxValuesKiB },
+    };
+  };
+}

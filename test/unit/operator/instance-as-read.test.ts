@@ -1,0 +1,106 @@
+/**
+ * What the operator's cache keeps of a MyAppInstance: what reconciles read, and `spec.values` only up to the
+ * platform's limit; and how large values are measured.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { reconcileRequestAnnotation } from "../../../api/index.ts";
+import { valuesBytes, valuesTooLargeMessage } from "../../../chart/index.ts";
+import { instanceAsRead } from "../../../operator/instance-as-read.ts";
+
+const metadata = {
+  name: "web",
+  namespace: "team-a",
+  uid: "u-1",
+  resourceVersion: "42",
+  generation: 3,
+  creationTimestamp: "2030-01-01T00:00:00Z",
+  finalizers: ["example.com/finalizer"],
+};
+
+function written(spec: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  return {
+    apiVersion: "example.com/v1",
+    kind: "MyAppInstance",
+    metadata: {
+      ...metadata,
+      labels: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`team.example/l${i}`, "x".repeat(63)])),
+      annotations: {
+        [reconcileRequestAnnotation]: "2030-01-01T00:00:01Z",
+        "kubectl.kubernetes.io/last-applied-configuration": JSON.stringify({ spec }),
+        "team.example/notes": "y".repeat(200_000),
+      },
+      managedFields: [{ manager: "kubectl", fieldsV1: { "f:spec": {} } }],
+    },
+    spec,
+    status: { phase: "Ready", observedGeneration: 3 },
+    ...extra,
+  };
+}
+
+describe("instanceAsRead", () => {
+  const asRead = instanceAsRead(1);
+
+  it("keeps identity, generation, finalizers, the reconcile request, spec and status; no labels or other annotations", () => {
+    const spec = { image: "nginx:1.27", values: { a: 1 } };
+    assert.deepEqual(asRead(written(spec)), {
+      apiVersion: "example.com/v1",
+      kind: "MyAppInstance",
+      metadata: { ...metadata, annotations: { [reconcileRequestAnnotation]: "2030-01-01T00:00:01Z" } },
+      spec,
+      status: { phase: "Ready", observedGeneration: 3 },
+    });
+  });
+
+  it("keeps a deletion and leaves out what is not set", () => {
+    const deleting = asRead({
+      apiVersion: "example.com/v1",
+      kind: "MyAppInstance",
+      metadata: { name: "web", namespace: "team-a", deletionTimestamp: "2030-01-02T00:00:00Z" },
+    });
+    assert.deepEqual(deleting, {
+      apiVersion: "example.com/v1",
+      kind: "MyAppInstance",
+      metadata: { name: "web", namespace: "team-a", deletionTimestamp: "2030-01-02T00:00:00Z" },
+    });
+  });
+
+  it("keeps values up to the limit, byte for byte", () => {
+    const values = { blob: "x".repeat(1024 - 11) };
+    assert.equal(valuesBytes(values), 1024);
+    assert.deepEqual(asRead(written({ image: "nginx:1.27", values })).spec, { image: "nginx:1.27", values });
+  });
+
+  it("withholds values over the limit, keeping the rest of the spec and saying how large they were", () => {
+    const values = { blob: "x".repeat(1025 - 11) };
+    const cached = asRead(written({ image: "nginx:1.27", replicas: 2, chart: { configMap: "app" }, values }));
+    assert.deepEqual(cached.spec, { image: "nginx:1.27", replicas: 2, chart: { configMap: "app" } });
+    assert.deepEqual(cached.valuesWithheld, { bytes: 1025, limitKiB: 1 });
+    assert.deepEqual(cached.status, { phase: "Ready", observedGeneration: 3 });
+    // What it costs the cache: well under the 300 KiB written.
+    assert.ok(JSON.stringify(cached).length < 1024, JSON.stringify(cached));
+  });
+
+  it("a field only the cache sets cannot be forged by the writer", () => {
+    const forged = asRead(written({ image: "nginx:1.27" }, { valuesWithheld: { bytes: 1, limitKiB: 1 } }));
+    assert.equal(forged.valuesWithheld, undefined);
+  });
+});
+
+describe("valuesBytes", () => {
+  it("counts compact JSON in UTF-8, and nothing for no values", () => {
+    assert.equal(valuesBytes(undefined), 0);
+    assert.equal(valuesBytes({}), 2);
+    assert.equal(valuesBytes({ a: [1, 2] }), 11);
+    // é is two bytes, 😀 four
+    assert.equal(valuesBytes({ t: "é😀" }), 8 + 2 + 4);
+  });
+
+  it("words the refusal with the size to a tenth of a KiB, never rounded down to the limit", () => {
+    assert.equal(
+      valuesTooLargeMessage(204_800, 128),
+      "is 200 KiB as JSON; the platform allows at most 128 KiB (--render-values)",
+    );
+    assert.match(valuesTooLargeMessage(131_073, 128), /^is 128\.1 KiB as JSON/);
+  });
+});
