@@ -12,7 +12,7 @@
  *   The webhook refuses such values at the door; this is for instances stored while the webhooks were off or the
  *   limit was higher.
  */
-import { apiVersion, kind, reconcileRequestAnnotation } from "../api/index.ts";
+import { reconcileRequestAnnotation } from "../api/index.ts";
 import { valuesBytes } from "../chart/index.ts";
 import type { KubeObject } from "../kube/index.ts";
 import type { InstanceObject } from "./reconcile/index.ts";
@@ -45,7 +45,7 @@ export function instanceAsRead(maxValuesKiB: number): (object: KubeObject) => In
       ...(finalizers === undefined ? {} : { finalizers }),
       ...(requested === undefined ? {} : { annotations: { [reconcileRequestAnnotation]: requested } }),
     };
-    const kept = { apiVersion: object.apiVersion ?? apiVersion, kind: object.kind ?? kind, metadata };
+    const kept = { apiVersion: object.apiVersion, kind: object.kind, metadata };
     const spec = instance.spec as { values?: unknown } | undefined;
     const bytes = typeof spec === "object" && spec !== null ? valuesBytes(spec.values) : 0;
     if (bytes <= maxBytes) {

@@ -257,6 +257,19 @@ export const attacks: readonly Attack[] = [
       `{"image":"${hostileImage}","chart":{"configMap":"proto-path-chart"},` +
       `"values":{"__proto__":{"deletionTimestamp":"2020-01-01T00:00:00Z"},"app":{"constructor":{"prototype":{"x":1}}}}}`,
   },
+  {
+    name: "huge-values",
+    tenant: "proto",
+    what: "spec.values of 1 MiB (etcd takes ~1.5 MiB; the operator would cache every instance's whole)",
+    // No schema bounds a free-form field's size and CEL cannot measure it: the platform's webhook does.
+    verdict: { refused: /spec\.values: is 1024 KiB as JSON; the platform allows at most 128 KiB \(--render-values\)/ },
+    spec: () =>
+      JSON.stringify({
+        image: hostileImage,
+        chart: { configMap: "proto-path-chart" },
+        values: { blob: "x".repeat(1024 * 1024 - 11) },
+      }),
+  },
   chartAttack(
     "proto-chart-values",
     "proto",
