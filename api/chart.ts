@@ -43,6 +43,15 @@ const valuePathPattern = "^([A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*)?$";
 export const reservedValueKeys = ["__proto__", "constructor", "prototype"] as const;
 
 /**
+ * Deepest nesting of objects and arrays in `spec.values`, the values object itself being level 1. Real Helm
+ * values nest about a dozen levels (a pod spec inside a values key); the apiserver stores up to ~10,000, and
+ * JavaScript's own recursive walks (`JSON.stringify`, `structuredClone`, deep equality) overflow the stack at a
+ * few thousand. What reads values before they are validated walks them iteratively (null pruning, this check,
+ * the operator's size measure); past this depth they are refused, so what reads them after may recurse.
+ */
+export const maxValuesDepth = 100;
+
+/**
  * A value path with a reserved segment. RE2 has no lookahead, so the CRD cannot fold this into the path's
  * `pattern`; CEL's `matches` (RE2, unanchored) and JS's `test` read this same expression alike.
  */
@@ -67,6 +76,7 @@ export const chartRules = {
   digest: "must be sha256:<64 lower-case hex digits>, the SHA-256 of the packed chart (.tgz)",
   valuePath:
     "must be a dotted value path such as replicaCount or image.repository (letters, digits, '_' and '-'; no segment __proto__, constructor or prototype), or empty to leave the value to the chart",
+  valuesDepth: `must nest objects and arrays at most ${maxValuesDepth} levels deep`,
   valueKey:
     "is a reserved name: keys of spec.values may be any string but __proto__, constructor and prototype (JavaScript's own names, refused so values stay data)",
   imageDigestUnmapped:
@@ -256,10 +266,31 @@ export function reservedKeyPaths(values: unknown): (string | number)[][] {
   return found;
 }
 
+/**
+ * True when `values` nests objects and arrays more than {@link maxValuesDepth} levels deep. Iterative, and it
+ * stops at the first node too deep: the cost is bounded by the values' size, never by the stack.
+ */
+export function valuesTooDeep(values: unknown): boolean {
+  const pending: { value: unknown; depth: number }[] = [{ value: values, depth: 1 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, depth } = next;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > maxValuesDepth) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      pending.push({ value: child, depth: depth + 1 });
+    }
+  }
+  return false;
+}
+
 const valuesRecord = z.record(z.string(), z.unknown(), { error: "must be an object of Helm values" });
 
 // Typed as the record it lets through (at run time it takes anything), so users still write values as an object.
 const reservedKeysRefused = z.unknown().superRefine((values, ctx) => {
+  if (valuesTooDeep(values)) {
+    ctx.addIssue({ code: "custom", path: [], message: chartRules.valuesDepth });
+    return;
+  }
   for (const path of reservedKeyPaths(values)) ctx.addIssue({ code: "custom", path, message: chartRules.valueKey });
 }) as unknown as z.ZodType<Record<string, unknown>, Record<string, unknown>>;
 
@@ -272,7 +303,8 @@ export const chartValuesSchema = reservedKeysRefused.pipe(valuesRecord).meta({
   description:
     "Helm values for spec.chart, merged over the chart's values.yaml; the typed fields (replicas, image, port, " +
     "storage) are placed at spec.chart.valuePaths after it, so they win. Only used with spec.chart. Keys may " +
-    "be any string but __proto__, constructor and prototype.",
+    `be any string but __proto__, constructor and prototype; objects and arrays nest at most ${maxValuesDepth} ` +
+    "levels deep, and the platform bounds the whole (--render-values: 128 KiB of compact JSON by default).",
   type: "object",
   "x-kubernetes-preserve-unknown-fields": true,
 });

@@ -16,7 +16,10 @@ const objectMetaFields = new Set(Object.keys(objectMetaSchema.shape));
  * walked but never dropped.
  */
 export function pruneNulls(value: unknown, schema: StructuralSchema | undefined): unknown {
-  if (Array.isArray(value)) return value.map((item) => pruneNulls(item, schema?.items));
+  // Below where the schema ends (a free-form field such as spec.values) nothing is dropped: no copy needed, and
+  // the recursion stays as deep as the schema, however deep the data.
+  if (schema === undefined) return value;
+  if (Array.isArray(value)) return value.map((item) => pruneNulls(item, schema.items));
   if (!isObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value)) {
@@ -34,11 +37,18 @@ export function pruneNulls(value: unknown, schema: StructuralSchema | undefined)
   return out;
 }
 
-/** True when `value` holds a `null` anywhere: without one, {@link pruneNulls} has nothing to drop. */
+/**
+ * True when `value` holds a `null` anywhere: without one, {@link pruneNulls} has nothing to drop. Iterative: a
+ * free-form field may nest thousands of levels deep (api/chart.ts `maxValuesDepth`), past the stack.
+ */
 export function containsNull(value: unknown): boolean {
-  if (value === null) return true;
-  if (typeof value !== "object") return false;
-  return Object.values(value).some(containsNull);
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (next === null) return true;
+    if (typeof next === "object") for (const child of Object.values(next)) pending.push(child);
+  }
+  return false;
 }
 
 /** {@link pruneNulls} for a whole object, whose `metadata` follows ObjectMeta's rules rather than the schema's. */

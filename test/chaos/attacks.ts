@@ -270,6 +270,14 @@ export const attacks: readonly Attack[] = [
         values: { blob: "x".repeat(1024 * 1024 - 11) },
       }),
   },
+  {
+    name: "deep-values",
+    tenant: "proto",
+    what: "spec.values nested 9,000 objects deep (JavaScript's recursive walks overflow the stack at a few thousand)",
+    // The apiserver stores up to ~10,000 levels; the operator's zod, which the webhook runs, allows 100.
+    verdict: { refused: /spec\.values: must nest objects and arrays at most 100 levels deep/ },
+    spec: () => `{"image":"${hostileImage}","values":${'{"a":'.repeat(9000)}1${"}".repeat(9000)}}`,
+  },
   chartAttack(
     "proto-chart-values",
     "proto",

@@ -16,14 +16,15 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
 import { apiVersion, kind, namespaceChartSourcesAnnotation, type MyAppInstanceSpecInput } from "../../api/index.ts";
-import { AdmissionDeniedError, GoneError, InvalidError, type KubeClient, type KubeObject } from "../../kube/index.ts";
+import { AdmissionDeniedError, GoneError, type KubeClient, type KubeObject } from "../../kube/index.ts";
 import { parseObjectKey } from "../../kube/object-key.ts";
 import { labelKeys, managedBy } from "../../operator/desired/index.ts";
-import { testNamespace, waitFor, type Typed } from "../support/cluster.ts";
+import { kubectl, testNamespace, waitFor, type Typed } from "../support/cluster.ts";
 import { platformWebhooks } from "../support/platform-webhooks.ts";
 import { helmBinary, packChart } from "../support/helm.ts";
 import {
@@ -228,13 +229,15 @@ export async function hostileTenants(t: TestContext, client: KubeClient, size: H
     attacks.map((attack) => [attack, { client, namespace: hostile.get(attack.tenant)!, servers }]),
   );
   for (const attack of attacks) await attack.setup?.(contexts.get(attack)!);
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "hostile-attacks-"));
+  t.after(() => rmSync(scratch, { recursive: true, force: true }));
   const refusals = new Map<string, string>();
   const flood = floodMembers(size.flood);
   const floodStarted = performance.now();
   const attacking = Promise.all([
     inParallel(attacks, 4, async (attack) => {
       const context = contexts.get(attack)!;
-      const refusal = await createRaw(client, context.namespace, attack.name, attack.spec(context));
+      const refusal = await createRaw(scratch, context.namespace, attack.name, attack.spec(context));
       if (refusal !== undefined) refusals.set(attack.name, refusal);
     }),
     createWithinBudget(client, floodNamespace, flood),
@@ -700,10 +703,6 @@ export function percentile(values: readonly number[], q: number): number {
 // ---- attacks and their verdicts ----
 
 /**
- * Creates an instance from a spec given as JSON text (own `__proto__` keys survive); returns the apiserver's
- * message if it refused the create.
- */
-/**
  * Creates every member that its namespace's budget admits (10 at once, persistently through outages), counting
  * the ones the platform's webhook refuses and keeping one refusal's words.
  */
@@ -724,21 +723,23 @@ async function createWithinBudget(client: KubeClient, namespace: string, fleet: 
   return outcome;
 }
 
-async function createRaw(
-  client: KubeClient,
-  namespace: string,
-  name: string,
-  spec: string,
-): Promise<string | undefined> {
-  const body = JSON.parse(
+/**
+ * Creates an instance from a spec given as JSON text, with kubectl as a tenant would: own `__proto__` keys
+ * survive, and so does nesting deeper than `JSON.stringify` (the test's own client) can write. Returns the
+ * apiserver's message if it refused the create (422 from the schema or CEL, 403 from admission).
+ */
+async function createRaw(scratch: string, namespace: string, name: string, spec: string): Promise<string | undefined> {
+  const file = path.join(scratch, `${name}.json`);
+  writeFileSync(
+    file,
     `{"apiVersion":"${apiVersion}","kind":"${kind}","metadata":{"name":"${name}","namespace":"${namespace}"},"spec":${spec}}`,
-  ) as KubeObject;
+  );
   try {
-    await client.create(body);
+    await kubectl("create", "-f", file);
     return undefined;
   } catch (error) {
-    // 422 (schema, CEL) or admission's 403 (a policy): the refusal; anything else is the test's problem.
-    if (error instanceof InvalidError || error instanceof AdmissionDeniedError) return error.message;
+    const stderr = String((error as { stderr?: unknown }).stderr ?? "");
+    if (/denied the request|is invalid/.test(stderr)) return stderr.trim();
     throw error;
   }
 }

@@ -10,11 +10,18 @@
  * runs (its watch), 150 MiB in all. Kept whole, they kill it with "JavaScript heap out of memory". Then an instance
  * beside them is Ready, a large one says why it is not, and once its values shrink it is Ready too.
  *
+ * Values nested 9,000 levels deep (the apiserver stores up to ~10,000; JavaScript's recursive walks overflow at a
+ * few thousand) are refused as InvalidSpec, in the first list and on the watch, while every other instance is
+ * served.
+ *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
 import assert from "node:assert/strict";
-import { test } from "node:test";
-import { adminClient, testNamespace } from "../support/cluster.ts";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test, type TestContext } from "node:test";
+import { adminClient, kubectl, testNamespace } from "../support/cluster.ts";
 import {
   conditionOf,
   createInstance,
@@ -42,6 +49,23 @@ async function createLarge(namespace: string, prefix: string, count: number): Pr
   }
 }
 
+/**
+ * An instance whose values nest `depth` objects deep, made with kubectl from text: the test's own client writes
+ * JSON with `JSON.stringify`, which cannot go that deep.
+ */
+async function createDeep(t: TestContext, namespace: string, name: string, depth: number): Promise<void> {
+  const values = '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
+  const dir = mkdtempSync(path.join(os.tmpdir(), "deep-values-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, `${name}.json`);
+  writeFileSync(
+    file,
+    `{"apiVersion":"example.com/v1","kind":"MyAppInstance","metadata":{"name":"${name}","namespace":"${namespace}"},` +
+      `"spec":{"image":"nginx:1.27","values":${values}}}`,
+  );
+  await kubectl("create", "-f", file);
+}
+
 /** Resolves never; rejects, with the operator's last lines, if it exits. */
 function exitOf(operator: OperatorProcess): Promise<never> {
   return operator.exited.then((exited) => {
@@ -55,6 +79,7 @@ test(
   async (t) => {
     const namespace = await testNamespace(t, client, "values");
     await createLarge(namespace, "before", before);
+    await createDeep(t, namespace, "deep-before", 9000);
 
     const operator = await startOperator(t, {
       namespaces: [namespace],
@@ -66,6 +91,7 @@ test(
     /** `work`, unless the operator exits first. */
     const alive = <T>(work: Promise<T>) => Promise.race([work, exited]);
     await alive(createLarge(namespace, "after", after));
+    await alive(createDeep(t, namespace, "deep-after", 9000));
 
     await createInstance(client, namespace, "web", { image: "nginx:1.27", values: { small: true } });
     await alive(waitForInstance(client, namespace, "web", "Ready", isReadyAtSpec, 180_000));
@@ -85,6 +111,23 @@ test(
         conditionOf(degraded, "Degraded")?.message,
         "spec.values is 1024 KiB as JSON; the platform allows at most 128 KiB (--render-values); nothing is " +
           "rendered or changed until they are smaller",
+      );
+    }
+
+    for (const name of ["deep-before", "deep-after"]) {
+      const invalid = await alive(
+        waitForInstance(
+          client,
+          namespace,
+          name,
+          "InvalidSpec for its depth",
+          (instance) => conditionOf(instance, "Degraded")?.reason === "InvalidSpec",
+          180_000,
+        ),
+      );
+      assert.match(
+        conditionOf(invalid, "Degraded")?.message ?? "",
+        /spec\.values: must nest objects and arrays at most 100 levels deep/,
       );
     }
 

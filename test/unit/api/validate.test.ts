@@ -103,6 +103,25 @@ describe("pruneNulls", () => {
     assert.ok(verdict.ok, JSON.stringify(verdict));
   });
 
+  test("values nested past the stack cost no recursion: found, pruned and refused by their depth", () => {
+    // GIVEN values 9,000 levels deep (the apiserver stores up to ~10,000; JSON.stringify overflows at a few thousand)
+    const deep = (depth: number, leaf: string) => JSON.parse('{"a":'.repeat(depth) + leaf + "}".repeat(depth));
+    // THEN a null at the bottom is found, nothing below the schema is copied, and the spec is refused by its depth
+    assert.equal(containsNull(deep(9000, "null")), true);
+    assert.equal(containsNull(deep(9000, "1")), false);
+    const values = deep(9000, "null");
+    const pruned = pruneNulls({ spec: { image: "nginx", values } }, schema) as { spec: { values: { a: unknown } } };
+    assert.equal(pruned.spec.values.a, values.a);
+    assert.deepEqual(validateSpec({ image: "nginx", values }), {
+      ok: false,
+      issues: [{ path: "spec.values", message: "must nest objects and arrays at most 100 levels deep" }],
+    });
+    // 100 levels, the values object being the first, pass; 101 do not.
+    assert.ok(validateSpec({ image: "nginx", values: deep(99, "[]") }).ok);
+    assert.equal(validateSpec({ image: "nginx", values: deep(100, "[]") }).ok, false);
+    assert.ok(validateSpec({ image: "nginx", values: deep(100, "1") }).ok);
+  });
+
   test("does not change its input", () => {
     const input = { spec: { image: null } };
     pruneObjectNulls(input, schema);

@@ -81,6 +81,23 @@ describe("instanceAsRead", () => {
     assert.ok(JSON.stringify(cached).length < 1024, JSON.stringify(cached));
   });
 
+  it("measures values nested past the stack without recursing", () => {
+    const depth = 9000;
+    const values = JSON.parse('{"a":'.repeat(depth) + "1" + "}".repeat(depth));
+    assert.equal(valuesBytes(values), 6 * depth + 1);
+    const instance = {
+      apiVersion: "example.com/v1",
+      kind: "MyAppInstance",
+      metadata,
+      spec: { image: "nginx", values },
+    };
+    // Kept as they are under a limit they fit (compared by identity: assert's deep equality recurses too) ...
+    const kept = instanceAsRead(64)(instance).spec as { values?: unknown };
+    assert.equal(kept.values, values);
+    // ... withheld over one they do not.
+    assert.deepEqual(asRead(instance).valuesWithheld, { bytes: 6 * depth + 1, limitKiB: 1 });
+  });
+
   it("a field only the cache sets cannot be forged by the writer", () => {
     const forged = asRead(written({ image: "nginx:1.27" }, { valuesWithheld: { bytes: 1, limitKiB: 1 } }));
     assert.equal(forged.valuesWithheld, undefined);
@@ -88,6 +105,23 @@ describe("instanceAsRead", () => {
 });
 
 describe("valuesBytes", () => {
+  it("counts what JSON.stringify writes, in UTF-8", () => {
+    const samples = [
+      {},
+      { a: [1, 2, { b: null, c: 'é😀\n"<>&' }], d: true, e: -1.5e-7, f: [] },
+      { x: [[], [[]], {}] },
+      { ключ: "значение", "": "" },
+    ];
+    for (const sample of samples) {
+      const expected = Buffer.byteLength(JSON.stringify(sample));
+      assert.equal(valuesBytes(sample), expected);
+      // Counted by hand below 9,000 levels of {"a": ...}, past JSON.stringify's stack: the same figure.
+      let deep: unknown = sample;
+      for (let i = 0; i < 9000; i++) deep = { a: deep };
+      assert.equal(valuesBytes(deep), 6 * 9000 + expected);
+    }
+  });
+
   it("counts compact JSON in UTF-8, and nothing for no values", () => {
     assert.equal(valuesBytes(undefined), 0);
     assert.equal(valuesBytes({}), 2);
