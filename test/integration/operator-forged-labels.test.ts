@@ -20,13 +20,7 @@ import { test } from "node:test";
 import type { KubeObject } from "../../kube/index.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 import { helmBinary, packChart } from "../support/helm.ts";
-import {
-  createInstance,
-  isReadyAtSpec,
-  startOperator,
-  waitForInstance,
-  type OperatorProcess,
-} from "../support/operator.ts";
+import { createInstance, exitOf, isReadyAtSpec, startOperator, waitForInstance } from "../support/operator.ts";
 
 const client = adminClient();
 const repoRoot = path.resolve(import.meta.dirname, "../..");
@@ -50,13 +44,6 @@ async function forge(namespace: string, prefix: string, count: number): Promise<
       ),
     );
   }
-}
-
-/** Resolves never; rejects, with the operator's last lines, if it exits. */
-function exitOf(operator: OperatorProcess): Promise<never> {
-  return operator.exited.then((exited) => {
-    throw new Error(`the operator exited (${JSON.stringify(exited)}): ${operator.logTail()}`);
-  });
 }
 
 test(

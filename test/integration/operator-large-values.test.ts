@@ -25,10 +25,10 @@ import { adminClient, kubectl, testNamespace } from "../support/cluster.ts";
 import {
   conditionOf,
   createInstance,
+  exitOf,
   isReadyAtSpec,
   startOperator,
   waitForInstance,
-  type OperatorProcess,
 } from "../support/operator.ts";
 
 const client = adminClient();
@@ -64,13 +64,6 @@ async function createDeep(t: TestContext, namespace: string, name: string, depth
       `"spec":{"image":"nginx:1.27","values":${values}}}`,
   );
   await kubectl("create", "-f", file);
-}
-
-/** Resolves never; rejects, with the operator's last lines, if it exits. */
-function exitOf(operator: OperatorProcess): Promise<never> {
-  return operator.exited.then((exited) => {
-    throw new Error(`the operator exited (${JSON.stringify(exited)}): ${operator.logTail()}`);
-  });
 }
 
 test(

@@ -204,6 +204,13 @@ export async function instanceWrites(operator: OperatorProcess): Promise<number>
 
 export type Instance = Typed<{ spec: MyAppInstanceSpecInput; status?: MyAppInstanceStatus }>;
 
+/** Resolves never; rejects, with the operator's last lines, if it exits: race a test's waits against it. */
+export function exitOf(operator: OperatorProcess): Promise<never> {
+  return operator.exited.then((exited) => {
+    throw new Error(`the operator exited (${JSON.stringify(exited)}): ${operator.logTail()}`);
+  });
+}
+
 /** Creates a MyAppInstance. */
 export function createInstance(
   client: KubeClient,
