@@ -73,7 +73,13 @@ export {
   storageReclaimPolicies,
 } from "./spec.ts";
 export type { MyAppInstanceSpec, MyAppInstanceSpecInput, PodSecurityLevel, StorageReclaimPolicy } from "./spec.ts";
-export { maxReconcileRequestLength, myAppInstanceStatusSchema, phases } from "./status.ts";
+export {
+  maxReconcileRequestLength,
+  maxStatusMessageLength,
+  maxStatusSelectorLength,
+  myAppInstanceStatusSchema,
+  phases,
+} from "./status.ts";
 export type { MyAppInstanceStatus, Phase } from "./status.ts";
 export { checkSpecTransition } from "./transitions.ts";
 export { validateInstance, validateSpec, validateStatus } from "./validate.ts";

@@ -20,6 +20,12 @@ const replicaCount = z.int().min(0).max(maxReplicas);
 /** The longest reconcile request (annotation value) the status echoes in lastHandledReconcileAt. */
 export const maxReconcileRequestLength = 256;
 
+/** The longest status.message, as metav1.Condition's message (condition-schema.ts). */
+export const maxStatusMessageLength = 32768;
+
+/** The longest status.selector. */
+export const maxStatusSelectorLength = 4096;
+
 /** The status schema. Every field is optional: an instance the operator has not seen yet has no status. */
 export const myAppInstanceStatusSchema = z
   .strictObject({
@@ -59,14 +65,16 @@ export const myAppInstanceStatusSchema = z
     image: boundedText(maxImageReferenceLength)
       .meta({ description: "The image every replica runs, once a rollout has completed." })
       .optional(),
-    message: boundedText(32768).meta({ description: "Human-readable summary of the current state." }).optional(),
+    message: boundedText(maxStatusMessageLength)
+      .meta({ description: "Human-readable summary of the current state." })
+      .optional(),
     endpoint: boundedText(maxServiceEndpointLength)
       .meta({
         description:
           "Where the instance answers inside the cluster: its Service's DNS name and port, <service>.<namespace>.svc:<port>.",
       })
       .optional(),
-    selector: boundedText(4096)
+    selector: boundedText(maxStatusSelectorLength)
       .meta({ description: "Label selector of the pods, in string form (used by the scale subresource and HPA)." })
       .optional(),
     lastHandledReconcileAt: boundedText(maxReconcileRequestLength)

@@ -17,6 +17,7 @@ import type { ObservedWorkload } from "./observed.ts";
 import { rolloutProgress } from "./rollout.ts";
 import type { InstanceObject, Session } from "./session.ts";
 import { answeringRequest, computeStatus, problemStatus, statusChanged, type Problem } from "./status.ts";
+import { clippedMessage, withinStatusLimits } from "./status-limits.ts";
 import { progressOnly } from "./status-pacing.ts";
 import type { StepOutcome } from "./step.ts";
 
@@ -73,7 +74,7 @@ export async function writeStatus(
 ): Promise<StepOutcome> {
   const pacer = session.statusPacer;
   const requested = session.instance.metadata.annotations?.[reconcileRequestAnnotation];
-  const next = answeringRequest(computed, requested, previous);
+  const next = answeringRequest(withinStatusLimits(computed), requested, previous);
   if (!statusChanged(previous, next)) return {};
   const paceKey = formatObjectKey(session.key);
   if (pace && pacer && progressOnly(previous, next)) {
@@ -140,5 +141,9 @@ export function previousStatus(instance: InstanceObject): MyAppInstanceStatus | 
 /** True when `status` already reports `problem` (Degraded with its reason and message): no second warning. */
 export function statusHasProblem(status: MyAppInstanceStatus | undefined, problem: Problem): boolean {
   const degraded = status?.conditions?.find((c) => c.type === "Degraded");
-  return degraded?.status === "True" && degraded.reason === problem.reason && degraded.message === problem.message;
+  return (
+    degraded?.status === "True" &&
+    degraded.reason === problem.reason &&
+    degraded.message === clippedMessage(problem.message)
+  );
 }

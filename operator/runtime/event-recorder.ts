@@ -205,7 +205,7 @@ export function eventObject(
     kind: "Event",
     metadata: {
       // <object>.<random>, as client-go names events; the name part is capped so the whole stays a valid name.
-      name: `${record.regarding.name.slice(0, 200)}.${randomBytes(8).toString("hex")}`,
+      name: `${eventNamePrefix(record.regarding.name)}.${randomBytes(8).toString("hex")}`,
       namespace: record.regarding.namespace,
     },
     eventTime: microTime(at),
@@ -231,6 +231,14 @@ function deletedUnderneath(error: unknown): error is NotFoundError | ForbiddenEr
     (error.causes.some((cause) => cause.reason === "NamespaceTerminating") ||
       error.message.includes("because it is being terminated"))
   );
+}
+
+/**
+ * The start of an Event's name: the object's name, cut to leave room for the random suffix within a DNS subdomain's
+ * 253 characters, and never ending in '-' or '.' (a label must end alphanumeric, or the Event is refused).
+ */
+function eventNamePrefix(name: string): string {
+  return name.slice(0, 200).replace(/[-.]+$/, "");
 }
 
 function truncate(text: string, maxBytes: number): string {

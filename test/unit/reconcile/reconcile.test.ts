@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { findCondition, finalizer } from "../../../api/index.ts";
+import { findCondition, finalizer, validateStatus } from "../../../api/index.ts";
 import {
   ConflictError,
   ForbiddenError,
@@ -649,6 +649,33 @@ describe("reconcile: invalid spec", () => {
     await h.run();
 
     // THEN nothing is written: no status churn, no repeated event
+    assert.deepEqual(h.cluster.allWrites(), []);
+  });
+
+  it("cuts a message of every issue to 4,096 characters, so the status is written once and not again", async () => {
+    // GIVEN an instance stored before the CRD refused reserved values keys, with 600 of them: one issue each
+    const h = harness();
+    const keys = Array.from({ length: 600 }, (_, i) => `"key${i}":{"__proto__":{}}`).join(",");
+    h.cluster.createInstance("web", JSON.parse(`{"image":"nginx:1.27","chart":{"configMap":"c"},"values":{${keys}}}`));
+
+    // WHEN reconciled
+    await h.run();
+
+    // THEN the status says InvalidSpec with the first issues and how much was cut, and the schema accepts it
+    assert.deepEqual(h.cluster.writeLines(), ["setFinalizers MyAppInstance/web", "applyStatus MyAppInstance/web"]);
+    const degraded = condition(h, "Degraded");
+    assert.equal(degraded?.reason, "InvalidSpec");
+    assert.match(degraded?.message ?? "", /^the spec is invalid: spec\.values\.key0\.__proto__: is a reserved name/);
+    assert.match(degraded?.message ?? "", / … \(\d+ more characters\)$/);
+    assert.equal(Array.from(degraded?.message ?? "").length, 4096);
+    assert.equal(validateStatus(h.cluster.instance("web")?.status).ok, true);
+
+    // WHEN reconciled again (resync)
+    h.cluster.reset();
+    await h.advance(600_000);
+    await h.run();
+
+    // THEN nothing is written
     assert.deepEqual(h.cluster.allWrites(), []);
   });
 

@@ -211,4 +211,11 @@ describe("eventObject", () => {
     assert.ok(Buffer.byteLength(long["note"] as string) <= 1024);
     assert.ok((long.metadata.name ?? "").length <= 253);
   });
+
+  it("names the Event validly when the cut falls on a '-' or '.' of the object's name", () => {
+    for (const name of [`${"a".repeat(199)}-b${"c".repeat(50)}`, `${"a".repeat(199)}.${"c".repeat(50)}`]) {
+      const named = eventObject({ ...event, regarding: { ...event.regarding, name } }, "c", "pod", new Date());
+      assert.match(named.metadata.name ?? "", /^a+\.[0-9a-f]{16}$/);
+    }
+  });
 });
