@@ -14,7 +14,7 @@ import {
 
 /**
  * The longest message the operator writes into the status, in characters (code points). The schema allows 32768,
- * as metav1.Condition does; a person reads the start, and the whole is in the operator's log. Legitimate messages
+ * as metav1.Condition does; a person reads the start, and writeStatus logs the whole. Legitimate messages
  * (a Pod Security rejection of a pod with several containers) stay well below.
  */
 export const statusMessageLength = 4096;

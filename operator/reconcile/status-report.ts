@@ -74,7 +74,8 @@ export async function writeStatus(
 ): Promise<StepOutcome> {
   const pacer = session.statusPacer;
   const requested = session.instance.metadata.annotations?.[reconcileRequestAnnotation];
-  const next = answeringRequest(withinStatusLimits(computed), requested, previous);
+  const fitted = withinStatusLimits(computed);
+  const next = answeringRequest(fitted, requested, previous);
   if (!statusChanged(previous, next)) return {};
   const paceKey = formatObjectKey(session.key);
   if (pace && pacer && progressOnly(previous, next)) {
@@ -92,6 +93,9 @@ export async function writeStatus(
     throw error;
   }
   pacer?.wrote(paceKey, session.clock.monotonicMs(), next, session.instance.metadata.resourceVersion);
+  if (fitted.message !== computed.message) {
+    session.logger.info({ wholeMessage: computed.message }, "status message cut to fit the status");
+  }
   session.changed(`status ${next.phase}`, { readyReplicas: next.readyReplicas, image: next.image });
 
   const degraded = next.conditions?.find((c) => c.type === "Degraded");

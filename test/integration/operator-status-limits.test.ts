@@ -97,6 +97,10 @@ test("a chart's 40,000-character failure, 2,000-character image and 4,600-charac
     assert.equal(Array.from(message ?? "").length, 4096);
   }
 
+  // AND the operator's log has the whole message
+  const whole = operator.logs.find((line) => line.msg === "status message cut to fit the status");
+  assert.ok(String(whole?.["wholeMessage"] ?? "").endsWith("x".repeat(40_000)), "the whole message is logged");
+
   // AND the other two are Ready, without the image or the selector the status cannot hold
   const ready = (i: Instance) => isCurrent(i) && conditionOf(i, "Ready")?.status === "True";
   const longImageInstance = await waitForInstance(client, namespace, "long-image", "Ready", ready, 120_000);
