@@ -12,13 +12,13 @@ import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseAllDocuments } from "yaml";
 import { findChrt } from "./guest-priority.ts";
 import { findPrlimit, GuestFailure, GuestYielded, runGuest } from "./guest-process.ts";
 import { untilQuiet } from "./long-render-yield.ts";
 import { ByteBoundedLru } from "./lru-cache.ts";
+import { readDocuments, RenderYamlError } from "./render-yaml.ts";
 import { hookOf, type RenderedObject } from "./manifests.ts";
-import { defaultMaxConcurrentRenders, defaultRenderLimits, type RenderLimits } from "./render-limits.ts";
+import { defaultMaxConcurrentRenders, defaultRenderLimits, limitMessage, type RenderLimits } from "./render-limits.ts";
 import type { Values } from "./values.ts";
 
 /** What the chart is told about the cluster (`.Capabilities`), as `helm template` takes it. */
@@ -166,7 +166,11 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
         ],
         yieldWhen,
       );
-      return splitFullRender(full);
+      // Counted before anything parses the stream: each document is an object to apply, watch and prune.
+      if (documentCount(full) > limits.objects) {
+        throw new ChartRenderError(limitMessage("objects", limits), { reason: "ChartRenderLimit" });
+      }
+      return await splitFullRender(full);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -243,9 +247,10 @@ function renderBytes(result: RenderResult): number {
  * it reports. Helm prints every template as `---\n# Source: <path>\n<yaml>\n`: the CRD files first, then the
  * templates (trimmed, then a newline), then hooks and tests. Kept are the chunks that are neither a CRD file
  * (`<chart>/crds/…`, subcharts' included) nor a hook (`helm.sh/hook`), in order: exactly the stream
- * `helm template --skip-tests --no-hooks` prints.
+ * `helm template --skip-tests --no-hooks` prints. Only CRD files and chunks that mention `helm.sh/hook` are parsed,
+ * yielding to the event loop as they are (render-yaml.ts).
  */
-export function splitFullRender(stream: string): RenderResult {
+export async function splitFullRender(stream: string): Promise<RenderResult> {
   const kept: string[] = [];
   const hooks = new Set<string>();
   const crds: string[] = [];
@@ -255,14 +260,18 @@ export function splitFullRender(stream: string): RenderResult {
       if (chunk.trim() !== "") kept.push(chunk);
       continue;
     }
-    const objects = documentsOf(chunk);
     if (/^([^/]+\/(charts\/[^/]+\/)*)?crds\//.test(source)) {
-      for (const object of objects) if (typeof object.metadata?.name === "string") crds.push(object.metadata.name);
+      for (const object of await documentsOf(chunk)) {
+        if (typeof object.metadata?.name === "string") crds.push(object.metadata.name);
+      }
       continue;
     }
-    if (objects.some((object) => object.metadata && hookOf(object as RenderedObject) !== undefined)) {
-      hooks.add(source);
-      continue;
+    if (chunk.includes("helm.sh/hook")) {
+      const objects = await documentsOf(chunk);
+      if (objects.some((object) => object.metadata && hookOf(object as RenderedObject) !== undefined)) {
+        hooks.add(source);
+        continue;
+      }
     }
     kept.push(chunk);
   }
@@ -270,14 +279,22 @@ export function splitFullRender(stream: string): RenderResult {
 }
 
 /** The objects of one chunk; a chunk that is not valid YAML is kept as a template (planRender reports it). */
-function documentsOf(chunk: string): { metadata?: { name?: unknown; annotations?: Record<string, string> } }[] {
+async function documentsOf(
+  chunk: string,
+): Promise<{ metadata?: { name?: unknown; annotations?: Record<string, string> } }[]> {
   try {
-    return parseAllDocuments(chunk)
-      .flatMap((document) => ("errors" in document && document.errors.length > 0 ? [] : [document.toJSON()]))
+    return (await readDocuments(chunk))
+      .map((document) => document.value)
       .filter((value): value is object => value !== null && typeof value === "object");
-  } catch {
-    return [];
+  } catch (error) {
+    if (error instanceof RenderYamlError) return [];
+    throw error;
   }
+}
+
+/** Documents in a rendered stream: Helm starts each with a `---` line. */
+function documentCount(stream: string): number {
+  return stream.match(/^---[ \t]*\r?$/gm)?.length ?? 0;
 }
 
 function capabilityFlags(capabilities: Capabilities | undefined): string[] {

@@ -1,8 +1,8 @@
 /**
  * `helm template` output as objects: split the YAML stream and keep the template each object came from
- * (`# Source:` lines, for messages that name the file). Pure.
+ * (`# Source:` lines, for messages that name the file). The YAML is read by render-yaml.ts, in bounded pieces.
  */
-import { parseDocument } from "yaml";
+import { parseDocument, readDocuments, RenderYamlError, type RenderDocument } from "./render-yaml.ts";
 
 /** A Kubernetes object as rendered: only what every object has is typed. */
 export interface RenderedObject {
@@ -25,31 +25,55 @@ export interface RenderedManifest {
   readonly object: RenderedObject;
 }
 
-/** Parses a `helm template` stream. Throws, naming the template, on a document that is not a Kubernetes object. */
-export function parseManifests(stream: string): RenderedManifest[] {
-  const manifests: RenderedManifest[] = [];
-  // Helm writes "---" between documents and a "# Source:" line at the top of each.
-  for (const text of stream.split(/^---[ \t]*$/m)) {
-    const source = /^# Source: (\S+)/m.exec(text)?.[1] ?? "the render";
-    const document = parseDocument(text);
-    if (document.errors.length > 0) {
-      throw new Error(`${source} is not valid YAML: ${document.errors[0]?.message ?? ""}`);
-    }
-    const value: unknown = document.toJSON();
-    if (value === null || value === undefined) continue;
-    if (!isObject(value)) throw new Error(`${source} renders something that is not a Kubernetes object`);
-    const metadata = value["metadata"];
-    if (
-      typeof value["apiVersion"] !== "string" ||
-      typeof value["kind"] !== "string" ||
-      !isObject(metadata) ||
-      typeof metadata["name"] !== "string"
-    ) {
-      throw new Error(`${source} renders an object without apiVersion, kind and metadata.name`);
-    }
-    manifests.push({ source, object: value as unknown as RenderedObject });
+/**
+ * Reads a `helm template` stream, yielding to the event loop as it goes (render-yaml.ts). Throws, naming the
+ * template, on a document that is not YAML or not a Kubernetes object.
+ */
+export async function readManifests(stream: string): Promise<RenderedManifest[]> {
+  let documents;
+  try {
+    documents = await readDocuments(stream);
+  } catch (error) {
+    if (!(error instanceof RenderYamlError)) throw error;
+    throw new Error(`${sourceOf(error.document ?? "")} is not valid YAML: ${error.message}`, { cause: error });
   }
-  return manifests;
+  return documents.flatMap(manifestOf);
+}
+
+/** {@link readManifests} without yielding, for a stream known to be small (tests, fixtures). */
+export function parseManifests(stream: string): RenderedManifest[] {
+  return stream.split(/^---[ \t]*$/m).flatMap((text) => {
+    let value;
+    try {
+      value = parseDocument(text);
+    } catch (error) {
+      if (!(error instanceof RenderYamlError)) throw error;
+      throw new Error(`${sourceOf(text)} is not valid YAML: ${error.message}`, { cause: error });
+    }
+    return manifestOf({ text, value });
+  });
+}
+
+/** The manifest of one document: none for an empty one. Throws when it is not a Kubernetes object. */
+function manifestOf({ text, value }: RenderDocument): RenderedManifest[] {
+  const source = sourceOf(text);
+  if (value === null || value === undefined) return [];
+  if (!isObject(value)) throw new Error(`${source} renders something that is not a Kubernetes object`);
+  const metadata = value["metadata"];
+  if (
+    typeof value["apiVersion"] !== "string" ||
+    typeof value["kind"] !== "string" ||
+    !isObject(metadata) ||
+    typeof metadata["name"] !== "string"
+  ) {
+    throw new Error(`${source} renders an object without apiVersion, kind and metadata.name`);
+  }
+  return [{ source, object: value as unknown as RenderedObject }];
+}
+
+/** The template a document came from, as Helm's `# Source:` line names it. */
+function sourceOf(text: string): string {
+  return /^# Source: (\S+)/m.exec(text)?.[1] ?? "the render";
 }
 
 /** The Helm hook an object is (`helm.sh/hook` annotation), if any: hooks and test pods are not applied. */

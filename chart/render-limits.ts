@@ -16,6 +16,11 @@ export interface RenderLimits {
   /** Largest rendered YAML stream, in MiB. @default 16 */
   readonly outputMiB: number;
   /**
+   * Most objects (YAML documents) one render may hold: the operator applies, watches and prunes each, so a chart
+   * printing 30,000 small ConfigMaps (3 MiB) would cost 30,000 writes and minutes of the operator's time. @default 500
+   */
+  readonly objects: number;
+  /**
    * Largest `spec.values`, as compact JSON, in KiB (values-size.ts): refused at the door, and never kept in the
    * operator's memory. @default 128
    */
@@ -28,6 +33,8 @@ export const defaultRenderLimits: RenderLimits = {
   cpuSeconds: 20,
   timeoutSeconds: 60,
   outputMiB: 16,
+  // An application chart renders a few dozen objects; podinfo renders 3 to 8.
+  objects: 500,
   // Helm values a user writes by hand are a few KiB; a chart's whole values.yaml as JSON rarely reaches 64 KiB.
   valuesKiB: 128,
 };
@@ -42,7 +49,7 @@ export const defaultMaxConcurrentRenders = 2;
 export const minRenderMemoryMiB = 96;
 
 /** Which limit a render went over. */
-export type RenderLimitKind = "memory" | "cpu" | "time" | "output";
+export type RenderLimitKind = "memory" | "cpu" | "time" | "output" | "objects";
 
 /** The operator flag that sets each limit, named in messages so a platform knows what to widen. */
 export const renderLimitFlags: Readonly<Record<RenderLimitKind, string>> = {
@@ -50,15 +57,17 @@ export const renderLimitFlags: Readonly<Record<RenderLimitKind, string>> = {
   cpu: "--render-cpu",
   time: "--render-timeout",
   output: "--render-output",
+  objects: "--render-objects",
 };
 
 /** "helm used more than 256 MiB of memory; the platform's limit is --render-memory". */
 export function limitMessage(kind: RenderLimitKind, limits: RenderLimits): string {
-  const used = {
-    memory: `more than ${limits.memoryMiB} MiB of memory`,
-    cpu: `more than ${limits.cpuSeconds} s of CPU time`,
-    time: `more than ${limits.timeoutSeconds} s`,
-    output: `more than ${limits.outputMiB} MiB of output`,
+  const went = {
+    memory: `used more than ${limits.memoryMiB} MiB of memory`,
+    cpu: `used more than ${limits.cpuSeconds} s of CPU time`,
+    time: `used more than ${limits.timeoutSeconds} s`,
+    output: `used more than ${limits.outputMiB} MiB of output`,
+    objects: `rendered more than ${limits.objects} objects`,
   }[kind];
-  return `helm used ${used}; the platform's limit is ${renderLimitFlags[kind]}`;
+  return `helm ${went}; the platform's limit is ${renderLimitFlags[kind]}`;
 }

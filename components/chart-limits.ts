@@ -72,6 +72,7 @@ export function chartLimitFlags(settings: ChartLimitSettings): string[] {
     flags.push(`--render-timeout=${limits.timeoutSeconds}`);
   }
   if (limits.outputMiB !== defaultRenderLimits.outputMiB) flags.push(`--render-output=${limits.outputMiB}`);
+  if (limits.objects !== defaultRenderLimits.objects) flags.push(`--render-objects=${limits.objects}`);
   if (limits.valuesKiB !== defaultRenderLimits.valuesKiB) flags.push(`--render-values=${limits.valuesKiB}`);
   if (settings.chartSources.length > 0) flags.push(`--chart-sources=${settings.chartSources.join(",")}`);
   return flags;

@@ -107,11 +107,12 @@ export interface MyAppOperatorArgs {
    */
   readonly maxConcurrentRenders?: number;
   /**
-   * Limits of one helm render (`--render-memory`, `--render-cpu`, `--render-timeout`, `--render-output`): a chart
-   * over one fails only its own instance (Degraded, reason ChartRenderLimit, naming the limit). `valuesKiB`
+   * Limits of one helm render (`--render-memory`, `--render-cpu`, `--render-timeout`, `--render-output`,
+   * `--render-objects`): a chart over one fails only its own instance (Degraded, reason ChartRenderLimit, naming the
+   * limit). `valuesKiB`
    * (`--render-values`) bounds `spec.values` of every instance, chart or not: the webhook refuses more, and the
    * operator never keeps more in memory (Degraded, reason ValuesTooLarge, while the webhooks are off).
-   * @default { memoryMiB: 256, cpuSeconds: 20, timeoutSeconds: 60, outputMiB: 16, valuesKiB: 128 }
+   * @default { memoryMiB: 256, cpuSeconds: 20, timeoutSeconds: 60, outputMiB: 16, objects: 500, valuesKiB: 128 }
    */
   readonly renderLimits?: Partial<RenderLimits>;
   /**

@@ -110,6 +110,7 @@ export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repo
   --render-cpu=SECONDS             CPU time one render may use (default ${defaultRenderLimits.cpuSeconds})  MYAPP_RENDER_CPU
   --render-timeout=SECONDS         wall time of one render (default ${defaultRenderLimits.timeoutSeconds})  MYAPP_RENDER_TIMEOUT
   --render-output=MIB              largest rendered output (default ${defaultRenderLimits.outputMiB})  MYAPP_RENDER_OUTPUT
+  --render-objects=N               most objects one render may hold (default ${defaultRenderLimits.objects})  MYAPP_RENDER_OBJECTS
   --render-values=KIB              largest spec.values, as compact JSON; larger is refused by the webhook and never
                                    kept in memory (default ${defaultRenderLimits.valuesKiB})  MYAPP_RENDER_VALUES
   --chart-sources=oci://r/org/,https://charts.example.com/   remote chart sources allowed, as URL prefixes;
@@ -173,6 +174,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       "render-cpu": { type: "string" },
       "render-timeout": { type: "string" },
       "render-output": { type: "string" },
+      "render-objects": { type: "string" },
       "render-values": { type: "string" },
       "chart-sources": { type: "string" },
       "allowed-registries": { type: "string" },
@@ -234,6 +236,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     outputMiB: positiveInteger(
       "--render-output",
       values["render-output"] ?? env.MYAPP_RENDER_OUTPUT ?? String(defaultRenderLimits.outputMiB),
+    ),
+    objects: positiveInteger(
+      "--render-objects",
+      values["render-objects"] ?? env.MYAPP_RENDER_OBJECTS ?? String(defaultRenderLimits.objects),
     ),
     valuesKiB: positiveInteger(
       "--render-values",

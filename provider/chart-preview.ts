@@ -16,7 +16,7 @@ import {
   clusterScopedRefusal,
   describeSource,
   helmRenderer,
-  parseManifests,
+  readManifests,
   renderFailureMessage,
   renderPolicyRefusal,
   type Capabilities,
@@ -98,7 +98,7 @@ async function renderAndDryRun(client: KubeClient, inputs: InstanceInputs): Prom
       values: chartValues(verdict.spec),
       capabilities: await capabilitiesOf(client),
     });
-    const manifests = parseManifests(rendered.manifest);
+    const manifests = await readManifests(rendered.manifest);
     // The operator's render policy, so a chart it would refuse fails the preview in the same words. Which Service
     // types are allowed is the platform's setting, known to the operator only: the operator judges those.
     const refusal =

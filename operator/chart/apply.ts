@@ -21,6 +21,7 @@ import {
   chartValues,
   describeSource,
   objectName,
+  readManifests,
   renderFailureMessage,
   splitImage,
   valuePath,
@@ -202,7 +203,13 @@ export async function prepareChart(
   const uid = session.instance.metadata.uid ?? "";
   const identity = { ...key, uid };
   const allowed = deps.allowedKinds ?? defaultChartKinds;
-  const plan = planRender(rendered.manifest, identity, allowed, {
+  let manifests;
+  try {
+    manifests = await readManifests(rendered.manifest);
+  } catch (error) {
+    return refused({ reason: "ChartRenderFailed", message: error instanceof Error ? error.message : String(error) });
+  }
+  const plan = planRender(manifests, identity, allowed, {
     podSecurityLevel: spec.podSecurityLevel ?? defaultPodSecurityLevel,
     ...(deps.serviceTypes ? { serviceTypes: deps.serviceTypes } : {}),
   });

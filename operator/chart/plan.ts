@@ -11,8 +11,8 @@ import {
   clusterScopedRefusal,
   hookOf,
   objectName,
-  parseManifests,
   renderPolicyRefusal,
+  type RenderedManifest,
   type RenderPolicy,
   type RenderRefusal,
   type RenderedObject,
@@ -24,22 +24,16 @@ export type RenderPlan =
   | { readonly ok: false; readonly refusal: RenderRefusal };
 
 /**
- * The objects to apply for `manifest` (a `helm template --no-hooks --skip-tests` stream), or why not: a kind
+ * The objects to apply of `manifests` (a `helm template --no-hooks --skip-tests` stream, read), or why not: a kind
  * outside `allowed` or cluster-scoped, an object in another namespace, or one that breaks `policy` (the
  * instance's pod security level and the platform's Service types).
  */
 export function planRender(
-  manifest: string,
+  manifests: readonly RenderedManifest[],
   instance: InstanceIdentity,
   allowed: readonly ChartKind[],
   policy: RenderPolicy,
 ): RenderPlan {
-  let manifests;
-  try {
-    manifests = parseManifests(manifest);
-  } catch (error) {
-    return refuse("ChartRenderFailed", error instanceof Error ? error.message : String(error));
-  }
   const objects: RenderedObject[] = [];
   const seen = new Set<string>();
   for (const { source, object } of manifests) {

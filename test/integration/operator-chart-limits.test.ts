@@ -11,6 +11,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
+import type { KubeObject } from "../../kube/index.ts";
 import { adminClient, testNamespace } from "../support/cluster.ts";
 import { helmBinary, packChart } from "../support/helm.ts";
 import {
@@ -88,4 +89,53 @@ test("a looping, a huge and a memory-hungry chart fail on their own limits; the 
   // AND the operator never stopped, and still answers its readiness probe
   assert.equal(operator.process.exitCode, null, "the operator is still running");
   assert.equal((await fetch(`${operator.probeUrl}/readyz`)).status, 200);
+});
+
+test("a chart of 600 objects is refused; one ConfigMap of 40,000 keys does not hold up the operator", async (t) => {
+  const namespace = await testNamespace(t, client, "op-chart-objects");
+  const work = await mkdtemp(path.join(tmpdir(), "myapp-many-objects-"));
+  t.after(() => rm(work, { recursive: true, force: true }));
+  const many =
+    "{{ range $i := until 600 }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x{{ $i }}\n{{ end }}\n";
+  // 470 KiB of YAML: parsed with a duplicate check pair by pair, it held the event loop for ~10 s, twice.
+  const wide =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: wide\ndata:\n{{ range $i := until 40000 }}  k{{ $i }}: v\n{{ end }}";
+  await chartConfigMap(namespace, "many-chart", await hostileChart(work, "many", many));
+  await chartConfigMap(namespace, "wide-chart", await hostileChart(work, "wide", wide));
+  await chartConfigMap(namespace, "good-chart", await packChart(goodChart));
+  const operator = await startOperator(t, { namespaces: [namespace], args: [`--helm=${await helmBinary()}`] });
+
+  // GIVEN the two hostile instances, then a well-behaved one
+  await createInstance(client, namespace, "many", { image: "nginx:1.27", chart: { configMap: "many-chart" } });
+  await createInstance(client, namespace, "wide", { image: "nginx:1.27", chart: { configMap: "wide-chart" } });
+  await createInstance(client, namespace, "good", { image: "nginx:1.27", chart: { configMap: "good-chart" } });
+
+  // THEN the good one becomes Ready
+  const ready = (i: Instance) => isCurrent(i) && conditionOf(i, "Ready")?.status === "True";
+  await waitForInstance(client, namespace, "good", "Ready", ready, 180_000);
+
+  // AND the one of 600 objects is Degraded on the platform's limit, and none of its objects was created
+  const degraded = (i: Instance) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "True";
+  const refused = conditionOf(
+    await waitForInstance(client, namespace, "many", "Degraded", degraded, 120_000),
+    "Degraded",
+  );
+  assert.equal(refused?.reason, "ChartRenderLimit");
+  assert.match(refused?.message ?? "", /helm rendered more than 500 objects; the platform's limit is --render-objects/);
+  assert.equal(await client.find("v1", "ConfigMap", "x0", namespace), undefined);
+
+  // AND the wide one's ConfigMap is applied, and the instance has a status (Pending: the chart runs no workload)
+  const judged = (i: Instance) => isCurrent(i) && conditionOf(i, "Ready") !== undefined;
+  await waitForInstance(client, namespace, "wide", "a status", judged, 120_000);
+  const applied = await client.find<{ data?: Record<string, string> } & KubeObject>(
+    "v1",
+    "ConfigMap",
+    "wide",
+    namespace,
+  );
+  assert.equal(Object.keys(applied?.data ?? {}).length, 40_000);
+
+  // AND the operator never stopped or lost its lease
+  assert.equal(operator.process.exitCode, null, "the operator is still running");
+  assert.equal(operator.logs.filter((line) => line.msg === "stopped leading").length, 0);
 });

@@ -75,8 +75,8 @@ const fullRender = [
   "",
 ].join("\n");
 
-test("one full render is split into the --no-hooks --skip-tests stream, the hooks and tests, and the CRDs", () => {
-  const result = splitFullRender(fullRender);
+test("one full render is split into the --no-hooks --skip-tests stream, the hooks and tests, and the CRDs", async () => {
+  const result = await splitFullRender(fullRender);
   assert.equal(
     result.manifest,
     [
@@ -99,10 +99,10 @@ test("one full render is split into the --no-hooks --skip-tests stream, the hook
   assert.deepEqual(result.crds, ["widgets.example.org", "gadgets.example.org", "dbs.example.org"]);
   // A CustomResourceDefinition a template renders is an ordinary object (only crds/ files are left out).
   const templated = "---\n# Source: app/templates/crd.yaml\nkind: CustomResourceDefinition\nmetadata:\n  name: x\n";
-  assert.equal(splitFullRender(templated).manifest, templated);
+  assert.equal((await splitFullRender(templated)).manifest, templated);
   // A CRD file named without the chart's directory is a CRD file too.
   assert.deepEqual(
-    splitFullRender("---\n# Source: crds/x.yaml\nkind: CustomResourceDefinition\nmetadata:\n  name: x\n").crds,
+    (await splitFullRender("---\n# Source: crds/x.yaml\nkind: CustomResourceDefinition\nmetadata:\n  name: x\n")).crds,
     ["x"],
   );
 });
@@ -134,7 +134,14 @@ test("the LRU is bounded by bytes and keeps the recently used", () => {
   assert.equal(lru.size, 2);
 });
 
-const tight: RenderLimits = { memoryMiB: 128, cpuSeconds: 1, timeoutSeconds: 10, outputMiB: 1, valuesKiB: 128 };
+const tight: RenderLimits = {
+  memoryMiB: 128,
+  cpuSeconds: 1,
+  timeoutSeconds: 10,
+  outputMiB: 1,
+  objects: 500,
+  valuesKiB: 128,
+};
 const env = { PATH: process.env["PATH"] ?? "" };
 const mechanisms = [
   { name: "prlimit", prlimit: findPrlimit(), skip: findPrlimit() ? false : "no prlimit on this machine" },
@@ -232,7 +239,7 @@ async function hostileChart(helm: string, template: string): Promise<Uint8Array>
 
 const helm = realHelm();
 test(
-  "the real helm: a looping, a memory-hungry and a huge chart each fail on their own limit, and a good chart still renders",
+  "the real helm: a looping, a memory-hungry, a huge and a many-object chart each fail on their own limit, and a good chart still renders",
   { skip: helm ? false : "no helm binary yet (set MYAPP_HELM)" },
   async () => {
     const binary = helm ?? "";
@@ -249,6 +256,12 @@ test(
         limit: "output",
         template: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  x: {{ "a" | repeat 4000000 }}\n',
       },
+      // 600 small ConfigMaps: 30 KiB of output, over the default 500 objects.
+      {
+        limit: "objects",
+        template:
+          "{{ range $i := until 600 }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x{{ $i }}\n{{ end }}\n",
+      },
     ];
     for (const { limit, template } of cases) {
       const chart = await hostileChart(binary, template);
@@ -257,7 +270,7 @@ test(
         (error: unknown) =>
           error instanceof ChartRenderError &&
           error.reason === "ChartRenderLimit" &&
-          error.message.includes(`--render-${limit === "output" ? "output" : limit}`),
+          error.message.includes(`--render-${limit}`),
       );
     }
     const good = await hostileChart(binary, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n");

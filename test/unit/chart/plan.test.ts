@@ -47,7 +47,7 @@ spec:
 `;
 
 function ok(manifest: string): readonly RenderedObject[] {
-  const plan = planRender(manifest, instance, renderableChartKinds, policy);
+  const plan = planRender(parseManifests(manifest), instance, renderableChartKinds, policy);
   if (!plan.ok) throw new Error(plan.refusal.message);
   return plan.objects;
 }
@@ -93,7 +93,9 @@ describe("planRender", () => {
 
   test("refuses a kind the platform did not allow, naming the template and the allowed kinds", () => {
     const plan = planRender(
-      "# Source: c/templates/role.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\n",
+      parseManifests(
+        "# Source: c/templates/role.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\n",
+      ),
       instance,
       renderableChartKinds,
       policy,
@@ -108,7 +110,9 @@ describe("planRender", () => {
 
   test("refuses an object in another namespace", () => {
     const plan = planRender(
-      "# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: kube-system\n",
+      parseManifests(
+        "# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: kube-system\n",
+      ),
       instance,
       renderableChartKinds,
       policy,

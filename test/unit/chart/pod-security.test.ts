@@ -6,7 +6,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { renderableChartKinds, type PodSecurityLevel } from "../../../api/index.ts";
-import { podSecurityRefusal, podSecurityViolations, type RenderedObject } from "../../../chart/index.ts";
+import {
+  parseManifests,
+  podSecurityRefusal,
+  podSecurityViolations,
+  type RenderedObject,
+} from "../../../chart/index.ts";
 import { planRender } from "../../../operator/chart/plan.ts";
 import { desiredDeployment, desiredStatefulSet } from "../../../operator/desired/index.ts";
 import { instance } from "../desired/fixtures.ts";
@@ -296,9 +301,14 @@ spec:
           image: nginx
           securityContext: { privileged: true }
 `;
-    const plan = planRender(manifest, { name: "web", namespace: "shop", uid: "u" }, renderableChartKinds, {
-      podSecurityLevel: "Baseline",
-    });
+    const plan = planRender(
+      parseManifests(manifest),
+      { name: "web", namespace: "shop", uid: "u" },
+      renderableChartKinds,
+      {
+        podSecurityLevel: "Baseline",
+      },
+    );
     assert.ok(!plan.ok);
     assert.equal(plan.refusal.reason, "ChartPodSecurity");
     assert.match(

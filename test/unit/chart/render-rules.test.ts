@@ -6,13 +6,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { defaultChartKinds, renderableChartKinds, type ChartServiceType } from "../../../api/index.ts";
-import { clusterScopedKinds } from "../../../chart/index.ts";
+import { clusterScopedKinds, parseManifests } from "../../../chart/index.ts";
 import { planRender, type RenderPlan } from "../../../operator/chart/plan.ts";
 
 const instance = { name: "web", namespace: "shop", uid: "uid-1" };
 
 function plan(manifest: string, serviceTypes?: readonly ChartServiceType[]): RenderPlan {
-  return planRender(manifest, instance, renderableChartKinds, {
+  return planRender(parseManifests(manifest), instance, renderableChartKinds, {
     podSecurityLevel: "Baseline",
     ...(serviceTypes ? { serviceTypes } : {}),
   });
@@ -124,7 +124,7 @@ describe("cluster-scoped kinds", () => {
       ...renderableChartKinds,
       { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", plural: "clusterrolebindings" },
     ];
-    const result = planRender(manifest, instance, widened, { podSecurityLevel: "Restricted" });
+    const result = planRender(parseManifests(manifest), instance, widened, { podSecurityLevel: "Restricted" });
     assert.ok(!result.ok);
     assert.equal(result.refusal.reason, "ChartClusterScopedKind");
     assert.match(result.refusal.message, /c\/templates\/crb\.yaml renders ClusterRoleBinding\/admin .* cluster-scoped/);

@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import { parseOptions } from "../../../operator/options.ts";
 
 describe("render limits and chart sources", () => {
-  it("defaults: 2 renders at once, 256 MiB, 20 s CPU, 60 s wall, 16 MiB output, 128 KiB values; no remote chart source", () => {
+  it("defaults: 2 renders at once, 256 MiB, 20 s CPU, 60 s wall, 16 MiB output, 500 objects, 128 KiB values; no remote chart source", () => {
     const options = parseOptions([], {});
     assert.equal(options.maxConcurrentRenders, 2);
     assert.deepEqual(options.renderLimits, {
@@ -15,6 +15,7 @@ describe("render limits and chart sources", () => {
       cpuSeconds: 20,
       timeoutSeconds: 60,
       outputMiB: 16,
+      objects: 500,
       valuesKiB: 128,
     });
     // The webhook judges values by the same limit the cache keeps them by.
@@ -28,6 +29,7 @@ describe("render limits and chart sources", () => {
       MYAPP_RENDER_MEMORY: "512",
       MYAPP_RENDER_CPU: "5",
       MYAPP_RENDER_VALUES: "64",
+      MYAPP_RENDER_OBJECTS: "50",
       MYAPP_CHART_SOURCES: "oci://ghcr.io/org/, https://charts.example.com/",
     };
     const fromEnv = parseOptions([], env);
@@ -35,9 +37,16 @@ describe("render limits and chart sources", () => {
     assert.equal(fromEnv.renderLimits.memoryMiB, 512);
     assert.equal(fromEnv.renderLimits.cpuSeconds, 5);
     assert.equal(fromEnv.renderLimits.valuesKiB, 64);
+    assert.equal(fromEnv.renderLimits.objects, 50);
     assert.deepEqual(fromEnv.chartSources, ["oci://ghcr.io/org/", "https://charts.example.com/"]);
     const fromFlags = parseOptions(
-      ["--max-concurrent-renders=1", "--render-timeout=30", "--render-output=4", "--render-values=512"],
+      [
+        "--max-concurrent-renders=1",
+        "--render-timeout=30",
+        "--render-output=4",
+        "--render-objects=2000",
+        "--render-values=512",
+      ],
       env,
     );
     assert.equal(fromFlags.maxConcurrentRenders, 1);
@@ -45,6 +54,7 @@ describe("render limits and chart sources", () => {
     assert.equal(fromFlags.policy.maxValuesKiB, 512);
     assert.equal(fromFlags.renderLimits.timeoutSeconds, 30);
     assert.equal(fromFlags.renderLimits.outputMiB, 4);
+    assert.equal(fromFlags.renderLimits.objects, 2000);
   });
 
   it("bad values name the flag and what is allowed", () => {

@@ -1,0 +1,146 @@
+/**
+ * Reading the YAML a chart renders, which its author controls: a template can print any text within the output
+ * limit, and the operator reads it on the event loop every tenant is served from. So the stream is cut into
+ * documents by a linear line scan, each document is parsed on its own (at most {@link maxDocumentBytes}), and the
+ * reader yields to the event loop between documents.
+ *
+ * The parser is js-yaml, not the `yaml` library the rest of the project uses: `yaml` checks a mapping's keys for
+ * duplicates pair by pair, so one ConfigMap of 1 MiB (88,000 keys) took 66 s; js-yaml finds a duplicate key in
+ * constant time and parses ~10 MiB/s. Its core schema is YAML 1.2's, as `yaml`'s default (no dates, `yes` is a
+ * string), and it keeps a `__proto__` key as an own property. Aliases are allowed, within a budget of what they
+ * expand to.
+ */
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { CORE_SCHEMA, loadAll } from "js-yaml";
+
+/**
+ * The largest document of a render, in bytes: the apiserver takes no request body larger than 3 MiB, so a larger
+ * object could never be applied.
+ */
+export const maxDocumentBytes = 3 * 1024 * 1024;
+
+/**
+ * Nodes (maps, lists and scalars) a document may have once its aliases are expanded: a "billion laughs" document
+ * is a few lines that expand exponentially when the object is sent. A storable object has far fewer nodes.
+ */
+export const maxExpandedNodes = 1_000_000;
+
+/** Lists and maps nested in each other, less one, that a document may hold (js-yaml's default): no object nests so deep. */
+const maxDepth = 100;
+
+/** Bytes parsed between two yields to the event loop. */
+const yieldEveryBytes = 256 * 1024;
+
+/** A document of a render that cannot be read: not YAML, too large, too deep, or expanding too far. */
+export class RenderYamlError extends Error {
+  override readonly name = "RenderYamlError";
+  /** The text of the document that cannot be read, when reading a stream. */
+  readonly document: string | undefined;
+  constructor(message: string, document?: string) {
+    super(message);
+    this.document = document;
+  }
+}
+
+/** One document of a render: its text and what it parses to (null for an empty one). */
+export interface RenderDocument {
+  /** The text between two `---` lines, with its `# Source:` comment. */
+  readonly text: string;
+  readonly value: unknown;
+}
+
+/**
+ * The documents of a rendered stream, in order, each parsed alone. Throws RenderYamlError, whose message says what
+ * is wrong where (js-yaml's message names the line).
+ */
+export async function readDocuments(stream: string): Promise<RenderDocument[]> {
+  const documents: RenderDocument[] = [];
+  let sinceYield = 0;
+  for (const text of stream.split(/^---[ \t]*$/m)) {
+    let value;
+    try {
+      value = parseDocument(text);
+    } catch (error) {
+      throw error instanceof RenderYamlError ? new RenderYamlError(error.message, text) : error;
+    }
+    documents.push({ text, value });
+    sinceYield += text.length;
+    if (sinceYield > yieldEveryBytes) {
+      sinceYield = 0;
+      await yieldToEventLoop();
+    }
+  }
+  return documents;
+}
+
+/** What one document parses to: null when it holds only comments, else its single value. */
+export function parseDocument(text: string): unknown {
+  if (Buffer.byteLength(text) > maxDocumentBytes) {
+    throw new RenderYamlError(
+      `a document of ${mebibytes(Buffer.byteLength(text))} MiB; the apiserver takes at most ` +
+        `${mebibytes(maxDocumentBytes)} MiB in one object`,
+    );
+  }
+  let values: unknown[];
+  try {
+    values = loadAll(text, { schema: CORE_SCHEMA, maxDepth });
+  } catch (error) {
+    throw new RenderYamlError(firstLine(error instanceof Error ? error.message : String(error)));
+  }
+  if (values.length > 1) throw new RenderYamlError("more than one document between two --- lines");
+  const value = values[0] ?? null;
+  if (text.includes("*") && expandedNodes(value) > maxExpandedNodes) {
+    throw new RenderYamlError(`its aliases expand to more than ${maxExpandedNodes} nodes`);
+  }
+  return value;
+}
+
+/**
+ * Nodes of `root` with every shared map or list counted each time it appears, stopping past the budget. Iterative,
+ * and linear in the distinct maps and lists: each one's size is computed once.
+ */
+function expandedNodes(root: unknown): number {
+  if (root === null || typeof root !== "object") return 1;
+  const sizes = new Map<object, number>();
+  // Maps and lists whose children are being counted: meeting one again below itself is a cycle, without end.
+  const open = new Set<object>();
+  const stack: { node: object; opened: boolean }[] = [{ node: root, opened: false }];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!;
+    if (sizes.has(top.node)) {
+      stack.pop();
+      continue;
+    }
+    if (!top.opened) {
+      top.opened = true;
+      open.add(top.node);
+      for (const child of childrenOf(top.node)) {
+        if (child === null || typeof child !== "object" || sizes.has(child)) continue;
+        if (open.has(child)) return Infinity;
+        stack.push({ node: child, opened: false });
+      }
+      continue;
+    }
+    let size = 1;
+    for (const child of childrenOf(top.node)) {
+      size += child !== null && typeof child === "object" ? (sizes.get(child) ?? 0) : 1;
+    }
+    if (size > maxExpandedNodes) return size;
+    sizes.set(top.node, size);
+    open.delete(top.node);
+    stack.pop();
+  }
+  return sizes.get(root) ?? 1;
+}
+
+function childrenOf(node: object): unknown[] {
+  return Array.isArray(node) ? node : Object.values(node);
+}
+
+function mebibytes(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(1);
+}
+
+function firstLine(message: string): string {
+  return message.split("\n")[0] ?? message;
+}
