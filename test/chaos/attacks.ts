@@ -132,8 +132,11 @@ export async function chartConfigMap(client: KubeClient, namespace: string, name
   });
 }
 
-/** A Deployment template of the release's name, with more pod-spec and container fields (YAML, one per line). */
-function deployment(pod: readonly string[] = [], container: readonly string[] = []): string {
+/**
+ * A Deployment template of the release's name, with more pod-spec and container fields (YAML, one per line), and a
+ * sidecar before the app's container when `sidecarImage` is given.
+ */
+function deployment(pod: readonly string[] = [], container: readonly string[] = [], sidecarImage?: string): string {
   return [
     "apiVersion: apps/v1",
     "kind: Deployment",
@@ -149,6 +152,7 @@ function deployment(pod: readonly string[] = [], container: readonly string[] = 
     "    spec:",
     ...pod.map((line) => `      ${line}`),
     "      containers:",
+    ...(sidecarImage ? ["        - name: sidecar", `          image: ${sidecarImage}`] : []),
     "        - name: app",
     '          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"',
     ...container.map((line) => `          ${line}`),
@@ -337,6 +341,44 @@ export const attacks: readonly Attack[] = [
         "",
       ].join("\n"),
     },
+  ),
+  chartAttack(
+    "many-objects",
+    "charts",
+    "a chart that renders 600 ConfigMaps (30 KiB): 600 writes, watches and prunes for the operator",
+    { condition: "Degraded", reason: "ChartRenderLimit", message: /--render-objects/ },
+    {
+      "deployment.yaml": deployment(),
+      "many.yaml":
+        "{{- range $i := until 600 }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n" +
+        "  name: {{ $.Release.Name }}-{{ $i }}\n{{- end }}\n",
+    },
+  ),
+  chartAttack(
+    "wide-map",
+    "charts",
+    "a ConfigMap of 40,000 keys (470 KiB): a pairwise duplicate-key check held the operator for seconds",
+    { served: true },
+    {
+      "deployment.yaml": deployment(),
+      "wide.yaml":
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-wide\ndata:\n" +
+        "{{- range $i := until 40000 }}\n  k{{ $i }}: v{{- end }}\n",
+    },
+  ),
+  chartAttack(
+    "loud-failure",
+    "charts",
+    "a chart whose fail message is 40,000 characters, more than a status may hold",
+    { condition: "Degraded", reason: "ChartRenderFailed", message: /more characters\)$/ },
+    { "deployment.yaml": deployment(), "fail.yaml": '{{ fail (repeat 40000 "x") }}\n' },
+  ),
+  chartAttack(
+    "long-image",
+    "charts",
+    "a workload whose first container's image is 2,000 characters, more than status.image may hold",
+    { served: true },
+    { "deployment.yaml": deployment([], [], `registry.example.com/${"a".repeat(2000)}:1`) },
   ),
   chartAttack(
     "zip-bomb",
