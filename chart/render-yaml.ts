@@ -25,7 +25,10 @@ export const maxDocumentBytes = 3 * 1024 * 1024;
  */
 export const maxExpandedNodes = 1_000_000;
 
-/** Lists and maps nested in each other, less one, that a document may hold (js-yaml's default): no object nests so deep. */
+/**
+ * Lists and maps nested in each other, plus one, that a document may not reach (js-yaml's default): no Kubernetes
+ * object nests so deep.
+ */
 const maxDepth = 100;
 
 /** Bytes parsed between two yields to the event loop. */
