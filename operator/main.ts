@@ -19,6 +19,7 @@ import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, clusterClient, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { npmWrappers, onLauncherGone, onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
 import { operatorVersion } from "./version.ts";
+import { nodeVersionProblem } from "./node-version.ts";
 import { instanceAsRead } from "./instance-as-read.ts";
 import { cachedKinds, indexedLabels, watchedOwnedKinds } from "./watched-kinds.ts";
 
@@ -192,6 +193,11 @@ export async function reachCluster(options: OperatorOptions, deadlineMs = 5000):
  * --log-level=debug or trace.
  */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const oldNode = nodeVersionProblem(process.version, process.execPath);
+  if (oldNode) {
+    console.error(fatalLine(oldNode));
+    process.exit(1);
+  }
   // Before any tenant data is read: whatever command line started us (the bin, the bundle, tools/operator.ts),
   // Object.prototype.__proto__ throws, as under --disable-proto=throw.
   disableProto();
@@ -231,4 +237,6 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
 }
 
-if (import.meta.main) await main(process.argv.slice(2), process.env);
+// Not `if (import.meta.main)`: before Node 22.18 it is undefined, and the bin would exit 0 without a word instead of
+// saying which Node it needs.
+if (import.meta.main !== false) await main(process.argv.slice(2), process.env);

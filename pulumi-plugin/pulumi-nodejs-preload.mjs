@@ -3,6 +3,7 @@
 // toolchain's language host, beside which the toolchain puts a copy, or by any language host through the project's
 // `nodeargs: --import=myapp-platform/pulumi-preload`). Loaded twice, it does the same twice, harmlessly.
 //
+// 0. Both refuse a Node older than the package's, saying so, instead of failing later without naming the cause.
 // 1. The host watches the engine. A SIGKILLed `pulumi up` tells its plugins nothing, and the host would serve on:
 //    it exits (silently: the engine's pipes are gone) once its parent pid changes, looked at every second; unref'd,
 //    so it never keeps the host alive by itself. The provider does the same from its first call
@@ -23,6 +24,25 @@ import Module, { createRequire } from "node:module";
 import path from "node:path";
 
 const require = createRequire(import.meta.url);
+
+/**
+ * The package's oldest Node (package.json `engines`; a unit test holds the two equal). pulumi runs the first `node`
+ * on PATH, and on an older one a TypeScript program fails with "Unknown file extension .ts", which names neither
+ * the cause nor the fix.
+ */
+const oldestNode = "22.19.0";
+
+function refuseOldNode() {
+  const running = process.versions.node.split(".").map(Number);
+  const oldest = oldestNode.split(".").map(Number);
+  const index = oldest.findIndex((part, i) => running[i] !== part);
+  if (index === -1 || running[index] > oldest[index]) return;
+  process.stderr.write(
+    `myapp-platform needs Node.js ${oldestNode} or later; pulumi started ${process.version} (${process.execPath}), ` +
+      `the first node on PATH: put a newer one first on PATH\n`,
+  );
+  process.exit(1);
+}
 
 /** Exits once the parent (the engine) is gone. */
 function watchEngine() {
@@ -79,6 +99,7 @@ const entry = /[\\/]@pulumi[\\/]pulumi[\\/]cmd[\\/](dynamic-provider|run)(?:[\\/
   process.argv[1] ?? "",
 );
 if (entry) {
+  refuseOldNode();
   Module.enableCompileCache?.();
   if (entry[1] === "dynamic-provider") {
     watchEngine();
