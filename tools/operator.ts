@@ -6,7 +6,8 @@
  * .local/operator.token), so a local run proves the RBAC; without it, the admin kubeconfig. The token is renewed
  * while this process runs. The launcher of `npm start` sets MYAPP_LOCAL_OPERATOR_RENEW after writing the files.
  * As that ServiceAccount it watches the dev stack's app namespace and serves the dev stack's admission webhooks
- * (127.0.0.1:9443), unless --namespaces or --webhook-bind-address say otherwise.
+ * (127.0.0.1:9443), unless --namespaces or --webhook-bind-address say otherwise, and elects a leader on the dev
+ * stack's Lease, so beside `npm start`'s operator it waits as a standby instead of reconciling the same instances.
  *
  * Charts: the toolchain's helm renders them (the pinned version the tests use), unless --helm or MYAPP_HELM names
  * another; without a built toolchain, helm on PATH.
@@ -61,6 +62,11 @@ if (launched) {
       say(`npm start's operator (pid ${started.pid}) serves the dev stack's admission webhooks; this one does not`);
     } else if (!chosen) {
       argv = [...argv, ...(identity.webhookFlags ?? [])];
+    }
+    // One leader among the local operators of the dev stack: a second one waits instead of reconciling beside it.
+    if (!argv.some((arg) => arg.startsWith("--leader-elect")) && !env.MYAPP_LEADER_ELECT) {
+      argv = [...argv, ...(identity.leaderElectionFlags ?? [])];
+      if (started) say(`it holds the dev stack's Lease: this one waits as a standby and leads once it stops`);
     }
   } catch (error) {
     env.KUBECONFIG = kubeconfigPath;

@@ -1,7 +1,7 @@
 /**
  * The README's main command, end to end on a clean state: `npm start` brings up the dev stack and prints a table
- * that matches the cluster; `npm run down --keep-cluster` removes the stack and stops the operator; neither leaves
- * anything in the user's temporary directory.
+ * that matches the cluster; a second operator (`npm run operator`) beside it waits as a standby; `npm run down
+ * --keep-cluster` removes the stack and stops the operator; neither leaves anything in the user's temporary directory.
  * (It resets the local `dev` stack: run it on a machine where that is fine, as CI is.)
  */
 import assert from "node:assert/strict";
@@ -48,6 +48,34 @@ function runScript(script: string, args: string[] = []): Promise<{ code: number;
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.on("close", (code) => resolve({ code: code ?? 1, stdout }));
   });
+}
+
+/** `npm run operator` as a user types it (free ports: the defaults may be taken), its output kept; stop() ends it. */
+function startSecondOperator(): { output: () => string; stop: () => Promise<void> } {
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(repoRoot, "tools/operator.ts"),
+      "--metrics-bind-address=127.0.0.1:0",
+      "--health-probe-bind-address=127.0.0.1:0",
+    ],
+    // Without KUBECONFIG, as after `npm start`: then it runs as the dev stack's ServiceAccount, on its Lease.
+    { cwd: repoRoot, env: { ...userEnv(), KUBECONFIG: undefined }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  const keep = (chunk: Buffer) => (output += chunk.toString());
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  return {
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+      await closed;
+      clearTimeout(killer);
+    },
+  };
 }
 
 type Instance = Typed<{
@@ -153,12 +181,27 @@ test("npm start brings up the dev stack with every instance Ready and prints wha
     { timeoutMs: 180_000 },
   );
   assert.equal(chartReady.type, "Ready", `${chartName}: ${chartReady.reason}: ${chartReady.message}`);
+
+  // `npm run operator` beside npm start's: the two elect one leader on the dev stack's Lease, so the second waits as
+  // a standby and does not reconcile what the first does, here the walkthrough instance's deletion.
+  const standby = startSecondOperator();
+  t.after(() => standby.stop());
+  await waitFor(
+    "the second operator to see npm start's lead",
+    async () => standby.output().includes("observed leader") || undefined,
+    { timeoutMs: 60_000 },
+  ).catch((error: unknown) => {
+    throw new Error(`${String(error)}; its output:\n${standby.output()}`);
+  });
+  assert.match(standby.output(), /this one waits as a standby/);
   await client.delete("example.com/v1", "MyAppInstance", chartName, chartNamespace);
   await waitFor(
     `${chartName} to be finalized and gone`,
     async () => ((await client.find("example.com/v1", "MyAppInstance", chartName, chartNamespace)) ? undefined : true),
     { timeoutMs: 120_000 },
   );
+  await standby.stop();
+  assert.doesNotMatch(standby.output(), /"msg":"(became leader|reconciled)"/, "the standby reconciled nothing");
 
   const down = await runScript("tools/down.ts", ["--keep-cluster"]);
   assert.equal(down.code, 0);

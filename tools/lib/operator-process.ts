@@ -49,6 +49,11 @@ export interface OperatorIdentity {
   readonly watchNamespaces: readonly string[];
   /** The admission webhook flags the stack's webhook configurations expect (`--webhook-*`); none without them. */
   readonly webhookFlags?: readonly string[];
+  /**
+   * The stack's Lease (`--leader-elect*`, the id its RBAC grants an external operator): `npm start`'s operator and
+   * any `npm run operator` beside it elect one leader, and the other waits, rather than both reconciling.
+   */
+  readonly leaderElectionFlags?: readonly string[];
 }
 
 /**
@@ -75,6 +80,11 @@ export function devStackOperator(): OperatorIdentity {
     serviceAccount: settings.ok ? settings.settings.name : "myapp-operator",
     watchNamespaces: ["default"],
     webhookFlags: settings.ok ? operatorFlags(settings.settings).filter((flag) => flag.startsWith("--webhook-")) : [],
+    leaderElectionFlags: settings.ok
+      ? operatorFlags({ ...settings.settings, leaderElection: true }).filter((flag) =>
+          flag.startsWith("--leader-elect"),
+        )
+      : [],
   };
 }
 
@@ -174,7 +184,7 @@ export async function startOperatorWhenReady(identity: OperatorIdentity, timeout
     namespaces: identity.watchNamespaces,
     metricsPort,
     probePort,
-    args: identity.webhookFlags ?? [],
+    args: [...(identity.webhookFlags ?? []), ...(identity.leaderElectionFlags ?? [])],
     env: {
       ...process.env,
       KUBECONFIG: operatorKubeconfig,
