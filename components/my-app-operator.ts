@@ -18,6 +18,7 @@ import { metricsReaderClusterRole } from "./metrics-reader.ts";
 import { metricsEndpoint, metricsService } from "./metrics-service.ts";
 import { operatorNamespace } from "./namespace.ts";
 import { inClusterPlacementVerdict, type NodeSummary } from "./node-runtime.ts";
+import { externalOperatorFlags } from "./operator-flags.ts";
 import { operatorPodDisruptionBudget } from "./pod-disruption-budget.ts";
 import { operatorRbac } from "./rbac-objects.ts";
 import { operatorServiceAccount } from "./service-account.ts";
@@ -113,6 +114,12 @@ export class MyAppOperator extends pulumi.ComponentResource {
   readonly metricsEndpoint: pulumi.Output<string | undefined>;
   /** Name of the ClusterRole that grants `get /metrics`; undefined when the operator runs outside the cluster. */
   readonly metricsReaderClusterRole: pulumi.Output<string | undefined>;
+  /**
+   * With `operatorPlacement: "external"`, the flags the operator process must be started with to match these
+   * settings (`npx myapp-operator ${flags.join(" ")}`: webhooks, policy, chart settings, leader election on the
+   * Lease its RBAC grants); undefined in-cluster.
+   */
+  readonly externalOperatorFlags: pulumi.Output<readonly string[] | undefined>;
   /**
    * How to reach the cluster the platform is installed in: its Kubernetes provider's kubeconfig (as text) and
    * context, a secret. A MyAppInstance declared with `platform: this` connects with it.
@@ -353,12 +360,14 @@ export class MyAppOperator extends pulumi.ComponentResource {
     const endpoint = metricsEndpoint(settings);
     this.metricsEndpoint = service ? service.metadata.name.apply(() => endpoint) : pulumi.output(endpoint);
     this.metricsReaderClusterRole = metricsReader ? metricsReader.metadata.name : pulumi.output(undefined);
+    this.externalOperatorFlags = pulumi.output(externalOperatorFlags(settings));
     this.registerOutputs({
       namespace: this.namespace,
       serviceAccountName: this.serviceAccountName,
       crdName: this.crdName,
       metricsEndpoint: this.metricsEndpoint,
       metricsReaderClusterRole: this.metricsReaderClusterRole,
+      externalOperatorFlags: this.externalOperatorFlags,
       namespaceDefaultsBy: this.namespaceDefaultsBy,
     });
   }

@@ -1,6 +1,6 @@
 /**
- * The operator's command line, from the settings: the Deployment passes it as container args, and a local run
- * (operatorPlacement "external") can pass the same flags with its own bind addresses.
+ * The operator's command line, from the settings: the Deployment passes it as container args, and an operator
+ * outside the cluster (operatorPlacement "external") runs with {@link externalOperatorFlags}.
  */
 import { chartKindsFlag } from "./chart-kinds.ts";
 import { chartLimitFlags } from "./chart-limits.ts";
@@ -51,4 +51,18 @@ export function operatorFlags(settings: OperatorSettings, overrides: FlagOverrid
     ...webhookFlags(settings),
   );
   return flags;
+}
+
+/**
+ * What an operator outside the cluster (operatorPlacement "external") must be started with to match the settings
+ * (`npx myapp-operator ...`), or undefined in-cluster, where the Deployment passes them. Leader election is on
+ * (its RBAC is granted to an external operator), so a second process waits instead of reconciling beside the first;
+ * where it listens for metrics and probes is the process's own choice, so those flags are left out.
+ */
+export function externalOperatorFlags(settings: OperatorSettings): string[] | undefined {
+  if (settings.operatorPlacement !== "external") return undefined;
+  const ownChoice = ["--metrics-bind-address=", "--health-probe-bind-address=", "--metrics-secure"];
+  return operatorFlags({ ...settings, leaderElection: true }).filter(
+    (flag) => !ownChoice.some((prefix) => flag.startsWith(prefix)),
+  );
 }

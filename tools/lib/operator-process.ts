@@ -15,7 +15,7 @@ import path from "node:path";
 import { parse, stringify } from "yaml";
 import {
   defaultNamespace,
-  operatorFlags,
+  externalOperatorFlags,
   resolveSettings,
   serviceAccountKubeconfig,
   type NamespaceDefaults,
@@ -75,16 +75,14 @@ export function devStackOperator(): OperatorIdentity {
     watchNamespaces: ["default"],
     webhooks: { url: localWebhookUrl, defaults: devStackWebhookDefaults() },
   });
+  // What the stack's MyAppOperator says its external operator must run with (its externalOperatorFlags output).
+  const external = (settings.ok && externalOperatorFlags(settings.settings)) || [];
   return {
     namespace: defaultNamespace,
     serviceAccount: settings.ok ? settings.settings.name : "myapp-operator",
     watchNamespaces: ["default"],
-    webhookFlags: settings.ok ? operatorFlags(settings.settings).filter((flag) => flag.startsWith("--webhook-")) : [],
-    leaderElectionFlags: settings.ok
-      ? operatorFlags({ ...settings.settings, leaderElection: true }).filter((flag) =>
-          flag.startsWith("--leader-elect"),
-        )
-      : [],
+    webhookFlags: external.filter((flag) => flag.startsWith("--webhook-")),
+    leaderElectionFlags: external.filter((flag) => flag.startsWith("--leader-elect")),
   };
 }
 

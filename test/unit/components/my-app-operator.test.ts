@@ -216,6 +216,36 @@ describe("MyAppOperator", () => {
     assert.equal(await valueOf(component.metricsEndpoint), undefined);
   });
 
+  it("external placement: says what the operator process must be started with, and only then", async () => {
+    const { component } = await install("shop", {
+      namespace: "shop-platform",
+      operatorPlacement: "external",
+      watchNamespaces: ["shop"],
+      webhooks: { url: "https://127.0.0.1:9443" },
+      policy: { maxReplicas: 5 },
+    });
+    const flags = await valueOf(component.externalOperatorFlags);
+    assert.deepEqual(flags?.slice(0, 4), [
+      "--namespaces=shop",
+      "--leader-elect",
+      "--leader-election-namespace=shop-platform",
+      "--leader-election-id=shop-leader",
+    ]);
+    // The Lease is the one its Role grants; the webhook flags match the configurations pointed at the URL.
+    assert.deepEqual(inputsOf("shop-role-leader-election").rules, policyRules(leaderElectionRules("shop-leader")));
+    for (const expected of [
+      "--webhook-bind-address=127.0.0.1:9443",
+      "--webhook-configuration=shop",
+      "--webhook-hosts=127.0.0.1",
+      "--max-replicas=5",
+    ])
+      assert.ok(flags?.includes(expected), `${expected} in ${flags?.join(" ")}`);
+    // Where the process listens is its own choice.
+    assert.ok(!flags?.some((flag) => /^--(metrics|health-probe)-bind-address|^--metrics-secure/.test(flag)));
+    const inCluster = await install("op", { image: testImage });
+    assert.equal(await valueOf(inCluster.component.externalOperatorFlags), undefined);
+  });
+
   it("retains the CRD on destroy unless told otherwise, waits for Established, and owns its fields", async () => {
     await install("kept");
     assert.equal(options.get("kept-crd")?.retainOnDelete, true);
@@ -252,6 +282,7 @@ describe("MyAppOperator", () => {
       crdName: component.crdName,
       metricsEndpoint: component.metricsEndpoint,
       metricsReaderClusterRole: component.metricsReaderClusterRole,
+      externalOperatorFlags: component.externalOperatorFlags,
       namespaceDefaultsBy: component.namespaceDefaultsBy,
     };
     assert.deepEqual(
@@ -271,6 +302,7 @@ describe("MyAppOperator", () => {
         crdName: await valueOf(outputs.crdName),
         metricsEndpoint: await valueOf(outputs.metricsEndpoint),
         metricsReaderClusterRole: await valueOf(outputs.metricsReaderClusterRole),
+        externalOperatorFlags: await valueOf(outputs.externalOperatorFlags),
         namespaceDefaultsBy: await valueOf(outputs.namespaceDefaultsBy),
       },
       {
@@ -279,6 +311,7 @@ describe("MyAppOperator", () => {
         crdName: "myappinstances.example.com",
         metricsEndpoint: "https://op-metrics.myapp-system.svc:8080/metrics",
         metricsReaderClusterRole: "op-metrics-reader",
+        externalOperatorFlags: undefined,
         namespaceDefaultsBy: ["webhook"],
       },
     );
