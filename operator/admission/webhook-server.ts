@@ -48,6 +48,19 @@ export interface WebhookServerOptions {
   /** A larger body is refused with 413. @default 3 MiB, the apiserver's own limit on an admission request */
   readonly maxBodyBytes?: number;
   /**
+   * Request bytes held at once, across every request: beyond it a request gets 503 and its connection is closed.
+   * Anyone on the pod network can reach the port, and without this 100 connections each sending 3 MiB slowly held
+   * 315 MiB of the operator's memory (1,000 would end it, for every tenant). The apiserver's requests are a few
+   * KiB. @default 32 MiB
+   */
+  readonly maxBufferedBytes?: number;
+  /**
+   * Connections open at once; more are closed as they come. Each open TLS connection costs ~66 KiB even idle, so
+   * without a ceiling connections alone could exhaust the operator's memory. The apiserver keeps a few per replica,
+   * at most one per admission request in flight (its default in-flight limit is 200 writes). @default 1000
+   */
+  readonly maxConnections?: number;
+  /**
    * A handler that has not answered after this long gets a 504. The apiserver gives up after the webhook's
    * timeoutSeconds (at most 30 s) anyway; this bounds the work left behind. @default 30_000
    */
@@ -68,6 +81,7 @@ export interface WebhookServer {
 }
 
 const defaultMaxBodyBytes = 3 * 1024 * 1024;
+const defaultMaxBufferedBytes = 32 * 1024 * 1024;
 /** How long a closing server keeps answering on connections already open (each answer closes its connection). */
 const drainMs = 2_000;
 /** net.Server's own close: stops listening without closing the open connections (http.Server's closes idle ones). */
@@ -82,18 +96,18 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   const handlerTimeoutMs = options.handlerTimeoutMs ?? 30_000;
   const logger = options.logger;
+  const buffered = new ByteBudget(options.maxBufferedBytes ?? defaultMaxBufferedBytes);
   let draining = false;
   const server: Server = createServer(
     { cert: options.tls.cert, key: options.tls.key, minVersion: "TLSv1.2" },
     (req, res) => {
       if (draining) res.setHeader("connection", "close");
-      serve(req, res, options.routes, { maxBodyBytes, handlerTimeoutMs, logger, metrics: options.metrics }).catch(
-        (error: unknown) => {
-          logger.error({ err: error, path: req.url }, "webhook request failed");
-          if (!res.headersSent) replyText(res, 500, "internal error");
-          else res.destroy();
-        },
-      );
+      const limits = { maxBodyBytes, buffered, handlerTimeoutMs, logger, metrics: options.metrics };
+      serve(req, res, options.routes, limits).catch((error: unknown) => {
+        logger.error({ err: error, path: req.url }, "webhook request failed");
+        if (!res.headersSent) replyText(res, 500, "internal error");
+        else res.destroy();
+      });
     },
   );
   // The apiserver (Go's http.Transport) keeps idle connections for 90 s. If this side closed an idle connection
@@ -103,6 +117,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   // A client must send its whole request within this time (slowloris); admission requests are small.
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
+  server.maxConnections = options.maxConnections ?? 1000;
   server.on("tlsClientError", (error) => logger.debug({ err: error }, "webhook TLS handshake failed"));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -136,8 +151,27 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   };
 }
 
+/** Bytes of request bodies held by all requests together (hand-written: a counter with a ceiling). */
+class ByteBudget {
+  private held = 0;
+  private readonly max: number;
+  constructor(max: number) {
+    this.max = max;
+  }
+  /** Takes `bytes` if they fit; false, taking nothing, if not. */
+  take(bytes: number): boolean {
+    if (this.held + bytes > this.max) return false;
+    this.held += bytes;
+    return true;
+  }
+  give(bytes: number): void {
+    this.held -= bytes;
+  }
+}
+
 interface ServeLimits {
   readonly maxBodyBytes: number;
+  readonly buffered: ByteBudget;
   readonly handlerTimeoutMs: number;
   readonly logger: Logger;
   readonly metrics: WebhookServerMetrics | undefined;
@@ -157,6 +191,8 @@ async function serve(
   limits.metrics?.started(route);
   // What each branch answered; a throw is the caller's 500.
   let status = 500;
+  // Bytes of this request's body counted in the shared budget.
+  let held = 0;
   const done = (answered: number) => {
     status = answered;
   };
@@ -170,7 +206,15 @@ async function serve(
       replyText(res, 405, "method not allowed: POST only");
       return done(405);
     }
-    const body = await readBody(req, limits.maxBodyBytes);
+    const read = await readBody(req, limits.maxBodyBytes, limits.buffered);
+    held = read.held;
+    const { body } = read;
+    if (body === tooBusy) {
+      limits.logger.debug({ path }, "webhook request refused: too many request bytes held");
+      res.setHeader("connection", "close");
+      replyText(res, 503, "too many request bytes in flight; retry");
+      return done(503);
+    }
     if (body === tooLarge) {
       limits.logger.warn({ path, maxBodyBytes: limits.maxBodyBytes }, "webhook request body too large");
       // The rest of the body is not read: close the connection rather than drain it.
@@ -206,6 +250,8 @@ async function serve(
     res.end(json);
     done(200);
   } finally {
+    // Held until the answer: the parsed body lives as long as its handler.
+    limits.buffered.give(held);
     const ms = realClock.monotonicMs() - started;
     limits.metrics?.finished(route, status, ms / 1000);
     limits.logger.debug({ path, status, ms: Math.round(ms) }, "webhook request");
@@ -213,27 +259,41 @@ async function serve(
 }
 
 const tooLarge = Symbol("too large");
+const tooBusy = Symbol("too busy");
 const timedOut = Symbol("timed out");
 
-function readBody(req: IncomingMessage, max: number): Promise<Buffer | typeof tooLarge> {
+/**
+ * The body, or why it was not read whole; `held` is what it took of `budget` (the caller gives it back). Each chunk
+ * is counted as it arrives, so a body sent slowly holds only what has come.
+ */
+function readBody(
+  req: IncomingMessage,
+  max: number,
+  budget: ByteBudget,
+): Promise<{ body: Buffer | typeof tooLarge | typeof tooBusy; held: number }> {
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > max) return Promise.resolve(tooLarge);
+  if (Number.isFinite(declared) && declared > max) return Promise.resolve({ body: tooLarge, held: 0 });
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const stop = (body: typeof tooLarge | typeof tooBusy) => {
+      req.off("data", onData);
+      req.pause();
+      chunks.length = 0;
+      resolve({ body, held: size });
+    };
     const onData = (chunk: Buffer) => {
+      if (size + chunk.byteLength > max) return stop(tooLarge);
+      if (!budget.take(chunk.byteLength)) return stop(tooBusy);
       size += chunk.byteLength;
-      if (size > max) {
-        req.off("data", onData);
-        req.pause();
-        resolve(tooLarge);
-        return;
-      }
       chunks.push(chunk);
     };
     req.on("data", onData);
-    req.once("end", () => resolve(Buffer.concat(chunks)));
-    req.once("error", reject);
+    req.once("end", () => resolve({ body: Buffer.concat(chunks), held: size }));
+    req.once("error", (error) => {
+      budget.give(size);
+      reject(error);
+    });
   });
 }
 

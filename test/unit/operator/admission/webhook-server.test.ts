@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { Agent, request } from "node:https";
-import type { TLSSocket } from "node:tls";
+import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import { test, type TestContext } from "node:test";
 import { pino } from "pino";
 import {
@@ -127,6 +127,66 @@ test("unknown paths, other methods, non-JSON, oversized bodies, refusals, bugs a
       .end();
   });
   assert.equal(get, 405);
+});
+
+test("request bytes held at once are bounded: beyond them a request gets 503, and the bytes come back", async (t) => {
+  // Anyone on the pod network can reach the port: many large bodies at once must not take the operator's memory.
+  const { ca, serving } = await issue();
+  let entered!: () => void;
+  const inHandler = new Promise<void>((resolve) => (entered = resolve));
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const server = await start(t, serving, {
+    maxBodyBytes: 64 * 1024,
+    maxBufferedBytes: 100 * 1024,
+    routes: {
+      "/validate": async () => ({ ok: true }),
+      "/hold": async () => {
+        entered();
+        await gate;
+        return { held: true };
+      },
+    },
+  });
+  const body = JSON.stringify({ pad: "x".repeat(60 * 1024) });
+  const send = (path: string) => post(server.port, path, body, { ca: ca.cert });
+  // GIVEN a request whose 60 KiB are held while its handler runs
+  const held = send("/hold");
+  await inHandler;
+  // WHEN another 60 KiB arrive: 120 KiB would be held, over the 100 KiB budget
+  const refused = await send("/validate");
+  assert.deepEqual([refused.status, refused.body], [503, "too many request bytes in flight; retry\n"]);
+  // THEN once the first is answered its bytes are given back, and the same request is served
+  release();
+  assert.equal((await held).status, 200);
+  assert.equal((await send("/validate")).status, 200);
+  assert.equal((await send("/validate")).status, 200, "a refused body's bytes were given back too");
+});
+
+test("connections beyond the ceiling are closed as they come; one that closes makes room", async (t) => {
+  const { ca, serving } = await issue();
+  const server = await start(t, serving, { maxConnections: 2 });
+  const open = () =>
+    new Promise<TLSSocket | Error>((resolve) => {
+      const socket = tlsConnect({ host: "127.0.0.1", port: server.port, ca: ca.cert });
+      socket.once("secureConnect", () => resolve(socket));
+      socket.once("error", (error) => resolve(error));
+      socket.once("close", () => resolve(new Error("closed before the handshake")));
+    });
+  const first = await open();
+  const second = await open();
+  assert.ok(!(first instanceof Error) && !(second instanceof Error), "two connections are served");
+  t.after(() => [first, second].forEach((socket) => (socket as TLSSocket).destroy()));
+  assert.ok((await open()) instanceof Error, "a third is closed");
+  (first as TLSSocket).destroy();
+  // The server counts the closed connection once it sees the close: try until it has.
+  let third: TLSSocket | Error = new Error("not tried");
+  for (let attempt = 0; attempt < 50 && third instanceof Error; attempt++) {
+    third = await open();
+    if (third instanceof Error) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.ok(!(third instanceof Error), "a connection is served again once one closed");
+  (third as TLSSocket).destroy();
 });
 
 test("reports every request by route and status, bugs included, and none is left in flight", async (t) => {
