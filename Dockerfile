@@ -3,14 +3,14 @@
 # Pulumi), running as the nonroot user 65532.
 #
 #   npm ci && npm run bundle          # build/operator/myapp-operator.mjs (+ THIRD_PARTY_LICENSES.txt, helm)
-#   docker build -t <registry>/myapp-operator:0.1.0 .
+#   docker build -t <registry>/myapp-operator:0.2.0 .   # VERSION: the package version (a test holds them equal)
 #
 # BASE is any image with Node 24 at /nodejs/bin/node and the user 65532, as distroless's nodejs images have.
 # `npm run image` builds this same file without a daemon (buildah), FROM a base it assembles offline in that layout
 # from the Node binary `npm ci` installed and Debian's libc6/libgcc-s1/libstdc++6 (tools/lib/image-base.ts).
 ARG BASE=gcr.io/distroless/nodejs24-debian12:nonroot
 FROM ${BASE}
-ARG VERSION=0.1.0
+ARG VERSION=0.2.0
 LABEL org.opencontainers.image.title="myapp-operator" \
       org.opencontainers.image.description="MyAppInstance operator (example.com/v1)" \
       org.opencontainers.image.version="${VERSION}"

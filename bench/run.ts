@@ -38,7 +38,7 @@ import { recordSideBySide, renderSideBySide, writeSideBySideJson } from "./suppo
 import { integerSetting } from "./support/settings.ts";
 import { kubeconfigPath } from "../tools/lib/paths.ts";
 
-/** The side-by-side scenarios of issue 11, and `side-by-side` for one given by flags. */
+/** The side-by-side scenarios (1,000 instances; 200 with storage; 10,000 on request), and `side-by-side` for one given by flags. */
 function sideBySideBenchmarks(flags: {
   n?: string;
   storage?: string;

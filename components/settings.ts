@@ -80,10 +80,11 @@ export interface MyAppOperatorArgs {
   /**
    * Kinds that Helm charts (an instance's `spec.chart`) may render, as `apiVersion/Kind`; the operator's RBAC
    * grants exactly these and the operator refuses any other kind in a render. Secrets are create/patch only.
-   * @default every kind charts can render: apps/v1/Deployment, apps/v1/StatefulSet, v1/Service, v1/ConfigMap,
-   * v1/Secret, v1/ServiceAccount, networking.k8s.io/v1/Ingress, policy/v1/PodDisruptionBudget,
-   * autoscaling/v2/HorizontalPodAutoscaler
-   * @example ["apps/v1/Deployment", "v1/Service", "v1/ConfigMap"]
+   * Kinds charts can render: apps/v1/Deployment, apps/v1/StatefulSet, v1/Service, v1/ConfigMap, v1/Secret,
+   * v1/ServiceAccount, networking.k8s.io/v1/Ingress, policy/v1/PodDisruptionBudget,
+   * autoscaling/v2/HorizontalPodAutoscaler.
+   * @default the built-in template's own kinds: apps/v1/Deployment, apps/v1/StatefulSet, v1/Service
+   * @example ["apps/v1/Deployment", "apps/v1/StatefulSet", "v1/Service", "v1/ConfigMap"]
    */
   readonly chartKinds?: readonly string[];
   /**

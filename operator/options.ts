@@ -95,7 +95,8 @@ export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repo
   --metrics-cert-dir=DIR           HTTPS /metrics with DIR/tls.crt, DIR/tls.key (default with --metrics-secure:
                                    a self-signed certificate made at start)
   --health-probe-bind-address=[H]:P  /healthz and /readyz (default :8081)             MYAPP_HEALTH_PROBE_BIND_ADDRESS
-  --log-level=LEVEL                trace|debug|info|warn|error (default info)          MYAPP_LOG_LEVEL
+  --log-level=LEVEL                trace|debug|info|warn|error|fatal|silent (default info)
+                                                                                       MYAPP_LOG_LEVEL
   --concurrency=N                  reconciles at once, never two of one key (default 2) MYAPP_CONCURRENCY
   --max-consecutive-failures=N     fast retries before an instance is marked Stalled (default 15)
   --slow-retry-interval=SECONDS    then retry this often (±10 %) until it succeeds; also how often a verdict

@@ -3,7 +3,7 @@
  * ServiceCIDR, networking.k8s.io/v1, when the cluster's ranges are too small) and enough room for pods (more fake
  * nodes, cloned from a kwok node but with room for 1000 pods each, fewer nodes for kwok to keep Ready). Room counts
  * pod slots and the cpu and memory every fleet pod requests (the API's default requests): a kwok node's default
- * 32 cpus hold only 320 of them. Idempotent: a cluster that already holds the fleet (issue 10's fleet settings) is
+ * 32 cpus hold only 320 of them. Idempotent: a cluster that already holds the fleet (the local cluster's fleet settings) is
  * left as it is. What it cannot change at run time: the controller-manager's
  * and scheduler's client QPS (flags); the floor figure shows what they cost.
  */

@@ -19,7 +19,7 @@ import { assertNoCrash, awaitConverged, checkFleet, claimsOf, members, quietWind
 import type { Figures } from "./scenarios.ts";
 
 const minutes = (n: number) => n * 60_000;
-/** How long a process of a SIGKILLed `pulumi up` may outlive it (issue 21: none may be left behind). */
+/** How long a process of a SIGKILLed `pulumi up` may outlive it (none may be left behind). */
 const pluginsGoneMs = 10_000;
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
