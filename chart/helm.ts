@@ -255,7 +255,9 @@ export async function splitFullRender(stream: string): Promise<RenderResult> {
   const hooks = new Set<string>();
   const crds: string[] = [];
   for (const chunk of stream.split(/^(?=---[ \t]*\r?\n# Source: )/m)) {
-    const source = /^# Source: (.+?)\s*$/m.exec(chunk)?.[1];
+    // Greedy to the line's end, then trimmed: a lazy `(.+?)\s*$` backtracks quadratically on a template path
+    // padded with blanks, and a chart's file names are the tenant's.
+    const source = /^# Source: ([^\n]+)/m.exec(chunk)?.[1]?.trimEnd();
     if (source === undefined) {
       if (chunk.trim() !== "") kept.push(chunk);
       continue;

@@ -11,6 +11,9 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
+import { once } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Worker } from "node:worker_threads";
 import { findChrt, guestNiceness, idleClassAfterCpuSeconds } from "../../../chart/guest-priority.ts";
 import { findPrlimit, GuestFailure, runGuest } from "../../../chart/guest-process.ts";
 import { ByteBoundedLru } from "../../../chart/lru-cache.ts";
@@ -105,6 +108,30 @@ test("one full render is split into the --no-hooks --skip-tests stream, the hook
     (await splitFullRender("---\n# Source: crds/x.yaml\nkind: CustomResourceDefinition\nmetadata:\n  name: x\n")).crds,
     ["x"],
   );
+});
+
+test("a template path padded with a million blanks is split in linear time", async (t) => {
+  // GIVEN a render whose template file name (the tenant's: tar allows any length) is mostly blanks, then a hook
+  const padded = `app/templates/a${" ".repeat(1_000_000)}b.yaml`;
+  const stream =
+    `---\n# Source: ${padded}  \nkind: ConfigMap\nmetadata:\n  name: x\n` +
+    `---\n# Source: app/templates/h.yaml\nkind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: pre-install\n`;
+  // WHEN a worker splits it, with a deadline this thread keeps (a quadratic match of the path would hold the
+  // worker's event loop for most of an hour; one in this thread would hold the deadline too)
+  const worker = new Worker(
+    `import { parentPort, workerData } from "node:worker_threads";
+     const { splitFullRender } = await import(workerData.module);
+     parentPort.postMessage(await splitFullRender(workerData.stream));`,
+    { eval: true, workerData: { stream, module: new URL("../../../chart/helm.ts", import.meta.url).href } },
+  );
+  t.after(() => worker.terminate());
+  const result = await Promise.race([
+    once(worker, "message").then(([message]) => message as { manifest: string; hooks: string[] }),
+    sleep(60_000, undefined, { ref: false }).then(() => assert.fail("the split took more than 60 s")),
+  ]);
+  // THEN the object is kept and the hook is reported by its path, trailing blanks trimmed
+  assert.match(result.manifest, /kind: ConfigMap/);
+  assert.deepEqual(result.hooks, ["app/templates/h.yaml"]);
 });
 
 test("the render key is what determines the output, whatever the key order", () => {
