@@ -62,6 +62,12 @@ export function claimName(statefulSetName: string, ordinal: number): string {
 
 /** True when `name` is one of the data claims of the StatefulSet `statefulSetName`. */
 export function isDataClaimOf(name: string, statefulSetName: string): boolean {
+  return claimOrdinal(name, statefulSetName) !== undefined;
+}
+
+/** The replica whose data claim `name` is, if it is one of the StatefulSet `statefulSetName`'s. */
+export function claimOrdinal(name: string, statefulSetName: string): number | undefined {
   const prefix = `${dataVolumeName}-${statefulSetName}-`;
-  return name.startsWith(prefix) && /^[0-9]+$/.test(name.slice(prefix.length));
+  const ordinal = name.slice(prefix.length);
+  return name.startsWith(prefix) && /^(0|[1-9][0-9]{0,9})$/.test(ordinal) ? Number(ordinal) : undefined;
 }

@@ -31,4 +31,4 @@ export {
   unboundClaimsByClass,
   volumeGrowth,
 } from "./storage-plan.ts";
-export type { StatefulSetPlan, VolumeGrowth } from "./storage-plan.ts";
+export type { StatefulSetPlan, VolumeGrowth, WaitingClaims } from "./storage-plan.ts";

@@ -19,6 +19,7 @@ import {
   claimName,
   dataVolumeName,
   desiredStatefulSet,
+  claimOrdinal,
   isDataClaimOf,
   type DesiredInput,
   type DesiredStatefulSet,
@@ -158,12 +159,10 @@ export function volumeGrowth(
   statefulSet: { readonly name: string; readonly replicas: number },
 ): VolumeGrowth | undefined {
   // Only the claims of running replicas: a claim kept from a scale-down has no pod to finish its resize with.
-  const inUse = new Set(
-    Array.from({ length: statefulSet.replicas }, (_, ordinal) => claimName(statefulSet.name, ordinal)),
-  );
+  // Judged from the claims that exist, never by counting to `replicas` (the tenant's, up to 2^31 - 1).
   const growing = claims.filter(
     (claim) =>
-      inUse.has(claim.metadata.name ?? "") &&
+      isOrdinalBelow(claim, statefulSet.name, statefulSet.replicas) &&
       claim.status?.phase === "Bound" &&
       isLess(claim.status.capacity?.storage ?? "0", storage),
   );
@@ -206,28 +205,57 @@ export const defaultClassAnnotations = [
   "storageclass.beta.kubernetes.io/is-default-class",
 ] as const;
 
+/** Claims waiting for one StorageClass: the first few names, for messages, and how many there are. */
+export interface WaitingClaims {
+  readonly names: readonly string[];
+  readonly count: number;
+}
+
+/** How many claim names a message shows; the rest are counted. */
+const shownNames = 3;
+
 /**
  * The data claims of `statefulSet` (ordinals 0 to replicas - 1) that are not Bound yet, by the StorageClass that
  * has to provision them: a claim not made yet will get the class of the claim template; one that exists keeps the
  * class it was made with. The key `undefined` collects claims that name no class (the cluster's default class
  * provisions those). A claim with an explicit empty class waits for a volume made by hand, not for a class, so it
- * is left out. Empty when every volume is there, so a running instance costs no StorageClass read.
+ * is left out. Empty when every volume is there, so a running instance costs no StorageClass read. Work and
+ * memory follow the claims that exist, not `replicas` (the tenant's, up to 2^31 - 1): the ones not made yet are
+ * counted, and only the first few are named.
  */
 export function unboundClaimsByClass(
   statefulSet: DesiredStatefulSet,
   claims: readonly ObservedClaim[],
-): Map<string | undefined, string[]> {
+): Map<string | undefined, WaitingClaims> {
+  const name = statefulSet.metadata.name;
+  const replicas = statefulSet.spec.replicas;
   const templateClass = statefulSet.spec.volumeClaimTemplates.find((t) => t.metadata.name === dataVolumeName)?.spec
     .storageClassName;
-  const byName = new Map(claims.map((claim) => [claim.metadata.name ?? "", claim]));
-  const waiting = new Map<string | undefined, string[]>();
-  for (let ordinal = 0; ordinal < statefulSet.spec.replicas; ordinal++) {
-    const name = claimName(statefulSet.metadata.name, ordinal);
-    const claim = byName.get(name);
-    if (claim?.status?.phase === "Bound") continue;
-    const className = claim ? claim.spec?.storageClassName : templateClass;
-    if (className === "") continue;
-    waiting.set(className, [...(waiting.get(className) ?? []), name]);
+  const waiting = new Map<string | undefined, { names: string[]; count: number }>();
+  const wait = (className: string | undefined, claim: string) => {
+    if (className === "") return;
+    const entry = waiting.get(className) ?? { names: [], count: 0 };
+    if (entry.names.length < shownNames) entry.names.push(claim);
+    entry.count++;
+    waiting.set(className, entry);
+  };
+  const made = new Set<number>();
+  for (const claim of claims) {
+    const ordinal = claimOrdinal(claim.metadata.name ?? "", name);
+    if (ordinal === undefined || ordinal >= replicas || made.has(ordinal)) continue;
+    made.add(ordinal);
+    if (claim.status?.phase !== "Bound") wait(claim.spec?.storageClassName, claimName(name, ordinal));
+  }
+  // The claims not made yet, in ordinal order: named while there is room in the message, then counted.
+  const notMade = replicas - made.size;
+  if (notMade > 0 && templateClass !== "") {
+    for (let ordinal = 0, named = 0; ordinal < replicas && named < shownNames; ordinal++) {
+      if (made.has(ordinal)) continue;
+      wait(templateClass, claimName(name, ordinal));
+      named++;
+    }
+    const entry = waiting.get(templateClass);
+    if (entry) entry.count += notMade - Math.min(notMade, shownNames);
   }
   return waiting;
 }
@@ -240,12 +268,12 @@ export function unboundClaimsByClass(
  * is its provisioner's business. Names the first class that is missing; the next one shows once it is fixed.
  */
 export function storageClassProblem(
-  waiting: ReadonlyMap<string | undefined, readonly string[]>,
+  waiting: ReadonlyMap<string | undefined, WaitingClaims>,
   classes: readonly ObservedStorageClass[],
 ): Problem | undefined {
   const immutable = "spec.storageClassName cannot change once spec.storage is set";
-  for (const [className, claimNames] of waiting) {
-    const claimList = `volume claims ${listNames(claimNames)}`;
+  for (const [className, claims] of waiting) {
+    const claimList = `volume claims ${listNames(claims.names, claims.count)}`;
     if (className === undefined) {
       if (classes.some(isDefaultClass)) continue;
       return {
@@ -275,9 +303,15 @@ function isDefaultClass(storageClass: ObservedStorageClass): boolean {
 }
 
 /** At most three names, so a large instance does not make a huge condition message. */
-function listNames(names: readonly string[]): string {
-  const shown = names.slice(0, 3).join(", ");
-  return names.length > 3 ? `${shown} and ${names.length - 3} more` : shown;
+function listNames(names: readonly string[], count = names.length): string {
+  const shown = names.slice(0, shownNames).join(", ");
+  const more = count - Math.min(names.length, shownNames);
+  return more > 0 ? `${shown} and ${more} more` : shown;
+}
+
+function isOrdinalBelow(claim: ObservedClaim, statefulSetName: string, replicas: number): boolean {
+  const ordinal = claimOrdinal(claim.metadata.name ?? "", statefulSetName);
+  return ordinal !== undefined && ordinal < replicas;
 }
 
 /** True when both parse as quantities and `a` < `b`. */

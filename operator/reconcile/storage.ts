@@ -20,6 +20,7 @@ import {
   unboundClaimsByClass,
   volumeGrowth,
   type VolumeGrowth,
+  type WaitingClaims,
 } from "./storage-plan.ts";
 
 /** How soon to look again while storage waits (see ReconcileDeps.pollIntervalMs and storageClassPollMs). */
@@ -167,7 +168,7 @@ function growthOutcome(growth: VolumeGrowth | undefined, pollMs: number): StepOu
  */
 async function provisioningProblem(
   cluster: ClusterClient,
-  waiting: ReadonlyMap<string | undefined, readonly string[]>,
+  waiting: ReadonlyMap<string | undefined, WaitingClaims>,
 ): Promise<Problem | undefined> {
   if (waiting.size === 0) return undefined;
   let classes: ObservedStorageClass[];

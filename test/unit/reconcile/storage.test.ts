@@ -9,6 +9,7 @@ import {
   type ObservedClaim,
   type ObservedStorageClass,
   type ObservedWorkload,
+  type WaitingClaims,
 } from "../../../operator/reconcile/index.ts";
 
 function instance(storage: string, storageClassName?: string) {
@@ -104,6 +105,15 @@ describe("volumeGrowth", () => {
     );
     assert.deepEqual(growth, {
       step: { reason: "ExpandingVolumes", message: "growing volume claims to 2Gi: data-web-1 has 1Gi (Resizing)" },
+    });
+  });
+
+  it("costs what the claims that exist cost, whatever the replica count (the tenant's, up to 2^31 - 1)", () => {
+    // GIVEN the largest replica count the CRD allows and two claims, one lagging
+    const huge = { name: "web", replicas: 2_147_483_647 };
+    // WHEN growth is judged THEN only the existing claims are looked at (counting to replicas would exhaust the heap)
+    assert.deepEqual(volumeGrowth([bound(0, "2Gi"), bound(1, "1Gi")], "2Gi", huge), {
+      step: { reason: "ExpandingVolumes", message: "growing volume claims to 2Gi: data-web-1 has 1Gi" },
     });
   });
 
@@ -230,6 +240,11 @@ function storageClass(name: string, annotations?: Record<string, string>): Obser
   };
 }
 
+/** Claims waiting for a class, as unboundClaimsByClass groups them. */
+function waiting(names: string[], count = names.length): WaitingClaims {
+  return { names, count };
+}
+
 describe("unboundClaimsByClass", () => {
   const withClass = desiredStatefulSet(instance("1Gi", "fast"));
   const withoutClass = desiredStatefulSet(instance("1Gi"));
@@ -239,24 +254,37 @@ describe("unboundClaimsByClass", () => {
   });
 
   it("gives claims not made yet the template's class, or the default (undefined) when it names none", () => {
-    assert.deepEqual(unboundClaimsByClass(withClass, []), new Map([["fast", ["data-web-0", "data-web-1"]]]));
-    assert.deepEqual(unboundClaimsByClass(withoutClass, [bound(0)]), new Map([[undefined, ["data-web-1"]]]));
+    assert.deepEqual(unboundClaimsByClass(withClass, []), new Map([["fast", waiting(["data-web-0", "data-web-1"])]]));
+    assert.deepEqual(unboundClaimsByClass(withoutClass, [bound(0)]), new Map([[undefined, waiting(["data-web-1"])]]));
   });
 
   it("keeps the class a waiting claim was made with, even when the template names another", () => {
-    const waiting = unboundClaimsByClass(withClass, [pending(0, "old"), pending(1)]);
+    const grouped = unboundClaimsByClass(withClass, [pending(0, "old"), pending(1)]);
     assert.deepEqual(
-      waiting,
+      grouped,
       new Map([
-        ["old", ["data-web-0"]],
-        [undefined, ["data-web-1"]],
+        ["old", waiting(["data-web-0"])],
+        [undefined, waiting(["data-web-1"])],
       ]),
     );
   });
 
   it("leaves out claims with an explicit empty class (static volumes) and claims beyond the replica count", () => {
-    const waiting = unboundClaimsByClass(withClass, [pending(0, ""), bound(1), pending(2, "fast")]);
-    assert.deepEqual(waiting, new Map());
+    const grouped = unboundClaimsByClass(withClass, [pending(0, ""), bound(1), pending(2, "fast")]);
+    assert.deepEqual(grouped, new Map());
+  });
+
+  it("names the first claims not made yet and counts the rest, whatever the replica count", () => {
+    // GIVEN the largest replica count the CRD allows, with claims 0 (Bound) and 2 (Pending) made
+    const huge = desiredStatefulSet({
+      ...instance("1Gi", "fast"),
+      spec: { ...instance("1Gi", "fast").spec, replicas: 2_147_483_647 },
+    });
+    // WHEN the unbound claims are grouped THEN the work follows the claims that exist, not the replica count
+    assert.deepEqual(
+      unboundClaimsByClass(huge, [bound(0), pending(2, "fast")]),
+      new Map([["fast", waiting(["data-web-2", "data-web-1", "data-web-3"], 2_147_483_646)]]),
+    );
   });
 
   it("is empty with zero replicas", () => {
@@ -271,11 +299,13 @@ describe("unboundClaimsByClass", () => {
 describe("storageClassProblem", () => {
   it("is undefined when nothing waits or each class that claims wait for exists", () => {
     assert.equal(storageClassProblem(new Map(), []), undefined);
-    assert.equal(storageClassProblem(new Map([["fast", ["data-web-0"]]]), [storageClass("fast")]), undefined);
+    assert.equal(storageClassProblem(new Map([["fast", waiting(["data-web-0"])]]), [storageClass("fast")]), undefined);
   });
 
   it("names a missing class and its claims, and says to create it or re-create the instance", () => {
-    const problem = storageClassProblem(new Map([["fast", ["data-web-0", "data-web-1"]]]), [storageClass("slow")]);
+    const problem = storageClassProblem(new Map([["fast", waiting(["data-web-0", "data-web-1"])]]), [
+      storageClass("slow"),
+    ]);
     assert.equal(problem?.reason, "StorageClassNotFound");
     assert.equal(
       problem?.message,
@@ -287,13 +317,13 @@ describe("storageClassProblem", () => {
   });
 
   it("needs a class annotated as the default (GA or beta annotation) for claims that name none", () => {
-    const waiting = new Map([[undefined, ["data-web-0"]]]);
+    const claims = new Map([[undefined, waiting(["data-web-0"])]]);
     const gaDefault = storageClass("a", { "storageclass.kubernetes.io/is-default-class": "true" });
     const betaDefault = storageClass("b", { "storageclass.beta.kubernetes.io/is-default-class": "true" });
     const notDefault = storageClass("c", { "storageclass.kubernetes.io/is-default-class": "false" });
-    assert.equal(storageClassProblem(waiting, [notDefault, gaDefault]), undefined);
-    assert.equal(storageClassProblem(waiting, [betaDefault]), undefined);
-    const problem = storageClassProblem(waiting, [notDefault, storageClass("d")]);
+    assert.equal(storageClassProblem(claims, [notDefault, gaDefault]), undefined);
+    assert.equal(storageClassProblem(claims, [betaDefault]), undefined);
+    const problem = storageClassProblem(claims, [notDefault, storageClass("d")]);
     assert.equal(problem?.reason, "NoDefaultStorageClass");
     assert.match(
       problem?.message ?? "",
@@ -302,9 +332,11 @@ describe("storageClassProblem", () => {
     assert.match(problem?.message ?? "", /create it again with spec\.storageClassName set/);
   });
 
-  it("lists at most three claims", () => {
-    const names = ["data-web-0", "data-web-1", "data-web-2", "data-web-3", "data-web-4"];
-    const problem = storageClassProblem(new Map([["fast", names]]), []);
+  it("lists at most three claims and counts the others", () => {
+    const problem = storageClassProblem(
+      new Map([["fast", waiting(["data-web-0", "data-web-1", "data-web-2"], 5)]]),
+      [],
+    );
     assert.match(problem?.message ?? "", /volume claims data-web-0, data-web-1, data-web-2 and 2 more cannot/);
   });
 });
