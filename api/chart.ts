@@ -245,25 +245,45 @@ export const chartSchema = z
     { when: () => true },
   );
 
+/** How many reserved keys of `spec.values` a refusal names; the rest are counted. */
+export const maxNamedValueKeys = 10;
+
 /**
- * The paths (below `spec.values`) of every key in {@link reservedValueKeys}, at any depth, in objects and in
- * arrays' objects, in document order. Reads own keys only, so an own `__proto__` (as JSON.parse and YAML make it)
- * is seen as the data it is. Iterative: a deeply nested value cannot exhaust the stack.
+ * The paths (below `spec.values`) of the first `limit` keys in {@link reservedValueKeys}, at any depth, in objects
+ * and in arrays' objects, in document order, and how many there are in all. Reads own keys only, so an own
+ * `__proto__` (as JSON.parse and YAML make it) is seen as the data it is. Iterative, with a parent link per node
+ * instead of a path: a deeply nested value cannot exhaust the stack, and a wide one costs memory in proportion to
+ * its size, never to its size times its depth, nor a refusal per key (the values are the tenant's).
  */
-export function reservedKeyPaths(values: unknown): (string | number)[][] {
-  const found: (string | number)[][] = [];
-  const pending: { value: unknown; path: (string | number)[] }[] = [{ value: values, path: [] }];
+export function reservedKeyPaths(
+  values: unknown,
+  limit = maxNamedValueKeys,
+): { paths: (string | number)[][]; count: number } {
+  interface Node {
+    readonly value: unknown;
+    readonly key?: string | number;
+    readonly parent?: Node;
+  }
+  const pathOf = (node: Node): (string | number)[] => {
+    const path: (string | number)[] = [];
+    for (let at: Node | undefined = node; at?.key !== undefined; at = at.parent) path.push(at.key);
+    return path.reverse();
+  };
+  const paths: (string | number)[][] = [];
+  let count = 0;
+  const pending: Node[] = [{ value: values }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { value, path } = next;
-    const last = path[path.length - 1];
-    if (typeof last === "string" && (reservedValueKeys as readonly string[]).includes(last)) found.push(path);
+    const { value, key } = next;
+    if (typeof key === "string" && (reservedValueKeys as readonly string[]).includes(key)) {
+      if (count++ < limit) paths.push(pathOf(next));
+    }
     if (typeof value !== "object" || value === null) continue;
     const children: [string | number, unknown][] = Array.isArray(value)
       ? value.map((item, index) => [index, item])
       : Object.entries(value);
-    for (const [key, child] of children.reverse()) pending.push({ value: child, path: [...path, key] });
+    for (const [childKey, child] of children.reverse()) pending.push({ value: child, key: childKey, parent: next });
   }
-  return found;
+  return { paths, count };
 }
 
 /**
@@ -291,7 +311,13 @@ const reservedKeysRefused = z.unknown().superRefine((values, ctx) => {
     ctx.addIssue({ code: "custom", path: [], message: chartRules.valuesDepth });
     return;
   }
-  for (const path of reservedKeyPaths(values)) ctx.addIssue({ code: "custom", path, message: chartRules.valueKey });
+  const reserved = reservedKeyPaths(values);
+  for (const path of reserved.paths) ctx.addIssue({ code: "custom", path, message: chartRules.valueKey });
+  if (reserved.count > reserved.paths.length) {
+    const more = reserved.count - reserved.paths.length;
+    const message = `has ${more} more keys named __proto__, constructor or prototype besides the ${reserved.paths.length} named`;
+    ctx.addIssue({ code: "custom", path: [], message });
+  }
 }) as unknown as z.ZodType<Record<string, unknown>, Record<string, unknown>>;
 
 /**

@@ -322,9 +322,24 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The denial for `violations`: 403 Forbidden, or 422 Invalid when only references or the schema fail. */
-export function denial(request: Pick<ReviewRequest, "uid" | "name">, violations: readonly Violation[]) {
-  const invalid = violations.every((violation) => invalidRules.has(violation.rule));
+/** A denial lists at most this many violations, each in at most this many characters: the text quotes tenants. */
+const maxListedViolations = 20;
+const maxViolationLength = 1024;
+
+/**
+ * The denial for `violations`: 403 Forbidden, or 422 Invalid when only references or the schema fail. Its size is
+ * bounded whatever the request held: the apiserver keeps it in memory and returns it, and kubectl prints it.
+ */
+export function denial(request: Pick<ReviewRequest, "uid" | "name">, all: readonly Violation[]) {
+  const invalid = all.every((violation) => invalidRules.has(violation.rule));
+  const violations = all.slice(0, maxListedViolations).map((violation) => ({
+    ...violation,
+    message:
+      violation.message.length <= maxViolationLength
+        ? violation.message
+        : `${violation.message.slice(0, maxViolationLength)} … (${violation.message.length - maxViolationLength} more characters)`,
+  }));
+  const more = all.length - violations.length;
   return {
     uid: request.uid,
     allowed: false,
@@ -332,7 +347,9 @@ export function denial(request: Pick<ReviewRequest, "uid" | "name">, violations:
       status: "Failure",
       code: invalid ? 422 : 403,
       reason: invalid ? "Invalid" : "Forbidden",
-      message: violations.map((violation) => violation.message).join("\n"),
+      message: [...violations.map((violation) => violation.message), ...(more > 0 ? [`… and ${more} more`] : [])].join(
+        "\n",
+      ),
       details: {
         name: request.name,
         group,

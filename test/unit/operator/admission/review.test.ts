@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import type { MyAppInstanceObject } from "../../../../api/index.ts";
 import type { AdmissionLookups } from "../../../../operator/admission/lookups.ts";
 import { openPolicy, type PlatformPolicy } from "../../../../operator/admission/policy.ts";
-import { admissionHandlers } from "../../../../operator/admission/review.ts";
+import { admissionHandlers, denial } from "../../../../operator/admission/review.ts";
 import { WebhookRequestError } from "../../../../operator/admission/webhook-server.ts";
 import type { NamespaceFacts } from "../../../../operator/admission/validate.ts";
 import { FakeClock, settle } from "../../runtime/fake-clock.ts";
@@ -196,6 +196,37 @@ describe("validate", () => {
     const response = responseOf(await validate(create({ image: "nginx", replicas: -1 })));
     assert.equal(response.status?.code, 422);
     assert.match(response.status?.message ?? "", /^spec\.replicas: must be an integer from 0 to/);
+  });
+
+  it("answers 150,000 reserved keys in values with a denial of a dozen lines, not one per key", async () => {
+    // GIVEN a create whose values repeat a reserved key 150,000 times (2.7 MB, under the apiserver's 3 MiB)
+    const values = { a: Array.from({ length: 150_000 }, () => JSON.parse('{"constructor":1}') as unknown) };
+    const { validate } = handlers(openPolicy, fakeLookups().lookups);
+    // WHEN it is judged
+    const response = responseOf(await validate(create({ image: "nginx", chart: { configMap: "c" }, values })));
+    // THEN it is refused naming the first keys and counting the rest, in a few KiB
+    assert.equal(response.status?.code, 422);
+    assert.equal(response.status?.details?.causes.length, 11);
+    assert.match(response.status?.message ?? "", /^spec\.values\.a\[0\]\.constructor: is a reserved name/);
+    assert.match(response.status?.message ?? "", /spec\.values: has 149990 more keys named __proto__/);
+    assert.ok(JSON.stringify(response).length < 8192, `${JSON.stringify(response).length} bytes`);
+  });
+
+  it("a denial lists at most 20 violations, each in at most 1 KiB, and counts the rest", () => {
+    // GIVEN 30 violations with 5,000-character messages
+    const violations = Array.from({ length: 30 }, (_, i) => ({
+      field: `spec.f${i}`,
+      rule: "schema" as const,
+      message: `spec.f${i}: ${"x".repeat(5000)}`,
+    }));
+    // WHEN they become a denial
+    const answer = denial({ uid: "u", name: "web" }, violations);
+    // THEN 20 are listed, clipped, and the rest counted
+    const lines = answer.status.message.split("\n");
+    assert.equal(lines.length, 21);
+    assert.equal(lines.at(-1), "… and 10 more");
+    assert.match(lines[0] ?? "", /^spec\.f0: x+ … \(3985 more characters\)$/);
+    assert.equal(answer.status.details.causes.length, 20);
   });
 
   it("answers a dry run as the real request", async () => {
