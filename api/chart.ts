@@ -63,14 +63,24 @@ export function hasReservedSegment(path: string): boolean {
 }
 const versionPattern = "^v?[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$";
 const digestPattern = "^sha256:[a-f0-9]{64}$";
-const ociPattern = "^oci://[^\\s/]+/[^\\s]+$";
-const repoPattern = "^https?://[^\\s]+$";
+/**
+ * A chart location's host and path segments: no blank, `?`, `#`, `%`, `\\` or `@` (a query, a fragment, an escape,
+ * credentials), and no `.` or `..` segment. A URL parser resolves those, so the path compared with the platform's
+ * allow-list would not be the path fetched (`oci://host/org/team-a/../team-b/app` is fetched as
+ * `/org/team-b/app`). Without lookahead (RE2 in CEL and the CRD's pattern): a segment starts with a character other
+ * than `.`, or is `.` then one, or `..` then at least one.
+ */
+const plainCharacter = "[^/\\s?#%\\\\@]";
+const plainNotDot = "[^/.\\s?#%\\\\@]";
+const plainSegment = `(${plainNotDot}${plainCharacter}*|[.]${plainNotDot}${plainCharacter}*|[.][.]${plainCharacter}+)`;
+const ociPattern = `^oci://${plainCharacter}+(/${plainSegment})+/?$`;
+const repoPattern = `^https?://${plainCharacter}+(/${plainSegment})*/?$`;
 
 /** What each chart field allows, in words: the error text at every layer. */
 export const chartRules = {
   configMap: `must be the name of a ConfigMap in the instance's namespace (a DNS subdomain, at most ${maxDns1123SubdomainLength} characters)`,
-  oci: `must be an OCI chart reference oci://registry[:port]/path/chart without tag, at most ${maxReferenceLength} characters`,
-  repo: `must be the http(s) URL of a Helm chart repository (the directory holding index.yaml), at most ${maxReferenceLength} characters`,
+  oci: `must be an OCI chart reference oci://registry[:port]/path/chart without tag, at most ${maxReferenceLength} characters, with no '.' or '..' segment and none of ? # % \\ @`,
+  repo: `must be the http(s) URL of a Helm chart repository (the directory holding index.yaml), at most ${maxReferenceLength} characters, with no '.' or '..' segment and none of ? # % \\ @`,
   name: "must be the chart's name in the repository (letters, digits, '-', '_' and '.'), at most 253 characters",
   version: "must be an exact chart version (semver such as 1.2.3 or 1.2.3-rc.1), not a range",
   digest: "must be sha256:<64 lower-case hex digits>, the SHA-256 of the packed chart (.tgz)",

@@ -10,7 +10,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
 import type { Agent } from "../kube/undici.ts";
-import { isPrivateAddress, mayBePrivate, type SourcePolicy } from "./source-policy.ts";
+import { isPrivateAddress, mayBePrivate, unlistedPortOfListedHost, type SourcePolicy } from "./source-policy.ts";
 
 /** A failed GET: `transient` when a retry may succeed (network, timeout, 429, 5xx). */
 export class HttpGetError extends Error {
@@ -121,6 +121,12 @@ function checkTarget(policy: SourcePolicy, url: URL, start: URL): void {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (isIP(host) !== 0 && isPrivateAddress(host) && !mayBePrivate(policy, host)) {
     throw new HttpGetError(`${url.host} is a private, loopback or link-local address; not reached`, false);
+  }
+  if (unlistedPortOfListedHost(policy, url)) {
+    throw new HttpGetError(
+      `${url.host} is not a port the platform's chart sources name for ${host}; not reached`,
+      false,
+    );
   }
 }
 

@@ -26,7 +26,7 @@ export function namespacePolicy(platform: SourcePolicy, annotation: string | und
       else if (outer.startsWith(prefix)) allowed.add(outer);
     }
   }
-  return { allowed: [...allowed], privateHosts: platform.privateHosts };
+  return { allowed: [...allowed], privateHosts: platform.privateHosts, listedOrigins: platform.listedOrigins };
 }
 
 /**

@@ -16,12 +16,33 @@ export interface SourcePolicy {
   readonly allowed: readonly string[];
   /** Hostnames (lower case, IPv6 without brackets) that may resolve to any address: those the entries name. */
   readonly privateHosts: ReadonlySet<string>;
+  /**
+   * `hostname:port` of each entry (the scheme's port when it names none): a listed host is reached on a port an
+   * entry names, never on another (a repository index or a redirect could otherwise point the operator at any
+   * service of an in-cluster host).
+   */
+  readonly listedOrigins: ReadonlySet<string>;
 }
 
 /** The policy for a list of prefixes (already validated with parseChartSources). */
 export function sourcePolicy(allowed: readonly string[]): SourcePolicy {
   const normalized = allowed.map(normalizePrefix);
-  return { allowed: normalized, privateHosts: new Set(normalized.map((prefix) => hostnameOf(prefix))) };
+  return {
+    allowed: normalized,
+    privateHosts: new Set(normalized.map((prefix) => hostnameOf(prefix))),
+    listedOrigins: new Set(normalized.map((prefix) => originKey(new URL(prefix.replace(/^oci:\/\//, "https://"))))),
+  };
+}
+
+/** `hostname:port` of `url`, the port filled in from the scheme. */
+export function originKey(url: URL): string {
+  const port = url.port || (url.protocol === "http:" ? "80" : "443");
+  return `${url.hostname.replace(/^\[|\]$/g, "").toLowerCase()}:${port}`;
+}
+
+/** True when `url` is on a host the platform listed but on a port no entry names. */
+export function unlistedPortOfListedHost(policy: SourcePolicy, url: URL): boolean {
+  return mayBePrivate(policy, url.hostname) && !policy.listedOrigins.has(originKey(url));
 }
 
 /** The flag that names the allow-list, for messages. */
@@ -66,10 +87,28 @@ function hostnameOf(prefix: string): string {
   return url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
 }
 
-/** The allow-list entry that covers `source` (an `oci://…` chart or a repository URL), if any. */
+/**
+ * The allow-list entry that covers `source` (an `oci://…` chart or a repository URL), if any. Only a path that
+ * fetching would not change is compared: a `.` or `..` segment (also escaped, `%2e%2e`), any other escape or a
+ * backslash would compare one path and fetch another (`oci://host/org/team-a/../team-b/app` is fetched as
+ * `/org/team-b/app`), so such a source is covered by no entry. The instance's schema refuses these first; this is
+ * for every other caller (a token realm, the operator's own default chart).
+ */
 export function allowedBy(policy: SourcePolicy, source: string): string | undefined {
+  if (!fetchedAsWritten(source)) return undefined;
   const candidate = normalizePrefix(source);
   return policy.allowed.find((prefix) => candidate.startsWith(prefix));
+}
+
+/** True when `source`'s path (before any query) is what a URL parser would fetch: no dot segment nor escape. */
+function fetchedAsWritten(source: string): boolean {
+  const path = /^[a-z]+:\/\/[^/?#]*([^?#]*)/i.exec(source)?.[1];
+  if (path === undefined || /[%\\]/.test(path)) return false;
+  try {
+    return new URL(source.replace(/^oci:\/\//i, "https://")).pathname === (path || "/");
+  } catch {
+    return false;
+  }
 }
 
 /** True when `hostname` may resolve to a private address under `policy`. */

@@ -5,6 +5,7 @@ import { parse } from "yaml";
 import type { StructuralSchema } from "../../../api/structural.ts";
 import {
   buildCrd,
+  chartRules,
   crdName,
   crdYaml,
   imageReferencePattern,
@@ -208,4 +209,35 @@ describe("openApiV3Schema is a structural schema", () => {
     assert.deepEqual(conditions?.["x-kubernetes-list-map-keys"], ["type"]);
     assert.ok(conditions?.items?.required?.includes("type"));
   });
+});
+
+describe("chart locations", () => {
+  const chart = property("chart");
+  const pattern = (name: "oci" | "repo") => new RegExp(chart.properties?.[name]?.pattern ?? assert.fail(`no ${name}`));
+  const plain = {
+    oci: ["oci://ghcr.io/org/app", "oci://127.0.0.1:5000/charts/app", "oci://ghcr.io/org/a..b/.app/..x"],
+    repo: ["https://charts.example.com", "https://charts.example.com/stable/", "http://10.0.0.5:8080/charts"],
+  };
+  // Each would be fetched at another path than the one an allow-list compares, or carries what a location must not.
+  const hostile = {
+    oci: [
+      "oci://ghcr.io/org/team-a/../team-b/app",
+      "oci://ghcr.io/org/./app",
+      "oci://ghcr.io/org/%2e%2e/app",
+      "oci://ghcr.io/org/a\\..\\b",
+      "oci://user@ghcr.io/org/app",
+      "oci://ghcr.io/org/app?x=1",
+      "oci://ghcr.io/org/app#x",
+      "oci://ghcr.io/org//app",
+    ],
+    repo: ["https://charts.example.com/a/../b/", "https://charts.example.com/..", "https://charts.example.com/x?y"],
+  };
+
+  for (const name of ["oci", "repo"] as const) {
+    test(`spec.chart.${name}: the CRD's pattern refuses dot segments, escapes and credentials, as zod does`, () => {
+      for (const location of plain[name]) assert.match(location, pattern(name));
+      for (const location of hostile[name]) assert.doesNotMatch(location, pattern(name));
+      assert.match(chartRules[name], /no '\.' or '\.\.' segment/);
+    });
+  }
 });

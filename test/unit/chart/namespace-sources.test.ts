@@ -24,6 +24,24 @@ describe("namespacePolicy", () => {
     assert.equal(narrowed.privateHosts, platform.privateHosts);
   });
 
+  it("covers no source whose fetched path differs from its written one: dot segments, escapes, backslashes", () => {
+    // GIVEN a namespace narrowed to team-a's path
+    const narrowed = namespacePolicy(platform, "oci://ghcr.io/org/team-a/");
+    // THEN a way out of that path through the URL parser is covered by no entry, the namespace's or the platform's
+    for (const source of [
+      "oci://ghcr.io/org/team-a/../team-b/app",
+      "oci://ghcr.io/org/team-a/%2e%2e/team-b/app",
+      "oci://ghcr.io/org/team-a/.%2E/team-b/app",
+      "oci://ghcr.io/org/team-a/./app",
+      "oci://ghcr.io/org/team-a/x%2F..%2Fteam-b",
+      "oci://ghcr.io/org/team-a\\..\\team-b/app",
+    ]) {
+      assert.equal(allowedBy(narrowed, source), undefined, source);
+      assert.equal(allowedBy(platform, source), undefined, source);
+    }
+    assert.ok(allowedBy(narrowed, "oci://ghcr.io/org/team-a/a..b/.app"));
+  });
+
   it("grants nothing the platform does not: other hosts, a broader path elsewhere, entries that are not URLs", () => {
     for (const annotation of [
       "oci://evil.example/",

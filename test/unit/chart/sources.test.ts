@@ -251,6 +251,21 @@ test("redirects are followed by hand and never into private or link-local addres
   assert.deepEqual(internal.requests, []);
 });
 
+test("a host the platform lists is reached on the ports its entries name, never on another of its services", async (t) => {
+  // GIVEN an allowed repository on a private address, and another service on the same host
+  const internal = await serve(t, (_request, response) => response.end("internal"));
+  const server = await serve(t, (_request, response) =>
+    response.writeHead(302, { location: `http://127.0.0.1:${internal.port}/admin` }).end(),
+  );
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url] });
+  // WHEN the repository (or its index) points the operator at that other port
+  const error = await rejection(fetch({ repo: server.url, name: "c", version: "1.0.0" }, "ns"));
+  // THEN the fetch is refused, permanently, and the other service sees nothing
+  assert.equal(error.transient, false, error.message);
+  assert.match(error.message, /is not a port the platform's chart sources name for 127\.0\.0\.1; not reached/);
+  assert.deepEqual(internal.requests, []);
+});
+
 /** A registry whose manifest lists `layer` for a blob it serves as `blob`. */
 function registry(
   blob: Buffer,
