@@ -33,6 +33,7 @@ import {
 } from "../../chart/index.ts";
 import {
   ConflictError,
+  formatObjectKey,
   InvalidError,
   NotFoundError,
   type KubeObject,
@@ -78,10 +79,12 @@ export interface ChartDeps {
   /** `.Capabilities` of the live cluster. */
   readonly capabilities?: () => Promise<Capabilities>;
   /**
-   * What was last applied of each write-only object (Secrets: the operator may not read them), by
-   * `namespace/Kind/name`, so a converged instance costs no write for them either (one after a restart).
+   * What was last applied of each write-only object (Secrets: the operator may not read them), so a converged
+   * instance costs no write for them either (one after a restart). By instance (its key's text), then
+   * `Kind/name`: each render replaces its instance's entries, and {@link forgetChartInstance} drops them, so what
+   * is kept follows the current renders, not every name a tenant's values ever produced.
    */
-  readonly appliedWriteOnly?: Map<string, string>;
+  readonly appliedWriteOnly?: Map<string, ReadonlyMap<string, string>>;
   /**
    * The platform's default chart (MyAppOperator `defaultChart`, the operator's `--default-chart`): used for every
    * instance whose spec names none. Unset: such instances get the built-in template.
@@ -92,6 +95,16 @@ export interface ChartDeps {
    * which is simplest for tests and a one-instance tool.
    */
   readonly jobs?: BackgroundJobs;
+}
+
+/**
+ * Drops what the chart path keeps for the instance `key` between reconciles (its background job, settled or not,
+ * and its write-only digests): called when the instance is gone or being deleted, or no longer renders a chart, so
+ * an instance created and deleted while its render ran leaves nothing behind (a tenant could repeat that).
+ */
+export function forgetChartInstance(deps: ChartDeps | undefined, key: ObjectKey): void {
+  deps?.jobs?.forget(key);
+  deps?.appliedWriteOnly?.delete(formatObjectKey(key));
 }
 
 /**
@@ -252,7 +265,7 @@ export interface RenderChanges {
 export async function applyRender(
   session: ChartSession,
   render: PreparedRender,
-  appliedWriteOnly: Map<string, string> | undefined,
+  appliedWriteOnly: Map<string, ReadonlyMap<string, string>> | undefined,
 ): Promise<
   | ({ readonly ok: true; readonly applied: readonly KubeObject[] } & RenderChanges)
   | { readonly ok: false; readonly refusal: RenderRefusal }
@@ -266,11 +279,19 @@ export async function applyRender(
     ...objects.filter((object) => isWriteOnly(object, allowed)),
     ...objects.filter((object) => !isWriteOnly(object, allowed)),
   ];
-  for (const object of ordered) {
-    if (isWriteOnly(object, allowed)) {
-      const taken = await ensureWriteOnly(session, object, uid, appliedWriteOnly);
-      if (taken) return { ok: false, refusal: taken };
-    } else applied.push(await ensureObject(session, object, live, changes));
+  const instanceKey = formatObjectKey(session.key);
+  const before = appliedWriteOnly?.get(instanceKey) ?? new Map<string, string>();
+  const after = new Map<string, string>();
+  try {
+    for (const object of ordered) {
+      if (isWriteOnly(object, allowed)) {
+        const taken = await ensureWriteOnly(session, object, uid, before, after);
+        if (taken) return { ok: false, refusal: taken };
+      } else applied.push(await ensureObject(session, object, live, changes));
+    }
+  } finally {
+    if (after.size > 0) appliedWriteOnly?.set(instanceKey, after);
+    else appliedWriteOnly?.delete(instanceKey);
   }
   return { ok: true, applied, ...changes };
 }
@@ -410,11 +431,15 @@ async function ensureWriteOnly(
   session: ChartSession,
   object: RenderedObject,
   uid: string,
-  appliedWriteOnly: Map<string, string> | undefined,
+  before: ReadonlyMap<string, string>,
+  after: Map<string, string>,
 ): Promise<RenderRefusal | undefined> {
-  const key = `${session.key.namespace}/${object.kind}/${object.metadata.name}`;
+  const key = `${object.kind}/${object.metadata.name}`;
   const digest = createHash("sha256").update(JSON.stringify(object)).digest("hex");
-  if (appliedWriteOnly?.get(key) === digest) return undefined;
+  if (before.get(key) === digest) {
+    after.set(key, digest);
+    return undefined;
+  }
   const { apiVersion, kind, metadata } = object;
   let created = false;
   try {
@@ -448,7 +473,7 @@ async function ensureWriteOnly(
       metadata: { ...metadata, ...(resourceVersion ? { resourceVersion } : {}) },
     });
   }
-  appliedWriteOnly?.set(key, digest);
+  after.set(key, digest);
   session.changed(`${kind}/${metadata.name} ${created ? "created" : "updated"}`, { writeOnly: true });
   return undefined;
 }

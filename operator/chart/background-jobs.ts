@@ -107,6 +107,14 @@ export class BackgroundJobs {
     return state;
   }
 
+  /**
+   * Drops `key`'s job: its outcome is never collected and its key never woken for it (a running one still holds
+   * its slot until it ends; the platform's limits bound that). For an instance that is gone or no longer needs it.
+   */
+  forget(key: ObjectKey): void {
+    this.jobs.delete(formatObjectKey(key));
+  }
+
   /** Jobs still running or not yet collected. */
   get size(): number {
     return this.jobs.size;

@@ -5,7 +5,14 @@
  */
 export { BackgroundJobs } from "./background-jobs.ts";
 export type { BackgroundJobsOptions, JobState } from "./background-jobs.ts";
-export { applyRender, chartJobPollMs, chartJobSafetyPollMs, prepareChart, pruneRender } from "./apply.ts";
+export {
+  applyRender,
+  chartJobPollMs,
+  chartJobSafetyPollMs,
+  forgetChartInstance,
+  prepareChart,
+  pruneRender,
+} from "./apply.ts";
 export type { ChartDeps, ChartSession, PreparedRender, Preparation, RenderChanges } from "./apply.ts";
 export { imageMismatch } from "./image-match.ts";
 export { chartInstanceLabel } from "./owned.ts";

@@ -16,7 +16,7 @@ import type { Logger } from "pino";
 import { apiVersion, kind, TransientFailure, validateSpec } from "../../api/index.ts";
 import { ConflictError, formatObjectKey, NotFoundError, realClock, type Clock } from "../../kube/index.ts";
 import { valuesTooLargeMessage } from "../../chart/index.ts";
-import { planTemplateSwitch, pruneChartLeftovers, type ChartDeps } from "../chart/index.ts";
+import { forgetChartInstance, planTemplateSwitch, pruneChartLeftovers, type ChartDeps } from "../chart/index.ts";
 import { reconcileChart } from "./chart.ts";
 import { reconcileChildren } from "./children.ts";
 import { isTransientFailure, PermanentError, TransientError } from "./errors.ts";
@@ -182,6 +182,7 @@ async function reconcileKey(
   if (!instance) {
     logger.debug({}, "instance is gone");
     deps.statusPacer?.forget(formatObjectKey(key));
+    forgetChartInstance(deps.chart, key);
     return {};
   }
   const session = openSession(deps.cluster, key, instance, logger, deps.clock ?? realClock, deps.statusPacer, writes);
@@ -201,7 +202,10 @@ async function reconcileKey(
 
 async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise<ReconcileOutcome> {
   const { instance } = session;
-  if (instance.metadata.deletionTimestamp) return finished(await finalizeInstance(session));
+  if (instance.metadata.deletionTimestamp) {
+    forgetChartInstance(deps.chart, session.key);
+    return finished(await finalizeInstance(session));
+  }
   if (needsFinalizer(instance.spec, deps.chart?.defaultChart)) await ensureFinalizer(session);
 
   if (instance.valuesWithheld) {
@@ -230,6 +234,7 @@ async function reconcileInstance(session: Session, deps: ReconcileDeps): Promise
     if (!outcome.status) return { ...finished(outcome), waiting: true };
     return finished(outcome);
   }
+  forgetChartInstance(deps.chart, session.key);
   // Objects a chart rendered before spec.chart was removed: checked against the storage rules first, pruned once
   // the built-in children are applied (so the app keeps serving through the switch).
   const leaving = await planTemplateSwitch(session, verdict.spec, deps.chart?.allowedKinds);

@@ -48,6 +48,25 @@ describe("BackgroundJobs", () => {
     assert.equal(started, 1, "one job, however often asked");
   });
 
+  test("a forgotten job is dropped: its outcome is never kept and its key never woken", async () => {
+    // GIVEN a job left running for an instance
+    const clock = new FakeClock();
+    const woken: string[] = [];
+    const jobs = new BackgroundJobs({ clock, onSettled: (key) => woken.push(formatObjectKey(key)) });
+    const slow = deferred<string>();
+    const first = jobs.run(parseObjectKey("ns/a"), "1", () => slow.promise);
+    await settle();
+    await clock.advance(0);
+    assert.deepEqual(await first, { settled: false });
+    // WHEN the instance is deleted and its job forgotten, then the job ends
+    jobs.forget(parseObjectKey("ns/a"));
+    slow.resolve("chart");
+    await settle();
+    // THEN nothing of it is kept and nobody is woken
+    assert.equal(jobs.size, 0);
+    assert.deepEqual(woken, []);
+  });
+
   test("by default only work that needs no I/O settles in the call: anything slower holds no worker", async () => {
     const clock = new FakeClock();
     const jobs = new BackgroundJobs({ clock });

@@ -38,7 +38,7 @@ function setup(render: () => string) {
     fetchChart: async () => new Uint8Array([1]),
     // Secrets and ConfigMaps are opt-in kinds.
     allowedKinds: renderableChartKinds,
-    appliedWriteOnly: new Map<string, string>(),
+    appliedWriteOnly: new Map<string, ReadonlyMap<string, string>>(),
   };
   Object.assign(h.deps, { chart });
   return { h, chart };
@@ -121,6 +121,36 @@ describe("write-only objects (Secrets)", () => {
     const rv = (apply?.body as { metadata: { resourceVersion?: string } }).metadata.resourceVersion;
     assert.ok(rv, "the apply carries a resourceVersion precondition");
     assert.deepEqual(h.cluster.get("v1", "Secret", "web-db")?.["stringData"], { password: "two" });
+  });
+});
+
+describe("what is remembered of write-only objects", () => {
+  test("follows the current render, costs no write when converged, and goes with the instance", async () => {
+    // GIVEN an instance whose render names its Secret after a value the tenant changes
+    let name = "web-a";
+    const { h, chart } = setup(() => secret(name, "x"));
+    h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    await h.run();
+    assert.deepEqual(
+      [...(chart.appliedWriteOnly.get("default/web") ?? [])].map(([key]) => key),
+      ["Secret/web-a"],
+    );
+    // WHEN it is reconciled again unchanged THEN nothing is written
+    h.cluster.reset();
+    await h.run();
+    assert.deepEqual(childWrites(h), []);
+    // WHEN the render names another Secret THEN only the current one is remembered
+    name = "web-b";
+    await h.run();
+    assert.deepEqual(
+      [...(chart.appliedWriteOnly.get("default/web") ?? [])].map(([key]) => key),
+      ["Secret/web-b"],
+    );
+    // WHEN the instance is deleted THEN nothing of it is remembered
+    h.cluster.deleteInstance("web");
+    await h.run();
+    await h.run();
+    assert.equal(chart.appliedWriteOnly.has("default/web"), false);
   });
 });
 
