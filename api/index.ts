@@ -43,6 +43,7 @@ export {
   isImageReference,
   maxImageReferenceLength,
 } from "./image-reference.ts";
+export { canonicalRegistryHost, looksLikeRegistry, normalizedImageName, registryAllowing } from "./image-registry.ts";
 export { myAppInstanceSchema } from "./instance.ts";
 export type { MyAppInstanceObject, MyAppInstanceInput } from "./instance.ts";
 export { objectMetaSchema } from "./object-meta.ts";

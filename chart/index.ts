@@ -8,6 +8,7 @@ export * from "./helm.ts";
 export * from "./manifests.ts";
 export * from "./pod-security.ts";
 export { podTemplateOf, type PodTemplate } from "./pod-templates.ts";
+export * from "./render-platform-limits.ts";
 export * from "./render-rules.ts";
 export * from "./render-limits.ts";
 export * from "./source-policy.ts";

@@ -8,6 +8,7 @@ import { chartKindName, defaultChartServiceTypes, type ChartServiceType, type Po
 import type { RenderedObject } from "./manifests.ts";
 import { objectName } from "./manifests.ts";
 import { podSecurityRefusal } from "./pod-security.ts";
+import { platformLimitsRefusal, type PlatformLimits } from "./render-platform-limits.ts";
 import { podTemplateOf } from "./pod-templates.ts";
 
 /** Why a render is not applied: CamelCase reason and a message that says what to do. */
@@ -26,6 +27,8 @@ export interface RenderPolicy {
    * @default defaultChartServiceTypes (ClusterIP only)
    */
   readonly serviceTypes?: readonly ChartServiceType[];
+  /** The platform policy's per-instance limits, applied to what the render sets (render-platform-limits.ts). */
+  readonly platform?: PlatformLimits;
 }
 
 /**
@@ -80,7 +83,8 @@ export function renderPolicyRefusal(
     serviceAccountRefusal(objects) ??
     serviceRefusal(objects, policy.serviceTypes ?? defaultChartServiceTypes) ??
     secretRefusal(objects) ??
-    podSecurityRefusal(objects, policy.podSecurityLevel)
+    podSecurityRefusal(objects, policy.podSecurityLevel) ??
+    (policy.platform ? platformLimitsRefusal(objects, policy.platform) : undefined)
   );
 }
 

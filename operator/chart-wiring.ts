@@ -32,6 +32,7 @@ export function chartDeps(
     | "maxConcurrentRenders"
     | "renderLimits"
     | "chartSources"
+    | "policy"
   >,
   logger?: Pick<Logger, "warn" | "info">,
   controller: {
@@ -77,6 +78,12 @@ export function chartDeps(
     }),
     allowedKinds: options.chartKinds,
     serviceTypes: options.chartServiceTypes,
+    // The platform policy's per-instance limits hold for what a chart renders too: admission sees only the spec.
+    platformLimits: {
+      allowedRegistries: options.policy.allowedRegistries,
+      maxReplicas: options.policy.maxReplicas,
+      maxStorage: options.policy.maxStorage,
+    },
     appliedWriteOnly: new Map(),
     // Fetches and renders beside the reconcile workers: a slow or hostile chart holds none of them, and a settled
     // job wakes its instance (`wake`: Controller.wake) instead of waiting for a poll.

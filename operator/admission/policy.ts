@@ -1,14 +1,17 @@
 /**
  * The admission settings: the platform owner's policy (what instances may be) and where the webhook serves, with
  * the pure parsing of their flags (`operator/options.ts` reads argv and env, this file says what a value means)
- * and of the namespace labels that replace a budget for one namespace.
- *
- * Image references are compared after Docker's normalisation (`nginx` is `docker.io/library/nginx`,
- * `index.docker.io` is `docker.io`), on path-segment boundaries: `ghcr.io/acme` allows `ghcr.io/acme/app`, never
- * `ghcr.io/acme-evil/app`.
+ * and of the namespace labels that replace a budget for one namespace. Image names are compared as
+ * api/image-registry.ts reads them.
  */
 import { isIP } from "node:net";
-import { parseQuantity, type ChartSpec, type Quantity } from "../../api/index.ts";
+import {
+  canonicalRegistryHost,
+  looksLikeRegistry,
+  parseQuantity,
+  type ChartSpec,
+  type Quantity,
+} from "../../api/index.ts";
 import { dns1123LabelPattern, dns1123SubdomainPattern } from "../../api/dns-names.ts";
 import { parseObjectKey, type ObjectKey } from "../../kube/object-key.ts";
 
@@ -73,49 +76,11 @@ export const policyFlags = {
 /** The three budgets a namespace has, and the namespace labels that replace the flags' (api/namespace-budget.ts). */
 export { namespaceBudgetLabels, type BudgetDimension } from "../../api/index.ts";
 
+/** Image names as Docker reads them, and which allow-list entry covers one (shared with the chart engine). */
+export { normalizedImageName, registryAllowing } from "../../api/index.ts";
+
 /** The label whose value decides what an unset `spec.podSecurityLevel` becomes (operator/admission/mutate.ts). */
 export const podSecurityEnforceLabel = "pod-security.kubernetes.io/enforce";
-
-// Docker Hub's names: its canonical host, the legacy one, and the path prefix of its official images.
-const dockerHub = "docker.io";
-const legacyDockerHub = "index.docker.io";
-const officialImages = "library";
-
-/**
- * The repository name of an image reference as Docker reads it: registry host (lower case) and path, without tag
- * and digest. `nginx:1.27` → `docker.io/library/nginx`, `acme/app` → `docker.io/acme/app`,
- * `Registry.Example.com:5000/team/app@sha256:…` → `registry.example.com:5000/team/app`. The first path segment is
- * a registry when it has a `.` or a `:`, or is `localhost` (distribution's rule).
- */
-export function normalizedImageName(reference: string): string {
-  // The name ends at the digest, then at a tag's colon after the last slash (a port's colon comes before it).
-  const withoutDigest = reference.split("@")[0] ?? "";
-  const lastSlash = withoutDigest.lastIndexOf("/");
-  const tagColon = withoutDigest.indexOf(":", lastSlash + 1);
-  const name = tagColon === -1 ? withoutDigest : withoutDigest.slice(0, tagColon);
-  return normalizedRepository(name);
-}
-
-function normalizedRepository(name: string): string {
-  const slash = name.indexOf("/");
-  const first = slash === -1 ? "" : name.slice(0, slash);
-  if (slash !== -1 && looksLikeRegistry(first)) {
-    const host = first.toLowerCase() === legacyDockerHub ? dockerHub : first.toLowerCase();
-    const path = name.slice(slash + 1);
-    return host === dockerHub && !path.includes("/") ? `${host}/${officialImages}/${path}` : `${host}/${path}`;
-  }
-  return name.includes("/") ? `${dockerHub}/${name}` : `${dockerHub}/${officialImages}/${name}`;
-}
-
-function looksLikeRegistry(segment: string): boolean {
-  return segment.includes(".") || segment.includes(":") || segment === "localhost" || segment.startsWith("[");
-}
-
-/** The allow-list entry that covers `image` (after normalisation), or undefined; an empty list allows any. */
-export function registryAllowing(allowed: readonly string[], image: string): string | undefined {
-  const name = normalizedImageName(image);
-  return allowed.find((prefix) => name === prefix || name.startsWith(`${prefix}/`));
-}
 
 const registryEntryPattern =
   /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[a-f0-9:]+\])(?::[0-9]+)?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
@@ -136,7 +101,7 @@ export function parseAllowedRegistries(value: string | undefined): readonly stri
     const bare = entry.replace(/\/+$/, "");
     const slash = bare.indexOf("/");
     const host = (slash === -1 ? bare : bare.slice(0, slash)).toLowerCase();
-    const normalized = `${host === legacyDockerHub ? dockerHub : host}${slash === -1 ? "" : bare.slice(slash)}`;
+    const normalized = `${canonicalRegistryHost(host)}${slash === -1 ? "" : bare.slice(slash)}`;
     if (!looksLikeRegistry(host)) {
       problems.push(
         `"${entry}" does not start with a registry host (one with a '.' or ':', or localhost); write docker.io/${bare} for Docker Hub`,

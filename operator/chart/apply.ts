@@ -27,6 +27,7 @@ import {
   valuePath,
   type Capabilities,
   type ChartRenderer,
+  type PlatformLimits,
   type RenderPriority,
   type RenderRefusal,
   type RenderedObject,
@@ -95,6 +96,11 @@ export interface ChartDeps {
    * which is simplest for tests and a one-instance tool.
    */
   readonly jobs?: BackgroundJobs;
+  /**
+   * The platform policy's per-instance limits (registries, replicas, storage), held to every image, replica count
+   * and claim size a render sets, as admission holds `spec` to them. Unset: none.
+   */
+  readonly platformLimits?: PlatformLimits;
 }
 
 /**
@@ -225,6 +231,7 @@ export async function prepareChart(
   const plan = planRender(manifests, identity, allowed, {
     podSecurityLevel: spec.podSecurityLevel ?? defaultPodSecurityLevel,
     ...(deps.serviceTypes ? { serviceTypes: deps.serviceTypes } : {}),
+    ...(deps.platformLimits ? { platform: deps.platformLimits } : {}),
   });
   if (!plan.ok) return refused(plan.refusal);
 

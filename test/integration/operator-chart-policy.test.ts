@@ -3,7 +3,8 @@
  * helm: a chart whose values ask for a privileged, host-mounting pod, one that borrows a ServiceAccount of the
  * namespace, one with a Service on externalIPs, one whose Secret would take over an existing Secret, and two
  * instances rendering one Secret name. Each is refused with its reason (Degraded) and nothing it asked for exists;
- * the victims survive untouched.
+ * the victims survive untouched. And the platform policy's per-instance limits hold for what a chart renders: an
+ * image from a registry the platform does not allow, more replicas than an instance may have.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
@@ -11,7 +12,7 @@ import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import { adminClient, testNamespace, type Typed } from "../support/cluster.ts";
 import { helmBinary, packChart } from "../support/helm.ts";
 import {
@@ -35,7 +36,7 @@ kind: Deployment
 metadata:
   name: {{ .Release.Name }}
 spec:
-  replicas: 1
+  replicas: {{ .Values.replicas | default 1 }}
   selector:
     matchLabels: { app: {{ .Release.Name }} }
   template:
@@ -82,8 +83,8 @@ function degradedWith(reason: string) {
 
 type Secret = Typed<{ data?: Record<string, string> }>;
 
-test("charts that break policy are refused before anything is applied; nothing is taken over", async (t) => {
-  const namespace = await testNamespace(t, client, "op-chart-policy");
+/** The chart above, packed into the ConfigMap `policy-chart` of `namespace`. */
+async function chartConfigMap(t: TestContext, namespace: string): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), "myapp-chart-policy-"));
   t.after(() => rm(dir, { recursive: true, force: true }));
   for (const [file, text] of Object.entries(templates)) {
@@ -96,6 +97,11 @@ test("charts that break policy are refused before anything is applied; nothing i
     metadata: { name: "policy-chart", namespace },
     binaryData: { "chart.tgz": (await packChart(dir)).toString("base64") },
   });
+}
+
+test("charts that break policy are refused before anything is applied; nothing is taken over", async (t) => {
+  const namespace = await testNamespace(t, client, "op-chart-policy");
+  await chartConfigMap(t, namespace);
   // The victims: a ServiceAccount someone granted rights to, and a Secret of someone else's.
   await client.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "deployer", namespace } });
   const victim = await client.create<Secret>({
@@ -199,4 +205,53 @@ test("charts that break policy are refused before anything is applied; nothing i
     conditionOf(secondLater, "Degraded")?.lastTransitionTime,
     conditionOf(second, "Degraded")?.lastTransitionTime,
   );
+});
+
+test("the platform's registries and replica limit hold for what a chart renders, not only for the spec", async (t) => {
+  // GIVEN an operator whose platform allows Docker Hub's official images and 3 replicas an instance
+  const namespace = await testNamespace(t, client, "op-chart-limits-policy");
+  await chartConfigMap(t, namespace);
+  await startOperator(t, {
+    namespaces: [namespace],
+    args: [`--helm=${await helmBinary()}`, "--allowed-registries=docker.io/library", "--max-replicas=3"],
+  });
+  const chart = { configMap: "policy-chart" };
+  const foreignPod = {
+    ...restrictedPod,
+    containers: [{ ...restrictedPod.containers[0], image: "evil.example/miner:1" }],
+  };
+
+  // WHEN one tenant's chart values run an image from elsewhere, another's 50 replicas, a third stays within both
+  await createInstance(client, namespace, "foreign", { image: "nginx:1.27", chart, values: { pod: foreignPod } });
+  await createInstance(client, namespace, "crowd", {
+    image: "nginx:1.27",
+    chart,
+    values: { pod: restrictedPod, replicas: 50 },
+  });
+  await createInstance(client, namespace, "fair", {
+    image: "nginx:1.27",
+    chart,
+    values: { pod: restrictedPod, replicas: 3 },
+  });
+
+  // THEN the first two are Degraded naming the field, the rule and the limit, and nothing of theirs exists
+  const foreign = await waitForInstance(client, namespace, "foreign", "refused", degradedWith("ChartImageNotAllowed"));
+  assert.match(
+    conditionOf(foreign, "Degraded")?.message ?? "",
+    /^Deployment\/foreign spec\.template\.spec\.containers\[0\]\.image is "evil\.example\/miner:1", not from a registry the platform allows \(only docker\.io\/library, --allowed-registries\)/,
+  );
+  const crowd = await waitForInstance(client, namespace, "crowd", "refused", degradedWith("ChartReplicasNotAllowed"));
+  assert.match(conditionOf(crowd, "Degraded")?.message ?? "", /spec\.replicas is 50, .*\(at most 3, --max-replicas\)/);
+  for (const name of ["foreign", "crowd"]) {
+    assert.equal(await client.find("apps/v1", "Deployment", name, namespace), undefined, `Deployment/${name}`);
+  }
+  // AND the one within the limits is applied
+  await waitForInstance(
+    client,
+    namespace,
+    "fair",
+    "applied",
+    (i) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "False",
+  );
+  assert.ok(await client.find("apps/v1", "Deployment", "fair", namespace));
 });
