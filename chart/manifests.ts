@@ -2,6 +2,12 @@
  * `helm template` output as objects: split the YAML stream and keep the template each object came from
  * (`# Source:` lines, for messages that name the file). The YAML is read by render-yaml.ts, in bounded pieces.
  */
+import {
+  dns1123LabelPattern,
+  dns1123SubdomainPattern,
+  maxDns1123LabelLength,
+  maxDns1123SubdomainLength,
+} from "../api/dns-names.ts";
 import { parseDocument, readDocuments, RenderYamlError, type RenderDocument } from "./render-yaml.ts";
 
 /** A Kubernetes object as rendered: only what every object has is typed. */
@@ -68,13 +74,56 @@ function manifestOf({ text, value }: RenderDocument): RenderedManifest[] {
   ) {
     throw new Error(`${source} renders an object without apiVersion, kind and metadata.name`);
   }
+  const malformed = identityProblem(value["apiVersion"], value["kind"], metadata["name"], metadata["namespace"]);
+  if (malformed) throw new Error(`${source} renders an object whose ${malformed}`);
   return [{ source, object: value as unknown as RenderedObject }];
 }
 
-/** The template a document came from, as Helm's `# Source:` line names it. */
-function sourceOf(text: string): string {
-  return /^# Source: (\S+)/m.exec(text)?.[1] ?? "the render";
+/**
+ * What is wrong with an object's identity, if anything. Every kind a chart may render is named by a DNS subdomain
+ * in a namespace named by a DNS label; checked before the object is named in a message, looked up or logged,
+ * since the text is the chart's (a 3 MiB name would otherwise be echoed on every reconcile).
+ */
+function identityProblem(apiVersion: string, kind: string, name: string, namespace: unknown): string | undefined {
+  if (apiVersion.length > maxApiVersionLength || !apiVersionPattern.test(apiVersion)) {
+    return `apiVersion ${shown(apiVersion)} is not group/version or version`;
+  }
+  if (kind.length > maxDns1123LabelLength || !kindPattern.test(kind)) return `kind ${shown(kind)} is not a kind name`;
+  if (name.length > maxDns1123SubdomainLength || !dns1123Subdomain.test(name)) {
+    return `metadata.name ${shown(name)} is not a DNS subdomain of at most ${maxDns1123SubdomainLength} characters`;
+  }
+  if (
+    namespace !== undefined &&
+    (typeof namespace !== "string" || namespace.length > maxDns1123LabelLength || !dns1123Label.test(namespace))
+  ) {
+    return `metadata.namespace ${shown(namespace)} is not a DNS label of at most ${maxDns1123LabelLength} characters`;
+  }
+  return undefined;
 }
+
+const maxApiVersionLength = maxDns1123SubdomainLength + 1 + maxDns1123LabelLength;
+const apiVersionPattern = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?v[0-9]+[a-z0-9]*$/;
+const kindPattern = /^[A-Za-z][A-Za-z0-9]*$/;
+const dns1123Subdomain = new RegExp(dns1123SubdomainPattern);
+const dns1123Label = new RegExp(dns1123LabelPattern);
+
+/** Text of a chart's, as a message shows it: quoted, and cut after 64 characters. */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length <= 66 ? text : `${text.slice(0, 64)}…" (${text.length} characters)`;
+}
+
+/** The template a document came from, as Helm's `# Source:` line names it (cut: the path is the chart's). */
+function sourceOf(text: string): string {
+  const source = /^# Source: (\S+)/m.exec(text)?.[1];
+  if (source === undefined) return "the render";
+  return source.length <= maxSourceLength
+    ? source
+    : `${source.slice(0, maxSourceLength)}… (${source.length} characters)`;
+}
+
+/** The longest template path a message shows whole. */
+const maxSourceLength = 256;
 
 /** The Helm hook an object is (`helm.sh/hook` annotation), if any: hooks and test pods are not applied. */
 export function hookOf(object: RenderedObject): string | undefined {

@@ -226,9 +226,10 @@ async function fromRepository(
   const entry = versions.find((candidate) => candidate.version === version || candidate.version === `v${version}`);
   const url = Array.isArray(entry?.urls) ? entry.urls[0] : undefined;
   if (typeof url !== "string") {
+    // The index is the repository's: at most 20 versions of at most 64 characters each reach the message.
     const known = versions
-      .map((candidate) => String(candidate.version))
       .slice(0, 20)
+      .map((candidate) => String(candidate.version).slice(0, 64))
       .join(", ");
     throw new ChartFetchError(`the repository has no version ${version} of ${name} (it has ${known})`);
   }

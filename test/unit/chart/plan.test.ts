@@ -68,6 +68,40 @@ describe("parseManifests", () => {
   test("names the template of a document that is not an object", () => {
     assert.throws(() => parseManifests("# Source: c/templates/x.yaml\n- 1\n"), /c\/templates\/x\.yaml/);
   });
+
+  test("refuses an object named outside Kubernetes' names, quoting at most 64 characters of it", () => {
+    // GIVEN objects whose identity is not a Kubernetes name: a 100,000-character name, a path in a name, a kind
+    // and a namespace that no apiserver serves (the chart's text: echoed whole, it would fill every log line)
+    const cases: [string, RegExp][] = [
+      [
+        `kind: ConfigMap\nmetadata:\n  name: ${"a".repeat(100_000)}`,
+        /metadata\.name "a{63}…" \(100002 characters\) is not a DNS subdomain/,
+      ],
+      [
+        "kind: ConfigMap\nmetadata:\n  name: ../../secrets/x",
+        /metadata\.name "\.\.\/\.\.\/secrets\/x" is not a DNS subdomain/,
+      ],
+      ["kind: Config Map\nmetadata:\n  name: x", /kind "Config Map" is not a kind name/],
+      [
+        "kind: ConfigMap\nmetadata:\n  name: x\n  namespace: Other/ns",
+        /metadata\.namespace "Other\/ns" is not a DNS label/,
+      ],
+    ];
+    for (const [object, message] of cases) {
+      // THEN the render is refused naming the template and what is wrong, never the whole text
+      const error = (() => {
+        try {
+          parseManifests(`# Source: c/templates/x.yaml\napiVersion: v1\n${object}\n`);
+        } catch (caught) {
+          return caught as Error;
+        }
+        return assert.fail("accepted");
+      })();
+      assert.match(error.message, /^c\/templates\/x\.yaml renders an object whose /);
+      assert.match(error.message, message);
+      assert.ok(error.message.length < 300, `${error.message.length} characters`);
+    }
+  });
 });
 
 describe("planRender", () => {
