@@ -106,9 +106,10 @@ function chartBlock(block: readonly string[], name: string): string | undefined 
   if (first === undefined) return undefined;
   const indent = indentOf(first);
   const keys = [name, JSON.stringify(name), `'${name.replaceAll("'", "''")}'`];
+  // Compiled once, not per line: an index of 16 MiB is a few hundred thousand lines.
+  const keyLines = keys.map((key) => new RegExp(`^${escape(key)}:[ \\t]*(#.*)?$`));
   const at = block.findIndex(
-    (line) =>
-      indentOf(line) === indent && keys.some((key) => new RegExp(`^${escape(key)}:[ \\t]*(#.*)?$`).test(line.trim())),
+    (line) => indentOf(line) === indent && keyLines.some((keyLine) => keyLine.test(line.trim())),
   );
   if (at < 0) return undefined;
   // Helm writes a key's list at the key's own indentation (`- apiVersion: …`); the block ends at the next key.
