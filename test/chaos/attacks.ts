@@ -275,6 +275,20 @@ export const attacks: readonly Attack[] = [
       }),
   },
   {
+    name: "reserved-key-flood",
+    tenant: "proto",
+    what: "spec.values repeating a reserved key 150,000 times (2.7 MB: one refusal per key was ~260 MB a review)",
+    verdict: {
+      refused: /spec\.values: has 149990 more keys named __proto__, constructor or prototype besides the 10 named/,
+    },
+    spec: () =>
+      JSON.stringify({
+        image: hostileImage,
+        chart: { configMap: "proto-path-chart" },
+        values: { a: Array.from({ length: 150_000 }, () => JSON.parse('{"constructor":1}') as unknown) },
+      }),
+  },
+  {
     name: "deep-values",
     tenant: "proto",
     what: "spec.values nested 9,000 objects deep (JavaScript's recursive walks overflow the stack at a few thousand)",
@@ -419,6 +433,14 @@ export const attacks: readonly Attack[] = [
     what: "a repository the platform allows, from a namespace whose chart-sources annotation leaves it out",
     verdict: { refused: narrowedAwaySource },
     spec: ({ servers }) => remoteSpec({ repo: platformOnlySource(servers) }),
+  },
+  {
+    name: "dot-dot-source",
+    tenant: "narrowed",
+    what: "a repository inside the namespace's annotation that climbs out of it with `..` to the platform-only folder",
+    // Compared as written, fetched as resolved: the apiserver refuses the location before any list is read.
+    verdict: { refused: /spec\.chart\.repo.*no '\.' or '\.\.' segment/s },
+    spec: ({ servers }) => remoteSpec({ repo: `${platformOnlySource(servers)}narrowed/../` }),
   },
   ...(["a", "b"] as const).map((which): Attack => ({
     name: `slow-drip-${which}`,

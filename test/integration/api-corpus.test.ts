@@ -6,7 +6,7 @@
  * descriptions behind `kubectl explain`.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`). Leaves the CRD installed; deletes
- * the few objects it creates (all named `corpus-*` in namespace default).
+ * the few objects it creates (all named `corpus-*`) and the namespace of its own it made for them.
  */
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -30,11 +30,13 @@ import {
 } from "../../api/index.ts";
 import { instanceCases, namesField, statusCases, transitionCases } from "../fixtures/instances/corpus.ts";
 
-const namespace = "default";
-const fieldManager = "myapp-api-corpus-test";
-const resources = `/apis/${group}/${version}/namespaces/${namespace}/${plural}`;
 // Objects this run creates get a unique suffix, so a leftover of an earlier run (say, held by a finalizer) never collides.
 const run = Date.now().toString(36);
+// A namespace of its own: the CRD's verdict alone, never an admission webhook or policy of a platform installed for
+// another namespace (the dev stack's webhooks hold `default`, and fail closed while its operator is stopped).
+const namespace = `corpus-${run}`;
+const fieldManager = "myapp-api-corpus-test";
+const resources = `/apis/${group}/${version}/namespaces/${namespace}/${plural}`;
 
 interface Response {
   readonly status: number;
@@ -147,6 +149,12 @@ before(async () => {
     const conditions = (body["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions;
     return conditions?.some((c) => c.type === "Established" && c.status === "True") ? true : undefined;
   });
+  const made = await request("POST", "/api/v1/namespaces", {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: namespace },
+  });
+  assert.equal(made.status, 201, `create namespace: ${JSON.stringify(made.body)}`);
   // Established can come a moment before the endpoint serves; wait until a dry-run create gets a verdict.
   await eventually("the myappinstances endpoint", async () => {
     const probe = { apiVersion, kind, metadata: { name: "corpus-probe" }, spec: { image: "nginx" } };
@@ -157,6 +165,7 @@ before(async () => {
 
 after(async () => {
   for (const name of created) await request("DELETE", `${resources}/${name}`);
+  await request("DELETE", `/api/v1/namespaces/${namespace}`);
 });
 
 describe("every corpus case gets the same verdict from zod and the apiserver", () => {
