@@ -63,24 +63,31 @@ export function hasReservedSegment(path: string): boolean {
 }
 const versionPattern = "^v?[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$";
 const digestPattern = "^sha256:[a-f0-9]{64}$";
+const ociPattern = "^oci://[^\\s/]+/[^\\s]+$";
+const repoPattern = "^https?://[^\\s]+$";
+
 /**
- * A chart location's host and path segments: no blank, `?`, `#`, `%`, `\\` or `@` (a query, a fragment, an escape,
- * credentials), and no `.` or `..` segment. A URL parser resolves those, so the path compared with the platform's
- * allow-list would not be the path fetched (`oci://host/org/team-a/../team-b/app` is fetched as
- * `/org/team-b/app`). Without lookahead (RE2 in CEL and the CRD's pattern): a segment starts with a character other
- * than `.`, or is `.` then one, or `..` then at least one.
+ * A chart location is fetched at the path it names: no `.` or `..` segment, and none of `? # %` nor a backslash
+ * nor credentials (`@` before the path). A URL parser resolves those, so the path compared with the platform's
+ * allow-list would not be the path fetched (`oci://host/org/team-a/../team-b/app` is fetched as `/org/team-b/app`).
+ * One RE2 expression (CEL's `matches`, unanchored) that JS reads alike, true for a location that breaks the rule;
+ * the backslash is looked for apart, since a pattern would need one and CEL strings unescape their own.
  */
-const plainCharacter = "[^/\\s?#%\\\\@]";
-const plainNotDot = "[^/.\\s?#%\\\\@]";
-const plainSegment = `(${plainNotDot}${plainCharacter}*|[.]${plainNotDot}${plainCharacter}*|[.][.]${plainCharacter}+)`;
-const ociPattern = `^oci://${plainCharacter}+(/${plainSegment})+/?$`;
-const repoPattern = `^https?://${plainCharacter}+(/${plainSegment})*/?$`;
+const unplainLocationPattern = "[?#%]|^[a-z]+://[^/]*@|/[.][.]?(/|$)";
+const unplainLocationRule = `!self.matches('${unplainLocationPattern}') && !self.contains('\\\\')`;
+
+/** True when `location` is fetched at the path it names (see {@link unplainLocationPattern}). */
+export function isPlainLocation(location: string): boolean {
+  return !new RegExp(unplainLocationPattern).test(location) && !location.includes("\\");
+}
 
 /** What each chart field allows, in words: the error text at every layer. */
 export const chartRules = {
   configMap: `must be the name of a ConfigMap in the instance's namespace (a DNS subdomain, at most ${maxDns1123SubdomainLength} characters)`,
-  oci: `must be an OCI chart reference oci://registry[:port]/path/chart without tag, at most ${maxReferenceLength} characters, with no '.' or '..' segment and none of ? # % \\ @`,
-  repo: `must be the http(s) URL of a Helm chart repository (the directory holding index.yaml), at most ${maxReferenceLength} characters, with no '.' or '..' segment and none of ? # % \\ @`,
+  oci: `must be an OCI chart reference oci://registry[:port]/path/chart without tag, at most ${maxReferenceLength} characters`,
+  repo: `must be the http(s) URL of a Helm chart repository (the directory holding index.yaml), at most ${maxReferenceLength} characters`,
+  plainLocation:
+    "must be fetched at the path it names: no '.' or '..' segment, and no credentials, query, fragment, '%' escape or backslash",
   name: "must be the chart's name in the repository (letters, digits, '-', '_' and '.'), at most 253 characters",
   version: "must be an exact chart version (semver such as 1.2.3 or 1.2.3-rc.1), not a range",
   digest: "must be sha256:<64 lower-case hex digits>, the SHA-256 of the packed chart (.tgz)",
@@ -98,12 +105,21 @@ export const chartRules = {
   nameOnlyWithRepo: "is only used with spec.chart.repo",
 } as const;
 
-const reference = (pattern: string, rule: string, description: string) =>
+const reference = (field: "oci" | "repo", pattern: string, rule: string, description: string) =>
   z
     .string({ error: rule })
     .max(maxReferenceLength, { error: rule })
     .regex(new RegExp(pattern), { error: rule })
-    .meta({ description })
+    .refine(isPlainLocation, { error: chartRules.plainLocation })
+    .meta({
+      description,
+      "x-kubernetes-validations": [
+        {
+          rule: unplainLocationRule,
+          message: `spec.chart.${field} ${chartRules.plainLocation}`,
+        },
+      ] satisfies CelRule[],
+    })
     .optional();
 
 const valuePath = (field: ValuePathField, what: string) =>
@@ -192,11 +208,13 @@ export const chartSchema = z
         })
         .optional(),
       oci: reference(
+        "oci",
         ociPattern,
         chartRules.oci,
         "Chart in an OCI registry, oci://registry[:port]/path/chart (no tag: the tag is spec.chart.version).",
       ),
       repo: reference(
+        "repo",
         repoPattern,
         chartRules.repo,
         "URL of an HTTP Helm chart repository (where index.yaml is); the chart is spec.chart.name at spec.chart.version.",

@@ -22,6 +22,7 @@ export type { ConditionType, ConditionUpdate } from "./condition-semantics.ts";
 export {
   chartConfigMapKey,
   chartRules,
+  isPlainLocation,
   chartSchema,
   chartKindName,
   chartValuesSchema,

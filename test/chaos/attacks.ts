@@ -439,7 +439,7 @@ export const attacks: readonly Attack[] = [
     tenant: "narrowed",
     what: "a repository inside the namespace's annotation that climbs out of it with `..` to the platform-only folder",
     // Compared as written, fetched as resolved: the apiserver refuses the location before any list is read.
-    verdict: { refused: /spec\.chart\.repo.*no '\.' or '\.\.' segment/s },
+    verdict: { refused: /spec\.chart\.repo must be fetched at the path it names: no '\.' or '\.\.' segment/ },
     spec: ({ servers }) => remoteSpec({ repo: `${platformOnlySource(servers)}narrowed/../` }),
   },
   ...(["a", "b"] as const).map((which): Attack => ({
