@@ -27,6 +27,7 @@ import {
   factsNeeded,
   hasBudget,
   invalidRules,
+  oversizedValues,
   validateInstance,
   type AdmissionFacts,
   type AdmittedInstance,
@@ -119,6 +120,8 @@ export function admissionHandlers(
   }
 
   async function judge(request: ReviewRequest): Promise<{ violations: Violation[]; instance?: AdmittedInstance }> {
+    const oversized = valuesFirst(request, policy);
+    if (oversized.length > 0) return { violations: oversized };
     const deadline = clock.monotonicMs() + timeoutMs;
     const subject = await subjectOf(request, lookups, (what, read) => look(what, read, deadline));
     if (subject === undefined) return { violations: [] };
@@ -209,6 +212,21 @@ export function admissionHandlers(
       }
     },
   };
+}
+
+/**
+ * `spec.values` over the platform's size, judged before anything else: a 2.7 MB request of values is refused for its
+ * size in one `JSON.stringify`, where the schema would walk each of its keys first. A stored spec this operator
+ * cannot read counts as no values, as everywhere in the review.
+ */
+function valuesFirst(request: ReviewRequest, policy: PlatformPolicy): Violation[] {
+  if (request.subResource !== undefined) return [];
+  const valuesOf = (object: Record<string, unknown> | undefined | null) => {
+    const spec = object?.["spec"];
+    return typeof spec === "object" && spec !== null ? (spec as { values?: unknown }).values : undefined;
+  };
+  const old = request.operation === "UPDATE" ? { values: valuesOf(request.oldObject) } : undefined;
+  return oversizedValues(valuesOf(request.object), old, policy);
 }
 
 /** CREATE and UPDATE of the instance or its scale are judged; DELETE, CONNECT and status writes pass. */

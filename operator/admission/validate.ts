@@ -154,10 +154,22 @@ export function validateInstance(
 
 /** `spec.values` over `--render-values`: refused unless the UPDATE shrinks them (or leaves them as they were). */
 function valuesViolations(instance: AdmittedInstance, old: AdmittedInstance | undefined, policy: PlatformPolicy) {
+  return oversizedValues(instance.spec.values, old === undefined ? undefined : { values: old.spec.values }, policy);
+}
+
+/**
+ * {@link valuesViolations} on values as the request carries them, before the schema reads them: the review
+ * judges the size first, so the largest requests cost one `JSON.stringify`, not a walk of every key.
+ */
+export function oversizedValues(
+  values: unknown,
+  old: { readonly values: unknown } | undefined,
+  policy: PlatformPolicy,
+): Violation[] {
   const max = policy.maxValuesKiB;
   if (max === undefined) return [];
-  const bytes = valuesBytes(instance.spec.values);
-  if (bytes <= max * 1024 || (old !== undefined && bytes <= valuesBytes(old.spec.values))) return [];
+  const bytes = valuesBytes(values);
+  if (bytes <= max * 1024 || (old !== undefined && bytes <= valuesBytes(old.values))) return [];
   return [violation("spec.values", "maxValuesSize", valuesTooLargeMessage(bytes, max))];
 }
 

@@ -212,6 +212,24 @@ describe("validate", () => {
     assert.ok(JSON.stringify(response).length < 8192, `${JSON.stringify(response).length} bytes`);
   });
 
+  it("refuses values over the platform's size for their size alone, before the schema walks their keys", async () => {
+    // GIVEN a platform that allows 128 KiB of values, and a create of 2.7 MB of them, every key a reserved one
+    const values = { a: Array.from({ length: 150_000 }, () => JSON.parse('{"constructor":1}') as unknown) };
+    const { validate } = handlers({ ...openPolicy, maxValuesKiB: 128 }, fakeLookups().lookups);
+    // WHEN it is judged
+    const response = responseOf(await validate(create({ image: "nginx", chart: { configMap: "c" }, values })));
+    // THEN the one violation is the size
+    assert.equal(response.status?.code, 403);
+    assert.deepEqual(
+      response.status?.details?.causes.map((cause) => [cause.reason, cause.field]),
+      [["FieldValueForbidden", "spec.values"]],
+    );
+    assert.match(
+      response.status?.message ?? "",
+      /^spec\.values: is 2636\.8 KiB as JSON; the platform allows at most 128 KiB/,
+    );
+  });
+
   it("a denial lists at most 20 violations, each in at most 1 KiB, and counts the rest", () => {
     // GIVEN 30 violations with 5,000-character messages
     const violations = Array.from({ length: 30 }, (_, i) => ({
