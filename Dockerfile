@@ -3,6 +3,8 @@
 # Pulumi), running as the nonroot user 65532.
 #
 #   npm ci && npm run bundle          # build/operator/myapp-operator.mjs (+ THIRD_PARTY_LICENSES.txt, helm)
+#     # the first bundle builds helm from source, which needs Go >= 1.26.6 (tools/toolchain.sh);
+#     # MYAPP_TOOLCHAIN_BIN=DIR takes DIR/helm, a helm of your own, instead
 #   docker build -t <registry>/myapp-operator:0.2.0 .   # VERSION: the package version (a test holds them equal)
 #
 # BASE is any image with Node 24 at /nodejs/bin/node and the user 65532, as distroless's nodejs images have.
@@ -23,5 +25,6 @@ ENV NODE_ENV=production
 ENV MALLOC_ARENA_MAX=2
 # Numeric, so a pod's runAsNonRoot can verify it; the Deployment runs it with a read-only root filesystem.
 USER 65532:65532
-EXPOSE 8080 8081
+# Metrics, health probes, admission webhooks (components/operator-endpoints.ts).
+EXPOSE 8080 8081 9443
 ENTRYPOINT ["/nodejs/bin/node", "/app/myapp-operator.mjs"]

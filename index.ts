@@ -1,5 +1,6 @@
 /**
- * The `myapp-platform` package: what a Pulumi program imports after `npm install myapp-platform`.
+ * The `myapp-platform` package: what a Pulumi program imports after `npm install ./myapp-platform-<version>.tgz`
+ * (the tarball `npm pack` makes; the package is not on a registry).
  *
  *   import { MyAppOperator, MyAppInstance } from "myapp-platform";
  *

@@ -1,5 +1,5 @@
 /**
- * `spec.chart` and `spec.values`: an existing Helm chart as the operator's template engine (the seed's §7.4).
+ * `spec.chart` and `spec.values`: an existing Helm chart as the operator's template engine.
  * Without `spec.chart` the operator builds its own Deployment/StatefulSet and Service; with it, the chart renders
  * the instance's objects from values derived from the typed spec (placed at `valuePaths`) with `spec.values`
  * merged over the chart's own values, and the operator keeps the lifecycle (apply, prune, status, finalizer).
@@ -176,12 +176,12 @@ const chartObjectRules: CelRule[] = [
   },
   {
     rule: "!(has(self.oci) || has(self.repo)) || has(self.version)",
-    message: `spec.chart.version ${chartRules.versionNeeded}`,
+    message: `spec.chart.oci or spec.chart.repo ${chartRules.versionNeeded}`,
     fieldPath: ".version",
   },
   {
     rule: "!has(self.repo) || has(self.name)",
-    message: `spec.chart.name ${chartRules.nameNeeded}`,
+    message: `spec.chart.repo ${chartRules.nameNeeded}`,
     fieldPath: ".name",
   },
   {

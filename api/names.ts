@@ -3,7 +3,7 @@
  * derives from these, so a rename happens here or nowhere.
  */
 
-/** API group, from the seed's `kubebuilder init --domain example.com`. */
+/** API group: `example.com`, the domain a `kubebuilder init --domain example.com` project uses. */
 export const group = "example.com";
 
 /** The only served (and storage) version. */
@@ -33,7 +33,7 @@ export const category = "myapp-platform";
 /** Name of the CustomResourceDefinition object: `<plural>.<group>`, as the apiserver requires. */
 export const crdName = `${plural}.${group}` as const;
 
-/** The seed's finalizer: the operator removes it only after cleaning up what the instance owns. */
+/** The instance's finalizer: the operator removes it only after cleaning up what the instance owns. */
 export const finalizer = "myappinstance.finalizer.example.com";
 
 /**

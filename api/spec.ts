@@ -1,5 +1,5 @@
 /**
- * The desired state of a MyAppInstance: the seed's replicas, image, port and storage, plus what the operator needs
+ * The desired state of a MyAppInstance: replicas, image, port and storage, plus what the operator needs
  * to provision storage. This zod schema is the single source of the TS types, the CRD's `spec` schema (with its
  * `kubectl explain` texts and CEL rules) and every spec check in TS.
  */

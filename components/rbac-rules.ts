@@ -10,7 +10,8 @@
  *
  * Verbs map from requests as the apiserver authorizes them: GET of one object `get`, of a collection `list`,
  * `?watch` `watch`, PATCH `patch` (server-side apply too), and a server-side apply that creates an object also
- * `create`; no `update` anywhere: every write is a patch.
+ * `create`. Every write is a patch but the Lease's renewal (an `update`); the one other `update` granted,
+ * `myappinstances/finalizers`, is never called.
  */
 import { group, plural } from "../api/index.ts";
 

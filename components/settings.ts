@@ -63,10 +63,10 @@ export interface MyAppOperatorArgs {
   /**
    * Compute resources of the operator container. The memory defaults come from measurements of the operator
    * converging a fleet through a TLS proxy (bench/RESULTS.md, "Side by side"), with the container's heap flags:
-   * peak RSS 132 MiB at 1,000 instances and 335 MiB at 10,000. The request is the 10,000 figure plus half, the
-   * limit three times it; raise both for a larger fleet. The container's V8 heap follows the
-   * memory limit (`NODE_OPTIONS`: three quarters of it for the old generation, 1 MiB semi-spaces;
-   * components/node-heap.ts).
+   * peak RSS 119.5 MiB at 1,000 instances and 347 MiB at 10,000 (docs/measured.md). The request is about the
+   * 10,000 figure plus half (1.48×), the limit three times the request; raise both for a larger fleet. The
+   * container's V8 heap follows the memory limit (`NODE_OPTIONS`: three quarters of it for the old generation,
+   * 1 MiB semi-spaces; components/node-heap.ts).
    * @default { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1536Mi" } }
    */
   readonly resources?: ResourceRequirements;

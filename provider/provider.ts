@@ -30,7 +30,8 @@ async function importImplementation() {
   } catch (error) {
     throw new Error(
       "Cannot load the MyAppInstance provider (" + specifier + ") from " + process.cwd() + ": install the " +
-        "package in the Pulumi project (npm install myapp-platform) and run pulumi there. " + String(error),
+        "package's tarball in the Pulumi project (npm install ./myapp-platform-<version>.tgz, made by npm pack) " +
+        "and run pulumi there. " + String(error),
       { cause: error },
     );
   }

@@ -6,8 +6,8 @@ import { controllerReference } from "./owner.ts";
 import { dataVolumeName, desiredPodTemplate } from "./pod-template.ts";
 
 /**
- * The Deployment for an instance whose spec has no storage. /data is an emptyDir, as in the seed: scratch space
- * that lives as long as the pod. Strategy, revision history and progress deadline stay at the server defaults.
+ * The Deployment for an instance whose spec has no storage. /data is an emptyDir: scratch space that lives as
+ * long as the pod. Strategy, revision history and progress deadline stay at the server defaults.
  */
 export function desiredDeployment(instance: DesiredInput): DesiredDeployment {
   const { metadata, spec } = instance;

@@ -14,7 +14,7 @@ export const portName = "app";
 /** Name of the data volume: an emptyDir in a Deployment, a claim per replica in a StatefulSet. */
 export const dataVolumeName = "data";
 
-/** Where the data volume is mounted, as in the seed. */
+/** Where the data volume is mounted in the app's container. */
 export const dataMountPath = "/data";
 
 /**

@@ -84,10 +84,10 @@ export interface ControllerOptions {
   /** Reconciles running at once (never two of one key). @default 1, like controller-runtime */
   readonly concurrency?: number;
   /**
-   * Consecutive failures of a key retried with the fast exponential backoff (the seed's "maximum count of
-   * retries"). After that many the key is reported stalled and moves to the slow lane: retried every
-   * `slowRetryIntervalMs` (with jitter) until it succeeds, never parked. With the default backoff, 15 failures
-   * span about 2.7 minutes.
+   * Consecutive failures of a key retried with the fast exponential backoff: the maximum count of fast retries,
+   * so no key is retried quickly forever. After that many the key is reported stalled and moves to the slow lane:
+   * retried every `slowRetryIntervalMs` (with jitter) until it succeeds, never parked. With the default backoff,
+   * 15 failures span about 2.7 minutes.
    * @default 15
    */
   readonly maxConsecutiveFailures?: number;

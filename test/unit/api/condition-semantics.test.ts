@@ -102,7 +102,7 @@ describe("isReady", () => {
   });
 });
 
-test("condition types are kstatus's and the seed's", () => {
+test("condition types are the platform's (Ready, Progressing, Degraded) and kstatus's", () => {
   assert.deepEqual(
     [Ready, Progressing, Degraded, Reconciling, Stalled],
     ["Ready", "Progressing", "Degraded", "Reconciling", "Stalled"],

@@ -58,7 +58,7 @@ describe("the committed CRD", () => {
 });
 
 describe("buildCrd", () => {
-  test("names the resource as the seed does, plus a short name and a category", () => {
+  test("names the resource myappinstances.example.com, kind MyAppInstance, plus a short name and a category", () => {
     assert.equal(crd.metadata.name, crdName);
     assert.equal(crd.spec.group, "example.com");
     assert.equal(crd.spec.scope, "Namespaced");
