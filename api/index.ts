@@ -51,6 +51,7 @@ export { objectMetaSchema } from "./object-meta.ts";
 export type { ObjectMeta } from "./object-meta.ts";
 export {
   compareQuantities,
+  formatBytes,
   isQuantity,
   parseQuantity,
   unsignedQuantityPattern,

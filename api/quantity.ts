@@ -91,6 +91,33 @@ export function compareQuantities(a: Quantity, b: Quantity): -1 | 0 | 1 {
   return a.nanos < b.nanos ? -1 : 1;
 }
 
+const binaryUnits: readonly [string, bigint][] = [
+  ["Ei", 2n ** 60n],
+  ["Pi", 2n ** 50n],
+  ["Ti", 2n ** 40n],
+  ["Gi", 2n ** 30n],
+  ["Mi", 2n ** 20n],
+  ["Ki", 2n ** 10n],
+];
+const decimalUnits: readonly [string, bigint][] = [
+  ["E", 10n ** 18n],
+  ["P", 10n ** 15n],
+  ["T", 10n ** 12n],
+  ["G", 10n ** 9n],
+  ["M", 10n ** 6n],
+  ["k", 10n ** 3n],
+];
+
+/** Nano-bytes as the shortest exact quantity (`90Gi`, `2T`, `1500M`, `0`), binary units first on a tie. */
+export function formatBytes(nanos: bigint): string {
+  const bytes = (nanos + 10n ** 9n - 1n) / 10n ** 9n;
+  if (bytes === 0n) return "0";
+  const exact = [...binaryUnits, ...decimalUnits]
+    .filter(([, size]) => bytes % size === 0n)
+    .map(([suffix, size]) => `${bytes / size}${suffix}`);
+  return [...exact, String(bytes)].reduce((best, text) => (text.length < best.length ? text : best));
+}
+
 // ParseQuantity's precision check for a digit-less value ("Ki", ".", "+e3"), which it reads as "0".
 function hasFastPath(format: QuantityFormat, exponent10: number, exponent2: number): boolean {
   if (format === "BinarySI") return 15 - 1 - Math.trunc((exponent2 * 3) / 10) - 1 >= 0;

@@ -23,6 +23,9 @@ export const maxReconcileRequestLength = 256;
 /** The longest status.message, as metav1.Condition's message (condition-schema.ts). */
 export const maxStatusMessageLength = 32768;
 
+/** The longest status.chartUsage.storage: a quantity such as `120Gi`. */
+export const maxChartUsageStorageLength = 64;
+
 /** The longest status.selector. */
 export const maxStatusSelectorLength = 4096;
 
@@ -76,6 +79,24 @@ export const myAppInstanceStatusSchema = z
       .optional(),
     selector: boundedText(maxStatusSelectorLength)
       .meta({ description: "Label selector of the pods, in string form (used by the scale subresource and HPA)." })
+      .optional(),
+    chartUsage: z
+      .strictObject({
+        replicas: z
+          .int()
+          .min(0)
+          .max(Number.MAX_SAFE_INTEGER)
+          .meta({ description: "Pods the render may run: each workload's replicas, or its autoscaler's maxReplicas." }),
+        storage: boundedText(maxChartUsageStorageLength).meta({
+          description: "Volume storage the render claims: each StatefulSet's claim templates × its replicas.",
+        }),
+      })
+      .meta({
+        description:
+          "What the chart's last applied render takes of its namespace's budget (the policy's namespace-max-* " +
+          "flags and labels): a chart decides its workloads' sizes itself, so a chart instance counts this where " +
+          "it is more than its spec asks for.",
+      })
       .optional(),
     lastHandledReconcileAt: boundedText(maxReconcileRequestLength)
       .meta({

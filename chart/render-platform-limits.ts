@@ -21,13 +21,17 @@ export interface PlatformLimits {
 }
 
 /** Kinds whose `spec.replicas` is a pod count. */
-const replicatedKinds = new Set([
+export const replicatedKinds = new Set([
   "apps/v1/Deployment",
   "apps/v1/StatefulSet",
   "apps/v1/ReplicaSet",
   "v1/ReplicationController",
 ]);
-const autoscalerKinds = new Set(["autoscaling/v2/HorizontalPodAutoscaler", "autoscaling/v1/HorizontalPodAutoscaler"]);
+/** Kinds whose `spec.maxReplicas` is the most pods their target may be scaled to. */
+export const autoscalerKinds = new Set([
+  "autoscaling/v2/HorizontalPodAutoscaler",
+  "autoscaling/v1/HorizontalPodAutoscaler",
+]);
 const containerLists = ["initContainers", "containers", "ephemeralContainers"] as const;
 
 /** The first place a render goes over a limit, or undefined. */

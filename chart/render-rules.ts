@@ -15,6 +15,11 @@ import { podTemplateOf } from "./pod-templates.ts";
 export interface RenderRefusal {
   readonly reason: string;
   readonly message: string;
+  /**
+   * The cause lies outside the spec (the namespace's budget, which other instances shrinking or a label raised may
+   * free without this instance changing): the render is looked at again slowly. Otherwise only a change helps.
+   */
+  readonly outsideSpec?: boolean;
 }
 
 /** The platform's and the instance's limits on a render. */

@@ -16,7 +16,10 @@ import {
   type ObjectKey,
 } from "../kube/index.ts";
 import { cachedCapabilities, ChartFetchError, chartSource, helmRenderer } from "../chart/index.ts";
+import { kubeLookups } from "./admission/lookups.ts";
 import { recentReads } from "./admission/recent-reads.ts";
+import { chartBudget } from "./chart-budget.ts";
+import type { CacheReader } from "./runtime/cache.ts";
 import { BackgroundJobs, type ChartDeps } from "./chart/index.ts";
 import type { OperatorOptions } from "./options.ts";
 
@@ -36,13 +39,15 @@ export function chartDeps(
   >,
   logger?: Pick<Logger, "warn" | "info">,
   controller: {
+    /** The manager's cache: the namespace's instances, for its budgets (operator/chart-budget.ts). */
+    readonly cache?: CacheReader;
     /** Controller.wake: a settled background job wakes its instance. */
     readonly wake?: (key: ObjectKey) => void;
     /** Controller.hasWork: a long render gives way while the controller has work (chart/long-render-yield.ts). */
     readonly busy?: () => boolean;
   } = {},
 ): ChartDeps {
-  const { wake, busy } = controller;
+  const { wake, busy, cache } = controller;
   const renderer = helmRenderer({
     binary: options.helm,
     limits: options.renderLimits,
@@ -84,6 +89,8 @@ export function chartDeps(
       maxReplicas: options.policy.maxReplicas,
       maxStorage: options.policy.maxStorage,
     },
+    // ... and its namespace budgets too, counted on what the render runs (a chart decides its sizes itself).
+    ...(cache ? { namespaceBudget: chartBudget(options.policy, kubeLookups(client, cache)) } : {}),
     appliedWriteOnly: new Map(),
     // Fetches and renders beside the reconcile workers: a slow or hostile chart holds none of them, and a settled
     // job wakes its instance (`wake`: Controller.wake) instead of waiting for a poll.

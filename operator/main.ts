@@ -69,7 +69,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       ...(webhooks ? { readinessChecks: [webhooks.readiness] } : {}),
     },
     ({ client, cache, events, wake, busy }) => {
-      const chart = chartDeps(client, options, logger, { wake, busy });
+      const chart = chartDeps(client, options, logger, { cache, wake, busy });
       const deps = { cluster: clusterClient(client, { cache, events }), logger, chart };
       return {
         reconcile: reconciler(deps),

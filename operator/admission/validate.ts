@@ -13,19 +13,23 @@
  * Parallel creates can each see the room the other takes: a burst may overshoot a budget by the creates in flight
  * (a ResourceQuota on `count/myappinstances.example.com` is the hard cap for the number of instances).
  */
-import { chartConfigMapKey, parseQuantity, type MyAppInstanceObject, type MyAppInstanceSpec } from "../../api/index.ts";
+import {
+  chartConfigMapKey,
+  formatBytes,
+  parseQuantity,
+  type MyAppInstanceObject,
+  type MyAppInstanceSpec,
+} from "../../api/index.ts";
 import { namespacePolicy, sameChartSource, sourceRefusal } from "../../chart/namespace-sources.ts";
 import { allowedBy, sourcePolicy } from "../../chart/source-policy.ts";
 import { describeSource } from "../../chart/sources.ts";
 import { valuesBytes, valuesTooLargeMessage } from "../../chart/values-size.ts";
+import { budgetOverruns, budgetSource, grows, instanceUsage, specUsage, type Overrun } from "./namespace-budget.ts";
 import {
-  namespaceBudgetLabels,
   normalizedImageName,
-  parseCountLimit,
   parseStorageLimit,
   policyFlags,
   registryAllowing,
-  type BudgetDimension,
   type PlatformPolicy,
 } from "./policy.ts";
 
@@ -124,11 +128,11 @@ export function factsNeeded(
   policy: PlatformPolicy,
 ): FactsNeeded {
   const { spec } = instance;
-  const grows = budgetDimensions.some((dimension) => usage(dimension, spec) > usageOrNothing(dimension, old));
+  const growing = grows(specUsage(spec), old === undefined ? undefined : specUsage(old.spec));
   return {
-    namespace: grows || namesNewRemoteSource(spec, old, policy),
+    namespace: growing || namesNewRemoteSource(spec, old, policy),
     // Refined by review.ts with hasBudget once the namespace is read: no budget, no count.
-    instances: grows,
+    instances: growing,
     storageClass: checksStorageClass(spec, old) ? spec.storageClassName : undefined,
     defaultStorageClass: checksDefaultStorageClass(spec, old, policy),
     chartConfigMap: checksChartConfigMap(spec, old) ? spec.chart?.configMap : undefined,
@@ -342,108 +346,33 @@ function checksChartConfigMap(spec: MyAppInstanceSpec, old: AdmittedInstance | u
   return spec.chart?.configMap !== undefined && old?.spec.chart?.configMap !== spec.chart.configMap;
 }
 
-const budgetDimensions: readonly BudgetDimension[] = ["instances", "replicas", "storage"];
-
-/** What one spec takes of a budget: 1 instance, its replicas, and bytes × 10⁹ (storage per replica × replicas). */
-function usage(dimension: BudgetDimension, spec: Partial<Pick<MyAppInstanceSpec, "replicas" | "storage">>): bigint {
-  const replicas = BigInt(typeof spec.replicas === "number" && Number.isSafeInteger(spec.replicas) ? spec.replicas : 1);
-  if (dimension === "instances") return 1n;
-  if (dimension === "replicas") return replicas;
-  const size = typeof spec.storage === "string" ? parseQuantity(spec.storage) : undefined;
-  return (size?.nanos ?? 0n) * replicas;
-}
-
-function usageOrNothing(dimension: BudgetDimension, instance: AdmittedInstance | undefined): bigint {
-  return instance === undefined ? 0n : usage(dimension, instance.spec);
-}
-
-/** True when some budget is set for the namespace, by a flag or by one of its labels. */
-export function hasBudget(namespace: NamespaceFacts | undefined, policy: PlatformPolicy): boolean {
-  return budgetDimensions.some(
-    (dimension) =>
-      policy.namespaceBudget[dimension] !== undefined ||
-      namespace?.labels[namespaceBudgetLabels[dimension]] !== undefined,
-  );
-}
-
-/** A budget and where it was set. */
-type Budget =
-  { readonly limit: bigint; readonly text: string; readonly from: "flag" | "label" } | { readonly problem: Violation };
-
-function budgetFor(
-  dimension: BudgetDimension,
-  namespace: NamespaceFacts | undefined,
-  policy: PlatformPolicy,
-): Budget | undefined {
-  const label = namespaceBudgetLabels[dimension];
-  const written = namespace?.labels[label];
-  if (written !== undefined) {
-    const limit = dimension === "storage" ? parseStorageLimit(written, 0)?.nanos : countLimit(written);
-    if (limit === undefined) {
-      const wanted =
-        dimension === "storage"
-          ? "a storage quantity such as 500Gi"
-          : `a whole number of ${dimension === "instances" ? "instances" : "replicas"}`;
-      const problem = violation(
-        "metadata.namespace",
-        "namespaceBudgetLabel",
-        `the namespace's label ${label} is "${written}", not ${wanted}; the platform owner must fix ` +
-          "it before instances here can grow",
-      );
-      return { problem };
-    }
-    return { limit, text: written.trim(), from: "label" };
-  }
-  const flag = policy.namespaceBudget[dimension];
-  if (flag === undefined) return undefined;
-  const limit = typeof flag === "number" ? BigInt(flag) : parseStorageLimit(flag, 1)?.nanos;
-  return limit === undefined ? undefined : { limit, text: String(flag), from: "flag" };
-}
-
-function countLimit(text: string): bigint | undefined {
-  const count = parseCountLimit(text);
-  return count === undefined ? undefined : BigInt(count);
-}
-
 function budgetViolations(
   instance: AdmittedInstance,
   old: AdmittedInstance | undefined,
   facts: AdmissionFacts,
   policy: PlatformPolicy,
 ): Violation[] {
-  const found: Violation[] = [];
-  const others = (facts.instances ?? []).filter(
-    (other) => other.metadata.name !== instance.name && other.metadata.deletionTimestamp === undefined,
-  );
-  for (const dimension of budgetDimensions) {
-    const asked = usage(dimension, instance.spec);
-    // Not growing: never refused, even where the namespace is over a budget lowered since.
-    if (asked <= usageOrNothing(dimension, old)) continue;
-    const budget = budgetFor(dimension, facts.namespace, policy);
-    if (budget === undefined) continue;
-    if ("problem" in budget) {
-      found.push(budget.problem);
-      continue;
+  const others = (facts.instances ?? [])
+    .filter((other) => other.metadata.name !== instance.name && other.metadata.deletionTimestamp === undefined)
+    .map(instanceUsage);
+  const before = old === undefined ? undefined : specUsage(old.spec);
+  return budgetOverruns(specUsage(instance.spec), before, others, facts.namespace, policy).map((overrun) => {
+    if ("unreadable" in overrun) {
+      const { label, written, wanted } = overrun.unreadable;
+      return violation(
+        "metadata.namespace",
+        "namespaceBudgetLabel",
+        `the namespace's label ${label} is "${written}", not ${wanted}; the platform owner must fix it before ` +
+          "instances here can grow",
+      );
     }
-    const used = others.reduce((sum, other) => sum + usage(dimension, other.spec ?? {}), 0n);
-    if (used + asked > budget.limit) found.push(overBudget(dimension, instance, budget, used, asked));
-  }
-  return found;
+    return overBudget(instance, overrun);
+  });
 }
 
-function overBudget(
-  dimension: BudgetDimension,
-  instance: AdmittedInstance,
-  budget: { readonly text: string; readonly from: "flag" | "label" },
-  used: bigint,
-  asked: bigint,
-): Violation {
-  const flag = policyFlags[dimension];
-  const label = namespaceBudgetLabels[dimension];
-  const setBy =
-    budget.from === "label"
-      ? `the namespace's label ${label}, in place of ${flag}`
-      : `${flag}, or the namespace label ${label}`;
+function overBudget(instance: AdmittedInstance, overrun: Exclude<Overrun, { unreadable: unknown }>): Violation {
+  const { dimension, budget, used, asked } = overrun;
+  const setBy = budgetSource(dimension, budget);
   const namespace = `namespace ${instance.namespace}`;
   if (dimension === "instances") {
     return violation(
@@ -471,31 +400,4 @@ function overBudget(
 
 function violation(field: string, rule: ViolationRule, text: string): Violation {
   return { field, rule, message: `${field}: ${text}` };
-}
-
-const binaryUnits: readonly [string, bigint][] = [
-  ["Ei", 2n ** 60n],
-  ["Pi", 2n ** 50n],
-  ["Ti", 2n ** 40n],
-  ["Gi", 2n ** 30n],
-  ["Mi", 2n ** 20n],
-  ["Ki", 2n ** 10n],
-];
-const decimalUnits: readonly [string, bigint][] = [
-  ["E", 10n ** 18n],
-  ["P", 10n ** 15n],
-  ["T", 10n ** 12n],
-  ["G", 10n ** 9n],
-  ["M", 10n ** 6n],
-  ["k", 10n ** 3n],
-];
-
-/** Nano-bytes as the shortest exact quantity (`90Gi`, `2T`, `1500M`, `0`), binary units first on a tie. */
-export function formatBytes(nanos: bigint): string {
-  const bytes = (nanos + 10n ** 9n - 1n) / 10n ** 9n;
-  if (bytes === 0n) return "0";
-  const exact = [...binaryUnits, ...decimalUnits]
-    .filter(([, size]) => bytes % size === 0n)
-    .map(([suffix, size]) => `${bytes / size}${suffix}`);
-  return [...exact, String(bytes)].reduce((best, text) => (text.length < best.length ? text : best));
 }

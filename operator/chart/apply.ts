@@ -23,6 +23,7 @@ import {
   objectName,
   readManifests,
   renderFailureMessage,
+  renderUsage,
   splitImage,
   valuePath,
   type Capabilities,
@@ -31,6 +32,7 @@ import {
   type RenderPriority,
   type RenderRefusal,
   type RenderedObject,
+  type RenderUsage,
 } from "../../chart/index.ts";
 import {
   ConflictError,
@@ -101,16 +103,34 @@ export interface ChartDeps {
    * and claim size a render sets, as admission holds `spec` to them. Unset: none.
    */
   readonly platformLimits?: PlatformLimits;
+  /**
+   * The namespace budgets (the policy's `--namespace-max-replicas` and `-storage`, or the namespace's labels), held
+   * to what a render takes (chart/render-usage.ts), which admission cannot see in the spec. Unset: none.
+   */
+  readonly namespaceBudget?: ChartBudget;
+}
+
+/** The namespace budgets, as the chart wing asks them (operator/chart-budget.ts keeps them). */
+export interface ChartBudget {
+  /**
+   * The refusal when the instance's render, taking `usage`, would grow past a budget of its namespace; otherwise
+   * `usage` is counted for the instance from now on, before its status says so, so renders of one namespace that
+   * run at once cannot each take the same room.
+   */
+  reserve(key: ObjectKey, usage: RenderUsage): Promise<RenderRefusal | undefined>;
+  /** Stops counting a render for the instance. */
+  forget(key: ObjectKey): void;
 }
 
 /**
  * Drops what the chart path keeps for the instance `key` between reconciles (its background job, settled or not,
- * and its write-only digests): called when the instance is gone or being deleted, or no longer renders a chart, so
+ * its write-only digests and its render's budget reservation): called when the instance is gone or being deleted, or no longer renders a chart, so
  * an instance created and deleted while its render ran leaves nothing behind (a tenant could repeat that).
  */
 export function forgetChartInstance(deps: ChartDeps | undefined, key: ObjectKey): void {
   deps?.jobs?.forget(key);
   deps?.appliedWriteOnly?.delete(formatObjectKey(key));
+  deps?.namespaceBudget?.forget(key);
 }
 
 /**
@@ -138,6 +158,8 @@ export interface PreparedRender {
   readonly live: readonly KubeObject[];
   readonly allowed: readonly ChartKind[];
   readonly uid: string;
+  /** What the render takes of its namespace's budget (status.chartUsage once applied). */
+  readonly usage: RenderUsage;
   /** Hooks and tests, and CRDs in crds/: rendered by Helm, never applied by the operator. */
   readonly hooks: readonly string[];
   readonly crds: readonly string[];
@@ -247,7 +269,21 @@ export async function prepareChart(
   const taken = await takenObject(session, readable, live, uid);
   if (taken) return refused(taken);
 
-  return { state: "ready", objects: plan.objects, live, allowed, uid, hooks: rendered.hooks, crds: rendered.crds };
+  // Last, once nothing else refuses the render: a reservation counts from here on.
+  const usage = renderUsage(plan.objects);
+  const overBudget = await deps.namespaceBudget?.reserve(key, usage);
+  if (overBudget) return refused(overBudget);
+
+  return {
+    state: "ready",
+    objects: plan.objects,
+    live,
+    allowed,
+    uid,
+    usage,
+    hooks: rendered.hooks,
+    crds: rendered.crds,
+  };
 }
 
 /** What applying a render changed among the readable objects, for the caller's lifecycle events. */

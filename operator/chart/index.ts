@@ -13,7 +13,7 @@ export {
   prepareChart,
   pruneRender,
 } from "./apply.ts";
-export type { ChartDeps, ChartSession, PreparedRender, Preparation, RenderChanges } from "./apply.ts";
+export type { ChartBudget, ChartDeps, ChartSession, PreparedRender, Preparation, RenderChanges } from "./apply.ts";
 export { imageMismatch } from "./image-match.ts";
 export { chartInstanceLabel } from "./owned.ts";
 export { isWorkload, mainServiceEndpoint, mainWorkload, sameObject } from "./plan.ts";

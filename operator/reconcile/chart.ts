@@ -4,8 +4,8 @@
  * turns each outcome into the instance's status, exactly as the built-in template's steps do, and reconcile.ts
  * writes it.
  */
-import { isReady, type MyAppInstanceSpec, type MyAppInstanceStatus } from "../../api/index.ts";
-import { ChartFetchError, objectName, valuePath } from "../../chart/index.ts";
+import { formatBytes, isReady, type MyAppInstanceSpec, type MyAppInstanceStatus } from "../../api/index.ts";
+import { ChartFetchError, objectName, valuePath, type RenderUsage } from "../../chart/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
 import {
   applyRender,
@@ -46,13 +46,14 @@ export async function reconcileChart(
   deps: ChartDeps | undefined,
 ): Promise<ChartOutcome> {
   const generation = session.instance.metadata.generation ?? 0;
-  const permanent = (problem: Problem, cause?: unknown): ChartOutcome => {
-    session.logger.warn({ reason: problem.reason }, problem.message);
-    // A namespace's chart-sources annotation may be widened without the instance changing: looked at again, slowly
-    // (the look costs a Namespace read, no fetch: the refusal comes before it).
-    const outsideSpec = cause instanceof ChartFetchError && cause.outsideSpec;
-    const failure = new PermanentError(problem.message, { reason: problem.reason, cause, outsideSpec });
-    return { status: problemStatus(previous, generation, problem, session.wallTime), failure };
+  const permanent = (refusal: Problem & { readonly outsideSpec?: boolean }, cause?: unknown): ChartOutcome => {
+    const { reason, message } = refusal;
+    session.logger.warn({ reason }, message);
+    // A namespace's chart-sources annotation may be widened, or its budget freed, without the instance changing:
+    // looked at again, slowly (a source refusal costs a Namespace read, no fetch: it comes before it).
+    const outsideSpec = (cause instanceof ChartFetchError && cause.outsideSpec) || refusal.outsideSpec === true;
+    const failure = new PermanentError(message, { reason, cause, outsideSpec });
+    return { status: problemStatus(previous, generation, { reason, message }, session.wallTime), failure };
   };
   const chart = spec.chart;
   if (!chart) throw new Error("reconcileChart needs spec.chart");
@@ -145,7 +146,14 @@ function chartStatus(
     ...(render.crds.length > 0 ? [`CRDs in crds/ not applied: ${render.crds.join(", ")}`] : []),
   ];
   if (!main) skipped.push("the chart renders no Deployment or StatefulSet");
-  return skipped.length > 0 ? { ...status, message: `${status.message ?? ""} (${skipped.join("; ")})` } : status;
+  const counted = { ...status, chartUsage: chartUsage(render.usage) };
+  return skipped.length > 0 ? { ...counted, message: `${status.message ?? ""} (${skipped.join("; ")})` } : counted;
+}
+
+/** A render's usage as the status says it: admission counts a chart instance by it (namespace budgets). */
+function chartUsage(usage: RenderUsage): NonNullable<MyAppInstanceStatus["chartUsage"]> {
+  const replicas = usage.replicas > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(usage.replicas);
+  return { replicas, storage: formatBytes(usage.storageNanos) };
 }
 
 /**

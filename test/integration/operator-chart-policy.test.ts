@@ -4,7 +4,8 @@
  * namespace, one with a Service on externalIPs, one whose Secret would take over an existing Secret, and two
  * instances rendering one Secret name. Each is refused with its reason (Degraded) and nothing it asked for exists;
  * the victims survive untouched. And the platform policy's per-instance limits hold for what a chart renders: an
- * image from a registry the platform does not allow, more replicas than an instance may have.
+ * image from a registry the platform does not allow, more replicas than an instance may have; and a namespace's
+ * budget, counted on what each chart instance runs rather than on its spec.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
@@ -13,6 +14,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test, type TestContext } from "node:test";
+import { apiVersion, kind } from "../../api/index.ts";
 import { adminClient, testNamespace, type Typed } from "../support/cluster.ts";
 import { helmBinary, packChart } from "../support/helm.ts";
 import {
@@ -254,4 +256,55 @@ test("the platform's registries and replica limit hold for what a chart renders,
     (i) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "False",
   );
   assert.ok(await client.find("apps/v1", "Deployment", "fair", namespace));
+});
+
+test("a namespace's budget holds for what charts render; each chart instance counts what it runs", async (t) => {
+  // GIVEN a namespace whose label gives it 5 replicas in all, and an operator that renders charts
+  const namespace = await testNamespace(t, client, "op-chart-budget");
+  await client.mergePatch("v1", "Namespace", namespace, undefined, {
+    metadata: { labels: { "myapp.example.com/max-replicas": "5" } },
+  });
+  await chartConfigMap(t, namespace);
+  // (a refusal for want of room is looked at again in the slow lane: every 10 s here, not 5 min)
+  await startOperator(t, {
+    namespaces: [namespace],
+    args: [`--helm=${await helmBinary()}`, "--slow-retry-interval=10"],
+  });
+  const chart = { configMap: "policy-chart" };
+  const applied = (i: Instance) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "False";
+
+  // WHEN one tenant's chart runs 3 replicas (its spec asks for 1, which is all admission sees)
+  await createInstance(client, namespace, "first", {
+    image: "nginx:1.27",
+    chart,
+    values: { pod: restrictedPod, replicas: 3 },
+  });
+  const first = await waitForInstance(client, namespace, "first", "applied", applied);
+  // THEN it runs, and its status says what it takes of the budget
+  assert.deepEqual(first.status?.chartUsage, { replicas: 3, storage: "0" });
+
+  // WHEN a second chart instance asks for 3 more
+  await createInstance(client, namespace, "second", {
+    image: "nginx:1.27",
+    chart,
+    values: { pod: restrictedPod, replicas: 3 },
+  });
+  // THEN it is refused naming the namespace, its budget and what the first runs, and nothing of it exists
+  const second = await waitForInstance(client, namespace, "second", "refused", degradedWith("ChartOverBudget"));
+  assert.match(
+    conditionOf(second, "Degraded")?.message ?? "",
+    new RegExp(
+      `^the chart runs up to 3 replicas .*namespace ${namespace} may run at most 5 in total \\(the namespace's ` +
+        "label myapp\\.example\\.com/max-replicas, in place of --namespace-max-replicas\\); it runs 3 without this instance",
+    ),
+  );
+  assert.equal(await client.find("apps/v1", "Deployment", "second", namespace), undefined);
+
+  // WHEN the first shrinks to 1 replica (its values: the second does not change)
+  await client.mergePatch(apiVersion, kind, "first", namespace, {
+    spec: { values: { pod: restrictedPod, replicas: 1 } },
+  });
+  // THEN the second is looked at again and runs: 1 + 3 fit in 5
+  await waitForInstance(client, namespace, "second", "applied after the room was freed", applied, 120_000);
+  assert.ok(await client.find("apps/v1", "Deployment", "second", namespace));
 });

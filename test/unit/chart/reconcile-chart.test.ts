@@ -74,6 +74,8 @@ describe("reconcile with spec.chart", () => {
       ["apply Deployment/web", "apply Deployment/web-worker", "apply ConfigMap/web-config"],
     );
     assert.equal(h.cluster.instance("web")?.status?.phase, "Pending");
+    // ... and says what the render takes of the namespace's budget: both Deployments' replicas, no volumes
+    assert.deepEqual(h.cluster.instance("web")?.status?.chartUsage, { replicas: 3, storage: "0" });
 
     // WHEN the Deployments roll out
     h.cluster.rollOut("Deployment", "web");

@@ -6,16 +6,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  formatBytes,
   myAppInstanceSpecSchema,
   type MyAppInstanceObject,
   type MyAppInstanceSpecInput,
 } from "../../../../api/index.ts";
 import { chartSource, ChartFetchError } from "../../../../chart/sources.ts";
+import { hasBudget } from "../../../../operator/admission/namespace-budget.ts";
 import { openPolicy, type PlatformPolicy } from "../../../../operator/admission/policy.ts";
 import {
   factsNeeded,
-  formatBytes,
-  hasBudget,
   validateInstance,
   type AdmissionFacts,
   type AdmittedInstance,
@@ -389,6 +389,22 @@ describe("namespace budgets", () => {
       },
     ]);
     assert.deepEqual(validateInstance(instance({ replicas: 2 }), undefined, facts, budgets), []);
+  });
+
+  it("counts a chart instance by what its last render runs, where that is more than its spec", () => {
+    const chart = { configMap: "app-chart" };
+    const rendered = (name: string, replicas: number, storage: string) => ({
+      ...stored(name, { chart, replicas: 1 }),
+      status: { chartUsage: { replicas, storage } },
+    });
+    const facts: AdmissionFacts = { namespace, instances: [rendered("a", 12, "0"), rendered("b", 0, "95Gi")] };
+    assert.deepEqual(messages(validateInstance(instance({ replicas: 8, storage: "6Gi" }), undefined, facts, budgets)), [
+      "spec.replicas: namespace team-a may run at most 20 replicas in total (--namespace-max-replicas, or the " +
+        "namespace label myapp.example.com/max-replicas); it runs 13 without this instance, which asks for 8",
+      "spec.storage: namespace team-a may use at most 100Gi of storage in total (--namespace-max-storage, or the " +
+        "namespace label myapp.example.com/max-storage); it uses 95Gi without this instance, which asks for " +
+        "48Gi (6Gi for each of 8 replicas)",
+    ]);
   });
 
   it("refuses an instance beyond the namespace's count", () => {

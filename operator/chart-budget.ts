@@ -1,0 +1,107 @@
+/**
+ * The namespace budgets held to what charts render (the chart wing's ChartBudget): admission counts a spec's
+ * replicas and storage, but a chart decides its workloads' sizes itself, so without this a tenant with a budget
+ * of 10 replicas could run ten chart instances of 50 pods each. A render that would grow its instance past a
+ * budget is refused (`ChartOverBudget`), its objects left as they were; otherwise its usage is reserved for the
+ * instance until the status says it (status.chartUsage, which admission counts from then on).
+ *
+ * Renders of one namespace may be checked at once (several workers): the check and the reservation happen with no
+ * await between them, after the reads, so two renders cannot both take the last room. Per operator process: the
+ * leader reconciles, so it holds every reservation.
+ */
+import { formatBytes, type MyAppInstanceObject } from "../api/index.ts";
+import type { RenderRefusal } from "../chart/index.ts";
+import { formatObjectKey, type ObjectKey } from "../kube/index.ts";
+import type { AdmissionLookups } from "./admission/lookups.ts";
+import {
+  budgetOverruns,
+  budgetSource,
+  grows,
+  hasBudget,
+  instanceUsage,
+  type Overrun,
+  type Usage,
+} from "./admission/namespace-budget.ts";
+import type { PlatformPolicy } from "./admission/policy.ts";
+import type { ChartBudget } from "./chart/index.ts";
+
+/** The budgets of `policy` for renders, reading Namespaces and instances through `lookups`. */
+export function chartBudget(
+  policy: PlatformPolicy,
+  lookups: Pick<AdmissionLookups, "namespace" | "instancesIn">,
+): ChartBudget {
+  const reserved = new Map<string, Usage>();
+  const counted = (instance: MyAppInstanceObject): Usage =>
+    reserved.get(formatObjectKey(keyOf(instance))) ?? instanceUsage(instance);
+
+  return {
+    async reserve(key, usage) {
+      const id = formatObjectKey(key);
+      // The instance count is admission's business: a render only decides replicas and storage.
+      const asked: Usage = { instances: 1n, replicas: usage.replicas, storage: usage.storageNanos };
+      const self = (await lookups.instancesIn(key.namespace)).find((instance) => instance.metadata.name === key.name);
+      const before = reserved.get(id) ?? (self ? instanceUsage(self) : nothingYet);
+      // Not growing (a converged instance rendering again, or a render that asks what the spec did): no read.
+      if (grows(asked, before)) {
+        const namespace = await lookups.namespace(key.namespace);
+        if (hasBudget(namespace, policy)) {
+          const others = (await lookups.instancesIn(key.namespace))
+            .filter((other) => other.metadata.name !== key.name && other.metadata.deletionTimestamp === undefined)
+            .map(counted);
+          const overrun = budgetOverruns(asked, before, others, namespace, policy)[0];
+          if (overrun) return refusal(key, overrun, asked);
+        }
+      }
+      reserved.set(id, asked);
+      return undefined;
+    },
+    forget(key) {
+      reserved.delete(formatObjectKey(key));
+    },
+  };
+}
+
+/** An instance the cache does not show yet: admitted, so its own count is taken; its render's sizes are not. */
+const nothingYet: Usage = { instances: 1n, replicas: 0n, storage: 0n };
+
+function keyOf(instance: MyAppInstanceObject): ObjectKey {
+  return { namespace: instance.metadata.namespace ?? "", name: instance.metadata.name ?? "" };
+}
+
+function refusal(key: ObjectKey, overrun: Overrun, asked: Usage): RenderRefusal {
+  // Other instances shrinking, or a label raised, frees the room without this instance changing.
+  const reason = "ChartOverBudget";
+  const outsideSpec = true;
+  if ("unreadable" in overrun) {
+    const { label, written, wanted } = overrun.unreadable;
+    return {
+      reason,
+      outsideSpec,
+      message:
+        `the namespace's label ${label} is "${written}", not ${wanted}; the platform owner must fix it before ` +
+        "the chart's workloads here can grow",
+    };
+  }
+  const { dimension, budget, used } = overrun;
+  const namespace = `namespace ${key.namespace}`;
+  const setBy = budgetSource(dimension, budget);
+  const advice = "; render less (spec.replicas or spec.values), or ask the platform owner for a larger budget";
+  if (dimension === "storage") {
+    return {
+      reason,
+      outsideSpec,
+      message:
+        `the chart's StatefulSets claim ${formatBytes(asked.storage)} (claim templates × replicas), and ${namespace} ` +
+        `may use at most ${budget.text} of storage in total (${setBy}); it uses ${formatBytes(used)} without this ` +
+        `instance${advice}`,
+    };
+  }
+  return {
+    reason,
+    outsideSpec,
+    message:
+      `the chart runs up to ${asked.replicas} replicas (its workloads' spec.replicas, or their autoscalers' ` +
+      `maxReplicas), and ${namespace} may run at most ${budget.text} in total (${setBy}); it runs ${used} ` +
+      `without this instance${advice}`,
+  };
+}

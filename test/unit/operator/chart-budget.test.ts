@@ -1,0 +1,105 @@
+/**
+ * Namespace budgets held to what charts render: a render that would grow its instance past the namespace's
+ * replicas or storage is refused naming the namespace, the limit, where it was set and what the others take;
+ * one that does not grow costs no read; renders checked at once cannot both take the last room; and what a
+ * render reserved counts for its instance until it is forgotten.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+  myAppInstanceSpecSchema,
+  type MyAppInstanceObject,
+  type MyAppInstanceSpecInput,
+  type MyAppInstanceStatus,
+} from "../../../api/index.ts";
+import type { NamespaceFacts } from "../../../operator/admission/validate.ts";
+import { openPolicy, type PlatformPolicy } from "../../../operator/admission/policy.ts";
+import { chartBudget } from "../../../operator/chart-budget.ts";
+
+const gi = 2n ** 30n * 10n ** 9n;
+
+function stored(
+  name: string,
+  spec: Partial<MyAppInstanceSpecInput> = {},
+  status?: MyAppInstanceStatus,
+): MyAppInstanceObject {
+  return {
+    apiVersion: "example.com/v1",
+    kind: "MyAppInstance",
+    metadata: { name, namespace: "team-a" },
+    spec: myAppInstanceSpecSchema.parse({ image: "nginx:1.27", ...spec }),
+    ...(status ? { status } : {}),
+  } as MyAppInstanceObject;
+}
+
+function lookups(instances: MyAppInstanceObject[], labels: Record<string, string> = {}) {
+  const reads = { namespace: 0 };
+  return {
+    reads,
+    namespace: async (): Promise<NamespaceFacts> => {
+      reads.namespace++;
+      return { labels };
+    },
+    instancesIn: async () => instances,
+  };
+}
+
+const key = (name: string) => ({ namespace: "team-a", name });
+
+describe("chartBudget", () => {
+  test("refuses a render that would run more replicas than the namespace has left, naming the budget", async () => {
+    const read = lookups([stored("web", { replicas: 2 }), stored("other", { replicas: 5 })], {
+      "myapp.example.com/max-replicas": "10",
+    });
+    const budget = chartBudget(openPolicy, read);
+    assert.deepEqual(await budget.reserve(key("web"), { replicas: 6n, storageNanos: 0n }), {
+      reason: "ChartOverBudget",
+      outsideSpec: true,
+      message:
+        "the chart runs up to 6 replicas (its workloads' spec.replicas, or their autoscalers' maxReplicas), and " +
+        "namespace team-a may run at most 10 in total (the namespace's label myapp.example.com/max-replicas, in " +
+        "place of --namespace-max-replicas); it runs 5 without this instance; render less (spec.replicas or " +
+        "spec.values), or ask the platform owner for a larger budget",
+    });
+    assert.equal(await budget.reserve(key("web"), { replicas: 5n, storageNanos: 0n }), undefined);
+  });
+
+  test("refuses storage past the flag's budget, counting other chart instances by their last render", async () => {
+    const policy: PlatformPolicy = { ...openPolicy, namespaceBudget: { storage: "100Gi" } };
+    const chartDb = stored("db", { storage: "1Gi" }, { chartUsage: { replicas: 3, storage: "90Gi" } });
+    const budget = chartBudget(policy, lookups([stored("web"), chartDb]));
+    const refusal = await budget.reserve(key("web"), { replicas: 1n, storageNanos: 20n * gi });
+    assert.equal(refusal?.reason, "ChartOverBudget");
+    assert.match(
+      refusal?.message ?? "",
+      /claim 20Gi \(claim templates × replicas\), and namespace team-a may use at most 100Gi of storage in total \(--namespace-max-storage, or the namespace label myapp\.example\.com\/max-storage\); it uses 90Gi without this instance/,
+    );
+  });
+
+  test("a render that asks no more than the instance takes costs no Namespace read and is never refused", async () => {
+    const read = lookups([stored("web", { replicas: 3 })], { "myapp.example.com/max-replicas": "0" });
+    const budget = chartBudget(openPolicy, read);
+    assert.equal(await budget.reserve(key("web"), { replicas: 3n, storageNanos: 0n }), undefined);
+    assert.equal(read.reads.namespace, 0);
+    // Shrinking below a budget lowered since is allowed too.
+    assert.equal(await budget.reserve(key("web"), { replicas: 1n, storageNanos: 0n }), undefined);
+  });
+
+  test("renders checked at once cannot both take the last room; a forgotten reservation frees it", async () => {
+    const read = lookups([stored("a"), stored("b")], { "myapp.example.com/max-replicas": "6" });
+    const budget = chartBudget(openPolicy, read);
+    const [a, b] = await Promise.all([
+      budget.reserve(key("a"), { replicas: 4n, storageNanos: 0n }),
+      budget.reserve(key("b"), { replicas: 4n, storageNanos: 0n }),
+    ]);
+    assert.deepEqual([a === undefined, b === undefined].sort(), [false, true]);
+    budget.forget(a === undefined ? key("a") : key("b"));
+    const retried = await budget.reserve(a === undefined ? key("b") : key("a"), { replicas: 4n, storageNanos: 0n });
+    assert.equal(retried, undefined);
+  });
+
+  test("a namespace without a budget admits any render", async () => {
+    const budget = chartBudget(openPolicy, lookups([stored("web")]));
+    assert.equal(await budget.reserve(key("web"), { replicas: 10_000n, storageNanos: 10_000n * gi }), undefined);
+  });
+});
