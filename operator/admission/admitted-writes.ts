@@ -3,9 +3,10 @@
  * learns of a write only when the watch delivers it, a few milliseconds after the apiserver stored it: without
  * this, a tenant creating instances 10 at a time gets each of them judged against the same stale count and runs
  * past the budget (the hostile-tenant chaos suite saw 25 admitted against 20). So the judgements that count a
- * namespace run one after another (`serially`), and each admitted create or change is remembered for a while
- * (`record`) and counted in place of, or beside, what the cache holds (`merge`). A remembered write that never
- * landed (another webhook refused it) is counted until it expires: the error is on the safe side.
+ * namespace run one after another (`serially`), and each admitted create or change a budget counted is remembered
+ * for a while (`record`) and counted in place of, or beside, what the cache holds (`merge`). A remembered write
+ * that never landed (another webhook refused it) is counted until it expires: the error is on the safe side. What
+ * is remembered is bounded: the fields a budget reads, for at most `rememberMs`, at most `maxRemembered` writes.
  *
  * Per replica: two replicas judging at once can still each admit the last slot (a ResourceQuota is the hard cap).
  * Written by hand: no library keeps admission's own writes.
@@ -18,22 +19,29 @@ import type { AdmittedInstance } from "./validate.ts";
 export interface AdmittedWritesOptions {
   /** How long an admitted write is counted without the cache showing it. @default 30_000 */
   readonly rememberMs?: number;
+  /** The most writes remembered at once, the oldest forgotten first. @default 10_000 */
+  readonly maxRemembered?: number;
   readonly clock?: Pick<Clock, "monotonicMs">;
 }
 
 interface Remembered {
   readonly at: number;
+  /** What a budget reads of it: name, namespace, replicas and storage (not the values, which may be large). */
   readonly instance: MyAppInstanceObject;
 }
 
 export class AdmittedWrites {
   private readonly byNamespace = new Map<string, Map<string, Remembered>>();
+  /** Every remembered write by `namespace/name`, oldest first: expiry and the cap drop from the front. */
+  private readonly byAge = new Map<string, Remembered>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly rememberMs: number;
+  private readonly maxRemembered: number;
   private readonly clock: Pick<Clock, "monotonicMs">;
 
   constructor(options: AdmittedWritesOptions = {}) {
     this.rememberMs = options.rememberMs ?? 30_000;
+    this.maxRemembered = options.maxRemembered ?? 10_000;
     this.clock = options.clock ?? realClock;
   }
 
@@ -54,15 +62,27 @@ export class AdmittedWrites {
 
   /** Remembers an admitted create or change of `instance` (not a dry-run: nothing is stored then). */
   record(instance: AdmittedInstance): void {
-    const kept = this.byNamespace.get(instance.namespace) ?? new Map<string, Remembered>();
-    kept.set(instance.name, {
-      at: this.clock.monotonicMs(),
+    const now = this.clock.monotonicMs();
+    const id = `${instance.namespace}/${instance.name}`;
+    const { replicas, storage } = instance.spec;
+    const remembered: Remembered = {
+      at: now,
       instance: {
         metadata: { name: instance.name, namespace: instance.namespace },
-        spec: instance.spec,
+        spec: { replicas, ...(storage !== undefined ? { storage } : {}) },
       } as MyAppInstanceObject,
-    });
+    };
+    this.byAge.delete(id);
+    this.byAge.set(id, remembered);
+    const kept = this.byNamespace.get(instance.namespace) ?? new Map<string, Remembered>();
+    kept.set(instance.name, remembered);
     this.byNamespace.set(instance.namespace, kept);
+    this.dropOld(now);
+  }
+
+  /** Writes remembered now (for tests and the cap). */
+  get size(): number {
+    return this.byAge.size;
   }
 
   /**
@@ -70,17 +90,31 @@ export class AdmittedWrites {
    * remembers) in place of the cached version of that instance, or beside them for a create the cache lacks.
    */
   merge(namespace: string, cached: readonly MyAppInstanceObject[]): readonly MyAppInstanceObject[] {
+    this.dropOld(this.clock.monotonicMs());
     const kept = this.byNamespace.get(namespace);
     if (!kept) return cached;
-    const now = this.clock.monotonicMs();
-    for (const [name, remembered] of kept) if (now - remembered.at >= this.rememberMs) kept.delete(name);
-    if (kept.size === 0) {
-      this.byNamespace.delete(namespace);
-      return cached;
-    }
-    const merged = cached.map((instance) => kept.get(instance.metadata.name ?? "")?.instance ?? instance);
+    // An admitted change replaces the cached spec, not the status: a chart instance's status says what its
+    // last render takes of the budget (namespace-budget.ts), which the change does not know yet.
+    const merged = cached.map((instance) => {
+      const remembered = kept.get(instance.metadata.name ?? "");
+      return remembered
+        ? { ...remembered.instance, ...(instance.status ? { status: instance.status } : {}) }
+        : instance;
+    });
     const known = new Set(cached.map((instance) => instance.metadata.name));
     for (const [name, remembered] of kept) if (!known.has(name)) merged.push(remembered.instance);
     return merged;
+  }
+
+  /** Forgets expired writes, and the oldest beyond the cap: each write is looked at once, from the front. */
+  private dropOld(now: number): void {
+    for (const [id, remembered] of this.byAge) {
+      if (now - remembered.at < this.rememberMs && this.byAge.size <= this.maxRemembered) break;
+      this.byAge.delete(id);
+      const namespace = remembered.instance.metadata.namespace ?? "";
+      const kept = this.byNamespace.get(namespace);
+      kept?.delete(remembered.instance.metadata.name ?? "");
+      if (kept?.size === 0) this.byNamespace.delete(namespace);
+    }
   }
 }

@@ -20,12 +20,12 @@ import { group, kind, validateSpec } from "../../api/index.ts";
 import { realClock, type Clock, type TimerHandle } from "../../kube/index.ts";
 import { AdmittedWrites } from "./admitted-writes.ts";
 import { defaultsFor } from "./mutate.ts";
+import { hasBudget } from "./namespace-budget.ts";
 import type { AdmissionLookups } from "./lookups.ts";
 import type { PlatformPolicy } from "./policy.ts";
 import { WebhookRequestError, type WebhookHandler } from "./webhook-server.ts";
 import {
   factsNeeded,
-  hasBudget,
   invalidRules,
   oversizedValues,
   validateInstance,
@@ -113,13 +113,15 @@ export function admissionHandlers(
   function judgeCounting(request: ReviewRequest): Promise<Violation[]> {
     if (request.dryRun) return judge(request).then(({ violations }) => violations);
     return admitted.serially(request.namespace, async () => {
-      const { violations, instance } = await judge(request);
-      if (violations.length === 0 && instance) admitted.record(instance);
+      const { violations, counted } = await judge(request);
+      // Remembered only where a budget counted it: elsewhere no later judgement reads it.
+      if (violations.length === 0 && counted) admitted.record(counted);
       return violations;
     });
   }
 
-  async function judge(request: ReviewRequest): Promise<{ violations: Violation[]; instance?: AdmittedInstance }> {
+  /** The violations, and the instance when a namespace budget counted it (so later judgements count it too). */
+  async function judge(request: ReviewRequest): Promise<{ violations: Violation[]; counted?: AdmittedInstance }> {
     const oversized = valuesFirst(request, policy);
     if (oversized.length > 0) return { violations: oversized };
     const deadline = clock.monotonicMs() + timeoutMs;
@@ -145,13 +147,13 @@ export function admissionHandlers(
             deadline,
           ),
     ]);
-    const instances =
-      needed.instances && hasBudget(namespaceFacts, policy)
-        ? admitted.merge(
-            namespace,
-            await look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline),
-          )
-        : [];
+    const budgeted = needed.instances && hasBudget(namespaceFacts, policy);
+    const instances = budgeted
+      ? admitted.merge(
+          namespace,
+          await look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline),
+        )
+      : [];
     const facts: AdmissionFacts = {
       namespace: namespaceFacts,
       instances,
@@ -159,7 +161,8 @@ export function admissionHandlers(
       defaultStorageClass,
       chartConfigMap,
     };
-    return { violations: validateInstance(instance, old, facts, policy), instance };
+    const violations = validateInstance(instance, old, facts, policy);
+    return budgeted ? { violations, counted: instance } : { violations };
   }
 
   async function defaults(request: ReviewRequest): Promise<unknown[]> {

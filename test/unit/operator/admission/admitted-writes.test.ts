@@ -22,6 +22,32 @@ describe("AdmittedWrites", () => {
     assert.deepEqual(names(writes.merge("shop", [cached("old", 2)])), ["old:2"]);
   });
 
+  it("forgets expired writes as new ones come, keeps at most maxRemembered, and only what budgets read", () => {
+    let now = 0;
+    const writes = new AdmittedWrites({ rememberMs: 30_000, maxRemembered: 3, clock: { monotonicMs: () => now } });
+    const values = { blob: "x".repeat(100_000) };
+    for (let i = 0; i < 5; i++) {
+      writes.record({ name: `a${i}`, namespace: `ns-${i}`, spec: { ...spec(1), storage: "1Gi", values } });
+    }
+    assert.equal(writes.size, 3);
+    assert.deepEqual(names(writes.merge("ns-0", [])), []);
+    const [kept] = writes.merge("ns-4", []);
+    assert.deepEqual(kept?.spec, { replicas: 1, storage: "1Gi" });
+    // No merge needed to forget: the next record drops what expired.
+    now = 30_000;
+    writes.record({ name: "late", namespace: "ns-9", spec: spec(1) });
+    assert.equal(writes.size, 1);
+  });
+
+  it("keeps the cached status of a changed instance (what its chart's render takes of the budget)", () => {
+    const writes = new AdmittedWrites();
+    writes.record({ name: "old", namespace: "shop", spec: spec(5) });
+    const status = { chartUsage: { replicas: 9, storage: "0" } };
+    const [merged] = writes.merge("shop", [{ ...cached("old", 2), status }]);
+    assert.deepEqual(merged?.status, status);
+    assert.equal(merged?.spec.replicas, 5);
+  });
+
   it("runs the judgements of one namespace one after another, failed ones included", async () => {
     const writes = new AdmittedWrites();
     const order: string[] = [];

@@ -4,6 +4,7 @@
  * a review makes (exactly those its verdict needs; a failing or slow one is a 500 that says what it could not read).
  */
 import assert from "node:assert/strict";
+import { AdmittedWrites } from "../../../../operator/admission/admitted-writes.ts";
 import { describe, it } from "node:test";
 import type { MyAppInstanceObject } from "../../../../api/index.ts";
 import type { AdmissionLookups } from "../../../../operator/admission/lookups.ts";
@@ -441,6 +442,20 @@ describe("budgets under concurrent creates", () => {
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => validate(createNamed(`web-${i}`))));
     const admitted = answers.map(responseOf).filter((response) => response.allowed);
     assert.equal(admitted.length, 3);
+  });
+
+  it("remembers admitted writes only where a budget counts them, so other namespaces cost no memory", async () => {
+    const admitted = new AdmittedWrites();
+    const lookups = fakeLookups({ namespaces: { "team-a": { labels: {} }, open: { labels: {} } } }).lookups;
+    const { validate } = admissionHandlers(budget, lookups, logger, { admitted });
+    await validate(createNamed("counted"));
+    assert.equal(admitted.size, 1);
+    const open = admissionHandlers(openPolicy, lookups, logger, { admitted });
+    for (let i = 0; i < 20; i++) {
+      const review = reviewOf({ operation: "CREATE", object: object({ image: "nginx" }, `free-${i}`, "open") });
+      assert.equal(responseOf(await open.validate(review)).allowed, true);
+    }
+    assert.equal(admitted.size, 1);
   });
 
   it("does not count a dry-run, which stores nothing", async () => {
