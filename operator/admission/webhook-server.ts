@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Server as NetServer, type AddressInfo } from "node:net";
+import { Server as NetServer, type AddressInfo, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { realClock } from "../../kube/index.ts";
@@ -61,6 +61,12 @@ export interface WebhookServerOptions {
    */
   readonly maxConnections?: number;
   /**
+   * Connections open at once from one address; more from it are closed as they come, so one pod holding idle or
+   * half-open connections cannot take all of {@link maxConnections} and shut admission for every tenant. Above
+   * what one apiserver opens (one per write in flight, at most its 200 by default). @default 256
+   */
+  readonly maxConnectionsPerAddress?: number;
+  /**
    * A handler that has not answered after this long gets a 504. The apiserver gives up after the webhook's
    * timeoutSeconds (at most 30 s) anyway; this bounds the work left behind. @default 30_000
    */
@@ -91,6 +97,32 @@ function openConnections(server: Server): Promise<number> {
   return new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
 }
 
+/**
+ * Closes a new TCP connection from an address that already holds `max` open ones, before any TLS work. Counted by
+ * hand: net.Server's maxConnections is one ceiling for all clients.
+ */
+function limitConnectionsPerAddress(server: Server, max: number, logger: Logger): void {
+  const open = new Map<string, number>();
+  let refusedSince = 0;
+  server.on("connection", (socket: Socket) => {
+    const address = socket.remoteAddress ?? "";
+    const count = open.get(address) ?? 0;
+    if (count >= max) {
+      // One line per burst, not per connection: a flood would otherwise flood the log too.
+      if (refusedSince++ === 0) logger.warn({ address, max }, "webhook connections from one address over the limit");
+      socket.destroy();
+      return;
+    }
+    refusedSince = 0;
+    open.set(address, count + 1);
+    socket.once("close", () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left > 0) open.set(address, left);
+      else open.delete(address);
+    });
+  });
+}
+
 /** Starts listening; resolves once the port is bound. */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
@@ -99,7 +131,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const buffered = new ByteBudget(options.maxBufferedBytes ?? defaultMaxBufferedBytes);
   let draining = false;
   const server: Server = createServer(
-    { cert: options.tls.cert, key: options.tls.key, minVersion: "TLSv1.2" },
+    // A connection that has not finished its TLS handshake in 5 s is dropped (Node's default waits 120 s, and
+    // the timeouts below start only once the handshake is done).
+    { cert: options.tls.cert, key: options.tls.key, minVersion: "TLSv1.2", handshakeTimeout: 5_000 },
     (req, res) => {
       if (draining) res.setHeader("connection", "close");
       const limits = { maxBodyBytes, buffered, handlerTimeoutMs, logger, metrics: options.metrics };
@@ -118,6 +152,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
   server.maxConnections = options.maxConnections ?? 1000;
+  limitConnectionsPerAddress(server, options.maxConnectionsPerAddress ?? 256, logger);
   server.on("tlsClientError", (error) => logger.debug({ err: error }, "webhook TLS handshake failed"));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { Agent, request } from "node:https";
+import { connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import { test, type TestContext } from "node:test";
 import { pino } from "pino";
@@ -187,6 +188,36 @@ test("connections beyond the ceiling are closed as they come; one that closes ma
   }
   assert.ok(!(third instanceof Error), "a connection is served again once one closed");
   (third as TLSSocket).destroy();
+});
+
+test("one address cannot take every connection, and a silent one is dropped before its handshake", async (t) => {
+  const { ca, serving } = await issue();
+  const server = await start(t, serving, { maxConnections: 10, maxConnectionsPerAddress: 2 });
+  // Raw TCP connections that never start TLS, as a flood would hold them.
+  const silent = (localAddress: string) =>
+    new Promise<{ socket: Socket; closed: Promise<void> }>((resolve, reject) => {
+      const socket = netConnect({ host: "127.0.0.1", port: server.port, localAddress });
+      const closed = new Promise<void>((done) => socket.once("close", () => done()));
+      socket.once("connect", () => resolve({ socket, closed }));
+      socket.once("error", reject);
+    });
+  const held = [await silent("127.0.0.1"), await silent("127.0.0.1")];
+  t.after(() => held.forEach(({ socket }) => socket.destroy()));
+  // WHEN the same address opens a third, THEN it is closed at once; another address is still served
+  const third = await silent("127.0.0.1");
+  await third.closed;
+  const other = await new Promise<TLSSocket | Error>((resolve) => {
+    const raw = netConnect({ host: "127.0.0.1", port: server.port, localAddress: "127.0.0.2" });
+    const socket = tlsConnect({ socket: raw, host: "127.0.0.1", ca: ca.cert });
+    socket.once("secureConnect", () => resolve(socket));
+    socket.once("error", (error) => resolve(error));
+  });
+  assert.ok(!(other instanceof Error), `another address is served: ${String(other)}`);
+  (other as TLSSocket).destroy();
+  // AND the silent ones are dropped by the server once the handshake's 5 s are up (not after Node's 120 s)
+  const dropped = Promise.all(held.map(({ closed }) => closed)).then(() => "dropped");
+  const deadline = new Promise((resolve) => setTimeout(resolve, 60_000, "still open after 60 s").unref());
+  assert.equal(await Promise.race([dropped, deadline]), "dropped");
 });
 
 test("reports every request by route and status, bugs included, and none is left in flight", async (t) => {
