@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import {
   BucketRateLimiter,
   defaultControllerRateLimiter,
+  GroupedBucketRateLimiter,
   ItemExponentialRateLimiter,
   MaxOfRateLimiter,
 } from "../../../operator/runtime/rate-limiter.ts";
@@ -55,6 +56,33 @@ describe("BucketRateLimiter", () => {
 
   it("rejects settings that could never hand out a token", () => {
     assert.throws(() => new BucketRateLimiter(new FakeClock(), { qps: 0 }), /qps > 0/);
+  });
+});
+
+describe("GroupedBucketRateLimiter", () => {
+  it("gives each namespace its own bucket: one tenant's failures never delay another's retry", () => {
+    const clock = new FakeClock();
+    const limiter = new GroupedBucketRateLimiter(clock);
+    // 2,000 failing instances of one namespace, 15 fast retries each: 30,000 reservations of team-a's bucket
+    let last = 0;
+    for (let retry = 0; retry < 15; retry++) for (let i = 0; i < 2000; i++) last = limiter.when(`team-a/app-${i}`);
+    assert.ok(last > 2_900_000, `team-a waits out its own debt (${last} ms)`);
+    assert.equal(limiter.when("team-b/web"), 0);
+    assert.equal(limiter.when("team-b/web"), 0);
+  });
+
+  it("drops buckets that have refilled, so memory follows the namespaces failing now", async () => {
+    const clock = new FakeClock();
+    const limiter = new GroupedBucketRateLimiter(clock, { qps: 10, burst: 2 });
+    for (let i = 0; i < 500; i++) limiter.when(`ns-${i}/a`);
+    assert.equal(limiter.groups, 500);
+    await clock.advance(1_000);
+    for (let i = 0; i < 524; i++) limiter.when("busy/a");
+    assert.equal(limiter.groups, 1);
+  });
+
+  it("rejects settings that could never hand out a token, at once", () => {
+    assert.throws(() => new GroupedBucketRateLimiter(new FakeClock(), { burst: 0 }), /burst >= 1/);
   });
 });
 
