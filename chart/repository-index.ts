@@ -1,17 +1,20 @@
 /**
- * One chart's entries from a repository's index.yaml, without parsing the whole file on the event loop. A public
- * index can be tens of MiB (the `yaml` library parses ~2.5 MiB/s: 4 s for a 10 MiB index, during which the
- * operator serves nobody), and only one chart's versions are needed. So, bounded (and parsed as renders are,
+ * One chart version's entry from a repository's index.yaml, read without parsing the whole file. The index is the
+ * repository's, and a tenant may name any repository the platform allows: a public index can be tens of MiB, and a
+ * hostile one of 16 MiB can list millions of tiny entries (`- {}`), which parsed whole took 700 MiB of the
+ * operator's heap, four at once more than it has. So, bounded in time and memory (and parsed as renders are,
  * chart/render-yaml.ts):
  *
  * - The text is capped before this runs (16 MiB, chart/sources.ts).
- * - JSON (a valid index form) goes to JSON.parse: linear and fast (~40 ms for 9 MiB).
- * - YAML in the block layout Helm writes (`entries:` at column 0, chart names one level in, a list of versions
- *   under each) is cut by a linear line scan to the one chart's list; each version entry is parsed on its own
- *   (at most 256 KiB each), yielding to the event loop between entries, so no step blocks for more than a few ms.
- * - Anything else is parsed whole only when small (256 KiB); larger, it is refused as not a Helm index.
+ * - Only the one chart's list is located, by a linear scan that keeps no copy of the file: in the block layout
+ *   Helm writes (`entries:` at column 0, chart names one level in, a list of versions under each) line by line,
+ *   and in JSON (a valid index form) value by value, skipping what it does not need.
+ * - A chart listing more than {@link maxChartVersions} versions is refused. Of the rest, only the entries whose
+ *   text holds the version asked for are parsed, and the first few for a message that says what is listed
+ *   (each at most 256 KiB), yielding to the event loop between them.
+ * - YAML in any other layout is parsed whole only when small (256 KiB); larger, it is refused as not a Helm index.
  *
- * A worker thread was the alternative; it would need the `yaml` library beside the operator's single-file bundle.
+ * Written by hand: no YAML or JSON library reads one value of a large document without building the rest.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { parseDocument, RenderYamlError } from "./render-yaml.ts";
@@ -23,44 +26,82 @@ export interface IndexEntry {
   readonly digest?: unknown;
 }
 
-/** An index that is not in a shape this reader takes: permanent. */
+/** What the index says of one chart: the entry of the version asked for, if listed, and the first few listed. */
+export interface ChartListing {
+  readonly entry?: IndexEntry;
+  /** The first {@link listedInMessages} entries, for a message that says what the repository has. */
+  readonly first: readonly IndexEntry[];
+}
+
+/** An index that is not in a shape this reader takes, or lists more than it reads: permanent. */
 export class IndexFormatError extends Error {
   override readonly name = "IndexFormatError";
 }
 
-/** The most YAML parsed in one piece. */
+/** The most versions of one chart read (the largest public indexes list a few hundred to a few thousand). */
+export const maxChartVersions = 10_000;
+
+/** The entries parsed for a message besides the one asked for. */
+export const listedInMessages = 20;
+
+/** The most YAML (or JSON) parsed in one piece. */
 const maxPieceBytes = 256 * 1024;
 
-/** The entries of chart `name`, or undefined when the index has no such chart. */
-export async function indexEntries(text: string, name: string): Promise<readonly IndexEntry[] | undefined> {
-  const start = text.trimStart();
-  if (start.startsWith("{")) {
-    let index: unknown;
-    try {
-      index = JSON.parse(start);
-    } catch {
-      throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
-    }
-    return entriesOf(index, name);
+/** The entry of `name` at `version` (or `v` + version), or undefined when the index has no chart `name`. */
+export async function findIndexEntry(text: string, name: string, version: string): Promise<ChartListing | undefined> {
+  const start = text.search(/\S/);
+  if (start >= 0 && text[start] === "{") {
+    const items = jsonChartItems(text, start, name);
+    return items && select(items, name, version);
   }
-  const block = entriesBlock(text);
-  if (block === undefined) return entriesOf(parseSmall(text, "index.yaml"), name);
-  const chart = chartBlock(block, name);
-  if (chart === undefined) return undefined;
-  const items = listItems(chart);
-  if (items === undefined) return asEntries(parseSmall(chart, `the entries of ${name}`));
-  const entries: IndexEntry[] = [];
+  const block = await yamlChartBlock(text, name);
+  if (block === "no entries block") return fromParsed(entriesOf(parseSmall(text, "index.yaml"), name), version);
+  if (block === undefined) return undefined;
+  const items = yamlListItems(text, block);
+  if (items === undefined) return fromParsed(asEntries(parseSmall(block.text(), `the entries of ${name}`)), version);
+  return select(items, name, version);
+}
+
+/** A piece of the index holding one entry, and how to parse it. */
+interface ItemText {
+  readonly raw: string;
+  parse(): unknown;
+}
+
+/** Parses the first entries and those whose text names the version; refuses a list longer than it reads. */
+async function select(items: Iterable<ItemText>, name: string, version: string): Promise<ChartListing> {
+  const first: IndexEntry[] = [];
+  let entry: IndexEntry | undefined;
+  let count = 0;
   let sinceYield = 0;
   for (const item of items) {
-    const value = parseSmall(item, `an entry of ${name}`);
-    if (value !== null && typeof value === "object") entries.push(value as IndexEntry);
-    sinceYield += item.length;
+    if (++count > maxChartVersions) {
+      throw new IndexFormatError(`it lists more than ${maxChartVersions} versions of ${name}`);
+    }
+    sinceYield += item.raw.length;
     if (sinceYield > 64 * 1024) {
       sinceYield = 0;
       await yieldToEventLoop();
     }
+    const candidate = entry === undefined && item.raw.includes(version);
+    if (count > listedInMessages && !candidate) continue;
+    const parsed = asEntry(item.parse());
+    if (count <= listedInMessages && parsed) first.push(parsed);
+    if (candidate && parsed && isVersion(parsed, version)) entry = parsed;
   }
-  return entries;
+  return entry ? { entry, first } : { first };
+}
+
+function fromParsed(entries: readonly IndexEntry[] | undefined, version: string): ChartListing | undefined {
+  if (entries === undefined) return undefined;
+  if (entries.length > maxChartVersions) throw new IndexFormatError(`it lists more than ${maxChartVersions} versions`);
+  const entry = entries.find((candidate) => isVersion(candidate, version));
+  const first = entries.slice(0, listedInMessages);
+  return entry ? { entry, first } : { first };
+}
+
+function isVersion(entry: IndexEntry, version: string): boolean {
+  return entry.version === version || entry.version === `v${version}`;
 }
 
 function parseSmall(text: string, what: string): unknown {
@@ -69,7 +110,7 @@ function parseSmall(text: string, what: string): unknown {
   }
   try {
     // The reader of rendered YAML: duplicate keys in constant time, where `yaml` checks them pair by pair (a
-    // piece of 256 KiB with 22,000 keys took it 3.6 s).
+    // piece of 256 KiB with 22,000 keys took it 3.6 s). JSON is YAML too.
     return parseDocument(text);
   } catch (error) {
     if (!(error instanceof RenderYamlError)) throw error;
@@ -88,56 +129,213 @@ function asEntries(value: unknown): readonly IndexEntry[] {
   return value.filter((entry): entry is IndexEntry => entry !== null && typeof entry === "object");
 }
 
-const indentOf = (line: string) => line.length - line.trimStart().length;
-const isBlank = (line: string) => line.trim() === "" || line.trimStart().startsWith("#");
-
-/** The lines under a top-level `entries:` key, or undefined when there is none in block layout. */
-function entriesBlock(text: string): string[] | undefined {
-  const lines = text.split(/\r?\n/);
-  const at = lines.findIndex((line) => /^entries:[ \t]*(#.*)?$/.test(line));
-  if (at < 0) return undefined;
-  const end = lines.findIndex((line, i) => i > at && !isBlank(line) && indentOf(line) === 0);
-  return lines.slice(at + 1, end < 0 ? undefined : end);
+function asEntry(value: unknown): IndexEntry | undefined {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as IndexEntry) : undefined;
 }
 
-/** The lines of chart `name`'s value in the entries block (its list), or undefined when it is not there. */
-function chartBlock(block: readonly string[], name: string): string | undefined {
-  const first = block.find((line) => !isBlank(line));
-  if (first === undefined) return undefined;
-  const indent = indentOf(first);
-  const keys = [name, JSON.stringify(name), `'${name.replaceAll("'", "''")}'`];
-  // Compiled once, not per line: an index of 16 MiB is a few hundred thousand lines.
-  const keyLines = keys.map((key) => new RegExp(`^${escape(key)}:[ \\t]*(#.*)?$`));
-  const at = block.findIndex(
-    (line) => indentOf(line) === indent && keyLines.some((keyLine) => keyLine.test(line.trim())),
-  );
-  if (at < 0) return undefined;
-  // Helm writes a key's list at the key's own indentation (`- apiVersion: …`); the block ends at the next key.
-  const end = block.findIndex(
-    (line, i) =>
-      i > at &&
-      !isBlank(line) &&
-      (indentOf(line) < indent || (indentOf(line) === indent && !line.trimStart().startsWith("-"))),
-  );
-  return block.slice(at + 1, end < 0 ? undefined : end).join("\n");
+// ---- YAML in Helm's block layout, line by line ----
+
+/** A line of the text: where it starts and ends (without its line break). */
+interface Line {
+  readonly start: number;
+  readonly end: number;
 }
 
-/** A block-style list split into its items, each as a standalone mapping; undefined when not a block list. */
-function listItems(chart: string): string[] | undefined {
-  const lines = chart.split("\n");
-  const first = lines.find((line) => !isBlank(line));
-  if (first === undefined) return [];
-  if (!/^\s*- /.test(first) && !/^\s*-$/.test(first)) return undefined;
-  const indent = indentOf(first);
-  const items: string[][] = [];
-  for (const line of lines) {
-    if (indentOf(line) === indent && /^-( |$)/.test(line.slice(indent)))
-      items.push([" ".repeat(indent + 2) + line.slice(indent + 2)]);
-    else items.at(-1)?.push(line);
+function* linesOf(text: string, from: number, to = text.length): Generator<Line> {
+  let start = from;
+  while (start < to) {
+    let end = text.indexOf("\n", start);
+    if (end < 0 || end > to) end = to;
+    yield { start, end: end > start && text[end - 1] === "\r" ? end - 1 : end };
+    start = end + 1;
   }
-  return items.map((item) => item.map((line) => line.slice(Math.min(indent + 2, indentOf(line)))).join("\n"));
+}
+
+function indentAt(text: string, line: Line): number {
+  let at = line.start;
+  while (at < line.end && (text[at] === " " || text[at] === "\t")) at++;
+  return at - line.start;
+}
+
+function isBlankLine(text: string, line: Line): boolean {
+  const first = line.start + indentAt(text, line);
+  return first === line.end || text[first] === "#";
+}
+
+/** True when the line, past `indent`, starts a list item: `-` then a blank or the line's end. */
+function startsItem(text: string, line: Line, indent: number): boolean {
+  const at = line.start + indent;
+  return text[at] === "-" && (at + 1 === line.end || text[at + 1] === " ");
+}
+
+/** Chart `name`'s value in the entries block: [start, end) of its lines, and its text when wanted. */
+interface Block {
+  readonly start: number;
+  readonly end: number;
+  text(): string;
+}
+
+async function yamlChartBlock(text: string, name: string): Promise<Block | "no entries block" | undefined> {
+  const entries = /^entries:[ \t]*(#.*)?\r?$/m.exec(text);
+  if (!entries) return "no entries block";
+  const from = entries.index + entries[0].length + 1;
+  const keys = [name, JSON.stringify(name), `'${name.replaceAll("'", "''")}'`];
+  const keyLine = new RegExp(`^(?:${keys.map(escape).join("|")}):[ \\t]*(#.*)?$`);
+  let chartIndent: number | undefined;
+  let start: number | undefined;
+  let scanned = 0;
+  for (const line of linesOf(text, from)) {
+    // A 16 MiB index is a few hundred thousand lines: the scan gives way now and then.
+    if (++scanned % 65_536 === 0) await yieldToEventLoop();
+    if (isBlankLine(text, line)) continue;
+    const indent = indentAt(text, line);
+    if (indent === 0) break; // the entries block is over
+    chartIndent ??= indent;
+    if (start !== undefined) {
+      // Helm writes a key's list at the key's own indentation (`- apiVersion: …`); the block ends at the next key.
+      if (indent < chartIndent || (indent === chartIndent && text[line.start + indent] !== "-")) {
+        return block(text, start, line.start);
+      }
+      continue;
+    }
+    if (indent === chartIndent && keyLine.test(text.slice(line.start + indent, line.end).trimEnd())) {
+      start = line.end + 1;
+    }
+  }
+  return start === undefined ? undefined : block(text, start, text.length);
+}
+
+function block(text: string, start: number, end: number): Block {
+  return { start, end, text: () => text.slice(start, end) };
+}
+
+/** The block's list items, each parsed as a standalone mapping; undefined when the block is not a block list. */
+function yamlListItems(text: string, chart: Block): Iterable<ItemText> | undefined {
+  const first = [...firstLine(text, chart)][0];
+  if (first === undefined) return [];
+  const indent = indentAt(text, first);
+  if (!startsItem(text, first, indent)) return undefined;
+  return (function* () {
+    let itemStart = first.start;
+    for (const line of linesOf(text, first.end + 1, chart.end)) {
+      if (indentAt(text, line) !== indent || !startsItem(text, line, indent)) continue;
+      yield yamlItem(text.slice(itemStart, line.start), indent);
+      itemStart = line.start;
+    }
+    yield yamlItem(text.slice(itemStart, chart.end), indent);
+  })();
+}
+
+function* firstLine(text: string, chart: Block): Generator<Line> {
+  for (const line of linesOf(text, chart.start, chart.end)) {
+    if (!isBlankLine(text, line)) return yield line;
+  }
+}
+
+/** One `- key: …` item, re-indented as a mapping of its own. */
+function yamlItem(raw: string, indent: number): ItemText {
+  return {
+    raw,
+    parse() {
+      const lines = raw.split("\n");
+      lines[0] = " ".repeat(indent + 2) + (lines[0] ?? "").slice(indent + 2);
+      const mapping = lines.map((line) => line.slice(Math.min(indent + 2, line.length - line.trimStart().length)));
+      return parseSmall(mapping.join("\n"), "an entry of index.yaml");
+    },
+  };
 }
 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+// ---- JSON, value by value ----
+
+/** The elements of `entries[name]` in a JSON index, each parsed only when asked; undefined without that chart. */
+function jsonChartItems(text: string, start: number, name: string): Iterable<ItemText> | undefined {
+  const entries = memberValue(text, start, "entries");
+  const chart = entries === undefined || text[entries] !== "{" ? undefined : memberValue(text, entries, name);
+  if (chart === undefined) return undefined;
+  if (text[chart] !== "[") throw new IndexFormatError("a chart's entries in index.yaml are not a list");
+  return (function* () {
+    for (const [from, to] of arrayElements(text, chart)) {
+      const raw = text.slice(from, to);
+      yield {
+        raw,
+        parse: () => {
+          if (raw.length > maxPieceBytes) throw new IndexFormatError("an entry of index.yaml is larger than 256 KiB");
+          return jsonParse(raw);
+        },
+      };
+    }
+  })();
+}
+
+function jsonParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
+  }
+}
+
+/** Where the value of member `key` of the object at `at` starts, or undefined when it has none. */
+function memberValue(text: string, at: number, key: string): number | undefined {
+  let i = skipSpace(text, at + 1);
+  while (text[i] !== "}") {
+    if (text[i] !== '"') throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
+    const keyEnd = skipValue(text, i);
+    const name = jsonParse(text.slice(i, keyEnd));
+    i = skipSpace(text, keyEnd);
+    if (text[i] !== ":") throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
+    const value = skipSpace(text, i + 1);
+    if (name === key) return value;
+    i = skipSpace(text, skipValue(text, value));
+    if (text[i] === ",") i = skipSpace(text, i + 1);
+    else if (text[i] !== "}") throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
+  }
+  return undefined;
+}
+
+/** [start, end) of each element of the array at `at`. */
+function* arrayElements(text: string, at: number): Generator<[number, number]> {
+  let i = skipSpace(text, at + 1);
+  while (text[i] !== "]") {
+    const end = skipValue(text, i);
+    yield [i, end];
+    i = skipSpace(text, end);
+    if (text[i] === ",") i = skipSpace(text, i + 1);
+    else if (text[i] !== "]") throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
+  }
+}
+
+function skipSpace(text: string, at: number): number {
+  let i = at;
+  while (i < text.length && (text[i] === " " || text[i] === "\n" || text[i] === "\r" || text[i] === "\t")) i++;
+  return i;
+}
+
+/** The end of the JSON value starting at `at`: strings and nesting followed, nothing built. */
+function skipValue(text: string, at: number): number {
+  let depth = 0;
+  let i = at;
+  do {
+    const c = text[i];
+    if (c === undefined) throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
+    if (c === '"') {
+      i++;
+      while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
+      i++;
+    } else if (c === "{" || c === "[") {
+      depth++;
+      i++;
+    } else if (c === "}" || c === "]") {
+      depth--;
+      i++;
+    } else if (depth === 0) {
+      // A scalar at the top: up to the next delimiter.
+      while (i < text.length && !",}] \n\r\t".includes(text[i] ?? "")) i++;
+    } else i++;
+  } while (depth > 0);
+  return i;
 }

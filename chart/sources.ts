@@ -9,9 +9,16 @@
  */
 import { createHash } from "node:crypto";
 import { chartConfigMapKey, type ChartSpec } from "../api/index.ts";
-import { boundedHttpGet, HttpGetError, statusError, type HttpGet, type HttpGetOptions } from "./http-get.ts";
+import {
+  boundedHttpGet,
+  HttpGetError,
+  statusError,
+  withDeadline,
+  type HttpGet,
+  type HttpGetOptions,
+} from "./http-get.ts";
 import { ByteBoundedLru } from "./lru-cache.ts";
-import { indexEntries, IndexFormatError } from "./repository-index.ts";
+import { findIndexEntry, IndexFormatError } from "./repository-index.ts";
 import { namespacePolicy, sameChartSource, sourceRefusal } from "./namespace-sources.ts";
 import { allowedBy, sourcePolicy, type SourcePolicy } from "./source-policy.ts";
 
@@ -136,7 +143,9 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
         });
       }
       const cached = cache.get(source);
-      bytes = cached ?? (await fetchRemote(get, policy, caps, chart, source));
+      // Every request of one fetch (token, manifest, index, chart, their redirects) shares one deadline.
+      const bounded = withDeadline(get, options.http?.fetchTimeoutMs ?? 60_000);
+      bytes = cached ?? (await fetchRemote(bounded, policy, caps, chart, source));
       if (!cached) cache.set(source, bytes);
     }
     const digest = chartDigest(bytes);
@@ -221,16 +230,12 @@ async function fromRepository(
 ): Promise<Uint8Array> {
   const base = new URL(repo.endsWith("/") ? repo : `${repo}/`);
   const index = await ok(get, new URL("index.yaml", base), "index.yaml", caps.indexBytes);
-  const versions = await indexEntries(index.body.toString("utf8"), name);
-  if (!versions) throw new ChartFetchError(`the repository has no chart ${name}`);
-  const entry = versions.find((candidate) => candidate.version === version || candidate.version === `v${version}`);
-  const url = Array.isArray(entry?.urls) ? entry.urls[0] : undefined;
+  const listing = await findIndexEntry(index.body.toString("utf8"), name, version);
+  if (!listing) throw new ChartFetchError(`the repository has no chart ${name}`);
+  const url = Array.isArray(listing.entry?.urls) ? listing.entry.urls[0] : undefined;
   if (typeof url !== "string") {
-    // The index is the repository's: at most 20 versions of at most 64 characters each reach the message.
-    const known = versions
-      .slice(0, 20)
-      .map((candidate) => String(candidate.version).slice(0, 64))
-      .join(", ");
+    // The index is the repository's: its first 20 versions, of at most 64 characters each, reach the message.
+    const known = listing.first.map((candidate) => String(candidate.version).slice(0, 64)).join(", ");
     throw new ChartFetchError(`the repository has no version ${version} of ${name} (it has ${known})`);
   }
   return (await ok(get, new URL(url, base), "the chart", caps.chartBytes)).body;

@@ -32,7 +32,7 @@ export interface AttackServers {
   readonly counting: HostileServer;
   /** Allow-listed (the platform trusted it), then it turned hostile: one byte per second. */
   readonly slow: HostileServer;
-  /** Allow-listed, then hostile: an index.yaml of 200 MB. */
+  /** Allow-listed, then hostile: an index.yaml of 200 MB; under /flood/ one of 16 MiB listing millions of versions. */
   readonly huge: HostileServer;
   /** Allow-listed, then hostile: redirects every request to the link-local metadata address. */
   readonly redirecting: HostileServer;
@@ -456,6 +456,13 @@ export const attacks: readonly Attack[] = [
     what: "an allow-listed repository whose index.yaml is 200 MB",
     verdict: { condition: "Degraded", reason: "ChartFetchFailed", message: /limit/ },
     spec: ({ servers }) => remoteSpec({ repo: servers.huge.url }),
+  },
+  {
+    name: "index-flood",
+    tenant: "sources",
+    what: "an allow-listed repository whose index.yaml, under the size cap, lists 2.4 million versions of the chart",
+    verdict: { condition: "Degraded", reason: "ChartFetchFailed", message: /more than 10000 versions of app/ },
+    spec: ({ servers }) => remoteSpec({ repo: new URL("flood", servers.huge.url).href }),
   },
   {
     name: "redirect-to-metadata",

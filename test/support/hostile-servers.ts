@@ -82,13 +82,21 @@ export function startSlowDripServer(): Promise<HostileServer> {
 
 /**
  * A repository whose index.yaml is `bytes` long (valid YAML: one chart with ever more versions), streamed with
- * backpressure so the server itself never holds more than one chunk. Any other path: 404.
+ * backpressure so the server itself never holds more than one chunk; and under /flood/ one whose index stays just
+ * under the operator's 16 MiB cap but lists 2.4 million empty versions of chart `app` (`- {}`). Any other path: 404.
  */
 export function startHugeIndexServer(bytes = 200 * 1024 * 1024): Promise<HostileServer> {
   const entry = (i: number) =>
     `    - apiVersion: v2\n      name: huge\n      version: 0.0.${i}\n      urls: [huge-0.0.${i}.tgz]\n`;
+  const floodHead = "apiVersion: v1\nentries:\n  app:\n";
+  const flood = floodHead + "  - {}\n".repeat(Math.floor((16 * 1024 * 1024 - 4096 - floodHead.length) / 7));
   return serve((request, response, sent) => {
-    if (new URL(request.url ?? "/", "http://x").pathname !== "/index.yaml") return void response.writeHead(404).end();
+    const path = new URL(request.url ?? "/", "http://x").pathname;
+    if (path === "/flood/index.yaml") {
+      sent(flood.length);
+      return void response.writeHead(200, { "content-type": "application/x-yaml" }).end(flood);
+    }
+    if (path !== "/index.yaml") return void response.writeHead(404).end();
     // No content-length: the client learns the size only by reading, so its byte cap must hold mid-stream.
     response.writeHead(200, { "content-type": "application/x-yaml" });
     let written = 0;
