@@ -1,6 +1,6 @@
 /**
- * GET as a registry client should do it for a multi-tenant operator: a connect timeout and a total deadline (a
- * slow-drip server cannot hold a worker), a byte cap checked while reading (and against Content-Length before),
+ * GET as a registry client should do it for a multi-tenant operator: a connect timeout and a total deadline per
+ * request, redirects included, within one per fetch (a slow-drip server cannot hold a worker), a byte cap checked while reading (and against Content-Length before),
  * redirects followed by hand so each hop is checked, and every address checked at connect time: a host that
  * resolves to a private, loopback or link-local address is refused unless the platform's allow-list names it
  * (the check runs inside the connection's DNS lookup, so a second resolution cannot swap the address). Errors
@@ -28,8 +28,13 @@ export class HttpGetError extends Error {
 export interface HttpGetOptions {
   /** @default 10000 */
   readonly connectTimeoutMs?: number;
-  /** The whole request, headers and body. @default 30000 */
+  /** The whole request, headers and body, its redirects included. @default 30000 */
   readonly timeoutMs?: number;
+  /**
+   * A whole fetch, every request it makes (a token, a manifest, an index, the chart) with their redirects: a
+   * source answering each request just in time cannot hold a fetch slot for minutes. @default 60000
+   */
+  readonly fetchTimeoutMs?: number;
   /** @default 5 */
   readonly maxRedirects?: number;
 }
@@ -44,8 +49,26 @@ export interface HttpResponse {
 
 export type HttpGet = (
   url: URL,
-  options: { readonly headers?: Record<string, string>; readonly maxBytes: number; readonly what: string },
+  options: {
+    readonly headers?: Record<string, string>;
+    readonly maxBytes: number;
+    readonly what: string;
+    /** The fetch this request belongs to ends then (performance.now() ms), whatever is left of the request's time. */
+    readonly deadline?: FetchDeadline;
+  },
 ) => Promise<HttpResponse>;
+
+/** When a fetch of several requests must be over: at `at` (performance.now() ms), `ms` after it began. */
+export interface FetchDeadline {
+  readonly at: number;
+  readonly ms: number;
+}
+
+/** `get`, its requests bound by one deadline `ms` from now: a fetch's every request shares it. */
+export function withDeadline(get: HttpGet, ms: number): HttpGet {
+  const deadline: FetchDeadline = { at: performance.now() + ms, ms };
+  return (url, options) => get(url, { ...options, deadline });
+}
 
 const privateRefusal = "ERR_MYAPP_PRIVATE_ADDRESS";
 
@@ -68,12 +91,23 @@ export function boundedHttpGet(policy: SourcePolicy, options: HttpGetOptions = {
         }),
     ));
 
-  return async (start, { headers = {}, maxBytes, what }) => {
+  return async (start, { headers = {}, maxBytes, what, deadline }) => {
+    // One clock for the request and its redirects (each hop does not start its own), cut short by the fetch's.
+    const fetchLeft = deadline ? deadline.at - performance.now() : Infinity;
+    const limit =
+      fetchLeft < timeoutMs
+        ? {
+            ms: Math.max(0, Math.floor(fetchLeft)),
+            text: `before the fetch's deadline of ${(deadline?.ms ?? 0) / 1000} s`,
+          }
+        : { ms: timeoutMs, text: `in ${timeoutMs / 1000} s` };
+    if (limit.ms <= 0) throw new HttpGetError(`${start.host} was not asked: the fetch's deadline has passed`, true);
+    const signal = AbortSignal.timeout(limit.ms);
     let url = start;
     let sent = { ...headers };
     for (let hop = 0; ; hop++) {
       checkTarget(policy, url, start);
-      const response = await getOnce(await connection(), url, sent, maxBytes, what, timeoutMs);
+      const response = await getOnce(await connection(), url, sent, maxBytes, what, signal, limit.text);
       const location = response.headers["location"];
       if (response.status < 300 || response.status >= 400 || typeof location !== "string") return response;
       if (hop >= maxRedirects) throw new HttpGetError(`${url.host} redirected more than ${maxRedirects} times`, false);
@@ -136,9 +170,9 @@ async function getOnce(
   headers: Record<string, string>,
   maxBytes: number,
   what: string,
-  timeoutMs: number,
+  signal: AbortSignal,
+  limit: string,
 ): Promise<HttpResponse> {
-  const signal = AbortSignal.timeout(timeoutMs);
   try {
     const response = await agent.request({
       origin: url.origin,
@@ -169,7 +203,7 @@ async function getOnce(
       throw new HttpGetError(`${url.host} resolves to a private, loopback or link-local address; not reached`, false);
     }
     if (signal.aborted) {
-      throw new HttpGetError(`${url.host} did not answer in ${timeoutMs / 1000} s`, true, undefined, { cause: error });
+      throw new HttpGetError(`${url.host} did not answer ${limit}`, true, undefined, { cause: error });
     }
     const code = codeOf(error);
     throw new HttpGetError(`${url.host} cannot be reached${code ? ` (${code})` : ""}`, true, undefined, {

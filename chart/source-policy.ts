@@ -132,11 +132,12 @@ for (const [network, prefix] of [
   privateRanges.addSubnet(network, prefix, "ipv4");
 }
 for (const [network, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+  ["::", 96], // the unspecified and loopback addresses, and IPv4-compatible ones (deprecated)
   ["fc00::", 7],
   ["fe80::", 10],
+  ["fec0::", 10], // site-local (deprecated, still routed on some networks)
   ["ff00::", 8],
+  ["64:ff9b:1::", 48], // NAT64 for local use (RFC 8215)
 ] as const) {
   privateRanges.addSubnet(network, prefix, "ipv6");
 }
@@ -144,11 +145,41 @@ for (const [network, prefix] of [
 /** True for an address in a private, loopback, link-local or otherwise non-public range. */
 export function isPrivateAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, "");
-  // IPv4 written as IPv6 (::ffff:10.0.0.1) is the IPv4 address.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
-  if (mapped) return privateRanges.check(mapped, "ipv4");
   const family = isIP(bare);
   if (family === 4) return privateRanges.check(bare, "ipv4");
-  if (family === 6) return privateRanges.check(bare, "ipv6");
-  return true;
+  if (family !== 6) return true;
+  // IPv6 that carries an IPv4 address reaches that address: mapped (::ffff:a.b.c.d, which BlockList reads as the
+  // IPv4 address itself), NAT64 (64:ff9b::a.b.c.d reaches 169.254.169.254 on a NAT64 cluster) and 6to4 (2002:AABB:CCDD::).
+  const embedded = embeddedIpv4(bare);
+  if (embedded !== undefined && privateRanges.check(embedded, "ipv4")) return true;
+  return privateRanges.check(bare, "ipv6");
+}
+
+/** The IPv4 address a NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address carries; undefined for others. */
+function embeddedIpv4(address: string): string | undefined {
+  const words = ipv6Words(address);
+  if (!words) return undefined;
+  const ipv4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  const nat64 = words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0);
+  if (nat64) return ipv4(words[6] ?? 0, words[7] ?? 0);
+  if (words[0] === 0x2002) return ipv4(words[1] ?? 0, words[2] ?? 0);
+  return undefined;
+}
+
+/** The eight 16-bit words of a valid IPv6 address (as isIP accepts it), a trailing dotted IPv4 included. */
+function ipv6Words(address: string): number[] | undefined {
+  let text = address.replace(/%.*$/, "").toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = "", tail] = text.split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  const missing = 8 - left.length - right.length;
+  if (tail === undefined ? missing !== 0 : missing < 1) return undefined;
+  return [...left, ...Array<string>(tail === undefined ? 0 : missing).fill("0"), ...right].map((word) =>
+    Number.parseInt(word, 16),
+  );
 }

@@ -160,6 +160,28 @@ test("5xx, 429 and an unreachable source are transient", async (t) => {
   assert.match(error.message, /127\.0\.0\.1:1 cannot be reached \(ECONNREFUSED\)/);
 });
 
+test("requests each answered just in time cannot stretch a fetch past its own deadline", async (t) => {
+  // GIVEN a repository that answers the index and the chart each just before the request's 1.5 s, and that
+  // redirects the chart twice, each hop as late
+  const server = await serve(t, (request, response) => {
+    const later = (answer: () => void) => setTimeout(answer, 1_000);
+    if (request.url === "/index.yaml") later(() => response.end(helmIndex("hop-1")));
+    else if (request.url === "/hop-1") later(() => response.writeHead(302, { location: "/hop-2" }).end());
+    else if (request.url === "/hop-2") later(() => response.writeHead(302, { location: "/c-1.0.0.tgz" }).end());
+    else later(() => response.end(chartBytes));
+  });
+  const fetch = chartSource({
+    readConfigMap: noConfigMaps,
+    allowedSources: [server.url],
+    http: { timeoutMs: 1_500, fetchTimeoutMs: 2_500 },
+  });
+  // WHEN it is fetched
+  const error = await rejection(fetch({ repo: server.url, name: "c", version: "1.0.0" }, "ns"));
+  // THEN the chart's request and its redirects share one clock, cut at the fetch's deadline (not 1.5 s a hop)
+  assert.equal(error.transient, true);
+  assert.match(error.message, /did not answer before the fetch's deadline of 2\.5 s/);
+});
+
 test("a slow-drip source times out (transient) instead of holding the fetch", async (t) => {
   // GIVEN a server that answers a byte a second, forever
   const server = await serve(t, (_request, response) => {
