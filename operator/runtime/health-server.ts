@@ -103,8 +103,11 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     });
   };
   const server = options.tls ? createTlsServer({ ...options.tls }, listener) : createServer(listener);
-  // Probes and scrapes are short; do not let a stuck client hold the shutdown.
+  // Probes and scrapes are short; do not let a stuck client hold the shutdown, or many hold the operator's memory.
   server.keepAliveTimeout = 5_000;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.maxConnections = 256;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host ?? "0.0.0.0", () => {

@@ -4,7 +4,8 @@
  * a TokenReview says whose it is, a SubjectAccessReview whether that user may `get` the non-resource URL
  * `/metrics`. Grant it with a ClusterRole rule `nonResourceURLs: ["/metrics"], verbs: ["get"]`. Verdicts are
  * cached briefly (keyed by a hash of the token), so a scrape every 15 s costs the apiserver two small requests
- * a minute or less per scraper, not two per scrape.
+ * a minute or less per scraper, not two per scrape; and at most a few are in flight, so random tokens sent from
+ * the pod network cannot spend the operator's share of the apiserver.
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -71,13 +72,19 @@ export function kubeAccessReviews(client: Pick<KubeClient, "create">): AccessRev
 
 /** What to answer a request: go on, or this status with this message. */
 export type AccessVerdict =
-  { readonly allowed: true } | { readonly allowed: false; readonly status: 401 | 403; readonly message: string };
+  { readonly allowed: true } | { readonly allowed: false; readonly status: 401 | 403 | 429; readonly message: string };
 
 export interface BearerAuthorizerOptions {
   /** How long a verdict (allowed or not) is reused. @default 10_000 */
   readonly cacheTtlMs?: number;
   /** Verdicts kept at most; the cache is cleared when full (a handful of scrapers is the normal case). */
   readonly cacheSize?: number;
+  /**
+   * Reviews in flight at most; a request with a token not in the cache beyond them is answered 429. The port is
+   * open to the pod network, and each unknown token costs a TokenReview under the operator's identity, whose
+   * share of the apiserver (API Priority and Fairness) its reconciles need. @default 4
+   */
+  readonly maxReviewsInFlight?: number;
   /** @default realClock */
   readonly clock?: Clock;
 }
@@ -95,6 +102,8 @@ export function bearerTokenAuthorizer(
   const ttl = options.cacheTtlMs ?? 10_000;
   const size = options.cacheSize ?? 1_000;
   const cache = new Map<string, { readonly verdict: AccessVerdict; readonly until: number }>();
+  const maxInFlight = options.maxReviewsInFlight ?? 4;
+  let inFlight = 0;
 
   const review = async (token: string, path: string): Promise<AccessVerdict> => {
     const user = await reviews.authenticate(token);
@@ -112,12 +121,18 @@ export function bearerTokenAuthorizer(
     const now = clock.monotonicMs();
     const cached = cache.get(key);
     if (cached && cached.until > now) return cached.verdict;
+    if (inFlight >= maxInFlight) {
+      return { allowed: false, status: 429, message: "Too many requests: tokens are being reviewed; retry" };
+    }
     let verdict: AccessVerdict;
+    inFlight++;
     try {
       verdict = await review(match[1]!, path);
     } catch (error) {
       const detail = error instanceof Error ? error.message : String(error);
       return { allowed: false, status: 401, message: `Unauthorized: could not review the token: ${detail}` };
+    } finally {
+      inFlight--;
     }
     if (cache.size >= size) cache.clear();
     cache.set(key, { verdict, until: now + ttl });

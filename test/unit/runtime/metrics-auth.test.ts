@@ -69,6 +69,25 @@ describe("bearerTokenAuthorizer", () => {
     assert.equal(calls.length, 4);
   });
 
+  it("keeps at most maxReviewsInFlight reviews at once: random tokens get 429, not a TokenReview each", async () => {
+    const { reviews, calls } = fakeReviews();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slow: AccessReviewClient = {
+      authenticate: async (token) => (await held, reviews.authenticate(token)),
+      authorize: reviews.authorize,
+    };
+    const authorize = bearerTokenAuthorizer(slow, { clock: new FakeClock(), maxReviewsInFlight: 4 });
+    const flood = Array.from({ length: 100 }, (_, i) => authorize(request(`Bearer random-${i}`), "/metrics"));
+    release();
+    const verdicts = await Promise.all(flood);
+    const statuses = verdicts.map((verdict) => (verdict.allowed ? 200 : verdict.status));
+    assert.equal(statuses.filter((status) => status === 429).length, 96);
+    assert.equal(calls.filter((call) => call.startsWith("TokenReview")).length, 4);
+    // Once those are answered, a scraper's token is reviewed as before.
+    assert.deepEqual(await authorize(request("Bearer prometheus"), "/metrics"), { allowed: true });
+  });
+
   it("denies (401, not cached) when the review itself fails", async () => {
     let down = true;
     const { reviews } = fakeReviews();
