@@ -3,10 +3,11 @@
  * learns of a write only when the watch delivers it, a few milliseconds after the apiserver stored it: without
  * this, a tenant creating instances 10 at a time gets each of them judged against the same stale count and runs
  * past the budget (the hostile-tenant chaos suite saw 25 admitted against 20). So the judgements that count a
- * namespace run one after another (`serially`), and each admitted create or change a budget counted is remembered
- * for a while (`record`) and counted in place of, or beside, what the cache holds (`merge`). A remembered write
- * that never landed (another webhook refused it) is counted until it expires: the error is on the safe side. What
- * is remembered is bounded: the fields a budget reads, for at most `rememberMs`, at most `maxRemembered` writes.
+ * namespace run one after another (`serially`), and each admitted create or change (a shrink too, which a create
+ * just after it must see) is remembered for a while (`record`) and counted in place of, or beside, what the cache
+ * holds (`merge`). A remembered write that never landed (another webhook refused it) is counted until it expires:
+ * the error is on the safe side. What is remembered is bounded, since every admitted write is: the fields a budget
+ * reads, for at most `rememberMs`, at most `maxRemembered` writes.
  *
  * Per replica: two replicas judging at once can still each admit the last slot (a ResourceQuota is the hard cap).
  * Written by hand: no library keeps admission's own writes.

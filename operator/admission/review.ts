@@ -113,15 +113,14 @@ export function admissionHandlers(
   function judgeCounting(request: ReviewRequest): Promise<Violation[]> {
     if (request.dryRun) return judge(request).then(({ violations }) => violations);
     return admitted.serially(request.namespace, async () => {
-      const { violations, counted } = await judge(request);
-      // Remembered only where a budget counted it: elsewhere no later judgement reads it.
-      if (violations.length === 0 && counted) admitted.record(counted);
+      const { violations, instance } = await judge(request);
+      // Every admitted write, a shrink too: a create just after it must count the smaller size.
+      if (violations.length === 0 && instance) admitted.record(instance);
       return violations;
     });
   }
 
-  /** The violations, and the instance when a namespace budget counted it (so later judgements count it too). */
-  async function judge(request: ReviewRequest): Promise<{ violations: Violation[]; counted?: AdmittedInstance }> {
+  async function judge(request: ReviewRequest): Promise<{ violations: Violation[]; instance?: AdmittedInstance }> {
     const oversized = valuesFirst(request, policy);
     if (oversized.length > 0) return { violations: oversized };
     const deadline = clock.monotonicMs() + timeoutMs;
@@ -147,13 +146,13 @@ export function admissionHandlers(
             deadline,
           ),
     ]);
-    const budgeted = needed.instances && hasBudget(namespaceFacts, policy);
-    const instances = budgeted
-      ? admitted.merge(
-          namespace,
-          await look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline),
-        )
-      : [];
+    const instances =
+      needed.instances && hasBudget(namespaceFacts, policy)
+        ? admitted.merge(
+            namespace,
+            await look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline),
+          )
+        : [];
     const facts: AdmissionFacts = {
       namespace: namespaceFacts,
       instances,
@@ -161,8 +160,7 @@ export function admissionHandlers(
       defaultStorageClass,
       chartConfigMap,
     };
-    const violations = validateInstance(instance, old, facts, policy);
-    return budgeted ? { violations, counted: instance } : { violations };
+    return { violations: validateInstance(instance, old, facts, policy), instance };
   }
 
   async function defaults(request: ReviewRequest): Promise<unknown[]> {
