@@ -236,10 +236,13 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/** Roughly the memory a render takes (strings are UTF-16 in V8). */
+/**
+ * Roughly the memory a render takes (strings are UTF-16 in V8): its text, and the JSON copy of its objects that
+ * its first read keeps beside it (chart/render-reads.ts), which is never longer than the text.
+ */
 function renderBytes(result: RenderResult): number {
   const lists = [...result.hooks, ...result.crds].reduce((n, s) => n + s.length, 0);
-  return 2 * (result.manifest.length + lists) + 256;
+  return 2 * (2 * result.manifest.length + lists) + 256;
 }
 
 /**

@@ -9,6 +9,7 @@ export * from "./manifests.ts";
 export * from "./pod-security.ts";
 export { podTemplateOf, type PodTemplate } from "./pod-templates.ts";
 export * from "./render-platform-limits.ts";
+export * from "./render-reads.ts";
 export * from "./render-usage.ts";
 export * from "./render-rules.ts";
 export * from "./render-limits.ts";

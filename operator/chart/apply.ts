@@ -21,7 +21,7 @@ import {
   chartValues,
   describeSource,
   objectName,
-  readManifests,
+  readRender,
   renderFailureMessage,
   renderUsage,
   splitImage,
@@ -246,7 +246,7 @@ export async function prepareChart(
   const allowed = deps.allowedKinds ?? defaultChartKinds;
   let manifests;
   try {
-    manifests = await readManifests(rendered.manifest);
+    manifests = await readRender(rendered);
   } catch (error) {
     return refused({ reason: "ChartRenderFailed", message: error instanceof Error ? error.message : String(error) });
   }
