@@ -60,8 +60,15 @@ function listSubset(desired: readonly unknown[], observed: unknown, listKey: str
   if (!Array.isArray(observed)) return false;
   const keys = desired.map(itemKey);
   if (keys.every((key) => key !== undefined)) {
+    // Indexed once: a search of the live list per desired item is quadratic, and a chart's list may be long
+    // (25,000 env entries took 6 s of the event loop on every reconcile).
+    const byKey = new Map<string, unknown>();
+    for (const candidate of observed) {
+      const key = itemKey(candidate);
+      if (key !== undefined && !byKey.has(key)) byKey.set(key, candidate);
+    }
     return desired.every((item, index) => {
-      const match = observed.find((candidate) => itemKey(candidate) === keys[index]);
+      const match = byKey.get(keys[index]!);
       return match !== undefined && subsetOf(item, match, listKey, listKey);
     });
   }
