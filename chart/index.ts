@@ -4,6 +4,7 @@
  * capabilities kept for reuse, and parsing its output. Uses api only.
  */
 export * from "./capabilities.ts";
+export * from "./claim-sizes.ts";
 export * from "./helm.ts";
 export * from "./manifests.ts";
 export * from "./pod-security.ts";

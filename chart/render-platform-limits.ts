@@ -7,6 +7,7 @@
  * autoscaler's `spec.maxReplicas`, a StatefulSet's claim templates. Pure.
  */
 import { compareQuantities, parseQuantity, registryAllowing } from "../api/index.ts";
+import { claimRequests } from "./claim-sizes.ts";
 import { objectName, type RenderedObject } from "./manifests.ts";
 import { list, podTemplateOf, record } from "./pod-templates.ts";
 import type { RenderRefusal } from "./render-rules.ts";
@@ -86,16 +87,12 @@ function storageRefusal(object: RenderedObject, max: string | undefined): Render
   if (max === undefined || `${object.apiVersion}/${object.kind}` !== "apps/v1/StatefulSet") return undefined;
   const limit = parseQuantity(max);
   if (!limit) return undefined;
-  for (const [index, claim] of list(record(object["spec"])["volumeClaimTemplates"]).entries()) {
-    const requested = record(record(record(record(claim)["spec"])["resources"])["requests"])["storage"];
-    const size = typeof requested === "string" ? parseQuantity(requested) : undefined;
-    // A size that is no quantity is the apiserver's to refuse; one over the limit is ours.
+  for (const { path, written, size } of claimRequests(object)) {
+    // A size that cannot be counted is refused before (claim-sizes.ts); one over the limit is refused here.
     if (!size || compareQuantities(size, limit) <= 0) continue;
     return {
       reason: "ChartStorageNotAllowed",
-      message:
-        `${objectName(object)} spec.volumeClaimTemplates[${index}].spec.resources.requests.storage is ` +
-        `${String(requested)}, more than the platform allows per volume (at most ${max}, --max-storage)`,
+      message: `${objectName(object)} ${path} is ${String(written)}, more than the platform allows per volume (at most ${max}, --max-storage)`,
     };
   }
   return undefined;

@@ -1,15 +1,22 @@
 /**
  * What a render may not do with the objects it is allowed to create, beyond pod security (pod-security.ts):
- * borrow a ServiceAccount, expose a Service outside what the platform allows, mint a ServiceAccount token, or
- * reach out of the namespace with a cluster-scoped kind. Each rule has its own reason, and every message names
+ * borrow a ServiceAccount, expose a Service outside what the platform allows, mint a ServiceAccount token, scale a
+ * workload it does not render, claim a volume size no budget can count (claim-sizes.ts), or reach out of the
+ * namespace with a cluster-scoped kind. Each rule has its own reason, and every message names
  * the object, the field and what is allowed. Pure.
  */
 import { chartKindName, defaultChartServiceTypes, type ChartServiceType, type PodSecurityLevel } from "../api/index.ts";
+import { claimSizeRefusal } from "./claim-sizes.ts";
 import type { RenderedObject } from "./manifests.ts";
 import { objectName } from "./manifests.ts";
 import { podSecurityRefusal } from "./pod-security.ts";
-import { platformLimitsRefusal, type PlatformLimits } from "./render-platform-limits.ts";
-import { podTemplateOf } from "./pod-templates.ts";
+import {
+  autoscalerKinds,
+  platformLimitsRefusal,
+  replicatedKinds,
+  type PlatformLimits,
+} from "./render-platform-limits.ts";
+import { podTemplateOf, record } from "./pod-templates.ts";
 
 /** Why a render is not applied: CamelCase reason and a message that says what to do. */
 export interface RenderRefusal {
@@ -77,8 +84,9 @@ export function clusterScopedRefusal(object: RenderedObject, source: string): Re
 }
 
 /**
- * The first rule the render breaks, or undefined: ServiceAccounts, Services, Secrets, then pod security.
- * `objects` is the whole render (a pod may use a ServiceAccount rendered after it).
+ * The first rule the render breaks, or undefined: ServiceAccounts, Services, Secrets, autoscalers, claim sizes,
+ * then pod security and the platform's limits. `objects` is the whole render (a pod may use a ServiceAccount
+ * rendered after it).
  */
 export function renderPolicyRefusal(
   objects: readonly RenderedObject[],
@@ -88,6 +96,8 @@ export function renderPolicyRefusal(
     serviceAccountRefusal(objects) ??
     serviceRefusal(objects, policy.serviceTypes ?? defaultChartServiceTypes) ??
     secretRefusal(objects) ??
+    autoscalerTargetRefusal(objects) ??
+    claimSizeRefusal(objects) ??
     podSecurityRefusal(objects, policy.podSecurityLevel) ??
     (policy.platform ? platformLimitsRefusal(objects, policy.platform) : undefined)
   );
@@ -173,4 +183,42 @@ export function secretRefusal(objects: readonly RenderedObject[]): RenderRefusal
       `${objectName(secret)} type is kubernetes.io/service-account-token; a chart may not mint ServiceAccount ` +
       "tokens (use a projected serviceAccountToken volume of the pod's own account)",
   };
+}
+
+/**
+ * An autoscaler scales only a workload the same render creates (reason `ChartAutoscalerTargetNotRendered`): the
+ * namespace's budget counts an autoscaler's `maxReplicas` against the workload it renders beside it
+ * (render-usage.ts), so one aimed at another instance's workload (whose chart leaves `replicas` to an autoscaler)
+ * would scale it past every budget with nothing counting it.
+ */
+export function autoscalerTargetRefusal(objects: readonly RenderedObject[]): RenderRefusal | undefined {
+  const workloads = new Set(
+    objects
+      .filter((object) => replicatedKinds.has(`${object.apiVersion}/${object.kind}`))
+      .map((object) => `${object.apiVersion}/${object.kind}/${object.metadata.name}`),
+  );
+  for (const object of objects) {
+    if (!autoscalerKinds.has(`${object.apiVersion}/${object.kind}`)) continue;
+    const target = record(record(object["spec"])["scaleTargetRef"]);
+    const { apiVersion, kind, name } = target;
+    const named = typeof kind === "string" && typeof name === "string";
+    // apiVersion may be left out of a v1 autoscaler's target; the kind and name must match a rendered workload.
+    const found =
+      named &&
+      (typeof apiVersion === "string"
+        ? workloads.has(`${apiVersion}/${kind}/${name}`)
+        : [...replicatedKinds].some(
+            (workloadKind) => workloadKind.endsWith(`/${kind}`) && workloads.has(`${workloadKind}/${name}`),
+          ));
+    if (found) continue;
+    const shown = named ? `${String(kind)}/${String(name)}` : "not a kind and name";
+    return {
+      reason: "ChartAutoscalerTargetNotRendered",
+      message:
+        `${objectName(object)} spec.scaleTargetRef is ${shown.length <= 80 ? shown : `${shown.slice(0, 80)}…`}, ` +
+        "which the chart does not render; a chart's autoscalers scale only the Deployments and StatefulSets it " +
+        "renders, which its namespace's budget counts",
+    };
+  }
+  return undefined;
 }

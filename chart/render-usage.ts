@@ -5,9 +5,9 @@
  * `spec.replicas` (1 when unset, as the apiserver defaults it), or the `maxReplicas` of an autoscaler that targets
  * it when that is more; storage is each StatefulSet's claim templates × those replicas. Pure.
  */
-import { parseQuantity } from "../api/index.ts";
+import { claimRequests } from "./claim-sizes.ts";
 import type { RenderedObject } from "./manifests.ts";
-import { list, record } from "./pod-templates.ts";
+import { record } from "./pod-templates.ts";
 import { autoscalerKinds, replicatedKinds } from "./render-platform-limits.ts";
 
 /** Pods and volume bytes a render may take; storage in nano-bytes (api/quantity.ts), as budgets compare it. */
@@ -50,15 +50,12 @@ function autoscalerCeilings(objects: readonly RenderedObject[]): Map<string, big
   return ceilings;
 }
 
-/** The bytes (× 10⁹) one replica's claim templates request; a size that is no quantity is the apiserver's to refuse. */
+/**
+ * The bytes (× 10⁹) one replica's claim templates request. A size that cannot be counted is refused before
+ * (claim-sizes.ts), and one left out is the apiserver's to refuse.
+ */
 function claimTemplatesNanos(statefulSet: RenderedObject): bigint {
-  let nanos = 0n;
-  for (const claim of list(record(statefulSet["spec"])["volumeClaimTemplates"])) {
-    const requested = record(record(record(record(claim)["spec"])["resources"])["requests"])["storage"];
-    const size = typeof requested === "string" ? parseQuantity(requested) : undefined;
-    if (size && size.nanos > 0n) nanos += size.nanos;
-  }
-  return nanos;
+  return claimRequests(statefulSet).reduce((nanos, { size }) => nanos + (size?.nanos ?? 0n), 0n);
 }
 
 function wholeCount(value: unknown): bigint | undefined {

@@ -1,6 +1,6 @@
 /**
  * The render rules beyond pod security, through planRender as the reconcile calls it: borrowed ServiceAccounts,
- * externalIPs, Service types, ServiceAccount-token Secrets, cluster-scoped kinds. One test per rule, each with
+ * externalIPs, Service types, ServiceAccount-token Secrets, autoscaler targets, claim sizes, cluster-scoped kinds. One test per rule, each with
  * the case it must still allow.
  */
 import assert from "node:assert/strict";
@@ -113,6 +113,69 @@ describe("Secrets", () => {
     assert.equal(result?.reason, "ChartSecretTypeNotAllowed");
     assert.match(result?.message ?? "", /^Secret\/t type is kubernetes\.io\/service-account-token/);
     assert.ok(plan(secret("Opaque")).ok);
+  });
+});
+
+describe("autoscalers", () => {
+  const autoscaler = (target: string) =>
+    `---\n# Source: c/templates/hpa.yaml\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\n` +
+    `spec:\n  scaleTargetRef: ${target}\n  minReplicas: 500\n  maxReplicas: 500\n`;
+
+  test("one aimed at a workload the chart does not render is refused (it would scale past the budget)", () => {
+    const result = refusal(plan(deployment("") + autoscaler("{ apiVersion: apps/v1, kind: Deployment, name: other }")));
+    assert.equal(result?.reason, "ChartAutoscalerTargetNotRendered");
+    assert.match(
+      result?.message ?? "",
+      /^HorizontalPodAutoscaler\/web spec\.scaleTargetRef is Deployment\/other, which/,
+    );
+    assert.equal(
+      refusal(plan(deployment("") + autoscaler("{ apiVersion: apps/v1, kind: StatefulSet, name: web }")))?.reason,
+      "ChartAutoscalerTargetNotRendered",
+      "the kind must match too",
+    );
+    assert.equal(refusal(plan(autoscaler("{}")))?.reason, "ChartAutoscalerTargetNotRendered");
+  });
+
+  test("one aimed at a workload of the same render is allowed, with or without the target's apiVersion", () => {
+    assert.ok(plan(deployment("") + autoscaler("{ apiVersion: apps/v1, kind: Deployment, name: web }")).ok);
+    assert.ok(plan(autoscaler("{ kind: Deployment, name: web }") + deployment("")).ok);
+  });
+});
+
+describe("claim sizes", () => {
+  const statefulSet = (storage: string) => `---
+# Source: c/templates/sts.yaml
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  template:
+    spec:
+      containers:
+        - name: db
+          image: postgres
+  volumeClaimTemplates:
+    - metadata: { name: data }
+      spec: { resources: { requests: { storage: ${storage} } } }
+`;
+
+  test("a size no budget can count is refused: beyond 1Ei, an exponent Go reads as 0, zero, or not a quantity", () => {
+    for (const storage of ['"1e1000"', '"2Ei"', "0", '"-1Gi"', '"1Gi of disk"', `"${"9".repeat(100)}"`, "[]"]) {
+      const result = refusal(plan(statefulSet(storage)));
+      assert.equal(result?.reason, "ChartClaimSizeNotAllowed", storage);
+      assert.match(
+        result?.message ?? "",
+        /^StatefulSet\/db spec\.volumeClaimTemplates\[0\]\.spec\.resources\.requests\.storage is /,
+      );
+      assert.match(result?.message ?? "", /from 1 byte to 1Ei/);
+    }
+  });
+
+  test("quantities within bounds are allowed, as strings or as numbers (the apiserver reads both)", () => {
+    for (const storage of ['"10Gi"', '"500M"', '"1Ei"', "1073741824", '"1e3"']) {
+      assert.ok(plan(statefulSet(storage)).ok, storage);
+    }
   });
 });
 

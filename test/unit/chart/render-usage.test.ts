@@ -69,4 +69,16 @@ spec: { scaleTargetRef: { apiVersion: apps/v1, kind: StatefulSet, name: db }, ma
 `);
     assert.deepEqual(renderUsage(render), { replicas: 3n, storageNanos: 33n * gi });
   });
+  test("counts a claim size written as a number, as the apiserver reads it", () => {
+    const render = objects(`apiVersion: apps/v1
+kind: StatefulSet
+metadata: { name: db }
+spec:
+  replicas: 2
+  volumeClaimTemplates:
+    - metadata: { name: data }
+      spec: { resources: { requests: { storage: 1073741824 } } }
+`);
+    assert.deepEqual(renderUsage(render), { replicas: 2n, storageNanos: 2n * gi });
+  });
 });
