@@ -17,7 +17,7 @@ import { findPrlimit, GuestFailure, GuestYielded, runGuest } from "./guest-proce
 import { untilQuiet } from "./long-render-yield.ts";
 import { ByteBoundedLru } from "./lru-cache.ts";
 import { readDocuments, RenderYamlError } from "./render-yaml.ts";
-import { hookOf, type RenderedObject } from "./manifests.ts";
+import { hookOf, shownChartName, type RenderedObject } from "./manifests.ts";
 import { defaultMaxConcurrentRenders, defaultRenderLimits, limitMessage, type RenderLimits } from "./render-limits.ts";
 import type { Values } from "./values.ts";
 
@@ -267,14 +267,14 @@ export async function splitFullRender(stream: string): Promise<RenderResult> {
     }
     if (/^([^/]+\/(charts\/[^/]+\/)*)?crds\//.test(source)) {
       for (const object of await documentsOf(chunk)) {
-        if (typeof object.metadata?.name === "string") crds.push(object.metadata.name);
+        if (typeof object.metadata?.name === "string") crds.push(shownChartName(object.metadata.name));
       }
       continue;
     }
     if (chunk.includes("helm.sh/hook")) {
       const objects = await documentsOf(chunk);
       if (objects.some((object) => object.metadata && hookOf(object as RenderedObject) !== undefined)) {
-        hooks.add(source);
+        hooks.add(shownChartName(source));
         continue;
       }
     }

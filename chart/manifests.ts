@@ -116,7 +116,11 @@ function shown(value: unknown): string {
 /** The template a document came from, as Helm's `# Source:` line names it (cut: the path is the chart's). */
 function sourceOf(text: string): string {
   const source = /^# Source: (\S+)/m.exec(text)?.[1];
-  if (source === undefined) return "the render";
+  return source === undefined ? "the render" : shownChartName(source);
+}
+
+/** A template path or object name of a chart's, as messages show it: cut after {@link maxSourceLength} characters. */
+export function shownChartName(source: string): string {
   return source.length <= maxSourceLength
     ? source
     : `${source.slice(0, maxSourceLength)}… (${source.length} characters)`;

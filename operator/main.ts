@@ -13,6 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { apiVersion, kind } from "../api/index.ts";
 import { disableProto } from "../chart/proto-guard.ts";
 import { KubeClient, loadKubeConfig, realClock, TransportError } from "../kube/index.ts";
+import { boundedLogOptions } from "./log-bounds.ts";
 import { logsWritten, stdoutDestination } from "./log-output.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
 import { chartDeps } from "./chart-wiring.ts";
@@ -205,7 +206,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   if ("exit" in parsed) answerAndExit(parsed);
   const options = parsed.run;
   const destination = stdoutDestination();
-  const logger = pino({ level: options.logLevel, base: { component: "myapp-operator" } }, destination);
+  const logger = pino(
+    { level: options.logLevel, base: { component: "myapp-operator" }, ...boundedLogOptions },
+    destination,
+  );
   try {
     await reachCluster(options);
     const manager = await runOperator(options, logger);

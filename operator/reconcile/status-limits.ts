@@ -14,7 +14,8 @@ import {
 
 /**
  * The longest message the operator writes into the status, in characters (code points). The schema allows 32768,
- * as metav1.Condition does; a person reads the start, and writeStatus logs the whole. Legitimate messages
+ * as metav1.Condition does; a person reads the start, and writeStatus logs more (up to operator/log-bounds.ts's
+ * bound). Legitimate messages
  * (a Pod Security rejection of a pod with several containers) stay well below.
  */
 export const statusMessageLength = 4096;
