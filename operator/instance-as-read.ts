@@ -7,6 +7,9 @@
  *
  * - metadata: identity, generation, finalizers, deletion, and the one annotation reconciles read (a reconcile
  *   request); no labels (the operator selects instances by none and copies none to children), no other annotation;
+ * - `spec.values` within the limit are kept as their JSON text, parsed again on each read (a chart instance's
+ *   reconcile reads them once): parsed, 128 KiB of `[[],[],...]` took 1.66 MiB of heap, so a few hundred
+ *   instances of one tenant would have filled the heap; as text they take what they weigh;
  * - `spec.values` over `--render-values` is not kept: the instance is cached without it and with
  *   `valuesWithheld`, which its reconcile reports (Degraded, ValuesTooLarge) without rendering or changing anything.
  *   The webhook refuses such values at the door; this is for instances stored while the webhooks were off or the
@@ -51,7 +54,7 @@ export function instanceAsRead(maxValuesKiB: number): (object: KubeObject) => In
     if (bytes <= maxBytes) {
       return {
         ...kept,
-        ...(instance.spec === undefined ? {} : { spec: instance.spec }),
+        ...(instance.spec === undefined ? {} : { spec: withValuesAsText(instance.spec) }),
         ...(instance.status === undefined ? {} : { status: instance.status }),
       };
     }
@@ -63,4 +66,21 @@ export function instanceAsRead(maxValuesKiB: number): (object: KubeObject) => In
       valuesWithheld: { bytes, limitKiB: maxValuesKiB },
     };
   };
+}
+
+/**
+ * `spec` whose `values` are held as JSON text and parsed on each read of the field (an enumerable getter, so
+ * spreads, clones, comparisons and JSON see the values as before); each read returns values of its own. Values
+ * nested past JSON.stringify's stack are kept as they are.
+ */
+function withValuesAsText(spec: unknown): unknown {
+  if (spec === null || typeof spec !== "object" || !("values" in spec) || spec.values === undefined) return spec;
+  let text: string;
+  try {
+    text = JSON.stringify(spec.values);
+  } catch {
+    return spec;
+  }
+  const { values: _values, ...rest } = spec as Record<string, unknown>;
+  return Object.defineProperty(rest, "values", { get: () => JSON.parse(text) as unknown, enumerable: true });
 }

@@ -71,6 +71,17 @@ describe("instanceAsRead", () => {
     assert.deepEqual(asRead(written({ image: "nginx:1.27", values })).spec, { image: "nginx:1.27", values });
   });
 
+  it("keeps values as their JSON text: each read returns equal values of its own", () => {
+    const values = { image: { tag: "1.27" }, list: [[], [1], { a: null }] };
+    const spec = asRead(written({ image: "nginx:1.27", values })).spec as { values: unknown };
+    assert.equal(typeof Object.getOwnPropertyDescriptor(spec, "values")?.get, "function");
+    assert.deepEqual(spec.values, values);
+    assert.notEqual(spec.values, spec.values);
+    (spec.values as { image: { tag: string } }).image.tag = "changed";
+    assert.deepEqual({ ...spec }, { image: "nginx:1.27", values });
+    assert.equal(JSON.stringify(spec), JSON.stringify({ image: "nginx:1.27", values }));
+  });
+
   it("withholds values over the limit, keeping the rest of the spec and saying how large they were", () => {
     const values = { blob: "x".repeat(1025 - 11) };
     const cached = asRead(written({ image: "nginx:1.27", replicas: 2, chart: { configMap: "app" }, values }));
