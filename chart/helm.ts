@@ -112,6 +112,12 @@ export interface HelmOptions {
 /** Renders kept by default: a few hundred KiB each for an application chart, so thousands of instances' worth. */
 export const defaultRenderCacheBytes = 64 * 1024 * 1024;
 
+/**
+ * The share of the render cache one namespace's renders may take: a tenant's large renders push out its own older
+ * ones, not every other tenant's, whose instances would otherwise run helm again on their next reconcile.
+ */
+export const namespaceCacheShare = 1 / 4;
+
 /** The renderer over a helm binary. Each render works in its own temporary directory, removed afterwards. */
 export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
   const binary = options.binary ?? "helm";
@@ -121,7 +127,8 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
   const slots = fairSlots(options.maxConcurrentRenders ?? defaultMaxConcurrentRenders);
   // Children's events wake a reconcile often (every rollout step); the same chart, values and cluster always
   // render the same, so recent renders are reused, and a render already running is joined rather than repeated.
-  const recent = new ByteBoundedLru<RenderResult>(options.cacheBytes ?? defaultRenderCacheBytes, renderBytes);
+  const cacheBytes = options.cacheBytes ?? defaultRenderCacheBytes;
+  const recent = new ByteBoundedLru<RenderResult>(cacheBytes, renderBytes, cacheBytes * namespaceCacheShare);
   const running = new Map<string, Promise<RenderResult>>();
 
   const helm = async (args: readonly string[], yieldWhen: (() => boolean) | undefined): Promise<string> => {
@@ -206,7 +213,7 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
         running.set(key, pending);
       }
       const result = await pending;
-      recent.set(key, result);
+      recent.set(key, result, request.namespace);
       return result;
     },
   };

@@ -1,18 +1,27 @@
 /**
  * A least-recently-used cache bounded by the bytes its values take, not by their count: a thousand small renders
  * fit where ten huge ones do, and one entry larger than the whole budget is simply not kept. Used for renders and
- * fetched charts. Pure (no I/O); a Map keeps insertion order, so re-inserting on a hit makes it the newest.
+ * fetched charts. Entries may belong to a group (a namespace) whose entries together take at most a share of the
+ * budget: a tenant's large entries then push out its own older ones, never everyone else's. Pure (no I/O); a Map
+ * keeps insertion order, so re-inserting on a hit makes it the newest.
  */
 export class ByteBoundedLru<V> {
-  readonly #entries = new Map<string, { readonly value: V; readonly bytes: number }>();
+  readonly #entries = new Map<string, { readonly value: V; readonly bytes: number; readonly group?: string }>();
+  readonly #groupBytes = new Map<string, number>();
   readonly #sizeOf: (value: V) => number;
   #bytes = 0;
   /** The most the values may take together. */
   readonly maxBytes: number;
+  /** The most the values of one group may take together. */
+  readonly maxGroupBytes: number;
 
-  /** @param sizeOf the bytes one value takes (an estimate is fine: the bound is for memory, not accounting) */
-  constructor(maxBytes: number, sizeOf: (value: V) => number) {
+  /**
+   * @param sizeOf the bytes one value takes (an estimate is fine: the bound is for memory, not accounting)
+   * @param maxGroupBytes the most one group's values may take (default: the whole budget)
+   */
+  constructor(maxBytes: number, sizeOf: (value: V) => number, maxGroupBytes = maxBytes) {
     this.maxBytes = maxBytes;
+    this.maxGroupBytes = Math.min(maxGroupBytes, maxBytes);
     this.#sizeOf = sizeOf;
   }
 
@@ -25,17 +34,25 @@ export class ByteBoundedLru<V> {
     return entry.value;
   }
 
-  /** Keeps `value` under `key`, dropping the least recently used entries until the total fits. */
-  set(key: string, value: V): void {
+  /**
+   * Keeps `value` under `key` (in `group`, if given), dropping the group's least recently used entries until the
+   * group fits its share, then anyone's until the total fits.
+   */
+  set(key: string, value: V, group?: string): void {
     this.delete(key);
     const bytes = this.#sizeOf(value);
-    if (bytes > this.maxBytes) return;
-    this.#entries.set(key, { value, bytes });
-    this.#bytes += bytes;
-    for (const [oldest, entry] of this.#entries) {
+    if (bytes > (group === undefined ? this.maxBytes : this.maxGroupBytes)) return;
+    if (group !== undefined) {
+      for (const [oldest, entry] of this.#entries) {
+        if ((this.#groupBytes.get(group) ?? 0) + bytes <= this.maxGroupBytes) break;
+        if (entry.group === group) this.delete(oldest);
+      }
+    }
+    this.#entries.set(key, group === undefined ? { value, bytes } : { value, bytes, group });
+    this.#count(group, bytes);
+    for (const [oldest] of this.#entries) {
       if (this.#bytes <= this.maxBytes) break;
-      this.#entries.delete(oldest);
-      this.#bytes -= entry.bytes;
+      this.delete(oldest);
     }
   }
 
@@ -43,7 +60,7 @@ export class ByteBoundedLru<V> {
     const entry = this.#entries.get(key);
     if (!entry) return;
     this.#entries.delete(key);
-    this.#bytes -= entry.bytes;
+    this.#count(entry.group, -entry.bytes);
   }
 
   /** Entries kept. */
@@ -54,5 +71,13 @@ export class ByteBoundedLru<V> {
   /** Bytes the kept values take. */
   get bytes(): number {
     return this.#bytes;
+  }
+
+  #count(group: string | undefined, bytes: number): void {
+    this.#bytes += bytes;
+    if (group === undefined) return;
+    const total = (this.#groupBytes.get(group) ?? 0) + bytes;
+    if (total === 0) this.#groupBytes.delete(group);
+    else this.#groupBytes.set(group, total);
   }
 }

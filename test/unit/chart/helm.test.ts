@@ -161,6 +161,28 @@ test("the LRU is bounded by bytes and keeps the recently used", () => {
   assert.equal(lru.size, 2);
 });
 
+test("one group's entries take at most its share: they push out the group's own, not the others'", () => {
+  const lru = new ByteBoundedLru<string>(12, (value) => value.length, 6);
+  lru.set("a1", "aaa", "team-a");
+  lru.set("b1", "bbb", "team-b");
+  lru.set("b2", "bbb", "team-b");
+  lru.set("b3", "bbbb", "team-b"); // team-b would take 10 of its 6: its oldest go, team-a's stays
+  assert.equal(lru.get("a1"), "aaa");
+  assert.equal(lru.get("b1"), undefined);
+  assert.equal(lru.get("b2"), undefined);
+  assert.equal(lru.get("b3"), "bbbb");
+  lru.set("b4", "b".repeat(7), "team-b"); // over the share on its own: not kept, nothing evicted
+  assert.equal(lru.get("b4"), undefined);
+  assert.equal(lru.bytes, 7);
+  lru.set("a2", "aaa", "team-a");
+  lru.set("c1", "cccc", "team-c"); // 14 of 12: the least recently used goes, whoever's
+  assert.equal(lru.get("a1"), undefined);
+  assert.equal(lru.bytes, 11);
+  lru.delete("b3");
+  lru.set("b5", "bbbbbb", "team-b"); // team-b's share is free again
+  assert.equal(lru.get("b5"), "bbbbbb");
+});
+
 const tight: RenderLimits = {
   memoryMiB: 128,
   cpuSeconds: 1,
