@@ -14,7 +14,7 @@ import type { RenderRefusal } from "./render-rules.ts";
 export interface ClaimRequest {
   /** Field path in the StatefulSet, for messages. */
   readonly path: string;
-  /** What the chart wrote (a string or a number), or undefined when it wrote none. */
+  /** What the chart wrote (a string or a number), or undefined (or null, an empty template value) for none. */
   readonly written: unknown;
   /** Its size; undefined when none was written or it is not a quantity within bounds. */
   readonly size: Quantity | undefined;
@@ -23,6 +23,8 @@ export interface ClaimRequest {
 /** Longer than any size a person writes; a quantity of a million digits costs the parser ~150 ms. */
 const maxQuantityLength = 64;
 
+/** 1 byte and {@link maxStorage}, in nano-bytes (api/quantity.ts). */
+const smallest = 10n ** 9n;
 const largest = maxStorageBytes * 10n ** 9n;
 
 /** The storage each claim template of a StatefulSet requests (none for another kind). */
@@ -42,7 +44,7 @@ function sizeOf(written: unknown): Quantity | undefined {
   const text = typeof written === "number" && Number.isFinite(written) ? String(written) : written;
   if (typeof text !== "string" || text.length > maxQuantityLength) return undefined;
   const size = parseQuantity(text);
-  return size && size.nanos > 0n && size.nanos <= largest ? size : undefined;
+  return size && size.nanos >= smallest && size.nanos <= largest ? size : undefined;
 }
 
 /**
@@ -51,7 +53,9 @@ function sizeOf(written: unknown): Quantity | undefined {
  */
 export function claimSizeRefusal(objects: readonly RenderedObject[]): RenderRefusal | undefined {
   for (const object of objects) {
-    const request = claimRequests(object).find(({ written, size }) => written !== undefined && !size);
+    const request = claimRequests(object).find(
+      ({ written, size }) => written !== undefined && written !== null && !size,
+    );
     if (!request) continue;
     const shown = JSON.stringify(request.written) ?? String(request.written);
     return {

@@ -94,7 +94,7 @@ export interface HelmOptions {
   readonly limits?: Partial<RenderLimits>;
   /** Renders at once; more wait their turn. @default 2 */
   readonly maxConcurrentRenders?: number;
-  /** Bytes of renders kept for reuse. @default 64 MiB */
+  /** Bytes of renders kept for reuse. @default 128 MiB */
   readonly cacheBytes?: number;
   /** The prlimit binary; false: the /proc watchdog even where prlimit exists (tests). @default found on the machine */
   readonly prlimit?: string | false;
@@ -109,12 +109,16 @@ export interface HelmOptions {
   readonly onYield?: (request: { readonly release: string; readonly namespace: string }, cpuSeconds: number) => void;
 }
 
-/** Renders kept by default: a few hundred KiB each for an application chart, so thousands of instances' worth. */
-export const defaultRenderCacheBytes = 64 * 1024 * 1024;
+/**
+ * Renders kept by default: tens of KiB each for an application chart with its read copy, so thousands of
+ * instances' worth; and four namespaces' worth of renders at the default output limit (16 MiB and its copy each).
+ */
+export const defaultRenderCacheBytes = 128 * 1024 * 1024;
 
 /**
  * The share of the render cache one namespace's renders may take: a tenant's large renders push out its own older
- * ones, not every other tenant's, whose instances would otherwise run helm again on their next reconcile.
+ * ones, not every other tenant's, whose instances would otherwise run helm again on their next reconcile. With the
+ * default cache, one render at the default output limit fits a share.
  */
 export const namespaceCacheShare = 1 / 4;
 
@@ -128,7 +132,7 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
   // Children's events wake a reconcile often (every rollout step); the same chart, values and cluster always
   // render the same, so recent renders are reused, and a render already running is joined rather than repeated.
   const cacheBytes = options.cacheBytes ?? defaultRenderCacheBytes;
-  const recent = new ByteBoundedLru<RenderResult>(cacheBytes, renderBytes, cacheBytes * namespaceCacheShare);
+  const recent = new ByteBoundedLru<RenderResult>(cacheBytes, renderCacheBytes, cacheBytes * namespaceCacheShare);
   const running = new Map<string, Promise<RenderResult>>();
 
   const helm = async (args: readonly string[], yieldWhen: (() => boolean) | undefined): Promise<string> => {
@@ -244,12 +248,17 @@ function canonicalJson(value: unknown): string {
 }
 
 /**
- * Roughly the memory a render takes (strings are UTF-16 in V8): its text, and the JSON copy of its objects that
- * its first read keeps beside it (chart/render-reads.ts), which is never longer than the text.
+ * Roughly the memory a render takes: its text, and the JSON copy of its objects that its first read keeps beside
+ * it (chart/render-reads.ts), which is never longer than the text. V8 keeps a string of Latin-1 characters in one
+ * byte a character, any other in two.
  */
-function renderBytes(result: RenderResult): number {
-  const lists = [...result.hooks, ...result.crds].reduce((n, s) => n + s.length, 0);
-  return 2 * (2 * result.manifest.length + lists) + 256;
+export function renderCacheBytes(result: RenderResult): number {
+  const lists = [...result.hooks, ...result.crds].reduce((n, s) => n + stringBytes(s), 0);
+  return 2 * stringBytes(result.manifest) + lists;
+}
+
+function stringBytes(text: string): number {
+  return /[^\u0000-\u00ff]/.test(text) ? 2 * text.length : text.length;
 }
 
 /**

@@ -216,8 +216,8 @@ export function autoscalerTargetRefusal(objects: readonly RenderedObject[]): Ren
       reason: "ChartAutoscalerTargetNotRendered",
       message:
         `${objectName(object)} spec.scaleTargetRef is ${shown.length <= 80 ? shown : `${shown.slice(0, 80)}…`}, ` +
-        "which the chart does not render; a chart's autoscalers scale only the Deployments and StatefulSets it " +
-        "renders, which its namespace's budget counts",
+        "which the chart does not render; a chart's autoscalers scale only workloads it renders (Deployments, " +
+        "StatefulSets), which its namespace's budget counts",
     };
   }
   return undefined;

@@ -19,9 +19,12 @@ import { findPrlimit, GuestFailure, runGuest } from "../../../chart/guest-proces
 import { ByteBoundedLru } from "../../../chart/lru-cache.ts";
 import {
   ChartRenderError,
+  defaultRenderCacheBytes,
   defaultRenderLimits,
   fairSlots,
   helmRenderer,
+  namespaceCacheShare,
+  renderCacheBytes,
   renderKey,
   splitFullRender,
   type RenderLimits,
@@ -159,6 +162,14 @@ test("the LRU is bounded by bytes and keeps the recently used", () => {
   lru.set("huge", "x".repeat(11)); // larger than the whole budget: not kept, nothing evicted
   assert.equal(lru.get("huge"), undefined);
   assert.equal(lru.size, 2);
+});
+
+test("a render at the default output limit, with its read copy, fits one namespace's share of the default cache", () => {
+  const largest = { manifest: "a".repeat(defaultRenderLimits.outputMiB * 1024 * 1024), hooks: [], crds: [] };
+  assert.ok(renderCacheBytes(largest) <= defaultRenderCacheBytes * namespaceCacheShare);
+  // Text beyond Latin-1 takes two bytes a character in V8, and is counted so.
+  const wide = { manifest: "ä€".repeat(1024), hooks: [], crds: [] };
+  assert.equal(renderCacheBytes(wide), 2 * 2 * 2048);
 });
 
 test("one group's entries take at most its share: they push out the group's own, not the others'", () => {

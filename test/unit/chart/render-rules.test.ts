@@ -161,7 +161,17 @@ spec:
 `;
 
   test("a size no budget can count is refused: beyond 1Ei, an exponent Go reads as 0, zero, or not a quantity", () => {
-    for (const storage of ['"1e1000"', '"2Ei"', "0", '"-1Gi"', '"1Gi of disk"', `"${"9".repeat(100)}"`, "[]"]) {
+    for (const storage of [
+      '"1e1000"',
+      '"2Ei"',
+      "0",
+      '"500m"',
+      "0.5",
+      '"-1Gi"',
+      '"1Gi of disk"',
+      `"${"9".repeat(100)}"`,
+      "[]",
+    ]) {
       const result = refusal(plan(statefulSet(storage)));
       assert.equal(result?.reason, "ChartClaimSizeNotAllowed", storage);
       assert.match(
@@ -173,9 +183,13 @@ spec:
   });
 
   test("quantities within bounds are allowed, as strings or as numbers (the apiserver reads both)", () => {
-    for (const storage of ['"10Gi"', '"500M"', '"1Ei"', "1073741824", '"1e3"']) {
+    for (const storage of ['"10Gi"', '"500M"', '"1Ei"', "1073741824", '"1e3"', "1"]) {
       assert.ok(plan(statefulSet(storage)).ok, storage);
     }
+  });
+
+  test("a claim that requests no storage (left out, or an empty template value) is the apiserver's to refuse", () => {
+    assert.ok(plan(statefulSet("null")).ok);
   });
 });
 
