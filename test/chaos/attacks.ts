@@ -396,18 +396,6 @@ export const attacks: readonly Attack[] = [
     { "deployment.yaml": deployment([], [], `registry.example.com/${"a".repeat(2000)}:1`) },
   ),
   chartAttack(
-    "long-list",
-    "charts",
-    "a container with 10,000 env entries (no pods: the cost is the operator's compare, which took 1.1 s a reconcile)",
-    { served: true },
-    {
-      "deployment.yaml": deployment(
-        [],
-        ["env:", "{{- range $i := until 10000 }}", "  - name: e{{ $i }}", "{{- end }}"],
-      ).replace("replicas: {{ .Values.replicaCount | default 1 }}", "replicas: 0"),
-    },
-  ),
-  chartAttack(
     "unreadable-claim-size",
     "charts",
     "a StatefulSet claiming 1e1000 bytes, a quantity the apiserver reads as 0: no budget would count it",
