@@ -401,26 +401,10 @@ export const attacks: readonly Attack[] = [
     "a StatefulSet claiming 1e1000 bytes, a quantity the apiserver reads as 0: no budget would count it",
     { condition: "Degraded", reason: "ChartClaimSizeNotAllowed", message: /"1e1000"/ },
     {
-      "statefulset.yaml": [
-        "apiVersion: apps/v1",
-        "kind: StatefulSet",
-        "metadata:",
-        "  name: {{ .Release.Name }}",
-        "spec:",
-        "  selector:",
-        "    matchLabels: { app: {{ .Release.Name | quote }} }",
-        "  template:",
-        "    metadata:",
-        "      labels: { app: {{ .Release.Name | quote }} }",
-        "    spec:",
-        "      containers:",
-        "        - name: app",
-        '          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"',
-        "  volumeClaimTemplates:",
-        "    - metadata: { name: data }",
-        '      spec: { accessModes: [ReadWriteOnce], resources: { requests: { storage: "1e1000" } } }',
-        "",
-      ].join("\n"),
+      "statefulset.yaml":
+        deployment().replace("kind: Deployment", "kind: StatefulSet") +
+        "  volumeClaimTemplates:\n    - metadata: { name: data }\n" +
+        '      spec: { accessModes: [ReadWriteOnce], resources: { requests: { storage: "1e1000" } } }\n',
     },
   ),
   chartAttack(
