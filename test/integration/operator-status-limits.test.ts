@@ -11,6 +11,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
+import { maxLoggedStringLength } from "../../operator/log-bounds.ts";
 import { adminClient, testNamespace } from "../support/cluster.ts";
 import { helmBinary, packChart } from "../support/helm.ts";
 import {
@@ -97,9 +98,12 @@ test("a chart's 40,000-character failure, 2,000-character image and 4,600-charac
     assert.equal(Array.from(message ?? "").length, 4096);
   }
 
-  // AND the operator's log has the whole message
+  // AND the operator's log has more of it, up to the bound of a logged string (16 Ki characters)
   const whole = operator.logs.find((line) => line.msg === "status message cut to fit the status");
-  assert.ok(String(whole?.["wholeMessage"] ?? "").endsWith("x".repeat(40_000)), "the whole message is logged");
+  const logged = String(whole?.["wholeMessage"] ?? "");
+  assert.ok(logged.includes("x".repeat(maxLoggedStringLength - 200)), "more of the message is logged");
+  assert.match(logged, /x … \(\d+ more characters\)$/);
+  assert.ok(logged.length < maxLoggedStringLength + 64, `${logged.length} characters logged`);
 
   // AND the other two are Ready, without the image or the selector the status cannot hold
   const ready = (i: Instance) => isCurrent(i) && conditionOf(i, "Ready")?.status === "True";
