@@ -54,8 +54,9 @@ export interface MyAppOperatorArgs {
   readonly replicas?: number;
   /**
    * Namespaces whose MyAppInstances the operator manages. Empty: the whole cluster, granted by a ClusterRole.
-   * A list: a Role and RoleBinding in each of those namespaces (which must exist), and nothing cluster-wide
-   * except reading StorageClasses.
+   * A list: a Role and RoleBinding in each of those namespaces (which must exist); cluster-wide only what is
+   * cluster-scoped: reading StorageClasses, and with the webhooks reading the watched Namespaces and injecting the
+   * CA into the webhook configurations (by name), and in the cluster the metrics endpoint's token reviews.
    * @default [] (every namespace)
    * @example ["team-a", "team-b"]
    */

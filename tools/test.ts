@@ -15,8 +15,12 @@ import { run } from "./lib/run.ts";
 
 const step = progress("test");
 const targets = process.argv.slice(2);
+// Runner options (`--test-name-pattern=...`) go before the files, wherever they were given; options alone select
+// within the whole suite.
+const runnerOptions = targets.filter((arg) => arg.startsWith("--"));
+const paths = targets.filter((arg) => !arg.startsWith("--"));
 const files =
-  targets.length > 0 ? targets : ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"];
+  paths.length > 0 ? paths : ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"];
 
 step("toolchain: building what is missing from the cache");
 const { binDir, env } = await prepareToolchain();
@@ -27,6 +31,7 @@ if (targets.length === 0) {
   for (const [name, cmd, args] of [
     ["typecheck", "tsc", ["-p", "tsconfig.json"]],
     ["lint", "eslint", ["."]],
+    ["format", "prettier", ["--check", "."]],
     ["build", "node", ["tools/build.ts"]],
   ] as const) {
     step(name);
@@ -49,7 +54,7 @@ const tmp = privateTmp("myapp-test-run");
 const tapFile = path.join(localDir, "test-results.tap");
 let exitCode = 1;
 try {
-  step(`running: node --test ${files.join(" ")}`);
+  step(`running: node --test ${[...runnerOptions, ...files].join(" ")}`);
   exitCode = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
@@ -60,9 +65,8 @@ try {
         "--test-reporter-destination=stdout",
         "--test-reporter=tap",
         `--test-reporter-destination=${tapFile}`,
-        // Runner options (`--test-name-pattern=...`) before the files, wherever they were given.
-        ...files.filter((arg) => arg.startsWith("--")),
-        ...files.filter((arg) => !arg.startsWith("--")),
+        ...runnerOptions,
+        ...files,
       ],
       {
         cwd: repoRoot,
