@@ -153,6 +153,31 @@ test("jobs run a bounded number at once: a flood of slow charts cannot fetch tho
   assert.equal(most, 2, "never more than two");
 });
 
+test("a job superseded or forgotten while it waits for a slot never runs and lets go of its work", async () => {
+  // GIVEN the only slot taken by another namespace's slow job
+  const clock = new FakeClock();
+  const jobs = new BackgroundJobs({ clock, maxRunning: 1 });
+  const look = async (key: string, id: string, work: () => Promise<string>) => {
+    const answer = jobs.run(parseObjectKey(key), id, work);
+    await settle();
+    await clock.advance(0);
+    return answer;
+  };
+  const busy = deferred<string>();
+  await look("other/slow", "1", () => busy.promise);
+  // WHEN a tenant edits its instance three times meanwhile, and deletes another whose job waits too
+  const started: string[] = [];
+  const work = (id: string) => async () => (started.push(id), id);
+  for (const id of ["1", "2", "3"]) assert.deepEqual(await look("ns/a", id, work(id)), { settled: false });
+  assert.deepEqual(await look("ns/gone", "1", work("gone")), { settled: false });
+  jobs.forget(parseObjectKey("ns/gone"));
+  busy.resolve("done");
+  await settle();
+  // THEN only the latest edit's work ran, and its outcome is there for the next look
+  assert.deepEqual(started, ["3"]);
+  assert.deepEqual(await look("ns/a", "3", work("3")), { settled: true, ok: true, value: "3" });
+});
+
 test("a job that re-checks a Ready instance waits for a slot behind every job for a change", async () => {
   const jobs = new BackgroundJobs({ clock: new FakeClock(), graceMs: 0, maxRunning: 1 });
   const started: string[] = [];
