@@ -72,7 +72,10 @@ export class EventRecorder {
   record(event: EventRecord): void {
     const now = this.clock.monotonicMs();
     this.forgetOld(now);
-    const key = JSON.stringify([event.regarding, event.related, event.type, event.reason, event.action, event.note]);
+    // The note as the Event holds it: a tenant's chart can make a Degraded message of 32 KiB, and a series is kept
+    // for six minutes per distinct event (100 instances' 25 failures each held 79 MiB when keyed by the whole note).
+    const note = truncate(event.note, maxNoteLength);
+    const key = JSON.stringify([event.regarding, event.related, event.type, event.reason, event.action, note]);
     const known = this.series.get(key);
     if (known) {
       known.count++;
@@ -193,6 +196,9 @@ export class EventRecorder {
   }
 }
 
+/** An Event's note is cut to this many bytes of UTF-8 (the apiserver refuses one over 1 KiB). */
+const maxNoteLength = 1024;
+
 /** An events.k8s.io/v1 Event for `record`, as client-go's events recorder writes one. */
 export function eventObject(
   record: EventRecord,
@@ -213,7 +219,7 @@ export function eventObject(
     reportingInstance: reportingInstance.slice(0, 128),
     action: record.action,
     reason: record.reason,
-    note: truncate(record.note, 1024),
+    note: truncate(record.note, maxNoteLength),
     type: record.type,
     regarding: record.regarding,
     ...(record.related ? { related: record.related } : {}),

@@ -171,6 +171,16 @@ describe("EventRecorder", () => {
     assert.equal(created.length, 2);
     recorder.stop();
   });
+  it("keys a series by the note as the Event holds it: notes that differ only past the cut join one series", async () => {
+    const { recorder, created, patched } = setup();
+    const long = "x".repeat(1024);
+    recorder.record({ ...event, note: `${long} first failure` });
+    recorder.record({ ...event, note: `${long} second failure` });
+    await recorder.flush();
+    assert.equal(created.length, 1);
+    assert.equal((created[0] as { note?: string }).note?.length, 1024);
+    assert.equal((patched[0]?.patch as { series: { count: number } }).series.count, 2);
+  });
 });
 
 describe("eventObject", () => {
