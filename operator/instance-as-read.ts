@@ -6,7 +6,8 @@
  * hundred such instances fill the heap of the process every namespace shares.
  *
  * - metadata: identity, generation, finalizers, deletion, and the one annotation reconciles read (a reconcile
- *   request); no labels (the operator selects instances by none and copies none to children), no other annotation;
+ *   request, only as long as one that is answered: 256 characters; a longer one is never answered, and 400
+ *   instances' 255 KiB requests held 100 MiB); no labels (the operator selects instances by none and copies none to children), no other annotation;
  * - `spec.values` within the limit are kept as their JSON text, parsed again on each read (a chart instance's
  *   reconcile reads them once): parsed, 128 KiB of `[[],[],...]` took 1.66 MiB of heap, so a few hundred
  *   instances of one tenant would have filled the heap; as text they take what they weigh;
@@ -15,7 +16,7 @@
  *   The webhook refuses such values at the door; this is for instances stored while the webhooks were off or the
  *   limit was higher.
  */
-import { reconcileRequestAnnotation } from "../api/index.ts";
+import { maxReconcileRequestLength, reconcileRequestAnnotation } from "../api/index.ts";
 import { valuesBytes } from "../chart/index.ts";
 import type { KubeObject } from "../kube/index.ts";
 import type { InstanceObject } from "./reconcile/index.ts";
@@ -36,7 +37,8 @@ export function instanceAsRead(maxValuesKiB: number): (object: KubeObject) => In
       finalizers,
       annotations,
     } = instance.metadata;
-    const requested = annotations?.[reconcileRequestAnnotation];
+    const annotated = annotations?.[reconcileRequestAnnotation];
+    const requested = annotated !== undefined && annotated.length <= maxReconcileRequestLength ? annotated : undefined;
     const metadata = {
       ...(name === undefined ? {} : { name }),
       ...(namespace === undefined ? {} : { namespace }),

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { reconcileRequestAnnotation } from "../../../api/index.ts";
+import { maxReconcileRequestLength, reconcileRequestAnnotation } from "../../../api/index.ts";
 import { valuesBytes, valuesTooLargeMessage } from "../../../chart/index.ts";
 import { instanceAsRead } from "../../../operator/instance-as-read.ts";
 
@@ -50,6 +50,17 @@ describe("instanceAsRead", () => {
       spec,
       status: { phase: "Ready", observedGeneration: 3 },
     });
+  });
+
+  it("keeps a reconcile request only as long as one that is answered", () => {
+    const request = (value: string) =>
+      asRead({
+        ...written({ image: "nginx:1.27" }),
+        metadata: { ...metadata, annotations: { [reconcileRequestAnnotation]: value } },
+      }).metadata.annotations;
+    const longest = "r".repeat(maxReconcileRequestLength);
+    assert.deepEqual(request(longest), { [reconcileRequestAnnotation]: longest });
+    assert.equal(request(`${longest}r`), undefined, "never answered, so never kept");
   });
 
   it("keeps a deletion and leaves out what is not set", () => {
