@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { findChrt } from "./guest-priority.ts";
 import { findPrlimit, GuestFailure, GuestYielded, runGuest } from "./guest-process.ts";
 import { untilQuiet } from "./long-render-yield.ts";
-import { ByteBoundedLru } from "./lru-cache.ts";
+import { ByteBoundedLru, namespaceCacheShare } from "./lru-cache.ts";
 import { readDocuments, RenderYamlError } from "./render-yaml.ts";
 import { hookOf, shownChartName, type RenderedObject } from "./manifests.ts";
 import { defaultMaxConcurrentRenders, defaultRenderLimits, limitMessage, type RenderLimits } from "./render-limits.ts";
@@ -115,12 +115,8 @@ export interface HelmOptions {
  */
 export const defaultRenderCacheBytes = 128 * 1024 * 1024;
 
-/**
- * The share of the render cache one namespace's renders may take: a tenant's large renders push out its own older
- * ones, not every other tenant's, whose instances would otherwise run helm again on their next reconcile. With the
- * default cache, one render at the default output limit fits a share.
- */
-export const namespaceCacheShare = 1 / 4;
+// With the default cache, one render at the default output limit fits a namespace's share.
+export { namespaceCacheShare };
 
 /** The renderer over a helm binary. Each render works in its own temporary directory, removed afterwards. */
 export function helmRenderer(options: HelmOptions = {}): HelmRenderer {

@@ -5,6 +5,13 @@
  * budget: a tenant's large entries then push out its own older ones, never everyone else's. Pure (no I/O); a Map
  * keeps insertion order, so re-inserting on a hit makes it the newest.
  */
+/**
+ * The share of a cache the operator keeps for every tenant (renders, fetched charts) that one namespace's entries
+ * may take: a tenant's large entries push out its own older ones, not every other tenant's, whose instances would
+ * otherwise run helm or fetch their chart again on their next reconcile.
+ */
+export const namespaceCacheShare = 1 / 4;
+
 export class ByteBoundedLru<V> {
   readonly #entries = new Map<string, { readonly value: V; readonly bytes: number; readonly group?: string }>();
   readonly #groupBytes = new Map<string, number>();

@@ -17,7 +17,7 @@ import {
   type HttpGet,
   type HttpGetOptions,
 } from "./http-get.ts";
-import { ByteBoundedLru } from "./lru-cache.ts";
+import { ByteBoundedLru, namespaceCacheShare } from "./lru-cache.ts";
 import { findIndexEntry, IndexFormatError } from "./repository-index.ts";
 import { namespacePolicy, sameChartSource, sourceRefusal } from "./namespace-sources.ts";
 import { allowedBy, sourcePolicy, type SourcePolicy } from "./source-policy.ts";
@@ -114,14 +114,16 @@ const chartCacheBytes = 64 * 1024 * 1024;
 
 /**
  * A fetcher. Charts from a registry or repository are cached in memory by source and version, within a byte
- * budget; a ConfigMap is read on every call.
+ * budget of which one namespace's fetches take at most a quarter; a ConfigMap is read on every call.
  */
 export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, namespace: string) => Promise<Uint8Array> {
   const policy = sourcePolicy(options.allowedSources ?? []);
   const caps: FetchCaps = { ...defaultFetchCaps, ...options.caps };
   const get = boundedHttpGet(policy, options.http);
   const allowList = options.allowListName;
-  const cache = new ByteBoundedLru<Uint8Array>(chartCacheBytes, (bytes) => bytes.length);
+  // A namespace's charts take at most a share, and a chart at the size cap always fits one.
+  const namespaceShare = Math.max(chartCacheBytes * namespaceCacheShare, caps.chartBytes);
+  const cache = new ByteBoundedLru<Uint8Array>(chartCacheBytes, (bytes) => bytes.length, namespaceShare);
   return async (chart, namespace) => {
     const source = describeSource(chart, namespace);
     let bytes: Uint8Array;
@@ -146,7 +148,8 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
       // Every request of one fetch (token, manifest, index, chart, their redirects) shares one deadline.
       const bounded = withDeadline(get, options.http?.fetchTimeoutMs ?? 60_000);
       bytes = cached ?? (await fetchRemote(bounded, policy, caps, chart, source));
-      if (!cached) cache.set(source, bytes);
+      // Kept in the share of the namespace that fetched it (a chart many namespaces use is still kept once).
+      if (!cached) cache.set(source, bytes, namespace);
     }
     const digest = chartDigest(bytes);
     if (chart.digest !== undefined && chart.digest !== digest) {

@@ -146,6 +146,33 @@ test("an allowed repository is fetched; its 404 is permanent and does not echo t
   assert.doesNotMatch(error.message, /secrets|html/);
 });
 
+test("one namespace's fetched charts take at most a share of the cache: another namespace's chart stays cached", async (t) => {
+  // GIVEN a repository of eleven 6 MiB chart versions (66 MiB, over the 64 MiB cache)
+  const versions = Array.from({ length: 11 }, (_, i) => `1.0.${i}`);
+  const packed = (version: string) => Buffer.alloc(6 * 1024 * 1024, version);
+  const index = stringify({
+    apiVersion: "v1",
+    entries: { c: versions.map((version) => ({ name: "c", version, urls: [`c-${version}.tgz`] })) },
+  });
+  const server = await serve(t, (request, response) => {
+    const version = /^\/c-(.+)\.tgz$/.exec(request.url ?? "")?.[1];
+    if (request.url === "/index.yaml") response.end(index);
+    else if (version) response.end(packed(version));
+    else response.writeHead(404).end();
+  });
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url] });
+  const chartRequests = () => server.requests.filter((request) => request.endsWith(".tgz")).length;
+  // WHEN one namespace fetches the first version, then another namespace fetches all the others
+  await fetch({ repo: server.url, name: "c", version: "1.0.0" }, "quiet");
+  for (const version of versions.slice(1)) await fetch({ repo: server.url, name: "c", version }, "greedy");
+  // THEN the first namespace's chart is still cached; the greedy one pushed out only its own
+  const before = chartRequests();
+  await fetch({ repo: server.url, name: "c", version: "1.0.0" }, "quiet");
+  assert.equal(chartRequests(), before, "the quiet namespace's chart came from the cache");
+  await fetch({ repo: server.url, name: "c", version: "1.0.1" }, "greedy");
+  assert.equal(chartRequests(), before + 1, "the greedy namespace's oldest chart was fetched again");
+});
+
 test("5xx, 429 and an unreachable source are transient", async (t) => {
   for (const status of [503, 429]) {
     const server = await serve(t, (_request, response) => response.writeHead(status).end("busy"));
