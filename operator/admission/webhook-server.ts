@@ -6,11 +6,12 @@
  */
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Server as NetServer, type AddressInfo, type Socket } from "node:net";
+import { Server as NetServer, type AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { realClock } from "../../kube/index.ts";
 import type { CertificatePair } from "./certificates.ts";
+import { limitConnections } from "./connection-limits.ts";
 
 /** Answers one request body (already parsed JSON); the value it resolves to is sent back as JSON with status 200. */
 export type WebhookHandler = (body: unknown) => Promise<unknown>;
@@ -55,9 +56,10 @@ export interface WebhookServerOptions {
    */
   readonly maxBufferedBytes?: number;
   /**
-   * Connections open at once; more are closed as they come. Each open TLS connection costs ~66 KiB even idle, so
-   * without a ceiling connections alone could exhaust the operator's memory. The apiserver keeps a few per replica,
-   * at most one per admission request in flight (its default in-flight limit is 200 writes). @default 1000
+   * Connections open at once. Each open TLS connection costs ~66 KiB even idle, so without a ceiling connections
+   * alone could exhaust the operator's memory. At the ceiling a newcomer replaces an idle connection of the address
+   * holding the most, and is closed only when all are busy (connection-limits.ts). The apiserver keeps a few per
+   * replica, at most one per admission request in flight (its default in-flight limit is 200 writes). @default 1000
    */
   readonly maxConnections?: number;
   /**
@@ -97,32 +99,6 @@ function openConnections(server: Server): Promise<number> {
   return new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
 }
 
-/**
- * Closes a new TCP connection from an address that already holds `max` open ones, before any TLS work. Counted by
- * hand: net.Server's maxConnections is one ceiling for all clients.
- */
-function limitConnectionsPerAddress(server: Server, max: number, logger: Logger): void {
-  const open = new Map<string, number>();
-  let refusedSince = 0;
-  server.on("connection", (socket: Socket) => {
-    const address = socket.remoteAddress ?? "";
-    const count = open.get(address) ?? 0;
-    if (count >= max) {
-      // One line per burst, not per connection: a flood would otherwise flood the log too.
-      if (refusedSince++ === 0) logger.warn({ address, max }, "webhook connections from one address over the limit");
-      socket.destroy();
-      return;
-    }
-    refusedSince = 0;
-    open.set(address, count + 1);
-    socket.once("close", () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left > 0) open.set(address, left);
-      else open.delete(address);
-    });
-  });
-}
-
 /** Starts listening; resolves once the port is bound. */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
@@ -151,8 +127,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   // A client must send its whole request within this time (slowloris); admission requests are small.
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
-  server.maxConnections = options.maxConnections ?? 1000;
-  limitConnectionsPerAddress(server, options.maxConnectionsPerAddress ?? 256, logger);
+  const max = options.maxConnections ?? 1000;
+  limitConnections(server, { max, maxPerAddress: options.maxConnectionsPerAddress ?? 256 }, logger);
   server.on("tlsClientError", (error) => logger.debug({ err: error }, "webhook TLS handshake failed"));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -164,30 +164,60 @@ test("request bytes held at once are bounded: beyond them a request gets 503, an
   assert.equal((await send("/validate")).status, 200, "a refused body's bytes were given back too");
 });
 
-test("connections beyond the ceiling are closed as they come; one that closes makes room", async (t) => {
+test("at the ceiling a newcomer replaces the idlest connection of the largest holder; busy ones are never closed", async (t) => {
   const { ca, serving } = await issue();
-  const server = await start(t, serving, { maxConnections: 2 });
-  const open = () =>
+  // Requests the server has begun, to wait on (not sleep) until it saw each one.
+  let begun = 0;
+  const metrics = { started: () => void begun++, finished: () => undefined };
+  const server = await start(t, serving, { maxConnections: 3, metrics });
+  const seen = async (count: number) => {
+    while (begun < count) await new Promise((resolve) => setImmediate(resolve));
+  };
+  const sockets: TLSSocket[] = [];
+  t.after(() => sockets.forEach((socket) => socket.destroy()));
+  /** A TLS connection from `localAddress`, or the error that ended it before its handshake. */
+  const open = (localAddress: string) =>
     new Promise<TLSSocket | Error>((resolve) => {
-      const socket = tlsConnect({ host: "127.0.0.1", port: server.port, ca: ca.cert });
+      const raw = netConnect({ host: "127.0.0.1", port: server.port, localAddress });
+      const socket = tlsConnect({ socket: raw, host: "127.0.0.1", ca: ca.cert });
+      sockets.push(socket);
       socket.once("secureConnect", () => resolve(socket));
       socket.once("error", (error) => resolve(error));
       socket.once("close", () => resolve(new Error("closed before the handshake")));
     });
-  const first = await open();
-  const second = await open();
-  assert.ok(!(first instanceof Error) && !(second instanceof Error), "two connections are served");
-  t.after(() => [first, second].forEach((socket) => (socket as TLSSocket).destroy()));
-  assert.ok((await open()) instanceof Error, "a third is closed");
-  (first as TLSSocket).destroy();
-  // The server counts the closed connection once it sees the close: try until it has.
-  let third: TLSSocket | Error = new Error("not tried");
-  for (let attempt = 0; attempt < 50 && third instanceof Error; attempt++) {
-    third = await open();
-    if (third instanceof Error) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.ok(!(third instanceof Error), "a connection is served again once one closed");
-  (third as TLSSocket).destroy();
+  const connected = async (localAddress: string) => {
+    const socket = await open(localAddress);
+    assert.ok(!(socket instanceof Error), `connected from ${localAddress}: ${String(socket)}`);
+    return socket;
+  };
+  /** Sends a POST on `socket`; resolves with the status line once an answer starts. */
+  const send = (socket: TLSSocket, path: string) => {
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    );
+    return new Promise<string>((resolve) =>
+      socket.once("data", (chunk: Buffer) => resolve(chunk.toString().split("\r\n")[0] ?? "")),
+    );
+  };
+  const closed = (socket: TLSSocket) =>
+    socket.destroyed ? Promise.resolve() : new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  // GIVEN the ceiling held by one pod's two idle connections and a busy one of the apiserver's address
+  const idleFirst = await connected("127.0.0.2");
+  const idleSecond = await connected("127.0.0.2");
+  const busy = await connected("127.0.0.1");
+  void send(busy, "/slow");
+  await seen(1);
+  // WHEN the apiserver's address opens another, THEN it is served, in place of the pod's longest idle connection
+  const newcomer = await connected("127.0.0.1");
+  assert.equal(await send(newcomer, "/validate"), "HTTP/1.1 200 OK");
+  await closed(idleFirst);
+  assert.equal(idleSecond.destroyed, false, "only one connection made room");
+  assert.equal(busy.destroyed, false, "a connection with a request in flight is never closed");
+  // AND with every connection busy, a newcomer is closed instead
+  void send(idleSecond, "/slow");
+  void send(newcomer, "/slow");
+  await seen(4);
+  assert.ok((await open("127.0.0.2")) instanceof Error, "closed: nothing idle to replace");
 });
 
 test("one address cannot take every connection, and a silent one is dropped before its handshake", async (t) => {
