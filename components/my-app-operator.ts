@@ -140,7 +140,7 @@ export class MyAppOperator extends pulumi.ComponentResource {
     const { crdManifest, readNodes, readAdmissionApis, ...componentOpts } = opts;
     super(myAppOperatorType, name, args, componentOpts);
     const resolved = resolveSettings(name, args);
-    if (!resolved.ok) throw new pulumi.ResourceError(describeIssues(`MyAppOperator "${name}"`, resolved.issues), this);
+    if (!resolved.ok) throw refusal(describeIssues(`MyAppOperator "${name}"`, resolved.issues), this);
     const settings = resolved.settings;
     this.settings = settings;
     this.clusterConnection = clusterConnectionOf(this.getProvider("kubernetes::") ?? componentOpts.provider);
@@ -150,7 +150,7 @@ export class MyAppOperator extends pulumi.ComponentResource {
     try {
       crdObject = crdManifest ?? loadCrdManifest();
     } catch (error) {
-      throw new pulumi.ResourceError(`MyAppOperator "${name}": ${(error as Error).message}`, this);
+      throw refusal(`MyAppOperator "${name}": ${(error as Error).message}`, this);
     }
     const crd = new k8s.apiextensions.v1.CustomResourceDefinition(
       `${name}-crd`,
@@ -420,7 +420,7 @@ export class MyAppOperator extends pulumi.ComponentResource {
         return;
       }
       const verdict = inClusterPlacementVerdict(subject, read.nodes);
-      if (verdict.verdict === "refuse") throw new pulumi.ResourceError(verdict.message, this);
+      if (verdict.verdict === "refuse") throw refusal(verdict.message, this);
       if (verdict.verdict === "warn") void pulumi.log.warn(verdict.message, this);
     });
     return pulumi.unsecret(checked);
@@ -445,4 +445,12 @@ function crdForPulumi(crd: CustomResourceDefinitionManifest): CustomResourceDefi
 /** The value of a known output (a URN), as a promise. */
 function settled<T>(output: pulumi.Output<T>): Promise<T> {
   return new Promise((resolve) => output.apply(resolve));
+}
+
+/**
+ * The error for arguments or a cluster the component refuses: its message alone. Without `hideStack`, pulumi prints
+ * the whole error object, the component and its parent stack included (some 200 lines after the message).
+ */
+function refusal(message: string, component: pulumi.Resource): pulumi.ResourceError {
+  return new pulumi.ResourceError(message, component, true);
 }

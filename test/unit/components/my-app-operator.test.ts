@@ -421,11 +421,13 @@ describe("MyAppOperator", () => {
     assert.equal(nodeReads, 0);
   });
 
-  it("rejects invalid arguments with a ResourceError that names each field", () => {
+  it("rejects invalid arguments with a ResourceError that names each field, printed as its message alone", () => {
     assert.throws(
       () => new MyAppOperator("op", { replicas: -1, watchNamespaces: ["Team_A"] }),
       (error: unknown) =>
         pulumi.ResourceError.isInstance(error) &&
+        // Without it pulumi prints the whole error object, the component and its parent stack included.
+        error.hideStack === true &&
         /replicas: -1 must be a whole number/.test(error.message) &&
         /watchNamespaces\[0\]: "Team_A" is not a namespace name/.test(error.message),
     );
