@@ -68,6 +68,8 @@ export interface WebhookServerOptions {
    * what one apiserver opens (one per write in flight, at most its 200 by default). @default 256
    */
   readonly maxConnectionsPerAddress?: number;
+  /** At the ceiling, a connection idle this long may make room for a newcomer. @default 1000 */
+  readonly minIdleMsToReplace?: number;
   /**
    * A handler that has not answered after this long gets a 504. The apiserver gives up after the webhook's
    * timeoutSeconds (at most 30 s) anyway; this bounds the work left behind. @default 30_000
@@ -122,13 +124,22 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   );
   // The apiserver (Go's http.Transport) keeps idle connections for 90 s. If this side closed an idle connection
   // first, a request the apiserver is just sending on it would fail (Go does not retry a POST), and with
-  // failurePolicy Fail that is a refused kubectl apply: so the client always closes first.
+  // failurePolicy Fail that is a refused kubectl apply: so the client closes first (the one exception: at the
+  // connection ceiling, connection-limits.ts).
   server.keepAliveTimeout = 120_000;
   // A client must send its whole request within this time (slowloris); admission requests are small.
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
   const max = options.maxConnections ?? 1000;
-  limitConnections(server, { max, maxPerAddress: options.maxConnectionsPerAddress ?? 256 }, logger);
+  limitConnections(
+    server,
+    {
+      max,
+      maxPerAddress: options.maxConnectionsPerAddress ?? 256,
+      ...(options.minIdleMsToReplace === undefined ? {} : { minIdleMs: options.minIdleMsToReplace }),
+    },
+    logger,
+  );
   server.on("tlsClientError", (error) => logger.debug({ err: error }, "webhook TLS handshake failed"));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -164,17 +164,21 @@ test("request bytes held at once are bounded: beyond them a request gets 503, an
   assert.equal((await send("/validate")).status, 200, "a refused body's bytes were given back too");
 });
 
-test("at the ceiling a newcomer replaces the idlest connection of the largest holder; busy ones are never closed", async (t) => {
+test("at the ceiling a newcomer replaces an idle connection of the largest idle holder, never one carrying a request", async (t) => {
   const { ca, serving } = await issue();
   // Requests the server has begun, to wait on (not sleep) until it saw each one.
   let begun = 0;
   const metrics = { started: () => void begun++, finished: () => undefined };
-  const server = await start(t, serving, { maxConnections: 3, metrics });
-  const seen = async (count: number) => {
-    while (begun < count) await new Promise((resolve) => setImmediate(resolve));
-  };
+  const server = await start(t, serving, { maxConnections: 4, minIdleMsToReplace: 0, metrics });
   const sockets: TLSSocket[] = [];
   t.after(() => sockets.forEach((socket) => socket.destroy()));
+  const until = async (what: string, done: () => boolean) => {
+    const deadline = Date.now() + 30_000;
+    while (!done()) {
+      assert.ok(Date.now() < deadline, `timed out waiting until ${what}`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
   /** A TLS connection from `localAddress`, or the error that ended it before its handshake. */
   const open = (localAddress: string) =>
     new Promise<TLSSocket | Error>((resolve) => {
@@ -190,34 +194,46 @@ test("at the ceiling a newcomer replaces the idlest connection of the largest ho
     assert.ok(!(socket instanceof Error), `connected from ${localAddress}: ${String(socket)}`);
     return socket;
   };
-  /** Sends a POST on `socket`; resolves with the status line once an answer starts. */
+  const head = "Host: webhook\r\nContent-Type: application/json\r\nContent-Length: 2\r\n";
+  /** Sends a POST on `socket`; resolves with the status line once an answer starts, or CLOSED. */
   const send = (socket: TLSSocket, path: string) => {
-    socket.write(
-      `POST ${path} HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
-    );
-    return new Promise<string>((resolve) =>
-      socket.once("data", (chunk: Buffer) => resolve(chunk.toString().split("\r\n")[0] ?? "")),
-    );
+    socket.write(`POST ${path} HTTP/1.1\r\n${head}\r\n{}`);
+    return answer(socket);
   };
-  const closed = (socket: TLSSocket) =>
-    socket.destroyed ? Promise.resolve() : new Promise<void>((resolve) => socket.once("close", () => resolve()));
-  // GIVEN the ceiling held by one pod's two idle connections and a busy one of the apiserver's address
-  const idleFirst = await connected("127.0.0.2");
-  const idleSecond = await connected("127.0.0.2");
+  const answer = (socket: TLSSocket) =>
+    new Promise<string>((resolve) => {
+      socket.once("data", (chunk: Buffer) => resolve(chunk.toString().split("\r\n")[0] ?? ""));
+      socket.once("close", () => resolve("CLOSED"));
+    });
+  // GIVEN the ceiling held by one pod's two connections, idle after a request each, and two of the apiserver's
+  // address: one idle after a request, one with a request in flight
+  const parked = [await connected("127.0.0.2"), await connected("127.0.0.2")];
+  for (const socket of parked) assert.equal(await send(socket, "/validate"), "HTTP/1.1 200 OK");
+  const kept = await connected("127.0.0.1");
+  assert.equal(await send(kept, "/validate"), "HTTP/1.1 200 OK");
   const busy = await connected("127.0.0.1");
   void send(busy, "/slow");
-  await seen(1);
+  await until("the slow request began", () => begun === 4);
   // WHEN the apiserver's address opens another, THEN it is served, in place of the pod's longest idle connection
   const newcomer = await connected("127.0.0.1");
   assert.equal(await send(newcomer, "/validate"), "HTTP/1.1 200 OK");
-  await closed(idleFirst);
-  assert.equal(idleSecond.destroyed, false, "only one connection made room");
-  assert.equal(busy.destroyed, false, "a connection with a request in flight is never closed");
-  // AND with every connection busy, a newcomer is closed instead
-  void send(idleSecond, "/slow");
-  void send(newcomer, "/slow");
-  await seen(4);
-  assert.ok((await open("127.0.0.2")) instanceof Error, "closed: nothing idle to replace");
+  await until("the pod's first connection closed", () => parked[0]?.destroyed === true);
+  assert.equal(parked[1]?.destroyed, false, "only one connection made room");
+  // AND a connection whose next request is on its way (half its headers sent) is never taken for idle
+  kept.write("POST /validate HTTP/1.1\r\nHost: webhook\r\n");
+  const keptAnswer = answer(kept);
+  // (a round trip on another connection, sent after those bytes: the server has read them by its answer)
+  assert.equal(await send(newcomer, "/validate"), "HTTP/1.1 200 OK");
+  const second = await connected("127.0.0.3");
+  await until("the pod's second connection closed", () => parked[1]?.destroyed === true);
+  assert.equal(kept.destroyed, false);
+  kept.write("Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+  assert.equal(await keptAnswer, "HTTP/1.1 200 OK");
+  // AND with no connection idle, a newcomer is closed instead
+  const before = begun;
+  for (const socket of [newcomer, second, kept]) void send(socket, "/slow");
+  await until("every connection carries a request", () => begun === before + 3);
+  assert.ok((await open("127.0.0.4")) instanceof Error, "closed: nothing idle to replace");
 });
 
 test("one address cannot take every connection, and a silent one is dropped before its handshake", async (t) => {
