@@ -116,6 +116,8 @@ export class BackgroundJobs {
       await this.within(job.done);
     }
     const state = job.state as JobState<T>;
+    // Dropped in the caller's own grace (superseded meanwhile): the caller's key has a newer job to wait for.
+    if (state.settled && !state.ok && state.error instanceof DroppedJob) return { settled: false };
     if (!state.settled) job.awaited = true;
     else if (this.jobs.get(text) === job) this.jobs.delete(text);
     return state;

@@ -178,6 +178,27 @@ test("a job superseded or forgotten while it waits for a slot never runs and let
   assert.deepEqual(await look("ns/a", "3", work("3")), { settled: true, ok: true, value: "3" });
 });
 
+test("a caller whose job is superseded within its grace is told not yet, never the dropped outcome", async () => {
+  const clock = new FakeClock();
+  const jobs = new BackgroundJobs({ clock, graceMs: 250, maxRunning: 1 });
+  const busy = deferred<string>();
+  const held = jobs.run(parseObjectKey("other/slow"), "1", () => busy.promise);
+  await settle();
+  await clock.advance(250);
+  await held;
+  // GIVEN a look waiting in its grace for a job queued behind the busy slot
+  const first = jobs.run(parseObjectKey("ns/a"), "1", async () => "one");
+  await settle();
+  // WHEN the spec changes meanwhile and the slot comes before the grace is over
+  const second = jobs.run(parseObjectKey("ns/a"), "2", async () => "two");
+  busy.resolve("done");
+  await settle();
+  // THEN the first look is told "not yet"; the second gets its own outcome
+  assert.deepEqual(await first, { settled: false });
+  await clock.advance(250);
+  assert.deepEqual(await second, { settled: true, ok: true, value: "two" });
+});
+
 test("a job that re-checks a Ready instance waits for a slot behind every job for a change", async () => {
   const jobs = new BackgroundJobs({ clock: new FakeClock(), graceMs: 0, maxRunning: 1 });
   const started: string[] = [];
