@@ -1,17 +1,17 @@
 /**
- * A least-recently-used cache bounded by the bytes its values take, not by their count: a thousand small renders
- * fit where ten huge ones do, and one entry larger than the whole budget is simply not kept. Used for renders and
- * fetched charts. Entries may belong to a group (a namespace) whose entries together take at most a share of the
- * budget: a tenant's large entries then push out its own older ones, never everyone else's. Pure (no I/O); a Map
- * keeps insertion order, so re-inserting on a hit makes it the newest.
- */
-/**
  * The share of a cache the operator keeps for every tenant (renders, fetched charts) that one namespace's entries
  * may take: a tenant's large entries push out its own older ones, not every other tenant's, whose instances would
  * otherwise run helm or fetch their chart again on their next reconcile.
  */
 export const namespaceCacheShare = 1 / 4;
 
+/**
+ * A least-recently-used cache bounded by the bytes its values take, not by their count: a thousand small renders
+ * fit where ten huge ones do, and one entry larger than the whole budget is simply not kept. Used for renders and
+ * fetched charts. Entries may belong to a group (a namespace) whose entries together take at most a share of the
+ * budget: a tenant's large entries then push out its own older ones, never everyone else's. Pure (no I/O); a Map
+ * keeps insertion order, so re-inserting on a hit makes it the newest.
+ */
 export class ByteBoundedLru<V> {
   readonly #entries = new Map<string, { readonly value: V; readonly bytes: number; readonly group?: string }>();
   readonly #groupBytes = new Map<string, number>();

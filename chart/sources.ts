@@ -148,8 +148,11 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
       // Every request of one fetch (token, manifest, index, chart, their redirects) shares one deadline.
       const bounded = withDeadline(get, options.http?.fetchTimeoutMs ?? 60_000);
       bytes = cached ?? (await fetchRemote(bounded, policy, caps, chart, source));
-      // Kept in the share of the namespace that fetched it (a chart many namespaces use is still kept once).
-      if (!cached) cache.set(source, bytes, namespace);
+      // Kept in the share of the namespace that fetched it (a chart many namespaces use is still kept once); the
+      // platform's own chart, which every namespace may use, in no namespace's share.
+      if (!cached) {
+        cache.set(source, bytes, sameChartSource(chart, options.platformChart) ? undefined : namespace);
+      }
     }
     const digest = chartDigest(bytes);
     if (chart.digest !== undefined && chart.digest !== digest) {
