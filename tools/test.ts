@@ -12,13 +12,12 @@ import { privateTmp, summarizeLeftovers } from "./lib/private-tmp.ts";
 import { progress } from "./lib/progress.ts";
 import { prepareToolchain } from "./lib/toolchain.ts";
 import { run } from "./lib/run.ts";
+import { splitTestArguments } from "./lib/test-arguments.ts";
 
 const step = progress("test");
-const targets = process.argv.slice(2);
-// Runner options (`--test-name-pattern=...`) go before the files, wherever they were given; options alone select
-// within the whole suite.
-const runnerOptions = targets.filter((arg) => arg.startsWith("--"));
-const paths = targets.filter((arg) => !arg.startsWith("--"));
+// Runner options (`--test-name-pattern=X` or `--test-name-pattern X`) go before the files, wherever they were given;
+// options alone select within the whole suite.
+const { runnerOptions, paths } = splitTestArguments(process.argv.slice(2));
 const files =
   paths.length > 0 ? paths : ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"];
 
@@ -27,7 +26,7 @@ const { binDir, env } = await prepareToolchain();
 
 // Typecheck and lint are part of the suite (a red typecheck is a red build); they run first, the tests run anyway.
 let staticChecksFailed = false;
-if (targets.length === 0) {
+if (runnerOptions.length === 0 && paths.length === 0) {
   for (const [name, cmd, args] of [
     ["typecheck", "tsc", ["-p", "tsconfig.json"]],
     ["lint", "eslint", ["."]],
