@@ -7,7 +7,8 @@
  *
  * - metadata: identity, generation, finalizers, deletion, and the one annotation reconciles read (a reconcile
  *   request, only as long as one that is answered: 256 characters; a longer one is never answered, and 400
- *   instances' 255 KiB requests held 100 MiB); no labels (the operator selects instances by none and copies none to children), no other annotation;
+ *   instances' 255 KiB requests held 100 MiB); no labels (the operator selects instances by none and copies none
+ *   to children), no other annotation;
  * - `spec.values` within the limit are kept as their JSON text, parsed again on each read (a chart instance's
  *   reconcile reads them once): parsed, 128 KiB of `[[],[],...]` took 1.66 MiB of heap, so a few hundred
  *   instances of one tenant would have filled the heap; as text they take what they weigh;
