@@ -146,8 +146,8 @@ test("an allowed repository is fetched; its 404 is permanent and does not echo t
   assert.doesNotMatch(error.message, /secrets|html/);
 });
 
-test("one namespace's fetched charts take at most a share of the cache: another namespace's chart stays cached", async (t) => {
-  // GIVEN a repository of eleven 6 MiB chart versions (66 MiB, over the 64 MiB cache)
+/** A repository of eleven 6 MiB chart versions (66 MiB, over the 64 MiB cache), and a count of chart downloads. */
+async function largeChartRepository(t: TestContext) {
   const versions = Array.from({ length: 11 }, (_, i) => `1.0.${i}`);
   const packed = (version: string) => Buffer.alloc(6 * 1024 * 1024, version);
   const index = stringify({
@@ -160,17 +160,36 @@ test("one namespace's fetched charts take at most a share of the cache: another 
     else if (version) response.end(packed(version));
     else response.writeHead(404).end();
   });
+  const downloads = () => server.requests.filter((request) => request.endsWith(".tgz")).length;
+  return { server, versions, downloads };
+}
+
+test("one namespace's fetched charts take at most a share of the cache: another namespace's chart stays cached", async (t) => {
+  // GIVEN a repository of charts that together overflow the cache
+  const { server, versions, downloads } = await largeChartRepository(t);
   const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url] });
-  const chartRequests = () => server.requests.filter((request) => request.endsWith(".tgz")).length;
   // WHEN one namespace fetches the first version, then another namespace fetches all the others
   await fetch({ repo: server.url, name: "c", version: "1.0.0" }, "quiet");
   for (const version of versions.slice(1)) await fetch({ repo: server.url, name: "c", version }, "greedy");
   // THEN the first namespace's chart is still cached; the greedy one pushed out only its own
-  const before = chartRequests();
+  const before = downloads();
   await fetch({ repo: server.url, name: "c", version: "1.0.0" }, "quiet");
-  assert.equal(chartRequests(), before, "the quiet namespace's chart came from the cache");
+  assert.equal(downloads(), before, "the quiet namespace's chart came from the cache");
   await fetch({ repo: server.url, name: "c", version: "1.0.1" }, "greedy");
-  assert.equal(chartRequests(), before + 1, "the greedy namespace's oldest chart was fetched again");
+  assert.equal(downloads(), before + 1, "the greedy namespace's oldest chart was fetched again");
+});
+
+test("the platform's own chart is in no namespace's share, whoever fetched it first", async (t) => {
+  const { server, versions, downloads } = await largeChartRepository(t);
+  const platformChart = { repo: server.url, name: "c", version: "1.0.0" };
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url], platformChart });
+  // GIVEN a namespace that fetched the platform's chart first, then enough of its own to overflow its share
+  await fetch(platformChart, "greedy");
+  for (const version of versions.slice(1, 5)) await fetch({ repo: server.url, name: "c", version }, "greedy");
+  // THEN the platform's chart is still cached for every namespace
+  const before = downloads();
+  await fetch(platformChart, "quiet");
+  assert.equal(downloads(), before);
 });
 
 test("5xx, 429 and an unreachable source are transient", async (t) => {
