@@ -6,10 +6,10 @@
  * on path-segment boundaries: `ghcr.io/acme` allows `ghcr.io/acme/app`, never `ghcr.io/acme-evil/app`.
  */
 
-// Docker Hub's names: its canonical host, the legacy one, and the path prefix of its official images.
-const dockerHub = "docker.io";
-const legacyDockerHub = "index.docker.io";
-const officialImages = "library";
+/** Docker Hub's names: its canonical host, the legacy one, and the path prefix of its official images. */
+export const dockerHub = "docker.io";
+export const legacyDockerHub = "index.docker.io";
+export const officialImages = "library";
 
 /**
  * The repository name of an image reference as Docker reads it: registry host (lower case) and path, without tag
@@ -52,4 +52,34 @@ export function looksLikeRegistry(segment: string): boolean {
 export function registryAllowing(allowed: readonly string[], image: string): string | undefined {
   const name = normalizedImageName(image);
   return allowed.find((prefix) => name === prefix || name.startsWith(`${prefix}/`));
+}
+
+const registryEntryPattern =
+  /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[a-f0-9:]+\])(?::[0-9]+)?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
+
+/**
+ * One entry of the registry allow-list (operator `--allowed-registries`, MyAppOperator `policy.allowedRegistries`):
+ * a prefix `host[:port][/path]` that starts with a registry host, so `acme` is refused (it would mean
+ * `docker.io/acme`, and the platform owner should say so). Normalised as image names are: `index.docker.io` →
+ * `docker.io`, host in lower case, no trailing slash. The operator and the component both read entries here, so
+ * what one accepts the other does.
+ */
+export function parseRegistryEntry(entry: string): { readonly prefix: string } | { readonly problem: string } {
+  const bare = entry.trim().replace(/\/+$/, "");
+  const slash = bare.indexOf("/");
+  const host = (slash === -1 ? bare : bare.slice(0, slash)).toLowerCase();
+  const path = slash === -1 ? "" : bare.slice(slash);
+  const prefix = `${canonicalRegistryHost(host)}${path}`;
+  if (!looksLikeRegistry(host)) {
+    return {
+      problem: `"${entry}" does not start with a registry host (one with a '.' or ':', or localhost); write docker.io/${bare} for Docker Hub`,
+    };
+  }
+  if (bare.includes("@") || /:[^/]*$/.test(path)) {
+    return { problem: `"${entry}" must be a registry and path prefix, without tag or digest` };
+  }
+  if (!registryEntryPattern.test(prefix)) {
+    return { problem: `"${entry}" is not host[:port][/path] with a lower-case path, such as ghcr.io/acme` };
+  }
+  return { prefix };
 }

@@ -44,7 +44,16 @@ export {
   isImageReference,
   maxImageReferenceLength,
 } from "./image-reference.ts";
-export { canonicalRegistryHost, looksLikeRegistry, normalizedImageName, registryAllowing } from "./image-registry.ts";
+export {
+  canonicalRegistryHost,
+  dockerHub,
+  legacyDockerHub,
+  looksLikeRegistry,
+  normalizedImageName,
+  officialImages,
+  parseRegistryEntry,
+  registryAllowing,
+} from "./image-registry.ts";
 export { myAppInstanceSchema } from "./instance.ts";
 export type { MyAppInstanceObject, MyAppInstanceInput } from "./instance.ts";
 export { objectMetaSchema } from "./object-meta.ts";
@@ -54,6 +63,7 @@ export {
   formatBytes,
   isQuantity,
   parseQuantity,
+  parseStorageLimit,
   unsignedQuantityPattern,
   wholeBytesQuantityPattern,
 } from "./quantity.ts";

@@ -45,6 +45,16 @@ const maxExponent = 999;
 // resource.maxAllowed: the cap ParseQuantity puts on binary-SI values, in nano-units.
 const maxBinaryNanos = (2n ** 63n - 1n) * 10n ** 9n;
 
+/**
+ * A storage limit (a policy's flag or argument, a namespace's budget label): a quantity of at least `minimum`
+ * bytes, surrounding blanks ignored. Undefined when it is not one.
+ */
+export function parseStorageLimit(text: string, minimum: 0 | 1): Quantity | undefined {
+  const quantity = parseQuantity(text.trim());
+  if (!quantity || quantity.nanos < BigInt(minimum) * 10n ** 9n) return undefined;
+  return quantity;
+}
+
 /** Parses a quantity the way the apiserver does; `undefined` where `ParseQuantity` would return an error. */
 export function parseQuantity(text: string): Quantity | undefined {
   const match = text === "" ? null : grammar.exec(text);

@@ -12,10 +12,7 @@
  * pattern against the webhook's function.
  */
 
-/** Docker Hub's canonical host, the legacy one, and the path of its official images (policy.ts reads them alike). */
-const dockerHub = "docker.io";
-const legacyDockerHub = "index.docker.io";
-const officialImages = "library";
+import { dockerHub, legacyDockerHub, looksLikeRegistry, officialImages } from "../api/index.ts";
 
 /** The end of the name: a tag, a digest, or the end of the reference. */
 const nameEnd = "(?:[:@]|$)";
@@ -38,7 +35,7 @@ export interface AllowedImagesPattern {
 
 /**
  * The pattern for normalised entries (`host[:port][/path]`, host in lower case, `docker.io` for the legacy host, no
- * trailing slash: what `parseAllowedRegistries` makes of the flag).
+ * trailing slash: what api/image-registry.ts `parseRegistryEntry` makes of an entry).
  */
 export function allowedImagesPattern(entries: readonly string[]): AllowedImagesPattern {
   const alternatives = new Set<string>();
@@ -86,11 +83,6 @@ function dockerHubAlternatives(path: string): string[] {
     if (official !== undefined) alternatives.push(`${withHost}${official}`, official);
   }
   return alternatives;
-}
-
-/** A registry host by distribution's rule, as policy.ts reads a first path segment (`localhost` as written). */
-function looksLikeRegistry(segment: string): boolean {
-  return segment.includes(".") || segment.includes(":") || segment === "localhost" || segment.startsWith("[");
 }
 
 /** The text as a literal (every character that means something in a pattern escaped). */

@@ -83,13 +83,8 @@ function celString(text: string): string {
   return `'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
 }
 
-/** `index.docker.io/...` is `docker.io/...`, as the operator normalises its flag. */
-function normalizedEntry(entry: string): string {
-  return entry.replace(/\/+$/, "").replace(/^index\.docker\.io(?=\/|$)/i, "docker.io");
-}
-
-function registryRule(allowed: readonly string[]) {
-  const entries = allowed.map(normalizedEntry);
+/** `entries`: normalised as the operator normalises its flag (platform-policy.ts reads both alike). */
+function registryRule(entries: readonly string[]) {
   // One match against a pattern compiled with the policy, not a normalisation of the name in CEL.
   const { pattern, hub } = allowedImagesPattern(entries);
   const image = "object.spec.image";

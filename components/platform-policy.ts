@@ -6,7 +6,7 @@
  * a ValidatingAdmissionPolicy the apiserver evaluates itself (instance-policy.ts), so most writes call no webhook.
  * Chart sources stay `chartSources`, which the webhook enforces too.
  */
-import { parseQuantity } from "../api/index.ts";
+import { parseRegistryEntry, parseStorageLimit } from "../api/index.ts";
 import type { SettingsIssue } from "./settings.ts";
 
 /** Arguments of the policy; everything unset is unlimited. */
@@ -50,8 +50,6 @@ export interface PlatformPolicySettings {
   readonly requireExpandableStorage: boolean;
 }
 
-const registryPrefix = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
-
 /** The policy from the component's argument, with every problem named by its field. */
 export function resolvePlatformPolicy(
   args: PlatformPolicyArgs | undefined,
@@ -63,39 +61,38 @@ export function resolvePlatformPolicy(
       issues.push({ field, message: `${value} must be a whole number of at least ${min}` });
     }
   };
-  const quantity = (field: string, value: string | undefined) => {
-    if (value === undefined) return;
-    const parsed = parseQuantity(value);
-    if (!parsed) {
-      issues.push({ field, message: `"${value}" is not a quantity; use a size such as 50Gi or 500Mi` });
-    } else if (parsed.nanos < 10n ** 9n) {
-      issues.push({ field, message: `"${value}" must be at least 1 byte` });
-    }
-  };
-  const allowedRegistries = [...(args.allowedRegistries ?? [])];
-  allowedRegistries.forEach((prefix, i) => {
-    if (!registryPrefix.test(prefix)) {
+  // The operator's own parsers (api/), so what `pulumi up` accepts the operator starts with.
+  const quantity = (field: string, value: string | undefined): string | undefined => {
+    if (value === undefined) return undefined;
+    if (!parseStorageLimit(value, 1)) {
       issues.push({
-        field: `policy.allowedRegistries[${i}]`,
-        message: `"${prefix}" is not an image reference prefix; use a registry host with an optional path, such as ghcr.io/acme or docker.io/library`,
+        field,
+        message: `"${value}" must be a storage quantity of at least 1 byte, such as 50Gi or 500Mi`,
       });
     }
+    return value.trim();
+  };
+  const allowedRegistries: string[] = [];
+  (args.allowedRegistries ?? []).forEach((entry, i) => {
+    const parsed = parseRegistryEntry(entry);
+    if ("problem" in parsed) issues.push({ field: `policy.allowedRegistries[${i}]`, message: parsed.problem });
+    else allowedRegistries.push(parsed.prefix);
   });
   wholeNumber("policy.maxReplicas", args.maxReplicas, 1);
-  quantity("policy.maxStorage", args.maxStorage);
+  const maxStorage = quantity("policy.maxStorage", args.maxStorage);
   const budget = args.namespaceBudget ?? {};
   // At least 1 (the operator's flags): a namespace closed to instances is one annotation away (max-instances: 0).
   wholeNumber("policy.namespaceBudget.instances", budget.instances, 1);
   wholeNumber("policy.namespaceBudget.replicas", budget.replicas, 1);
-  quantity("policy.namespaceBudget.storage", budget.storage);
+  const budgetStorage = quantity("policy.namespaceBudget.storage", budget.storage);
   if (issues.length > 0) return { ok: false, issues };
   return {
     ok: true,
     policy: {
       allowedRegistries,
       maxReplicas: args.maxReplicas,
-      maxStorage: args.maxStorage,
-      namespaceBudget: { instances: budget.instances, replicas: budget.replicas, storage: budget.storage },
+      maxStorage,
+      namespaceBudget: { instances: budget.instances, replicas: budget.replicas, storage: budgetStorage },
       requireExpandableStorage: args.requireExpandableStorage ?? false,
     },
   };

@@ -5,13 +5,7 @@
  * api/image-registry.ts reads them.
  */
 import { isIP } from "node:net";
-import {
-  canonicalRegistryHost,
-  looksLikeRegistry,
-  parseQuantity,
-  type ChartSpec,
-  type Quantity,
-} from "../../api/index.ts";
+import { parseRegistryEntry, parseStorageLimit, type ChartSpec } from "../../api/index.ts";
 import { dns1123LabelPattern, dns1123SubdomainPattern } from "../../api/dns-names.ts";
 import { parseObjectKey, type ObjectKey } from "../../kube/object-key.ts";
 
@@ -77,55 +71,24 @@ export const policyFlags = {
 export { namespaceBudgetLabels, type BudgetDimension } from "../../api/index.ts";
 
 /** Image names as Docker reads them, and which allow-list entry covers one (shared with the chart engine). */
-export { normalizedImageName, registryAllowing } from "../../api/index.ts";
+export { normalizedImageName, parseStorageLimit, registryAllowing } from "../../api/index.ts";
 
 /** The label whose value decides what an unset `spec.podSecurityLevel` becomes (operator/admission/mutate.ts). */
 export const podSecurityEnforceLabel = "pod-security.kubernetes.io/enforce";
 
-const registryEntryPattern =
-  /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[a-f0-9:]+\])(?::[0-9]+)?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
-
 /**
- * `--allowed-registries`: comma-separated prefixes `host[:port][/path]`, each starting with a registry host (so
- * `acme` is refused: it would mean `docker.io/acme`, and the platform owner should say so). Normalised as image
- * names are (`index.docker.io` → `docker.io`, host lower case, no trailing slash). Unset or empty: any registry.
+ * `--allowed-registries`: comma-separated prefixes `host[:port][/path]` (api/image-registry.ts
+ * `parseRegistryEntry`), normalised. Unset or empty: any registry.
  */
 export function parseAllowedRegistries(value: string | undefined): readonly string[] {
   const entries = (value ?? "")
     .split(",")
     .map((entry) => entry.trim())
-    .filter(Boolean);
-  const allowed: string[] = [];
-  const problems: string[] = [];
-  for (const entry of entries) {
-    const bare = entry.replace(/\/+$/, "");
-    const slash = bare.indexOf("/");
-    const host = (slash === -1 ? bare : bare.slice(0, slash)).toLowerCase();
-    const normalized = `${canonicalRegistryHost(host)}${slash === -1 ? "" : bare.slice(slash)}`;
-    if (!looksLikeRegistry(host)) {
-      problems.push(
-        `"${entry}" does not start with a registry host (one with a '.' or ':', or localhost); write docker.io/${bare} for Docker Hub`,
-      );
-    } else if (/[@]/.test(bare) || /:[^/]*$/.test(slash === -1 ? "" : bare.slice(slash))) {
-      problems.push(`"${entry}" must be a registry and path prefix, without tag or digest`);
-    } else if (!registryEntryPattern.test(normalized)) {
-      problems.push(`"${entry}" is not host[:port][/path] with a lower-case path, such as ghcr.io/acme`);
-    } else {
-      allowed.push(normalized);
-    }
-  }
+    .filter(Boolean)
+    .map(parseRegistryEntry);
+  const problems = entries.flatMap((entry) => ("problem" in entry ? [entry.problem] : []));
   if (problems.length > 0) throw new Error(`${policyFlags.allowedRegistries}: ${problems.join("; ")}`);
-  return allowed;
-}
-
-/**
- * A storage limit (flag or label value): a Kubernetes quantity of at least `minimum` bytes. Undefined when
- * it is not one.
- */
-export function parseStorageLimit(text: string, minimum: 0 | 1): Quantity | undefined {
-  const quantity = parseQuantity(text.trim());
-  if (!quantity || quantity.nanos < BigInt(minimum) * 10n ** 9n) return undefined;
-  return quantity;
+  return entries.flatMap((entry) => ("prefix" in entry ? [entry.prefix] : []));
 }
 
 /** `--max-storage` and `--namespace-max-storage`: a positive quantity, kept as written. */

@@ -6,6 +6,7 @@ import { resolveSettings } from "../../../components/settings.ts";
 import { mutatePath, validatePath } from "../../../components/operator-endpoints.ts";
 import { operatorWebhookConfigurations, webhookService } from "../../../components/webhooks.ts";
 import { admissionPaths } from "../../../operator/admission-wiring.ts";
+import { parseAllowedRegistries } from "../../../operator/admission/policy.ts";
 import { settingsFor, testImage } from "./settings-fixture.ts";
 
 const issuesOf = (args: Parameters<typeof resolveSettings>[1]) => {
@@ -105,7 +106,34 @@ describe("platform policy", () => {
         "policy.namespaceBudget.storage",
       ],
     );
-    assert.match(resolved.issues[2]?.message ?? "", /"lots" is not a quantity; use a size such as 50Gi/);
+    assert.match(
+      resolved.issues[2]?.message ?? "",
+      /"lots" must be a storage quantity of at least 1 byte, such as 50Gi/,
+    );
+  });
+  it("reads registries and storage as the operator's flags do: what pulumi up accepts, the operator starts with", () => {
+    const entries = ["acme", "nginx", "Index.Docker.io/acme/", "GHCR.io/acme", "ghcr.io/x@sha256:ab", "[::1]:5000"];
+    const resolved = resolvePlatformPolicy({ allowedRegistries: entries, maxStorage: " 50Gi " });
+    assert.ok(!resolved.ok);
+    assert.deepEqual(
+      resolved.issues.map((issue) => issue.field),
+      ["policy.allowedRegistries[0]", "policy.allowedRegistries[1]", "policy.allowedRegistries[4]"],
+    );
+    assert.match(resolved.issues[0]?.message ?? "", /"acme" does not start with a registry host.*docker\.io\/acme/);
+    assert.throws(() => parseAllowedRegistries(entries.join(",")), /"acme" does not start with a registry host/);
+
+    const good = resolvePlatformPolicy({
+      allowedRegistries: [entries[2]!, entries[3]!, entries[5]!],
+      maxStorage: " 50Gi ",
+    });
+    assert.ok(good.ok);
+    const flags = platformPolicyFlags(good.policy);
+    assert.deepEqual(flags, ["--allowed-registries=docker.io/acme,ghcr.io/acme,[::1]:5000", "--max-storage=50Gi"]);
+    assert.deepEqual(parseAllowedRegistries(flags[0]!.slice("--allowed-registries=".length)), [
+      "docker.io/acme",
+      "ghcr.io/acme",
+      "[::1]:5000",
+    ]);
   });
 });
 
