@@ -163,6 +163,11 @@ export function loadKubeConfig(source: KubeConfigSource = {}, around: KubeConfig
   ) {
     return inClusterConfig(env, dir);
   }
+  const listed = source.kubeconfig || source.path ? [] : splitList(env.KUBECONFIG);
+  if (listed.length > 0 && !listed.some((file) => existsSync(file))) {
+    // Missing files are skipped, as kubectl does; when none is left, say so rather than "no cluster".
+    throw new Error(`cannot read kubeconfig: no file of KUBECONFIG exists (${listed.join(delimiter)})`);
+  }
   throw new Error(
     "kubeconfig names no current cluster: set current-context (or pass a context), KUBECONFIG, or --kubeconfig",
   );

@@ -161,8 +161,8 @@ export function fatalLine(message: string): string {
 /**
  * Fails fast when the cluster cannot be reached at start, as controller-runtime's manager does, instead of
  * retrying its watches forever: one GET /version (public to every authenticated user), retried for `deadlineMs`
- * while the connection fails, so a brief apiserver restart does not stop a pod. A 401 fails at once: the
- * credentials are wrong.
+ * while no HTTP answer comes, so a brief apiserver restart does not stop a pod. An answer that is an error (401,
+ * 403, 5xx) fails at once.
  */
 export async function reachCluster(options: OperatorOptions, deadlineMs = 5000): Promise<void> {
   const config = loadKubeConfig(options.kubeconfig ? { path: options.kubeconfig } : {});
@@ -177,7 +177,8 @@ export async function reachCluster(options: OperatorOptions, deadlineMs = 5000):
       } catch (error) {
         if (!(error instanceof TransportError) || realClock.monotonicMs() >= giveUpAt) {
           const detail = error instanceof Error ? error.message : String(error);
-          const source = options.kubeconfig ? ` (kubeconfig ${options.kubeconfig})` : "";
+          const listed = process.env.KUBECONFIG ? ` (KUBECONFIG ${process.env.KUBECONFIG})` : "";
+          const source = options.kubeconfig ? ` (kubeconfig ${options.kubeconfig})` : listed;
           throw new Error(`cannot reach the cluster at ${server}${source}: ${detail}`, { cause: error });
         }
         await sleep(500);

@@ -54,7 +54,10 @@ export interface OperatorOptions {
   /** How often a key retries once its fast retries are used up (the slow lane). */
   readonly slowRetryIntervalMs: number;
   readonly resyncPeriodMs: number;
-  /** Path of a kubeconfig; unset means in-cluster config in a pod, else KUBECONFIG or ~/.kube/config. */
+  /**
+   * `--kubeconfig`: one file, which must exist. Unset: kubectl's order (kube/config.ts `loadKubeConfig`): the files
+   * of KUBECONFIG (missing ones skipped), else ~/.kube/config, else the in-cluster config in a pod.
+   */
   readonly kubeconfig: string | undefined;
   /** The helm binary that renders spec.chart. */
   readonly helm: string;
@@ -103,7 +106,7 @@ export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repo
                                    caused outside the spec (a name taken, a quota, a namespace's chart sources) is
                                    looked at again (default 300)
   --resync-period=SECONDS          re-reconcile everything this often (default 36000: 10 h, as controller-runtime)
-  --kubeconfig=PATH                credentials (default: in-cluster, KUBECONFIG, ~/.kube/config)
+  --kubeconfig=PATH                credentials (default: KUBECONFIG's files, ~/.kube/config, else in-cluster)
   --helm=PATH                      helm binary that renders spec.chart (default: helm on PATH)  MYAPP_HELM
   --default-chart=JSON              chart for instances without spec.chart, e.g. {"oci":"oci://r/c","version":"1.0.0"}  MYAPP_DEFAULT_CHART
   --max-concurrent-renders=N       helm renders at once (default ${defaultMaxConcurrentRenders})  MYAPP_MAX_CONCURRENT_RENDERS
@@ -261,7 +264,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     maxConsecutiveFailures: positiveInteger("--max-consecutive-failures", values["max-consecutive-failures"] ?? "15"),
     slowRetryIntervalMs: positiveInteger("--slow-retry-interval", values["slow-retry-interval"] ?? "300") * 1000,
     resyncPeriodMs: positiveInteger("--resync-period", values["resync-period"] ?? "36000") * 1000,
-    kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
+    // KUBECONFIG is not a --kubeconfig: it may list several files, and missing ones are skipped (loadKubeConfig).
+    kubeconfig: values.kubeconfig,
     helm: values.helm ?? env.MYAPP_HELM ?? "helm",
     chartKinds: chartKinds(values["chart-kinds"] ?? env.MYAPP_CHART_KINDS),
     chartServiceTypes: chartServiceTypes(values["chart-service-types"] ?? env.MYAPP_CHART_SERVICE_TYPES),

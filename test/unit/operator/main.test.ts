@@ -16,12 +16,12 @@ const packageJson = JSON.parse(readFileSync(new URL("../../../package.json", imp
   version: string;
 };
 /** `run`, without blocking the test process (so two can run at once). */
-const runAsync = (args: string[]) =>
+const runAsync = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
       [mainPath, ...args],
-      { encoding: "utf8", env: { PATH: process.env.PATH }, timeout: 30_000 },
+      { encoding: "utf8", env: { PATH: process.env.PATH, ...env }, timeout: 30_000 },
       (error, stdout, stderr) => resolve({ status: error ? Number(error.code ?? -1) : 0, stdout, stderr }),
     );
   });
@@ -102,12 +102,39 @@ describe("operator/main.ts", () => {
   });
 
   it("an unreadable kubeconfig is one line, no stack trace, exit 1", () => {
-    const result = run(["--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0"], {
-      KUBECONFIG: "/nonexistent/kubeconfig",
+    const ports = ["--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0"];
+    const named = run(["--kubeconfig=/nonexistent/kubeconfig", ...ports]);
+    assert.equal(named.status, 1);
+    assert.equal(named.stderr, "myapp-operator: cannot read kubeconfig /nonexistent/kubeconfig: ENOENT\n");
+    assert.equal(named.stdout, "", "no JSON log line with a stack at the default level");
+
+    const listed = run(ports, { KUBECONFIG: "/nonexistent/kubeconfig" });
+    assert.equal(listed.status, 1);
+    assert.equal(
+      listed.stderr,
+      "myapp-operator: cannot read kubeconfig: no file of KUBECONFIG exists (/nonexistent/kubeconfig)\n",
+    );
+  });
+
+  it("reads KUBECONFIG as kubectl does: a list of files, a missing one skipped", async (t) => {
+    // GIVEN KUBECONFIG listing a missing file, then a kubeconfig whose server refuses connections
+    const dir = mkdtempSync(path.join(os.tmpdir(), "operator-main-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const kubeconfig = path.join(dir, "kubeconfig");
+    writeFileSync(kubeconfig, refusingKubeconfig);
+    const list = [path.join(dir, "missing"), kubeconfig].join(path.delimiter);
+
+    // WHEN the operator starts
+    const result = await runAsync(["--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0"], {
+      KUBECONFIG: list,
     });
+
+    // THEN it used the second file's cluster, and says where it came from
     assert.equal(result.status, 1);
-    assert.equal(result.stderr, "myapp-operator: cannot read kubeconfig /nonexistent/kubeconfig: ENOENT\n");
-    assert.equal(result.stdout, "", "no JSON log line with a stack at the default level");
+    assert.equal(
+      result.stderr,
+      `myapp-operator: cannot reach the cluster at https://127.0.0.1:1 (KUBECONFIG ${list}): GET /version: connect ECONNREFUSED 127.0.0.1:1\n`,
+    );
   });
 
   it("an unreachable cluster at start is one line naming the server, exit 1; its stack only at --log-level=debug", async (t) => {
