@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { findChrt } from "./guest-priority.ts";
 import { findPrlimit, GuestFailure, GuestYielded, runGuest } from "./guest-process.ts";
 import { untilQuiet } from "./long-render-yield.ts";
-import { ByteBoundedLru, namespaceCacheShare } from "./lru-cache.ts";
+import { ByteBoundedLru, namespaceShareBytes } from "./lru-cache.ts";
 import { readDocuments, RenderYamlError } from "./render-yaml.ts";
 import { hookOf, shownChartName, type RenderedObject } from "./manifests.ts";
 import { defaultMaxConcurrentRenders, defaultRenderLimits, limitMessage, type RenderLimits } from "./render-limits.ts";
@@ -115,9 +115,6 @@ export interface HelmOptions {
  */
 export const defaultRenderCacheBytes = 128 * 1024 * 1024;
 
-// With the default cache, one render at the default output limit fits a namespace's share.
-export { namespaceCacheShare };
-
 /** The renderer over a helm binary. Each render works in its own temporary directory, removed afterwards. */
 export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
   const binary = options.binary ?? "helm";
@@ -128,7 +125,8 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
   // Children's events wake a reconcile often (every rollout step); the same chart, values and cluster always
   // render the same, so recent renders are reused, and a render already running is joined rather than repeated.
   const cacheBytes = options.cacheBytes ?? defaultRenderCacheBytes;
-  const recent = new ByteBoundedLru<RenderResult>(cacheBytes, renderCacheBytes, cacheBytes * namespaceCacheShare);
+  const namespaceShare = namespaceShareBytes(cacheBytes, largestRenderCacheBytes(limits));
+  const recent = new ByteBoundedLru<RenderResult>(cacheBytes, renderCacheBytes, namespaceShare);
   const running = new Map<string, Promise<RenderResult>>();
 
   const helm = async (args: readonly string[], yieldWhen: (() => boolean) | undefined): Promise<string> => {
@@ -251,6 +249,11 @@ function canonicalJson(value: unknown): string {
 export function renderCacheBytes(result: RenderResult): number {
   const lists = [...result.hooks, ...result.crds].reduce((n, s) => n + stringBytes(s), 0);
   return 2 * stringBytes(result.manifest) + lists;
+}
+
+/** The most {@link renderCacheBytes} of a render within `limits`: its output all beyond Latin-1, and its copy. */
+export function largestRenderCacheBytes(limits: Pick<RenderLimits, "outputMiB">): number {
+  return 2 * 2 * limits.outputMiB * 1024 * 1024;
 }
 
 function stringBytes(text: string): number {

@@ -6,6 +6,15 @@
 export const namespaceCacheShare = 1 / 4;
 
 /**
+ * The bytes one namespace's entries may take in a cache of `cacheBytes`: its share, or the largest entry the limits
+ * allow if that is more, so an entry at the cap is always kept (up to the whole cache) and a tenant at the cap is
+ * not rendering or fetching again on every reconcile.
+ */
+export function namespaceShareBytes(cacheBytes: number, largestEntryBytes: number): number {
+  return Math.max(cacheBytes * namespaceCacheShare, largestEntryBytes);
+}
+
+/**
  * A least-recently-used cache bounded by the bytes its values take, not by their count: a thousand small renders
  * fit where ten huge ones do, and one entry larger than the whole budget is simply not kept. Used for renders and
  * fetched charts. Entries may belong to a group (a namespace) whose entries together take at most a share of the

@@ -17,7 +17,7 @@ import {
   type HttpGet,
   type HttpGetOptions,
 } from "./http-get.ts";
-import { ByteBoundedLru, namespaceCacheShare } from "./lru-cache.ts";
+import { ByteBoundedLru, namespaceShareBytes } from "./lru-cache.ts";
 import { findIndexEntry, IndexFormatError } from "./repository-index.ts";
 import { namespacePolicy, sameChartSource, sourceRefusal } from "./namespace-sources.ts";
 import { allowedBy, sourcePolicy, type SourcePolicy } from "./source-policy.ts";
@@ -121,8 +121,7 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
   const caps: FetchCaps = { ...defaultFetchCaps, ...options.caps };
   const get = boundedHttpGet(policy, options.http);
   const allowList = options.allowListName;
-  // A namespace's charts take at most a share, and a chart at the size cap always fits one.
-  const namespaceShare = Math.max(chartCacheBytes * namespaceCacheShare, caps.chartBytes);
+  const namespaceShare = namespaceShareBytes(chartCacheBytes, caps.chartBytes);
   const cache = new ByteBoundedLru<Uint8Array>(chartCacheBytes, (bytes) => bytes.length, namespaceShare);
   return async (chart, namespace) => {
     const source = describeSource(chart, namespace);

@@ -16,14 +16,14 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
 import { findChrt, guestNiceness, idleClassAfterCpuSeconds } from "../../../chart/guest-priority.ts";
 import { findPrlimit, GuestFailure, runGuest } from "../../../chart/guest-process.ts";
-import { ByteBoundedLru } from "../../../chart/lru-cache.ts";
+import { ByteBoundedLru, namespaceShareBytes } from "../../../chart/lru-cache.ts";
 import {
   ChartRenderError,
   defaultRenderCacheBytes,
   defaultRenderLimits,
   fairSlots,
   helmRenderer,
-  namespaceCacheShare,
+  largestRenderCacheBytes,
   renderCacheBytes,
   renderKey,
   splitFullRender,
@@ -164,9 +164,18 @@ test("the LRU is bounded by bytes and keeps the recently used", () => {
   assert.equal(lru.size, 2);
 });
 
-test("a render at the default output limit, with its read copy, fits one namespace's share of the default cache", () => {
-  const largest = { manifest: "a".repeat(defaultRenderLimits.outputMiB * 1024 * 1024), hooks: [], crds: [] };
-  assert.ok(renderCacheBytes(largest) <= defaultRenderCacheBytes * namespaceCacheShare);
+test("a render at the output limit, with its read copy, is kept in one namespace's share, whatever the limit", () => {
+  for (const outputMiB of [defaultRenderLimits.outputMiB, 32]) {
+    // The most memory for its size: one character beyond Latin-1 makes V8 keep the whole text in two bytes each.
+    const bytes = outputMiB * 1024 * 1024;
+    const largest = { manifest: "€" + "a".repeat(bytes - 3), hooks: [], crds: [] };
+    assert.equal(Buffer.byteLength(largest.manifest), bytes, "at the output limit");
+    assert.ok(renderCacheBytes(largest) <= largestRenderCacheBytes({ outputMiB }));
+    const share = namespaceShareBytes(defaultRenderCacheBytes, largestRenderCacheBytes({ outputMiB }));
+    const cache = new ByteBoundedLru(defaultRenderCacheBytes, renderCacheBytes, share);
+    cache.set("largest", largest, "team-a");
+    assert.ok(cache.get("largest"), `kept with --render-output=${outputMiB}`);
+  }
   // Text beyond Latin-1 takes two bytes a character in V8, and is counted so.
   const wide = { manifest: "ä€".repeat(1024), hooks: [], crds: [] };
   assert.equal(renderCacheBytes(wide), 2 * 2 * 2048);
