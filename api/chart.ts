@@ -76,6 +76,9 @@ const repoPattern = "^https?://[^\\s]+$";
 const unplainLocationPattern = "[?#%]|^[a-z]+://[^/]*@|/[.][.]?(/|$)";
 const unplainLocationRule = `!self.matches('${unplainLocationPattern}') && !self.contains('\\\\')`;
 
+/** A tag or digest in an OCI location's path (`oci://host/org/app:1.2.3`): the version is spec.chart.version. */
+const ociTaggedPattern = "^oci://[^/]*/.*[:@]";
+
 /** True when `location` is fetched at the path it names (see {@link unplainLocationPattern}). */
 export function isPlainLocation(location: string): boolean {
   return !new RegExp(unplainLocationPattern).test(location) && !location.includes("\\");
@@ -85,6 +88,7 @@ export function isPlainLocation(location: string): boolean {
 export const chartRules = {
   configMap: `must be the name of a ConfigMap in the instance's namespace (a DNS subdomain, at most ${maxDns1123SubdomainLength} characters)`,
   oci: `must be an OCI chart reference oci://registry[:port]/path/chart without tag, at most ${maxReferenceLength} characters`,
+  ociUntagged: "must name the chart without a tag or digest (oci://registry/path/chart): the tag is spec.chart.version",
   repo: `must be the http(s) URL of a Helm chart repository (the directory holding index.yaml), at most ${maxReferenceLength} characters`,
   plainLocation:
     "must be fetched at the path it names: no '.' or '..' segment, and no credentials, query, fragment, '%' escape or backslash",
@@ -105,22 +109,27 @@ export const chartRules = {
   nameOnlyWithRepo: "is only used with spec.chart.repo",
 } as const;
 
-const reference = (field: "oci" | "repo", pattern: string, rule: string, description: string) =>
-  z
+const reference = (field: "oci" | "repo", pattern: string, rule: string, description: string) => {
+  // A tag in an OCI location would be fetched as part of the repository's name: refused by name, not by pattern.
+  const untagged =
+    field === "oci" ? [{ rule: `!self.matches('${ociTaggedPattern}')`, text: chartRules.ociUntagged }] : [];
+  return z
     .string({ error: rule })
     .max(maxReferenceLength, { error: rule })
     .regex(new RegExp(pattern), { error: rule })
     .refine(isPlainLocation, { error: chartRules.plainLocation })
+    .refine((location) => field !== "oci" || !new RegExp(ociTaggedPattern).test(location), {
+      error: chartRules.ociUntagged,
+    })
     .meta({
       description,
       "x-kubernetes-validations": [
-        {
-          rule: unplainLocationRule,
-          message: `spec.chart.${field} ${chartRules.plainLocation}`,
-        },
+        { rule: unplainLocationRule, message: `spec.chart.${field} ${chartRules.plainLocation}` },
+        ...untagged.map(({ rule, text }) => ({ rule, message: `spec.chart.${field} ${text}` })),
       ] satisfies CelRule[],
     })
     .optional();
+};
 
 const valuePath = (field: ValuePathField, what: string) =>
   z

@@ -171,6 +171,7 @@ describe("openApiV3Schema is a structural schema", () => {
         [".spec.chart", ".name"],
         [".spec.chart", ".name"],
         [".spec.chart.oci", ""],
+        [".spec.chart.oci", ""],
         [".spec.chart.repo", ""],
         ...valuePathFields.map((field) => [`.spec.chart.valuePaths.${field}`, ""]),
         [".spec.resources", ".requests.cpu"],
@@ -241,7 +242,10 @@ describe("chart locations", () => {
         assert.fail(`no rules on ${name}`);
       assert.deepEqual(
         rules.map((rule) => rule.message),
-        [`spec.chart.${name} ${chartRules.plainLocation}`],
+        [
+          `spec.chart.${name} ${chartRules.plainLocation}`,
+          ...(name === "oci" ? [`spec.chart.oci ${chartRules.ociUntagged}`] : []),
+        ],
       );
       // The rule's expression is the one isPlainLocation runs (RE2 and JS read it alike; the api-corpus
       // integration test holds the apiserver to the same verdicts).
