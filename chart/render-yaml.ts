@@ -8,7 +8,8 @@
  * duplicates pair by pair, so one ConfigMap of 1 MiB (88,000 keys) took 66 s; js-yaml finds a duplicate key in
  * constant time and parses ~10 MiB/s. Its core schema is YAML 1.2's, as `yaml`'s default (no dates, `yes` is a
  * string), and it keeps a `__proto__` key as an own property. Aliases are allowed, within a budget of what they
- * expand to.
+ * expand to: js-yaml shares an aliased value rather than copying it, but whatever writes the object out (the JSON
+ * kept of a render, each apply) writes every copy.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { CORE_SCHEMA, loadAll } from "js-yaml";
@@ -24,6 +25,12 @@ export const maxDocumentBytes = 3 * 1024 * 1024;
  * is a few lines that expand exponentially when the object is sent. A storable object has far fewer nodes.
  */
 export const maxExpandedNodes = 1_000_000;
+
+/**
+ * What the aliases of one render may expand its objects to together, in characters of JSON: a few hundred aliases
+ * of one 1 MiB string are within the node budget but 450 MiB once written out.
+ */
+export const maxExpandedRenderBytes = 16 * 1024 * 1024;
 
 /**
  * Lists and maps nested in each other, plus one, that a document may not reach (js-yaml's default): no Kubernetes
@@ -59,13 +66,16 @@ export interface RenderDocument {
 export async function readDocuments(stream: string): Promise<RenderDocument[]> {
   const documents: RenderDocument[] = [];
   let sinceYield = 0;
+  let expandedBytes = 0;
   for (const text of stream.split(/^---[ \t]*$/m)) {
-    let value;
+    let parsed;
     try {
-      value = parseDocument(text);
+      parsed = parseMeasured(text, maxExpandedRenderBytes - expandedBytes);
     } catch (error) {
       throw error instanceof RenderYamlError ? new RenderYamlError(error.message, text) : error;
     }
+    expandedBytes += parsed.expandedBytes;
+    const { value } = parsed;
     documents.push({ text, value });
     sinceYield += text.length;
     if (sinceYield > yieldEveryBytes) {
@@ -78,6 +88,14 @@ export async function readDocuments(stream: string): Promise<RenderDocument[]> {
 
 /** What one document parses to: null when it holds only comments, else its single value. */
 export function parseDocument(text: string): unknown {
+  return parseMeasured(text, maxDocumentBytes).value;
+}
+
+/**
+ * The document's value and, when it has aliases, the characters of JSON they expand it to (0 without), refused
+ * past the apiserver's object size or `budget`, what is left of the render's.
+ */
+function parseMeasured(text: string, budget: number): { value: unknown; expandedBytes: number } {
   if (Buffer.byteLength(text) > maxDocumentBytes) {
     throw new RenderYamlError(
       `a document of ${mebibytes(Buffer.byteLength(text))} MiB; the apiserver takes at most ` +
@@ -92,19 +110,46 @@ export function parseDocument(text: string): unknown {
   }
   if (values.length > 1) throw new RenderYamlError("more than one document between two --- lines");
   const value = values[0] ?? null;
-  if (text.includes("*") && expandedNodes(value) > maxExpandedNodes) {
+  if (!text.includes("*")) return { value, expandedBytes: 0 };
+  const limit = Math.min(budget, maxDocumentBytes);
+  const expanded = expandedSize(value, limit);
+  if (expanded.nodes > maxExpandedNodes) {
     throw new RenderYamlError(`its aliases expand to more than ${maxExpandedNodes} nodes`);
   }
-  return value;
+  if (expanded.bytes > limit) {
+    throw new RenderYamlError(
+      limit === maxDocumentBytes
+        ? `its aliases expand it to more than ${mebibytes(limit)} MiB; the apiserver takes at most ` +
+            `${mebibytes(maxDocumentBytes)} MiB in one object`
+        : `aliases expand the render's objects to more than ${mebibytes(maxExpandedRenderBytes)} MiB`,
+    );
+  }
+  return { value, expandedBytes: expanded.bytes };
+}
+
+/** The size of a value written out: its nodes, and about the characters of its JSON. */
+interface Size {
+  readonly nodes: number;
+  readonly bytes: number;
 }
 
 /**
- * Nodes of `root` with every shared map or list counted each time it appears, stopping past the budget. Iterative,
- * and linear in the distinct maps and lists: each one's size is computed once.
+ * The size of `root` with every shared map, list or string counted each time it appears, stopping past
+ * {@link maxExpandedNodes} nodes or `maxBytes`. Iterative, and linear in the distinct maps and lists: each one's
+ * size is computed once, as is each long string's.
  */
-function expandedNodes(root: unknown): number {
-  if (root === null || typeof root !== "object") return 1;
-  const sizes = new Map<object, number>();
+function expandedSize(root: unknown, maxBytes: number): Size {
+  const stringSizes = new Map<string, number>();
+  const scalarBytes = (value: unknown): number => {
+    if (typeof value !== "string") return String(value).length;
+    if (value.length < 64) return JSON.stringify(value).length;
+    // An aliased string is the same string each time: looked up, not measured again.
+    let bytes = stringSizes.get(value);
+    if (bytes === undefined) stringSizes.set(value, (bytes = JSON.stringify(value).length));
+    return bytes;
+  };
+  if (root === null || typeof root !== "object") return { nodes: 1, bytes: scalarBytes(root) };
+  const sizes = new Map<object, Size>();
   // Maps and lists whose children are being counted: meeting one again below itself is a cycle, without end.
   const open = new Set<object>();
   const stack: { node: object; opened: boolean }[] = [{ node: root, opened: false }];
@@ -119,25 +164,34 @@ function expandedNodes(root: unknown): number {
       open.add(top.node);
       for (const child of childrenOf(top.node)) {
         if (child === null || typeof child !== "object" || sizes.has(child)) continue;
-        if (open.has(child)) return Infinity;
+        if (open.has(child)) return { nodes: Infinity, bytes: Infinity };
         stack.push({ node: child, opened: false });
       }
       continue;
     }
-    let size = 1;
-    for (const child of childrenOf(top.node)) {
-      size += child !== null && typeof child === "object" ? (sizes.get(child) ?? 0) : 1;
+    let nodes = 1;
+    let bytes = 2; // the brackets
+    for (const [key, child] of entriesOf(top.node)) {
+      // A key and its colon, or a comma between items: its JSON text.
+      bytes += key === undefined ? 1 : scalarBytes(key) + 2;
+      const size = child !== null && typeof child === "object" ? sizes.get(child) : undefined;
+      nodes += size ? size.nodes : 1;
+      bytes += size ? size.bytes : scalarBytes(child);
+      if (nodes > maxExpandedNodes || bytes > maxBytes) return { nodes, bytes };
     }
-    if (size > maxExpandedNodes) return size;
-    sizes.set(top.node, size);
+    sizes.set(top.node, { nodes, bytes });
     open.delete(top.node);
     stack.pop();
   }
-  return sizes.get(root) ?? 1;
+  return sizes.get(root) ?? { nodes: 1, bytes: 0 };
 }
 
 function childrenOf(node: object): unknown[] {
   return Array.isArray(node) ? node : Object.values(node);
+}
+
+function entriesOf(node: object): Iterable<[string | undefined, unknown]> {
+  return Array.isArray(node) ? node.map((item) => [undefined, item] as [undefined, unknown]) : Object.entries(node);
 }
 
 function mebibytes(bytes: number): string {

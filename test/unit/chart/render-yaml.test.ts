@@ -60,7 +60,28 @@ describe("parseDocument", () => {
     for (let level = 1; level <= 9; level++) {
       lines.push(`l${level}: &l${level} [${Array.from({ length: 10 }, () => `*l${level - 1}`).join(", ")}]`);
     }
-    assert.throws(() => parseDocument(lines.join("\n")), new RegExp(`expand to more than ${maxExpandedNodes} nodes`));
+    assert.throws(
+      () => parseDocument(lines.join("\n")),
+      /its aliases expand (to more than 1000000 nodes|it to more than)/,
+    );
+    // Short numbers reach the node budget before the size one.
+    const numbers = ["l0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"];
+    for (let level = 1; level <= 6; level++) {
+      numbers.push(`l${level}: &l${level} [${Array.from({ length: 10 }, () => `*l${level - 1}`).join(", ")}]`);
+    }
+    assert.throws(() => parseDocument(numbers.join("\n")), new RegExp(`expand to more than ${maxExpandedNodes} nodes`));
+  });
+
+  it("refuses a document whose aliases of a long string would write out larger than the apiserver takes", () => {
+    // Few nodes, each a copy of 1 MiB: within the node budget, 450 MiB once written out.
+    const text = `a: &a "${"x".repeat(1024 * 1024)}"\nb: [${Array.from({ length: 450 }, () => "*a").join(", ")}]\n`;
+    assert.throws(
+      () => parseDocument(text),
+      /its aliases expand it to more than 3\.0 MiB; the apiserver takes at most/,
+    );
+    // Two copies are 2 MiB: an object the apiserver would take.
+    const two = parseDocument(`a: &a "${"x".repeat(1024 * 1024)}"\nb: *a\n`) as { a: string; b: string };
+    assert.equal(two.b.length, 1024 * 1024);
   });
 
   it("refuses two documents where one is expected", () => {
@@ -69,6 +90,20 @@ describe("parseDocument", () => {
 });
 
 describe("readDocuments", () => {
+  it("bounds what the aliases of all a render's documents expand to together", async () => {
+    // Each document 2 MiB written out, under the apiserver's limit; eight of them past the render's 16 MiB.
+    const document = (i: number) =>
+      `---\n# Source: c/templates/t${i}.yaml\na: &a "${"x".repeat(1024 * 1024)}"\nb: *a\n`;
+    const seven = Array.from({ length: 7 }, (_, i) => document(i)).join("");
+    assert.equal((await readDocuments(seven)).length, 8);
+    await assert.rejects(
+      readDocuments(seven + document(7)),
+      (error: RenderYamlError) =>
+        /aliases expand the render's objects to more than 16\.0 MiB/.test(error.message) &&
+        (error.document ?? "").includes("t7.yaml"),
+    );
+  });
+
   it("gives way to the event loop while it reads a large stream", async () => {
     const stream = Array.from(
       { length: 4000 },
