@@ -17,6 +17,7 @@ import { findPrlimit, GuestFailure, GuestYielded, runGuest } from "./guest-proce
 import { untilQuiet } from "./long-render-yield.ts";
 import { ByteBoundedLru, namespaceShareBytes } from "./lru-cache.ts";
 import { readDocuments, RenderYamlError } from "./render-yaml.ts";
+import { schemaReferenceProblem } from "./schema-references.ts";
 import { hookOf, shownChartName, type RenderedObject } from "./manifests.ts";
 import { defaultMaxConcurrentRenders, defaultRenderLimits, limitMessage, type RenderLimits } from "./render-limits.ts";
 import type { Values } from "./values.ts";
@@ -115,6 +116,9 @@ export interface HelmOptions {
  */
 export const defaultRenderCacheBytes = 128 * 1024 * 1024;
 
+/** Charts whose schema references are remembered (a digest and a verdict each), the newest. */
+const scannedChartsKept = 1000;
+
 /** The renderer over a helm binary. Each render works in its own temporary directory, removed afterwards. */
 export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
   const binary = options.binary ?? "helm";
@@ -181,9 +185,23 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
     }
   }
 
+  // A fleet renders one chart with many values: each chart's archive is read once (schema-references.ts).
+  const scanned = new Map<string, string | undefined>();
+  async function outsideReferences(chart: Uint8Array): Promise<string | undefined> {
+    const digest = createHash("sha256").update(chart).digest("hex");
+    if (scanned.has(digest)) return scanned.get(digest);
+    const problem = await schemaReferenceProblem(chart);
+    scanned.set(digest, problem);
+    if (scanned.size > scannedChartsKept) scanned.delete(scanned.keys().next().value ?? digest);
+    return problem;
+  }
+
   // In a slot, giving way once if it turns long while the operator is busy; then in a slot again, run through.
   const { busy, onYield } = options;
   async function renderGivingWay(request: RenderRequest): Promise<RenderResult> {
+    // Before a slot: what the chart's schemas would make helm load from outside the chart.
+    const outside = await outsideReferences(request.chart);
+    if (outside) throw new ChartRenderError(outside);
     const inSlot = (yieldWhen?: () => boolean) =>
       slots(request.namespace, () => renderOnce(request, yieldWhen), request.priority);
     if (!busy) return inSlot();

@@ -17,6 +17,7 @@ import { Worker } from "node:worker_threads";
 import { findChrt, guestNiceness, idleClassAfterCpuSeconds } from "../../../chart/guest-priority.ts";
 import { findPrlimit, GuestFailure, runGuest } from "../../../chart/guest-process.ts";
 import { ByteBoundedLru, namespaceShareBytes } from "../../../chart/lru-cache.ts";
+import { chartArchive } from "../../support/chart-archive.ts";
 import {
   ChartRenderError,
   defaultRenderCacheBytes,
@@ -268,8 +269,8 @@ test("at most K renders run at once, a repeated render is served from the cache"
   await writeFile(fake, `#!/bin/sh\nsleep 0.4\nprintf -- '---\\n# Source: c/templates/a.yaml\\nkind: ConfigMap\\n'\n`);
   await chmod(fake, 0o755);
   const renderer = helmRenderer({ binary: fake, maxConcurrentRenders: 2 });
-  const render = (n: number) =>
-    renderer.render({ chart: new Uint8Array([n]), release: "r", namespace: "n", values: { n } });
+  const chart = await chartArchive();
+  const render = (n: number) => renderer.render({ chart, release: "r", namespace: "n", values: { n } });
   let started = performance.now();
   await Promise.all([1, 2, 3, 4].map(render));
   // Four renders of 0.4 s, two at a time: at least two rounds.

@@ -11,6 +11,7 @@ import { idleClassAfterCpuSeconds } from "../../../chart/guest-priority.ts";
 import { findPrlimit, GuestYielded, runGuest } from "../../../chart/guest-process.ts";
 import { quietMs, untilQuiet } from "../../../chart/long-render-yield.ts";
 import { defaultRenderLimits, helmRenderer } from "../../../chart/index.ts";
+import { chartArchive } from "../../support/chart-archive.ts";
 
 const env = { PATH: process.env["PATH"] ?? "" };
 const limits = { ...defaultRenderLimits, memoryMiB: 1024, cpuSeconds: 20, timeoutSeconds: 60 };
@@ -100,7 +101,7 @@ test("a long render gives way once while the operator is busy, then runs through
     },
   });
   const started = performance.now();
-  const result = await renderer.render({ chart: new Uint8Array([1]), release: "r", namespace: "n", values: {} });
+  const result = await renderer.render({ chart: await chartArchive(), release: "r", namespace: "n", values: {} });
   assert.match(result.manifest, /name: slow/);
   assert.equal(yields, 1, "gave way once, then ran through");
   assert.ok(performance.now() - started < 25_000, "did not wait out its wall-time bound");
@@ -115,7 +116,7 @@ test("a render with no busy signal (the provider's previews) runs through", asyn
   await chmod(fake, 0o755);
   let yields = 0;
   const renderer = helmRenderer({ binary: fake, limits, prlimit: false, chrt: false, onYield: () => (yields += 1) });
-  const result = await renderer.render({ chart: new Uint8Array([2]), release: "r", namespace: "n", values: {} });
+  const result = await renderer.render({ chart: await chartArchive(), release: "r", namespace: "n", values: {} });
   assert.match(result.manifest, /kind: ConfigMap/);
   assert.equal(yields, 0);
 });
