@@ -462,7 +462,8 @@ export function webhookClusterRules(
         ...(mutatingWebhookServes(defaults) ? ["mutatingwebhookconfigurations"] : []),
       ],
       resourceNames: [configuration],
-      verbs: ["get", "patch"],
+      // watch: a webhook that `pulumi up` adds gets the CA at once (operator/admission/configuration-watch.ts).
+      verbs: ["get", "patch", "watch"],
     },
     ...namespaceReadRules(watchNamespaces),
   ];

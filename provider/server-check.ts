@@ -17,7 +17,7 @@ import {
 } from "../kube/index.ts";
 import { serverOf } from "../kube/cluster-identity.ts";
 import { admissionDefaults } from "./admission-defaults.ts";
-import { kindNotYetKnown, unansweredWebhook } from "./waiting/admission-wait.ts";
+import { kindNotYetKnown, unansweredWebhook, webhookWaitReason } from "./waiting/admission-wait.ts";
 import type { InputFailure } from "./check.ts";
 import { fieldManager, type InstanceInputs } from "./inputs.ts";
 import { desiredInstance, ownershipProblem, type LiveInstance } from "./manifest.ts";
@@ -165,7 +165,7 @@ export function interpret(error: unknown, inputs: Pick<InstanceInputs, "namespac
   if (webhook !== undefined) {
     return {
       checked: false,
-      note: `the admission webhook ${webhook} did not answer (is an operator replica serving it?)`,
+      note: `the admission webhook ${webhook} did not answer (${webhookWaitReason(error)})`,
     };
   }
   const kind = kindNotYetKnown(error);

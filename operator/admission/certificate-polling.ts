@@ -17,6 +17,8 @@ export abstract class PolledCertificates {
   private readonly stopping = new AbortController();
   private loop: Promise<void> | undefined;
   private served: CertificatePair | undefined;
+  /** Ends the current wait between checks early (checkSoon). */
+  private wake = new AbortController();
 
   protected constructor(clock: Clock, logger: Logger, checkIntervalMs: number) {
     this.clock = clock;
@@ -60,6 +62,14 @@ export abstract class PolledCertificates {
     await this.loop;
   }
 
+  /**
+   * Checks now rather than at the end of the interval (a webhook configuration changed: configuration-watch.ts);
+   * during a check, once it is done. Checks never overlap.
+   */
+  checkSoon(): void {
+    this.wake.abort();
+  }
+
   /** Records `pair` as served; false when it is the one served already. */
   protected serve(pair: CertificatePair): boolean {
     if (this.served?.cert === pair.cert && this.served.key === pair.key) return false;
@@ -70,8 +80,9 @@ export abstract class PolledCertificates {
   private async run(): Promise<void> {
     const stopped = this.stopping.signal;
     while (!stopped.aborted) {
-      await sleep(this.clock, this.checkIntervalMs, stopped);
+      await sleep(this.clock, this.checkIntervalMs, AbortSignal.any([stopped, this.wake.signal]));
       if (stopped.aborted) return;
+      this.wake = new AbortController();
       try {
         await this.check();
       } catch (error) {

@@ -6,9 +6,10 @@
  */
 import type { Logger } from "pino";
 import type { KubeClient } from "../../kube/index.ts";
-import type { Clock } from "../../kube/clock.ts";
+import { realClock, type Clock } from "../../kube/clock.ts";
 import { CaInjector, kubeWebhookConfigurationClient, webhookConfigurationKinds } from "./ca-injection.ts";
 import { CertificateStore, kubeCertificateSecretClient } from "./certificate-store.ts";
+import { watchWebhookConfigurations } from "./configuration-watch.ts";
 import type { CertificatePair } from "./certificates.ts";
 import { ExternalCertificates } from "./external-certificates.ts";
 import type { WebhookOptions } from "./policy.ts";
@@ -20,7 +21,7 @@ import {
 } from "./webhook-server.ts";
 
 export interface AdmissionTlsOptions {
-  readonly client: Pick<KubeClient, "find" | "create" | "mergePatch" | "jsonPatch">;
+  readonly client: Pick<KubeClient, "find" | "create" | "mergePatch" | "jsonPatch" | "watch">;
   readonly logger: Logger;
   /** The `--webhook-*` flags (`--webhook-bind-address`, `--webhook-cert-secret`, ...), parsed. */
   readonly webhook: WebhookOptions;
@@ -56,11 +57,13 @@ export interface AdmissionTls {
 export async function startAdmissionTls(options: AdmissionTlsOptions): Promise<AdmissionTls> {
   const { webhook } = options;
   const logger = options.logger.child({ component: "admission-tls" });
+  const injectedKinds =
+    webhook.defaults === "webhook" ? webhookConfigurationKinds : (["ValidatingWebhookConfiguration"] as const);
   const injector = new CaInjector(
     kubeWebhookConfigurationClient(options.client, webhook.configuration),
     webhook.configuration,
     logger,
-    webhook.defaults === "webhook" ? webhookConfigurationKinds : ["ValidatingWebhookConfiguration"],
+    injectedKinds,
   );
   // Set once listening: the store's first certificate arrives before there is a server to reload.
   const serving: { server?: WebhookServer } = {};
@@ -109,11 +112,24 @@ export async function startAdmissionTls(options: AdmissionTlsOptions): Promise<A
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   serving.server = server;
-  // Checks start only now, so every certificate change after the first reaches a listening server.
+  // Checks start only now, so every certificate change after the first reaches a listening server; a changed
+  // configuration is checked at once (a new webhook has no caBundle yet).
   store.start();
+  const watching = new AbortController();
+  const watched = watchWebhookConfigurations({
+    client: options.client,
+    name: webhook.configuration,
+    kinds: injectedKinds,
+    onChange: () => store.checkSoon(),
+    logger,
+    clock: options.clock ?? realClock,
+    signal: watching.signal,
+  });
   return {
     port: server.port,
     async close() {
+      watching.abort();
+      await watched;
       await store.stop();
       await server.close();
     },

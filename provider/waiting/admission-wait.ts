@@ -23,6 +23,16 @@ export function unansweredWebhook(error: unknown): string | undefined {
 }
 
 /**
+ * Why a webhook {@link unansweredWebhook} names did not answer, in words: its serving certificate not yet trusted
+ * (a webhook `pulumi up` just added, whose caBundle the operator injects on seeing it), or no replica serving.
+ */
+export function webhookWaitReason(error: unknown): string {
+  return /x509: certificate signed by unknown authority/.test(String((error as Error)?.message))
+    ? "the apiserver does not trust its certificate yet (the operator puts its CA into a changed configuration)"
+    : "is an operator replica serving it?";
+}
+
+/**
  * The kind a MutatingAdmissionPolicy cannot patch yet, from the apiserver's 503 "Resource kind ... not found. There
  * can be a delay between when CustomResourceDefinitions are created and when they are available" (k8s.io/apiserver
  * `policy/mutating`): the CRD was made moments ago and the policy's type converter has not caught up. A fresh
@@ -75,7 +85,7 @@ export async function applyWhenAdmitted<T>(apply: () => Promise<T>, wait: Admiss
       }
       wait.report(
         webhook !== undefined
-          ? `waiting for the admission webhook ${webhook} to answer: is an operator replica serving it?`
+          ? `waiting for the admission webhook ${webhook} to answer: ${webhookWaitReason(error)}`
           : `waiting for the apiserver's admission policies to know ${kind ?? "the kind"} (its CRD is new)`,
       );
       await new Promise<void>((resolve) => wait.clock.setTimeout(resolve, delay));

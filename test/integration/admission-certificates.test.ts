@@ -216,7 +216,66 @@ test("the apiserver calls the webhook over TLS with the injected caBundle, and r
   assert.ok(presented.size >= 4, `the server presented at least 4 certificates (saw ${presented.size})`);
 });
 
-/** A failurePolicy Fail webhook at `url` for creates and updates of instances in `namespace` only. */
+test("a webhook added to the configuration gets the caBundle as it appears, not at the next check", async (t) => {
+  const configuration = `myapp-adm-add-${randomBytes(3).toString("hex")}`;
+  t.after(() => client.delete(admissionApi, "ValidatingWebhookConfiguration", configuration).catch(() => undefined));
+  await ensureCrd(client);
+  const namespace = await testNamespace(t, client, "adm-add");
+  const allow = async (body: unknown) => ({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    response: { uid: (body as { request?: { uid?: string } }).request?.uid, allowed: true },
+  });
+  // GIVEN the webhook's TLS side checking only once an hour, so a prompt injection can only come from the watch
+  const tls = await startAdmissionTls({
+    client,
+    logger,
+    webhook: {
+      address: { host: "127.0.0.1", port: 0 },
+      certSecret: { namespace, name: "webhook-cert" },
+      configuration,
+      hosts: ["localhost", "127.0.0.1"],
+      certValidityMs: 24 * 3_600_000,
+      defaults: "policy",
+      certIssuer: "operator",
+    },
+    routes: { "/validate": allow },
+    checkIntervalMs: 3_600_000,
+  });
+  t.after(() => tls.close());
+  const url = `https://127.0.0.1:${tls.port}/validate`;
+  const bundle = async () =>
+    (await client.get<Secret>("v1", "Secret", "webhook-cert", namespace)).data?.["ca.crt"] ?? "missing";
+  const injected = (names: string[]) => async () => {
+    const live = await client.get<WebhookConfiguration>(admissionApi, "ValidatingWebhookConfiguration", configuration);
+    const expected = await bundle();
+    return names.every((name) => live.webhooks.find((w) => w.name === name)?.clientConfig.caBundle === expected)
+      ? true
+      : undefined;
+  };
+
+  // WHEN the configuration is created, then given a second webhook, as a `pulumi up` of the platform does
+  await client.create({
+    apiVersion: admissionApi,
+    kind: "ValidatingWebhookConfiguration",
+    metadata: { name: configuration },
+    webhooks: [testWebhook("validate.myapp.example.com", url, namespace)],
+  } as KubeObject);
+  await waitFor("the caBundle in the new configuration", injected(["validate.myapp.example.com"]));
+  const live = await client.get<WebhookConfiguration>(admissionApi, "ValidatingWebhookConfiguration", configuration);
+  await client.replace({
+    ...live,
+    webhooks: [...live.webhooks, testWebhook("budget.myapp.example.com", url, namespace)],
+  } as KubeObject);
+
+  // THEN the new webhook has the bundle too, within moments (the check's interval is an hour)
+  await waitFor(
+    "the caBundle in the added webhook",
+    injected(["validate.myapp.example.com", "budget.myapp.example.com"]),
+  );
+  await untilTheApiserverTrustsTheWebhook(namespace);
+});
+
 /**
  * Waits until a (dry-run) create passes the webhook. The stored configuration holding the caBundle is not yet the
  * apiserver using it: its admission plugin reads configurations through an informer of its own, which on a busy
@@ -237,6 +296,7 @@ async function untilTheApiserverTrustsTheWebhook(namespace: string): Promise<voi
   });
 }
 
+/** A failurePolicy Fail webhook at `url` for creates and updates of instances in `namespace` only. */
 function testWebhook(name: string, url: string, namespace: string) {
   return {
     name,

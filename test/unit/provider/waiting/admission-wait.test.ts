@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AdmissionDeniedError, ServerError } from "../../../../kube/index.ts";
-import { applyWhenAdmitted, kindNotYetKnown, unansweredWebhook } from "../../../../provider/waiting/admission-wait.ts";
+import {
+  applyWhenAdmitted,
+  kindNotYetKnown,
+  unansweredWebhook,
+  webhookWaitReason,
+} from "../../../../provider/waiting/admission-wait.ts";
 import { FakeClock } from "../../runtime/fake-clock.ts";
 
 const unanswered = () =>
@@ -27,6 +32,19 @@ describe("unansweredWebhook", () => {
       [],
     );
     assert.equal(unansweredWebhook(denied), undefined);
+  });
+
+  it("says whether no replica answers or the apiserver does not trust the certificate yet", () => {
+    assert.equal(webhookWaitReason(unanswered()), "is an operator replica serving it?");
+    const untrusted = new ServerError(
+      500,
+      'Internal error occurred: failed calling webhook "budget.myappinstances.example.com": failed to call webhook: ' +
+        'Post "https://127.0.0.1:9443/validate?timeout=5s": tls: failed to verify certificate: x509: certificate ' +
+        "signed by unknown authority",
+      "InternalError",
+      [],
+    );
+    assert.match(webhookWaitReason(untrusted), /does not trust its certificate yet/);
   });
 });
 
