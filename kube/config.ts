@@ -16,8 +16,10 @@ import { parse } from "yaml";
 export interface KubeConfigSource {
   /** Kubeconfig file contents (YAML); takes precedence over everything else. */
   readonly kubeconfig?: string;
-  /** Path to a kubeconfig file (or several, separated as in KUBECONFIG). */
+  /** Path to a kubeconfig file (or several, separated as in KUBECONFIG); each must exist. */
   readonly path?: string;
+  /** A KUBECONFIG value given in place of the environment's: files separated by the path delimiter, missing ones skipped. */
+  readonly list?: string;
   /** Context to use instead of the current one. */
   readonly context?: string;
 }
@@ -130,8 +132,9 @@ export function loadKubeConfig(source: KubeConfigSource = {}, around: KubeConfig
   let kc: KubeConfig;
   if (source.kubeconfig) kc = parseKubeConfig(source.kubeconfig);
   else if (source.path) kc = loadFiles(splitList(source.path), { skipMissing: false });
-  else if (splitList(env.KUBECONFIG).length > 0) kc = loadFiles(splitList(env.KUBECONFIG), { skipMissing: true });
-  else {
+  else if (splitList(source.list ?? env.KUBECONFIG).length > 0) {
+    kc = loadFiles(splitList(source.list ?? env.KUBECONFIG), { skipMissing: true });
+  } else {
     // A container's user often has no home, or one it may not read (the operator image's nonroot): then there is
     // no ~/.kube/config to use either, and a pod goes on to its ServiceAccount below.
     const home = around.home ?? homeDirectory();
@@ -163,7 +166,7 @@ export function loadKubeConfig(source: KubeConfigSource = {}, around: KubeConfig
   ) {
     return inClusterConfig(env, dir);
   }
-  const listed = source.kubeconfig || source.path ? [] : splitList(env.KUBECONFIG);
+  const listed = source.kubeconfig || source.path ? [] : splitList(source.list ?? env.KUBECONFIG);
   if (listed.length > 0 && !listed.some((file) => existsSync(file))) {
     // Missing files are skipped, as kubectl does; when none is left, say so rather than "no cluster".
     throw new Error(`cannot read kubeconfig: no file of KUBECONFIG exists (${listed.join(delimiter)})`);

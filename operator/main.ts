@@ -12,7 +12,7 @@ import { pino, type Logger } from "pino";
 import { setTimeout as sleep } from "node:timers/promises";
 import { apiVersion, kind } from "../api/index.ts";
 import { disableProto } from "../chart/proto-guard.ts";
-import { KubeClient, loadKubeConfig, realClock, TransportError } from "../kube/index.ts";
+import { KubeClient, loadKubeConfig, realClock, TransportError, type KubeConfigSource } from "../kube/index.ts";
 import { boundedLogOptions } from "./log-bounds.ts";
 import { logsWritten, stdoutDestination } from "./log-output.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
@@ -42,7 +42,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       name: "myappinstance",
       logger,
       identity,
-      ...(options.kubeconfig ? { kubeconfig: { path: options.kubeconfig } } : {}),
+      kubeconfig: kubeconfigSource(options),
       for: { apiVersion, kind, transform: instanceAsRead(options.renderLimits.valuesKiB) },
       owns: watchedOwnedKinds(options.chartKinds),
       watches: cachedKinds,
@@ -158,6 +158,12 @@ export function fatalLine(message: string): string {
   return `myapp-operator: ${message.replace(/\s*\n\s*/g, " ").trim()}`;
 }
 
+/** `--kubeconfig` (one file that must exist), else the KUBECONFIG of the environment main was given (a list). */
+function kubeconfigSource(options: Pick<OperatorOptions, "kubeconfig" | "kubeconfigList">): KubeConfigSource {
+  if (options.kubeconfig) return { path: options.kubeconfig };
+  return options.kubeconfigList ? { list: options.kubeconfigList } : {};
+}
+
 /**
  * Fails fast when the cluster cannot be reached at start, as controller-runtime's manager does, instead of
  * retrying its watches forever: one GET /version (public to every authenticated user), retried for `deadlineMs`
@@ -165,7 +171,7 @@ export function fatalLine(message: string): string {
  * 403, 5xx) fails at once.
  */
 export async function reachCluster(options: OperatorOptions, deadlineMs = 5000): Promise<void> {
-  const config = loadKubeConfig(options.kubeconfig ? { path: options.kubeconfig } : {});
+  const config = loadKubeConfig(kubeconfigSource(options));
   const server = config.getCurrentCluster()?.server ?? "the cluster";
   const client = new KubeClient(config, { requestTimeoutMs: deadlineMs });
   const giveUpAt = realClock.monotonicMs() + deadlineMs;
@@ -177,7 +183,7 @@ export async function reachCluster(options: OperatorOptions, deadlineMs = 5000):
       } catch (error) {
         if (!(error instanceof TransportError) || realClock.monotonicMs() >= giveUpAt) {
           const detail = error instanceof Error ? error.message : String(error);
-          const listed = process.env.KUBECONFIG ? ` (KUBECONFIG ${process.env.KUBECONFIG})` : "";
+          const listed = options.kubeconfigList ? ` (KUBECONFIG ${options.kubeconfigList})` : "";
           const source = options.kubeconfig ? ` (kubeconfig ${options.kubeconfig})` : listed;
           throw new Error(`cannot reach the cluster at ${server}${source}: ${detail}`, { cause: error });
         }

@@ -59,6 +59,8 @@ export interface OperatorOptions {
    * of KUBECONFIG (missing ones skipped), else ~/.kube/config, else the in-cluster config in a pod.
    */
   readonly kubeconfig: string | undefined;
+  /** The KUBECONFIG of the environment given (a list of files), read when `kubeconfig` is unset. */
+  readonly kubeconfigList: string | undefined;
   /** The helm binary that renders spec.chart. */
   readonly helm: string;
   /** Kinds a chart may render (the platform's allow-list; the RBAC grants exactly these). */
@@ -266,6 +268,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     resyncPeriodMs: positiveInteger("--resync-period", values["resync-period"] ?? "36000") * 1000,
     // KUBECONFIG is not a --kubeconfig: it may list several files, and missing ones are skipped (loadKubeConfig).
     kubeconfig: values.kubeconfig,
+    kubeconfigList: env.KUBECONFIG || undefined,
     helm: values.helm ?? env.MYAPP_HELM ?? "helm",
     chartKinds: chartKinds(values["chart-kinds"] ?? env.MYAPP_CHART_KINDS),
     chartServiceTypes: chartServiceTypes(values["chart-service-types"] ?? env.MYAPP_CHART_SERVICE_TYPES),

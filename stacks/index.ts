@@ -55,6 +55,8 @@ const db = new MyAppInstance("db", {
 });
 
 export const operatorNamespace = platform.namespace;
+/** What the external operator runs with: `npm start`'s follows it after each `npm run pulumi -- up --stack dev`. */
+export const operatorFlags = platform.externalOperatorFlags;
 export const operatorServiceAccount = platform.serviceAccountName;
 export const crdName = platform.crdName;
 export const instances = pulumi.all(

@@ -9,7 +9,7 @@ import { clusterIdentity } from "../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterDown, clusterStatus } from "./lib/cluster.ts";
 import { appliedToFile, stateOrigin } from "./lib/dev-stack-cluster.ts";
-import { devStackOperator, startOperatorWhenReady, stopOperator } from "./lib/operator-process.ts";
+import { devStackFlags, devStackOperator, startOperatorWhenReady, stopOperator } from "./lib/operator-process.ts";
 import { kubeconfigPath, pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
@@ -42,7 +42,8 @@ step("down");
 async function destroyDevStack(binDir: string, env: NodeJS.ProcessEnv): Promise<void> {
   // Kept when it runs for this cluster; otherwise started, as `npm start` does, so the instances' finalizers are
   // released. A stack whose operator cannot start (its ServiceAccount already gone) is destroyed all the same.
-  await startOperatorWhenReady(devStackOperator(), 60_000).catch((error: unknown) =>
+  const flags = await devStackFlags(path.join(binDir, "pulumi"), env);
+  await startOperatorWhenReady(devStackOperator(flags), 60_000).catch((error: unknown) =>
     step(`the operator did not start (${String(error)}): instances wait for their finalizers until they time out`),
   );
   step("pulumi destroy --stack dev");

@@ -12,6 +12,7 @@ import { clusterUp } from "./lib/cluster.ts";
 import { appliedToFile, recordAppliedTo, stateOrigin } from "./lib/dev-stack-cluster.ts";
 import { formatTable, instanceRows } from "./lib/instances-table.ts";
 import {
+  devStackFlags,
   devStackOperator,
   operatorLog,
   startOperatorWhenReady,
@@ -40,7 +41,11 @@ let pulumiChild: ReturnType<typeof spawn> | undefined;
 let operatorDied: string | undefined;
 let operatorFailed: string | undefined;
 let stopWatching = () => {};
-const operator: Promise<OperatorRecord> = startOperatorWhenReady(devStackOperator()).then((record) => {
+const pulumi = path.join(binDir, "pulumi");
+// With the flags the stack's last `pulumi up` installed (none yet: what stacks/index.ts declares unchanged).
+const operator: Promise<OperatorRecord> = startOperatorWhenReady(
+  devStackOperator(await devStackFlags(pulumi, env)),
+).then((record) => {
   stopWatching = watchOperator(record, (tail) => {
     operatorDied = tail;
     pulumiChild?.kill("SIGINT");
@@ -52,7 +57,6 @@ operator.catch((error: unknown) => {
   pulumiChild?.kill("SIGINT");
 });
 
-const pulumi = path.join(binDir, "pulumi");
 // The stack's state describes objects in one cluster: if it was last applied to another, pulumi up refreshes
 // first, so it recreates what is gone instead of trusting it; if the local cluster was recreated since, what the
 // state describes went with the old one, and the state is forgotten (dev-stack-cluster.ts).
@@ -100,12 +104,16 @@ if (up !== 0) {
   process.exit(up);
 }
 recordAppliedTo(appliedTo, cluster);
-const { metricsPort } = await operator;
+// The platform this up installed may want other flags (a policy, limits, namespaces): restarted with them if so.
+const { metricsPort } = await operator.then(async () =>
+  startOperatorWhenReady(devStackOperator(await devStackFlags(pulumi, env))),
+);
 
 const rows = await instanceRows(admin);
 console.log(`\n${formatTable(rows)}\n`);
 console.log(`Next:
   edit stacks/index.ts, then   npm run pulumi -- preview --stack dev     # the exact diff
+                               npm run pulumi -- up --stack dev          # applies it (the operator follows)
   npm run kubectl -- get myappinstances -A
   npm run kubectl -- describe myappinstance web                         # conditions and events
   operator logs: ${path.relative(repoRoot, operatorLog)}; metrics: curl 127.0.0.1:${metricsPort}/metrics

@@ -5,9 +5,11 @@
  * for it is minted now, for the cluster that is running now (.local/operator.kubeconfig, token in
  * .local/operator.token), so a local run proves the RBAC; without it, the admin kubeconfig. The token is renewed
  * while this process runs. The launcher of `npm start` sets MYAPP_LOCAL_OPERATOR_RENEW after writing the files.
- * As that ServiceAccount it watches the dev stack's app namespace and serves the dev stack's admission webhooks
- * (127.0.0.1:9443), unless --namespaces or --webhook-bind-address say otherwise, and elects a leader on the dev
- * stack's Lease, so beside `npm start`'s operator it waits as a standby instead of reconciling the same instances.
+ * As that ServiceAccount it runs with the flags the dev stack's platform gives its external operator (its
+ * `operatorFlags` output: the app namespace, the policy, chart limits, the Lease), each unless the command line
+ * sets it, and serves the dev stack's admission webhooks (127.0.0.1:9443) unless `npm start`'s operator does; with
+ * --webhook-bind-address it serves them on that address, with the stack's certificate. Beside `npm start`'s
+ * operator it waits as a standby on the stack's Lease instead of reconciling the same instances.
  *
  * Charts: the toolchain's helm renders them (the pinned version the tests use), unless --helm or MYAPP_HELM names
  * another; without a built toolchain, helm on PATH.
@@ -15,7 +17,9 @@
 import { parseObjectKey } from "../kube/object-key.ts";
 import { answerAndExit, commandLine, main } from "../operator/main.ts";
 import { parseOptions, type OperatorOptions } from "../operator/options.ts";
+import path from "node:path";
 import {
+  devStackFlags,
   devStackOperator,
   operatorRecord,
   operatorKubeconfig,
@@ -23,7 +27,8 @@ import {
   writeOperatorCredentials,
   type OperatorIdentity,
 } from "./lib/operator-process.ts";
-import { kubeconfigPath } from "./lib/paths.ts";
+import { kubeconfigPath, toolchainBinDir } from "./lib/paths.ts";
+import { ensurePulumiHome } from "./lib/pulumi.ts";
 import { builtHelm } from "./lib/toolchain.ts";
 
 let argv = process.argv.slice(2);
@@ -42,7 +47,7 @@ if (launched) {
   const { namespace, name: serviceAccount } = parseObjectKey(launched, { what: "MYAPP_LOCAL_OPERATOR_RENEW" });
   renewOperatorToken({ namespace, serviceAccount, watchNamespaces: [] }, renewFailed);
 } else if (!env.KUBECONFIG && !options.kubeconfig) {
-  const identity: OperatorIdentity = devStackOperator();
+  const identity: OperatorIdentity = devStackOperator(await stackFlags());
   try {
     await writeOperatorCredentials(identity);
     env.KUBECONFIG = operatorKubeconfig;
@@ -50,29 +55,54 @@ if (launched) {
     say(
       `as ServiceAccount ${identity.namespace}/${identity.serviceAccount} (token just minted, renewed while running)`,
     );
+    const given = (flag: string) => {
+      const name = flag.split("=")[0] ?? flag;
+      return argv.some((arg) => arg === name || arg.startsWith(`${name}=`));
+    };
     // The dev stack grants its ServiceAccount the app namespace alone: watch that, as `npm start`'s operator does.
-    if (!argv.some((arg) => arg.startsWith("--namespaces")) && !env.MYAPP_NAMESPACES) {
+    if (!given("--namespaces") && !env.MYAPP_NAMESPACES && identity.watchNamespaces.length > 0) {
       argv = [...argv, `--namespaces=${identity.watchNamespaces.join(",")}`];
     }
     // The dev stack's webhook configurations call this machine's operator: serve them, as `npm start`'s would,
     // unless `npm start`'s operator still runs and serves them already (its port is taken: this one would exit).
-    const chosen = argv.some((arg) => arg.startsWith("--webhook-bind-address")) || env.MYAPP_WEBHOOK_BIND_ADDRESS;
+    // On an address of its own, with the stack's certificate and configuration (a standby's server, called by nobody
+    // until the configurations point there).
+    const chosen = given("--webhook-bind-address") || env.MYAPP_WEBHOOK_BIND_ADDRESS;
     const started = operatorRecord();
-    if (!chosen && started) {
-      say(`npm start's operator (pid ${started.pid}) serves the dev stack's admission webhooks; this one does not`);
-    } else if (!chosen) {
-      argv = [...argv, ...(identity.webhookFlags ?? [])];
+    const webhookFlags = identity.webhookFlags ?? [];
+    if (chosen) {
+      argv = [...argv, ...webhookFlags.filter((flag) => !given(flag))];
+    } else if (started) {
+      say(
+        `npm start's operator (pid ${started.pid}) serves the dev stack's admission webhooks; this one does not ` +
+          "(if it leads after that one stops, writes through the webhooks fail until npm start runs again)",
+      );
+    } else {
+      argv = [...argv, ...webhookFlags];
     }
     // One leader among the local operators of the dev stack: a second one waits instead of reconciling beside it.
-    if (!argv.some((arg) => arg.startsWith("--leader-elect")) && !env.MYAPP_LEADER_ELECT) {
+    if (!given("--leader-elect") && !env.MYAPP_LEADER_ELECT) {
       argv = [...argv, ...(identity.leaderElectionFlags ?? [])];
       if (started) say(`it holds the dev stack's Lease: this one waits as a standby and leads once it stops`);
     }
+    // The rest of the stack's platform (policy, chart limits, log level), each unless the command line sets it.
+    const handled = (flag: string) => flag.startsWith("--webhook-") || flag.startsWith("--leader-elect");
+    argv = [...argv, ...(identity.flags ?? []).filter((flag) => !handled(flag) && !given(flag))];
   } catch (error) {
     env.KUBECONFIG = kubeconfigPath;
     say(`as the cluster admin (.local/kubeconfig): no ServiceAccount token (${String(error)})`);
   }
   options = parseOptions(argv, env);
+}
+
+/** The dev stack's `operatorFlags`, when a toolchain's pulumi and the stack have them. */
+async function stackFlags(): Promise<readonly string[] | undefined> {
+  try {
+    const binDir = toolchainBinDir();
+    return await devStackFlags(path.join(binDir, "pulumi"), await ensurePulumiHome(binDir));
+  } catch {
+    return undefined;
+  }
 }
 
 if (!argv.some((arg) => arg === "--helm" || arg.startsWith("--helm=")) && !env.MYAPP_HELM) {

@@ -2,19 +2,42 @@
  * `npm run pulumi -- ARGS`: the built pulumi CLI, offline: local file backend and private plugin home under
  * .local/, a development passphrase unless PULUMI_CONFIG_PASSPHRASE is set, no update checks or plugin downloads,
  * and a temporary directory of its own, removed when it ends (tools/lib/private-tmp.ts says why).
+ *
+ * After an `up` of the dev stack, `npm start`'s operator (a local process, not a resource of the stack) follows
+ * the platform the stack now declares: restarted with the stack's `operatorFlags` when they changed.
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
+import { devStackFlags, devStackOperator, operatorRecord, startOperatorWhenReady } from "./lib/operator-process.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
+import { appliedStack } from "./lib/pulumi-arguments.ts";
 import { ensurePulumiHome } from "./lib/pulumi.ts";
 import { repoRoot, toolchainBinDir } from "./lib/paths.ts";
+import { run } from "./lib/run.ts";
 
 try {
   const binDir = toolchainBinDir();
+  const pulumi = path.join(binDir, "pulumi");
   const env = { ...(await ensurePulumiHome(binDir)), ...privateTmp("myapp-pulumi").env };
-  const child = spawn(path.join(binDir, "pulumi"), process.argv.slice(2), { env, stdio: "inherit", cwd: repoRoot });
+  const args = process.argv.slice(2);
+  const child = spawn(pulumi, args, { env, stdio: "inherit", cwd: repoRoot });
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
-  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  const code = await new Promise<number>((resolve) =>
+    child.on("exit", (exit, signal) => resolve(exit ?? (signal ? 1 : 0))),
+  );
+  if (code === 0 && operatorRecord() && (await isDevStack(appliedStack(args)))) {
+    const flags = await devStackFlags(pulumi, env);
+    if (flags) await startOperatorWhenReady(devStackOperator(flags), 120_000);
+  }
+  process.exit(code);
+
+  async function isDevStack(stack: string | undefined): Promise<boolean> {
+    if (stack !== "") return stack === "dev";
+    const { stdout } = await run(pulumi, ["stack", "--show-name"], { env, cwd: repoRoot }).catch(() => ({
+      stdout: "",
+    }));
+    return stdout.trim() === "dev";
+  }
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error));
   process.exit(1);

@@ -34,6 +34,7 @@ import {
   type ProcessRecord,
 } from "./process-record.ts";
 import { progress, waitFor } from "./progress.ts";
+import { run } from "./run.ts";
 
 const recordFile = path.join(localDir, "operator.json");
 export const operatorLog = path.join(localDir, "operator.log");
@@ -47,6 +48,11 @@ export interface OperatorIdentity {
   readonly serviceAccount: string;
   /** Namespaces the local operator watches; empty for all. */
   readonly watchNamespaces: readonly string[];
+  /**
+   * Every other flag the stack's MyAppOperator says its external operator runs with (its `externalOperatorFlags`):
+   * policy, chart limits, webhooks, leader election. `npm start`'s operator is started with exactly these.
+   */
+  readonly flags?: readonly string[];
   /** The admission webhook flags the stack's webhook configurations expect (`--webhook-*`); none without them. */
   readonly webhookFlags?: readonly string[];
   /**
@@ -66,24 +72,66 @@ export interface OperatorRecord extends ProcessRecord {
   readonly metricsPort: number;
   readonly probePort: number;
   readonly cluster: ClusterIdentity;
+  /** The namespaces and flags it was started with (see OperatorIdentity), to tell when the stack's have changed. */
+  readonly started?: { readonly watchNamespaces: readonly string[]; readonly flags: readonly string[] };
 }
 
-/** The dev stack's operator (stacks/: MyAppOperator "myapp-operator"), watching the app namespace `default`. */
-export function devStackOperator(): OperatorIdentity {
+/**
+ * The dev stack's operator (stacks/: MyAppOperator "myapp-operator"). `stackFlags`: the stack's `operatorFlags`
+ * output ({@link devStackFlags}), what its last `pulumi up` installed; without them (no stack yet), what
+ * stacks/index.ts declares unchanged: the app namespace `default` and the webhooks on this machine.
+ */
+export function devStackOperator(stackFlags?: readonly string[]): OperatorIdentity {
   const settings = resolveSettings("myapp-operator", {
     operatorPlacement: "external",
     watchNamespaces: ["default"],
     webhooks: { url: localWebhookUrl, defaults: devStackWebhookDefaults() },
   });
-  // What the stack's MyAppOperator says its external operator must run with (its externalOperatorFlags output).
-  const external = (settings.ok && externalOperatorFlags(settings.settings)) || [];
+  const external = stackFlags ?? ((settings.ok && externalOperatorFlags(settings.settings)) || []);
+  const namespaces = external.find((flag) => flag.startsWith("--namespaces="))?.slice("--namespaces=".length);
   return {
     namespace: defaultNamespace,
     serviceAccount: settings.ok ? settings.settings.name : "myapp-operator",
-    watchNamespaces: ["default"],
+    watchNamespaces: namespaces ? namespaces.split(",") : [],
+    flags: external.filter((flag) => !flag.startsWith("--namespaces=")),
     webhookFlags: external.filter((flag) => flag.startsWith("--webhook-")),
     leaderElectionFlags: external.filter((flag) => flag.startsWith("--leader-elect")),
   };
+}
+
+/**
+ * The dev stack's `operatorFlags` output (stacks/index.ts), as its last `pulumi up` left them; undefined when there
+ * is no such stack or output (never run, or the operator placed in the cluster). `pulumiEnv`: the environment
+ * `npm run pulumi` gives pulumi.
+ */
+export async function devStackFlags(
+  pulumi: string,
+  pulumiEnv: NodeJS.ProcessEnv,
+): Promise<readonly string[] | undefined> {
+  try {
+    const { stdout } = await run(pulumi, ["stack", "output", "operatorFlags", "--json", "--stack", "dev"], {
+      env: pulumiEnv,
+      cwd: repoRoot,
+    });
+    const flags: unknown = JSON.parse(stdout);
+    return Array.isArray(flags) && flags.every((flag) => typeof flag === "string") ? flags : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What differs between the flags an operator was started with and `identity`'s, in words; undefined when none. */
+export function flagChanges(started: OperatorRecord["started"], identity: OperatorIdentity): string | undefined {
+  const before = [...(started?.flags ?? []), `--namespaces=${(started?.watchNamespaces ?? []).join(",")}`];
+  const after = [...(identity.flags ?? []), `--namespaces=${identity.watchNamespaces.join(",")}`];
+  const added = after.filter((flag) => !before.includes(flag));
+  const removed = before.filter((flag) => !after.includes(flag));
+  if (added.length === 0 && removed.length === 0) return undefined;
+  const said = [
+    added.length > 0 ? `added ${added.join(" ")}` : "",
+    removed.length > 0 ? `removed ${removed.join(" ")}` : "",
+  ];
+  return said.filter(Boolean).join("; ");
 }
 
 /**
@@ -150,14 +198,19 @@ function logTail(): string {
 /**
  * Waits until the ServiceAccount exists and its token may list MyAppInstances (CRD served, RBAC bound), then
  * starts the operator on free ports and returns once it answers /healthz. An operator already running for this
- * cluster is kept; one left from another cluster is stopped first.
+ * cluster with these flags is kept; one started with other flags (the stack's platform changed) is restarted, and
+ * one left from another cluster is stopped first.
  */
 export async function startOperatorWhenReady(identity: OperatorIdentity, timeoutMs = 600_000): Promise<OperatorRecord> {
   const step = progress("operator");
   const cluster = await clusterIdentity(new KubeClient(loadKubeConfig({ path: kubeconfigPath })));
   const running = operatorRecord();
-  if (running && sameCluster(recordedIdentity(running.cluster), cluster)) return running;
-  if (running) {
+  if (running && sameCluster(recordedIdentity(running.cluster), cluster)) {
+    const changes = flagChanges(running.started, identity);
+    if (changes === undefined) return running;
+    step(`the dev stack's platform changed (${changes}): restarting the operator (pid ${running.pid})`);
+    await stopOperator();
+  } else if (running) {
     step(`stopping the operator left from an earlier cluster (pid ${running.pid})`);
     await stopOperator();
   }
@@ -182,7 +235,7 @@ export async function startOperatorWhenReady(identity: OperatorIdentity, timeout
     namespaces: identity.watchNamespaces,
     metricsPort,
     probePort,
-    args: [...(identity.webhookFlags ?? []), ...(identity.leaderElectionFlags ?? [])],
+    args: [...(identity.flags ?? [])],
     env: {
       ...process.env,
       KUBECONFIG: operatorKubeconfig,
@@ -190,7 +243,13 @@ export async function startOperatorWhenReady(identity: OperatorIdentity, timeout
     },
     logFile: operatorLog,
   });
-  const record = writeProcessRecord(recordFile, operator.pid, { metricsPort, probePort, cluster }) as OperatorRecord;
+  const started = { watchNamespaces: identity.watchNamespaces, flags: identity.flags ?? [] };
+  const record = writeProcessRecord(recordFile, operator.pid, {
+    metricsPort,
+    probePort,
+    cluster,
+    started,
+  }) as OperatorRecord;
   await waitForProbe(operator, `http://127.0.0.1:${probePort}`, "/healthz", {
     timeoutMs: 120_000,
     intervalMs: 500,
@@ -201,7 +260,7 @@ export async function startOperatorWhenReady(identity: OperatorIdentity, timeout
   step(
     `started (pid ${operator.pid}, metrics 127.0.0.1:${metricsPort}) with the ServiceAccount's token; logs: ${path.relative(repoRoot, operatorLog)}`,
   );
-  return { ...record, metricsPort, probePort, cluster };
+  return { ...record, metricsPort, probePort, cluster, started };
 }
 
 /**

@@ -10,6 +10,7 @@ import { renderableChartKinds } from "../../../api/index.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested } from "../../../operator/options.ts";
 import type { KubeObject, OwnerReference } from "../../../kube/index.ts";
 import { cachedKinds, claimAsRead, watchedOwnedKinds } from "../../../operator/watched-kinds.ts";
+import { reachCluster } from "../../../operator/main.ts";
 
 const mainPath = fileURLToPath(new URL("../../../operator/main.ts", import.meta.url));
 const packageJson = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
@@ -113,6 +114,18 @@ describe("operator/main.ts", () => {
     assert.equal(
       listed.stderr,
       "myapp-operator: cannot read kubeconfig: no file of KUBECONFIG exists (/nonexistent/kubeconfig)\n",
+    );
+  });
+
+  it("reads the KUBECONFIG of the environment it is given, not only the process's (npm run operator's wrapper)", async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "operator-main-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const kubeconfig = path.join(dir, "kubeconfig");
+    writeFileSync(kubeconfig, refusingKubeconfig);
+    const options = parseOptions([], { KUBECONFIG: kubeconfig });
+    await assert.rejects(
+      reachCluster(options, 500),
+      new RegExp(`cannot reach the cluster at https://127\\.0\\.0\\.1:1 \\(KUBECONFIG ${kubeconfig}\\)`),
     );
   });
 

@@ -1,0 +1,34 @@
+/** `npm start`'s operator runs with the flags the dev stack's platform gives it, and is restarted when they change. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { devStackOperator, flagChanges } from "../../../tools/lib/operator-process.ts";
+
+test("the dev stack's operatorFlags become the operator's namespaces and flags", () => {
+  const identity = devStackOperator([
+    "--namespaces=default,shop",
+    "--leader-elect",
+    "--max-replicas=3",
+    "--webhook-bind-address=127.0.0.1:9443",
+  ]);
+  assert.deepEqual(identity.watchNamespaces, ["default", "shop"]);
+  assert.deepEqual(identity.flags, ["--leader-elect", "--max-replicas=3", "--webhook-bind-address=127.0.0.1:9443"]);
+  assert.deepEqual(identity.webhookFlags, ["--webhook-bind-address=127.0.0.1:9443"]);
+  assert.deepEqual(identity.leaderElectionFlags, ["--leader-elect"]);
+  // Without a stack yet: what stacks/index.ts declares unchanged.
+  const initial = devStackOperator();
+  assert.deepEqual(initial.watchNamespaces, ["default"]);
+  assert.ok(initial.flags?.includes("--webhook-bind-address=127.0.0.1:9443"), initial.flags?.join(" "));
+});
+
+test("flagChanges names what was added and removed, and nothing when the same", () => {
+  const before = devStackOperator(["--namespaces=default", "--leader-elect", "--max-replicas=3"]);
+  const started = { watchNamespaces: before.watchNamespaces, flags: before.flags ?? [] };
+  assert.equal(flagChanges(started, before), undefined);
+  const after = devStackOperator(["--namespaces=default,shop", "--leader-elect", "--namespace-max-instances=3"]);
+  assert.equal(
+    flagChanges(started, after),
+    "added --namespace-max-instances=3 --namespaces=default,shop; removed --max-replicas=3 --namespaces=default",
+  );
+  // A record from before flags were recorded: restarted once.
+  assert.ok(flagChanges(undefined, before));
+});

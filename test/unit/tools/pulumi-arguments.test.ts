@@ -1,0 +1,13 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { appliedStack } from "../../../tools/lib/pulumi-arguments.ts";
+
+test("appliedStack: the stack an up names, the selected one (''), or none for other commands", () => {
+  assert.equal(appliedStack(["up", "--stack", "dev", "--yes"]), "dev");
+  assert.equal(appliedStack(["update", "-s", "dev"]), "dev");
+  assert.equal(appliedStack(["up", "--stack=example"]), "example");
+  assert.equal(appliedStack(["--non-interactive", "up"]), "");
+  assert.equal(appliedStack(["preview", "--stack", "dev"]), undefined);
+  assert.equal(appliedStack(["destroy", "--stack", "dev"]), undefined);
+  assert.equal(appliedStack([]), undefined);
+});
