@@ -106,6 +106,9 @@ export const chartRules = {
   oneSource: "must name exactly one source: configMap, oci or repo",
   versionNeeded: "needs spec.chart.version: charts from a registry or repository are pinned by version",
   nameNeeded: "needs spec.chart.name: the chart's name in the repository",
+  // The same rules said of the missing field itself, where a message is prefixed with that field's path.
+  versionRequired: "is required with oci or repo: charts from a registry or repository are pinned by version",
+  nameRequired: "is required with repo: the chart's name in the repository",
   nameOnlyWithRepo: "is only used with spec.chart.repo",
 } as const;
 
@@ -272,9 +275,10 @@ export const chartSchema = z
       const sources = ["configMap", "oci", "repo"].filter(has).length;
       if (sources !== 1) ctx.addIssue({ code: "custom", path: [], message: chartRules.oneSource });
       if ((has("oci") || has("repo")) && !has("version")) {
-        ctx.addIssue({ code: "custom", path: ["version"], message: chartRules.versionNeeded });
+        ctx.addIssue({ code: "custom", path: ["version"], message: chartRules.versionRequired });
       }
-      if (has("repo") && !has("name")) ctx.addIssue({ code: "custom", path: ["name"], message: chartRules.nameNeeded });
+      if (has("repo") && !has("name"))
+        ctx.addIssue({ code: "custom", path: ["name"], message: chartRules.nameRequired });
       if (!has("repo") && has("name")) {
         ctx.addIssue({ code: "custom", path: ["name"], message: chartRules.nameOnlyWithRepo });
       }

@@ -7,6 +7,9 @@ import * as z from "zod";
 import { isDateTime } from "./date-time.ts";
 import { boundedText } from "./text.ts";
 
+/** The longest condition message: metav1.Condition's (32 KiB). */
+export const maxConditionMessageLength = 32768;
+
 /** Condition statuses, as in metav1.ConditionStatus. */
 export const conditionStatuses = ["True", "False", "Unknown"] as const;
 
@@ -45,7 +48,9 @@ export const conditionSchema = z
       .max(1024)
       .regex(new RegExp(conditionReasonPattern))
       .meta({ description: "Machine-readable CamelCase reason for the last transition, such as ImagePullFailed." }),
-    message: boundedText(32768).meta({ description: "Human-readable details about the last transition." }),
+    message: boundedText(maxConditionMessageLength).meta({
+      description: "Human-readable details about the last transition.",
+    }),
   })
   .meta({ description: "One aspect of the instance's state, in the metav1.Condition shape." });
 

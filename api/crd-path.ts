@@ -1,4 +1,4 @@
-/** Where the generated CRD lives in the repository (kubebuilder's file name, config/crd/ as in DESIGN.md). */
+/** Where the generated CRD lives in the repository (kubebuilder's layout and file name: config/crd/GROUP_PLURAL.yaml). */
 import { fileURLToPath } from "node:url";
 
 /** Absolute path of the committed CRD YAML. */

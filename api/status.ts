@@ -4,7 +4,7 @@
  */
 import * as z from "zod";
 import { maxServiceEndpointLength } from "./child-names.ts";
-import { conditionSchema } from "./condition-schema.ts";
+import { conditionSchema, maxConditionMessageLength } from "./condition-schema.ts";
 import { maxImageReferenceLength } from "./image-reference.ts";
 import { maxReplicas } from "./spec.ts";
 import { boundedText } from "./text.ts";
@@ -20,8 +20,8 @@ const replicaCount = z.int().min(0).max(maxReplicas);
 /** The longest reconcile request (annotation value) the status echoes in lastHandledReconcileAt. */
 export const maxReconcileRequestLength = 256;
 
-/** The longest status.message, as metav1.Condition's message (condition-schema.ts). */
-export const maxStatusMessageLength = 32768;
+/** The longest status.message: a condition's message, which it repeats. */
+export const maxStatusMessageLength = maxConditionMessageLength;
 
 /** The longest status.chartUsage.storage: a quantity such as `120Gi`. */
 export const maxChartUsageStorageLength = 64;

@@ -5,6 +5,7 @@
  */
 export * from "./capabilities.ts";
 export * from "./claim-sizes.ts";
+export * from "./fair-slots.ts";
 export * from "./helm.ts";
 export * from "./manifests.ts";
 export * from "./pod-security.ts";

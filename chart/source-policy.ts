@@ -24,7 +24,7 @@ export interface SourcePolicy {
   readonly listedOrigins: ReadonlySet<string>;
 }
 
-/** The policy for a list of prefixes (already validated with parseChartSources). */
+/** The policy for a list of prefixes (already checked with {@link chartSourceProblems}). */
 export function sourcePolicy(allowed: readonly string[]): SourcePolicy {
   const normalized = allowed.map(normalizePrefix);
   return {

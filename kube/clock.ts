@@ -1,7 +1,7 @@
 /**
- * Time as an interface. Everything that waits or measures (the runtime's backoff, token bucket, delayed adds,
- * lease expiry, informer staleness; the provider's deadlines) reads time through a Clock, so unit tests can drive
- * it with a fake one. It lives in kube/, the ground floor both the operator and the provider may import.
+ * Time as an interface. The runtime's timing (backoff, token bucket, delayed adds, lease expiry, informer
+ * staleness) and the provider's deadlines read time through a Clock, so unit tests can drive them with a fake one;
+ * a few measurements that no test drives (the webhook's connection ages, a render's duration) read it directly. It lives in kube/, the ground floor both the operator and the provider may import.
  *
  * Durations come from a monotonic clock: an NTP step or a manual `date -s` moves the wall clock, and a lease or a
  * deadline measured with it would expire early or never. The wall clock is read only for timestamps written to

@@ -6,7 +6,7 @@
  * Namespace where its chart-sources annotation says so.
  */
 import type { Logger } from "pino";
-import { namespaceChartSourcesAnnotation, type ChartSpec } from "../api/index.ts";
+import { namespaceChartSourcesAnnotation } from "../api/index.ts";
 import {
   ForbiddenError,
   readClusterCapabilities,
@@ -76,7 +76,8 @@ export function chartDeps(
     fetchChart: chartSource({
       readConfigMap: (name, namespace) =>
         client.find<KubeObject & { binaryData?: Record<string, string> }>("v1", "ConfigMap", name, namespace),
-      allowedSources: [...options.chartSources, ...defaultChartSource(options.defaultChart)],
+      // The list, and the platform's own default chart's location (options.ts puts both in the policy's).
+      allowedSources: options.policy.chartSources,
       // A namespace may narrow the list; with no remote source allowed there is nothing to narrow, and no read.
       ...(options.chartSources.length > 0 ? { namespaceSources: namespaceChartSources(client) } : {}),
       ...(options.defaultChart ? { platformChart: options.defaultChart } : {}),
@@ -122,10 +123,4 @@ function namespaceChartSources(client: KubeClient): (namespace: string) => Promi
       );
     }
   });
-}
-
-/** The platform's own default chart is allowed by naming it: its registry path or repository. */
-function defaultChartSource(chart: ChartSpec | undefined): string[] {
-  const location = chart?.oci ?? chart?.repo;
-  return location ? [location] : [];
 }

@@ -101,8 +101,8 @@ export interface ControllerOptions {
   readonly slowRetryIntervalMs?: number;
   /**
    * How often every key from `listKeys` is reconciled again without a change: the safety net for missed events.
-   * 0 disables it.
-   * @default 600_000 (10 min)
+   * 0 disables it (tests; the operator's `--resync-period` takes a positive number).
+   * @default 36_000_000 (10 h, controller-runtime's SyncPeriod)
    */
   readonly resyncPeriodMs?: number;
   /** The keys a resync re-adds, usually the primary informer's store keys. */
@@ -389,7 +389,7 @@ export class Controller {
   }
 
   private scheduleResync(): void {
-    const period = this.options.resyncPeriodMs ?? 600_000;
+    const period = this.options.resyncPeriodMs ?? 36_000_000;
     const listKeys = this.options.listKeys;
     if (period <= 0 || !listKeys || this.queue.isShuttingDown) return;
     this.resyncTimer = this.clock.setTimeout(() => {

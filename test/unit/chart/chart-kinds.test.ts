@@ -112,6 +112,6 @@ describe("the default chart setting", () => {
       defaultChart: { oci: "oci://r.example.com/charts/app" },
     });
     assert.ok(!bad.ok);
-    assert.match(bad.issues[0]?.message ?? "", /defaultChart.version: needs spec.chart.version/);
+    assert.match(bad.issues[0]?.message ?? "", /defaultChart.version: is required with oci or repo/);
   });
 });

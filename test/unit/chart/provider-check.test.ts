@@ -20,7 +20,7 @@ test("a bad chart fails the preview naming the field", () => {
   assert.deepEqual(outcome.failures, [
     {
       property: "chart",
-      reason: "needs spec.chart.version: charts from a registry or repository are pinned by version",
+      reason: "version: is required with oci or repo: charts from a registry or repository are pinned by version",
     },
   ]);
 });
