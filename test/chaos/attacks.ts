@@ -166,9 +166,10 @@ const values = 'replicaCount: 1\nimage:\n  repository: nginx\n  tag: "1.27"\n';
 function withChart(templates: Readonly<Record<string, ChartFile>>) {
   return async ({ client, namespace }: AttackContext, name: string) => {
     const files: Record<string, ChartFile> = { "values.yaml": values };
-    // values.yaml and paths with a directory stay where they are; a bare file name is a template.
+    // values.yaml, values.schema.json and paths with a directory stay where they are; a bare file name is a template.
     for (const [file, content] of Object.entries(templates)) {
-      files[file === "values.yaml" || file.includes("/") ? file : `templates/${file}`] = content;
+      const atRoot = file === "values.yaml" || file === "values.schema.json" || file.includes("/");
+      files[atRoot ? file : `templates/${file}`] = content;
     }
     await chartConfigMap(client, namespace, `${name}-chart`, await packFiles(name, files));
   };
@@ -411,11 +412,36 @@ export const attacks: readonly Attack[] = [
     "zip-bomb",
     "charts",
     "a 300 KB chart that unpacks to 300 MB (one file of zeros)",
-    // helm's own loader refuses it before unpacking (a file over 5 MiB, a chart over 100 MiB unpacked), but helm 4
-    // says only "unable to load chart archive", leaving the cause out.
-    { condition: "Degraded", reason: "ChartRenderFailed", message: /unable to load chart archive/ },
+    // Refused before helm runs, as helm's own loader would (a chart over 100 MiB unpacked), with the cause helm 4
+    // leaves out ("unable to load chart archive"): the operator reads the archive first for its schemas.
+    { condition: "Degraded", reason: "ChartRenderFailed", message: /unpacks to more than 100 MiB/ },
     { "deployment.yaml": deployment(), "files/zeros.bin": { zeros: 300 * 1024 * 1024 } },
   ),
+  chartAttack(
+    "alias-expansion",
+    "charts",
+    "a 1 MiB string and 450 YAML aliases of it in a crds/ file (copied into helm's output unparsed) posing as a " +
+      "template: 450 MiB once written out as JSON, which ran the operator out of heap",
+    { condition: "Degraded", reason: "ChartRenderFailed", message: /aliases expand it to more than 3\.0 MiB/ },
+    {
+      "deployment.yaml": deployment(),
+      "crds/aliases.yaml":
+        "---\n# Source: alias-expansion/templates/aliases.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n" +
+        `  name: aliases\ndata:\n  a: &a "${"x".repeat(1024 * 1024)}"\n  b: [${Array(450).fill("*a").join(", ")}]\n`,
+    },
+  ),
+  {
+    name: "schema-fetch",
+    tenant: "charts",
+    what: "a values.schema.json whose $ref names a server on the operator's loopback (helm would GET it)",
+    verdict: { condition: "Degraded", reason: "ChartRenderFailed", message: /may refer only within itself/ },
+    setup: async (context) =>
+      await withChart({
+        "deployment.yaml": deployment(),
+        "values.schema.json": JSON.stringify({ properties: { x: { $ref: `${context.servers.counting.url}s.json` } } }),
+      })(context, "schema-fetch"),
+    spec: () => chartSpec("schema-fetch"),
+  },
 
   // Chart sources: outside the allow-list (refused at the door by the platform's webhook, never contacted), or
   // allow-listed and hostile.
