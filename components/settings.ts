@@ -48,7 +48,8 @@ export interface MyAppOperatorArgs {
   readonly imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   /**
    * Operator pods. 2 or more turn on leader election (one active, the others on standby) and add a
-   * PodDisruptionBudget that keeps one running through node drains.
+   * PodDisruptionBudget that keeps one running through node drains. With `operatorPlacement: "external"` there are
+   * no pods: the operator runs as the processes you start, which always elect a leader (`externalOperatorFlags`).
    * @default 1
    */
   readonly replicas?: number;
