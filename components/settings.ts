@@ -10,6 +10,7 @@ import {
   type ChartSpec,
   type ChartSpecInput,
 } from "../api/index.ts";
+import { dns1123LabelPattern, isQualifiedName, labelValuePattern } from "../api/dns-names.ts";
 import type { RenderLimits } from "../chart/render-limits.ts";
 import { renderMemoryProblem, resolveChartLimits } from "./chart-limits.ts";
 import { resolveChartKinds } from "./chart-kinds.ts";
@@ -224,11 +225,11 @@ const logLevels: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error
 /** Label keys the builders set themselves and use in selectors; user labels must not change them. */
 export const reservedLabelKeys: readonly string[] = ["app.kubernetes.io/name", "app.kubernetes.io/instance"];
 
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-// Kubernetes label key: optional DNS subdomain prefix, then a name of ≤ 63 alphanumerics, '-', '_', '.'.
-const labelKey =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const labelValue = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+// The apiserver's own syntaxes (api/dns-names.ts), so what passes here passes there.
+const dns1123Label = new RegExp(dns1123LabelPattern);
+const labelValue = new RegExp(labelValuePattern);
+const keyRule =
+  "an optional DNS subdomain prefix of at most 253 characters and '/', then at most 63 alphanumerics, '-', '_', '.'";
 
 /** Applies defaults and checks every argument; all issues at once, so one run shows everything to fix. */
 export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): SettingsResult {
@@ -276,18 +277,15 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   for (const [key, value] of Object.entries(labels)) {
     if (reservedLabelKeys.includes(key)) {
       problem(`labels.${key}`, `is set by the component and used in selectors; choose another key`);
-    } else if (!labelKey.test(key)) {
-      problem(
-        `labels.${key}`,
-        `is not a valid label key (optional DNS prefix, then ≤ 63 alphanumerics, '-', '_', '.')`,
-      );
+    } else if (!isQualifiedName(key)) {
+      problem(`labels.${key}`, `is not a valid label key: ${keyRule}`);
     } else if (!labelValue.test(value)) {
       problem(`labels.${key}`, `"${value}" is not a valid label value (≤ 63 alphanumerics, '-', '_', '.')`);
     }
   }
   const annotations = { ...args.annotations };
   for (const key of Object.keys(annotations)) {
-    if (!labelKey.test(key)) problem(`annotations.${key}`, `is not a valid annotation key`);
+    if (!isQualifiedName(key)) problem(`annotations.${key}`, `is not a valid annotation key: ${keyRule}`);
   }
   if (operatorPlacement !== "in-cluster" && operatorPlacement !== "external") {
     problem("operatorPlacement", `"${String(operatorPlacement)}" must be "in-cluster" or "external"`);

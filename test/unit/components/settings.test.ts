@@ -86,6 +86,21 @@ describe("resolveSettings", () => {
     ]);
   });
 
+  it("reads label and annotation keys as the apiserver does: a prefix of at most 253 characters", () => {
+    const prefix = (length: number) => `${"a".repeat(length - 4)}.com/key`;
+    const result = resolveSettings("op", {
+      operatorPlacement: "external",
+      labels: { [prefix(253)]: "v", [prefix(254)]: "v" },
+      annotations: { [prefix(254)]: "v" },
+    });
+    assert.ok(!result.ok);
+    assert.deepEqual(
+      result.issues.map((issue) => issue.field),
+      [`labels.${prefix(254)}`, `annotations.${prefix(254)}`],
+    );
+    assert.match(result.issues[1]?.message ?? "", /at most 253 characters and '\/', then at most 63 alphanumerics/);
+  });
+
   it("rejects a name too long for the derived object names", () => {
     const result = resolveSettings("a".repeat(48), { operatorPlacement: "external" });
     assert.equal(result.ok, false);
