@@ -1,18 +1,19 @@
 /**
  * The README's main command, end to end on a clean state: `npm start` brings up the dev stack and prints a table
- * that matches the cluster; a second operator (`npm run operator`) beside it waits as a standby; `npm run down
+ * that matches the cluster; a change of the stack's platform applied with `npm run pulumi -- up` restarts its
+ * operator with the new flags; a second operator (`npm run operator`) beside it waits as a standby; `npm run down
  * --keep-cluster` removes the stack and stops the operator; neither leaves anything in the user's temporary directory.
  * (It resets the local `dev` stack: run it on a machine where that is fine, as CI is.)
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { parse as parseYaml } from "yaml";
 import { repoRoot } from "../../tools/lib/paths.ts";
-import { operatorPid } from "../../tools/lib/operator-process.ts";
+import { operatorPid, operatorRecord } from "../../tools/lib/operator-process.ts";
 import { findCondition, type Condition } from "../../api/index.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
 import { packChart, podinfoChartDir } from "../support/helm.ts";
@@ -181,6 +182,26 @@ test("npm start brings up the dev stack with every instance Ready and prints wha
     { timeoutMs: 180_000 },
   );
   assert.equal(chartReady.type, "Ready", `${chartName}: ${chartReady.reason}: ${chartReady.message}`);
+
+  // The platform changed on the dev stack and applied with `npm run pulumi -- up`: npm start's operator (a local
+  // process, not a resource of the stack) is restarted with the flags the stack now gives it, then back.
+  const devConfig = path.join(repoRoot, "stacks/Pulumi.dev.yaml");
+  const originalConfig = readFileSync(devConfig, "utf8");
+  t.after(() => writeFileSync(devConfig, originalConfig));
+  const up = () =>
+    runScript("tools/pulumi.ts", ["up", "--stack", "dev", "--yes", "--non-interactive", "--skip-preview"]);
+  const startedBefore = operatorRecord();
+  const set = await runScript("tools/pulumi.ts", ["config", "set", "webhookDefaults", "policy", "--stack", "dev"]);
+  assert.equal(set.code, 0, set.stdout);
+  const changed = await up();
+  assert.equal(changed.code, 0, changed.stdout);
+  const restarted = operatorRecord();
+  assert.ok(restarted && restarted.pid !== startedBefore?.pid, "the operator was restarted");
+  assert.ok(restarted.started?.flags.includes("--webhook-defaults=policy"), JSON.stringify(restarted.started));
+  writeFileSync(devConfig, originalConfig);
+  const restored = await up();
+  assert.equal(restored.code, 0, restored.stdout);
+  assert.ok(!operatorRecord()?.started?.flags.includes("--webhook-defaults=policy"), "and back");
 
   // `npm run operator` beside npm start's: the two elect one leader on the dev stack's Lease, so the second waits as
   // a standby and does not reconcile what the first does, here the walkthrough instance's deletion.
