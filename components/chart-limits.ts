@@ -12,8 +12,8 @@ import {
   type RenderLimits,
 } from "../chart/render-limits.ts";
 import { chartSourceProblems } from "../chart/source-policy.ts";
-import { parseQuantity } from "../api/quantity.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
+import { memoryLimitMiB } from "./node-heap.ts";
 import { defaultFetchCaps } from "../chart/sources.ts";
 
 /** The resolved chart limits of the platform. */
@@ -99,9 +99,8 @@ const minNodeMiB = 256;
 /** What is wrong when the memory limit leaves Node too little beside K renders, if anything. */
 export function renderMemoryProblem(resources: ResourceRequirements, settings: ChartLimitSettings): string | undefined {
   const limit = resources.limits?.["memory"];
-  const quantity = typeof limit === "string" ? parseQuantity(limit) : undefined;
-  if (!quantity || quantity.nanos <= 0n) return undefined;
-  const limitMiB = Number(quantity.nanos / 10n ** 9n / 2n ** 20n);
+  const limitMiB = memoryLimitMiB(resources);
+  if (limitMiB === undefined) return undefined;
   const renders = rendersMemoryMiB(settings);
   if (limitMiB - renders >= minNodeMiB) return undefined;
   return (

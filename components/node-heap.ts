@@ -41,9 +41,16 @@ const mebibyte = 2n ** 20n;
  */
 export function nodeOptionsFor(resources: ResourceRequirements, reservedMiB = 0): string[] {
   const flags = [`--max-semi-space-size=${semiSpaceMiB}`, disableProtoFlag];
+  const limitMiB = memoryLimitMiB(resources);
+  if (limitMiB === undefined) return flags;
+  const heapMiB = Math.floor((limitMiB - reservedMiB) * heapShareOfLimit);
+  return heapMiB >= 16 ? [`--max-old-space-size=${heapMiB}`, ...flags] : flags;
+}
+
+/** The container's memory limit in whole MiB; undefined without one (or with one that is not a positive quantity). */
+export function memoryLimitMiB(resources: ResourceRequirements): number | undefined {
   const limit = resources.limits?.["memory"];
   const quantity = typeof limit === "string" ? parseQuantity(limit) : undefined;
-  if (!quantity || quantity.nanos <= 0n) return flags;
-  const heapMiB = Math.floor((Number(quantity.nanos / 10n ** 9n / mebibyte) - reservedMiB) * heapShareOfLimit);
-  return heapMiB >= 16 ? [`--max-old-space-size=${heapMiB}`, ...flags] : flags;
+  if (!quantity || quantity.nanos <= 0n) return undefined;
+  return Number(quantity.nanos / 10n ** 9n / mebibyte);
 }
