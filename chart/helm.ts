@@ -18,7 +18,7 @@ import { findPrlimit, GuestFailure, GuestYielded, runGuest } from "./guest-proce
 import { untilQuiet } from "./long-render-yield.ts";
 import { ByteBoundedLru, namespaceShareBytes } from "./lru-cache.ts";
 import { readDocuments, RenderYamlError } from "./render-yaml.ts";
-import { schemaReferenceProblem } from "./schema-references.ts";
+import { rebuildChart, type RebuiltChart } from "./chart-archive.ts";
 import { hookOf, shownChartName, type RenderedObject } from "./manifests.ts";
 import { defaultMaxConcurrentRenders, defaultRenderLimits, limitMessage, type RenderLimits } from "./render-limits.ts";
 import type { Values } from "./values.ts";
@@ -117,8 +117,8 @@ export interface HelmOptions {
  */
 export const defaultRenderCacheBytes = 128 * 1024 * 1024;
 
-/** Charts whose schema references are remembered (a digest and a verdict each), the newest. */
-const scannedChartsKept = 1000;
+/** Rebuilt charts kept, in bytes of their archives: a chart is a few to a few hundred KiB packed. */
+const rebuiltChartsBytes = 32 * 1024 * 1024;
 
 /** The renderer over a helm binary. Each render works in its own temporary directory, removed afterwards. */
 export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
@@ -154,12 +154,16 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
     }
   };
 
-  async function renderOnce(request: RenderRequest, yieldWhen?: () => boolean): Promise<RenderResult> {
+  async function renderOnce(
+    request: RenderRequest,
+    archive: Uint8Array,
+    yieldWhen?: () => boolean,
+  ): Promise<RenderResult> {
     const dir = await mkdtemp(join(tmpdir(), "myapp-chart-"));
     try {
       const chart = join(dir, "chart.tgz");
       const values = join(dir, "values.json");
-      await writeFile(chart, request.chart);
+      await writeFile(chart, archive);
       await writeFile(values, JSON.stringify(request.values));
       // One process: the full stream (CRDs first, hooks and tests last), split here as Helm would have left them out.
       const full = await helm(
@@ -186,25 +190,37 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
     }
   }
 
-  // A fleet renders one chart with many values: each chart's archive is read once (schema-references.ts).
-  const scanned = new Map<string, string | undefined>();
-  async function outsideReferences(chart: Uint8Array): Promise<string | undefined> {
+  // Helm gets the chart rebuilt from what the operator read of it (chart-archive.ts). A fleet renders one chart with
+  // many values: each chart is rebuilt once, however many renders ask for it at once, and kept for a while.
+  const rebuilt = new ByteBoundedLru<RebuiltChart>(rebuiltChartsBytes, (r) =>
+    "archive" in r ? r.archive.length : 256,
+  );
+  const rebuilding = new Map<string, Promise<RebuiltChart>>();
+  async function chartForHelm(chart: Uint8Array): Promise<RebuiltChart> {
     const digest = createHash("sha256").update(chart).digest("hex");
-    if (scanned.has(digest)) return scanned.get(digest);
-    const problem = await schemaReferenceProblem(chart);
-    scanned.set(digest, problem);
-    if (scanned.size > scannedChartsKept) scanned.delete(scanned.keys().next().value ?? digest);
-    return problem;
+    const kept = rebuilt.get(digest);
+    if (kept) return kept;
+    let pending = rebuilding.get(digest);
+    if (!pending) {
+      pending = rebuildChart(chart)
+        .then((result) => {
+          rebuilt.set(digest, result);
+          return result;
+        })
+        .finally(() => rebuilding.delete(digest));
+      rebuilding.set(digest, pending);
+    }
+    return await pending;
   }
 
   // In a slot, giving way once if it turns long while the operator is busy; then in a slot again, run through.
   const { busy, onYield } = options;
   async function renderGivingWay(request: RenderRequest): Promise<RenderResult> {
-    // Before a slot: what the chart's schemas would make helm load from outside the chart.
-    const outside = await outsideReferences(request.chart);
-    if (outside) throw new ChartRenderError(outside);
+    // Before a slot: the chart helm is to read, or why none.
+    const chart = await chartForHelm(request.chart);
+    if ("problem" in chart) throw new ChartRenderError(chart.problem);
     const inSlot = (yieldWhen?: () => boolean) =>
-      slots(request.namespace, () => renderOnce(request, yieldWhen), request.priority);
+      slots(request.namespace, () => renderOnce(request, chart.archive, yieldWhen), request.priority);
     if (!busy) return inSlot();
     try {
       return await inSlot(busy);

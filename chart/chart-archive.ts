@@ -1,0 +1,182 @@
+/**
+ * The packed chart helm is given: rebuilt from what the operator itself read of the tenant's archive, after a look
+ * at what its `values.schema.json` files would make helm load.
+ *
+ * Helm validates values against each schema with loaders for `file://`, `http://` and `https://`
+ * (helm.sh/helm/v4 pkg/chart/common/util/jsonschema.go), and the chart is the tenant's: a `$ref` made the
+ * operator's helm GET any address (loopback, in-cluster Services, a cloud's metadata endpoint; 20,000 requests in
+ * one render) and read files in its container (a relative `$ref` resolves against `file:///values.schema.json`),
+ * beyond every check of chart/http-get.ts. A render is hermetic, so a schema may refer only within itself (`#…`) or
+ * to the JSON Schema drafts, which Helm's validator holds in memory.
+ *
+ * Two tar readers never agree on every archive (typeflags, PAX and GNU long names, global headers, sparse names,
+ * number fields): one that Go's archive/tar reads as a schema and tar-stream reads as something else would pass any
+ * look. So helm never reads the tenant's archive: it reads a new one, written here from the regular files tar-stream
+ * reported, under the names it reported, with subchart archives (`charts/*.tgz`) rebuilt the same way. What is
+ * looked at is what helm gets. Paths are named as Helm names them (pkg/chart/loader/archive/archive.go: the first
+ * segment dropped, `\` as the separator when a name has one, cleaned; a UTF-8 byte-order mark dropped from data);
+ * schemas are the chart's and its subcharts' (pkg/chart/v2/loader/load.go).
+ *
+ * Bounded in the operator's memory and time, since it runs in the operator's process: Helm's own 100 MiB of
+ * unpacked files for all nested archives at once, 10,000 files, 16 MiB a file (the render's output limit), and
+ * schemas of at most 1 MiB each and 4 MiB together before they are parsed.
+ */
+import { once } from "node:events";
+import { posix } from "node:path";
+import { Readable } from "node:stream";
+import { createGunzip, createGzip } from "node:zlib";
+import { extract, pack } from "tar-stream";
+
+/** The chart helm is to render, or why it is not rendered. */
+export type RebuiltChart = { readonly archive: Uint8Array } | { readonly problem: string };
+
+/** Helm's own bound on what a chart unpacks to (MaxDecompressedChartSize); here for all nested archives at once. */
+export const maxUnpackedBytes = 100 * 1024 * 1024;
+/** Files of a chart, nested archives' included. */
+export const maxFiles = 10_000;
+/** One file: no chart file may be larger than a render's output. */
+export const maxFileBytes = 16 * 1024 * 1024;
+/** One values.schema.json, and all of them, before any is parsed. */
+export const maxSchemaBytes = 1024 * 1024;
+export const maxSchemasBytes = 4 * 1024 * 1024;
+/** Archives inside archives (`charts/*.tgz` of a subchart's `charts/`). */
+const maxNesting = 8;
+
+/** `$schema` and `$ref` targets Helm's validator answers from memory: the drafts' meta-schemas (draftFromURL). */
+const draftMetaSchema =
+  /^https?:\/\/json-schema\.org\/(schema|draft\/2020-12\/schema|draft\/2019-09\/schema|draft-0[467]\/schema)(#.*)?$/;
+
+/** The keywords whose string value names a schema to load. */
+const loadingKeywords = new Set(["$ref", "$dynamicRef", "$recursiveRef", "$schema"]);
+
+/** The chart's schema and its directory subcharts' (`charts/<name>/…/values.schema.json`). */
+const schemaPath = /^(charts\/[^/]+\/)*values\.schema\.json$/;
+/** A packed subchart (`charts/<name>.tgz`), in the chart or a directory subchart. */
+const archivePath = /^(charts\/[^/]+\/)*charts\/[^/]+\.tgz$/;
+
+/** A chart the rebuild refuses, with the reason. */
+class ChartArchiveProblem extends Error {}
+
+interface Budget {
+  bytes: number;
+  files: number;
+  schemaBytes: number;
+}
+
+/** Rebuilds `archive` (a .tgz) for helm, or says what in it is refused. */
+export async function rebuildChart(archive: Uint8Array): Promise<RebuiltChart> {
+  try {
+    return { archive: await rebuild(archive, "", 0, { bytes: maxUnpackedBytes, files: maxFiles, schemaBytes: 0 }) };
+  } catch (error) {
+    if (error instanceof ChartArchiveProblem) return { problem: error.message };
+    throw error;
+  }
+}
+
+async function rebuild(archive: Uint8Array, where: string, nesting: number, budget: Budget): Promise<Buffer> {
+  if (nesting > maxNesting) throw new ChartArchiveProblem(`${where}nests more than ${maxNesting} chart archives`);
+  const output = pack();
+  const zipped = createGzip();
+  const chunks: Buffer[] = [];
+  zipped.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const written = once(zipped, "end");
+  output.pipe(zipped);
+  const entries = extract();
+  const unzipped = Readable.from([archive]).pipe(createGunzip());
+  unzipped.on("error", (error) => entries.destroy(error));
+  unzipped.pipe(entries);
+  try {
+    for await (const entry of entries) {
+      const { name, size, type, mtime } = entry.header;
+      // Directories, links, devices: not files of a chart (Helm reads a link as an empty file; none is needed).
+      if (type !== "file") {
+        entry.resume();
+        continue;
+      }
+      if (--budget.files < 0) throw new ChartArchiveProblem(`the chart has more than ${maxFiles} files`);
+      budget.bytes -= size;
+      if (budget.bytes < 0) {
+        throw new ChartArchiveProblem(`the chart unpacks to more than ${maxUnpackedBytes / (1024 * 1024)} MiB`);
+      }
+      if (size > maxFileBytes) {
+        throw new ChartArchiveProblem(`${where}${name} is larger than ${maxFileBytes / (1024 * 1024)} MiB`);
+      }
+      const path = helmPath(name);
+      const isSchema = path !== undefined && schemaPath.test(path);
+      if (isSchema) {
+        budget.schemaBytes += size;
+        if (size > maxSchemaBytes || budget.schemaBytes > maxSchemasBytes) {
+          throw new ChartArchiveProblem(
+            `${where}${path} is one of the chart's schemas, which may be at most ${maxSchemaBytes / (1024 * 1024)} ` +
+              `MiB each and ${maxSchemasBytes / (1024 * 1024)} MiB together`,
+          );
+        }
+      }
+      const data: Buffer[] = [];
+      for await (const chunk of entry) data.push(chunk as Buffer);
+      const read = Buffer.concat(data);
+      let content: Uint8Array = read;
+      if (isSchema) {
+        const problem = referenceProblem(read, `${where}${path}`);
+        if (problem) throw new ChartArchiveProblem(problem);
+      } else if (path !== undefined && archivePath.test(path)) {
+        content = await rebuild(content, `${where}${path}: `, nesting + 1, budget);
+      }
+      await new Promise<void>((resolve, reject) =>
+        output.entry({ name, size: content.length, mode: 0o644, mtime }, content, (error) =>
+          error ? reject(error) : resolve(),
+        ),
+      );
+    }
+  } catch (error) {
+    if (error instanceof ChartArchiveProblem) throw error;
+    const why = error instanceof Error ? error.message : String(error);
+    throw new ChartArchiveProblem(`${where || "the chart archive "}cannot be read as a gzipped tar: ${why}`);
+  } finally {
+    unzipped.destroy();
+    entries.destroy();
+  }
+  output.finalize();
+  await written;
+  return Buffer.concat(chunks);
+}
+
+/** An entry's path as Helm names it within its chart: first segment dropped, `/`-separated, cleaned. */
+function helmPath(name: string): string | undefined {
+  const delimiter = name.includes("\\") ? "\\" : "/";
+  const rest = name.split(delimiter).slice(1).join("/");
+  const cleaned = posix.normalize(rest === "" ? "." : rest).replace(/\/$/, "");
+  return cleaned === "." || cleaned.startsWith("..") || cleaned.startsWith("/") ? undefined : cleaned;
+}
+
+/** A reference of one schema file that is neither within it nor to a draft's meta-schema. */
+function referenceProblem(bytes: Buffer, file: string): string | undefined {
+  const text = bytes.toString("utf8").replace(/^\uFEFF/, "");
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch (error) {
+    return `${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  // Iterative: a schema may nest deeper than the stack.
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== "object") continue;
+    for (const [key, value] of Object.entries(node)) {
+      if (
+        loadingKeywords.has(key) &&
+        typeof value === "string" &&
+        !value.startsWith("#") &&
+        !draftMetaSchema.test(value)
+      ) {
+        return (
+          `${file} refers to ${JSON.stringify(value.slice(0, 200))} (${key}): the operator renders charts without ` +
+          "network or files, so a schema may refer only within itself (#/…) or to a JSON Schema draft"
+        );
+      }
+      if (value !== null && typeof value === "object") stack.push(value);
+    }
+  }
+  return undefined;
+}
