@@ -285,7 +285,8 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   }
   const annotations = { ...args.annotations };
   for (const key of Object.keys(annotations)) {
-    if (!isQualifiedName(key)) problem(`annotations.${key}`, `is not a valid annotation key: ${keyRule}`);
+    // The apiserver reads an annotation key in lower case (apimachinery ValidateAnnotations); a label key as written.
+    if (!isQualifiedName(key.toLowerCase())) problem(`annotations.${key}`, `is not a valid annotation key: ${keyRule}`);
   }
   if (operatorPlacement !== "in-cluster" && operatorPlacement !== "external") {
     problem("operatorPlacement", `"${String(operatorPlacement)}" must be "in-cluster" or "external"`);

@@ -55,19 +55,21 @@ if (launched) {
     say(
       `as ServiceAccount ${identity.namespace}/${identity.serviceAccount} (token just minted, renewed while running)`,
     );
+    // Set on the command line, or through the operator's MYAPP_* variable for it (which the flag would override).
     const given = (flag: string) => {
       const name = flag.split("=")[0] ?? flag;
-      return argv.some((arg) => arg === name || arg.startsWith(`${name}=`));
+      const variable = `MYAPP_${name.slice(2).toUpperCase().replaceAll("-", "_")}`;
+      return argv.some((arg) => arg === name || arg.startsWith(`${name}=`)) || env[variable] !== undefined;
     };
     // The dev stack grants its ServiceAccount the app namespace alone: watch that, as `npm start`'s operator does.
-    if (!given("--namespaces") && !env.MYAPP_NAMESPACES && identity.watchNamespaces.length > 0) {
+    if (!given("--namespaces") && identity.watchNamespaces.length > 0) {
       argv = [...argv, `--namespaces=${identity.watchNamespaces.join(",")}`];
     }
     // The dev stack's webhook configurations call this machine's operator: serve them, as `npm start`'s would,
     // unless `npm start`'s operator still runs and serves them already (its port is taken: this one would exit).
     // On an address of its own, with the stack's certificate and configuration (a standby's server, called by nobody
     // until the configurations point there).
-    const chosen = given("--webhook-bind-address") || env.MYAPP_WEBHOOK_BIND_ADDRESS;
+    const chosen = given("--webhook-bind-address");
     const started = operatorRecord();
     const webhookFlags = identity.webhookFlags ?? [];
     if (chosen) {
@@ -81,7 +83,7 @@ if (launched) {
       argv = [...argv, ...webhookFlags];
     }
     // One leader among the local operators of the dev stack: a second one waits instead of reconciling beside it.
-    if (!given("--leader-elect") && !env.MYAPP_LEADER_ELECT) {
+    if (!given("--leader-elect")) {
       argv = [...argv, ...(identity.leaderElectionFlags ?? [])];
       if (started) say(`it holds the dev stack's Lease: this one waits as a standby and leads once it stops`);
     }

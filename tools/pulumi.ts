@@ -8,7 +8,13 @@
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { devStackFlags, devStackOperator, operatorRecord, startOperatorWhenReady } from "./lib/operator-process.ts";
+import {
+  devStackFlags,
+  devStackOperator,
+  flagChanges,
+  operatorRecord,
+  startOperatorWhenReady,
+} from "./lib/operator-process.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
 import { appliedStack } from "./lib/pulumi-arguments.ts";
 import { ensurePulumiHome } from "./lib/pulumi.ts";
@@ -21,13 +27,23 @@ try {
   const env = { ...(await ensurePulumiHome(binDir)), ...privateTmp("myapp-pulumi").env };
   const args = process.argv.slice(2);
   const child = spawn(pulumi, args, { env, stdio: "inherit", cwd: repoRoot });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, forward);
   const code = await new Promise<number>((resolve) =>
     child.on("exit", (exit, signal) => resolve(exit ?? (signal ? 1 : 0))),
   );
-  if (code === 0 && operatorRecord() && (await isDevStack(appliedStack(args)))) {
+  // From here Ctrl-C stops this process again (pulumi is gone).
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.off(signal, forward);
+  if (operatorRecord() && (await isDevStack(appliedStack(args)))) {
+    // Also after a failed up: the platform may be in place while instances waited for the operator's new flags
+    // (a namespace to watch); the stack's output says what it now asks for.
     const flags = await devStackFlags(pulumi, env);
-    if (flags) await startOperatorWhenReady(devStackOperator(flags), 120_000);
+    const identity = flags && devStackOperator(flags);
+    const running = operatorRecord();
+    if (identity && running && flagChanges(running.started, identity) !== undefined) {
+      await startOperatorWhenReady(identity, 120_000);
+      if (code !== 0) console.error("The operator now runs with the stack's flags: run the up again.");
+    }
   }
   process.exit(code);
 

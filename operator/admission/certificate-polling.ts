@@ -9,6 +9,9 @@ import { sleep, type Clock } from "../../kube/clock.ts";
 import type { InjectionResult } from "./ca-injection.ts";
 import type { CertificatePair } from "./certificates.ts";
 
+/** The least time between two checks, however often they are asked for (checkSoon). */
+const minCheckSpacingMs = 1_000;
+
 /** A certificate source: `check` reads (and perhaps rotates) and sets `served` through `serve`. */
 export abstract class PolledCertificates {
   protected readonly clock: Clock;
@@ -79,10 +82,16 @@ export abstract class PolledCertificates {
 
   private async run(): Promise<void> {
     const stopped = this.stopping.signal;
+    let lastCheck = Number.NEGATIVE_INFINITY;
     while (!stopped.aborted) {
       await sleep(this.clock, this.checkIntervalMs, AbortSignal.any([stopped, this.wake.signal]));
       if (stopped.aborted) return;
+      // Woken early: at most one check a second, should another writer fight over the configurations.
+      const sinceLast = this.clock.monotonicMs() - lastCheck;
+      if (sinceLast < minCheckSpacingMs) await sleep(this.clock, minCheckSpacingMs - sinceLast, stopped);
+      if (stopped.aborted) return;
       this.wake = new AbortController();
+      lastCheck = this.clock.monotonicMs();
       try {
         await this.check();
       } catch (error) {

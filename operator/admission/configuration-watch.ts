@@ -8,7 +8,7 @@
  */
 import type { Logger } from "pino";
 import { sleep, type Clock } from "../../kube/clock.ts";
-import type { KubeClient } from "../../kube/index.ts";
+import { ApiError, type KubeClient } from "../../kube/index.ts";
 import type { WebhookConfigurationKind } from "./ca-injection.ts";
 
 export interface ConfigurationWatchOptions {
@@ -47,7 +47,13 @@ async function watchOne(options: ConfigurationWatchOptions, kind: WebhookConfigu
       }
     } catch (error) {
       if (signal.aborted) return;
-      options.logger.debug({ err: error, kind, retryInMs: backoffMs }, "webhook configuration watch failed");
+      // Refused (RBAC without `watch`, say, after an upgrade of the operator alone) is worth a warning: a new
+      // webhook then waits for the check's interval. A dropped connection is routine.
+      const refused = error instanceof ApiError && [401, 403, 404].includes(error.status);
+      options.logger[refused ? "warn" : "debug"](
+        { err: error, kind, retryInMs: backoffMs },
+        "webhook configuration watch failed; a changed configuration gets its CA at the next check instead",
+      );
     }
     // A watch that lasted is the server's timeout: open the next at once. One that ended fast waits, longer each time.
     if (clock.monotonicMs() - opened > maxBackoffMs) {

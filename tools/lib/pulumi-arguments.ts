@@ -8,7 +8,8 @@ const applying = new Set(["up", "update"]);
  * undefined for any other command.
  */
 export function appliedStack(args: readonly string[]): string | undefined {
-  const command = args.find((arg) => !arg.startsWith("-"));
+  // The command is the first word that is not a flag nor a flag's value (`-s dev up`, `--cwd dir up`).
+  const command = args.find((arg, index) => !arg.startsWith("-") && !takesValue(args[index - 1]));
   if (command === undefined || !applying.has(command)) return undefined;
   for (const [index, arg] of args.entries()) {
     if (arg === "--stack" || arg === "-s") return args[index + 1] ?? "";
@@ -16,4 +17,11 @@ export function appliedStack(args: readonly string[]): string | undefined {
     if (inline) return inline[1] ?? "";
   }
   return "";
+}
+
+/** pulumi's global flags that take the next word as their value. */
+const valueFlags = new Set(["--stack", "-s", "--cwd", "-C", "--color", "--config-file", "--tracing", "--profiling"]);
+
+function takesValue(previous: string | undefined): boolean {
+  return previous !== undefined && valueFlags.has(previous);
 }

@@ -91,7 +91,7 @@ describe("resolveSettings", () => {
     const result = resolveSettings("op", {
       operatorPlacement: "external",
       labels: { [prefix(253)]: "v", [prefix(254)]: "v" },
-      annotations: { [prefix(254)]: "v" },
+      annotations: { [prefix(254)]: "v", "Example.com/Key": "v" },
     });
     assert.ok(!result.ok);
     assert.deepEqual(

@@ -7,6 +7,8 @@ test("appliedStack: the stack an up names, the selected one (''), or none for ot
   assert.equal(appliedStack(["update", "-s", "dev"]), "dev");
   assert.equal(appliedStack(["up", "--stack=example"]), "example");
   assert.equal(appliedStack(["--non-interactive", "up"]), "");
+  assert.equal(appliedStack(["-s", "dev", "up"]), "dev");
+  assert.equal(appliedStack(["--cwd", "stacks", "up", "--yes"]), "");
   assert.equal(appliedStack(["preview", "--stack", "dev"]), undefined);
   assert.equal(appliedStack(["destroy", "--stack", "dev"]), undefined);
   assert.equal(appliedStack([]), undefined);
