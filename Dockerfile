@@ -17,7 +17,7 @@ LABEL org.opencontainers.image.title="myapp-operator" \
       org.opencontainers.image.description="MyAppInstance operator (example.com/v1)" \
       org.opencontainers.image.version="${VERSION}"
 WORKDIR /app
-COPY build/operator/myapp-operator.mjs build/operator/THIRD_PARTY_LICENSES.txt /app/
+COPY build/operator/myapp-operator.mjs build/operator/render-yaml-worker.mjs build/operator/THIRD_PARTY_LICENSES.txt /app/
 # The chart engine (spec.chart): the operator runs `helm template`; built by the toolchain's helm piece.
 COPY build/operator/helm /usr/local/bin/helm
 ENV NODE_ENV=production

@@ -6,13 +6,17 @@
  *
  * The parser is js-yaml, not the `yaml` library the rest of the project uses: `yaml` checks a mapping's keys for
  * duplicates pair by pair, so one ConfigMap of 1 MiB (88,000 keys) took 66 s; js-yaml finds a duplicate key in
- * constant time and parses ~10 MiB/s. Its core schema is YAML 1.2's, as `yaml`'s default (no dates, `yes` is a
+ * constant time and parses ~10 MiB/s of block YAML. Its core schema is YAML 1.2's, as `yaml`'s default (no dates, `yes` is a
  * string), and it keeps a `__proto__` key as an own property. Aliases are allowed, within a budget of what they
  * expand to: js-yaml shares an aliased value rather than copying it, but whatever writes the object out (the JSON
  * kept of a render, each apply) writes every copy.
+ *
+ * A document larger than {@link offThreadFromBytes} is parsed on a thread of its own (render-yaml-thread.ts): what
+ * it costs js-yaml follows its nodes, and 3 MiB of flow items would hold the event loop for a second or more.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { CORE_SCHEMA, loadAll } from "js-yaml";
+import { parseOnThread } from "./render-yaml-thread.ts";
 
 /**
  * The largest document of a render, in bytes: the apiserver takes no request body larger than 3 MiB, so a larger
@@ -41,6 +45,12 @@ const maxDepth = 100;
 /** Bytes parsed between two yields to the event loop. */
 const yieldEveryBytes = 256 * 1024;
 
+/**
+ * Documents from this size on are parsed off the event loop: below it, the worst a document costs inline (flow
+ * items) is some 50 ms.
+ */
+export const offThreadFromBytes = 128 * 1024;
+
 /** A document of a render that cannot be read: not YAML, too large, too deep, or expanding too far. */
 export class RenderYamlError extends Error {
   override readonly name = "RenderYamlError";
@@ -68,11 +78,18 @@ export async function readDocuments(stream: string): Promise<RenderDocument[]> {
   let sinceYield = 0;
   let expandedBytes = 0;
   for (const text of stream.split(/^---[ \t]*$/m)) {
+    const budget = maxExpandedRenderBytes - expandedBytes;
     let parsed;
-    try {
-      parsed = parseMeasured(text, maxExpandedRenderBytes - expandedBytes);
-    } catch (error) {
-      throw error instanceof RenderYamlError ? new RenderYamlError(error.message, text) : error;
+    if (text.length >= offThreadFromBytes) {
+      const parse = await parseOnThread(text, budget);
+      if ("refusal" in parse) throw new RenderYamlError(parse.refusal, text);
+      parsed = parse;
+    } else {
+      try {
+        parsed = parseBounded(text, budget);
+      } catch (error) {
+        throw error instanceof RenderYamlError ? new RenderYamlError(error.message, text) : error;
+      }
     }
     expandedBytes += parsed.expandedBytes;
     const { value } = parsed;
@@ -88,14 +105,14 @@ export async function readDocuments(stream: string): Promise<RenderDocument[]> {
 
 /** What one document parses to: null when it holds only comments, else its single value. */
 export function parseDocument(text: string): unknown {
-  return parseMeasured(text, maxDocumentBytes).value;
+  return parseBounded(text, maxDocumentBytes).value;
 }
 
 /**
  * The document's value and, when it has aliases, the characters of JSON they expand it to (0 without), refused
  * past the apiserver's object size or `budget`, what is left of the render's.
  */
-function parseMeasured(text: string, budget: number): { value: unknown; expandedBytes: number } {
+export function parseBounded(text: string, budget: number): { value: unknown; expandedBytes: number } {
   if (Buffer.byteLength(text) > maxDocumentBytes) {
     throw new RenderYamlError(
       `a document of ${mebibytes(Buffer.byteLength(text))} MiB; the apiserver takes at most ` +

@@ -1,8 +1,9 @@
 /**
  * How helm is bounded inside the operator's container (`MyAppOperator` args `maxConcurrentRenders`,
  * `renderLimits`, `chartSources`), passed to the operator as `--max-concurrent-renders`, `--render-*` and
- * `--chart-sources`, and what they cost the container: K renders of up to `renderLimits.memoryMiB` each share the
- * operator's memory limit with Node (components/node-heap.ts takes them off the heap), and each needs scratch
+ * `--chart-sources`, and what they cost the container: K renders of up to `renderLimits.memoryMiB` each, and the
+ * thread that parses their large documents, share the operator's memory limit with Node (components/node-heap.ts
+ * takes them off the heap), and each render needs scratch
  * space for its chart in /tmp.
  */
 import {
@@ -11,6 +12,7 @@ import {
   minRenderMemoryMiB,
   type RenderLimits,
 } from "../chart/render-limits.ts";
+import { parseThreadHeapMiB } from "../chart/render-yaml-thread.ts";
 import { chartSourceProblems } from "../chart/source-policy.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
 import { memoryLimitMiB } from "./node-heap.ts";
@@ -78,9 +80,12 @@ export function chartLimitFlags(settings: ChartLimitSettings): string[] {
   return flags;
 }
 
-/** Memory the renders may take at once, in MiB: taken off what Node's heap is sized from. */
+/**
+ * Memory the renders may take at once, in MiB: K helm processes and the heap of the thread that parses their large
+ * documents (chart/render-yaml-thread.ts). Taken off what Node's heap is sized from.
+ */
 export function rendersMemoryMiB(settings: ChartLimitSettings): number {
-  return settings.maxConcurrentRenders * settings.renderLimits.memoryMiB;
+  return settings.maxConcurrentRenders * settings.renderLimits.memoryMiB + parseThreadHeapMiB;
 }
 
 /**
@@ -105,7 +110,8 @@ export function renderMemoryProblem(resources: ResourceRequirements, settings: C
   if (limitMiB - renders >= minNodeMiB) return undefined;
   return (
     `${String(limit)} leaves Node less than ${minNodeMiB} MiB beside ${settings.maxConcurrentRenders} helm renders of ` +
-    `${settings.renderLimits.memoryMiB} MiB; raise the limit to at least ${renders + minNodeMiB}Mi, or lower ` +
+    `${settings.renderLimits.memoryMiB} MiB and the ${parseThreadHeapMiB} MiB of the thread that parses their ` +
+    `output; raise the limit to at least ${renders + minNodeMiB}Mi, or lower ` +
     `maxConcurrentRenders or renderLimits.memoryMiB`
   );
 }

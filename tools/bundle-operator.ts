@@ -1,6 +1,7 @@
 /**
  * `npm run bundle`: the operator as one file, build/operator/myapp-operator.mjs (run it with
- * `node build/operator/myapp-operator.mjs [flags]`; the same flags as operator/main.ts). The image ships this file.
+ * `node build/operator/myapp-operator.mjs [flags]`; the same flags as operator/main.ts), and the YAML parsing
+ * thread's module beside it. The image ships these files.
  */
 import path from "node:path";
 import { bundleOperator } from "./lib/operator-bundle.ts";

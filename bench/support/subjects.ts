@@ -14,6 +14,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultResources } from "../../components/settings.ts";
 import { nodeOptionsFor } from "../../components/node-heap.ts";
+import { rendersMemoryMiB } from "../../components/chart-limits.ts";
+import { defaultMaxConcurrentRenders, defaultRenderLimits } from "../../chart/render-limits.ts";
 import { bundleOperator } from "../../tools/lib/operator-bundle.ts";
 import { freePort } from "../../tools/lib/operator-launcher.ts";
 import { startOperator, waitForReady } from "./operator-process.ts";
@@ -82,8 +84,15 @@ function operatorBundle(): Promise<string> {
   return bundled;
 }
 
-/** The container's Node flags for the component's default resources. */
-export const inClusterNodeOptions: readonly string[] = nodeOptionsFor(defaultResources);
+/** The container's Node flags for the component's defaults: its resources, less what its renders may take. */
+export const inClusterNodeOptions: readonly string[] = nodeOptionsFor(
+  defaultResources,
+  rendersMemoryMiB({
+    maxConcurrentRenders: defaultMaxConcurrentRenders,
+    renderLimits: defaultRenderLimits,
+    chartSources: [],
+  }),
+);
 
 async function startTypeScript(options: SubjectOptions): Promise<Subject> {
   const operator = await startOperator({

@@ -430,6 +430,19 @@ export const attacks: readonly Attack[] = [
         `  name: aliases\ndata:\n  a: &a "${"x".repeat(1024 * 1024)}"\n  b: [${Array(450).fill("*a").join(", ")}]\n`,
     },
   ),
+  chartAttack(
+    "flow-items",
+    "charts",
+    "1.4 million YAML flow items (2.8 MiB) in a crds/ file posing as a template: ~230 MiB and a second or more of " +
+      "js-yaml, which held the event loop every tenant is served from",
+    { condition: "Degraded", reason: "ChartRenderFailed", message: /needs more than 128 MiB of memory to parse/ },
+    {
+      "deployment.yaml": deployment(),
+      "crds/items.yaml":
+        "---\n# Source: flow-items/templates/items.yaml\napiVersion: v1\nkind: List\nmetadata:\n  name: items\n" +
+        `items: [${"1,".repeat(1_400_000)}1]\n`,
+    },
+  ),
   {
     name: "schema-fetch",
     tenant: "charts",

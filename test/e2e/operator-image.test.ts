@@ -133,7 +133,7 @@ describe("the operator image", { timeout: minutes(20) }, () => {
     assert.deepEqual(JSON.parse(inside.stdout), {
       // the runtime adds dev, proc, sys and the mount points; no node_modules, no shell, no package manager
       root: ["app", "dev", "etc", "home", "lib", "lib64", "nodejs", "proc", "root", "sys", "tmp", "usr", "var"],
-      app: ["THIRD_PARTY_LICENSES.txt", "myapp-operator.mjs"],
+      app: ["THIRD_PARTY_LICENSES.txt", "myapp-operator.mjs", "render-yaml-worker.mjs"],
       // the chart engine the operator runs for spec.chart
       helm: "executable",
       // what holds each render to its limits (prlimit) and moves a looping one to the idle class (chrt)

@@ -149,6 +149,15 @@ async function userProject(t: TestContext, nodeDir: string, packed: string): Pro
   assert.equal(readdirSync(installed).includes("api"), false, "no TypeScript sources in the package");
   // What the provider host loads (provider/impl-loader.js): one module; the previews and ups below run through it.
   assert.ok(readdirSync(path.join(installed, "build/provider")).includes("impl.bundle.js"), "the provider's bundle");
+  // The thread that parses a chart's large rendered documents, beside the module that starts it: the provider's
+  // bundle and the operator's chart engine each find theirs, and it runs on the package's installed dependencies.
+  for (const worker of ["build/provider/render-yaml-worker.js", "build/chart/render-yaml-worker.js"]) {
+    const parsed = await run(process.execPath, ["--input-type=module", "-e", parseOnce, path.join(installed, worker)], {
+      env,
+      cwd: project,
+    });
+    assert.equal(parsed.stdout, '{"value":{"items":[1,2]},"expandedBytes":0}\n', worker);
+  }
   const help = await run(path.join(project, "node_modules/.bin/myapp-operator"), ["--help"], { env });
   assert.match(help.stdout, /--namespaces=a,b/, "the myapp-operator bin runs the operator's flags");
   assert.match(help.stdout, /^Usage: myapp-operator \[flags\]/, "the usage names the command as installed");
@@ -273,3 +282,11 @@ async function userProject(t: TestContext, nodeDir: string, packed: string): Pro
     assert.match(operator.logTail(), /"operator stopped"/, "the graceful path: drained, lease released");
   });
 }
+
+/** A script that sends the parsing thread's module at argv[1] one document and prints its answer. */
+const parseOnce = [
+  'import { Worker } from "node:worker_threads";',
+  "const worker = new Worker(process.argv[1], { execArgv: [] });",
+  'worker.on("message", (answer) => { console.log(JSON.stringify(answer)); void worker.terminate(); });',
+  'worker.postMessage({ text: "items: [1, 2]\\n", budget: 1024 });',
+].join("\n");

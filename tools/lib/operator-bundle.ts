@@ -2,7 +2,8 @@
  * The operator as one self-contained ES module: esbuild bundles operator/main.ts and everything it imports
  * (pino, prom-client, undici, yaml, zod, ...) into build/operator/myapp-operator.mjs, so the image ships
  * Node plus that file and no node_modules; nothing of Pulumi is reachable from operator/main.ts, so none is in it.
- * Beside it, THIRD_PARTY_LICENSES.txt carries the license of every bundled package.
+ * Beside it: the YAML parsing thread's module (chart/render-yaml-thread.ts, self-contained too), and
+ * THIRD_PARTY_LICENSES.txt with the license of every bundled package.
  */
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
@@ -12,6 +13,7 @@ import { build, type Metafile } from "esbuild";
 import { versionConstant } from "../../operator/version.ts";
 import { repoRoot } from "./paths.ts";
 import { byCodeUnits } from "../../api/code-unit-order.ts";
+import { parseWorkerName } from "../../chart/render-yaml-thread.ts";
 
 export const operatorBundleDir = path.join(repoRoot, "build/operator");
 export const operatorBundleName = "myapp-operator.mjs";
@@ -20,6 +22,8 @@ export const licensesName = "THIRD_PARTY_LICENSES.txt";
 export interface OperatorBundle {
   /** Absolute path of the bundle. */
   readonly file: string;
+  /** Absolute path of the YAML parsing thread's module beside it (chart/render-yaml-worker.ts bundled). */
+  readonly parseWorker: string;
   /** Absolute path of the license file next to it. */
   readonly licenses: string;
   /** Absolute path of the helm binary next to it: the chart engine the operator runs (`helm template`). */
@@ -45,10 +49,16 @@ export interface OperatorBundle {
 export async function bundleOperator(outDir = operatorBundleDir): Promise<OperatorBundle> {
   mkdirSync(outDir, { recursive: true });
   const file = path.join(outDir, operatorBundleName);
+  const parseWorker = path.join(outDir, `${parseWorkerName}.mjs`);
   const result = await build({
     absWorkingDir: repoRoot,
-    entryPoints: ["operator/main.ts"],
-    outfile: file,
+    // The thread's module is found beside the module that starts it, under its extension (parseWorkerUrl).
+    entryPoints: [
+      { in: "operator/main.ts", out: path.basename(operatorBundleName, ".mjs") },
+      { in: `chart/${parseWorkerName}.ts`, out: parseWorkerName },
+    ],
+    outdir: outDir,
+    outExtension: { ".js": ".mjs" },
     bundle: true,
     platform: "node",
     target: "node24",
@@ -62,13 +72,15 @@ export async function bundleOperator(outDir = operatorBundleDir): Promise<Operat
     define: versionDefine(),
     banner: {
       js: [
-        "// myapp-operator: operator/main.ts and its dependencies, bundled by tools/bundle-operator.ts.",
+        "// myapp-operator: an entry point (operator/main.ts, chart/render-yaml-worker.ts) and its dependencies,",
+        "// bundled by tools/bundle-operator.ts.",
         'import { createRequire as __myappCreateRequire } from "node:module";',
         "const require = __myappCreateRequire(import.meta.url);",
       ].join("\n"),
     },
   });
   asciiOnly(file);
+  asciiOnly(parseWorker);
   const pulumi = Object.keys(result.metafile.inputs).filter((input) => input.includes("node_modules/@pulumi/"));
   if (pulumi.length > 0) throw new Error(`the operator bundle must not contain @pulumi/*, but has ${pulumi[0]}`);
   const packages = bundledPackages(result.metafile);
@@ -79,10 +91,12 @@ export async function bundleOperator(outDir = operatorBundleDir): Promise<Operat
   chmodSync(helm, 0o755);
   const hash = createHash("sha256")
     .update(readFileSync(file))
+    .update(readFileSync(parseWorker))
     .update(readFileSync(licenses))
     .update(readFileSync(helm));
   return {
     file,
+    parseWorker,
     licenses,
     helm,
     bytes: readFileSync(file).byteLength,

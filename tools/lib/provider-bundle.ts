@@ -6,22 +6,30 @@
  *
  * Built from tsc's output, so it is the same code as build/provider/impl.js. Its dependencies are the package's
  * own, installed beside it (their license files with them; esbuild keeps their license comments at the end), and
- * anything they `require()` at run time resolves from the package, through a real `require`.
+ * anything they `require()` at run time resolves from the package, through a real `require`. Beside it goes the YAML
+ * parsing thread's module (chart/render-yaml-thread.ts finds it next to the module that starts it), bundled alike.
  */
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { build } from "esbuild";
 import { repoRoot } from "./paths.ts";
+import { parseWorkerName } from "../../chart/render-yaml-thread.ts";
 
 /** The name provider/impl-loader.js imports. */
 const providerBundleName = "impl.bundle.js";
 
-/** Bundles `<buildDir>/provider/impl.js` into `<buildDir>/provider/impl.bundle.js`; returns its path and size. */
+/**
+ * Bundles `<buildDir>/provider/impl.js` into `<buildDir>/provider/impl.bundle.js`, and the parsing thread's module
+ * beside it; returns the implementation's path and size.
+ */
 export async function bundleProviderImpl(buildDir: string): Promise<{ file: string; bytes: number }> {
   const file = path.join(buildDir, "provider", providerBundleName);
   await build({
-    entryPoints: [path.join(buildDir, "provider/impl.js")],
-    outfile: file,
+    entryPoints: [
+      { in: path.join(buildDir, "provider/impl.js"), out: path.basename(providerBundleName, ".js") },
+      { in: path.join(buildDir, `chart/${parseWorkerName}.js`), out: parseWorkerName },
+    ],
+    outdir: path.dirname(file),
     bundle: true,
     platform: "node",
     target: oldestSupportedNode(),

@@ -4,10 +4,12 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
+import { ParseThread, parseWorkerUrl } from "../../../chart/render-yaml-thread.ts";
 import { bundleOperator } from "../../../tools/lib/operator-bundle.ts";
 
 describe("bundleOperator", () => {
-  it("is one file that runs without node_modules and carries nothing of Pulumi", async (t) => {
+  it("is one file, and its YAML parsing thread one beside it, that run without node_modules and carry nothing of Pulumi", async (t) => {
     // GIVEN a fresh bundle, copied to a directory with no node_modules anywhere above it
     const outDir = mkdtempSync(path.join(os.tmpdir(), "operator-bundle-"));
     t.after(() => rmSync(outDir, { recursive: true, force: true }));
@@ -15,6 +17,7 @@ describe("bundleOperator", () => {
     const alone = mkdtempSync(path.join(os.tmpdir(), "operator-alone-"));
     t.after(() => rmSync(alone, { recursive: true, force: true }));
     copyFileSync(bundle.file, path.join(alone, "myapp-operator.mjs"));
+    copyFileSync(bundle.parseWorker, path.join(alone, "render-yaml-worker.mjs"));
     // WHEN it runs THEN it loads every module it needs from itself and prints the operator's usage
     const help = execFileSync(process.execPath, [path.join(alone, "myapp-operator.mjs"), "--help"], {
       cwd: alone,
@@ -22,6 +25,14 @@ describe("bundleOperator", () => {
       env: { PATH: process.env.PATH },
     });
     assert.match(help, /--leader-elect/);
+    // AND its YAML parsing thread, started as the operator starts it (found beside it by parseWorkerUrl), parses a
+    // document and refuses a bad one
+    const thread = new ParseThread({
+      workerUrl: parseWorkerUrl(pathToFileURL(path.join(alone, "myapp-operator.mjs")).href),
+    });
+    t.after(() => thread.close());
+    assert.deepEqual(await thread.parse("items: [1, 2]\n", 1024), { value: { items: [1, 2] }, expandedBytes: 0 });
+    assert.match(JSON.stringify(await thread.parse("a: 1\na: 2\n", 1024)), /duplicated mapping key/);
     // AND the operator's dependencies are in it, Pulumi's are not, and each has its license beside it
     for (const name of ["undici", "yaml", "pino", "prom-client", "zod"]) {
       assert.ok(
@@ -32,6 +43,7 @@ describe("bundleOperator", () => {
     assert.ok(!bundle.packages.some((p) => p.startsWith("@pulumi/")), bundle.packages.join(", "));
     const source = readFileSync(bundle.file, "utf8");
     assert.doesNotMatch(source, /@pulumi\/pulumi/);
+    assert.doesNotMatch(readFileSync(bundle.parseWorker, "utf8"), /@pulumi\/pulumi|[^\x00-\x7f]/u);
     // AND only the parts of undici and zod the operator runs: every process parses (and holds) all of its source
     const bundled = [...source.matchAll(/^\/\/ (node_modules\/\S+)$/gm)].map((match) => match[1] ?? "");
     assert.ok(bundled.includes("node_modules/undici/lib/dispatcher/agent.js"), "undici's Agent is bundled");

@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import { readManifests } from "../../../chart/index.ts";
+import { parseWorkerUrl, ParseThread, parseThreadHeapMiB } from "../../../chart/render-yaml-thread.ts";
+import { maxDocumentBytes, offThreadFromBytes, parseDocument, readDocuments } from "../../../chart/render-yaml.ts";
+
+/** A ConfigMap-like document of `items` flow items: what costs js-yaml most per byte. */
+function flowDocument(items: number, template = "flow.yaml"): string {
+  return `---\n# Source: c/templates/${template}\napiVersion: v1\nkind: List\nmetadata:\n  name: flow\nitems: [${Array(items).fill("1").join(",")}]\n`;
+}
+
+describe("ParseThread", () => {
+  const threads: ParseThread[] = [];
+  const thread = (options?: ConstructorParameters<typeof ParseThread>[0]) => {
+    const made = new ParseThread(options);
+    threads.push(made);
+    return made;
+  };
+  after(() => Promise.all(threads.map((made) => made.close())));
+
+  it("parses as the event loop would, keeping __proto__ keys, aliases and infinities", async () => {
+    const text = `a: &x { __proto__: { polluted: 1 }, n: .inf }\nb: *x\nc: [${Array(70_000).fill("1").join(",")}]\n`;
+    const parse = await thread().parse(text, maxDocumentBytes);
+    assert.ok(!("refusal" in parse));
+    const value = parse.value as { a: Record<string, unknown>; b: unknown; c: number[] };
+    assert.deepEqual(Object.keys(value.a), ["__proto__", "n"]);
+    assert.equal(Object.getPrototypeOf(value.a), Object.prototype);
+    assert.equal(value.a["n"], Infinity);
+    assert.equal(value.b, value.a, "an alias is the same object, as js-yaml made it");
+    assert.equal(value.c.length, 70_000);
+    assert.ok(parse.expandedBytes > 0);
+    assert.deepEqual(value, parseDocument(text));
+  });
+
+  it("refuses a document that needs more heap than the thread has, and parses the next one", async () => {
+    const made = thread({ heapMiB: 16 });
+    const refused = await made.parse(flowDocument(1_000_000), maxDocumentBytes);
+    assert.deepEqual(refused, { refusal: "it needs more than 16 MiB of memory to parse" });
+    const next = await made.parse("a: 1\n", maxDocumentBytes);
+    assert.deepEqual(next, { value: { a: 1 }, expandedBytes: 0 });
+  });
+
+  it("refuses a document that takes longer than the deadline", async () => {
+    // A million flow items take js-yaml ~0.3 s or more; the deadline is 50 ms.
+    const parse = await thread({ deadlineMs: 50 }).parse(flowDocument(1_000_000), maxDocumentBytes);
+    assert.deepEqual(parse, { refusal: "it took longer than 0.05 s to parse" });
+  });
+
+  it("answers a refusal of js-yaml's or of the bounds as a refusal", async () => {
+    const parse = await thread().parse("a: 1\na: 2\n", maxDocumentBytes);
+    assert.ok("refusal" in parse && /duplicated mapping key \(2:1\)/.test(parse.refusal));
+  });
+
+  it("finds its module beside the one that starts it, under the same extension", () => {
+    assert.equal(parseWorkerUrl("file:///app/myapp-operator.mjs").href, "file:///app/render-yaml-worker.mjs");
+    assert.equal(
+      parseWorkerUrl("file:///p/build/chart/render-yaml-thread.js").pathname,
+      "/p/build/chart/render-yaml-worker.js",
+    );
+    assert.match(parseWorkerUrl().pathname, /\/chart\/render-yaml-worker\.ts$/);
+  });
+});
+
+describe("readDocuments with large documents", () => {
+  it("parses them off the event loop: a timer queued before the read runs before its result", async () => {
+    const text = flowDocument(200_000);
+    assert.ok(text.length > offThreadFromBytes);
+    let timerRan = false;
+    setTimeout(() => (timerRan = true), 0);
+    const [, document] = await readDocuments(text);
+    assert.equal((document?.value as { items: number[] }).items.length, 200_000);
+    assert.ok(timerRan, "the event loop turned while the document was parsed");
+  });
+
+  it("refuses a document of 1.4 million flow items for its memory, naming its template", async () => {
+    await assert.rejects(
+      readManifests(flowDocument(1_400_000, "items.yaml")),
+      new RegExp(
+        `^Error: c/templates/items\\.yaml is not valid YAML: it needs more than ${parseThreadHeapMiB} MiB of memory to parse$`,
+      ),
+    );
+  });
+});
