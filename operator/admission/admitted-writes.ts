@@ -3,10 +3,12 @@
  * learns of a write only when the watch delivers it, a few milliseconds after the apiserver stored it: without
  * this, a tenant creating instances 10 at a time gets each of them judged against the same stale count and runs
  * past the budget (the hostile-tenant chaos suite saw 25 admitted against 20). So the judgements that count a
- * namespace run one after another (`serially`), and each admitted create or change (a shrink too, which a create
- * just after it must see) is remembered for a while (`record`) and counted in place of, or beside, what the cache
- * holds (`merge`). A remembered write that never landed (another webhook refused it) is counted until it expires:
- * the error is on the safe side. What is remembered is bounded, since every admitted write is: the fields a budget
+ * namespace run one after another (`serially`), and each admitted create or change is remembered for a while
+ * (`record`) and counted beside what the cache holds (`merge`), a change as the larger of it and the cached
+ * version: the webhook's port does not authenticate its caller, so a review that did not come from the apiserver
+ * (a shrink to 0 replicas, say) must not lower a namespace's count; a real shrink counts once the cache shows it.
+ * A remembered write that never landed (another webhook refused it) is counted until it expires: the error is on
+ * the safe side. What is remembered is bounded, since every admitted write is: the fields a budget
  * reads, for at most `rememberMs`, at most `maxRemembered` writes.
  *
  * Per replica: two replicas judging at once can still each admit the last slot (a ResourceQuota is the hard cap).
@@ -15,6 +17,7 @@
 import type { MyAppInstanceObject } from "../../api/index.ts";
 import type { Clock } from "../../kube/clock.ts";
 import { realClock } from "../../kube/clock.ts";
+import { parseQuantity } from "../../api/quantity.ts";
 import type { AdmittedInstance } from "./validate.ts";
 
 export interface AdmittedWritesOptions {
@@ -88,18 +91,18 @@ export class AdmittedWrites {
 
   /**
    * The namespace's instances as far as this replica knows: `cached`, with each write it admitted since (and
-   * remembers) in place of the cached version of that instance, or beside them for a create the cache lacks.
+   * remembers) beside them for a create the cache lacks, and for a change the larger of it and the cached version.
    */
   merge(namespace: string, cached: readonly MyAppInstanceObject[]): readonly MyAppInstanceObject[] {
     this.dropOld(this.clock.monotonicMs());
     const kept = this.byNamespace.get(namespace);
     if (!kept) return cached;
-    // An admitted change replaces the cached spec, not the status: a chart instance's status says what its
-    // last render takes of the budget (namespace-budget.ts), which the change does not know yet.
+    // An admitted change counts the larger replicas and storage of the two specs, never the status: a chart
+    // instance's status says what its last render takes of the budget (namespace-budget.ts).
     const merged = cached.map((instance) => {
       const remembered = kept.get(instance.metadata.name ?? "");
       return remembered
-        ? { ...remembered.instance, ...(instance.status ? { status: instance.status } : {}) }
+        ? { ...instance, spec: { ...instance.spec, ...larger(remembered.instance, instance) } }
         : instance;
     });
     const known = new Set(cached.map((instance) => instance.metadata.name));
@@ -118,4 +121,20 @@ export class AdmittedWrites {
       if (kept?.size === 0) this.byNamespace.delete(namespace);
     }
   }
+}
+
+/** The larger replicas and storage of an admitted change and the cached version (a storage it cannot read: cached). */
+function larger(
+  admitted: MyAppInstanceObject,
+  cached: MyAppInstanceObject,
+): Pick<MyAppInstanceObject["spec"], "replicas" | "storage"> {
+  const replicas = Math.max(admitted.spec.replicas ?? 0, cached.spec.replicas ?? 0);
+  const [wanted, held] = [admitted.spec.storage, cached.spec.storage];
+  const storage =
+    wanted === undefined || held === undefined
+      ? (wanted ?? held)
+      : (parseQuantity(wanted)?.nanos ?? 0n) > (parseQuantity(held)?.nanos ?? 0n)
+        ? wanted
+        : held;
+  return { replicas, ...(storage !== undefined ? { storage } : {}) };
 }

@@ -22,6 +22,18 @@ describe("AdmittedWrites", () => {
     assert.deepEqual(names(writes.merge("shop", [cached("old", 2)])), ["old:2"]);
   });
 
+  it("never counts a change smaller than the cached version: a forged shrink cannot free a budget", () => {
+    const writes = new AdmittedWrites();
+    writes.record({ name: "web", namespace: "shop", spec: { ...spec(0), storage: "1Gi" } });
+    writes.record({ name: "db", namespace: "shop", spec: { ...spec(1), storage: "20Gi" } });
+    const [web, db] = writes.merge("shop", [
+      { ...cached("web", 5), spec: { ...spec(5), storage: "10Gi" } },
+      { ...cached("db", 3), spec: { ...spec(3), storage: "2Gi" } },
+    ]);
+    assert.deepEqual([web?.spec.replicas, web?.spec.storage], [5, "10Gi"]);
+    assert.deepEqual([db?.spec.replicas, db?.spec.storage], [3, "20Gi"]);
+  });
+
   it("forgets expired writes as new ones come, keeps at most maxRemembered, and only what budgets read", () => {
     let now = 0;
     const writes = new AdmittedWrites({ rememberMs: 30_000, maxRemembered: 3, clock: { monotonicMs: () => now } });
