@@ -11,13 +11,15 @@
  *   and in JSON (a valid index form) value by value, skipping what it does not need.
  * - A chart listing more than {@link maxChartVersions} versions is refused. Of the rest, only the entries whose
  *   text holds the version asked for are parsed, and the first few for a message that says what is listed
- *   (each at most 256 KiB), yielding to the event loop between them.
+ *   (each at most 256 KiB; from 128 KiB on, on the parsing thread of renders), yielding to the event loop between
+ *   them.
  * - YAML in any other layout is parsed whole only when small (256 KiB); larger, it is refused as not a Helm index.
  *
  * Written by hand: no YAML or JSON library reads one value of a large document without building the rest.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { parseDocument, RenderYamlError } from "./render-yaml.ts";
+import { maxDocumentBytes, offThreadFromBytes, parseDocument, RenderYamlError } from "./render-yaml.ts";
+import { parseOnThread } from "./render-yaml-thread.ts";
 
 /** One version of a chart as index.yaml lists it. */
 export interface IndexEntry {
@@ -51,21 +53,25 @@ const maxPieceBytes = 256 * 1024;
 export async function findIndexEntry(text: string, name: string, version: string): Promise<ChartListing | undefined> {
   const start = text.search(/\S/);
   if (start >= 0 && text[start] === "{") {
-    const items = jsonChartItems(text, start, name);
+    const items = await jsonChartItems(text, start, name);
     return items && select(items, name, version);
   }
   const block = await yamlChartBlock(text, name);
-  if (block === "no entries block") return fromParsed(entriesOf(parseSmall(text, "index.yaml"), name), version);
+  if (block === "no entries block") {
+    return fromParsed(entriesOf(await parseSmall(text, "index.yaml"), name), version);
+  }
   if (block === undefined) return undefined;
   const items = yamlListItems(text, block);
-  if (items === undefined) return fromParsed(asEntries(parseSmall(block.text(), `the entries of ${name}`)), version);
+  if (items === undefined) {
+    return fromParsed(asEntries(await parseSmall(block.text(), `the entries of ${name}`)), version);
+  }
   return select(items, name, version);
 }
 
 /** A piece of the index holding one entry, and how to parse it. */
 interface ItemText {
   readonly raw: string;
-  parse(): unknown;
+  parse(): Promise<unknown>;
 }
 
 /** Parses the first entries and those whose text names the version; refuses a list longer than it reads. */
@@ -85,7 +91,7 @@ async function select(items: Iterable<ItemText>, name: string, version: string):
     }
     const candidate = entry === undefined && item.raw.includes(version);
     if (count > listedInMessages && !candidate) continue;
-    const parsed = asEntry(item.parse());
+    const parsed = asEntry(await item.parse());
     if (count <= listedInMessages && parsed) first.push(parsed);
     if (candidate && parsed && isVersion(parsed, version)) entry = parsed;
   }
@@ -104,13 +110,18 @@ function isVersion(entry: IndexEntry, version: string): boolean {
   return entry.version === version || entry.version === `v${version}`;
 }
 
-function parseSmall(text: string, what: string): unknown {
+async function parseSmall(text: string, what: string): Promise<unknown> {
   if (text.length > maxPieceBytes) {
     throw new IndexFormatError(`${what} is larger than ${maxPieceBytes / 1024} KiB in a layout Helm does not write`);
   }
+  // The reader of rendered YAML: duplicate keys in constant time, where `yaml` checks them pair by pair (a piece
+  // of 256 KiB with 22,000 keys took it 3.6 s). JSON is YAML too. A large piece is parsed off the event loop.
+  if (text.length >= offThreadFromBytes) {
+    const parse = await parseOnThread(text, maxDocumentBytes);
+    if ("refusal" in parse) throw new IndexFormatError(`${what} is not valid YAML: ${parse.refusal}`);
+    return parse.value;
+  }
   try {
-    // The reader of rendered YAML: duplicate keys in constant time, where `yaml` checks them pair by pair (a
-    // piece of 256 KiB with 22,000 keys took it 3.6 s). JSON is YAML too.
     return parseDocument(text);
   } catch (error) {
     if (!(error instanceof RenderYamlError)) throw error;
@@ -237,6 +248,8 @@ function yamlItem(raw: string, indent: number): ItemText {
   return {
     raw,
     parse() {
+      // Refused before it is split into lines: 16 MiB of one item's comment lines took 240 MiB to split.
+      if (raw.length > maxPieceBytes) return parseSmall(raw, "an entry of index.yaml");
       const lines = raw.split("\n");
       lines[0] = " ".repeat(indent + 2) + (lines[0] ?? "").slice(indent + 2);
       const mapping = lines.map((line) => line.slice(Math.min(indent + 2, line.length - line.trimStart().length)));
@@ -252,9 +265,9 @@ function escape(text: string): string {
 // ---- JSON, value by value ----
 
 /** The elements of `entries[name]` in a JSON index, each parsed only when asked; undefined without that chart. */
-function jsonChartItems(text: string, start: number, name: string): Iterable<ItemText> | undefined {
-  const entries = memberValue(text, start, "entries");
-  const chart = entries === undefined || text[entries] !== "{" ? undefined : memberValue(text, entries, name);
+async function jsonChartItems(text: string, start: number, name: string): Promise<Iterable<ItemText> | undefined> {
+  const entries = await memberValue(text, start, "entries");
+  const chart = entries === undefined || text[entries] !== "{" ? undefined : await memberValue(text, entries, name);
   if (chart === undefined) return undefined;
   if (text[chart] !== "[") throw new IndexFormatError("a chart's entries in index.yaml are not a list");
   return (function* () {
@@ -264,7 +277,7 @@ function jsonChartItems(text: string, start: number, name: string): Iterable<Ite
         raw,
         parse: () => {
           if (raw.length > maxPieceBytes) throw new IndexFormatError("an entry of index.yaml is larger than 256 KiB");
-          return jsonParse(raw);
+          return Promise.resolve(jsonParse(raw));
         },
       };
     }
@@ -279,13 +292,18 @@ function jsonParse(text: string): unknown {
   }
 }
 
-/** Where the value of member `key` of the object at `at` starts, or undefined when it has none. */
-function memberValue(text: string, at: number, key: string): number | undefined {
+/**
+ * Where the value of member `key` of the object at `at` starts, or undefined when it has none. Gives way to the
+ * event loop now and then: a 16 MiB index can hold 1.7 million keys before the one asked for.
+ */
+async function memberValue(text: string, at: number, key: string): Promise<number | undefined> {
   let i = skipSpace(text, at + 1);
+  let members = 0;
   while (text[i] !== "}") {
+    if (++members % 65_536 === 0) await yieldToEventLoop();
     if (text[i] !== '"') throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
     const keyEnd = skipValue(text, i);
-    const name = jsonParse(text.slice(i, keyEnd));
+    const name = jsonKey(text, i, keyEnd);
     i = skipSpace(text, keyEnd);
     if (text[i] !== ":") throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
     const value = skipSpace(text, i + 1);
@@ -295,6 +313,12 @@ function memberValue(text: string, at: number, key: string): number | undefined 
     else if (text[i] !== "}") throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
   }
   return undefined;
+}
+
+/** The JSON string at [start, end): decoded only when it has an escape (most keys have none). */
+function jsonKey(text: string, start: number, end: number): unknown {
+  for (let i = start + 1; i < end - 1; i++) if (text[i] === "\\") return jsonParse(text.slice(start, end));
+  return text.slice(start + 1, end - 1);
 }
 
 /** [start, end) of each element of the array at `at`. */

@@ -80,4 +80,23 @@ describe("findIndexEntry", () => {
     });
     await assert.rejects(findIndexEntry('{"entries":{"app":[', "app", "1.0.0"), { name: "IndexFormatError" });
   });
+
+  test("reads a JSON key with escapes as JSON does, and one without as it stands", async () => {
+    const index = '{"entries":{"a\\u0070p":[{"version":"2.0.0"}],"app":[{"version":"1.0.0"}]}}';
+    assert.equal((await findIndexEntry(index, "app", "2.0.0"))?.entry?.version, "2.0.0", "the escaped key comes first");
+    const plain = '{"entries":{"apps":[{"version":"2.0.0"}],"app":[{"version":"1.0.0"}]}}';
+    assert.equal((await findIndexEntry(plain, "app", "1.0.0"))?.entry?.version, "1.0.0");
+  });
+
+  test("refuses an entry over 256 KiB before splitting it into lines, and reads one of 200 KiB", async () => {
+    const comments = "    # x\n".repeat(300_000);
+    const huge = `apiVersion: v1\nentries:\n  app:\n  - version: 1.0.0\n${comments}`;
+    await assert.rejects(findIndexEntry(huge, "app", "1.0.0"), /an entry of index\.yaml is larger than 256 KiB/);
+    // Parsed off the event loop (from 128 KiB on), with the same result.
+    const urls = Array.from({ length: 4_000 }, (_, i) => `    - https://charts.example/app-1.0.0-${i}.tgz`);
+    const large = `apiVersion: v1\nentries:\n  app:\n  - version: 1.0.0\n    urls:\n${urls.join("\n")}\n`;
+    assert.ok(large.length > 128 * 1024 && large.length < 256 * 1024);
+    const listing = await findIndexEntry(large, "app", "1.0.0");
+    assert.equal((listing?.entry?.urls as string[]).length, 4_000);
+  });
 });
