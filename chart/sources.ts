@@ -355,11 +355,18 @@ async function anonymousToken(get: HttpGet, policy: SourcePolicy, registry: URL,
   for (const key of ["service", "scope"]) if (fields[key]) realm.searchParams.set(key, fields[key]);
   const answer = await get(realm, { maxBytes: 64 * 1024, what: "a token" });
   if (answer.status < 200 || answer.status >= 300) throw statusError(answer.url.host, answer.status, "a token");
+  let token: unknown;
   try {
     const body = JSON.parse(answer.body.toString("utf8")) as { token?: unknown; access_token?: unknown };
-    const token = body.token ?? body.access_token;
-    return typeof token === "string" ? token : "";
+    token = body.token ?? body.access_token;
   } catch {
     throw new ChartFetchError(`the registry's token service did not answer JSON`);
   }
+  if (typeof token !== "string") return "";
+  // It goes into a header: a token with a line break or another character no header may hold would fail there, as
+  // a network error that looks transient and is retried for ever.
+  if (!/^[\x21-\x7e]*$/.test(token)) {
+    throw new ChartFetchError(`the registry's token service answered a token that is not printable ASCII`);
+  }
+  return token;
 }

@@ -416,3 +416,23 @@ test("a token realm on another host is refused; on the registry's own host it is
   );
   assert.ok(own.requests.some((r) => r.startsWith("GET /token?")));
 });
+
+test("a token that no header may carry is refused, permanently, naming the token service", async (t) => {
+  // GIVEN a registry whose own token service answers a token with a line break (a header injection)
+  const ownUrl: { value?: string } = {};
+  const own = await serve(
+    t,
+    registry(chartBytes, sha256(chartBytes), (request, response) => {
+      if (request.url?.startsWith("/token"))
+        return (void response.end(JSON.stringify({ token: "t\r\nX-Evil: 1" })), true);
+      response.writeHead(401, { "www-authenticate": `Bearer realm="${ownUrl.value ?? ""}/token"` }).end();
+      return true;
+    }),
+  );
+  ownUrl.value = own.url;
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [`oci://${own.host}/`] });
+  // WHEN the chart is fetched THEN the token is refused as the service's fault, not retried as a network error
+  const error = await rejection(fetch({ oci: `oci://${own.host}/charts/c`, version: "1.0.0" }, "ns"));
+  assert.match(error.message, /token service answered a token that is not printable ASCII/);
+  assert.equal(error.transient, false);
+});
