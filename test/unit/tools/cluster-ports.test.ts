@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { createServer, type AddressInfo } from "node:net";
+import { describe, it } from "node:test";
+import { portsInUse, recordedPorts } from "../../../tools/lib/cluster-ports.ts";
+
+describe("a stopped cluster's ports", () => {
+  it("are the *Port options of kwokctl's configuration, not the ports of other documents", () => {
+    const kwokYaml = [
+      "apiVersion: config.kwok.x-k8s.io/v1alpha1",
+      "kind: KwokctlConfiguration",
+      "options:",
+      "  etcdPeerPort: 32766",
+      "  etcdPort: 32765",
+      "  kubeApiserverPort: 32764",
+      "  kwokControllerPort: 0",
+      "  securePort: true",
+      "---",
+      "kind: Stage",
+      "spec:",
+      "  kubeSchedulerPort: 1",
+      "",
+    ].join("\n");
+    assert.deepEqual(recordedPorts(kwokYaml), [32764, 32765, 32766]);
+  });
+
+  it("in use are those another process listens on", async (t) => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen({ port: 0, host: "127.0.0.1" }, resolve));
+    t.after(() => holder.close());
+    const held = (holder.address() as AddressInfo).port;
+    const free = createServer();
+    await new Promise<void>((resolve) => free.listen({ port: 0, host: "127.0.0.1" }, resolve));
+    const released = (free.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => free.close(() => resolve()));
+    assert.deepEqual(await portsInUse([held, released]), [held]);
+  });
+});
