@@ -5,12 +5,20 @@
  * only its identity, and of a volume claim only what reconciles read: the memory a tenant's labelled objects cost
  * the operator every namespace shares does not grow with their size.
  */
-import { apiVersion, kind, type ChartKind } from "../api/index.ts";
+import {
+  apiVersion,
+  governingServiceName,
+  kind,
+  labelValue,
+  serviceName,
+  workloadName,
+  type ChartKind,
+} from "../api/index.ts";
 import type { KubeObject } from "../kube/index.ts";
 import { chartInstanceLabel } from "./chart/index.ts";
 import { labelKeys, managedBy } from "./desired/index.ts";
 import type { ObservedClaim } from "./reconcile/index.ts";
-import { contentIfControlled, identityOnly, type WatchedKind } from "./runtime/index.ts";
+import { contentIfControlled, identityOnly, type Synced, type WatchedKind } from "./runtime/index.ts";
 
 /** Only our children: the label every desired object carries keeps unrelated workloads out of memory. */
 const ours = `${labelKeys.managedBy}=${managedBy}`;
@@ -18,14 +26,37 @@ const ours = `${labelKeys.managedBy}=${managedBy}`;
 /** The labels a reconcile reads on an object it does not control: ours, and those the cache indexes. */
 const identityLabels = [labelKeys.managedBy, labelKeys.name, labelKeys.instance, chartInstanceLabel] as const;
 
-/** Objects an instance controls whole (without managedFields), any other as its identity. */
-const controlledContent = contentIfControlled({ apiVersion, kind }, identityLabels);
+/** An object of the instance's chart: its label names the instance (what the render lacks, the chart prunes). */
+const ofItsChart: Synced = (object, controller) =>
+  object.metadata.labels?.[chartInstanceLabel] === labelValue(controller.name);
+
+/** A child of the built-in template, by the names it gives them (api/child-names.ts), or an object of its chart. */
+const templateChild =
+  (names: (instanceName: string) => readonly string[]): Synced =>
+  (object, controller) =>
+    names(controller.name).includes(object.metadata.name ?? "") || ofItsChart(object, controller);
+
+/**
+ * Transforms of what the cache keeps: an object an instance controls and keeps in sync whole (without
+ * managedFields), any other as its identity (runtime/cached-identity.ts).
+ */
+const chartContent = contentIfControlled({ apiVersion, kind }, identityLabels, ofItsChart);
+const workloadContent = contentIfControlled(
+  { apiVersion, kind },
+  identityLabels,
+  templateChild((name) => [workloadName(name)]),
+);
+const serviceContent = contentIfControlled(
+  { apiVersion, kind },
+  identityLabels,
+  templateChild((name) => [serviceName(name), governingServiceName(name)]),
+);
 
 /** The kinds the built-in template makes; their events are mapped back to the owning instance. */
 const ownedKinds = [
-  { apiVersion: "apps/v1", kind: "Deployment", labelSelector: ours, transform: controlledContent },
-  { apiVersion: "apps/v1", kind: "StatefulSet", labelSelector: ours, transform: controlledContent },
-  { apiVersion: "v1", kind: "Service", labelSelector: ours, transform: controlledContent },
+  { apiVersion: "apps/v1", kind: "Deployment", labelSelector: ours, transform: workloadContent },
+  { apiVersion: "apps/v1", kind: "StatefulSet", labelSelector: ours, transform: workloadContent },
+  { apiVersion: "v1", kind: "Service", labelSelector: ours, transform: serviceContent },
 ] as const;
 
 /**
@@ -38,7 +69,7 @@ export function watchedOwnedKinds(chartKinds: readonly ChartKind[]): WatchedKind
   for (const kind of chartKinds) {
     if (kind.writeOnly) continue;
     if (kinds.some((known) => known.apiVersion === kind.apiVersion && known.kind === kind.kind)) continue;
-    kinds.push({ apiVersion: kind.apiVersion, kind: kind.kind, labelSelector: ours, transform: controlledContent });
+    kinds.push({ apiVersion: kind.apiVersion, kind: kind.kind, labelSelector: ours, transform: chartContent });
   }
   return kinds;
 }

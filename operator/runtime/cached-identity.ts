@@ -7,6 +7,9 @@
  * process every namespace shares, again after each restart. An owned object that no primary controls can only be
  * someone else's: reconciles look at its name, its controller and its labels (a child's name taken, a leftover to
  * adopt), never at its content, so that is all the cache keeps, a few hundred bytes whatever the object weighs.
+ * A controller reference is no proof either: a tenant may name their own instance, uid and all, on objects of
+ * their own. So content is kept only of what the owner keeps in sync (`synced`: a child of its template by name,
+ * an object of its chart by label, which the chart's next reconcile prunes when the render has no such object).
  */
 import type { KubeObject, OwnerReference } from "../../kube/index.ts";
 import { stripUnread } from "./informer.ts";
@@ -53,14 +56,21 @@ function boundedReference(reference: OwnerReference): OwnerReference {
   };
 }
 
+/** Whether the owner named by `controller` keeps `object` in sync, so that a reconcile reads its content. */
+export type Synced = (object: KubeObject, controller: OwnerReference) => boolean;
+
 /**
- * An informer transform for an owned kind: an object that an `owner` controls is kept as `keep` makes it (by
- * default without managedFields), any other as its {@link identityOnly}.
+ * An informer transform for an owned kind: an object that an `owner` controls and keeps in sync (`synced`) is
+ * kept as `keep` makes it (by default without managedFields), any other as its {@link identityOnly}.
  */
 export function contentIfControlled(
   owner: OwnerType,
   labelKeys: readonly string[],
+  synced: Synced,
   keep: (object: KubeObject) => KubeObject = stripUnread,
 ): (object: KubeObject) => KubeObject {
-  return (object) => (controllerOwnerRef(object, owner) ? keep(object) : identityOnly(object, labelKeys));
+  return (object) => {
+    const controller = controllerOwnerRef(object, owner);
+    return controller && synced(object, controller) ? keep(object) : identityOnly(object, labelKeys);
+  };
 }

@@ -211,7 +211,7 @@ describe("watchedOwnedKinds", () => {
     );
   });
 
-  it("caches what an instance controls whole, of anything else with our label its identity", () => {
+  it("caches what an instance controls and keeps in sync whole, of anything else with our label its identity", () => {
     const labels = {
       "app.kubernetes.io/managed-by": "myapp-operator",
       "app.kubernetes.io/instance": "web",
@@ -225,9 +225,22 @@ describe("watchedOwnedKinds", () => {
       data: { blob: "x".repeat(100_000) },
     });
     const controlled = { apiVersion: "example.com/v1", kind: "MyAppInstance", name: "web", uid: "i", controller: true };
+    const unlabelled = (ownerReferences: OwnerReference[], name = "cm"): KubeObject => {
+      const { "myapp.example.com/chart-instance": _, ...rest } = labels;
+      return { ...object(ownerReferences), metadata: { ...object(ownerReferences).metadata, name, labels: rest } };
+    };
     for (const watched of watchedOwnedKinds(renderableChartKinds)) {
       const transform = watched.transform!;
-      assert.ok(transform(object([controlled]))["data"], `${watched.kind}: an instance's child whole`);
+      assert.ok(transform(object([controlled]))["data"], `${watched.kind}: an object of the instance's chart whole`);
+      // Controlled, but neither of its chart (the label) nor a child of its template (the name): a tenant's own
+      // object that names the tenant's instance as controller is kept as its identity.
+      assert.equal(transform(unlabelled([controlled]))["data"], undefined, `${watched.kind}: forged controller`);
+      const templateName = { Deployment: "web", StatefulSet: "web", Service: "web" }[watched.kind as string];
+      assert.equal(
+        Boolean(transform(unlabelled([controlled], templateName ?? "cm"))["data"]),
+        templateName !== undefined,
+        `${watched.kind}: a child of the built-in template by its name`,
+      );
       assert.deepEqual(transform(object([])), {
         apiVersion: "v1",
         kind: "ConfigMap",

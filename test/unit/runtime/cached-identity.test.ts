@@ -68,19 +68,35 @@ describe("identityOnly", () => {
 });
 
 describe("contentIfControlled", () => {
-  const transform = contentIfControlled(owner, ["app.kubernetes.io/managed-by"]);
+  // The owner keeps in sync only what it names "cm-<owner>" (a template child, say).
+  const transform = contentIfControlled(
+    owner,
+    ["app.kubernetes.io/managed-by"],
+    (object, reference) => object.metadata.name === `cm-${reference.name}`,
+  );
+  const named = (object: KubeObject, name: string): KubeObject => ({
+    ...object,
+    metadata: { ...object.metadata, name },
+  });
 
-  it("keeps an object an owner controls whole, without managedFields", () => {
-    const ours = forged([controller]);
+  it("keeps an object an owner controls and keeps in sync whole, without managedFields", () => {
+    const ours = named(forged([controller]), "cm-web");
     const kept = transform(ours);
     assert.equal((kept["data"] as { blob: string }).blob.length, 1024 * 1024);
     assert.equal(kept.metadata.annotations?.["big"]?.length, 200_000);
     assert.equal(kept.metadata.managedFields, undefined);
   });
 
-  it("keeps only the identity of an object no owner controls, whoever else does", () => {
+  it("keeps only the identity of an object no owner controls, or one it does not keep in sync", () => {
     for (const references of [undefined, [{ ...controller, controller: false }], [{ ...controller, kind: "Other" }]]) {
-      const kept = transform(forged(references));
+      const kept = transform(named(forged(references), "cm-web"));
+      assert.equal(kept["data"], undefined);
+      assert.equal(kept.metadata.annotations, undefined);
+      assert.deepEqual(kept.metadata.labels, { "app.kubernetes.io/managed-by": "myapp-operator" });
+    }
+    // A tenant's own object naming the tenant's instance as its controller, uid and all: still only its identity.
+    for (const name of ["cm", "cm-other"]) {
+      const kept = transform(named(forged([controller]), name));
       assert.equal(kept["data"], undefined);
       assert.equal(kept.metadata.annotations, undefined);
       assert.deepEqual(kept.metadata.labels, { "app.kubernetes.io/managed-by": "myapp-operator" });
