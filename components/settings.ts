@@ -11,7 +11,8 @@ import {
   type ChartSpecInput,
 } from "../api/index.ts";
 import { dns1123LabelPattern, isQualifiedName, labelValuePattern } from "../api/dns-names.ts";
-import type { RenderLimits } from "../chart/render-limits.ts";
+import { defaultRenderLimits, type RenderLimits } from "../chart/render-limits.ts";
+import { unknownArguments } from "../api/argument-names.ts";
 import { renderMemoryProblem, resolveChartLimits } from "./chart-limits.ts";
 import { resolveChartKinds } from "./chart-kinds.ts";
 import { resolveChartServiceTypes } from "./chart-service-types.ts";
@@ -231,10 +232,65 @@ const labelValue = new RegExp(labelValuePattern);
 const keyRule =
   "an optional DNS subdomain prefix of at most 253 characters and '/', then at most 63 alphanumerics, '-', '_', '.'";
 
+/** Every argument of {@link MyAppOperatorArgs} (the type makes this list whole): others are refused by name. */
+const argumentNames = Object.keys({
+  namespace: true,
+  createNamespace: true,
+  image: true,
+  imagePullPolicy: true,
+  replicas: true,
+  watchNamespaces: true,
+  resources: true,
+  logLevel: true,
+  concurrency: true,
+  chartKinds: true,
+  chartServiceTypes: true,
+  defaultChart: true,
+  maxConcurrentRenders: true,
+  renderLimits: true,
+  chartSources: true,
+  policy: true,
+  webhooks: true,
+  labels: true,
+  annotations: true,
+  operatorPlacement: true,
+  deleteCrdOnDestroy: true,
+} satisfies Record<keyof MyAppOperatorArgs, true>);
+
+/** The arguments of the nested objects, likewise. */
+const nestedArgumentNames = {
+  policy: Object.keys({
+    allowedRegistries: true,
+    maxReplicas: true,
+    maxStorage: true,
+    namespaceBudget: true,
+    requireExpandableStorage: true,
+  } satisfies Record<keyof PlatformPolicyArgs, true>),
+  "policy.namespaceBudget": Object.keys({ instances: true, replicas: true, storage: true } satisfies Record<
+    keyof NonNullable<PlatformPolicyArgs["namespaceBudget"]>,
+    true
+  >),
+  webhooks: Object.keys({ enabled: true, url: true, defaults: true, certManager: true } satisfies Record<
+    keyof WebhookArgs,
+    true
+  >),
+  renderLimits: Object.keys(defaultRenderLimits),
+};
+
 /** Applies defaults and checks every argument; all issues at once, so one run shows everything to fix. */
 export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): SettingsResult {
-  const issues: SettingsIssue[] = [];
+  const issues: SettingsIssue[] = [...unknownArguments(args, argumentNames)];
   const problem = (field: string, message: string) => issues.push({ field, message });
+  issues.push(
+    ...unknownArguments(args.policy, nestedArgumentNames.policy, "policy."),
+    ...unknownArguments(
+      args.policy?.namespaceBudget,
+      nestedArgumentNames["policy.namespaceBudget"],
+      "policy.namespaceBudget.",
+    ),
+    ...unknownArguments(args.webhooks, nestedArgumentNames.webhooks, "webhooks."),
+    ...unknownArguments(args.renderLimits, nestedArgumentNames.renderLimits, "renderLimits."),
+  );
 
   // Object names get suffixes such as "-leader-election" (16 characters); keep the longest within 63.
   if (!dns1123Label.test(name) || name.length > 47) {

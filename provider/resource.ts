@@ -12,6 +12,7 @@ import type {
   StorageReclaimPolicy,
 } from "../api/index.ts";
 import type { ClusterIdentity } from "../kube/cluster-identity.ts";
+import { unknownArguments } from "../api/argument-names.ts";
 import { providerModuleText } from "./provider.ts";
 
 /**
@@ -116,6 +117,26 @@ export interface MyAppInstanceArgs {
   readonly timeoutSeconds?: pulumi.Input<number>;
 }
 
+/** Every argument of {@link MyAppInstanceArgs} (the type makes this list whole): others are refused by name. */
+const argumentNames = Object.keys({
+  platform: true,
+  name: true,
+  namespace: true,
+  image: true,
+  replicas: true,
+  port: true,
+  storage: true,
+  storageClassName: true,
+  storageReclaimPolicy: true,
+  resources: true,
+  podSecurityLevel: true,
+  chart: true,
+  values: true,
+  kubeconfig: true,
+  context: true,
+  timeoutSeconds: true,
+} satisfies Record<keyof MyAppInstanceArgs, true>);
+
 /**
  * One MyAppInstance, applied with server-side apply and awaited until the operator reports Ready=True for the
  * applied generation. An object of the same name that this stack did not create is never taken over.
@@ -156,6 +177,15 @@ export class MyAppInstance extends pulumi.CustomResource {
   declare readonly endpoint: pulumi.Output<string>;
 
   constructor(name: string, args: MyAppInstanceArgs, opts?: pulumi.CustomResourceOptions) {
+    const unknown = unknownArguments(args, argumentNames);
+    if (unknown.length > 0) {
+      // RunError: the program stops with this message alone, not a stack trace of the user's program.
+      throw new pulumi.RunError(
+        [`MyAppInstance "${name}" has invalid arguments:`, ...unknown.map((u) => `  ${u.field}: ${u.message}`)].join(
+          "\n",
+        ),
+      );
+    }
     const connection = instanceConnection(name, args);
     const props: Record<string, unknown> = {
       name: args.name,
@@ -230,9 +260,10 @@ function instanceConnection(
   }
   const kubeconfig = platform.clusterConnection.apply((connection) => {
     if (connection.kubeconfig === undefined) {
-      throw new Error(
+      throw new pulumi.RunError(
         `MyAppInstance "${name}": the platform's Kubernetes provider names a kubeconfig this machine does not ` +
-          `have (${connection.source}); give the provider the kubeconfig text, or give the instance \`kubeconfig\``,
+          `have (${connection.source}): set KUBECONFIG to a kubeconfig file, or give the provider a kubeconfig ` +
+          "file or its text (for example from `pulumi config set kubeconfig PATH`), or give the instance `kubeconfig`",
       );
     }
     return connection.kubeconfig;

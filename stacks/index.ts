@@ -16,7 +16,8 @@ const appNamespace = config.get("appNamespace") ?? "default";
 // A k8s.Provider that remembers its connection, so previews check which cluster the instances reach.
 const cluster = new ClusterProvider("cluster", { ...(kubeconfig ? { kubeconfig } : {}) });
 
-const operatorPlacement = config.get("operatorPlacement") === "in-cluster" ? "in-cluster" : "external";
+// Unset: "external" (`npm start` runs the operator); the component names a value that is neither.
+const operatorPlacement = (config.get("operatorPlacement") ?? "external") as "in-cluster" | "external";
 // Unset: "auto" (the MutatingAdmissionPolicy where the cluster serves it, as the local Kubernetes 1.36 does, with
 // the webhook behind it); "webhook" or "policy" to choose. The component names a wrong value.
 const webhookDefaults = (config.get("webhookDefaults") ?? "auto") as NamespaceDefaults;

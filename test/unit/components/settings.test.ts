@@ -86,6 +86,33 @@ describe("resolveSettings", () => {
     ]);
   });
 
+  it("refuses a misspelled argument by name, at the top and in nested objects, instead of taking its default", () => {
+    const args = {
+      image: "registry.example.com/op:1",
+      operatorPlacment: "external",
+      polcy: { maxReplicas: 2 },
+      policy: { maxReplica: 3, namespaceBudget: { instance: 2 } },
+      webhooks: { enable: false },
+      renderLimits: { memoryMib: 300 },
+    };
+    const result = resolveSettings("p", args as never);
+    assert.equal(result.ok, false);
+    const issues = result.ok ? [] : result.issues;
+    assert.deepEqual(issues.map((issue) => issue.field).sort(), [
+      "operatorPlacment",
+      "polcy",
+      "policy.maxReplica",
+      "policy.namespaceBudget.instance",
+      "renderLimits.memoryMib",
+      "webhooks.enable",
+    ]);
+    assert.match(issues[0]?.message ?? "", /^is not an argument; the arguments are namespace, .*operatorPlacement/);
+    assert.match(
+      issues.find((issue) => issue.field === "policy.maxReplica")?.message ?? "",
+      /the arguments of policy are allowedRegistries, maxReplicas,/,
+    );
+  });
+
   it("reads label and annotation keys as the apiserver does: a prefix of at most 253 characters", () => {
     const prefix = (length: number) => `${"a".repeat(length - 4)}.com/key`;
     const result = resolveSettings("op", {

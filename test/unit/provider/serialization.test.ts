@@ -112,3 +112,16 @@ test("deserialized as the dynamic-provider host does, it loads the implementatio
   assert.equal(result.inputs.port, 8080);
   assert.match(result.inputs.name, /^web-[0-9a-f]{8}$/);
 });
+
+test("a misspelled argument stops the program, naming it and the arguments there are", async () => {
+  const { MyAppInstance } = await import("../../../provider/resource.ts");
+  const pulumi = await import("@pulumi/pulumi");
+  assert.throws(
+    () => new MyAppInstance("web", { image: "nginx:1.27", replica: 3 } as never),
+    (error: unknown) =>
+      pulumi.RunError.isInstance(error) &&
+      /^MyAppInstance "web" has invalid arguments:\n {2}replica: is not an argument; the arguments are platform, name, namespace, image, replicas,/.test(
+        (error as Error).message,
+      ),
+  );
+});
