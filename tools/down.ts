@@ -1,16 +1,17 @@
 /**
  * `npm run down`: destroys the dev stack (the operator must run: deleting an instance waits for its finalizer, so
- * one that stopped, say with a reboot, is started again first), stops the operator, then stops the cluster.
- * `--keep-cluster` leaves the cluster up.
+ * one that stopped, say with a reboot, is started again first), stops the operator, then deletes the cluster and
+ * any other of this checkout (`npm run cluster -- up --name NAME`). `--keep-cluster` leaves the clusters up. When
+ * the stack cannot be destroyed, nothing else is stopped: its instances' finalizers need the operator.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { clusterIdentity } from "../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
-import { clusterDown, clusterStatus } from "./lib/cluster.ts";
+import { clusterDown, clusterStatus, localClusterNames } from "./lib/cluster.ts";
 import { appliedToFile, stateOrigin } from "./lib/dev-stack-cluster.ts";
 import { devStackFlags, devStackOperator, startOperatorWhenReady, stopOperator } from "./lib/operator-process.ts";
-import { kubeconfigPath, pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
+import { clusterName, kubeconfigPath, pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
 import { ensurePulumiHome, forgetStack } from "./lib/pulumi.ts";
@@ -21,6 +22,28 @@ const keepCluster = process.argv.includes("--keep-cluster");
 const stateDir = new URL(pulumiEnv().PULUMI_BACKEND_URL!).pathname;
 const stackFile = path.join(stateDir, ".pulumi/stacks/myapp-platform/dev.json");
 if ((await clusterStatus()).healthy && existsSync(stackFile)) {
+  await destroyOrForget().catch((error: unknown) => {
+    console.error(
+      `down: the dev stack was not destroyed: ${error instanceof Error ? error.message : String(error)}\n` +
+        "The operator and the cluster are left running: fix the cause and run 'npm run down' again, or " +
+        "'npm run cluster -- down' to delete the cluster with everything in it.",
+    );
+    process.exit(1);
+  });
+}
+step("stopping the operator");
+await stopOperator();
+if (!keepCluster) {
+  await clusterDown();
+  for (const name of localClusterNames().filter((name) => name !== clusterName)) {
+    step(`cluster ${name} (made with --name ${name})`);
+    await clusterDown(name);
+  }
+}
+step("down");
+
+/** Destroys the dev stack, or forgets it when its cluster was recreated since. */
+async function destroyOrForget(): Promise<void> {
   const binDir = toolchainBinDir();
   // pulumi's own temporary directory, removed when this command ends (tools/lib/private-tmp.ts says why).
   const env: NodeJS.ProcessEnv = { ...(await ensurePulumiHome(binDir)), ...privateTmp("myapp-pulumi").env };
@@ -34,10 +57,6 @@ if ((await clusterStatus()).healthy && existsSync(stackFile)) {
     await destroyDevStack(binDir, env);
   }
 }
-step("stopping the operator");
-await stopOperator();
-if (!keepCluster) await clusterDown();
-step("down");
 
 async function destroyDevStack(binDir: string, env: NodeJS.ProcessEnv): Promise<void> {
   // Kept when it runs for this cluster; otherwise started, as `npm start` does, so the instances' finalizers are

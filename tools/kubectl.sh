@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# npm run kubectl -- ARGS: the built kubectl against the local cluster (.local/kubeconfig).
+# npm run kubectl -- ARGS: the built kubectl against the local cluster (.local/kubeconfig). npm runs a script from
+# the repository's root; kubectl runs where npm was started (INIT_CWD), so `-f ./file.yaml` means what it says.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=$(bash "$root/tools/toolchain.sh" --bin-dir)
 export KUBECONFIG=${KUBECONFIG_OVERRIDE:-$root/.local/kubeconfig}
+cd "${INIT_CWD:-$PWD}"
 exec "$bin/kubectl" "$@"

@@ -1,6 +1,6 @@
 /**
  * `npm run pulumi -- ARGS`: the built pulumi CLI, offline: local file backend and private plugin home under
- * .local/, a development passphrase unless PULUMI_CONFIG_PASSPHRASE is set, no update checks or plugin downloads,
+ * .local/, a development passphrase (MYAPP_DEV_PASSPHRASE, default myapp-dev), no update checks or plugin downloads,
  * and a temporary directory of its own, removed when it ends (tools/lib/private-tmp.ts says why).
  *
  * After an `up` of the dev stack, `npm start`'s operator (a local process, not a resource of the stack) follows

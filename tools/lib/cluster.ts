@@ -199,6 +199,17 @@ export async function clusterStatus(name: string = defaultClusterName): Promise<
   };
 }
 
+/** The clusters of this checkout (the default one and those made with `--name`), by name. */
+export function localClusterNames(): string[] {
+  const dir = path.join(kwokWorkdir, "clusters");
+  return existsSync(dir)
+    ? readdirSync(dir, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name)
+        .sort()
+    : [];
+}
+
 /** Starts cluster `name`, or finishes starting it; fast when it is already up. */
 export async function clusterUp(name: string = defaultClusterName): Promise<ClusterStatus> {
   const cluster = localCluster(name);

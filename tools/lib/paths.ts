@@ -30,8 +30,10 @@ export function toolchainBinDir(): string {
 /** Environment for the built tools: toolchain and Node 24 first on PATH, local kubeconfig, private pulumi. */
 export function toolEnv(binDir = toolchainBinDir()): NodeJS.ProcessEnv {
   const nodeBin = path.dirname(process.execPath);
+  // A passphrase file set for the user's own projects would win over the repository's passphrase.
+  const { PULUMI_CONFIG_PASSPHRASE_FILE: _ownProjects, ...ambient } = process.env;
   return {
-    ...process.env,
+    ...ambient,
     PATH: [binDir, nodeBin, path.join(repoRoot, "node_modules/.bin"), process.env.PATH].join(path.delimiter),
     KUBECONFIG: kubeconfigPath,
     KWOK_WORKDIR: path.join(localDir, "kwok"),
@@ -44,8 +46,10 @@ export function pulumiEnv(): Record<string, string> {
   return {
     PULUMI_HOME: path.join(localDir, "pulumi-home"),
     PULUMI_BACKEND_URL: `file://${path.join(localDir, "pulumi-state")}`,
-    // A documented development default; set PULUMI_CONFIG_PASSPHRASE yourself for anything that matters.
-    PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? "myapp-dev",
+    // The repository's own stacks in .local/ have a passphrase of their own (MYAPP_DEV_PASSPHRASE, default
+    // "myapp-dev"): a PULUMI_CONFIG_PASSPHRASE exported for the user's own project (as its README says) would
+    // not open them.
+    PULUMI_CONFIG_PASSPHRASE: process.env.MYAPP_DEV_PASSPHRASE ?? "myapp-dev",
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
     // Plugins come from PULUMI_HOME (registered by version) or next to the pulumi binary, never from PATH.
