@@ -16,7 +16,7 @@
  * annotation dropped, which nothing reads and which are often half of an object's size).
  */
 import type { Logger } from "pino";
-import { GoneError, type KubeClient, type KubeObject } from "../../kube/index.ts";
+import { GoneError, NotFoundError, type KubeClient, type KubeObject } from "../../kube/index.ts";
 import { realClock, sleep, type Clock } from "../../kube/clock.ts";
 import { ObjectStore, type StoreChange } from "./store.ts";
 
@@ -196,10 +196,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     const initialBackoff = this.options.initialBackoffMs ?? 200;
     const maxBackoff = this.options.maxBackoffMs ?? 5_000;
     let backoff = initialBackoff;
+    // Said once until the kind is served: an operator started before its CRD is installed would log a stack
+    // trace every few seconds.
+    let notServedSaid = false;
     const stopped = this.stopping.signal;
     while (!stopped.aborted) {
       try {
         if (this.resourceVersion === undefined) await this.relist();
+        notServedSaid = false;
         const startedAt = this.clock.monotonicMs();
         const { end, events } = await this.watchOnce();
         if (end === "stopped") break;
@@ -220,10 +224,22 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
         // Anything else (a broken connection, 429, 5xx, 403): resume the watch where it was, after a backoff.
         const delayMs = Math.round(backoff * (1 + this.random() * 0.5));
-        this.logger.warn(
-          { err: error, retryInMs: delayMs, relist: this.resourceVersion === undefined },
-          "list/watch failed",
-        );
+        if (error instanceof NotFoundError && this.resourceVersion === undefined) {
+          const { apiVersion, kind } = this.options;
+          if (!notServedSaid) {
+            this.logger.warn(
+              { apiVersion, kind },
+              `the apiserver does not serve ${apiVersion} ${kind} (is its CustomResourceDefinition installed?): ` +
+                "waiting for it",
+            );
+          }
+          notServedSaid = true;
+        } else {
+          this.logger.warn(
+            { err: error, retryInMs: delayMs, relist: this.resourceVersion === undefined },
+            "list/watch failed",
+          );
+        }
         await sleep(this.clock, delayMs, stopped);
         backoff = Math.min(backoff * 2, maxBackoff);
       }

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ForbiddenError, GoneError, ServerError, TooManyRequestsError, TransportError } from "../../../kube/errors.ts";
+import {
+  ForbiddenError,
+  GoneError,
+  NotFoundError,
+  ServerError,
+  TooManyRequestsError,
+  TransportError,
+} from "../../../kube/errors.ts";
 import type { KubeObject } from "../../../kube/client.ts";
 import { informerReadiness } from "../../../operator/runtime/health-server.ts";
 import { Informer, reconnectBackoffCapMs, type InformerOptions } from "../../../operator/runtime/informer.ts";
@@ -260,6 +267,20 @@ describe("Informer", () => {
     await clock.advance(200);
     assert.equal(informer.hasSynced(), true);
     assert.equal(api.listCalls, 2);
+    await informer.stop();
+  });
+
+  it("says once, without a stack trace, that a kind is not served (its CRD not installed yet), then lists it", async () => {
+    const { api, informer, clock, lines } = setup();
+    for (let i = 0; i < 3; i++) api.lists.push(new NotFoundError(404, "404 page not found", "NotFound"));
+    api.lists.push(listOf("7", deployment("a", "5")));
+    informer.start();
+    await settle();
+    for (const step of [200, 400, 800]) await clock.advance(step);
+    assert.equal(informer.hasSynced(), true);
+    const said = lines.filter((line) => /does not serve apps\/v1 Deployment/.test(JSON.stringify(line)));
+    assert.equal(said.length, 1, JSON.stringify(lines));
+    assert.doesNotMatch(JSON.stringify(said[0]), /stack/);
     await informer.stop();
   });
 
