@@ -146,16 +146,20 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
       const cached = cache.get(source);
       // Every request of one fetch (token, manifest, index, chart, their redirects) shares one deadline.
       const bounded = withDeadline(get, options.http?.fetchTimeoutMs ?? 60_000);
-      bytes = cached ?? (await fetchRemote(bounded, policy, caps, chart, source));
       // Kept in the share of the namespace that fetched it (a chart many namespaces use is still kept once); the
       // platform's own chart, which every namespace may use, in no namespace's share.
-      if (!cached) {
-        cache.set(source, bytes, sameChartSource(chart, options.platformChart) ? undefined : namespace);
+      const share = sameChartSource(chart, options.platformChart) ? undefined : namespace;
+      bytes = cached ?? (await fetchRemote(bounded, policy, caps, chart, source));
+      if (!cached) cache.set(source, bytes, share);
+      if (cached && chart.digest !== undefined && chart.digest !== chartDigest(bytes)) {
+        // The copy kept may be older than the repository's (a version published again): fetched once more, and
+        // kept whatever it is. Not dropped: one namespace's wrong pin must not cost the others their copy.
+        bytes = await fetchRemote(bounded, policy, caps, chart, source);
+        cache.set(source, bytes, share);
       }
     }
     const digest = chartDigest(bytes);
     if (chart.digest !== undefined && chart.digest !== digest) {
-      cache.delete(source);
       throw new ChartFetchError(
         `${source} has digest ${digest}, not the pinned ${chart.digest}`,
         "ChartDigestMismatch",

@@ -53,10 +53,10 @@ async function rejection(promise: Promise<unknown>): Promise<ChartFetchError> {
 }
 
 /** A repository serving `index` and the chart at /c-1.0.0.tgz. */
-function repository(index: () => string) {
+function repository(index: () => string, chart: () => Buffer = () => chartBytes) {
   return (request: IncomingMessage, response: ServerResponse) => {
     if (request.url === "/index.yaml") response.end(index());
-    else if (request.url === "/c-1.0.0.tgz") response.end(chartBytes);
+    else if (request.url === "/c-1.0.0.tgz") response.end(chart());
     else response.writeHead(404).end("<html>internal page with secrets</html>");
   };
 }
@@ -190,6 +190,32 @@ test("the platform's own chart is in no namespace's share, whoever fetched it fi
   const before = downloads();
   await fetch(platformChart, "quiet");
   assert.equal(downloads(), before);
+});
+
+test("a wrong digest pin is refused without dropping the copy other namespaces use; a republished chart is refetched", async (t) => {
+  // GIVEN a repository whose chart 1.0.0 one namespace fetched, and which is then published again with other bytes
+  let published = chartBytes;
+  const server = await serve(
+    t,
+    repository(
+      () => helmIndex(),
+      () => published,
+    ),
+  );
+  const downloads = () => server.requests.filter((request) => request.endsWith(".tgz")).length;
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url] });
+  const chart = { repo: server.url, name: "c", version: "1.0.0" };
+  await fetch(chart, "quiet");
+  // WHEN another namespace pins a digest no version has
+  const error = await rejection(fetch({ ...chart, digest: `sha256:${"0".repeat(64)}` }, "pinning"));
+  // THEN it is refused, and the first namespace's copy is still kept (one fetch to look, none after)
+  assert.equal(error.reason, "ChartDigestMismatch");
+  const before = downloads();
+  assert.deepEqual(Buffer.from(await fetch(chart, "quiet")), chartBytes);
+  assert.equal(downloads(), before, "the quiet namespace's chart came from the cache");
+  // AND a pin of the republished bytes gets them, though the kept copy is older
+  published = Buffer.from("republished chart");
+  assert.deepEqual(Buffer.from(await fetch({ ...chart, digest: sha256(published) }, "pinning")), published);
 });
 
 test("5xx, 429 and an unreachable source are transient", async (t) => {
