@@ -6,7 +6,7 @@
  * words the operator's Degraded condition would use. A chart that cannot be fetched yet (say, its ConfigMap is created by
  * the same `pulumi up`) or a missing helm binary only skips this check, with a note.
  */
-import { defaultPodSecurityLevel, serviceTypes, validateSpec } from "../api/index.ts";
+import { defaultPodSecurityLevel, serviceTypes, validateSpec, type ChartSpec } from "../api/index.ts";
 import {
   cachedCapabilities,
   ChartFetchError,
@@ -59,8 +59,21 @@ function previewRenderer(): ChartRenderer {
 /** Longer than this (a slow registry) and preview carries on without the chart check. */
 export const chartPreviewTimeoutMs = 30_000;
 
-/** Renders and dry-runs the chart of `inputs` (which must have one). Never throws: the unexpected becomes a note. */
-export async function chartPreview(client: KubeClient, inputs: InstanceInputs): Promise<ChartPreviewOutcome> {
+/** The chart sources of the platform an instance runs on (MyAppOperator's `chartSources`, its default chart). */
+export interface PlatformChartSources {
+  readonly sources: readonly string[];
+  readonly defaultChart?: ChartSpec;
+}
+
+/**
+ * Renders and dry-runs the chart of `inputs` (which must have one). Never throws: the unexpected becomes a note.
+ * With the platform's chart sources, a chart from elsewhere fails the preview in the operator's words, unfetched.
+ */
+export async function chartPreview(
+  client: KubeClient,
+  inputs: InstanceInputs,
+  platform?: PlatformChartSources,
+): Promise<ChartPreviewOutcome> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<ChartPreviewOutcome>((resolve) => {
     timer = setTimeout(
@@ -70,26 +83,37 @@ export async function chartPreview(client: KubeClient, inputs: InstanceInputs): 
     timer.unref();
   });
   try {
-    return await Promise.race([renderAndDryRun(client, inputs), timeout]);
+    return await Promise.race([renderAndDryRun(client, inputs, platform), timeout]);
   } finally {
     clearTimeout(timer);
   }
 }
 
-async function renderAndDryRun(client: KubeClient, inputs: InstanceInputs): Promise<ChartPreviewOutcome> {
+async function renderAndDryRun(
+  client: KubeClient,
+  inputs: InstanceInputs,
+  platform: PlatformChartSources | undefined,
+): Promise<ChartPreviewOutcome> {
   const verdict = validateSpec(desiredSpec(inputs));
   if (!verdict.ok || !verdict.spec.chart) return { checked: false, note: "no valid chart to render" };
   const chart = verdict.spec.chart;
   const source = describeSource(chart, inputs.namespace);
   try {
-    // On the user's machine the stack is the platform: the source it names is allowed (its host too, private or
-    // not), but no redirect or token service may lead the fetch into a private range.
+    // With the platform's sources, what the operator allows (a namespace's annotation narrows them further: the
+    // webhook and the operator see to that). Without, on the user's machine the stack is the platform: the source
+    // it names is allowed (its host too, private or not), but no redirect or token service may lead the fetch
+    // into a private range.
     const location = chart.oci ?? chart.repo;
     const bytes = await chartSource({
       readConfigMap: (name, namespace) =>
         client.find<KubeObject & { binaryData?: Record<string, string> }>("v1", "ConfigMap", name, namespace),
-      allowedSources: location ? [location] : [],
-      allowListName: "the stack",
+      ...(platform
+        ? {
+            allowedSources: platform.sources,
+            allowListName: "the platform's chartSources",
+            ...(platform.defaultChart ? { platformChart: platform.defaultChart } : {}),
+          }
+        : { allowedSources: location ? [location] : [], allowListName: "the stack" }),
     })(chart, inputs.namespace);
     const rendered = await previewRenderer().render({
       chart: bytes,
@@ -131,6 +155,9 @@ async function renderAndDryRun(client: KubeClient, inputs: InstanceInputs): Prom
     if (error instanceof ChartRenderError) {
       if (/helm binary was not found/.test(error.message)) return { checked: false, note: error.message };
       return { checked: true, failures: [{ property: "chart", reason: renderFailureMessage(source, error) }] };
+    }
+    if (error instanceof ChartFetchError && error.reason === "ChartSourceNotAllowed") {
+      return { checked: true, failures: [{ property: "chart", reason: `ChartSourceNotAllowed: ${error.message}` }] };
     }
     if (error instanceof ChartFetchError) return { checked: false, note: error.message };
     return {

@@ -3,7 +3,7 @@
  * here (clients, schemas, credentials) is captured into state. Pure decisions live in check.ts, diff.ts,
  * manifest.ts and waiting/readiness.ts, the waits in waiting/; this file does the I/O around them.
  */
-import { apiVersion, kind } from "../api/index.ts";
+import { apiVersion, kind, type ChartSpec } from "../api/index.ts";
 import { ConflictError, TransportError, type KubeClient } from "../kube/index.ts";
 import { clusterIdentity, recordedIdentity } from "../kube/cluster-identity.ts";
 import { formatObjectKey, parseObjectKey } from "../kube/object-key.ts";
@@ -19,7 +19,7 @@ import { flushOnShutdown, NoteBoard } from "./notes.ts";
 import { applyInstance, waitUntilGone, waitUntilReady } from "./waiting/instance-wait.ts";
 import { assessReadiness } from "./waiting/readiness.ts";
 import { newReconcileRequest } from "./reconcile-request.ts";
-import { chartPreview } from "./chart-preview.ts";
+import { chartPreview, type PlatformChartSources } from "./chart-preview.ts";
 import { missingStorageClass, serverCheck } from "./server-check.ts";
 
 /** `pulumi.dynamic.CheckResult`. */
@@ -82,7 +82,7 @@ async function checkInstance(olds: PropertyBag, news: PropertyBag): Promise<Chec
     );
   }
   if (checked.chart === undefined) return { inputs };
-  const preview = await chartPreview(client, checked);
+  const preview = await chartPreview(client, checked, platformChartSources(news["platformChartSources"]));
   if (!preview.checked) {
     notes.add(
       `chart ${preview.note}`,
@@ -92,6 +92,17 @@ async function checkInstance(olds: PropertyBag, news: PropertyBag): Promise<Chec
     return { inputs };
   }
   return preview.failures.length > 0 ? { inputs, failures: preview.failures } : { inputs };
+}
+
+/** The platform's chart sources as the program passed them (resource.ts), if it did. */
+function platformChartSources(value: unknown): PlatformChartSources | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  const { sources, defaultChart } = value as { sources?: unknown; defaultChart?: unknown };
+  if (!Array.isArray(sources) || !sources.every((source) => typeof source === "string")) return undefined;
+  return {
+    sources,
+    ...(defaultChart !== null && typeof defaultChart === "object" ? { defaultChart: defaultChart as ChartSpec } : {}),
+  };
 }
 
 /**

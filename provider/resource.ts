@@ -25,6 +25,8 @@ export interface InstancePlatform extends pulumi.Resource {
     readonly context?: string;
     readonly source: string;
   }>;
+  /** The platform's chart sources, when it has them (MyAppOperator): a preview then refuses what it would. */
+  readonly settings?: { readonly chartSources: readonly string[]; readonly defaultChart?: ChartSpec | undefined };
 }
 
 /**
@@ -206,6 +208,9 @@ export class MyAppInstance extends pulumi.CustomResource {
       // The ownership marker, fixed when the program runs: plain strings, nothing secret.
       owner: `${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`,
       logicalName: name,
+      // The platform's chart sources, so a preview refuses a chart from elsewhere as the operator would, without
+      // a request (see chart-preview.ts). Not an input either: check drops it.
+      platformChartSources: platformChartSources(args.platform),
       // Whether the engine is previewing: check asks the apiserver only then (see impl.ts). Not an input of the
       // instance: check drops it, so it is never stored or diffed.
       previewing: pulumi.runtime.isDryRun(),
@@ -241,6 +246,18 @@ export class MyAppInstance extends pulumi.CustomResource {
       Error.stackTraceLimit = stackTraceLimit;
     }
   }
+}
+
+/** What a preview needs of the platform's chart settings; undefined for a platform that does not say. */
+function platformChartSources(
+  platform: InstancePlatform | undefined,
+): { readonly sources: string[]; readonly defaultChart?: ChartSpec } | undefined {
+  const settings = platform?.settings;
+  if (!settings || !Array.isArray(settings.chartSources)) return undefined;
+  return {
+    sources: [...settings.chartSources],
+    ...(settings.defaultChart ? { defaultChart: settings.defaultChart } : {}),
+  };
 }
 
 /**

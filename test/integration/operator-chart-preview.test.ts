@@ -8,6 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
@@ -111,4 +113,37 @@ test("preview renders the chart: template errors and rejected objects fail it wi
   // Not there yet: skipped with a note, not failed.
   const missing = await chartPreview(client, inputs(namespace, { configMap: "created-later" }));
   assert.deepEqual(missing, { checked: false, note: `ConfigMap ${namespace}/created-later does not exist` });
+});
+
+test("with the platform's chart sources, a chart from elsewhere fails the preview in the operator's words, unfetched", async (t) => {
+  // GIVEN a repository that counts its requests, and a platform that allows ConfigMap charts only
+  const requests: string[] = [];
+  const server = createServer((request, response) => {
+    requests.push(request.url ?? "");
+    response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => server.close());
+  const repo = `http://127.0.0.1:${(server.address() as AddressInfo).port}/charts`;
+  const chart = { repo, name: "app", version: "1.0.0" };
+  // WHEN an instance's chart comes from that repository
+  const refused = await chartPreview(client, inputs("default", chart), { sources: [] });
+  // THEN the preview fails naming the source and the platform's setting, and nothing was requested
+  assert.deepEqual(refused, {
+    checked: true,
+    failures: [
+      {
+        property: "chart",
+        reason:
+          `ChartSourceNotAllowed: chart app 1.0.0 from ${repo} is not an allowed chart source: the platform allows ` +
+          "ConfigMap charts only (the platform's chartSources); use a chart in a ConfigMap, or ask the platform to " +
+          "add the source",
+      },
+    ],
+  });
+  assert.deepEqual(requests, []);
+  // AND a source the platform allows is fetched as before (here: not there, so the check is skipped with a note)
+  const allowed = await chartPreview(client, inputs("default", chart), { sources: [repo] });
+  assert.equal(allowed.checked, false);
+  assert.ok(requests.length > 0);
 });
