@@ -2,8 +2,10 @@
  * Large rendered documents are parsed on a worker thread, not on the event loop every tenant, webhook and lease
  * renewal is served from. js-yaml cannot be interrupted, and what a document costs it follows its nodes, not its
  * bytes: 2.9 MiB of flow items (`[1,1,…]`) took 0.6–1.6 s and ~230 MiB of heap, where a 3 MiB string takes 20 ms.
- * On the thread a document is bounded in both: a deadline (the thread is ended) and a heap of its own
- * ({@link parseThreadHeapMiB}, which components/node-heap.ts leaves room for in the container).
+ * On the thread a document is bounded in both: a deadline, and a heap of {@link parseThreadHeapMiB} (which
+ * components/chart-limits.ts leaves room for in the container); past either the thread is ended. The heap is
+ * watched from here, not only set as the thread's `resourceLimits`: a `--max-old-space-size` in NODE_OPTIONS, as
+ * the container runs with, is process-wide and overrides them (nodejs/node#43991).
  *
  * One thread, started on the first large document and ended after {@link idleMs} without one, parses one document
  * at a time; the value comes back by structured clone, which keeps what js-yaml made (own `__proto__` keys, shared
@@ -24,6 +26,9 @@ export const parseDeadlineMs = 20_000;
 
 /** The thread ends after this long without a document, giving its memory back. */
 const idleMs = 30_000;
+
+/** How often the thread's heap is looked at while it parses: what it may grow past the bound in between. */
+const heapWatchMs = 20;
 
 /** What the thread answers: the parse, or why the document is refused. */
 export type ThreadParse = { readonly value: unknown; readonly expandedBytes: number } | { readonly refusal: string };
@@ -60,6 +65,7 @@ export class ParseThread {
   #worker: Worker | undefined;
   #current: Job | undefined;
   #deadline: NodeJS.Timeout | undefined;
+  #heapWatch: NodeJS.Timeout | undefined;
   #idle: NodeJS.Timeout | undefined;
 
   constructor(options: ParseThreadOptions = {}) {
@@ -92,30 +98,53 @@ export class ParseThread {
     }
     clearTimeout(this.#idle);
     this.#current = job;
-    const worker = (this.#worker ??= this.#start());
+    let worker: Worker;
+    try {
+      worker = this.#worker ??= this.#start();
+    } catch (error) {
+      this.#settle((failed) => failed.reject(error instanceof Error ? error : new Error(String(error))));
+      return;
+    }
     worker.ref();
     this.#deadline = setTimeout(
       () => void this.#end({ refusal: `it took longer than ${this.#deadlineMs / 1000} s to parse` }),
       this.#deadlineMs,
     );
+    this.#heapWatch = setInterval(() => {
+      worker.getHeapStatistics().then(
+        ({ used_heap_size: used }) => {
+          if (this.#current === job && this.#worker === worker && used > this.#heapMiB * 1024 * 1024) {
+            void this.#end(this.#outOfMemory());
+          }
+        },
+        () => undefined, // the thread ended meanwhile
+      );
+    }, heapWatchMs).unref();
     worker.postMessage({ text: job.text, budget: job.budget } satisfies ParseRequest);
+  }
+
+  #outOfMemory(): ThreadParse {
+    return { refusal: `it needs more than ${this.#heapMiB} MiB of memory to parse` };
   }
 
   #start(): Worker {
     const worker = new Worker(this.#workerUrl, {
       name: parseWorkerName,
+      // None of the process's own flags: the thread needs none, and some are not allowed on a thread (an entry
+      // point's --input-type, say), which would fail every large document.
+      execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: this.#heapMiB, maxYoungGenerationSizeMb: 8 },
     });
+    // Only the thread parsing now speaks for the document parsing now: an ended thread's late answer or error
+    // (one queued as its deadline struck) would otherwise settle the next document, perhaps another tenant's.
     worker.on("message", (parse: ThreadParse | { readonly fault: string }) => {
+      if (this.#worker !== worker) return;
       if ("fault" in parse) this.#settle((job) => job.reject(new Error(parse.fault)));
       else this.#settle((job) => job.resolve(parse));
     });
     worker.on("error", (error: Error & { code?: string }) => {
-      if (error.code === "ERR_WORKER_OUT_OF_MEMORY") {
-        void this.#end({ refusal: `it needs more than ${this.#heapMiB} MiB of memory to parse` });
-      } else {
-        void this.#end(error);
-      }
+      if (this.#worker !== worker) return;
+      void this.#end(error.code === "ERR_WORKER_OUT_OF_MEMORY" ? this.#outOfMemory() : error);
     });
     worker.on("exit", (code) => {
       // A thread this class ended has already settled its document; one that stopped by itself has not.
@@ -142,6 +171,7 @@ export class ParseThread {
     const job = this.#current;
     if (job === undefined) return;
     clearTimeout(this.#deadline);
+    clearInterval(this.#heapWatch);
     this.#current = undefined;
     settle(job);
     this.#next();

@@ -80,7 +80,8 @@ export async function readDocuments(stream: string): Promise<RenderDocument[]> {
   for (const text of stream.split(/^---[ \t]*$/m)) {
     const budget = maxExpandedRenderBytes - expandedBytes;
     let parsed;
-    if (text.length >= offThreadFromBytes) {
+    // (A document over the apiserver's limit is refused inline, unread: no need to copy it to the thread.)
+    if (text.length >= offThreadFromBytes && Buffer.byteLength(text) <= maxDocumentBytes) {
       const parse = await parseOnThread(text, budget);
       if ("refusal" in parse) throw new RenderYamlError(parse.refusal, text);
       parsed = parse;

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { after, describe, it } from "node:test";
 import { readManifests } from "../../../chart/index.ts";
 import { parseWorkerUrl, ParseThread, parseThreadHeapMiB } from "../../../chart/render-yaml-thread.ts";
@@ -38,6 +39,41 @@ describe("ParseThread", () => {
     assert.deepEqual(refused, { refusal: "it needs more than 16 MiB of memory to parse" });
     const next = await made.parse("a: 1\n", maxDocumentBytes);
     assert.deepEqual(next, { value: { a: 1 }, expandedBytes: 0 });
+  });
+
+  it("settles each document with its own answer, not with a late one of a thread its deadline ended", async () => {
+    // GIVEN a short deadline, and an event loop held while the thread answers the first document: when it is free,
+    // the deadline fires first (timers run before the answer is delivered) and ends that thread
+    const made = thread({ deadlineMs: 300 });
+    const first = made.parse("job: 1\n", maxDocumentBytes);
+    setImmediate(() => {
+      const until = performance.now() + 1_500;
+      while (performance.now() < until); // holds the event loop, as a busy operator would
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const second = made.parse("job: 2\n", maxDocumentBytes);
+    // THEN the first is refused for its deadline, and the second gets its own value, not the first's late answer
+    assert.deepEqual(await first, { refusal: "it took longer than 0.3 s to parse" });
+    assert.deepEqual(await second, { value: { job: 2 }, expandedBytes: 0 });
+  });
+
+  it("holds its heap bound though the process's --max-old-space-size overrides the thread's own limit", () => {
+    // GIVEN the container's Node flags (components/node-heap.ts), which make V8 ignore a worker's resourceLimits
+    const script = [
+      `import { ParseThread } from ${JSON.stringify(new URL("../../../chart/render-yaml-thread.ts", import.meta.url).href)};`,
+      "const thread = new ParseThread();",
+      'const answer = await thread.parse(`items: [${Array(1_400_000).fill("1").join(",")}]\\n`, 3 * 1024 * 1024);',
+      "console.log(JSON.stringify(answer));",
+      "await thread.close();",
+    ].join("\n");
+    const printed = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      env: { ...process.env, NODE_OPTIONS: "--max-old-space-size=672 --max-semi-space-size=1" },
+    });
+    // THEN a document that needs more than the thread's 128 MiB is refused all the same
+    assert.deepEqual(JSON.parse(printed), {
+      refusal: `it needs more than ${parseThreadHeapMiB} MiB of memory to parse`,
+    });
   });
 
   it("refuses a document that takes longer than the deadline", async () => {
