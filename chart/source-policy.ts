@@ -24,6 +24,18 @@ export interface SourcePolicy {
   readonly listedOrigins: ReadonlySet<string>;
 }
 
+/**
+ * What the chart engine allows: the platform's list, and the location of its own default chart (which every
+ * namespace may use, whatever the list says).
+ */
+export function chartSourcesWithDefault(
+  sources: readonly string[],
+  defaultChart: { readonly oci?: string | undefined; readonly repo?: string | undefined } | undefined,
+): string[] {
+  const location = defaultChart?.oci ?? defaultChart?.repo;
+  return location === undefined ? [...sources] : [...sources, location];
+}
+
 /** The policy for a list of prefixes (already checked with {@link chartSourceProblems}). */
 export function sourcePolicy(allowed: readonly string[]): SourcePolicy {
   const normalized = allowed.map(normalizePrefix);

@@ -22,7 +22,7 @@ import {
   minRenderMemoryMiB,
   type RenderLimits,
 } from "../chart/render-limits.ts";
-import { chartSourceProblems } from "../chart/source-policy.ts";
+import { chartSourceProblems, chartSourcesWithDefault } from "../chart/source-policy.ts";
 import {
   parseAllowedRegistries,
   parseDuration,
@@ -300,7 +300,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
       requireExpandableStorage: values["require-expandable-storage"] ?? env.MYAPP_REQUIRE_EXPANDABLE_STORAGE === "true",
       maxValuesKiB: renderLimits.valuesKiB,
       // What the chart engine allows (chart-wiring.ts): the list, and the platform's own default chart's source.
-      chartSources: [...sources, ...[chart?.oci ?? chart?.repo].filter((location) => location !== undefined)],
+      chartSources: chartSourcesWithDefault(sources, chart),
       ...(chart ? { defaultChart: chart } : {}),
     },
     webhook: webhookOptions(values, env),

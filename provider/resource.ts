@@ -13,6 +13,7 @@ import type {
 } from "../api/index.ts";
 import type { ClusterIdentity } from "../kube/cluster-identity.ts";
 import { unknownArguments } from "../api/argument-names.ts";
+import { chartSourcesWithDefault } from "../chart/source-policy.ts";
 import { providerModuleText } from "./provider.ts";
 
 /**
@@ -249,13 +250,14 @@ export class MyAppInstance extends pulumi.CustomResource {
 }
 
 /** What a preview needs of the platform's chart settings; undefined for a platform that does not say. */
-function platformChartSources(
+export function platformChartSources(
   platform: InstancePlatform | undefined,
 ): { readonly sources: string[]; readonly defaultChart?: ChartSpec } | undefined {
   const settings = platform?.settings;
   if (!settings || !Array.isArray(settings.chartSources)) return undefined;
+  // As the operator's chart engine allows (operator/options.ts): the list and the default chart's location.
   return {
-    sources: [...settings.chartSources],
+    sources: chartSourcesWithDefault(settings.chartSources, settings.defaultChart),
     ...(settings.defaultChart ? { defaultChart: settings.defaultChart } : {}),
   };
 }

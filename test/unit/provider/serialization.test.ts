@@ -125,3 +125,17 @@ test("a misspelled argument stops the program, naming it and the arguments there
       ),
   );
 });
+
+test("an instance passes its platform's chart sources as the operator allows them: the list and the default chart", async () => {
+  const { platformChartSources } = await import("../../../provider/resource.ts");
+  const defaultChart = { oci: "oci://ghcr.io/acme/charts/app", version: "1.2.0" };
+  const platform = (settings: unknown) => ({ settings }) as never;
+  assert.deepEqual(platformChartSources(platform({ chartSources: ["https://charts.example.com/"], defaultChart })), {
+    sources: ["https://charts.example.com/", "oci://ghcr.io/acme/charts/app"],
+    defaultChart,
+  });
+  assert.deepEqual(platformChartSources(platform({ chartSources: [] })), { sources: [] });
+  // A platform that does not say (or no platform): the preview allows what the stack names, as before.
+  assert.equal(platformChartSources(platform(undefined)), undefined);
+  assert.equal(platformChartSources(undefined), undefined);
+});
