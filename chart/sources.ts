@@ -153,9 +153,11 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
       if (!cached) cache.set(source, bytes, share);
       if (cached && chart.digest !== undefined && chart.digest !== chartDigest(bytes)) {
         // The copy kept may be older than the repository's (a version published again): fetched once more, and
-        // kept whatever it is. Not dropped: one namespace's wrong pin must not cost the others their copy.
-        bytes = await fetchRemote(bounded, policy, caps, chart, source);
-        cache.set(source, bytes, share);
+        // kept if it changed. Not dropped, nor moved into this namespace's share: one namespace's wrong pin must
+        // not cost the others their copy.
+        const fresh = await fetchRemote(bounded, policy, caps, chart, source);
+        if (chartDigest(fresh) !== chartDigest(bytes)) cache.set(source, fresh, share);
+        bytes = fresh;
       }
     }
     const digest = chartDigest(bytes);
