@@ -6,6 +6,7 @@
  */
 import * as z from "zod";
 import { dns1123SubdomainPattern, maxDns1123SubdomainLength } from "./dns-names.ts";
+import { patternMessageKey } from "./structural.ts";
 
 /** The spec fields the operator maps into chart values, in the order the docs list them. */
 export const valuePathFields = ["replicas", "imageRepository", "imageTag", "imageDigest", "port", "storage"] as const;
@@ -217,6 +218,7 @@ export const chartSchema = z
             `packed chart, as \`kubectl create configmap NAME --from-file=${chartConfigMapKey}=./chart-1.2.3.tgz\` ` +
             "makes it. Works offline. The operator does not watch the ConfigMap: for a new chart version create a " +
             "new ConfigMap and point configMap at it (an edit in place is picked up at the next resync).",
+          [patternMessageKey]: `spec.chart.configMap ${chartRules.configMap}`,
         })
         .optional(),
       oci: reference(
@@ -235,7 +237,10 @@ export const chartSchema = z
         .string({ error: chartRules.name })
         .max(253, { error: chartRules.name })
         .regex(/^[A-Za-z0-9_.-]+$/, { error: chartRules.name })
-        .meta({ description: "The chart's name in the repository; only with repo." })
+        .meta({
+          description: "The chart's name in the repository; only with repo.",
+          [patternMessageKey]: `spec.chart.name ${chartRules.name}`,
+        })
         .optional(),
       version: z
         .string({ error: chartRules.version })
@@ -245,6 +250,7 @@ export const chartSchema = z
           description:
             "Exact chart version; required with oci and repo, not used with configMap (the ConfigMap holds one " +
             "chart). Changing it renders the new chart version and rolls the application out.",
+          [patternMessageKey]: `spec.chart.version ${chartRules.version}`,
         })
         .optional(),
       digest: z

@@ -14,6 +14,7 @@ import {
   maxImageReferenceLength,
 } from "./image-reference.ts";
 import { compareQuantities, parseQuantity, unsignedQuantityPattern, wholeBytesQuantityPattern } from "./quantity.ts";
+import { patternMessageKey } from "./structural.ts";
 
 /** Most replicas: int32, the limit of Deployment, StatefulSet and the scale subresource alike. */
 export const maxReplicas = 2_147_483_647;
@@ -161,6 +162,7 @@ const storageSchema = z
       "Size of the persistent volume each replica gets, as a whole number of bytes with an optional suffix or " +
       `exponent, such as 10Gi, 500M or 1536Mi (no fractions), from 1 byte to ${maxStorage}. Without it the ` +
       "application has no persistent volume. It may grow but never shrink, and once set it cannot be removed.",
+    [patternMessageKey]: `spec.storage ${specRules.storage}`,
     "x-kubernetes-validations": storageRules,
   });
 
@@ -180,8 +182,18 @@ function resourceListSchema(what: "requests" | "limits") {
   return z
     .strictObject(
       {
-        cpu: resourceQuantitySchema.meta({ description: "CPU, in cores: 250m, 0.5, 2." }).optional(),
-        memory: resourceQuantitySchema.meta({ description: "Memory, in bytes: 256Mi, 1Gi." }).optional(),
+        cpu: resourceQuantitySchema
+          .meta({
+            description: "CPU, in cores: 250m, 0.5, 2.",
+            [patternMessageKey]: `spec.resources.${what}.cpu ${specRules.resourceQuantity}`,
+          })
+          .optional(),
+        memory: resourceQuantitySchema
+          .meta({
+            description: "Memory, in bytes: 256Mi, 1Gi.",
+            [patternMessageKey]: `spec.resources.${what}.memory ${specRules.resourceQuantity}`,
+          })
+          .optional(),
       },
       { error: (issue) => (issue.code === "invalid_type" ? "must be an object" : undefined) },
     )
@@ -255,6 +267,7 @@ export const myAppInstanceSpecSchema = z
             `path is lower case; the name (registry and path) has at most ${maxImageNameLength} characters, the ` +
             `whole reference at most ${maxImageReferenceLength}. Changing it rolls the pods out; status.image ` +
             "shows it once every replica runs it.",
+          [patternMessageKey]: `spec.image ${specRules.image}`,
           "x-kubernetes-validations": [
             {
               rule: `size(self.find('${imageNamePattern}')) <= ${maxImageNameLength}`,
@@ -281,6 +294,7 @@ export const myAppInstanceSpecSchema = z
           description:
             "StorageClass of the volumes; needs storage. Leave it out to use the cluster's default class. It " +
             "cannot change once storage is set, because volumes keep the class they were provisioned with.",
+          [patternMessageKey]: `spec.storageClassName ${specRules.storageClassName}`,
         })
         .optional(),
       storageReclaimPolicy: z

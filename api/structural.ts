@@ -4,7 +4,9 @@
  * - `additionalProperties: false` next to `properties` is forbidden; the apiserver's strict field validation
  *   rejects unknown fields instead (zod's strict objects do the same on our side);
  * - a free-form object is `x-kubernetes-preserve-unknown-fields: true` without `additionalProperties`;
- * - keys come out in one fixed order, so the generated YAML diffs cleanly whatever zod's internals do.
+ * - keys come out in one fixed order, so the generated YAML diffs cleanly whatever zod's internals do;
+ * - a `pattern` marked with {@link patternMessageKey} becomes a CEL rule with that message: the apiserver's own
+ *   error for a pattern prints the regular expression, which tells a user nothing.
  */
 import { byCodeUnits } from "./code-unit-order.ts";
 
@@ -51,6 +53,12 @@ const keyOrder = [
   "required",
 ];
 
+/**
+ * Meta key of a zod string schema: the message of its regex, for the CRD. The CRD then checks the pattern with a
+ * CEL rule saying this instead of OpenAPI's `pattern` (`kubectl apply` printed `should match '^(?:(?:(?:[a-zA-Z0-9]|…`).
+ */
+export const patternMessageKey = "x-myapp-pattern-message";
+
 // JSON Schema that a structural schema cannot hold: a zod schema that needs these cannot become a CRD as is.
 const unsupported = ["$ref", "$defs", "definitions", "anyOf", "oneOf", "allOf", "not", "const"];
 
@@ -62,8 +70,10 @@ export function toStructuralSchema(schema: Record<string, unknown>): StructuralS
   const found = unsupported.find((key) => key in schema);
   if (found !== undefined) throw new Error(`${found} cannot appear in a structural schema: ${JSON.stringify(schema)}`);
   const out: Record<string, unknown> = {};
+  const patternMessage = schema[patternMessageKey];
+  const patternAsRule = typeof patternMessage === "string" && typeof schema["pattern"] === "string";
   const keys = Object.keys(schema)
-    .filter((key) => key !== "$schema")
+    .filter((key) => key !== "$schema" && key !== patternMessageKey && !(patternAsRule && key === "pattern"))
     .sort((a, b) => rank(a) - rank(b) || byCodeUnits(a, b));
   for (const key of keys) {
     const value = schema[key];
@@ -75,7 +85,19 @@ export function toStructuralSchema(schema: Record<string, unknown>): StructuralS
     else if (key === "properties" && isRecord(value)) out[key] = mapValues(value, toStructuralSchema);
     else out[key] = value;
   }
+  if (patternAsRule) {
+    const rules = Array.isArray(schema["x-kubernetes-validations"]) ? schema["x-kubernetes-validations"] : [];
+    out["x-kubernetes-validations"] = [
+      { rule: `self.matches(${celString(schema["pattern"] as string)})`, message: patternMessage },
+      ...rules,
+    ];
+  }
   return out as StructuralSchema;
+}
+
+/** `text` as a CEL string literal: single-quoted, its backslashes and quotes escaped. */
+function celString(text: string): string {
+  return `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
 }
 
 function rank(key: string): number {

@@ -185,6 +185,31 @@ describe("every corpus case gets the same verdict from zod and the apiserver", (
   }
 });
 
+describe("a value that does not match its field's pattern", () => {
+  // kubectl prints the apiserver's message: OpenAPI's `pattern` would print the regular expression itself.
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ["spec.image", { image: "Not An Image" }, /spec\.image must be an OCI image reference/],
+    ["spec.storage", { storage: "1.5Gi" }, /spec\.storage must be a whole number of bytes/],
+    ["spec.storageClassName", { storage: "1Gi", storageClassName: "Fast_SSD" }, /must be a StorageClass name/],
+    ["spec.resources.limits.cpu", { resources: { limits: { cpu: "lots" } } }, /spec\.resources\.limits\.cpu must be/],
+    ["spec.chart.version", { chart: { configMap: "c", version: "^1.0" } }, /spec\.chart\.version must be an exact/],
+  ];
+  for (const [field, spec, says] of cases) {
+    test(`${field} is refused saying what is allowed, not the regular expression`, async () => {
+      const verdict = await dryRunCreate({
+        apiVersion,
+        kind,
+        metadata: { name: "corpus-pattern" },
+        spec: { image: "nginx", ...spec },
+      });
+      assert.equal(verdict.ok, false);
+      assert.ok(namesField(verdict.fields, field), `${field}: ${verdict.message}`);
+      assert.match(verdict.message, says);
+      assert.doesNotMatch(verdict.message, /should match/);
+    });
+  }
+});
+
 describe("spec updates: CEL transition rules and checkSpecTransition agree", () => {
   for (const transition of transitionCases()) {
     test(transition.name, async () => {

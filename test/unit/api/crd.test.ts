@@ -140,9 +140,17 @@ describe("openApiV3Schema is a structural schema", () => {
     for (const name of ["image", "storage", "storageClassName"]) assert.ok(property(name).maxLength, name);
   });
 
-  test("uses the very patterns zod uses", () => {
-    assert.equal(property("image").pattern, imageReferencePattern);
-    assert.equal(property("storage").pattern, wholeBytesQuantityPattern);
+  test("checks the very patterns zod uses, with a CEL rule that says what is allowed instead of printing them", () => {
+    for (const [field, pattern] of [
+      ["image", imageReferencePattern],
+      ["storage", wholeBytesQuantityPattern],
+    ] as const) {
+      assert.equal(property(field).pattern, undefined, `${field}: no OpenAPI pattern, whose error prints the regex`);
+      const [first] = property(field)["x-kubernetes-validations"] as { rule: string; message: string }[];
+      const literal = /^self\.matches\('(.*)'\)$/.exec(first?.rule ?? "")?.[1] ?? assert.fail(first?.rule);
+      assert.equal(literal.replaceAll("\\\\", "\\"), pattern, `${field}: the pattern, as a CEL string`);
+      assert.match(first?.message ?? "", new RegExp(`^spec\\.${field} must be `));
+    }
   });
 
   test("carries the CEL rules, each message naming its field", () => {
@@ -164,18 +172,28 @@ describe("openApiV3Schema is a structural schema", () => {
         [".spec", ".storageClassName"],
         [".spec", ".chart.valuePaths.imageDigest"],
         [".spec.image", ""],
+        [".spec.image", ""],
         [".spec.storage", ""],
         [".spec.storage", ""],
+        [".spec.storage", ""],
+        [".spec.storageClassName", ""],
         [".spec.chart", ""],
         [".spec.chart", ".version"],
         [".spec.chart", ".name"],
         [".spec.chart", ".name"],
+        [".spec.chart.configMap", ""],
         [".spec.chart.oci", ""],
         [".spec.chart.oci", ""],
         [".spec.chart.repo", ""],
+        [".spec.chart.name", ""],
+        [".spec.chart.version", ""],
         ...valuePathFields.map((field) => [`.spec.chart.valuePaths.${field}`, ""]),
         [".spec.resources", ".requests.cpu"],
         [".spec.resources", ".requests.memory"],
+        [".spec.resources.requests.cpu", ""],
+        [".spec.resources.requests.memory", ""],
+        [".spec.resources.limits.cpu", ""],
+        [".spec.resources.limits.memory", ""],
       ],
     );
     for (const rule of rules)
