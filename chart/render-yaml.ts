@@ -31,6 +31,17 @@ export const maxDocumentBytes = 3 * 1024 * 1024;
 export const maxExpandedNodes = 1_000_000;
 
 /**
+ * Characters that can separate or open YAML nodes (`,`, line breaks, `[` and `{`) a document may hold: every node
+ * but the first follows one, and a key and its value share one, so a document has at most twice as many nodes plus
+ * one. js-yaml spends ~160 bytes of heap and ~0.5 µs on a node before anything else can bound it (1.4 million flow
+ * items took 230 MiB and a second or more; a flow map of a million nodes ran the parsing thread out of its 128
+ * MiB), so a document with more is refused unread, in a few ms: at most 500,000 nodes, ~80 MiB and ~0.5 s. Text
+ * inside a string counts too, but an object etcd stores (1.5 MiB) has one of these every 6 characters only if it
+ * is made of them.
+ */
+export const maxNodeSeparators = 250_000;
+
+/**
  * What the aliases of one render may expand its objects to together, in characters of JSON: a few hundred aliases
  * of one 1 MiB string are within the node budget but 450 MiB once written out.
  */
@@ -120,6 +131,13 @@ export function parseBounded(text: string, budget: number): { value: unknown; ex
         `${mebibytes(maxDocumentBytes)} MiB in one object`,
     );
   }
+  const separators = nodeSeparators(text);
+  if (separators > maxNodeSeparators) {
+    throw new RenderYamlError(
+      `it holds ${separators} commas, line breaks and opening brackets, which YAML nodes follow; a document may ` +
+        `hold at most ${maxNodeSeparators}`,
+    );
+  }
   let values: unknown[];
   try {
     values = loadAll(text, { schema: CORE_SCHEMA, maxDepth });
@@ -143,6 +161,16 @@ export function parseBounded(text: string, budget: number): { value: unknown; ex
     );
   }
   return { value, expandedBytes: expanded.bytes };
+}
+
+/** How many characters of `text` are `,`, a line break, `[` or `{`. */
+function nodeSeparators(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 44 || code === 10 || code === 91 || code === 123) count++;
+  }
+  return count;
 }
 
 /** The size of a value written out: its nodes, and about the characters of its JSON. */

@@ -434,8 +434,8 @@ export const attacks: readonly Attack[] = [
     "flow-items",
     "charts",
     "1.4 million YAML flow items (2.8 MiB) in a crds/ file posing as a template: ~230 MiB and a second or more of " +
-      "js-yaml, which held the event loop every tenant is served from",
-    { condition: "Degraded", reason: "ChartRenderFailed", message: /needs more than 128 MiB of memory to parse/ },
+      "js-yaml, which held the event loop every tenant is served from; refused unread for its separators",
+    { condition: "Degraded", reason: "ChartRenderFailed", message: /commas, line breaks and opening brackets/ },
     {
       "deployment.yaml": deployment(),
       "crds/items.yaml":

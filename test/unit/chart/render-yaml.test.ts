@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import {
   maxDocumentBytes,
   maxExpandedNodes,
+  maxNodeSeparators,
   parseDocument,
   readDocuments,
   RenderYamlError,
@@ -82,6 +83,14 @@ describe("parseDocument", () => {
     // Two copies are 2 MiB: an object the apiserver would take.
     const two = parseDocument(`a: &a "${"x".repeat(1024 * 1024)}"\nb: *a\n`) as { a: string; b: string };
     assert.equal(two.b.length, 1024 * 1024);
+  });
+
+  it("refuses unread a document with more commas, line breaks and opening brackets than nodes it may have", () => {
+    const items = (count: number) => `items: [${Array(count).fill("1").join(",")}]\n`;
+    // n items: n - 1 commas, a bracket and a line break
+    const limit = maxNodeSeparators - 1;
+    assert.equal((parseDocument(items(limit)) as { items: number[] }).items.length, limit);
+    assert.throws(() => parseDocument(items(limit + 1)), /it holds 250001 commas, line breaks and opening/);
   });
 
   it("refuses two documents where one is expected", () => {
