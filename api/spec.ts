@@ -241,11 +241,28 @@ const resourcesSchema = z
   );
 
 /** The spec schema. Unknown fields are errors, as with the apiserver's strict field validation. */
+/**
+ * A number field's rule, and what was given when it is not a number at all: `pulumi preview` shows a value as
+ * `{3}` whether it is 3 or "3" (a config value read with `config.get`, say), so the message says which.
+ */
+function numberRule(rule: string): (issue: { readonly input?: unknown }) => string {
+  return ({ input }) => {
+    if (input === undefined || typeof input === "number") return rule;
+    const given =
+      typeof input === "string"
+        ? `the string ${JSON.stringify(input.slice(0, 32))}`
+        : input === null
+          ? "null"
+          : `a ${Array.isArray(input) ? "list" : typeof input}`;
+    return `${rule}, not ${given}`;
+  };
+}
+
 export const myAppInstanceSpecSchema = z
   .strictObject(
     {
       replicas: z
-        .int({ error: specRules.replicas })
+        .int({ error: numberRule(specRules.replicas) })
         .min(0, { error: specRules.replicas })
         .max(maxReplicas, { error: specRules.replicas })
         .default(defaultReplicas)
@@ -276,7 +293,7 @@ export const myAppInstanceSpecSchema = z
           ] satisfies CelRule[],
         }),
       port: z
-        .int({ error: specRules.port })
+        .int({ error: numberRule(specRules.port) })
         .min(1, { error: specRules.port })
         .max(65535, { error: specRules.port })
         .default(defaultPort)

@@ -224,6 +224,14 @@ describe("checkInputs: unknown values during preview", () => {
     assert.equal(inputs["storageReclaimPolicy"], "Retain");
   });
 
+  test("a number given as a string says so: preview shows {3} for both", () => {
+    const { failures } = checkInputs({}, { ...minimal, replicas: "3", port: true });
+    assert.deepEqual(failures, [
+      { property: "replicas", reason: 'must be an integer from 0 to 2147483647, not the string "3"' },
+      { property: "port", reason: "must be an integer from 1 to 65535, not a boolean" },
+    ]);
+  });
+
   test("a known bad field still fails next to an unknown one", () => {
     const { failures } = checkInputs({}, { ...minimal, image: unknownValue, port: 0 });
     assert.deepEqual(failures, [{ property: "port", reason: "must be an integer from 1 to 65535" }]);
