@@ -66,6 +66,8 @@ export class ParseThread {
   #current: Job | undefined;
   #deadline: NodeJS.Timeout | undefined;
   #heapWatch: NodeJS.Timeout | undefined;
+  /** The most heap the thread was seen using for the document being parsed. */
+  #seenUsed = 0;
   #idle: NodeJS.Timeout | undefined;
 
   constructor(options: ParseThreadOptions = {}) {
@@ -113,9 +115,9 @@ export class ParseThread {
     this.#heapWatch = setInterval(() => {
       worker.getHeapStatistics().then(
         ({ used_heap_size: used }) => {
-          if (this.#current === job && this.#worker === worker && used > this.#heapMiB * 1024 * 1024) {
-            void this.#end(this.#outOfMemory());
-          }
+          if (this.#current !== job || this.#worker !== worker) return;
+          this.#seenUsed = Math.max(this.#seenUsed, used);
+          if (used > this.#heapMiB * 1024 * 1024) void this.#end(this.#outOfMemory());
         },
         () => undefined, // the thread ended meanwhile
       );
@@ -166,14 +168,25 @@ export class ParseThread {
     await worker?.terminate();
   }
 
-  /** Settles the document being parsed, if any, and starts the next. */
+  /**
+   * Settles the document being parsed, if any, and starts the next. A thread seen holding a quarter of its heap is
+   * ended too: what the heap watch sees includes garbage, which a process-wide --max-old-space-size lets the
+   * thread keep, so the next document (perhaps another tenant's) starts on a fresh heap rather than on its remains.
+   */
   #settle(settle: (job: Job) => void): void {
     const job = this.#current;
     if (job === undefined) return;
     clearTimeout(this.#deadline);
     clearInterval(this.#heapWatch);
     this.#current = undefined;
+    const heavy = this.#seenUsed > (this.#heapMiB * 1024 * 1024) / 4;
+    this.#seenUsed = 0;
     settle(job);
+    const worker = this.#worker;
+    if (heavy && worker) {
+      this.#worker = undefined;
+      void worker.terminate();
+    }
     this.#next();
   }
 }

@@ -31,15 +31,14 @@ export const maxDocumentBytes = 3 * 1024 * 1024;
 export const maxExpandedNodes = 1_000_000;
 
 /**
- * Characters that can separate or open YAML nodes (`,`, line breaks, `[` and `{`) a document may hold: every node
- * but the first follows one, and a key and its value share one, so a document has at most twice as many nodes plus
- * one. js-yaml spends ~160 bytes of heap and ~0.5 µs on a node before anything else can bound it (1.4 million flow
- * items took 230 MiB and a second or more; a flow map of a million nodes ran the parsing thread out of its 128
- * MiB), so a document with more is refused unread, in a few ms: at most 500,000 nodes, ~80 MiB and ~0.5 s. Text
- * inside a string counts too, but an object etcd stores (1.5 MiB) has one of these every 6 characters only if it
- * is made of them.
+ * Commas, line breaks and opening brackets a document may hold: a cheap filter, in a few ms, for the documents
+ * that are nothing but nodes (1.4 million flow items, `[1,1,…]`, took js-yaml 230 MiB and a second or more). It
+ * bounds nothing (a line of nested `- - - x` holds many nodes and no separator, and text in a block scalar counts
+ * though it holds none): the parsing thread's heap and deadline are the bounds (render-yaml-thread.ts). Set so
+ * that no object etcd stores (1.5 MiB) comes near it: data of 0s and 1s separated by commas has one every two
+ * characters, 750,000.
  */
-export const maxNodeSeparators = 250_000;
+export const maxNodeSeparators = 1_000_000;
 
 /**
  * What the aliases of one render may expand its objects to together, in characters of JSON: a few hundred aliases
@@ -135,7 +134,7 @@ export function parseBounded(text: string, budget: number): { value: unknown; ex
   if (separators > maxNodeSeparators) {
     throw new RenderYamlError(
       `it holds ${separators} commas, line breaks and opening brackets, which YAML nodes follow; a document may ` +
-        `hold at most ${maxNodeSeparators}`,
+        `hold at most ${maxNodeSeparators} (no object etcd stores comes near)`,
     );
   }
   let values: unknown[];
@@ -163,12 +162,12 @@ export function parseBounded(text: string, budget: number): { value: unknown; ex
   return { value, expandedBytes: expanded.bytes };
 }
 
-/** How many characters of `text` are `,`, a line break, `[` or `{`. */
+/** How many characters of `text` are `,`, a line break (`\n` or `\r`), `[` or `{`. */
 function nodeSeparators(text: string): number {
   let count = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (code === 44 || code === 10 || code === 91 || code === 123) count++;
+    if (code === 44 || code === 10 || code === 13 || code === 91 || code === 123) count++;
   }
   return count;
 }

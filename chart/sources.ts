@@ -152,9 +152,9 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
       bytes = cached ?? (await fetchRemote(bounded, policy, caps, chart, source));
       if (!cached) cache.set(source, bytes, share);
       if (cached && chart.digest !== undefined && chart.digest !== chartDigest(bytes)) {
-        // The copy kept may be older than the repository's (a version published again): fetched once more, and
-        // kept if it changed. Not dropped, nor moved into this namespace's share: one namespace's wrong pin must
-        // not cost the others their copy.
+        // The copy kept may be older than the repository's (a version published again): fetched once more. The
+        // same bytes stay where they were kept (a wrong pin moves nor drops the copy other namespaces use); changed
+        // bytes replace them, in the share of the namespace that fetched them, as any fetch's.
         const fresh = await fetchRemote(bounded, policy, caps, chart, source);
         if (chartDigest(fresh) !== chartDigest(bytes)) cache.set(source, fresh, share);
         bytes = fresh;
