@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import { z } from "zod";
 import type { MyAppInstanceSpec, MyAppInstanceSpecInput } from "../../../api/index.ts";
 import { myAppInstanceSpecSchema, validateSpec } from "../../../api/index.ts";
+import { maxSpecFields } from "../../../api/validate.ts";
 
 function issuesOf(input: unknown): { path: string; message: string }[] {
   const verdict = validateSpec(input);
@@ -18,6 +19,30 @@ describe("validateSpec", () => {
       ok: true,
       spec: { image: "nginx", replicas: 1, port: 8080, storageReclaimPolicy: "Retain" },
     });
+  });
+
+  test("refuses a spec of hundreds of thousands of fields as one issue, not one per unknown key", () => {
+    // Unknown keys in the spec and in a nested object: the apiserver drops them; a forged review need not
+    const keys = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, 1]));
+    for (const input of [
+      { image: "nginx", ...keys(200_000) },
+      { image: "nginx", resources: { requests: keys(200_000) } },
+    ]) {
+      assert.deepEqual(issuesOf(input), [
+        {
+          path: "spec",
+          message:
+            `has more than ${maxSpecFields} fields outside spec.values, where a MyAppInstance spec has a few ` +
+            "dozen (unknown fields are rejected, not dropped)",
+        },
+      ]);
+    }
+    // A typo is still named on its own, and large values are the values' business (their own size limit)
+    assert.deepEqual(
+      issuesOf({ image: "nginx", replica: 2 }).map((issue) => issue.path),
+      ["spec.replica"],
+    );
+    assert.equal(validateSpec({ image: "nginx", values: keys(maxSpecFields * 10) }).ok, true);
   });
 
   test("keeps what the user set", () => {
