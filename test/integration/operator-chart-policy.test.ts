@@ -14,7 +14,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test, type TestContext } from "node:test";
-import { apiVersion, kind } from "../../api/index.ts";
+import { apiVersion, kind, reconcileRequestAnnotation } from "../../api/index.ts";
 import { adminClient, testNamespace, type Typed } from "../support/cluster.ts";
 import { helmBinary, packChart } from "../support/helm.ts";
 import {
@@ -197,7 +197,17 @@ test("charts that break policy are refused before anything is applied; nothing i
   // THEN the second is refused and the first keeps its Secret, for good: no flapping between them
   const second = await waitForInstance(client, namespace, "second", "refused", degradedWith("ChildOwnedElsewhere"));
   assert.match(conditionOf(second, "Degraded")?.message ?? "", /^Secret\/shared already exists/);
-  await new Promise((resolve) => setTimeout(resolve, 5000));
+  // Both are reconciled again, twice each, on request (the slow lane would look at the refused one only in 300 s)
+  for (const request of ["again-1", "again-2"]) {
+    for (const name of ["first", "second"]) {
+      await client.mergePatch(apiVersion, kind, name, namespace, {
+        metadata: { annotations: { [reconcileRequestAnnotation]: request } },
+      });
+      await waitForInstance(client, namespace, name, `reconciled on ${request}`, (i) => {
+        return i.status?.lastHandledReconcileAt === request;
+      });
+    }
+  }
   const sharedLater = await client.get<Secret>("v1", "Secret", "shared", namespace);
   assert.equal(sharedLater.metadata.resourceVersion, shared.metadata.resourceVersion, "the shared Secret changed");
   assert.equal(Buffer.from(sharedLater.data?.["password"] ?? "", "base64").toString(), "first");

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import os from "node:os";
-import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
@@ -19,7 +19,6 @@ import { findPrlimit, GuestFailure, runGuest } from "../../../chart/guest-proces
 import { ByteBoundedLru, namespaceShareBytes } from "../../../chart/lru-cache.ts";
 import { chartArchive } from "../../support/chart-archive.ts";
 import {
-  ChartRenderError,
   defaultRenderCacheBytes,
   defaultRenderLimits,
   fairSlots,
@@ -266,88 +265,23 @@ test("at most K renders run at once, a repeated render is served from the cache"
   const dir = await mkdtemp(path.join(tmpdir(), "myapp-fake-helm-"));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const fake = path.join(dir, "helm");
-  await writeFile(fake, `#!/bin/sh\nsleep 0.4\nprintf -- '---\\n# Source: c/templates/a.yaml\\nkind: ConfigMap\\n'\n`);
+  const runs = path.join(dir, "runs");
+  await writeFile(
+    fake,
+    `#!/bin/sh\necho run >> ${runs}\nsleep 0.4\nprintf -- '---\\n# Source: c/templates/a.yaml\\nkind: ConfigMap\\n'\n`,
+  );
   await chmod(fake, 0o755);
   const renderer = helmRenderer({ binary: fake, maxConcurrentRenders: 2 });
   const chart = await chartArchive();
   const render = (n: number) => renderer.render({ chart, release: "r", namespace: "n", values: { n } });
-  let started = performance.now();
+  const started = performance.now();
   await Promise.all([1, 2, 3, 4].map(render));
   // Four renders of 0.4 s, two at a time: at least two rounds.
   assert.ok(performance.now() - started >= 780, `took ${Math.round(performance.now() - started)} ms`);
-  started = performance.now();
   const again = await render(1);
-  assert.ok(performance.now() - started < 100, "served from the cache");
   assert.match(again.manifest, /kind: ConfigMap/);
+  assert.equal((await readFile(runs, "utf8")).split("\n").filter(Boolean).length, 4, "the repeated render ran helm");
 });
-
-/** The real helm, if this machine has one (not built here: that is the toolchain's job). */
-function realHelm(): string | undefined {
-  const candidates = [
-    process.env["MYAPP_HELM"],
-    process.env["MYAPP_TOOLCHAIN_BIN"] && path.join(process.env["MYAPP_TOOLCHAIN_BIN"], "helm"),
-  ];
-  return candidates.find((candidate): candidate is string => !!candidate && existsSync(candidate));
-}
-
-/** A packed chart with one template, made with helm itself. */
-async function hostileChart(helm: string, template: string): Promise<Uint8Array> {
-  const { execFile } = await import("node:child_process");
-  const { promisify } = await import("node:util");
-  const { readFile, mkdir } = await import("node:fs/promises");
-  const dir = await mkdtemp(path.join(tmpdir(), "myapp-hostile-"));
-  try {
-    await mkdir(path.join(dir, "hostile/templates"), { recursive: true });
-    await writeFile(path.join(dir, "hostile/Chart.yaml"), "apiVersion: v2\nname: hostile\nversion: 0.1.0\n");
-    await writeFile(path.join(dir, "hostile/templates/cm.yaml"), template);
-    await promisify(execFile)(helm, ["package", path.join(dir, "hostile"), "-d", dir], { env: { ...env, HOME: dir } });
-    return await readFile(path.join(dir, "hostile-0.1.0.tgz"));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-const helm = realHelm();
-test(
-  "the real helm: a looping, a memory-hungry, a huge and a many-object chart each fail on their own limit, and a good chart still renders",
-  { skip: helm ? false : "no helm binary yet (set MYAPP_HELM)" },
-  async () => {
-    const binary = helm ?? "";
-    // A 2 MiB output limit: helm holds its whole render in memory (and parses it to sort), so an output far past the
-    // default 16 MiB would hit the memory limit first.
-    const renderer = helmRenderer({ binary, limits: { ...defaultRenderLimits, cpuSeconds: 5, outputMiB: 2 } });
-    const cases = [
-      // Nested ranges: 10^9 iterations of nothing, CPU only.
-      { limit: "cpu", template: "{{ range until 100000 }}{{ range until 10000 }}{{ end }}{{ end }}" },
-      // A string doubled thirty times: 1 GiB.
-      { limit: "memory", template: '{{ $x := "ab" }}{{ range until 30 }}{{ $x = print $x $x }}{{ end }}{{ $x }}' },
-      // 4 MiB of YAML, within memory.
-      {
-        limit: "output",
-        template: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  x: {{ "a" | repeat 4000000 }}\n',
-      },
-      // 600 small ConfigMaps: 30 KiB of output, over the default 500 objects.
-      {
-        limit: "objects",
-        template:
-          "{{ range $i := until 600 }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x{{ $i }}\n{{ end }}\n",
-      },
-    ];
-    for (const { limit, template } of cases) {
-      const chart = await hostileChart(binary, template);
-      await assert.rejects(
-        renderer.render({ chart, release: "r", namespace: "n", values: {} }),
-        (error: unknown) =>
-          error instanceof ChartRenderError &&
-          error.reason === "ChartRenderLimit" &&
-          error.message.includes(`--render-${limit}`),
-      );
-    }
-    const good = await hostileChart(binary, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n");
-    const rendered = await renderer.render({ chart: good, release: "r", namespace: "n", values: {} });
-    assert.match(rendered.manifest, /name: ok/);
-  },
-);
 
 /** Two render slots whose jobs log their start and run until their gate is opened. */
 function gatedSlots() {
