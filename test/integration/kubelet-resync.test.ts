@@ -71,15 +71,30 @@ it("a terminating pod kwok failed to delete is deleted once the resync touches i
     spec: { policyName: policy, validationActions: ["Deny"] },
   });
   await waitFor("the policy in effect", async () => ((await forcedDeleteRefused()) ? true : undefined));
+  // How often the apiserver has refused a request by the policy (the probe's dry-runs so far), from its metrics
+  const refusals = async () => {
+    const metrics = await client.raw("/metrics");
+    const series = metrics
+      .split("\n")
+      .find(
+        (line) =>
+          line.startsWith("apiserver_validating_admission_policy_check_duration_seconds_count{") &&
+          line.includes('enforcement_action="deny"') &&
+          line.includes(`policy="${policy}"`),
+      );
+    return Number(series?.split(" ").at(-1) ?? 0);
+  };
+  const refusedBefore = await refusals();
   await client.create(pod("stuck"));
   await waitFor("the pod Running", async () =>
     (await getPod("stuck"))?.status?.phase === "Running" ? true : undefined,
   );
 
-  // WHEN it is deleted: once its grace period is over, kwok's delete is refused ...
+  // WHEN it is deleted: kwok's delete is refused ...
   await client.delete("v1", "Pod", "stuck", namespace);
   const deadline = Date.parse((await getPod("stuck"))?.metadata.deletionTimestamp ?? "");
   assert.ok(!Number.isNaN(deadline), "the pod is terminating");
+  await waitFor("kwok's delete refused", async () => ((await refusals()) > refusedBefore ? true : undefined));
   // ... and then allowed again
   await unbind();
   await waitFor("the policy out of effect", async () => ((await forcedDeleteRefused()) ? undefined : true));

@@ -80,16 +80,15 @@ test("an idle informer resumes server-closed watches without relisting and sees 
         intervalMs: 20,
       },
     );
-    // THEN a change made right then arrives within about a second
+    // THEN a change made right then arrives through the resumed watch: not after a relist (counted below) nor after
+    // the watchdog's idle restart (tens of seconds); how fast is the benchmark's (bench/informer-latency.ts)
     const started = performance.now();
     await client.create(configMap(`after-${round}`, namespace, String(round)));
     const arrived = await waitFor(`add after-${round}`, async () => seen.get(`add after-${round}=${round}`), {
       timeoutMs: 10_000,
       intervalMs: 10,
     });
-    const latencyMs = arrived - started;
-    t.diagnostic(`round ${round}: change seen ${Math.round(latencyMs)} ms after the create`);
-    assert.ok(latencyMs < 1000, `change seen after ${Math.round(latencyMs)} ms`);
+    t.diagnostic(`round ${round}: change seen ${Math.round(arrived - started)} ms after the create`);
   }
   assert.equal(count(lines, "listed"), 1, "closed watches resumed from the last resourceVersion, no relist");
   assert.equal(count(lines, "list/watch failed"), 0);

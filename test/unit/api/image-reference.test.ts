@@ -66,10 +66,11 @@ describe("isImageReference follows distribution/reference", () => {
     for (const unit of units) {
       for (const last of ["!", ":", "@", "/", "-", "."]) {
         const input = unit.repeat(maxImageReferenceLength).slice(0, maxImageReferenceLength - 1) + last;
-        // WHEN the regexp runs THEN it answers within a few milliseconds, not seconds
+        // WHEN the regexp runs THEN it answers in milliseconds (~0.05 ms here); a backtracking blow-up on 255
+        // characters would take longer than the universe has, so the bound leaves a busy machine a second
         const started = performance.now();
         imageReferenceRegExp.test(input);
-        assert.ok(performance.now() - started < 100, `${JSON.stringify(unit)} + ${last} is slow`);
+        assert.ok(performance.now() - started < 1000, `${JSON.stringify(unit)} + ${last} is slow`);
       }
     }
   });
