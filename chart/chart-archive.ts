@@ -1,13 +1,7 @@
 /**
  * The packed chart helm is given: rebuilt from what the operator itself read of the tenant's archive, after a look
- * at what its `values.schema.json` files would make helm load.
- *
- * Helm validates values against each schema with loaders for `file://`, `http://` and `https://`
- * (helm.sh/helm/v4 pkg/chart/common/util/jsonschema.go), and the chart is the tenant's: a `$ref` made the
- * operator's helm GET any address (loopback, in-cluster Services, a cloud's metadata endpoint; 20,000 requests in
- * one render) and read files in its container (a relative `$ref` resolves against `file:///values.schema.json`),
- * beyond every check of chart/http-get.ts. A render is hermetic, so a schema may refer only within itself (`#…`) or
- * to the JSON Schema drafts, which Helm's validator holds in memory.
+ * at what its `values.schema.json` files would make helm load (schema-references.ts: a `$ref` made the operator's
+ * helm GET any address, 20,000 requests in one render, and read files in its container).
  *
  * Two tar readers never agree on every archive (typeflags, PAX and GNU long names, global headers, sparse names,
  * number fields): one that Go's archive/tar reads as a schema and tar-stream reads as something else would pass any
@@ -18,22 +12,33 @@
  * schemas are the chart's and its subcharts' (pkg/chart/v2/loader/load.go).
  *
  * Bounded in the operator's memory and time, since it runs in the operator's process: Helm's own 100 MiB of
- * unpacked files for all nested archives at once, 10,000 files, 16 MiB a file (the render's output limit), and
- * schemas of at most 1 MiB each and 4 MiB together before they are parsed.
+ * unpacked files for all nested archives at once, and what gunzip yields in all (headers, padding, what follows the
+ * archive's end: 380 subcharts of a tiny archive and 256 MiB of zeros each packed to 330 KiB and unpacked for
+ * minutes) at most that and a KiB an entry more; 10,000 entries of any type, 16 MiB a file (the render's output
+ * limit), and schemas of at most 1 MiB each and 4 MiB together before they are parsed, the large ones on the
+ * parsing thread.
  */
 import { once } from "node:events";
 import { posix } from "node:path";
-import { Readable } from "node:stream";
+import { Readable, Transform } from "node:stream";
 import { createGunzip, createGzip } from "node:zlib";
 import { extract, pack } from "tar-stream";
+import { offThreadFromBytes } from "./render-yaml.ts";
+import { schemaProblemOnThread } from "./render-yaml-thread.ts";
+import { schemaReferenceProblem } from "./schema-references.ts";
 
 /** The chart helm is to render, or why it is not rendered. */
 export type RebuiltChart = { readonly archive: Uint8Array } | { readonly problem: string };
 
 /** Helm's own bound on what a chart unpacks to (MaxDecompressedChartSize); here for all nested archives at once. */
 export const maxUnpackedBytes = 100 * 1024 * 1024;
-/** Files of a chart, nested archives' included. */
-export const maxFiles = 10_000;
+/** Entries of a chart (files, directories, links), nested archives' included. */
+export const maxEntries = 10_000;
+/**
+ * What gunzip may yield for a chart, nested archives' included: its files, and a KiB an entry for the header and
+ * padding. Counted as it is unpacked, whatever the tar says: zeros after the archive's end are read all the same.
+ */
+export const maxInflatedBytes = maxUnpackedBytes + maxEntries * 1024;
 /** One file: no chart file may be larger than a render's output. */
 export const maxFileBytes = 16 * 1024 * 1024;
 /** One values.schema.json, and all of them, before any is parsed. */
@@ -41,13 +46,6 @@ export const maxSchemaBytes = 1024 * 1024;
 export const maxSchemasBytes = 4 * 1024 * 1024;
 /** Archives inside archives (`charts/*.tgz` of a subchart's `charts/`). */
 const maxNesting = 8;
-
-/** `$schema` and `$ref` targets Helm's validator answers from memory: the drafts' meta-schemas (draftFromURL). */
-const draftMetaSchema =
-  /^https?:\/\/json-schema\.org\/(schema|draft\/2020-12\/schema|draft\/2019-09\/schema|draft-0[467]\/schema)(#.*)?$/;
-
-/** The keywords whose string value names a schema to load. */
-const loadingKeywords = new Set(["$ref", "$dynamicRef", "$recursiveRef", "$schema"]);
 
 /** The chart's schema and its directory subcharts' (`charts/<name>/…/values.schema.json`). */
 const schemaPath = /^(charts\/[^/]+\/)*values\.schema\.json$/;
@@ -59,14 +57,16 @@ class ChartArchiveProblem extends Error {}
 
 interface Budget {
   bytes: number;
-  files: number;
+  entries: number;
+  inflated: number;
   schemaBytes: number;
 }
 
 /** Rebuilds `archive` (a .tgz) for helm, or says what in it is refused. */
 export async function rebuildChart(archive: Uint8Array): Promise<RebuiltChart> {
   try {
-    return { archive: await rebuild(archive, "", 0, { bytes: maxUnpackedBytes, files: maxFiles, schemaBytes: 0 }) };
+    const budget = { bytes: maxUnpackedBytes, entries: maxEntries, inflated: maxInflatedBytes, schemaBytes: 0 };
+    return { archive: await rebuild(archive, "", 0, budget) };
   } catch (error) {
     if (error instanceof ChartArchiveProblem) return { problem: error.message };
     throw error;
@@ -83,17 +83,21 @@ async function rebuild(archive: Uint8Array, where: string, nesting: number, budg
   output.pipe(zipped);
   const entries = extract();
   const unzipped = Readable.from([archive]).pipe(createGunzip());
+  const counted = unzipped.pipe(inflatedWithin(budget));
   unzipped.on("error", (error) => entries.destroy(error));
-  unzipped.pipe(entries);
+  counted.on("error", (error) => entries.destroy(error));
+  counted.pipe(entries);
   try {
     for await (const entry of entries) {
       const { name, size, type, mtime } = entry.header;
+      if (--budget.entries < 0) {
+        throw new ChartArchiveProblem(`the chart has more than ${maxEntries} entries (files, directories, links)`);
+      }
       // Directories, links, devices: not files of a chart (Helm reads a link as an empty file; none is needed).
       if (type !== "file") {
         entry.resume();
         continue;
       }
-      if (--budget.files < 0) throw new ChartArchiveProblem(`the chart has more than ${maxFiles} files`);
       budget.bytes -= size;
       if (budget.bytes < 0) {
         throw new ChartArchiveProblem(`the chart unpacks to more than ${maxUnpackedBytes / (1024 * 1024)} MiB`);
@@ -117,7 +121,7 @@ async function rebuild(archive: Uint8Array, where: string, nesting: number, budg
       const read = Buffer.concat(data);
       let content: Uint8Array = read;
       if (isSchema) {
-        const problem = referenceProblem(read, `${where}${path}`);
+        const problem = await schemaProblem(read, `${where}${path}`);
         if (problem) throw new ChartArchiveProblem(problem);
       } else if (path !== undefined && archivePath.test(path)) {
         content = await rebuild(content, `${where}${path}: `, nesting + 1, budget);
@@ -134,6 +138,7 @@ async function rebuild(archive: Uint8Array, where: string, nesting: number, budg
     throw new ChartArchiveProblem(`${where || "the chart archive "}cannot be read as a gzipped tar: ${why}`);
   } finally {
     unzipped.destroy();
+    counted.destroy();
     entries.destroy();
   }
   output.finalize();
@@ -149,34 +154,28 @@ function helmPath(name: string): string | undefined {
   return cleaned === "." || cleaned.startsWith("..") || cleaned.startsWith("/") ? undefined : cleaned;
 }
 
-/** A reference of one schema file that is neither within it nor to a draft's meta-schema. */
-function referenceProblem(bytes: Buffer, file: string): string | undefined {
-  const text = bytes.toString("utf8").replace(/^\uFEFF/, "");
-  let schema: unknown;
-  try {
-    schema = JSON.parse(text);
-  } catch (error) {
-    return `${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`;
-  }
-  // Iterative: a schema may nest deeper than the stack.
-  const stack: unknown[] = [schema];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (node === null || typeof node !== "object") continue;
-    for (const [key, value] of Object.entries(node)) {
-      if (
-        loadingKeywords.has(key) &&
-        typeof value === "string" &&
-        !value.startsWith("#") &&
-        !draftMetaSchema.test(value)
-      ) {
-        return (
-          `${file} refers to ${JSON.stringify(value.slice(0, 200))} (${key}): the operator renders charts without ` +
-          "network or files, so a schema may refer only within itself (#/…) or to a JSON Schema draft"
+/** Passes what gunzip yields while the chart's budget lasts; past it, fails with the reason. */
+function inflatedWithin(budget: Budget): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      budget.inflated -= chunk.length;
+      if (budget.inflated < 0) {
+        done(
+          new ChartArchiveProblem(
+            `the chart unpacks to more than ${maxInflatedBytes / (1024 * 1024)} MiB (tar headers, padding, data ` +
+              "after the archive's end and subchart archives included)",
+          ),
         );
+      } else {
+        done(null, chunk);
       }
-      if (value !== null && typeof value === "object") stack.push(value);
-    }
-  }
-  return undefined;
+    },
+  });
+}
+
+/** The schema's problem: small ones checked here, large ones on the parsing thread (JSON.parse of 1 MiB of nested
+ * arrays holds the event loop ~350 ms). */
+function schemaProblem(bytes: Buffer, file: string): Promise<string | undefined> | string | undefined {
+  const text = bytes.toString("utf8");
+  return text.length >= offThreadFromBytes ? schemaProblemOnThread(text, file) : schemaReferenceProblem(text, file);
 }

@@ -33,13 +33,15 @@ const heapWatchMs = 20;
 /** What the thread answers: the parse, or why the document is refused. */
 export type ThreadParse = { readonly value: unknown; readonly expandedBytes: number } | { readonly refusal: string };
 
-/** A request to the thread: a document and what its aliases may expand to (render-yaml.ts's budget). */
-export interface ParseRequest {
-  readonly text: string;
-  readonly budget: number;
-}
+/**
+ * A request to the thread: a document and what its aliases may expand to (render-yaml.ts's budget), or a chart's
+ * values schema whose references to check (schema-references.ts; the answer's value is the problem, or null).
+ */
+export type ParseRequest =
+  { readonly text: string; readonly budget: number } | { readonly text: string; readonly schemaFile: string };
 
-interface Job extends ParseRequest {
+interface Job {
+  readonly request: ParseRequest;
   readonly resolve: (parse: ThreadParse) => void;
   readonly reject: (error: Error) => void;
 }
@@ -78,8 +80,13 @@ export class ParseThread {
 
   /** Parses `text` on the thread; resolves with the value or the refusal, rejects only on a fault of the thread. */
   parse(text: string, budget: number): Promise<ThreadParse> {
+    return this.run({ text, budget });
+  }
+
+  /** Runs `request` on the thread: the answer, or the refusal; rejects only on a fault of the thread. */
+  run(request: ParseRequest): Promise<ThreadParse> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ text, budget, resolve, reject });
+      this.#queue.push({ request, resolve, reject });
       this.#next();
     });
   }
@@ -122,7 +129,7 @@ export class ParseThread {
         () => undefined, // the thread ended meanwhile
       );
     }, heapWatchMs).unref();
-    worker.postMessage({ text: job.text, budget: job.budget } satisfies ParseRequest);
+    worker.postMessage(job.request);
   }
 
   #outOfMemory(): ThreadParse {
@@ -196,4 +203,11 @@ let shared: ParseThread | undefined;
 /** The process's parsing thread, started on first use. */
 export function parseOnThread(text: string, budget: number): Promise<ThreadParse> {
   return (shared ??= new ParseThread()).parse(text, budget);
+}
+
+/** What is wrong with a large values schema (schema-references.ts), checked on the process's parsing thread. */
+export async function schemaProblemOnThread(text: string, schemaFile: string): Promise<string | undefined> {
+  const answer = await (shared ??= new ParseThread()).run({ text, schemaFile });
+  if ("refusal" in answer) return `${schemaFile} cannot be checked: ${answer.refusal}`;
+  return typeof answer.value === "string" ? answer.value : undefined;
 }

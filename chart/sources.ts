@@ -61,14 +61,17 @@ export interface FetchCaps {
   readonly indexBytes: number;
   /** A packed chart (.tgz, or an OCI chart layer). @default 10 MiB */
   readonly chartBytes: number;
-  /** An OCI manifest. @default 4 MiB (the distribution spec's recommended limit) */
+  /**
+   * An OCI manifest. @default 64 KiB: a chart's is ~1 KiB (a config and a layer or two), and it is parsed on the
+   * event loop (4 MiB of nested arrays, the distribution spec's limit for images, took 0.7 s and 116 MiB)
+   */
   readonly manifestBytes: number;
 }
 
 export const defaultFetchCaps: FetchCaps = {
   indexBytes: 16 * 1024 * 1024,
   chartBytes: 10 * 1024 * 1024,
-  manifestBytes: 4 * 1024 * 1024,
+  manifestBytes: 64 * 1024,
 };
 
 export interface ChartSourceOptions {
@@ -286,15 +289,7 @@ async function fromRegistry(
   // A manifest fetched by tag has no descriptor to check against but the registry's own digest header.
   const claimed = manifestResponse.headers["docker-content-digest"];
   if (typeof claimed === "string") verifyDigest(manifestResponse.body, claimed, `${oci}:${tag}'s manifest`);
-  let manifest: { layers?: Descriptor[] };
-  try {
-    manifest = JSON.parse(manifestResponse.body.toString("utf8")) as { layers?: Descriptor[] };
-  } catch {
-    throw new ChartFetchError(`${oci}:${tag}'s manifest is not JSON`);
-  }
-  const layer = Array.isArray(manifest.layers)
-    ? manifest.layers.find((candidate) => candidate?.mediaType === chartLayerMediaType)
-    : undefined;
+  const layer = chartLayerOf(manifestResponse.body, `${oci}:${tag}`);
   if (typeof layer?.digest !== "string" || !/^sha256:[a-f0-9]{64}$/.test(layer.digest)) {
     throw new ChartFetchError(
       `${oci}:${tag} is not a Helm chart (no ${chartLayerMediaType} layer with a sha256 digest)`,
@@ -309,6 +304,20 @@ async function fromRegistry(
   const blob = await authorized(new URL(`${base}/blobs/${layer.digest}`), "the chart layer", maxBytes);
   verifyDigest(blob.body, layer.digest, `${oci}:${tag}'s chart layer`);
   return blob.body;
+}
+
+/** The chart layer's descriptor in a manifest (only it is kept while the layer is fetched). */
+function chartLayerOf(body: Buffer, where: string): Descriptor | undefined {
+  let manifest: { layers?: Descriptor[] };
+  try {
+    manifest = JSON.parse(body.toString("utf8")) as { layers?: Descriptor[] };
+  } catch {
+    throw new ChartFetchError(`${where}'s manifest is not JSON`);
+  }
+  const layer = Array.isArray(manifest.layers)
+    ? manifest.layers.find((candidate) => candidate?.mediaType === chartLayerMediaType)
+    : undefined;
+  return layer && { mediaType: layer.mediaType, digest: layer.digest, size: layer.size };
 }
 
 function verifyDigest(bytes: Buffer, expected: string, what: string): void {

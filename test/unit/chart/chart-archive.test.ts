@@ -6,10 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { extract } from "tar-stream";
+import { extract, pack } from "tar-stream";
 import { Readable } from "node:stream";
-import { createGunzip } from "node:zlib";
-import { maxSchemaBytes, maxUnpackedBytes, rebuildChart } from "../../../chart/chart-archive.ts";
+import { createGunzip, gunzipSync, gzipSync } from "node:zlib";
+import {
+  maxEntries,
+  maxInflatedBytes,
+  maxSchemaBytes,
+  maxUnpackedBytes,
+  rebuildChart,
+} from "../../../chart/chart-archive.ts";
 import { chartArchive as archive } from "../../support/chart-archive.ts";
 
 const chartYaml = "apiVersion: v2\nname: app\nversion: 0.1.0\n";
@@ -107,5 +113,59 @@ describe("rebuildChart", () => {
     );
     const huge = await archive({ "app/Chart.yaml": chartYaml, "app/big.bin": new Uint8Array(maxUnpackedBytes + 1) });
     assert.match((await problemOf(huge)) ?? "", /unpacks to more than 100 MiB/);
+  });
+
+  it("counts what gunzip yields, not what the tar says: zeros after the archive's end, in the chart and its subcharts", async () => {
+    // GIVEN a chart whose gzip goes on past the tar's end with zeros (tar readers skip them, 1,000:1 packed), and
+    // one whose two subchart archives do so with 60 MiB each: each file within every bound the tar states
+    const trailing = (tar: Uint8Array, bytes: number) =>
+      new Uint8Array(gzipSync(Buffer.concat([gunzipSync(tar), Buffer.alloc(bytes)])));
+    const plain = await archive({ "app/Chart.yaml": chartYaml });
+    const padded = trailing(plain, maxInflatedBytes);
+    const sub = async (name: string) =>
+      trailing(await archive({ [`${name}/Chart.yaml`]: chartYaml.replace("app", name) }), 60 * 1024 * 1024);
+    const nested = await archive({
+      "app/Chart.yaml": chartYaml,
+      "app/charts/a.tgz": await sub("a"),
+      "app/charts/b.tgz": await sub("b"),
+    });
+    assert.ok(padded.length < 256 * 1024 && nested.length < 256 * 1024, "each packs small");
+    // WHEN each is rebuilt THEN each is refused, saying what counted
+    for (const chart of [padded, nested]) {
+      assert.match((await problemOf(chart)) ?? "", /unpacks to more than 109\.\d+ MiB \(tar headers, padding, data/);
+    }
+    // AND a chart with some padding of its own still rebuilds
+    assert.ok("archive" in (await rebuildChart(trailing(plain, 1024 * 1024))));
+  });
+
+  it("counts every entry, directories and links too", async () => {
+    const tar = pack();
+    const chunks: Buffer[] = [];
+    tar.on("data", (chunk) => chunks.push(chunk as Buffer));
+    const ended = new Promise<void>((resolve) => tar.on("end", () => resolve()));
+    tar.entry({ name: "app/Chart.yaml" }, chartYaml);
+    for (let i = 0; i < maxEntries; i++) tar.entry({ name: `app/d${i}/`, type: "directory" });
+    tar.finalize();
+    await ended;
+    assert.equal(
+      await problemOf(gzipSync(Buffer.concat(chunks))),
+      "the chart has more than 10000 entries (files, directories, links)",
+    );
+  });
+
+  it("checks a large schema as a small one (off the event loop)", async () => {
+    // GIVEN schemas of 300 KiB: nested arrays beside a reference outside, and the same within
+    const filler = "[".repeat(20) + "]".repeat(20) + ",";
+    const big = (reference: string) =>
+      JSON.stringify({ properties: { x: { $ref: reference } } }).replace(
+        /}$/,
+        `, "filler": [${filler.repeat((300 * 1024) / filler.length)}0]}`,
+      );
+    const files = (schema: string) => ({ "app/Chart.yaml": chartYaml, "app/values.schema.json": schema });
+    // WHEN each is rebuilt THEN the one referring outside is refused naming the file, the other passes
+    const outside = await problemOf(await archive(files(big("http://10.0.0.1/s.json"))));
+    assert.match(outside ?? "", /^values\.schema\.json refers to "http:\/\/10\.0\.0\.1\/s\.json" \(\$ref\)/);
+    assert.equal(await problemOf(await archive(files(big("#/definitions/x")))), undefined);
+    assert.match((await problemOf(await archive(files(`${big("#/x")} trailing`)))) ?? "", /is not JSON/);
   });
 });

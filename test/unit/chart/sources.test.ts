@@ -408,6 +408,28 @@ test("a manifest whose bytes do not match the registry's digest is refused", asy
   assert.equal(error.reason, "ChartDigestMismatch");
 });
 
+test("a manifest larger than a chart's needs is refused while reading, before it is parsed", async (t) => {
+  // GIVEN a registry whose manifest lists the chart's layer beside 1 MiB of nested arrays
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      layers: [{ mediaType: chartLayerMediaType, digest: sha256(chartBytes), size: chartBytes.length }],
+      annotations: { x: "[".repeat(512 * 1024) + "]".repeat(512 * 1024) },
+    }),
+  );
+  const server = await serve(t, (request, response) => {
+    if (request.url?.includes("/manifests/")) response.end(manifest);
+    else if (request.url?.includes("/blobs/")) response.end(chartBytes);
+    else response.writeHead(404).end();
+  });
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [`oci://${server.host}/`] });
+  // WHEN the chart is fetched THEN it is refused, permanently, naming the limit, and the blob is never asked for
+  const error = await rejection(fetch({ oci: `oci://${server.host}/charts/c`, version: "1.0.0" }, "ns"));
+  assert.equal(error.transient, false);
+  assert.match(error.message, /the manifest from 127\.0\.0\.1:\d+ is \d+ bytes, more than the limit of 65536/);
+  assert.equal(server.requests.filter((r) => r.includes("/blobs/")).length, 0);
+});
+
 test("a token realm on another host is refused; on the registry's own host it is used", async (t) => {
   // GIVEN a "token service" on another host (localhost, where the registry is 127.0.0.1)
   const elsewhere = await serve(t, (_request, response) => response.end(JSON.stringify({ token: "t" })));
