@@ -55,6 +55,8 @@ export type HttpGet = (
     readonly what: string;
     /** The fetch this request belongs to ends then (performance.now() ms), whatever is left of the request's time. */
     readonly deadline?: FetchDeadline;
+    /** Looks at each redirect's target before it is followed; throws to refuse it. */
+    readonly beforeRedirect?: (to: URL, from: URL) => void;
   },
 ) => Promise<HttpResponse>;
 
@@ -91,7 +93,7 @@ export function boundedHttpGet(policy: SourcePolicy, options: HttpGetOptions = {
         }),
     ));
 
-  return async (start, { headers = {}, maxBytes, what, deadline }) => {
+  return async (start, { headers = {}, maxBytes, what, deadline, beforeRedirect }) => {
     // One clock for the request and its redirects (each hop does not start its own), cut short by the fetch's.
     const fetchLeft = deadline ? deadline.at - performance.now() : Infinity;
     const limit =
@@ -112,6 +114,7 @@ export function boundedHttpGet(policy: SourcePolicy, options: HttpGetOptions = {
       if (response.status < 300 || response.status >= 400 || typeof location !== "string") return response;
       if (hop >= maxRedirects) throw new HttpGetError(`${url.host} redirected more than ${maxRedirects} times`, false);
       const next = new URL(location, url);
+      beforeRedirect?.(next, url);
       // Credentials stay with the host they were meant for (a registry's blob store is usually a CDN).
       if (next.host !== url.host)
         sent = Object.fromEntries(Object.entries(sent).filter(([k]) => !/^authorization$/i.test(k)));

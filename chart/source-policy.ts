@@ -123,6 +123,17 @@ function fetchedAsWritten(source: string): boolean {
   }
 }
 
+/**
+ * Whether a request of a repository's fetch may go to `url` (the chart's URL its index.yaml lists, a redirect):
+ * within the sources the namespace may use (`narrowed`), or on a host no entry of the platform's `policy` names
+ * (the download host or CDN a repository serves its charts from). A listed host outside those prefixes is another
+ * source: another team's path, or one the platform keeps to itself, which an index or a redirect would otherwise
+ * reach past the namespace's narrowing and the platform's prefixes.
+ */
+export function repositoryRequestAllowed(policy: SourcePolicy, narrowed: SourcePolicy, url: URL): boolean {
+  return allowedBy(narrowed, url.href) !== undefined || !mayBePrivate(policy, url.hostname);
+}
+
 /** True when `hostname` may resolve to a private address under `policy`. */
 export function mayBePrivate(policy: SourcePolicy, hostname: string): boolean {
   return policy.privateHosts.has(hostname.replace(/^\[|\]$/g, "").toLowerCase());

@@ -8,7 +8,7 @@
  * (chart/repository-index.ts), and every OCI manifest and blob checked against its digest.
  */
 import { createHash } from "node:crypto";
-import { chartConfigMapKey, type ChartSpec } from "../api/index.ts";
+import { chartConfigMapKey, namespaceChartSourcesAnnotation, type ChartSpec } from "../api/index.ts";
 import {
   boundedHttpGet,
   HttpGetError,
@@ -20,7 +20,13 @@ import {
 import { ByteBoundedLru, namespaceShareBytes } from "./lru-cache.ts";
 import { findIndexEntry, IndexFormatError } from "./repository-index.ts";
 import { namespacePolicy, sameChartSource, sourceRefusal } from "./namespace-sources.ts";
-import { allowedBy, sourcePolicy, type SourcePolicy } from "./source-policy.ts";
+import {
+  allowedBy,
+  chartSourcesFlag,
+  repositoryRequestAllowed,
+  sourcePolicy,
+  type SourcePolicy,
+} from "./source-policy.ts";
 
 /**
  * A chart that cannot be fetched, or not the pinned one, or not allowed. `transient` says whether a retry may
@@ -146,20 +152,38 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
           outsideSpec: true,
         });
       }
-      const cached = cache.get(source);
+      // A namespace that narrows its sources keeps its own copies: its fetch may be refused where another's was not
+      // (a repository's index or redirect leading outside its sources).
+      const key = narrowed === policy ? source : `${source} within ${narrowed.allowed.join(" ")}`;
+      const cached = cache.get(key);
       // Every request of one fetch (token, manifest, index, chart, their redirects) shares one deadline.
       const bounded = withDeadline(get, options.http?.fetchTimeoutMs ?? 60_000);
       // Kept in the share of the namespace that fetched it (a chart many namespaces use is still kept once); the
       // platform's own chart, which every namespace may use, in no namespace's share.
       const share = sameChartSource(chart, options.platformChart) ? undefined : namespace;
-      bytes = cached ?? (await fetchRemote(bounded, policy, caps, chart, source));
-      if (!cached) cache.set(source, bytes, share);
+      const whose =
+        narrowed === policy
+          ? `the platform allows (${allowList ?? chartSourcesFlag})`
+          : `namespace ${namespace} may use (its annotation ${namespaceChartSourcesAnnotation})`;
+      const withinSources: RequestCheck = (url, said) => {
+        if (repositoryRequestAllowed(policy, narrowed, url)) return;
+        throw new ChartFetchError(
+          `${said} ${url.href.slice(0, 300)}, outside the chart sources ${whose}: ` +
+            `${narrowed.allowed.join(", ")}; a repository's charts must be within them, or on a host no chart ` +
+            "source names (a download host)",
+          "ChartSourceNotAllowed",
+          { outsideSpec: true },
+        );
+      };
+      const remote = () => fetchRemote(bounded, policy, caps, chart, source, withinSources);
+      bytes = cached ?? (await remote());
+      if (!cached) cache.set(key, bytes, share);
       if (cached && chart.digest !== undefined && chart.digest !== chartDigest(bytes)) {
         // The copy kept may be older than the repository's (a version published again): fetched once more. The
         // same bytes stay where they were kept (a wrong pin moves nor drops the copy other namespaces use); changed
         // bytes replace them, in the share of the namespace that fetched them, as any fetch's.
-        const fresh = await fetchRemote(bounded, policy, caps, chart, source);
-        if (chartDigest(fresh) !== chartDigest(bytes)) cache.set(source, fresh, share);
+        const fresh = await remote();
+        if (chartDigest(fresh) !== chartDigest(bytes)) cache.set(key, fresh, share);
         bytes = fresh;
       }
     }
@@ -196,17 +220,24 @@ async function fromConfigMap(
   return Buffer.from(data, "base64");
 }
 
+/**
+ * Refuses a request of a repository's fetch (`url`, which `said` introduces: "index.yaml lists the chart at") by
+ * throwing; returns when it may be made.
+ */
+type RequestCheck = (url: URL, said: string) => void;
+
 async function fetchRemote(
   get: HttpGet,
   policy: SourcePolicy,
   caps: FetchCaps,
   chart: ChartSpec,
   source: string,
+  withinSources: RequestCheck,
 ): Promise<Uint8Array> {
   try {
     return chart.oci !== undefined
       ? await fromRegistry(get, policy, caps, chart.oci, chart.version ?? "")
-      : await fromRepository(get, caps, chart.repo ?? "", chart.name ?? "", chart.version ?? "");
+      : await fromRepository(get, caps, chart.repo ?? "", chart.name ?? "", chart.version ?? "", withinSources);
   } catch (error) {
     if (error instanceof ChartFetchError) {
       throw new ChartFetchError(`${source}: ${error.message}`, error.reason, {
@@ -228,22 +259,34 @@ async function fetchRemote(
 }
 
 /** A successful answer's body, or the status as an error (host and code only). */
-async function ok(get: HttpGet, url: URL, what: string, maxBytes: number, headers: Record<string, string> = {}) {
-  const response = await get(url, { headers, maxBytes, what });
+async function ok(
+  get: HttpGet,
+  url: URL,
+  what: string,
+  maxBytes: number,
+  headers: Record<string, string> = {},
+  beforeRedirect?: (to: URL, from: URL) => void,
+) {
+  const response = await get(url, { headers, maxBytes, what, ...(beforeRedirect ? { beforeRedirect } : {}) });
   if (response.status < 200 || response.status >= 300) throw statusError(response.url.host, response.status, what);
   return response;
 }
 
-/** An HTTP chart repository: the version's first URL in index.yaml (relative to the repository), then the .tgz. */
+/**
+ * An HTTP chart repository: the version's first URL in index.yaml (relative to the repository), then the .tgz; the
+ * chart's URL and every redirect within the namespace's sources or on a host none names (`withinSources`).
+ */
 async function fromRepository(
   get: HttpGet,
   caps: FetchCaps,
   repo: string,
   name: string,
   version: string,
+  withinSources: RequestCheck,
 ): Promise<Uint8Array> {
   const base = new URL(repo.endsWith("/") ? repo : `${repo}/`);
-  const index = await ok(get, new URL("index.yaml", base), "index.yaml", caps.indexBytes);
+  const redirects = (to: URL, from: URL) => withinSources(to, `${from.href.slice(0, 300)} redirects to`);
+  const index = await ok(get, new URL("index.yaml", base), "index.yaml", caps.indexBytes, {}, redirects);
   const listing = await findIndexEntry(index.body.toString("utf8"), name, version);
   if (!listing) throw new ChartFetchError(`the repository has no chart ${name}`);
   const url = Array.isArray(listing.entry?.urls) ? listing.entry.urls[0] : undefined;
@@ -252,7 +295,9 @@ async function fromRepository(
     const known = listing.first.map((candidate) => String(candidate.version).slice(0, 64)).join(", ");
     throw new ChartFetchError(`the repository has no version ${version} of ${name} (it has ${known})`);
   }
-  return (await ok(get, new URL(url, base), "the chart", caps.chartBytes)).body;
+  const chartUrl = new URL(url, base);
+  withinSources(chartUrl, "index.yaml lists the chart at");
+  return (await ok(get, chartUrl, "the chart", caps.chartBytes, {}, redirects)).body;
 }
 
 interface Descriptor {

@@ -351,13 +351,56 @@ test("a host the platform lists is reached on the ports its entries name, never 
   const server = await serve(t, (_request, response) =>
     response.writeHead(302, { location: `http://127.0.0.1:${internal.port}/admin` }).end(),
   );
-  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [server.url] });
-  // WHEN the repository (or its index) points the operator at that other port
-  const error = await rejection(fetch({ repo: server.url, name: "c", version: "1.0.0" }, "ns"));
+  const fetch = chartSource({ readConfigMap: noConfigMaps, allowedSources: [`oci://${server.host}/`] });
+  // WHEN the registry points the operator at that other port (a repository may not leave its prefix at all, below)
+  const error = await rejection(fetch({ oci: `oci://${server.host}/charts/c`, version: "1.0.0" }, "ns"));
   // THEN the fetch is refused, permanently, and the other service sees nothing
   assert.equal(error.transient, false, error.message);
   assert.match(error.message, /is not a port the platform's chart sources name for 127\.0\.0\.1; not reached/);
   assert.deepEqual(internal.requests, []);
+});
+
+test("a repository's index and redirects stay within the namespace's sources on the hosts they name", async (t) => {
+  // GIVEN one host serving the platform's charts and two teams' repositories; namespace team-a may use its own
+  const platformOnly = Buffer.from("the platform's own chart");
+  const server = await serve(t, (request, response) => {
+    const index = (url: string) => response.end(helmIndex(url));
+    if (request.url === "/team-a/index.yaml") index("/platform/c-1.0.0.tgz");
+    else if (request.url === "/team-a/moved/index.yaml")
+      response.writeHead(302, { location: "/team-b/index.yaml" }).end();
+    else if (request.url === "/team-a/ok/index.yaml") index("/team-a/ok/c-1.0.0.tgz");
+    else if (request.url === "/team-a/ok/c-1.0.0.tgz") response.end(chartBytes);
+    else if (request.url === "/team-b/index.yaml") index("/team-b/c-1.0.0.tgz");
+    else if (request.url === "/team-b/c-1.0.0.tgz") response.end(chartBytes);
+    else if (request.url === "/platform/c-1.0.0.tgz") response.end(platformOnly);
+    else response.writeHead(404).end();
+  });
+  const fetch = chartSource({
+    readConfigMap: noConfigMaps,
+    allowedSources: [`${server.url}/team-a/`, `${server.url}/team-b/`],
+    namespaceSources: (namespace) => Promise.resolve(namespace === "team-a" ? `${server.url}/team-a/` : undefined),
+  });
+  // WHEN team-a's repository lists a chart of the platform's path, or redirects to team-b's repository
+  const listed = await rejection(fetch({ repo: `${server.url}/team-a`, name: "c", version: "1.0.0" }, "team-a"));
+  const moved = await rejection(fetch({ repo: `${server.url}/team-a/moved`, name: "c", version: "1.0.0" }, "team-a"));
+  // THEN each is refused, naming the URL and the namespace's sources, and nothing outside them is asked for
+  assert.equal(listed.reason, "ChartSourceNotAllowed");
+  assert.match(
+    listed.message,
+    /index\.yaml lists the chart at http:\/\/127\.0\.0\.1:\d+\/platform\/c-1\.0\.0\.tgz, outside the chart sources namespace team-a may use/,
+  );
+  assert.equal(moved.reason, "ChartSourceNotAllowed");
+  assert.match(
+    moved.message,
+    /team-a\/moved\/index\.yaml redirects to http:\/\/127\.0\.0\.1:\d+\/team-b\/index\.yaml, outside/,
+  );
+  assert.equal(server.requests.filter((r) => r.includes("/platform/") || r.includes("/team-b/")).length, 0);
+  // AND a repository within them is fetched; a namespace without an annotation may use team-b's path
+  assert.deepEqual(
+    Buffer.from(await fetch({ repo: `${server.url}/team-a/ok`, name: "c", version: "1.0.0" }, "team-a")),
+    chartBytes,
+  );
+  await fetch({ repo: `${server.url}/team-a/moved`, name: "c", version: "1.0.0" }, "shop");
 });
 
 /** A registry whose manifest lists `layer` for a blob it serves as `blob`. */
