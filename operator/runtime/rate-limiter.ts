@@ -101,6 +101,16 @@ export class BucketRateLimiter implements RateLimiter {
     return 0;
   }
 
+  /** Takes a token if one is there now (true), else takes nothing (false): for refusing work, not delaying it. */
+  tryTake(): boolean {
+    const now = this.clock.monotonicMs();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.updatedAt) / 1000) * this.qps);
+    this.updatedAt = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
   /** True when the bucket has refilled to its burst: it holds no debt and no state worth keeping. */
   isFull(): boolean {
     const now = this.clock.monotonicMs();

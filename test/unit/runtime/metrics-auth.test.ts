@@ -34,8 +34,8 @@ function fakeReviews() {
   return { reviews, calls };
 }
 
-const request = (authorization?: string) =>
-  ({ headers: authorization === undefined ? {} : { authorization } }) as IncomingMessage;
+const request = (authorization?: string, remoteAddress = "10.0.0.1") =>
+  ({ headers: authorization === undefined ? {} : { authorization }, socket: { remoteAddress } }) as IncomingMessage;
 
 describe("bearerTokenAuthorizer", () => {
   it("answers 401 without a token or with an invalid one, 403 for a user without the right, else allows", async () => {
@@ -86,6 +86,48 @@ describe("bearerTokenAuthorizer", () => {
     assert.equal(calls.filter((call) => call.startsWith("TokenReview")).length, 4);
     // Once those are answered, a scraper's token is reviewed as before.
     assert.deepEqual(await authorize(request("Bearer prometheus"), "/metrics"), { allowed: true });
+  });
+
+  it("bounds the rate of reviews from one address and in all: a flood of random tokens gets 429, a scraper elsewhere is reviewed", async () => {
+    const { reviews, calls } = fakeReviews();
+    const clock = new FakeClock();
+    const authorize = bearerTokenAuthorizer(reviews, { clock });
+    const tokenReviews = () => calls.filter((call) => call.startsWith("TokenReview")).length;
+    // WHEN one address sends 10 random tokens one after another
+    const fromOne = [];
+    for (let i = 0; i < 10; i++) fromOne.push(await authorize(request(`Bearer random-${i}`, "10.0.0.9"), "/metrics"));
+    // THEN 5 are reviewed (the address's burst) and the rest refused, naming the address
+    assert.equal(tokenReviews(), 5);
+    assert.deepEqual(fromOne.at(-1), {
+      allowed: false,
+      status: 429,
+      message: "Too many requests: too many token reviews from 10.0.0.9",
+    });
+    // AND a scraper on another address is reviewed, and the flooding address gets one more a second
+    assert.deepEqual(await authorize(request("Bearer prometheus", "10.0.0.2"), "/metrics"), { allowed: true });
+    await clock.advance(1_000);
+    await authorize(request("Bearer random-x", "10.0.0.9"), "/metrics");
+    assert.equal(tokenReviews(), 7);
+    // WHEN many addresses send one random token each THEN the overall burst (20) holds
+    const fresh = bearerTokenAuthorizer(reviews, { clock });
+    const many = [];
+    for (let i = 0; i < 30; i++) many.push(await fresh(request(`Bearer r-${i}`, `10.1.0.${i}`), "/metrics"));
+    assert.equal(tokenReviews(), 7 + 20);
+    assert.equal((many.at(-1) as { message: string }).message, "Too many requests: too many token reviews; retry");
+  });
+
+  it("keeps the newest verdicts when its cache is full, not none", async () => {
+    const { reviews, calls } = fakeReviews();
+    const authorize = bearerTokenAuthorizer(reviews, { clock: new FakeClock(), cacheSize: 2 });
+    await authorize(request("Bearer prometheus"), "/metrics");
+    await authorize(request("Bearer someone"), "/metrics");
+    await authorize(request("Bearer forged"), "/metrics");
+    const before = calls.length;
+    await authorize(request("Bearer forged"), "/metrics");
+    await authorize(request("Bearer someone"), "/metrics");
+    assert.equal(calls.length, before, "the two newest verdicts are kept");
+    await authorize(request("Bearer prometheus"), "/metrics");
+    assert.equal(calls.length, before + 2, "the oldest went");
   });
 
   it("denies (401, not cached) when the review itself fails", async () => {
