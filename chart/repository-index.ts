@@ -75,12 +75,12 @@ interface ItemText {
 }
 
 /** Parses the first entries and those whose text names the version; refuses a list longer than it reads. */
-async function select(items: Iterable<ItemText>, name: string, version: string): Promise<ChartListing> {
+async function select(items: AsyncIterable<ItemText>, name: string, version: string): Promise<ChartListing> {
   const first: IndexEntry[] = [];
   let entry: IndexEntry | undefined;
   let count = 0;
   let sinceYield = 0;
-  for (const item of items) {
+  for await (const item of items) {
     if (++count > maxChartVersions) {
       throw new IndexFormatError(`it lists more than ${maxChartVersions} versions of ${name}`);
     }
@@ -220,15 +220,20 @@ function block(text: string, start: number, end: number): Block {
   return { start, end, text: () => text.slice(start, end) };
 }
 
-/** The block's list items, each parsed as a standalone mapping; undefined when the block is not a block list. */
-function yamlListItems(text: string, chart: Block): Iterable<ItemText> | undefined {
+/**
+ * The block's list items, each parsed as a standalone mapping; undefined when the block is not a block list. Gives
+ * way to the event loop now and then: one item can span the whole index (1.4 million lines took 108 ms).
+ */
+function yamlListItems(text: string, chart: Block): AsyncIterable<ItemText> | undefined {
   const first = [...firstLine(text, chart)][0];
-  if (first === undefined) return [];
+  if (first === undefined) return (async function* () {})();
   const indent = indentAt(text, first);
   if (!startsItem(text, first, indent)) return undefined;
-  return (function* () {
+  return (async function* () {
     let itemStart = first.start;
+    let scanned = 0;
     for (const line of linesOf(text, first.end + 1, chart.end)) {
+      if (++scanned % 65_536 === 0) await yieldToEventLoop();
       if (indentAt(text, line) !== indent || !startsItem(text, line, indent)) continue;
       yield yamlItem(text.slice(itemStart, line.start), indent);
       itemStart = line.start;
@@ -265,13 +270,13 @@ function escape(text: string): string {
 // ---- JSON, value by value ----
 
 /** The elements of `entries[name]` in a JSON index, each parsed only when asked; undefined without that chart. */
-async function jsonChartItems(text: string, start: number, name: string): Promise<Iterable<ItemText> | undefined> {
+async function jsonChartItems(text: string, start: number, name: string): Promise<AsyncIterable<ItemText> | undefined> {
   const entries = await memberValue(text, start, "entries");
   const chart = entries === undefined || text[entries] !== "{" ? undefined : await memberValue(text, entries, name);
   if (chart === undefined) return undefined;
   if (text[chart] !== "[") throw new IndexFormatError("a chart's entries in index.yaml are not a list");
-  return (function* () {
-    for (const [from, to] of arrayElements(text, chart)) {
+  return (async function* () {
+    for await (const [from, to] of arrayElements(text, chart)) {
       const raw = text.slice(from, to);
       yield {
         raw,
@@ -302,13 +307,15 @@ async function memberValue(text: string, at: number, key: string): Promise<numbe
   while (text[i] !== "}") {
     if (++members % 65_536 === 0) await yieldToEventLoop();
     if (text[i] !== '"') throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
-    const keyEnd = skipValue(text, i);
+    const keyEnd = stringEnd(text, i);
     const name = jsonKey(text, i, keyEnd);
     i = skipSpace(text, keyEnd);
     if (text[i] !== ":") throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
     const value = skipSpace(text, i + 1);
     if (name === key) return value;
-    i = skipSpace(text, skipValue(text, value));
+    const skip = { at: value, depth: 0 };
+    while (!skipSome(text, skip)) await yieldToEventLoop();
+    i = skipSpace(text, skip.at);
     if (text[i] === ",") i = skipSpace(text, i + 1);
     else if (text[i] !== "}") throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
   }
@@ -317,17 +324,18 @@ async function memberValue(text: string, at: number, key: string): Promise<numbe
 
 /** The JSON string at [start, end): decoded only when it has an escape (most keys have none). */
 function jsonKey(text: string, start: number, end: number): unknown {
-  for (let i = start + 1; i < end - 1; i++) if (text[i] === "\\") return jsonParse(text.slice(start, end));
-  return text.slice(start + 1, end - 1);
+  const inside = text.slice(start + 1, end - 1);
+  return inside.includes("\\") ? jsonParse(text.slice(start, end)) : inside;
 }
 
 /** [start, end) of each element of the array at `at`. */
-function* arrayElements(text: string, at: number): Generator<[number, number]> {
+async function* arrayElements(text: string, at: number): AsyncGenerator<[number, number]> {
   let i = skipSpace(text, at + 1);
   while (text[i] !== "]") {
-    const end = skipValue(text, i);
-    yield [i, end];
-    i = skipSpace(text, end);
+    const skip = { at: i, depth: 0 };
+    while (!skipSome(text, skip)) await yieldToEventLoop();
+    yield [i, skip.at];
+    i = skipSpace(text, skip.at);
     if (text[i] === ",") i = skipSpace(text, i + 1);
     else if (text[i] !== "]") throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
   }
@@ -339,27 +347,55 @@ function skipSpace(text: string, at: number): number {
   return i;
 }
 
-/** The end of the JSON value starting at `at`: strings and nesting followed, nothing built. */
-function skipValue(text: string, at: number): number {
-  let depth = 0;
-  let i = at;
+/** Where a scalar at the top of a value ends: the next delimiter or JSON white space. */
+const scalarEnd = /[,}\] \n\r\t]/g;
+
+/** Where a skip over a JSON value stands: the next character to read, and how deep in lists and objects. */
+interface Skip {
+  at: number;
+  depth: number;
+}
+
+/** Characters skipped between two looks at the event loop: a 16 MiB value of brackets took ~100 ms in one go. */
+const skipSlice = 1024 * 1024;
+
+/**
+ * Goes on with a skip over a JSON value (strings and nesting followed, nothing built) for at most
+ * {@link skipSlice} characters; true once the value is over. By char code, strings
+ * and scalars by search: a 16 MiB scalar took 250 ms one character string at a time.
+ */
+function skipSome(text: string, skip: Skip): boolean {
+  let { at: i, depth } = skip;
+  const until = i + skipSlice;
   do {
-    const c = text[i];
-    if (c === undefined) throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
-    if (c === '"') {
-      i++;
-      while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
-      i++;
-    } else if (c === "{" || c === "[") {
+    const c = text.charCodeAt(i);
+    if (Number.isNaN(c)) throw new IndexFormatError("index.yaml is neither valid JSON nor YAML");
+    if (c === 0x22 /* " */) {
+      i = stringEnd(text, i);
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       depth++;
       i++;
-    } else if (c === "}" || c === "]") {
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       depth--;
       i++;
     } else if (depth === 0) {
-      // A scalar at the top: up to the next delimiter.
-      while (i < text.length && !",}] \n\r\t".includes(text[i] ?? "")) i++;
+      scalarEnd.lastIndex = i;
+      i = scalarEnd.exec(text)?.index ?? text.length;
     } else i++;
-  } while (depth > 0);
-  return i;
+  } while (depth > 0 && i < until);
+  skip.at = i;
+  skip.depth = depth;
+  return depth === 0;
+}
+
+/** Just past the closing quote of the string opening at `at` (past the text's end when it has none). */
+function stringEnd(text: string, at: number): number {
+  for (let from = at + 1; ;) {
+    const quote = text.indexOf('"', from);
+    if (quote < 0) return text.length + 1;
+    let backslashes = 0;
+    while (quote - backslashes - 1 > at && text.charCodeAt(quote - backslashes - 1) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    from = quote + 1;
+  }
 }

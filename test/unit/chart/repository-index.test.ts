@@ -36,6 +36,26 @@ describe("findIndexEntry", () => {
     assert.equal(missing?.first.length, 3);
   });
 
+  test("skips JSON values as JSON reads them: escaped quotes and backslashes, values longer than one slice", async () => {
+    // GIVEN other charts whose keys and strings hold escapes, and a value of 3 MiB (skipped in slices of 1 MiB)
+    const entry = { version: "1.0.0", urls: ["app-1.0.0.tgz"] };
+    const index = JSON.stringify({
+      entries: {
+        'a"b\\': [{ description: "ends with a backslash \\", note: '"quoted" and \\"' }],
+        big: [{ blob: "x".repeat(3 * 1024 * 1024), nested: [[[["]"]]]] }],
+        'c\\"': [[[[[[]]]]]],
+        app: [{ description: 'a "} or ]" in a string', ...entry }],
+      },
+    });
+    // WHEN the chart after them is looked for THEN it is found, and so is a chart whose key has escapes
+    assert.deepEqual((await findIndexEntry(index, "app", "1.0.0"))?.entry, {
+      description: 'a "} or ]" in a string',
+      ...entry,
+    });
+    assert.equal((await findIndexEntry(index, 'a"b\\', "1.0.0"))?.first.length, 1);
+    assert.equal(await findIndexEntry(index, "missing", "1.0.0"), undefined);
+  });
+
   test("finds the version in a JSON index, skipping other charts and fields unread", async () => {
     const index = JSON.stringify({
       apiVersion: "v1",
