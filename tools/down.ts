@@ -49,7 +49,7 @@ async function destroyOrForget(): Promise<void> {
   const env: NodeJS.ProcessEnv = { ...(await ensurePulumiHome(binDir)), ...privateTmp("myapp-pulumi").env };
   const admin = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
   const cluster = await clusterIdentity(admin).finally(() => admin.close());
-  if (stateOrigin(appliedToFile(env.PULUMI_BACKEND_URL!, "dev"), cluster) === "recreated-cluster") {
+  if (stateOrigin(appliedToFile(env.PULUMI_BACKEND_URL!, "dev"), cluster, clusterName) === "recreated-cluster") {
     // What the state describes went with the old cluster: nothing is left to destroy.
     step(`the dev stack's state is of a cluster recreated since (${cluster.server}): forgetting it`);
     await forgetStack(path.join(binDir, "pulumi"), "dev", env);

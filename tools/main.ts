@@ -19,7 +19,7 @@ import {
   watchOperator,
   type OperatorRecord,
 } from "./lib/operator-process.ts";
-import { kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
+import { clusterName, kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
 import { forgetStack } from "./lib/pulumi.ts";
@@ -63,7 +63,7 @@ operator.catch((error: unknown) => {
 const admin = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
 const cluster = await clusterIdentity(admin);
 const appliedTo = appliedToFile(env.PULUMI_BACKEND_URL!, stack);
-const origin = stateOrigin(appliedTo, cluster);
+const origin = stateOrigin(appliedTo, cluster, clusterName);
 if (origin === "recreated-cluster") {
   step(`the ${stack} stack's state is of a cluster recreated since (${cluster.server}): forgetting it`);
   await forgetStack(pulumi, stack, env);
@@ -103,7 +103,7 @@ if (up !== 0) {
   console.error(`\npulumi up failed (exit ${up}). The operator's log is ${path.relative(repoRoot, operatorLog)}.`);
   process.exit(up);
 }
-recordAppliedTo(appliedTo, cluster);
+recordAppliedTo(appliedTo, cluster, clusterName);
 // The platform this up installed may want other flags (a policy, limits, namespaces): restarted with them if so.
 const { metricsPort } = await operator.then(async () =>
   startOperatorWhenReady(devStackOperator(await devStackFlags(pulumi, env))),

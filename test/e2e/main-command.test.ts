@@ -21,8 +21,9 @@ import { readmeSectionFiles } from "../../tools/lib/readme-project.ts";
 
 /**
  * The environment a user's `npm start` has: no toolchain directory on PATH and none of the test run's own
- * variables (MYAPP_TOOLCHAIN_BIN, MYAPP_HELM), so whatever the scripts need they must find themselves; and a
- * temporary directory of its own, to see what they leave there.
+ * variables (MYAPP_TOOLCHAIN_BIN, MYAPP_HELM, KWOK_WORKDIR, the suite's PULUMI_*), so whatever the scripts need they
+ * must find themselves; what a user may well have exported for other work (a KUBECONFIG of another cluster, the
+ * passphrase of their own project); and a temporary directory of its own, to see what they leave there.
  */
 const userTmp = mkdtempSync(path.join(os.tmpdir(), "user-tmp-"));
 function userEnv(): NodeJS.ProcessEnv {
@@ -30,6 +31,10 @@ function userEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   delete env.MYAPP_TOOLCHAIN_BIN;
   delete env.MYAPP_HELM;
+  delete env.KWOK_WORKDIR;
+  for (const name of Object.keys(env)) if (name.startsWith("PULUMI_")) delete env[name];
+  env.KUBECONFIG = path.join(userTmp, "another-cluster.kubeconfig");
+  env.PULUMI_CONFIG_PASSPHRASE = "the passphrase of the user's own project";
   env.TMPDIR = userTmp;
   env.PATH = (env.PATH ?? "")
     .split(path.delimiter)

@@ -1,9 +1,10 @@
 /**
  * Which cluster the local `dev` stack's state describes: `npm start` records it after each `pulumi up`, and both
  * `npm start` and `npm run down` compare it with the cluster the kubeconfig reaches now. The state of a local
- * cluster that was recreated in place (same address, another kube-system uid) describes objects that went with
- * the old cluster: no refresh or destroy can reach them (the provider refuses to touch an instance through a
- * connection to another cluster), so the state is forgotten instead.
+ * cluster that was recreated (another kube-system uid at the same address, or under the same local cluster name
+ * on other ports, as `npm run cluster -- down` and `up` do when its ports were taken) describes objects that went
+ * with the old cluster: no refresh or destroy can reach them (the provider refuses to touch an instance through a
+ * connection to another cluster, and the old one's certificate authority is gone), so the state is forgotten.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -23,18 +24,28 @@ export function appliedToFile(backendUrl: string, stack: string): string {
   return path.join(new URL(backendUrl).pathname, `${stack}.cluster.json`);
 }
 
-/** Compares the recorded cluster with `current`. Pure but for reading the record. */
-export function stateOrigin(file: string, current: ClusterIdentity): StateOrigin {
-  const last = existsSync(file) ? recordedIdentity(JSON.parse(readFileSync(file, "utf8"))) : undefined;
-  return originOf(last, current);
+/** Where the stack was applied: the cluster, and the name of the checkout's local cluster it was (if recorded). */
+export interface AppliedTo extends ClusterIdentity {
+  readonly localCluster?: string;
+}
+
+/** Compares the recorded cluster with `current`, this checkout's local cluster `localCluster`. Pure but for reading. */
+export function stateOrigin(file: string, current: ClusterIdentity, localCluster: string): StateOrigin {
+  const raw: unknown = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
+  const identity = recordedIdentity(raw);
+  const name = (raw as { localCluster?: unknown } | undefined)?.localCluster;
+  const last = identity && (typeof name === "string" ? { ...identity, localCluster: name } : identity);
+  return originOf(last, current, localCluster);
 }
 
 /** The decision of {@link stateOrigin}; a record of another shape is no record. */
-export function originOf(last: ClusterIdentity | undefined, current: ClusterIdentity): StateOrigin {
+export function originOf(last: AppliedTo | undefined, current: ClusterIdentity, localCluster: string): StateOrigin {
   if (sameCluster(last, current)) return "this-cluster";
-  return last && last.server === current.server && last.uid && current.uid ? "recreated-cluster" : "unknown";
+  if (!last?.uid || !current.uid) return "unknown";
+  return last.server === current.server || last.localCluster === localCluster ? "recreated-cluster" : "unknown";
 }
 
-export function recordAppliedTo(file: string, cluster: ClusterIdentity): void {
-  writeFileSync(file, JSON.stringify(cluster) + "\n");
+/** Records that the stack was last applied to `cluster`, this checkout's local cluster `localCluster`. */
+export function recordAppliedTo(file: string, cluster: ClusterIdentity, localCluster: string): void {
+  writeFileSync(file, JSON.stringify({ ...cluster, localCluster } satisfies AppliedTo) + "\n");
 }

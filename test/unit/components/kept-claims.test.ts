@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import * as pulumi from "@pulumi/pulumi";
 import { instanceLabelValue } from "../../../api/index.ts";
 import { guardNamespace } from "../../../components/kept-claims-guard.ts";
 import { keptClaims, keptClaimsMessage, type ClaimSummary } from "../../../components/kept-claims.ts";
@@ -79,9 +80,17 @@ describe("the kept-claims guard's hook", () => {
     );
   });
 
-  it("only warns in a preview, and lets a namespace without kept claims go", async () => {
+  it("only warns in a preview, and lets a namespace without kept claims go", async (t) => {
+    const warn = t.mock.method(pulumi.log, "warn", () => Promise.resolve());
     await guardNamespace(args, connection, holding, true);
+    assert.equal(warn.mock.callCount(), 1);
+    assert.match(
+      String(warn.mock.calls[0]?.arguments[0]),
+      /^Deleting namespace shop would delete its data: it holds 1 volume claim .*data-db-0/,
+    );
     await guardNamespace(args, connection, empty, false);
+    await guardNamespace(args, connection, empty, true);
+    assert.equal(warn.mock.callCount(), 1, "no warning without kept claims");
   });
 
   it("does not take an unreadable cluster for permission: refuses outside a preview", async () => {

@@ -6,16 +6,22 @@ describe("the dev stack's cluster record", () => {
   const now = { server: "https://127.0.0.1:32764", uid: "new" };
 
   it("trusts a state applied to this cluster", () => {
-    assert.equal(originOf({ ...now }, now), "this-cluster");
+    assert.equal(originOf({ ...now }, now, "myapp"), "this-cluster");
   });
 
   it("forgets a state of a cluster recreated at the same address: its objects went with it", () => {
-    assert.equal(originOf({ server: now.server, uid: "old" }, now), "recreated-cluster");
+    assert.equal(originOf({ server: now.server, uid: "old" }, now, "myapp"), "recreated-cluster");
+  });
+
+  it("forgets a state of this checkout's local cluster recreated on other ports", () => {
+    const old = { server: "https://127.0.0.1:32700", uid: "old", localCluster: "myapp" };
+    assert.equal(originOf(old, now, "myapp"), "recreated-cluster");
+    assert.equal(originOf(old, now, "other"), "unknown", "another local cluster may still hold them");
   });
 
   it("refreshes for another address or no record: that cluster may still hold the objects", () => {
-    assert.equal(originOf({ server: "https://10.0.0.1:6443", uid: "old" }, now), "unknown");
-    assert.equal(originOf(undefined, now), "unknown");
-    assert.equal(originOf({ server: now.server, uid: "" }, now), "this-cluster", "no uid: by address");
+    assert.equal(originOf({ server: "https://10.0.0.1:6443", uid: "old" }, now, "myapp"), "unknown");
+    assert.equal(originOf(undefined, now, "myapp"), "unknown");
+    assert.equal(originOf({ server: now.server, uid: "" }, now, "myapp"), "this-cluster", "no uid: by address");
   });
 });
