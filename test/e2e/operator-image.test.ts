@@ -8,8 +8,9 @@
  * - in-cluster configuration only: a TokenRequest token, the cluster's CA and the namespace mounted at
  *   /var/run/secrets/kubernetes.io/serviceaccount, and KUBERNETES_SERVICE_HOST/PORT; no kubeconfig anywhere;
  * - it runs as 65532 with a read-only root filesystem, no capabilities and no new privileges, reconciles an instance
- *   to Ready (its Deployment and Service created by the container), stops cleanly on SIGTERM, and the container is
- *   deleted whether the test passes or not;
+ *   to Ready (its Deployment and Service created by the container) and a chart instance (the image's helm, its
+ *   200 KiB render parsed on the render thread), stops cleanly on SIGTERM, and the container is deleted whether the
+ *   test passes or not;
  * - its /metrics (`--metrics-secure`, from the Deployment) refuses a scrape without a token (401) and a token
  *   without the right (403), and answers a ServiceAccount bound to the component's metrics-reader ClusterRole.
  *
@@ -18,6 +19,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
 import { freePort } from "../../tools/lib/operator-launcher.ts";
@@ -42,8 +44,10 @@ import { fetchMetrics, metricsScrapers } from "../support/metrics-scraper.ts";
 import { teardown } from "../support/teardown.ts";
 import { scrape, sum } from "../../bench/support/prometheus.ts";
 import { ensureCrd, isReadyAtSpec, waitForInstance } from "../support/operator.ts";
+import { packChart } from "../support/helm.ts";
 
 const client = adminClient();
+const chartDir = path.resolve(import.meta.dirname, "../../examples/charts/myapp");
 const minutes = (n: number) => n * 60_000;
 const fieldManager = "myapp-test";
 const step = progress("operator-image");
@@ -63,6 +67,7 @@ describe("the operator image", { timeout: minutes(20) }, () => {
       watchNamespaces: [apps],
       replicas: 2,
       image: `localhost/myapp-operator:${image.tag}`,
+      chartKinds: ["apps/v1/Deployment", "v1/Service", "v1/ConfigMap"],
     });
     await ensureCrd(client);
     const platform = installManifests(settings, loadCrdManifest()) as KubeObject[];
@@ -158,6 +163,35 @@ describe("the operator image", { timeout: minutes(20) }, () => {
     assert.equal(child.spec.replicas, 2);
     assert.ok(child.metadata.ownerReferences?.some((owner) => owner.kind === kind && owner.name === "web"));
     await client.get("v1", "Service", "web", apps);
+
+    // --- and a chart instance: helm found on the image's PATH and run under its limits as uid 65532 on a read-only
+    // root, its render parsed (a 200 KiB ConfigMap: on the render thread, render-yaml-worker.mjs) and applied ---
+    await client.create({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "myapp-chart", namespace: apps },
+      binaryData: { "chart.tgz": (await packChart(chartDir)).toString("base64") },
+    });
+    // (the chart passes its greeting through `tpl`: a short value that renders to 200 KiB)
+    const greeting = '{{ repeat 34134 "hello " }}';
+    await client.create({
+      apiVersion,
+      kind,
+      metadata: { name: "charted", namespace: apps },
+      spec: { image: "nginx:1.27", chart: { configMap: "myapp-chart" }, values: { config: { greeting } } },
+    });
+    await waitForInstance(client, apps, "charted", "Ready at its spec", isReadyAtSpec, minutes(3)).catch(
+      (error: unknown) => {
+        throw new Error(`${(error as Error).message}\ncontainer log:\n${log()}`);
+      },
+    );
+    const rendered = await client.get<KubeObject & { data: Record<string, string> }>(
+      "v1",
+      "ConfigMap",
+      "charted",
+      apps,
+    );
+    assert.equal(rendered.data["GREETING"], "hello ".repeat(34134));
 
     // --- /metrics answers only a token allowed to `get /metrics` (the Deployment's --metrics-secure) ---
     assert.ok(spec.args.includes("--metrics-secure"), "the Deployment serves /metrics securely");
