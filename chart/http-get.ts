@@ -209,11 +209,24 @@ async function getOnce(
       throw new HttpGetError(`${url.host} did not answer ${limit}`, true, undefined, { cause: error });
     }
     const code = codeOf(error);
+    if (code !== undefined && certificateCodes.test(code)) {
+      // Retried as a network error (the platform may yet trust the CA), but said as what it is.
+      throw new HttpGetError(
+        `${url.host}'s TLS certificate is not trusted (${code}): the operator trusts Node's CAs and those of ` +
+          "the file NODE_EXTRA_CA_CERTS names",
+        true,
+        undefined,
+        { cause: error },
+      );
+    }
     throw new HttpGetError(`${url.host} cannot be reached${code ? ` (${code})` : ""}`, true, undefined, {
       cause: error,
     });
   }
 }
+
+/** OpenSSL's and Node's codes for a certificate that does not verify (chain, name, dates). */
+const certificateCodes = /^(ERR_TLS_CERT_ALTNAME_INVALID|.*CERT.*|UNABLE_TO_(VERIFY|GET_ISSUER).*)$/;
 
 function hasCode(error: unknown, code: string): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {

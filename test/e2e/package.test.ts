@@ -37,7 +37,7 @@ import { enginesNodeOf, nodeBinDir, oldestVersionOf } from "../support/oldest-no
 import { teardown, type Defer } from "../support/teardown.ts";
 import { npmInstall, packedProject } from "../../tools/lib/packed-project.ts";
 import { readmeProjectFiles } from "../../tools/lib/readme-project.ts";
-import { destroyStack, log, projectStack, toolPath } from "./support/project.ts";
+import { binDir, destroyStack, log, toolPath, userProjectStack, userPulumiEnv } from "./support/project.ts";
 
 const run = promisify(execFile);
 const minutes = (n: number) => n * 60_000;
@@ -168,9 +168,9 @@ async function userProject(t: TestContext, nodeDir: string, packed: string): Pro
 
   // The README's local recipe: the operator outside the cluster (kwok's pods do not execute), from the project.
   const operator = startProjectOperator(defer, project, env);
-  const stack = await projectStack(project);
+  // Pulumi as the README has the user run it: `pulumi login --local`, KUBECONFIG exported, plugins beside the CLI.
+  const stack = await userProjectStack(project, userPulumiEnv(home, kubeconfigPath, nodeDir));
   defer(() => destroyStack(t, stack));
-  await stack.setConfig("kubeconfig", { value: kubeconfigPath });
   const failWith = (error: unknown) => new Error(`${String(error)}\noperator log (tail):\n${operator.logTail()}`);
 
   await t.test(
@@ -189,6 +189,11 @@ async function userProject(t: TestContext, nodeDir: string, packed: string): Pro
       assert.ok(launched, "the engine's log names no launcher of the provider host");
       const packaged = path.join(installed, "pulumi-plugin/pulumi-resource-pulumi-nodejs");
       assert.equal(realpathSync(launched), realpathSync(packaged));
+      // ... and the kubernetes plugin is the one beside the CLI on PATH, as the README says (nothing registered)
+      const kubernetes = /Launching plugin 'kubernetes \(resource\)' from '([^']+)'/.exec(engineLog)?.[1];
+      assert.ok(kubernetes, "the engine's log names no kubernetes plugin");
+      assert.equal(realpathSync(path.dirname(kubernetes)), realpathSync(binDir));
+      assert.deepEqual(readdirSync(path.join(home, ".pulumi")).includes("plugins"), false, "no plugin installed");
     },
   );
 

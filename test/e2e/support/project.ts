@@ -31,6 +31,40 @@ export async function projectStack(workDir: string, env: Record<string, string> 
   return LocalWorkspace.createOrSelectStack({ stackName, workDir }, { pulumiCommand, envVars });
 }
 
+/**
+ * Pulumi as the README's user has it, nothing of this repository's: a home of their own (`~/.pulumi`, empty; the
+ * stacks where `pulumi login --local` keeps them, in that home), plugins found beside the CLI on PATH, the cluster
+ * from an exported KUBECONFIG and a passphrase of their own. Set to "" is unset to the CLI: the test run's own
+ * PULUMI_* (a private plugin home where the kubernetes plugin is registered, ambient plugins ignored) must not reach
+ * it.
+ */
+export function userPulumiEnv(home: string, kubeconfig: string, nodeDir?: string): Record<string, string> {
+  return {
+    ...Object.fromEntries(Object.keys(pulumiEnv()).map((name) => [name, ""])),
+    HOME: home,
+    KUBECONFIG: kubeconfig,
+    PULUMI_CONFIG_PASSPHRASE: "the shop project's passphrase",
+    PATH: toolPath(nodeDir),
+  };
+}
+
+/** `pulumi login --local` and a new stack of the project in `workDir`, for a user's environment `env`. */
+export async function userProjectStack(workDir: string, env: Record<string, string>): Promise<Stack> {
+  const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(pulumiCommand.command, ["login", "--local"], {
+      cwd: workDir,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    for (const stream of [child.stdout, child.stderr]) stream.on("data", (chunk: Buffer) => (output += chunk));
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`pulumi login --local: ${output}`))));
+  });
+  const stackName = `e2e-${randomBytes(3).toString("hex")}`;
+  return LocalWorkspace.createOrSelectStack({ stackName, workDir }, { pulumiCommand, envVars: env });
+}
+
 /** Destroys the stack (errors into the test's diagnostics) and removes it from the backend. */
 export async function destroyStack(t: TestContext, stack: Stack): Promise<void> {
   await stack.destroy({ onOutput: log(t) }).catch((error: unknown) => t.diagnostic(`destroy: ${String(error)}`));
