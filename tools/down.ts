@@ -9,7 +9,7 @@ import path from "node:path";
 import { clusterIdentity } from "../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterDown, clusterStatus, localClusterNames } from "./lib/cluster.ts";
-import { appliedToFile, stateOrigin } from "./lib/dev-stack-cluster.ts";
+import { appliedToFile, forgetAppliedTo, stateOrigin } from "./lib/dev-stack-cluster.ts";
 import { devStackFlags, devStackOperator, startOperatorWhenReady, stopOperator } from "./lib/operator-process.ts";
 import { clusterName, kubeconfigPath, pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
 import { progress } from "./lib/progress.ts";
@@ -49,13 +49,15 @@ async function destroyOrForget(): Promise<void> {
   const env: NodeJS.ProcessEnv = { ...(await ensurePulumiHome(binDir)), ...privateTmp("myapp-pulumi").env };
   const admin = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
   const cluster = await clusterIdentity(admin).finally(() => admin.close());
-  if (stateOrigin(appliedToFile(env.PULUMI_BACKEND_URL!, "dev"), cluster, clusterName) === "recreated-cluster") {
+  const appliedTo = appliedToFile(env.PULUMI_BACKEND_URL!, "dev");
+  if (stateOrigin(appliedTo, cluster, clusterName) === "recreated-cluster") {
     // What the state describes went with the old cluster: nothing is left to destroy.
     step(`the dev stack's state is of a cluster recreated since (${cluster.server}): forgetting it`);
     await forgetStack(path.join(binDir, "pulumi"), "dev", env);
   } else {
     await destroyDevStack(binDir, env);
   }
+  forgetAppliedTo(appliedTo);
 }
 
 async function destroyDevStack(binDir: string, env: NodeJS.ProcessEnv): Promise<void> {

@@ -9,7 +9,7 @@ import path from "node:path";
 import { clusterIdentity } from "../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterUp } from "./lib/cluster.ts";
-import { appliedToFile, recordAppliedTo, stateOrigin } from "./lib/dev-stack-cluster.ts";
+import { appliedToFile, lastUpComplete, recordAppliedTo, stateOrigin } from "./lib/dev-stack-cluster.ts";
 import { formatTable, instanceRows } from "./lib/instances-table.ts";
 import {
   devStackFlags,
@@ -69,9 +69,13 @@ if (origin === "recreated-cluster") {
   await forgetStack(pulumi, stack, env);
 }
 await run(pulumi, ["stack", "select", stack, "--create", "--non-interactive"], { env, cwd: repoRoot });
-const refresh = origin === "unknown";
+// An up cut short (Ctrl-C, a crash) left objects in this cluster that its state may not list: refreshed first too.
+const interrupted = origin === "this-cluster" && !lastUpComplete(appliedTo);
+const refresh = origin === "unknown" || interrupted;
+recordAppliedTo(appliedTo, cluster, clusterName, false);
+const why = interrupted ? "the last up was cut short" : "state of another or no cluster";
 step(
-  `pulumi up --stack ${stack}${refresh ? " --refresh (state of another or no cluster)" : ""} (installs the platform, then waits for every instance to be Ready)`,
+  `pulumi up --stack ${stack}${refresh ? ` --refresh (${why})` : ""} (installs the platform, then waits for every instance to be Ready)`,
 );
 const up = await new Promise<number>((resolve) => {
   const args = [
@@ -103,7 +107,7 @@ if (up !== 0) {
   console.error(`\npulumi up failed (exit ${up}). The operator's log is ${path.relative(repoRoot, operatorLog)}.`);
   process.exit(up);
 }
-recordAppliedTo(appliedTo, cluster, clusterName);
+recordAppliedTo(appliedTo, cluster, clusterName, true);
 // The platform this up installed may want other flags (a policy, limits, namespaces): restarted with them if so.
 const { metricsPort } = await operator.then(async () =>
   startOperatorWhenReady(devStackOperator(await devStackFlags(pulumi, env))),

@@ -268,15 +268,18 @@ export async function quietWindow(operator: OperatorProcess, windowMs: number) {
 }
 
 /**
- * The operator's instance writes once a converged fleet's trailing writes have landed (none for 2 s, for at most
- * 30 s): a lifecycle event follows the status a watcher saw by a few milliseconds (fire-and-forget).
+ * The operator's instance writes once a converged fleet's trailing writes have landed: its queue empty and no
+ * write for two looks 2 s apart in a row (for at most 60 s): a lifecycle event follows the status a watcher saw by
+ * a few milliseconds (fire-and-forget), later on a busy machine.
  */
 export async function settledWrites(operator: OperatorProcess): Promise<number> {
+  const queued = async () => sum(await scrape(operator.metricsUrl), "workqueue_depth");
   let settled = await instanceWrites(operator);
-  for (let tries = 0; tries < 15; tries++) {
+  let quietLooks = 0;
+  for (let tries = 0; tries < 30 && quietLooks < 2; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const now = await instanceWrites(operator);
-    if (now === settled) break;
+    quietLooks = now === settled && (await queued()) === 0 ? quietLooks + 1 : 0;
     settled = now;
   }
   return settled;

@@ -6,7 +6,7 @@
  * with the old cluster: no refresh or destroy can reach them (the provider refuses to touch an instance through a
  * connection to another cluster, and the old one's certificate authority is gone), so the state is forgotten.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { recordedIdentity, sameCluster, type ClusterIdentity } from "../../kube/cluster-identity.ts";
 
@@ -24,9 +24,13 @@ export function appliedToFile(backendUrl: string, stack: string): string {
   return path.join(new URL(backendUrl).pathname, `${stack}.cluster.json`);
 }
 
-/** Where the stack was applied: the cluster, and the name of the checkout's local cluster it was (if recorded). */
+/**
+ * Where the stack was applied: the cluster, the name of the checkout's local cluster it was, and whether that `up`
+ * ran to its end (an interrupted one left objects its state may not know of: the next refreshes first).
+ */
 export interface AppliedTo extends ClusterIdentity {
   readonly localCluster?: string;
+  readonly complete?: boolean;
 }
 
 /** Compares the recorded cluster with `current`, this checkout's local cluster `localCluster`. Pure but for reading. */
@@ -45,7 +49,21 @@ export function originOf(last: AppliedTo | undefined, current: ClusterIdentity, 
   return last.server === current.server || last.localCluster === localCluster ? "recreated-cluster" : "unknown";
 }
 
-/** Records that the stack was last applied to `cluster`, this checkout's local cluster `localCluster`. */
-export function recordAppliedTo(file: string, cluster: ClusterIdentity, localCluster: string): void {
-  writeFileSync(file, JSON.stringify({ ...cluster, localCluster } satisfies AppliedTo) + "\n");
+/**
+ * Records that the stack is being (`complete` false: before `up`) or was applied to `cluster`, this checkout's
+ * local cluster `localCluster`.
+ */
+export function recordAppliedTo(file: string, cluster: ClusterIdentity, localCluster: string, complete: boolean): void {
+  writeFileSync(file, JSON.stringify({ ...cluster, localCluster, complete } satisfies AppliedTo) + "\n");
+}
+
+/** False when the last `up` recorded did not run to its end (records of before that was recorded count as done). */
+export function lastUpComplete(file: string): boolean {
+  if (!existsSync(file)) return true;
+  return (JSON.parse(readFileSync(file, "utf8")) as { complete?: unknown }).complete !== false;
+}
+
+/** Forgets where the stack was applied (it was destroyed or forgotten). */
+export function forgetAppliedTo(file: string): void {
+  rmSync(file, { force: true });
 }

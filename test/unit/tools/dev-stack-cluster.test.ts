@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { originOf } from "../../../tools/lib/dev-stack-cluster.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import {
+  forgetAppliedTo,
+  lastUpComplete,
+  originOf,
+  recordAppliedTo,
+  stateOrigin,
+} from "../../../tools/lib/dev-stack-cluster.ts";
 
 describe("the dev stack's cluster record", () => {
   const now = { server: "https://127.0.0.1:32764", uid: "new" };
@@ -23,5 +32,19 @@ describe("the dev stack's cluster record", () => {
     assert.equal(originOf({ server: "https://10.0.0.1:6443", uid: "old" }, now, "myapp"), "unknown");
     assert.equal(originOf(undefined, now, "myapp"), "unknown");
     assert.equal(originOf({ server: now.server, uid: "" }, now, "myapp"), "this-cluster", "no uid: by address");
+  });
+
+  it("records an up before it runs and once it ran to its end; down forgets the record", (t) => {
+    const dir = mkdtempSync(path.join(tmpdir(), "myapp-applied-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, "dev.cluster.json");
+    assert.equal(lastUpComplete(file), true, "no record: nothing was cut short");
+    recordAppliedTo(file, now, "myapp", false);
+    assert.equal(stateOrigin(file, now, "myapp"), "this-cluster");
+    assert.equal(lastUpComplete(file), false, "an up cut short: the next refreshes");
+    recordAppliedTo(file, now, "myapp", true);
+    assert.equal(lastUpComplete(file), true);
+    forgetAppliedTo(file);
+    assert.equal(stateOrigin(file, now, "myapp"), "unknown");
   });
 });
