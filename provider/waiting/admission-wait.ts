@@ -54,6 +54,8 @@ export interface AdmissionWait {
   readonly report: (phase: string) => void;
   /** @default 1_000, doubling to 8_000 */
   readonly firstRetryMs?: number;
+  /** Ends the wait at once (the engine's Cancel: Ctrl-C), with the last failure. */
+  readonly signal?: AbortSignal;
 }
 
 /** The hint an unanswered webhook's final error carries. */
@@ -79,8 +81,11 @@ export async function applyWhenAdmitted<T>(apply: () => Promise<T>, wait: Admiss
       const webhook = unansweredWebhook(error);
       const kind = webhook === undefined ? kindNotYetKnown(error) : undefined;
       if (webhook === undefined && kind === undefined) throw error;
+      const hint = webhook !== undefined ? webhookHint : kindHint;
+      if (wait.signal?.aborted) {
+        throw new Error(`cancelled while the apply waited: ${(error as Error).message}\n${hint}`, { cause: error });
+      }
       if (wait.clock.monotonicMs() + delay > wait.deadline) {
-        const hint = webhook !== undefined ? webhookHint : kindHint;
         throw new Error(`${(error as Error).message}\n${hint}`, { cause: error });
       }
       wait.report(
@@ -88,8 +93,22 @@ export async function applyWhenAdmitted<T>(apply: () => Promise<T>, wait: Admiss
           ? `waiting for the admission webhook ${webhook} to answer: ${webhookWaitReason(error)}`
           : `waiting for the apiserver's admission policies to know ${kind ?? "the kind"} (its CRD is new)`,
       );
-      await new Promise<void>((resolve) => wait.clock.setTimeout(resolve, delay));
+      await pause(wait, delay);
       delay = Math.min(delay * 2, 8_000);
     }
   }
+}
+
+/** `ms` on the wait's clock, or less when its signal aborts first. */
+function pause(wait: AdmissionWait, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (wait.signal?.aborted) return resolve();
+    const timer = wait.clock.setTimeout(done, ms);
+    wait.signal?.addEventListener("abort", done, { once: true });
+    function done() {
+      wait.clock.clearTimeout(timer);
+      wait.signal?.removeEventListener("abort", done);
+      resolve();
+    }
+  });
 }

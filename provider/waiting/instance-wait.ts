@@ -31,7 +31,12 @@ export async function applyInstance(
   try {
     return await applyWhenAdmitted(
       () => client.apply<LiveInstance>(desiredInstance(inputs, request), { fieldManager, force: true }),
-      { clock: realClock, deadline: deadline(inputs), report: (phase) => progress.report(phase) },
+      {
+        clock: realClock,
+        deadline: deadline(inputs),
+        report: (phase) => progress.report(phase),
+        signal: cancellation(),
+      },
     );
   } finally {
     progress.stop();

@@ -70,6 +70,25 @@ describe("kindNotYetKnown", () => {
 });
 
 describe("applyWhenAdmitted", () => {
+  it("ends at once when the engine cancels (Ctrl-C), with the last failure and the hint", async () => {
+    const clock = new FakeClock();
+    const cancel = new AbortController();
+    let attempts = 0;
+    const waiting = applyWhenAdmitted(
+      () => {
+        attempts++;
+        return Promise.reject(unanswered());
+      },
+      { clock, deadline: clock.monotonicMs() + 600_000, report: () => cancel.abort(), signal: cancel.signal },
+    );
+    // The first failure is reported (and cancels here) before its pause: no clock advance is needed to end it.
+    await assert.rejects(
+      waiting,
+      /^Error: cancelled while the apply waited: Internal error occurred: failed calling webhook[\s\S]*is the operator running/,
+    );
+    assert.equal(attempts, 2, "one attempt after the pause the cancel cut short, none after");
+  });
+
   it("retries while the admission policies do not know the kind yet, saying so", async () => {
     const clock = new FakeClock();
     const phases: string[] = [];
