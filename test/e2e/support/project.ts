@@ -32,27 +32,32 @@ export async function projectStack(workDir: string, env: Record<string, string> 
 }
 
 /**
- * Pulumi as the README's user has it, nothing of this repository's: a home of their own (`~/.pulumi`, empty; the
- * stacks where `pulumi login --local` keeps them, in that home), plugins found beside the CLI on PATH, the cluster
- * from an exported KUBECONFIG and a passphrase of their own. Set to "" is unset to the CLI: the test run's own
- * PULUMI_* (a private plugin home where the kubernetes plugin is registered, ambient plugins ignored) must not reach
- * it.
+ * Pulumi as the README's user has it, nothing of this repository's: a home of their own (`~/.pulumi`, empty),
+ * plugins found beside the CLI on PATH, the cluster from an exported KUBECONFIG and a passphrase of their own. Set
+ * to "" is unset to the CLI: the test run's own PULUMI_* (a private plugin home where the kubernetes plugin is
+ * registered, ambient plugins ignored) must not reach it. (PULUMI_HOME is named: the CLI finds `~` by the account's
+ * entry, not HOME, and the machine's own ~/.pulumi is not the test's to write.)
  */
 export function userPulumiEnv(home: string, kubeconfig: string, nodeDir?: string): Record<string, string> {
   return {
     ...Object.fromEntries(Object.keys(pulumiEnv()).map((name) => [name, ""])),
     HOME: home,
+    PULUMI_HOME: path.join(home, ".pulumi"),
     KUBECONFIG: kubeconfig,
     PULUMI_CONFIG_PASSPHRASE: "the shop project's passphrase",
     PATH: toolPath(nodeDir),
   };
 }
 
-/** `pulumi login --local` and a new stack of the project in `workDir`, for a user's environment `env`. */
+/**
+ * `pulumi login --local` (for the home `env` names: `--local` would take the machine account's) and a new stack of
+ * the project in `workDir`, for a user's environment `env`.
+ */
 export async function userProjectStack(workDir: string, env: Record<string, string>): Promise<Stack> {
+  process.env.PATH = env.PATH; // where the Automation API looks for the CLI
   const pulumiCommand = await PulumiCommand.get({ skipVersionCheck: true });
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(pulumiCommand.command, ["login", "--local"], {
+    const child = spawn(pulumiCommand.command, ["login", `file://${env.HOME}`], {
       cwd: workDir,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
