@@ -7,7 +7,7 @@
  * while this process runs. The launcher of `npm start` sets MYAPP_LOCAL_OPERATOR_RENEW after writing the files.
  * As that ServiceAccount it runs with the flags the dev stack's platform gives its external operator (its
  * `operatorFlags` output: the app namespace, the policy, chart limits, the Lease), each unless the command line
- * sets it, and serves the dev stack's admission webhooks (127.0.0.1:9443) unless `npm start`'s operator does; with
+ * sets it, and serves the dev stack's admission webhooks (127.0.0.1, the checkout's port) unless `npm start`'s operator does; with
  * --webhook-bind-address it serves them on that address, with the stack's certificate. Beside `npm start`'s
  * operator it waits as a standby on the stack's Lease instead of reconciling the same instances.
  *

@@ -10,6 +10,7 @@
  * cluster goes; a record of another cluster, or of a process that is gone, is never trusted. The process itself
  * is started by the launcher the tests and benchmarks share (operator-launcher.ts), detached.
  */
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse, stringify } from "yaml";
@@ -63,10 +64,20 @@ export interface OperatorIdentity {
 }
 
 /**
+ * The port of this checkout's dev-stack webhooks: one of 20000–29999 (below Linux's ephemeral ports, where kwokctl
+ * and every client connection take theirs), chosen by the checkout's path, so two checkouts' `npm start` on one
+ * machine do not meet on one port (with a fixed 9443, the second's operator failed to listen and its `pulumi up`
+ * waited on the first's webhook).
+ */
+export function checkoutWebhookPort(checkout: string): number {
+  return 20_000 + (createHash("sha256").update(checkout).digest().readUInt32BE(0) % 10_000);
+}
+
+/**
  * Where the dev stack's external operator serves the admission webhooks (stacks/index.ts points the webhook
  * configurations here; the operator `npm start` launches listens here).
  */
-export const localWebhookUrl = "https://127.0.0.1:9443";
+export const localWebhookUrl = `https://127.0.0.1:${checkoutWebhookPort(repoRoot)}`;
 
 export interface OperatorRecord extends ProcessRecord {
   readonly metricsPort: number;

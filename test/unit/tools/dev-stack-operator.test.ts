@@ -1,7 +1,12 @@
 /** `npm start`'s operator runs with the flags the dev stack's platform gives it, and is restarted when they change. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { devStackOperator, flagChanges } from "../../../tools/lib/operator-process.ts";
+import {
+  checkoutWebhookPort,
+  devStackOperator,
+  flagChanges,
+  localWebhookUrl,
+} from "../../../tools/lib/operator-process.ts";
 
 test("the dev stack's operatorFlags become the operator's namespaces and flags", () => {
   const identity = devStackOperator([
@@ -17,7 +22,15 @@ test("the dev stack's operatorFlags become the operator's namespaces and flags",
   // Without a stack yet: what stacks/index.ts declares unchanged.
   const initial = devStackOperator();
   assert.deepEqual(initial.watchNamespaces, ["default"]);
-  assert.ok(initial.flags?.includes("--webhook-bind-address=127.0.0.1:9443"), initial.flags?.join(" "));
+  const port = new URL(localWebhookUrl).port;
+  assert.ok(initial.flags?.includes(`--webhook-bind-address=127.0.0.1:${port}`), initial.flags?.join(" "));
+});
+
+test("each checkout serves its dev stack's webhooks on a port of its own, below the ephemeral range", () => {
+  const ports = ["/work/main", "/tmp/clone", "/home/me/myapp", "/home/me/myapp2"].map(checkoutWebhookPort);
+  assert.equal(new Set(ports).size, ports.length);
+  for (const port of ports) assert.ok(port >= 20_000 && port < 30_000, String(port));
+  assert.equal(checkoutWebhookPort("/work/main"), ports[0], "the same checkout, the same port");
 });
 
 test("flagChanges names what was added and removed, and nothing when the same", () => {
