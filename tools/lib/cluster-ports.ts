@@ -7,17 +7,29 @@
 import { createServer } from "node:net";
 import { parseAllDocuments } from "yaml";
 
-/** The `*Port` options of the KwokctlConfiguration in kwokctl's `kwok.yaml` of a cluster. */
-export function recordedPorts(kwokYaml: string): number[] {
-  const ports: number[] = [];
+/**
+ * Each `*Port` option of the KwokctlConfiguration in kwokctl's `kwok.yaml` of a cluster, with the component that
+ * listens on it (its pid file's name).
+ */
+export function recordedPortsOf(kwokYaml: string): { readonly port: number; readonly component: string }[] {
+  const ports: { port: number; component: string }[] = [];
   for (const document of parseAllDocuments(kwokYaml)) {
     const config = document.toJS() as { kind?: unknown; options?: Record<string, unknown> } | null;
     if (config?.kind !== "KwokctlConfiguration") continue;
     for (const [key, value] of Object.entries(config.options ?? {})) {
-      if (key.endsWith("Port") && typeof value === "number" && value > 0) ports.push(value);
+      if (key.endsWith("Port") && typeof value === "number" && value > 0) {
+        ports.push({ port: value, component: componentOf(key) });
+      }
     }
   }
-  return ports.sort((a, b) => a - b);
+  return ports.sort((a, b) => a.port - b.port);
+}
+
+/** `kubeControllerManagerPort` → `kube-controller-manager`, `etcdPeerPort` → `etcd`: kwokctl's component names. */
+function componentOf(key: string): string {
+  const known = ["etcd", "kubeApiserver", "kubeControllerManager", "kubeScheduler", "kwokController"];
+  const prefix = known.find((name) => key.startsWith(name)) ?? key.replace(/Port$/, "");
+  return prefix.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 }
 
 /** Those of `ports` that another process listens on at 127.0.0.1. */

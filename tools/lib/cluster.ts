@@ -15,7 +15,7 @@ import { processCommandLine, runningProcess, stopProcess, writeProcessRecord } f
 import { progress, waitFor } from "./progress.ts";
 import { run } from "./run.ts";
 import { defaultStorageClass } from "./storage-class.ts";
-import { portsInUse, recordedPorts } from "./cluster-ports.ts";
+import { portsInUse, recordedPortsOf } from "./cluster-ports.ts";
 
 export const nodeCount = 3;
 const kwokWorkdir = path.join(localDir, "kwok");
@@ -256,9 +256,13 @@ export async function clusterUp(name: string = defaultClusterName): Promise<Clus
   }
   if (before.exists && (before.components.some((c) => !c.running) || before.components.length === 0)) {
     const recorded = path.join(cluster.dir, "kwok.yaml");
-    const taken = existsSync(recorded) ? await portsInUse(recordedPorts(readFileSync(recorded, "utf8"))) : [];
-    // A running component of this cluster holds its own port; only a stopped cluster's ports are checked.
-    if (before.components.every((c) => !c.running) && taken.length > 0) {
+    // A running component of this cluster holds its own port; only the stopped components' ports are checked.
+    const running = new Set(before.components.filter((c) => c.running).map((c) => c.name));
+    const stoppedPorts = existsSync(recorded)
+      ? recordedPortsOf(readFileSync(recorded, "utf8")).filter(({ component }) => !running.has(component))
+      : [];
+    const taken = await portsInUse(stoppedPorts.map(({ port }) => port));
+    if (taken.length > 0) {
       throw new Error(
         `cluster ${name} listens on ports kwokctl chose when it was created, and another process now has ` +
           `${taken.length === 1 ? "port" : "ports"} ${taken.join(", ")} (another cluster?): stop it, or run ` +

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createServer, type AddressInfo } from "node:net";
 import { describe, it } from "node:test";
-import { portsInUse, recordedPorts } from "../../../tools/lib/cluster-ports.ts";
+import { portsInUse, recordedPortsOf } from "../../../tools/lib/cluster-ports.ts";
 
 describe("a stopped cluster's ports", () => {
   it("are the *Port options of kwokctl's configuration, not the ports of other documents", () => {
@@ -20,7 +20,11 @@ describe("a stopped cluster's ports", () => {
       "  kubeSchedulerPort: 1",
       "",
     ].join("\n");
-    assert.deepEqual(recordedPorts(kwokYaml), [32764, 32765, 32766]);
+    assert.deepEqual(recordedPortsOf(kwokYaml), [
+      { port: 32764, component: "kube-apiserver" },
+      { port: 32765, component: "etcd" },
+      { port: 32766, component: "etcd" },
+    ]);
   });
 
   it("in use are those another process listens on", async (t) => {
