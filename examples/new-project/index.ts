@@ -10,24 +10,25 @@ const cluster = new ClusterProvider("cluster", {
   context: config.get("context"),
 });
 
-// The platform: CRD, operator namespace, RBAC and the operator. With an image you built and pushed
-// (`pulumi config set operatorImage REGISTRY/myapp-operator:0.2.0`) the operator runs in the cluster; without one
-// it runs outside it, as a process you start: `npx myapp-operator --namespaces=shop`.
-const operatorImage = config.get("operatorImage");
-const platform = new MyAppOperator(
-  "shop-platform",
-  operatorImage
-    ? { namespace: "shop-platform", image: operatorImage }
-    : { namespace: "shop-platform", operatorPlacement: "external" },
-  { provider: cluster },
-);
-
 // The namespace outlives the stack (retainOnDelete): `pulumi destroy` removes the instances, never the volumes
 // that db keeps (storageReclaimPolicy Retain), which deleting the namespace would take with it.
 const shop = new k8s.core.v1.Namespace(
   "shop",
   { metadata: { name: "shop" } },
   { provider: cluster, retainOnDelete: true },
+);
+
+// The platform: CRD, operator namespace, RBAC and the operator, for the namespace shop (its RBAC, policy and
+// webhooks hold there, nowhere else). With an image you built and pushed (`pulumi config set operatorImage
+// REGISTRY/myapp-operator:0.2.0`) the operator runs in the cluster; without one it runs outside it, as a process you
+// start: `npx myapp-operator --namespaces=shop`.
+const operatorImage = config.get("operatorImage");
+const platform = new MyAppOperator(
+  "shop-platform",
+  operatorImage
+    ? { namespace: "shop-platform", watchNamespaces: ["shop"], image: operatorImage }
+    : { namespace: "shop-platform", watchNamespaces: ["shop"], operatorPlacement: "external" },
+  { provider: cluster, dependsOn: [shop] },
 );
 
 // Instances with `platform` go to the platform's cluster, after it; nothing else to wire.
