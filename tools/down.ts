@@ -18,6 +18,9 @@ import { ensurePulumiHome, forgetStack } from "./lib/pulumi.ts";
 import { run } from "./lib/run.ts";
 
 const step = progress("down");
+// Ended through process.exit, so its private temporary directory goes with it (pulumi, in the same process group,
+// gets Ctrl-C too and ends its destroy by itself).
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => process.exit(130));
 const keepCluster = process.argv.includes("--keep-cluster");
 const stateDir = new URL(pulumiEnv().PULUMI_BACKEND_URL!).pathname;
 const stackFile = path.join(stateDir, ".pulumi/stacks/myapp-platform/dev.json");

@@ -41,6 +41,18 @@ let pulumiChild: ReturnType<typeof spawn> | undefined;
 let operatorDied: string | undefined;
 let operatorFailed: string | undefined;
 let stopWatching = () => {};
+// Ctrl-C reaches pulumi too (one process group), which ends its up gracefully: that is waited for, and then this
+// command exits as after a failed up. At any other step it ends here, through process.exit, so its private
+// temporary directory (with pulumi-kubernetes' copy of the kubeconfig) goes with it.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    if (pulumiChild && pulumiChild.exitCode === null && pulumiChild.signalCode === null) {
+      if (signal !== "SIGINT") pulumiChild.kill(signal);
+      return;
+    }
+    process.exit(130);
+  });
+}
 const pulumi = path.join(binDir, "pulumi");
 // With the flags the stack's last `pulumi up` installed (none yet: what stacks/index.ts declares unchanged).
 const operator: Promise<OperatorRecord> = startOperatorWhenReady(
