@@ -66,10 +66,22 @@ async function destroyOrForget(): Promise<void> {
 async function destroyDevStack(binDir: string, env: NodeJS.ProcessEnv): Promise<void> {
   // Kept when it runs for this cluster; otherwise started, as `npm start` does, so the instances' finalizers are
   // released. A stack whose operator cannot start (its ServiceAccount already gone) is destroyed all the same.
-  const flags = await devStackFlags(path.join(binDir, "pulumi"), env);
-  await startOperatorWhenReady(devStackOperator(flags), 60_000).catch((error: unknown) =>
-    step(`the operator did not start (${String(error)}): instances wait for their finalizers until they time out`),
-  );
+  const identity = devStackOperator(await devStackFlags(path.join(binDir, "pulumi"), env));
+  const admin = new KubeClient(loadKubeConfig({ path: kubeconfigPath }));
+  const serviceAccount = await admin
+    .find("v1", "ServiceAccount", identity.serviceAccount, identity.namespace)
+    .finally(() => admin.close());
+  if (serviceAccount === undefined) {
+    // Nothing to wait for (an earlier down or a failed up removed the platform): said at once, not after 60 s.
+    step(
+      `no operator to start: ServiceAccount ${identity.namespace}/${identity.serviceAccount} is gone (instances, if ` +
+        "any are left, wait for their finalizers until they time out)",
+    );
+  } else {
+    await startOperatorWhenReady(identity, 60_000).catch((error: unknown) =>
+      step(`the operator did not start (${String(error)}): instances wait for their finalizers until they time out`),
+    );
+  }
   step("pulumi destroy --stack dev");
   await run(path.join(binDir, "pulumi"), ["destroy", "--yes", "--non-interactive", "--stack", "dev"], {
     env,
