@@ -106,9 +106,10 @@ function platformChartSources(value: unknown): PlatformChartSources | undefined 
 }
 
 /**
- * `pulumi.dynamic.DiffResult`: see diff.ts. A forbidden storage change throws, failing the preview; so does a
- * connection that now reaches another cluster than the one the instance lives in (when that cluster answers), and
- * one that reaches no cluster at all (once per connection: later instances fail at once).
+ * `pulumi.dynamic.DiffResult`: see diff.ts. A forbidden storage change throws, failing the preview; so do
+ * credentials that cannot be loaded (a context the kubeconfig lacks), a connection that now reaches another cluster
+ * than the one the instance lives in (when that cluster answers), and one that reaches no cluster at all (once per
+ * connection: later instances fail at once).
  */
 export async function diff(_id: string, olds: PropertyBag, news: PropertyBag) {
   const outcome = diffInputs(olds, news);
@@ -116,27 +117,27 @@ export async function diff(_id: string, olds: PropertyBag, news: PropertyBag) {
   const recorded = recordedIdentity(olds["cluster"]);
   if (recorded && !isUnknown(news["kubeconfig"]) && !isUnknown(news["context"])) {
     const inputs = pickInputs(news);
-    let client: KubeClient | undefined;
+    let client: KubeClient;
     try {
       client = connect(inputs);
-    } catch {
-      client = undefined; // unusable credentials: `up` reports it if it has anything to do there
+    } catch (error) {
+      // Unusable credentials (a context the kubeconfig lacks, say) fail the preview: `up` would fail at the first
+      // instance, after the cluster provider's own change was applied.
+      throw new Error(`${inputs.logicalName}: ${(error as Error).message}`);
     }
-    if (client) {
-      // No answer fails the preview, once and fast: later instances on the connection do not wait again.
-      const silent = unreachableMessage(client);
-      if (silent) throw new Error(`${inputs.logicalName}: ${silent}`);
-      let answered = true;
-      try {
-        await clusterIdentity(client);
-      } catch (error) {
-        if (error instanceof TransportError) {
-          throw new Error(`${inputs.logicalName}: ${markUnreachable(client, error.message)}`);
-        }
-        answered = false; // an apiserver that cannot say now: `up` reports it if it has anything to do there
+    // No answer fails the preview, once and fast: later instances on the connection do not wait again.
+    const silent = unreachableMessage(client);
+    if (silent) throw new Error(`${inputs.logicalName}: ${silent}`);
+    let answered = true;
+    try {
+      await clusterIdentity(client);
+    } catch (error) {
+      if (error instanceof TransportError) {
+        throw new Error(`${inputs.logicalName}: ${markUnreachable(client, error.message)}`);
       }
-      if (answered) await verifyCluster(client, recorded, "update", inputs);
+      answered = false; // an apiserver that cannot say now: `up` reports it if it has anything to do there
     }
+    if (answered) await verifyCluster(client, recorded, "update", inputs);
   }
   return { changes: outcome.changes, replaces: outcome.replaces };
 }

@@ -52,3 +52,20 @@ test("check and diff: the first instance finds the cluster silent, the others fa
   );
   assert.equal(attempts, asked, "no later instance asked again");
 });
+
+test("diff: credentials that cannot be loaded (a context the kubeconfig lacks) fail the preview, naming it", async () => {
+  const kubeconfig = stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }],
+    users: [{ name: "u", user: { token: "t" } }],
+    contexts: [{ name: "kwok-myapp", context: { cluster: "c", user: "u" } }],
+    "current-context": "kwok-myapp",
+  });
+  const inputs = { image: "nginx:1.27", owner: "o/shop/dev", logicalName: "web", namespace: "shop", kubeconfig };
+  const olds = { ...inputs, cluster: { server: "https://127.0.0.1:1", uid: "u-1" } };
+  await assert.rejects(
+    diff("shop/web", olds, { ...inputs, context: "wrongctx" }),
+    /^Error: web: Cannot load cluster credentials from the kubeconfig input: .*"wrongctx"/,
+  );
+});
