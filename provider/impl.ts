@@ -34,7 +34,7 @@ export interface CheckResult {
  * those rejections fail `pulumi preview` with the field they concern. An unchanged instance costs no request.
  */
 export async function check(olds: PropertyBag, news: PropertyBag): Promise<CheckResult> {
-  const result = await checkInstance(olds, news);
+  const result = await checkInstance(olds, news).catch(failForTheUser);
   return result.failures ? { ...result, failures: readableFailures(news, result.failures) } : result;
 }
 
@@ -111,7 +111,22 @@ function platformChartSources(value: unknown): PlatformChartSources | undefined 
  * than the one the instance lives in (when that cluster answers), and one that reaches no cluster at all (once per
  * connection: later instances fail at once).
  */
-export async function diff(_id: string, olds: PropertyBag, news: PropertyBag) {
+export function diff(id: string, olds: PropertyBag, news: PropertyBag) {
+  return diffInstance(id, olds, news).catch(failForTheUser);
+}
+
+/**
+ * Rethrows a failed check's or diff's error without its stack when it is a message for the user: the dynamic-provider
+ * host prints such an error with its stack (`${e}: ${e.stack}`) beside the engine's own report of it, so a preview
+ * showed the message twice, the second time with the provider's frames. A programming error keeps them.
+ */
+function failForTheUser(error: unknown): never {
+  const bug = [TypeError, RangeError, ReferenceError, SyntaxError].some((type) => error instanceof type);
+  if (error instanceof Error && !bug) error.stack = "";
+  throw error;
+}
+
+async function diffInstance(_id: string, olds: PropertyBag, news: PropertyBag) {
   const outcome = diffInputs(olds, news);
   providerLog().debug({ changed: outcome.changed, replaces: outcome.replaces }, "diff");
   const recorded = recordedIdentity(olds["cluster"]);
