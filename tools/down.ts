@@ -12,12 +12,14 @@ import { clusterDown, clusterStatus, localClusterNames } from "./lib/cluster.ts"
 import { appliedToFile, forgetAppliedTo, stateOrigin } from "./lib/dev-stack-cluster.ts";
 import { devStackFlags, devStackOperator, startOperatorWhenReady, stopOperator } from "./lib/operator-process.ts";
 import { clusterName, kubeconfigPath, pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
+import { holdCheckoutCommand } from "./lib/checkout-command.ts";
 import { progress } from "./lib/progress.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
 import { ensurePulumiHome, forgetStack } from "./lib/pulumi.ts";
 import { run } from "./lib/run.ts";
 
 const step = progress("down");
+holdCheckoutCommand("npm run down");
 // Ended through process.exit, so its private temporary directory goes with it (pulumi, in the same process group,
 // gets Ctrl-C too and ends its destroy by itself).
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => process.exit(130));

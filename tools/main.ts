@@ -20,6 +20,7 @@ import {
   type OperatorRecord,
 } from "./lib/operator-process.ts";
 import { clusterName, kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
+import { holdCheckoutCommand } from "./lib/checkout-command.ts";
 import { progress } from "./lib/progress.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
 import { forgetStack } from "./lib/pulumi.ts";
@@ -29,6 +30,7 @@ import { run } from "./lib/run.ts";
 const stack = "dev";
 
 const step = progress("start");
+holdCheckoutCommand("npm start");
 step("toolchain (a cold build takes a while; cached pieces are skipped)");
 const { binDir, env: toolchainEnv } = await prepareToolchain();
 // pulumi's own temporary directory, removed when this command ends (tools/lib/private-tmp.ts says why).
