@@ -5,6 +5,7 @@
 import type { DeploymentManifest } from "./manifest-types.ts";
 import { commonLabels, objectMeta, operatorObjectNames, selectorLabels } from "./metadata.ts";
 import { rendersMemoryMiB, scratchMiB } from "./chart-limits.ts";
+import { chartSourcesCaPod } from "./chart-sources-ca.ts";
 import { allocatorEnv, nodeOptionsFor } from "./node-heap.ts";
 import { healthPort, livenessPath, metricsPort, readinessPath, webhookPort } from "./operator-endpoints.ts";
 import { operatorFlags } from "./operator-flags.ts";
@@ -30,7 +31,12 @@ export function operatorDeployment(settings: OperatorSettings): DeploymentManife
   const names = operatorObjectNames(settings);
   // The heap leaves room for the helm renders that may run at once, each within its memory limit.
   const nodeOptions = nodeOptionsFor(settings.resources, rendersMemoryMiB(settings)).join(" ");
-  const podAnnotations = { ...settings.annotations, "kubectl.kubernetes.io/default-container": operatorContainerName };
+  const ca = chartSourcesCaPod(settings);
+  const podAnnotations = {
+    ...settings.annotations,
+    "kubectl.kubernetes.io/default-container": operatorContainerName,
+    ...ca?.annotations,
+  };
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -67,6 +73,7 @@ export function operatorDeployment(settings: OperatorSettings): DeploymentManife
                 { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
                 { name: "NODE_OPTIONS", value: nodeOptions },
                 ...Object.entries(allocatorEnv).map(([name, value]) => ({ name, value })),
+                ...(ca ? [ca.env] : []),
               ],
               ports: [
                 { name: "metrics", containerPort: metricsPort, protocol: "TCP" },
@@ -95,10 +102,10 @@ export function operatorDeployment(settings: OperatorSettings): DeploymentManife
                 seccompProfile: { type: "RuntimeDefault" },
               },
               // Node and libraries may write temp files, and each render its chart; the root filesystem is read-only.
-              volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+              volumeMounts: [{ name: "tmp", mountPath: "/tmp" }, ...(ca ? [ca.volumeMount] : [])],
             },
           ],
-          volumes: [{ name: "tmp", emptyDir: { sizeLimit: `${scratchMiB(settings)}Mi` } }],
+          volumes: [{ name: "tmp", emptyDir: { sizeLimit: `${scratchMiB(settings)}Mi` } }, ...(ca ? [ca.volume] : [])],
         },
       },
     },

@@ -5,6 +5,7 @@
  */
 import { stringify } from "yaml";
 import { operatorAdmissionPolicy } from "./admission-policy.ts";
+import { chartSourcesCaConfigMap } from "./chart-sources-ca.ts";
 import { namespaceDefaultsPolicy } from "./defaults-policy.ts";
 import { operatorDeployment } from "./deployment.ts";
 import { instancePolicy } from "./instance-policy.ts";
@@ -48,6 +49,7 @@ export function installManifests(
     // The platform policy's rules on instances hold from the start, whether or not a replica serves the webhooks.
     ...(instances ? [instances.policy, instances.binding] : []),
     ...(defaults ? [defaults.policy, defaults.binding] : []),
+    ...optional(chartSourcesCaConfigMap(settings)),
     ...optional(operatorDeployment(settings)),
     ...optional(metricsService(settings)),
     ...optional(operatorPodDisruptionBudget(settings)),

@@ -13,6 +13,7 @@ type Plain<T> = pulumi.Unwrap<T>;
 export type NamespaceManifest = Plain<k8s.types.input.core.v1.Namespace>;
 export type ServiceAccountManifest = Plain<k8s.types.input.core.v1.ServiceAccount>;
 export type ServiceManifest = Plain<k8s.types.input.core.v1.Service>;
+export type ConfigMapManifest = Plain<k8s.types.input.core.v1.ConfigMap>;
 export type ClusterRoleManifest = Plain<k8s.types.input.rbac.v1.ClusterRole>;
 export type ClusterRoleBindingManifest = Plain<k8s.types.input.rbac.v1.ClusterRoleBinding>;
 export type RoleManifest = Plain<k8s.types.input.rbac.v1.Role>;
@@ -54,6 +55,7 @@ export type OperatorManifest =
   | RoleBindingManifest
   | DeploymentManifest
   | ServiceManifest
+  | ConfigMapManifest
   | PodDisruptionBudgetManifest
   | ValidatingAdmissionPolicyManifest
   | ValidatingAdmissionPolicyBindingManifest

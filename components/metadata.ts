@@ -32,6 +32,8 @@ export interface OperatorObjectNames {
   readonly webhookService: string;
   /** The Secret with the webhook's CA and serving certificate, and the Role that lets the operator keep it. */
   readonly webhookCertificate: string;
+  /** The ConfigMap of the CAs the chart sources are signed by (chart-sources-ca.ts). */
+  readonly chartSourcesCa: string;
 }
 
 export function operatorObjectNames(settings: OperatorSettings): OperatorObjectNames {
@@ -52,6 +54,7 @@ export function operatorObjectNames(settings: OperatorSettings): OperatorObjectN
     webhookConfiguration: name,
     webhookService: `${name}-webhook`,
     webhookCertificate: `${name}-webhook-cert`,
+    chartSourcesCa: `${name}-chart-sources-ca`,
   };
 }
 

@@ -8,6 +8,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { operatorAdmissionPolicy } from "./admission-policy.ts";
+import { chartSourcesCaConfigMap } from "./chart-sources-ca.ts";
 import type { DefaultsPolicyServed } from "./cluster-admission-apis.ts";
 import { clusterConnectionOf, type ClusterConnection } from "./cluster-connection.ts";
 import { loadCrdManifest } from "./crd.ts";
@@ -264,11 +265,14 @@ export class MyAppOperator extends pulumi.ComponentResource {
       certificateManifest &&
       new k8s.apiextensions.CustomResource(`${name}-webhook-certificate`, certificateManifest, inNamespace);
 
+    const caManifest = chartSourcesCaConfigMap(settings);
+    const chartSourcesCa = caManifest && new k8s.core.v1.ConfigMap(`${name}-chart-sources-ca`, caManifest, inNamespace);
     const deploymentManifest = operatorDeployment(settings);
     // The operator starts only once its CRD and every permission exist, and on destroy it stops before they go.
     const deploymentDependencies = [
       ...(namespace ? [namespace] : []),
       ...(certificate ? [certificate] : []),
+      ...(chartSourcesCa ? [chartSourcesCa] : []),
       crd,
       serviceAccount,
       clusterRoleBinding,

@@ -3,6 +3,7 @@
  * into the complete, checked settings every builder of this folder reads. Pure: the component turns its issues
  * into a pulumi.ResourceError, the renderer into a plain Error.
  */
+import { chartSourcesCaProblem } from "./chart-sources-ca.ts";
 import {
   isImageReference,
   type ChartKind,
@@ -131,6 +132,13 @@ export interface MyAppOperatorArgs {
    */
   readonly chartSources?: readonly string[];
   /**
+   * PEM certificates of the CAs that sign the chart sources' TLS certificates (a registry behind a private CA),
+   * trusted beside Node's own (`NODE_EXTRA_CA_CERTS`). In the cluster: a ConfigMap mounted into the operator's pods,
+   * which roll when it changes. An external operator's process needs `NODE_EXTRA_CA_CERTS` set to a file of them.
+   * @default none: Node's CAs only
+   */
+  readonly chartSourcesCa?: string;
+  /**
    * The platform's rules for instances: allowed image registries, the largest instance, each namespace's budget
    * (platform-policy.ts). The operator's validating webhook refuses an instance that breaks one at `kubectl apply`
    * and `pulumi preview`, naming the field, the rule and the limit; so the webhooks must be on.
@@ -194,6 +202,8 @@ export interface OperatorSettings {
   readonly renderLimits: RenderLimits;
   /** Remote chart sources allowed (URL prefixes); empty: ConfigMap charts only. */
   readonly chartSources: readonly string[];
+  /** The CAs the chart sources are signed by (PEM), beside Node's own; undefined: Node's only. */
+  readonly chartSourcesCa: string | undefined;
   /** The platform policy the webhooks enforce; undefined: none. */
   readonly policy: PlatformPolicySettings | undefined;
   readonly webhooks: WebhookSettings;
@@ -249,6 +259,7 @@ const argumentNames = Object.keys({
   maxConcurrentRenders: true,
   renderLimits: true,
   chartSources: true,
+  chartSourcesCa: true,
   policy: true,
   webhooks: true,
   labels: true,
@@ -370,6 +381,10 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   if (!chartLimits.ok) return { ok: false, issues };
   const renderMemory = renderMemoryProblem(args.resources ?? defaultResources, chartLimits.settings);
   if (renderMemory) problem("resources.limits.memory", renderMemory);
+  // An empty string counts as not given (a stack's `config.get(...) ?? ""`).
+  const chartSourcesCa = args.chartSourcesCa?.trim() ? args.chartSourcesCa : undefined;
+  const caProblem = chartSourcesCa === undefined ? undefined : chartSourcesCaProblem(chartSourcesCa);
+  if (caProblem) problem("chartSourcesCa", caProblem);
 
   if (issues.length > 0 || !chartKinds.ok || !chartServiceTypes.ok || !defaultChart.ok || !policy.ok || !webhooks.ok) {
     return { ok: false, issues };
@@ -395,6 +410,7 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
       chartServiceTypes: chartServiceTypes.types,
       defaultChart: defaultChart.chart,
       ...chartLimits.settings,
+      chartSourcesCa,
       policy: policy.policy,
       webhooks: webhooks.webhooks,
       deleteCrdOnDestroy: args.deleteCrdOnDestroy ?? false,

@@ -38,6 +38,7 @@ describe("resolveSettings", () => {
           valuesKiB: 128,
         },
         chartSources: [],
+        chartSourcesCa: undefined,
         policy: undefined,
         webhooks: { enabled: true, url: undefined, defaults: "auto", certManager: undefined },
         deleteCrdOnDestroy: false,
