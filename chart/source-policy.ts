@@ -49,7 +49,7 @@ export function sourcePolicy(allowed: readonly string[]): SourcePolicy {
 /** `hostname:port` of `url`, the port filled in from the scheme. */
 export function originKey(url: URL): string {
   const port = url.port || (url.protocol === "http:" ? "80" : "443");
-  return `${url.hostname.replace(/^\[|\]$/g, "").toLowerCase()}:${port}`;
+  return `${hostKey(url.hostname)}:${port}`;
 }
 
 /** True when `url` is on a host the platform listed but on a port no entry names. */
@@ -96,7 +96,7 @@ export function normalizePrefix(entry: string): string {
 
 function hostnameOf(prefix: string): string {
   const url = new URL(prefix.replace(/^oci:\/\//, "https://"));
-  return url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return hostKey(url.hostname);
 }
 
 /**
@@ -136,7 +136,18 @@ export function repositoryRequestAllowed(policy: SourcePolicy, narrowed: SourceP
 
 /** True when `hostname` may resolve to a private address under `policy`. */
 export function mayBePrivate(policy: SourcePolicy, hostname: string): boolean {
-  return policy.privateHosts.has(hostname.replace(/^\[|\]$/g, "").toLowerCase());
+  return policy.privateHosts.has(hostKey(hostname));
+}
+
+/**
+ * A host name as DNS, TLS and HTTP servers tell hosts apart: lower case, IPv6 without brackets, and without the
+ * root's trailing dot (`charts.example.com.` is `charts.example.com`, which a URL parser keeps apart).
+ */
+export function hostKey(hostname: string): string {
+  return hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.+$/, "")
+    .toLowerCase();
 }
 
 /** Ranges a fetch never reaches unless the host is listed: RFC 1918, loopback, link-local, CGNAT, "this network". */

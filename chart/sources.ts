@@ -242,6 +242,7 @@ async function fetchRemote(
     if (error instanceof ChartFetchError) {
       throw new ChartFetchError(`${source}: ${error.message}`, error.reason, {
         transient: error.transient,
+        outsideSpec: error.outsideSpec,
         cause: error,
       });
     }

@@ -368,6 +368,9 @@ test("a repository's index and redirects stay within the namespace's sources on 
     if (request.url === "/team-a/index.yaml") index("/platform/c-1.0.0.tgz");
     else if (request.url === "/team-a/moved/index.yaml")
       response.writeHead(302, { location: "/team-b/index.yaml" }).end();
+    // The same host with the root's dot, which DNS and the server take for the same one
+    else if (request.url === "/team-a/dot/index.yaml")
+      index(`http://127.0.0.1.:${request.socket.localPort}/team-b/c.tgz`);
     else if (request.url === "/team-a/ok/index.yaml") index("/team-a/ok/c-1.0.0.tgz");
     else if (request.url === "/team-a/ok/c-1.0.0.tgz") response.end(chartBytes);
     else if (request.url === "/team-b/index.yaml") index("/team-b/c-1.0.0.tgz");
@@ -383,8 +386,11 @@ test("a repository's index and redirects stay within the namespace's sources on 
   // WHEN team-a's repository lists a chart of the platform's path, or redirects to team-b's repository
   const listed = await rejection(fetch({ repo: `${server.url}/team-a`, name: "c", version: "1.0.0" }, "team-a"));
   const moved = await rejection(fetch({ repo: `${server.url}/team-a/moved`, name: "c", version: "1.0.0" }, "team-a"));
+  const dot = await rejection(fetch({ repo: `${server.url}/team-a/dot`, name: "c", version: "1.0.0" }, "team-a"));
   // THEN each is refused, naming the URL and the namespace's sources, and nothing outside them is asked for
   assert.equal(listed.reason, "ChartSourceNotAllowed");
+  assert.equal(listed.outsideSpec, true, "looked at again in the slow lane: widening the annotation heals it");
+  assert.equal(dot.reason, "ChartSourceNotAllowed", dot.message);
   assert.match(
     listed.message,
     /index\.yaml lists the chart at http:\/\/127\.0\.0\.1:\d+\/platform\/c-1\.0\.0\.tgz, outside the chart sources namespace team-a may use/,
