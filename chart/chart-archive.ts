@@ -55,6 +55,14 @@ const archivePath = /^(charts\/[^/]+\/)*charts\/[^/]+\.tgz$/;
 /** A chart the rebuild refuses, with the reason. */
 class ChartArchiveProblem extends Error {}
 
+/**
+ * The parsing thread could not check a schema (it did not start, or stopped): nothing about the chart, so thrown
+ * from {@link rebuildChart} rather than kept as the chart's verdict.
+ */
+export class SchemaCheckFault extends Error {
+  override readonly name = "SchemaCheckFault";
+}
+
 interface Budget {
   bytes: number;
   entries: number;
@@ -133,7 +141,7 @@ async function rebuild(archive: Uint8Array, where: string, nesting: number, budg
       );
     }
   } catch (error) {
-    if (error instanceof ChartArchiveProblem) throw error;
+    if (error instanceof ChartArchiveProblem || error instanceof SchemaCheckFault) throw error;
     const why = error instanceof Error ? error.message : String(error);
     throw new ChartArchiveProblem(`${where || "the chart archive "}cannot be read as a gzipped tar: ${why}`);
   } finally {
@@ -162,8 +170,8 @@ function inflatedWithin(budget: Budget): Transform {
       if (budget.inflated < 0) {
         done(
           new ChartArchiveProblem(
-            `the chart unpacks to more than ${maxInflatedBytes / (1024 * 1024)} MiB (tar headers, padding, data ` +
-              "after the archive's end and subchart archives included)",
+            `the chart unpacks to more than ${Math.floor(maxInflatedBytes / (1024 * 1024))} MiB (tar headers, ` +
+              "padding, data after the archive's end and subchart archives included)",
           ),
         );
       } else {
@@ -177,5 +185,8 @@ function inflatedWithin(budget: Budget): Transform {
  * arrays holds the event loop ~350 ms). */
 function schemaProblem(bytes: Buffer, file: string): Promise<string | undefined> | string | undefined {
   const text = bytes.toString("utf8");
-  return text.length >= offThreadFromBytes ? schemaProblemOnThread(text, file) : schemaReferenceProblem(text, file);
+  if (text.length < offThreadFromBytes) return schemaReferenceProblem(text, file);
+  return schemaProblemOnThread(text, file).catch((error: unknown) => {
+    throw new SchemaCheckFault(`${file} could not be checked: ${(error as Error).message}`, { cause: error });
+  });
 }

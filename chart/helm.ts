@@ -18,7 +18,7 @@ import { findPrlimit, GuestFailure, GuestYielded, runGuest } from "./guest-proce
 import { untilQuiet } from "./long-render-yield.ts";
 import { ByteBoundedLru, namespaceShareBytes } from "./lru-cache.ts";
 import { readDocuments, RenderYamlError } from "./render-yaml.ts";
-import { rebuildChart, type RebuiltChart } from "./chart-archive.ts";
+import { rebuildChart, SchemaCheckFault, type RebuiltChart } from "./chart-archive.ts";
 import { hookOf, shownChartName, type RenderedObject } from "./manifests.ts";
 import { defaultMaxConcurrentRenders, defaultRenderLimits, limitMessage, type RenderLimits } from "./render-limits.ts";
 import type { Values } from "./values.ts";
@@ -206,6 +206,11 @@ export function helmRenderer(options: HelmOptions = {}): HelmRenderer {
     let pending = rebuilding.get(digest);
     if (!pending) {
       pending = rebuildSlots(namespace, () => rebuildChart(chart))
+        // A fault of the parsing thread says nothing about the chart: retried, and not kept as its verdict.
+        .catch((error: unknown) => {
+          if (!(error instanceof SchemaCheckFault)) throw error;
+          throw new ChartRenderError(error.message, { transient: true, cause: error });
+        })
         .then((result) => {
           rebuilt.set(digest, result);
           return result;

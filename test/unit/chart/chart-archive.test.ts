@@ -132,7 +132,7 @@ describe("rebuildChart", () => {
     assert.ok(padded.length < 256 * 1024 && nested.length < 256 * 1024, "each packs small");
     // WHEN each is rebuilt THEN each is refused, saying what counted
     for (const chart of [padded, nested]) {
-      assert.match((await problemOf(chart)) ?? "", /unpacks to more than 109\.\d+ MiB \(tar headers, padding, data/);
+      assert.match((await problemOf(chart)) ?? "", /unpacks to more than 109 MiB \(tar headers, padding, data/);
     }
     // AND a chart with some padding of its own still rebuilds
     assert.ok("archive" in (await rebuildChart(trailing(plain, 1024 * 1024))));
