@@ -209,15 +209,12 @@ async function getOnce(
       throw new HttpGetError(`${url.host} did not answer ${limit}`, true, undefined, { cause: error });
     }
     const code = codeOf(error);
-    if (code !== undefined && certificateCodes.test(code)) {
-      // Retried as a network error (the platform may yet trust the CA), but said as what it is.
-      throw new HttpGetError(
-        `${url.host}'s TLS certificate is not trusted (${code}): the operator trusts Node's CAs and those of ` +
-          "the file NODE_EXTRA_CA_CERTS names",
-        true,
-        undefined,
-        { cause: error },
-      );
+    const certificate = code === undefined ? undefined : certificateProblem(code, url.hostname);
+    if (certificate !== undefined) {
+      // Retried as a network error (the platform may yet trust the CA, or renew the certificate), said as what it is.
+      throw new HttpGetError(`${url.host}'s TLS certificate ${certificate} (${code})`, true, undefined, {
+        cause: error,
+      });
     }
     throw new HttpGetError(`${url.host} cannot be reached${code ? ` (${code})` : ""}`, true, undefined, {
       cause: error,
@@ -225,8 +222,20 @@ async function getOnce(
   }
 }
 
-/** OpenSSL's and Node's codes for a certificate that does not verify (chain, name, dates). */
-const certificateCodes = /^(ERR_TLS_CERT_ALTNAME_INVALID|.*CERT.*|UNABLE_TO_(VERIFY|GET_ISSUER).*)$/;
+/** What a certificate error code says of the server's certificate, in words; undefined for any other code. */
+function certificateProblem(code: string, hostname: string): string | undefined {
+  if (
+    /^(UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT)$/.test(
+      code,
+    )
+  ) {
+    return "is not signed by a CA the operator trusts: Node's, and those of the file NODE_EXTRA_CA_CERTS names";
+  }
+  if (code === "CERT_HAS_EXPIRED") return "has expired";
+  if (code === "CERT_NOT_YET_VALID") return "is not valid yet";
+  if (code === "ERR_TLS_CERT_ALTNAME_INVALID") return `is not valid for ${hostname}`;
+  return undefined;
+}
 
 function hasCode(error: unknown, code: string): boolean {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {

@@ -68,7 +68,14 @@ test("a repository over HTTPS is fetched when a trusted CA signed its certificat
   assert.equal(refused.reason, "ChartFetchFailed");
   assert.match(
     refused.message,
-    /cannot be fetched: localhost:\d+'s TLS certificate is not trusted \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\): the operator trusts Node's CAs and those of the file NODE_EXTRA_CA_CERTS names$/,
+    /cannot be fetched: localhost:\d+'s TLS certificate is not signed by a CA the operator trusts: Node's, and those of the file NODE_EXTRA_CA_CERTS names \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)$/,
   );
   assert.equal(names.length, before, "no request got past the handshake");
+
+  // WHEN the CA is trusted but the source names the server otherwise THEN that is what the message says
+  const byAddress = repo.replace("localhost", "127.0.0.1");
+  const misnamed = JSON.parse(await fetchInProcess(byAddress, { ...base, NODE_EXTRA_CA_CERTS: caFile })) as {
+    message: string;
+  };
+  assert.match(misnamed.message, /TLS certificate is not valid for 127\.0\.0\.1 \(ERR_TLS_CERT_ALTNAME_INVALID\)$/);
 });
