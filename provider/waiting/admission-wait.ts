@@ -82,9 +82,9 @@ export async function applyWhenAdmitted<T>(apply: () => Promise<T>, wait: Admiss
       const kind = webhook === undefined ? kindNotYetKnown(error) : undefined;
       if (webhook === undefined && kind === undefined) throw error;
       const hint = webhook !== undefined ? webhookHint : kindHint;
-      if (wait.signal?.aborted) {
-        throw new Error(`cancelled while the apply waited: ${(error as Error).message}\n${hint}`, { cause: error });
-      }
+      const cancelled = () =>
+        new Error(`cancelled while the apply waited: ${(error as Error).message}\n${hint}`, { cause: error });
+      if (wait.signal?.aborted) throw cancelled();
       if (wait.clock.monotonicMs() + delay > wait.deadline) {
         throw new Error(`${(error as Error).message}\n${hint}`, { cause: error });
       }
@@ -94,6 +94,7 @@ export async function applyWhenAdmitted<T>(apply: () => Promise<T>, wait: Admiss
           : `waiting for the apiserver's admission policies to know ${kind ?? "the kind"} (its CRD is new)`,
       );
       await pause(wait, delay);
+      if (wait.signal?.aborted) throw cancelled();
       delay = Math.min(delay * 2, 8_000);
     }
   }
