@@ -3,10 +3,12 @@
  * (`filters.WithAuthenticationAndAuthorization`) and kube-rbac-proxy do it: the scraper presents a bearer token;
  * a TokenReview says whose it is, a SubjectAccessReview whether that user may `get` the non-resource URL
  * `/metrics`. Grant it with a ClusterRole rule `nonResourceURLs: ["/metrics"], verbs: ["get"]`. Verdicts are
- * cached briefly (keyed by a hash of the token), so a scrape every 15 s costs the apiserver two small requests
- * a minute or less per scraper, not two per scrape. Reviews of tokens not in the cache are bounded in rate (per
- * client address and in all) and in flight, so random tokens sent from the pod network cannot spend the operator's
- * share of the apiserver: a flood of them measured 1,150 TokenReviews a second with the in-flight bound alone.
+ * cached (keyed by a hash of the token): an allowed one for 2 minutes, so a scraper every 15 s costs the apiserver
+ * two small requests every 2 minutes; a refusal for 10 s. Reviews of tokens not in the cache are bounded in rate
+ * (per client address and in all) and in flight, so random tokens sent from the pod network cannot spend the
+ * operator's share of the apiserver (a flood measured 1,150 TokenReviews a second with the in-flight bound alone);
+ * a token allowed within the last 10 minutes is reviewed again outside those shared bounds, so such a flood cannot
+ * lock a scraper out either.
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -77,8 +79,10 @@ export type AccessVerdict =
   { readonly allowed: true } | { readonly allowed: false; readonly status: 401 | 403 | 429; readonly message: string };
 
 export interface BearerAuthorizerOptions {
-  /** How long a verdict (allowed or not) is reused. @default 10_000 */
+  /** How long a refusal is reused. @default 10_000 */
   readonly cacheTtlMs?: number;
+  /** How long an allowed verdict is reused. @default 120_000 */
+  readonly allowedTtlMs?: number;
   /**
    * Verdicts kept at most (a handful of scrapers is the normal case); when full, expired ones go first, then the
    * oldest. @default 1_000
@@ -108,6 +112,10 @@ export function bearerTokenAuthorizer(
 ): (request: IncomingMessage, path: string) => Promise<AccessVerdict> {
   const clock = options.clock ?? realClock;
   const ttl = options.cacheTtlMs ?? 10_000;
+  const allowedTtl = options.allowedTtlMs ?? 120_000;
+  // Tokens allowed lately (key → until when): reviewed again outside the shared bounds, which a flood may hold.
+  const knownGood = new Map<string, number>();
+  const knownGoodMs = 600_000;
   const size = options.cacheSize ?? 1_000;
   const cache = new Map<string, { readonly verdict: AccessVerdict; readonly until: number }>();
   const maxInFlight = options.maxReviewsInFlight ?? 4;
@@ -133,7 +141,12 @@ export function bearerTokenAuthorizer(
         cache.delete(old);
       }
     }
-    cache.set(key, { verdict, until: now + ttl });
+    cache.set(key, { verdict, until: now + (verdict.allowed ? allowedTtl : ttl) });
+    if (verdict.allowed) {
+      knownGood.delete(key);
+      if (knownGood.size >= size) knownGood.delete(knownGood.keys().next().value ?? "");
+      knownGood.set(key, now + knownGoodMs);
+    }
   };
 
   const review = async (token: string, path: string): Promise<AccessVerdict> => {
@@ -152,14 +165,15 @@ export function bearerTokenAuthorizer(
     const now = clock.monotonicMs();
     const cached = cache.get(key);
     if (cached && cached.until > now) return cached.verdict;
-    if (inFlight >= maxInFlight) {
+    const trusted = (knownGood.get(key) ?? 0) > now;
+    if (!trusted && inFlight >= maxInFlight) {
       return { allowed: false, status: 429, message: "Too many requests: tokens are being reviewed; retry" };
     }
     const address = request.socket?.remoteAddress ?? "unknown";
-    if (!addressBucket(address).tryTake()) {
+    if (!trusted && !addressBucket(address).tryTake()) {
       return { allowed: false, status: 429, message: `Too many requests: too many token reviews from ${address}` };
     }
-    if (!overall.tryTake()) {
+    if (!trusted && !overall.tryTake()) {
       return { allowed: false, status: 429, message: "Too many requests: too many token reviews; retry" };
     }
     let verdict: AccessVerdict;

@@ -51,7 +51,7 @@ test("--metrics-secure: 401 without a token, 403 without the right, 200 with it;
   assert.equal(forbidden.status, 403, forbidden.body);
   assert.match(forbidden.body, new RegExp(`system:serviceaccount:${namespace}:scraper`));
 
-  // WHEN a ClusterRole grants it `get` on /metrics THEN 200 with the metrics (once the 10 s verdict cache expired)
+  // WHEN a ClusterRole grants it `get` on /metrics THEN 200 with the metrics (once the refusal, kept 10 s, expired)
   const role = `${namespace}-metrics-reader`;
   await kubectl("create", "clusterrole", role, "--verb=get", "--non-resource-url=/metrics");
   t.after(() => kubectl("delete", "clusterrole", role, "--ignore-not-found").then(() => undefined));

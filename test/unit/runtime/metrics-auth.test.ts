@@ -56,17 +56,39 @@ describe("bearerTokenAuthorizer", () => {
     assert.deepEqual(await authorize(request("Bearer prometheus"), "/metrics"), { allowed: true });
   });
 
-  it("reuses a verdict for cacheTtlMs, then reviews again", async () => {
+  it("reuses an allowed verdict for allowedTtlMs and a refusal for cacheTtlMs, then reviews again", async () => {
     const { reviews, calls } = fakeReviews();
     const clock = new FakeClock();
-    const authorize = bearerTokenAuthorizer(reviews, { clock, cacheTtlMs: 10_000 });
+    const authorize = bearerTokenAuthorizer(reviews, { clock, cacheTtlMs: 10_000, allowedTtlMs: 120_000 });
     await authorize(request("Bearer prometheus"), "/metrics");
-    await clock.advance(9_999);
+    await authorize(request("Bearer someone"), "/metrics");
+    assert.equal(calls.length, 4, "a TokenReview and a SubjectAccessReview each");
+    await clock.advance(10_000);
     await authorize(request("Bearer prometheus"), "/metrics");
-    assert.equal(calls.length, 2, "one TokenReview and one SubjectAccessReview for two scrapes");
-    await clock.advance(1);
+    await authorize(request("Bearer someone"), "/metrics");
+    assert.equal(calls.length, 6, "the refusal is reviewed again, the allowed verdict reused");
+    await clock.advance(110_000);
     await authorize(request("Bearer prometheus"), "/metrics");
-    assert.equal(calls.length, 4);
+    assert.equal(calls.length, 8);
+  });
+
+  it("reviews a scraper's token again though a flood from many addresses holds the shared bounds", async () => {
+    const { reviews, calls } = fakeReviews();
+    const clock = new FakeClock();
+    const authorize = bearerTokenAuthorizer(reviews, { clock });
+    assert.deepEqual(await authorize(request("Bearer prometheus", "10.0.0.2"), "/metrics"), { allowed: true });
+    // WHEN pods on 40 addresses send random tokens, each within its own address's rate, while the verdict expires
+    await clock.advance(120_000);
+    for (let i = 0; i < 40; i++) await authorize(request(`Bearer r-${i}`, `10.1.0.${i}`), "/metrics");
+    const reviewed = calls.length;
+    assert.equal(
+      ((await authorize(request("Bearer flood", "10.1.0.99"), "/metrics")) as { status: number }).status,
+      429,
+      "the shared bucket is empty",
+    );
+    // THEN the scraper's known token is still reviewed, and allowed
+    assert.deepEqual(await authorize(request("Bearer prometheus", "10.0.0.2"), "/metrics"), { allowed: true });
+    assert.equal(calls.length, reviewed + 2);
   });
 
   it("keeps at most maxReviewsInFlight reviews at once: random tokens get 429, not a TokenReview each", async () => {
