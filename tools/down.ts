@@ -4,6 +4,7 @@
  * any other of this checkout (`npm run cluster -- up --name NAME`). `--keep-cluster` leaves the clusters up. When
  * the stack cannot be destroyed, nothing else is stopped: its instances' finalizers need the operator.
  */
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { clusterIdentity } from "../kube/cluster-identity.ts";
@@ -20,9 +21,22 @@ import { run } from "./lib/run.ts";
 
 const step = progress("down");
 holdCheckoutCommand("npm run down");
-// Ended through process.exit, so its private temporary directory goes with it (pulumi, in the same process group,
-// gets Ctrl-C too and ends its destroy by itself).
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => process.exit(130));
+// Ctrl-C reaches pulumi too (one process group), which ends its destroy gracefully in the private temporary
+// directory: that is waited for (the destroy then fails, and this command with it). At any other step it ends
+// here, through process.exit, so the directory goes with it.
+let pulumiChild: ChildProcess | undefined;
+let interrupted = false;
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    if (pulumiChild && pulumiChild.exitCode === null && pulumiChild.signalCode === null) {
+      interrupted = true;
+      if (signal !== "SIGINT") pulumiChild.kill(signal);
+      return;
+    }
+    process.exit(130);
+  });
+}
+const tracked = { onSpawn: (child: ChildProcess) => (pulumiChild = child) };
 const keepCluster = process.argv.includes("--keep-cluster");
 const stateDir = new URL(pulumiEnv().PULUMI_BACKEND_URL!).pathname;
 const stackFile = path.join(stateDir, ".pulumi/stacks/myapp-platform/dev.json");
@@ -89,9 +103,13 @@ async function destroyDevStack(binDir: string, env: NodeJS.ProcessEnv): Promise<
     env,
     cwd: repoRoot,
     stdio: ["ignore", "inherit", "inherit"],
+    ...tracked,
   });
+  // A destroy cancelled by Ctrl-C ends as a success, with what it deleted so far.
+  if (interrupted) throw new Error("interrupted: the stack is partly destroyed");
   await run(path.join(binDir, "pulumi"), ["stack", "rm", "dev", "--yes", "--non-interactive", "--preserve-config"], {
     env,
     cwd: repoRoot,
+    ...tracked,
   });
 }
