@@ -8,9 +8,10 @@
  * - in-cluster configuration only: a TokenRequest token, the cluster's CA and the namespace mounted at
  *   /var/run/secrets/kubernetes.io/serviceaccount, and KUBERNETES_SERVICE_HOST/PORT; no kubeconfig anywhere;
  * - it runs as 65532 with a read-only root filesystem, no capabilities and no new privileges, reconciles an instance
- *   to Ready (its Deployment and Service created by the container) and a chart instance (the image's helm, its
- *   200 KiB render parsed on the render thread), stops cleanly on SIGTERM, and the container is deleted whether the
- *   test passes or not;
+ *   to Ready (its Deployment and Service created by the container) and a chart instance (fetched over HTTPS from a
+ *   source behind a private CA, the component's chartSourcesCa mounted as NODE_EXTRA_CA_CERTS; the image's helm;
+ *   its 200 KiB render parsed on the render thread), stops cleanly on SIGTERM, and the container is deleted whether
+ *   the test passes or not;
  * - its /metrics (`--metrics-secure`, from the Deployment) refuses a scrape without a token (401) and a token
  *   without the right (403), and answers a ServiceAccount bound to the component's metrics-reader ClusterRole.
  *
@@ -21,7 +22,10 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { parse } from "yaml";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { parse, stringify } from "yaml";
+import { createCertificateAuthority, createServingCertificate } from "../../operator/admission/certificates.ts";
 import { freePort } from "../../tools/lib/operator-launcher.ts";
 import { apiVersion, kind } from "../../api/index.ts";
 import { operatorDeployment } from "../../components/deployment.ts";
@@ -63,18 +67,24 @@ describe("the operator image", { timeout: minutes(20) }, () => {
     const suffix = randomBytes(3).toString("hex");
     const defer = teardown(t);
     const apps = await namespaceReleasingInstances(client, defer, `e2e-img-apps-${suffix}`);
+    // A chart repository over HTTPS whose certificate a private CA signed (the platform's chartSourcesCa)
+    const charts = await privateChartRepository(defer);
     const settings = settingsOf(`e2e-img-${suffix}`, {
       watchNamespaces: [apps],
       replicas: 2,
       image: `localhost/myapp-operator:${image.tag}`,
       chartKinds: ["apps/v1/Deployment", "v1/Service", "v1/ConfigMap"],
+      chartSources: [charts.url],
+      chartSourcesCa: charts.ca,
     });
     await ensureCrd(client);
     const platform = installManifests(settings, loadCrdManifest()) as KubeObject[];
     const deployment = operatorDeployment(settings);
     assert.ok(deployment, "an in-cluster install has a Deployment");
     const rbac = platform.filter((object) =>
-      ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"].includes(object.kind),
+      ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap"].includes(
+        object.kind,
+      ),
     );
     defer(async () => {
       for (const object of [...rbac].reverse()) {
@@ -164,21 +174,21 @@ describe("the operator image", { timeout: minutes(20) }, () => {
     assert.ok(child.metadata.ownerReferences?.some((owner) => owner.kind === kind && owner.name === "web"));
     await client.get("v1", "Service", "web", apps);
 
-    // --- and a chart instance: helm found on the image's PATH and run under its limits as uid 65532 on a read-only
-    // root, its render parsed (a 200 KiB ConfigMap: on the render thread, render-yaml-worker.mjs) and applied ---
-    await client.create({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "myapp-chart", namespace: apps },
-      binaryData: { "chart.tgz": (await packChart(chartDir)).toString("base64") },
-    });
+    // --- and a chart instance: fetched over HTTPS from a source behind the platform's private CA (the component's
+    // chartSourcesCa, NODE_EXTRA_CA_CERTS from the mounted ConfigMap), helm found on the image's PATH and run under
+    // its limits as uid 65532 on a read-only root, its render parsed (a 200 KiB ConfigMap: on the render thread,
+    // render-yaml-worker.mjs) and applied ---
     // (the chart passes its greeting through `tpl`: a short value that renders to 200 KiB)
     const greeting = '{{ repeat 34134 "hello " }}';
     await client.create({
       apiVersion,
       kind,
       metadata: { name: "charted", namespace: apps },
-      spec: { image: "nginx:1.27", chart: { configMap: "myapp-chart" }, values: { config: { greeting } } },
+      spec: {
+        image: "nginx:1.27",
+        chart: { repo: charts.url, name: "myapp", version: "0.1.0" },
+        values: { config: { greeting } },
+      },
     });
     await waitForInstance(client, apps, "charted", "Ready at its spec", isReadyAtSpec, minutes(3)).catch(
       (error: unknown) => {
@@ -238,7 +248,7 @@ interface Container {
 interface PodSpec {
   readonly securityContext?: { readonly runAsUser?: number; readonly runAsGroup?: number };
   readonly containers: Container[];
-  readonly volumes?: { name: string; emptyDir?: { sizeLimit?: string } }[];
+  readonly volumes?: { name: string; emptyDir?: { sizeLimit?: string }; configMap?: { name: string } }[];
 }
 
 /**
@@ -268,11 +278,28 @@ async function containerSpec(
     assert.ok(value !== undefined, `env ${variable.name}: the test resolves only the downward API fields it knows`);
     env[variable.name] = value;
   }
-  const emptyDirs = (container.volumeMounts ?? []).map((mount) => {
-    const volume = pod.volumes?.find((v) => v.name === mount.name);
-    assert.ok(volume?.emptyDir, `volume ${mount.name} is an emptyDir (the only kind the operator's pod uses)`);
-    return { mountPath: mount.mountPath, sizeBytes: quantityBytes(volume.emptyDir.sizeLimit ?? "64Mi") };
-  });
+  const mounted = (container.volumeMounts ?? []).map((mount) => ({
+    mount,
+    volume: pod.volumes?.find((v) => v.name === mount.name),
+  }));
+  const emptyDirs = mounted.flatMap(({ mount, volume }) =>
+    volume?.emptyDir
+      ? [{ mountPath: mount.mountPath, sizeBytes: quantityBytes(volume.emptyDir.sizeLimit ?? "64Mi") }]
+      : [],
+  );
+  // configMap volumes, as the kubelet writes them: the ConfigMap's data, read from the cluster
+  const configMaps = [];
+  for (const { mount, volume } of mounted) {
+    if (!volume?.configMap) continue;
+    const source = await client.get<KubeObject & { data?: Record<string, string> }>(
+      "v1",
+      "ConfigMap",
+      volume.configMap.name,
+      settings.namespace,
+    );
+    configMaps.push({ mountPath: mount.mountPath, files: source.data ?? {} });
+  }
+  assert.equal(emptyDirs.length + configMaps.length, mounted.length, "every volume is an emptyDir or a ConfigMap");
 
   // The ServiceAccount volume, from a TokenRequest (what the kubelet's projected volume holds).
   const kubeconfig = parse(await serviceAccountKubeconfig(client, settings.namespace, settings.name)) as {
@@ -291,6 +318,7 @@ async function containerSpec(
     allowPrivilegeEscalation: container.securityContext?.allowPrivilegeEscalation ?? true,
     dropAllCapabilities: container.securityContext?.capabilities?.drop?.includes("ALL") ?? false,
     emptyDirs,
+    configMaps,
     apiServer: { host: server.hostname, port: Number(server.port || 443) },
     serviceAccount: {
       token: kubeconfig.users[0]!.user.token,
@@ -305,4 +333,25 @@ function quantityBytes(quantity: string): number {
   const match = /^(\d+)(Ki|Mi|Gi)?$/.exec(quantity);
   assert.ok(match, `a quantity the test understands: ${quantity}`);
   return Number(match[1]) * { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, "": 1 }[match[2] ?? ""]!;
+}
+
+/**
+ * A chart repository serving the example chart over HTTPS on 127.0.0.1 (the container shares the host's network),
+ * its certificate signed by a CA of its own: the URL, and the CA's PEM. Closed by `defer`.
+ */
+async function privateChartRepository(defer: (undo: () => unknown) => void): Promise<{ url: string; ca: string }> {
+  const nowMs = Date.now();
+  const ca = await createCertificateAuthority({ validityMs: minutes(60), nowMs, commonName: "e2e-charts-ca" });
+  const serving = await createServingCertificate({ ca, hosts: ["127.0.0.1"], validityMs: minutes(60), nowMs });
+  const chart = await packChart(chartDir);
+  const server = createHttpsServer({ cert: serving.cert, key: serving.key }, (request, response) => {
+    if (request.url === "/charts/index.yaml") {
+      const entry = { name: "myapp", version: "0.1.0", urls: ["myapp-0.1.0.tgz"] };
+      response.end(stringify({ apiVersion: "v1", entries: { myapp: [entry] } }));
+    } else if (request.url === "/charts/myapp-0.1.0.tgz") response.end(chart);
+    else response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  defer(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/charts/`, ca: ca.cert };
 }

@@ -41,6 +41,8 @@ export interface PodContainerSpec {
   readonly apiServer: { readonly host: string; readonly port: number };
   /** The projected ServiceAccount volume's files. */
   readonly serviceAccount: { readonly token: string; readonly caCrt: string; readonly namespace: string };
+  /** configMap volumes: their files, as the kubelet writes them (read-only). */
+  readonly configMaps?: readonly { readonly mountPath: string; readonly files: Readonly<Record<string, string>> }[];
 }
 
 /** The parts of an OCI runtime config (config.json) this module sets; the rest passes through. */
@@ -65,7 +67,12 @@ export interface OciConfig {
  * The runtime config for `spec`, from the one umoci generated for the image (`base`). Pure; `serviceAccountDir` is
  * the host directory holding the ServiceAccount files.
  */
-export function runtimeConfig(base: OciConfig, spec: PodContainerSpec, serviceAccountDir: string): OciConfig {
+export function runtimeConfig(
+  base: OciConfig,
+  spec: PodContainerSpec,
+  serviceAccountDir: string,
+  configMapDirs: readonly string[] = [],
+): OciConfig {
   const env = new Map((base.process.env ?? []).map((entry) => [entry.split("=")[0]!, entry] as const));
   env.delete("TERM"); // a pod's container has no terminal
   const podEnv = {
@@ -105,6 +112,12 @@ export function runtimeConfig(base: OciConfig, spec: PodContainerSpec, serviceAc
         source: serviceAccountDir,
         options: ["rbind", "ro", "nosuid", "nodev", "noexec"],
       },
+      ...(spec.configMaps ?? []).map((volume, i) => ({
+        destination: volume.mountPath,
+        type: "bind",
+        source: configMapDirs[i] ?? "",
+        options: ["rbind", "ro", "nosuid", "nodev", "noexec"],
+      })),
     ],
     linux: {
       ...base.linux,
@@ -169,8 +182,17 @@ export async function runPodContainer(
     writeFileSync(path.join(serviceAccountDir, "token"), spec.serviceAccount.token, { mode: 0o644 });
     writeFileSync(path.join(serviceAccountDir, "ca.crt"), spec.serviceAccount.caCrt, { mode: 0o644 });
     writeFileSync(path.join(serviceAccountDir, "namespace"), spec.serviceAccount.namespace, { mode: 0o644 });
+    const configMapDirs = (spec.configMaps ?? []).map((volume, i) => {
+      const volumeDir = path.join(dir, `configmap-${i}`);
+      mkdirSync(volumeDir);
+      for (const [file, text] of Object.entries(volume.files)) {
+        writeFileSync(path.join(volumeDir, file), text, { mode: 0o644 });
+      }
+      return volumeDir;
+    });
     const configFile = path.join(bundle, "config.json");
-    const config = runtimeConfig(JSON.parse(readFileSync(configFile, "utf8")) as OciConfig, spec, serviceAccountDir);
+    const base = JSON.parse(readFileSync(configFile, "utf8")) as OciConfig;
+    const config = runtimeConfig(base, spec, serviceAccountDir, configMapDirs);
     writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
   } catch (error) {
     removeOnExit.get(spec.id)?.();
