@@ -58,6 +58,13 @@ export function resolveChartKinds(
   names: readonly string[] | undefined,
 ): { ok: true; kinds: readonly ChartKind[] } | { ok: false; message: string } {
   if (names === undefined) return { ok: true, kinds: defaultChartKinds };
+  // The operator reads an empty --chart-kinds as its default list: an empty one here would grant less than it renders.
+  if (names.length === 0) {
+    return {
+      ok: false,
+      message: `lists no kind; leave it out for the built-in template's kinds (${defaultChartKinds.map(chartKindName).join(", ")}), or list kinds from ${renderableChartKinds.map(chartKindName).join(", ")}`,
+    };
+  }
   const parsed = parseChartKinds(names);
   if (parsed.ok) return parsed;
   return {

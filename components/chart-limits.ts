@@ -43,7 +43,9 @@ export function resolveChartLimits(
       message: `${maxConcurrentRenders} must be a whole number from 1 to 32`,
     });
   }
-  const renderLimits: RenderLimits = { ...defaultRenderLimits, ...args.renderLimits };
+  // An undefined limit takes its default, as an absent one does (a stack's `config.getNumber(...)`).
+  const given = Object.entries(args.renderLimits ?? {}).filter(([, value]) => value !== undefined);
+  const renderLimits: RenderLimits = { ...defaultRenderLimits, ...Object.fromEntries(given) };
   for (const [key, value] of Object.entries(renderLimits)) {
     if (!Number.isInteger(value) || value < 1) {
       problems.push({ field: `renderLimits.${key}`, message: `${String(value)} must be a positive whole number` });

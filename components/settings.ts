@@ -13,14 +13,15 @@ import {
 } from "../api/index.ts";
 import { dns1123LabelPattern, isQualifiedName, labelValuePattern } from "../api/dns-names.ts";
 import { defaultRenderLimits, type RenderLimits } from "../chart/render-limits.ts";
-import { unknownArguments } from "../api/argument-names.ts";
+import { argumentShapeProblems, type ArgumentShape } from "../api/argument-names.ts";
 import { renderMemoryProblem, resolveChartLimits } from "./chart-limits.ts";
 import { resolveChartKinds } from "./chart-kinds.ts";
 import { resolveChartServiceTypes } from "./chart-service-types.ts";
 import { resolveDefaultChart } from "./default-chart.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
 import { resolvePlatformPolicy, type PlatformPolicyArgs, type PlatformPolicySettings } from "./platform-policy.ts";
-import { resolveWebhooks, type WebhookArgs, type WebhookSettings } from "./webhooks.ts";
+import { resourceRequirementsProblems } from "./resource-requirements.ts";
+import { resolveWebhooks, type CertManagerArgs, type WebhookArgs, type WebhookSettings } from "./webhooks.ts";
 
 /** pino's levels, which the operator's `--log-level` accepts. */
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal";
@@ -242,66 +243,61 @@ const labelValue = new RegExp(labelValuePattern);
 const keyRule =
   "an optional DNS subdomain prefix of at most 253 characters and '/', then at most 63 alphanumerics, '-', '_', '.'";
 
-/** Every argument of {@link MyAppOperatorArgs} (the type makes this list whole): others are refused by name. */
-const argumentNames = Object.keys({
-  namespace: true,
-  createNamespace: true,
-  image: true,
-  imagePullPolicy: true,
-  replicas: true,
-  watchNamespaces: true,
-  resources: true,
-  logLevel: true,
-  concurrency: true,
-  chartKinds: true,
-  chartServiceTypes: true,
-  defaultChart: true,
-  maxConcurrentRenders: true,
-  renderLimits: true,
-  chartSources: true,
-  chartSourcesCa: true,
-  policy: true,
-  webhooks: true,
-  labels: true,
-  annotations: true,
-  operatorPlacement: true,
-  deleteCrdOnDestroy: true,
-} satisfies Record<keyof MyAppOperatorArgs, true>);
+/**
+ * What each argument of {@link MyAppOperatorArgs} must be (the types make the lists whole): an unknown or
+ * wrongly typed one is refused by name before anything reads it.
+ */
+const argumentShape = {
+  namespace: "string",
+  createNamespace: "boolean",
+  image: "string",
+  imagePullPolicy: "string",
+  replicas: "number",
+  watchNamespaces: "string list",
+  resources: "object",
+  logLevel: "string",
+  concurrency: "number",
+  chartKinds: "string list",
+  chartServiceTypes: "string list",
+  defaultChart: "object",
+  maxConcurrentRenders: "number",
+  renderLimits: Object.fromEntries(Object.keys(defaultRenderLimits).map((key) => [key, "number" as const])),
+  chartSources: "string list",
+  chartSourcesCa: "string",
+  policy: {
+    allowedRegistries: "string list",
+    maxReplicas: "number",
+    maxStorage: "string",
+    namespaceBudget: { instances: "number", replicas: "number", storage: "string" } satisfies Record<
+      keyof NonNullable<PlatformPolicyArgs["namespaceBudget"]>,
+      ArgumentShape
+    >,
+    requireExpandableStorage: "boolean",
+  } satisfies Record<keyof PlatformPolicyArgs, ArgumentShape>,
+  webhooks: {
+    enabled: "boolean",
+    url: "string",
+    defaults: "string",
+    certManager: { issuer: "string", kind: "string" } satisfies Record<keyof CertManagerArgs, ArgumentShape>,
+  } satisfies Record<keyof WebhookArgs, ArgumentShape>,
+  labels: "string map",
+  annotations: "string map",
+  operatorPlacement: "string",
+  deleteCrdOnDestroy: "boolean",
+} satisfies Record<keyof MyAppOperatorArgs, ArgumentShape>;
 
-/** The arguments of the nested objects, likewise. */
-const nestedArgumentNames = {
-  policy: Object.keys({
-    allowedRegistries: true,
-    maxReplicas: true,
-    maxStorage: true,
-    namespaceBudget: true,
-    requireExpandableStorage: true,
-  } satisfies Record<keyof PlatformPolicyArgs, true>),
-  "policy.namespaceBudget": Object.keys({ instances: true, replicas: true, storage: true } satisfies Record<
-    keyof NonNullable<PlatformPolicyArgs["namespaceBudget"]>,
-    true
-  >),
-  webhooks: Object.keys({ enabled: true, url: true, defaults: true, certManager: true } satisfies Record<
-    keyof WebhookArgs,
-    true
-  >),
-  renderLimits: Object.keys(defaultRenderLimits),
-};
+const imagePullPolicies = ["Always", "IfNotPresent", "Never"] as const;
+
+/** Arguments of the operator's pods, which an external operator does not have. */
+const inClusterArguments = ["image", "imagePullPolicy", "replicas", "resources"] as const;
 
 /** Applies defaults and checks every argument; all issues at once, so one run shows everything to fix. */
 export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): SettingsResult {
-  const issues: SettingsIssue[] = [...unknownArguments(args, argumentNames)];
+  // What the checks below read must be of its type first: a JavaScript program's `"false"` is not false.
+  const shapeIssues = argumentShapeProblems(args ?? {}, argumentShape);
+  if (shapeIssues.length > 0) return { ok: false, issues: shapeIssues };
+  const issues: SettingsIssue[] = [];
   const problem = (field: string, message: string) => issues.push({ field, message });
-  issues.push(
-    ...unknownArguments(args.policy, nestedArgumentNames.policy, "policy."),
-    ...unknownArguments(
-      args.policy?.namespaceBudget,
-      nestedArgumentNames["policy.namespaceBudget"],
-      "policy.namespaceBudget.",
-    ),
-    ...unknownArguments(args.webhooks, nestedArgumentNames.webhooks, "webhooks."),
-    ...unknownArguments(args.renderLimits, nestedArgumentNames.renderLimits, "renderLimits."),
-  );
 
   // Object names get suffixes such as "-leader-election" (16 characters); keep the longest within 63.
   if (!dns1123Label.test(name) || name.length > 47) {
@@ -330,6 +326,24 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
         `repository, such as registry.example.com/platform/myapp-operator:0.2.0`,
     );
   }
+
+  const imagePullPolicy = args.imagePullPolicy ?? "IfNotPresent";
+  if (!imagePullPolicies.includes(imagePullPolicy)) {
+    problem("imagePullPolicy", `"${imagePullPolicy}" must be one of ${imagePullPolicies.join(", ")}`);
+  }
+  if (operatorPlacement === "external") {
+    // Said, not dropped: whoever set them expects pods that an external operator does not have.
+    for (const argument of inClusterArguments) {
+      if (argument === "image" ? image !== "" : args[argument] !== undefined) {
+        problem(
+          argument,
+          'is for the operator\'s pods, which operatorPlacement "external" does not have (the operator runs as ' +
+            "the processes you start, with externalOperatorFlags): leave it out, or run the operator in the cluster",
+        );
+      }
+    }
+  }
+  for (const [field, message] of resourceRequirementsProblems(args.resources ?? {})) problem(field, message);
 
   const logLevel = args.logLevel ?? "info";
   if (!logLevels.includes(logLevel)) problem("logLevel", `"${logLevel}" must be one of ${logLevels.join(", ")}`);
@@ -396,7 +410,7 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
       namespace,
       createNamespace: args.createNamespace ?? true,
       image,
-      imagePullPolicy: args.imagePullPolicy ?? "IfNotPresent",
+      imagePullPolicy,
       replicas,
       leaderElection: replicas >= 2,
       watchNamespaces,

@@ -170,6 +170,17 @@ function resolveWhere(
     return { ok: true, where: { enabled: args?.enabled ?? true, url: undefined } };
   }
   const enabled = args?.enabled ?? url !== undefined;
+  if (!enabled && url !== undefined) {
+    return {
+      ok: false,
+      issues: [
+        {
+          field: "webhooks.url",
+          message: "is where the webhooks listen, which enabled: false turns off: leave one out",
+        },
+      ],
+    };
+  }
   if (!enabled) return { ok: true, where: { enabled, url: undefined } };
   if (url === undefined) {
     return {
@@ -189,7 +200,15 @@ function resolveWhere(
   } catch {
     return { ok: false, issues: [{ field: "webhooks.url", message: `"${url}" is not a URL; use https://HOST:PORT` }] };
   }
-  if (parsed.protocol !== "https:" || !parsed.port || parsed.pathname !== "/" || parsed.search || parsed.username) {
+  if (
+    parsed.protocol !== "https:" ||
+    !parsed.port ||
+    parsed.pathname !== "/" ||
+    parsed.search ||
+    parsed.hash ||
+    parsed.username ||
+    parsed.password
+  ) {
     return {
       ok: false,
       issues: [

@@ -25,8 +25,10 @@ const platform = new MyAppOperator(
   "myapp-operator",
   {
     operatorPlacement,
-    replicas: config.getNumber("operatorReplicas") ?? 1,
-    ...(config.get("operatorImage") ? { image: config.require("operatorImage") } : {}),
+    // Pods' settings only where there are pods: the component refuses them for an external operator.
+    ...(operatorPlacement === "in-cluster"
+      ? { replicas: config.getNumber("operatorReplicas") ?? 1, image: config.get("operatorImage") ?? "" }
+      : {}),
     // The local operator (`npm start`) watches the app namespace only, and serves the webhooks for it here (in the
     // cluster they are called through a Service): a namespace it does not watch is never held by its webhooks.
     ...(operatorPlacement === "external"

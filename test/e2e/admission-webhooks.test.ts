@@ -115,7 +115,6 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     const args: MyAppOperatorArgs = {
       namespace: `wh-sys-${suffix}`,
       operatorPlacement: "external",
-      replicas: 2,
       watchNamespaces: [apps, baseline],
       webhooks: { url: `https://127.0.0.1:${balancer.port}` },
       chartSources: ["oci://registry.example/charts/"],

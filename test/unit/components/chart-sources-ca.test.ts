@@ -20,7 +20,7 @@ const image = "registry.example.com/myapp-operator:1.0.0";
 const crd = loadCrdManifest();
 
 function settingsOf(args: MyAppOperatorArgs) {
-  const resolved = resolveSettings("op", { image, ...args });
+  const resolved = resolveSettings("op", { ...(args.operatorPlacement === "external" ? {} : { image }), ...args });
   assert.ok(resolved.ok, JSON.stringify(!resolved.ok && resolved.issues));
   return resolved.settings;
 }

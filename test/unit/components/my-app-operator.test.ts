@@ -87,7 +87,8 @@ async function install(
 ) {
   const component = new MyAppOperator(
     name,
-    { image: testImage, ...args },
+    // An external operator has no pods, so no image.
+    { ...(args.operatorPlacement === "external" ? {} : { image: testImage }), ...args },
     {
       readNodes,
       readAdmissionApis,
@@ -207,7 +208,7 @@ describe("MyAppOperator", () => {
   });
 
   it("external placement: no Deployment, Service or PDB, and no metrics endpoint", async () => {
-    const { component } = await install("op", { operatorPlacement: "external", replicas: 2 });
+    const { component } = await install("op", { operatorPlacement: "external" });
     const types = registered.map((r) => r.type);
     for (const absent of ["Deployment", "Service", "PodDisruptionBudget"]) {
       assert.ok(!types.some((type) => type.endsWith(`:${absent}`)), absent);

@@ -5,7 +5,11 @@ import { resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "
 export const testImage = "registry.example/myapp-operator:test";
 
 export function settingsFor(args: MyAppOperatorArgs = {}, name = "myapp-operator"): OperatorSettings {
-  const resolved = resolveSettings(name, { image: testImage, ...args });
+  const resolved = resolveSettings(name, {
+    // An external operator has no pods, so no image.
+    ...(args.operatorPlacement === "external" ? {} : { image: testImage }),
+    ...args,
+  });
   if (!resolved.ok) throw new Error(`test arguments are invalid: ${JSON.stringify(resolved.issues)}`);
   return resolved.settings;
 }

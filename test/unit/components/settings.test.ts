@@ -48,7 +48,7 @@ describe("resolveSettings", () => {
 
   it("turns leader election on at 2 replicas, not at 1", () => {
     const at = (replicas: number) => {
-      const result = resolveSettings("op", { replicas, operatorPlacement: "external" });
+      const result = resolveSettings("op", { replicas, image: "registry.example/op:1" });
       assert.ok(result.ok);
       return result.settings.leaderElection;
     };
@@ -112,6 +112,99 @@ describe("resolveSettings", () => {
       issues.find((issue) => issue.field === "policy.maxReplica")?.message ?? "",
       /the arguments of policy are allowedRegistries, maxReplicas,/,
     );
+  });
+
+  it("refuses an argument of the wrong type by name, as a program without a type check passes it", () => {
+    // GIVEN what JavaScript and stack configuration hand over: strings for booleans and numbers, a string for a list
+    const result = resolveSettings("op", {
+      image: "registry.example.com/op:1",
+      deleteCrdOnDestroy: "false",
+      createNamespace: "false",
+      concurrency: "4",
+      watchNamespaces: "shop",
+      chartSources: ["oci://r.example/c/", 7],
+      labels: { team: 3 },
+      policy: { allowedRegistries: "docker.io", requireExpandableStorage: "yes" },
+      webhooks: { enabled: "false", certManager: { issuer: "ca", knd: "Issuer" } },
+      renderLimits: { memoryMiB: "512" },
+    } as never);
+    // THEN each is named with what it is and what it must be; nothing of it was read as something else
+    assert.ok(!result.ok);
+    const messages = Object.fromEntries(result.issues.map((issue) => [issue.field, issue.message]));
+    assert.deepEqual(messages, {
+      deleteCrdOnDestroy: 'is a string ("false"); it must be true or false',
+      createNamespace: 'is a string ("false"); it must be true or false',
+      concurrency: 'is a string ("4"); it must be a number',
+      watchNamespaces: 'is a string ("shop"); it must be a list of strings',
+      "chartSources[1]": "is a number (7); it must be a string",
+      "labels.team": "is a number (3); it must be a string",
+      "policy.allowedRegistries": 'is a string ("docker.io"); it must be a list of strings',
+      "policy.requireExpandableStorage": 'is a string ("yes"); it must be true or false',
+      "webhooks.enabled": 'is a string ("false"); it must be true or false',
+      "webhooks.certManager.knd": "is not an argument; the arguments of webhooks.certManager are issuer, kind",
+      "renderLimits.memoryMiB": 'is a string ("512"); it must be a number',
+    });
+  });
+
+  it("takes an undefined argument, nested ones too, as not given", () => {
+    const result = resolveSettings("op", {
+      operatorPlacement: "external",
+      renderLimits: { memoryMiB: undefined, objects: 300 },
+      policy: undefined,
+    });
+    assert.ok(result.ok, JSON.stringify(!result.ok && result.issues));
+    assert.equal(result.settings.renderLimits.memoryMiB, 256);
+    assert.equal(result.settings.renderLimits.objects, 300);
+  });
+
+  it("refuses what it would otherwise drop: pods' settings for an external operator, a URL of webhooks turned off", () => {
+    const result = resolveSettings("op", {
+      operatorPlacement: "external",
+      image: "registry.example.com/op:1",
+      imagePullPolicy: "Always",
+      replicas: 3,
+      resources: { limits: { memory: "1Gi" } },
+      webhooks: { enabled: false, url: "https://127.0.0.1:9443" },
+    });
+    assert.ok(!result.ok);
+    assert.deepEqual(result.issues.map((issue) => issue.field).sort(), [
+      "image",
+      "imagePullPolicy",
+      "replicas",
+      "resources",
+      "webhooks.url",
+    ]);
+    assert.match(result.issues[0]?.message ?? "", /operatorPlacement "external" does not have/);
+    // An empty image counts as not given (a stack's `config.get(...) ?? ""`).
+    assert.ok(resolveSettings("op", { operatorPlacement: "external", image: "" }).ok);
+  });
+
+  it("checks the pull policy, the container's resources and an empty chartKinds before anything is applied", () => {
+    const result = resolveSettings("op", {
+      image: "registry.example.com/op:1",
+      imagePullPolicy: "always" as never,
+      resources: { limit: {}, requests: { memory: "lots", cpu: "2", gpu: "1" }, limits: { cpu: "1" } } as never,
+      chartKinds: [],
+    });
+    assert.ok(!result.ok);
+    const messages = Object.fromEntries(result.issues.map((issue) => [issue.field, issue.message]));
+    assert.match(messages["imagePullPolicy"] ?? "", /"always" must be one of Always, IfNotPresent, Never/);
+    assert.match(
+      messages["resources.limit"] ?? "",
+      /is not an argument; the arguments of resources are requests, limits/,
+    );
+    assert.match(messages["resources.requests.memory"] ?? "", /"lots" must be a positive quantity string/);
+    assert.match(messages["resources.requests.gpu"] ?? "", /use cpu, memory, ephemeral-storage/);
+    assert.match(messages["resources.requests.cpu"] ?? "", /must not exceed resources.limits.cpu/);
+    assert.match(messages["chartKinds"] ?? "", /lists no kind; leave it out for the built-in template's kinds/);
+  });
+
+  it("refuses a webhook URL with credentials or a fragment, which it would otherwise strip", () => {
+    for (const url of ["https://user:pw@127.0.0.1:9443", "https://:pw@127.0.0.1:9443", "https://127.0.0.1:9443/#x"]) {
+      const result = resolveSettings("op", { operatorPlacement: "external", webhooks: { url } });
+      assert.ok(!result.ok, url);
+      assert.equal(result.issues[0]?.field, "webhooks.url");
+    }
   });
 
   it("reads label and annotation keys as the apiserver does: a prefix of at most 253 characters", () => {
