@@ -180,7 +180,7 @@ export class MyAppInstance extends pulumi.CustomResource {
   declare readonly endpoint: pulumi.Output<string>;
 
   constructor(name: string, args: MyAppInstanceArgs, opts?: pulumi.CustomResourceOptions) {
-    const unknown = unknownArguments(args, argumentNames);
+    const unknown = [...shapeProblems(args), ...unknownArguments(args, argumentNames)];
     if (unknown.length > 0) {
       // RunError: the program stops with this message alone, not a stack trace of the user's program.
       throw new pulumi.RunError(
@@ -247,6 +247,26 @@ export class MyAppInstance extends pulumi.CustomResource {
       Error.stackTraceLimit = stackTraceLimit;
     }
   }
+}
+
+/**
+ * What is wrong with `args` as a whole, or with `platform`, before anything reads them: a program without a type
+ * check may pass nothing, or a Kubernetes provider as the platform, which would fail as a TypeError naming neither.
+ */
+function shapeProblems(args: unknown): { field: string; message: string }[] {
+  if (typeof args !== "object" || args === null || Array.isArray(args)) {
+    return [{ field: "arguments", message: 'must be an object with at least image, such as { image: "nginx:1.27" }' }];
+  }
+  const platform = (args as { platform?: unknown }).platform;
+  if (platform === undefined || pulumi.Output.isInstance((platform as InstancePlatform).clusterConnection)) return [];
+  return [
+    {
+      field: "platform",
+      message:
+        "must be a MyAppOperator of this package (its cluster, CRD and operator); to name only a cluster, give " +
+        "kubeconfig and context instead",
+    },
+  ];
 }
 
 /** What a preview needs of the platform's chart settings; undefined for a platform that does not say. */

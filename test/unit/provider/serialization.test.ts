@@ -126,6 +126,26 @@ test("a misspelled argument stops the program, naming it and the arguments there
   );
 });
 
+test("a platform that is not a MyAppOperator, or no arguments, stop the program naming what is wrong", async () => {
+  const { MyAppInstance } = await import("../../../provider/resource.ts");
+  const pulumi = await import("@pulumi/pulumi");
+  // A Kubernetes provider (any resource without the platform's connection) where a MyAppOperator belongs.
+  const provider = { urn: pulumi.output("urn:pulumi:dev::p::kubernetes:index:Provider::cluster") };
+  assert.throws(
+    () => new MyAppInstance("web", { image: "nginx:1.27", platform: provider } as never),
+    (error: unknown) =>
+      pulumi.RunError.isInstance(error) &&
+      /\n {2}platform: must be a MyAppOperator of this package .*give kubeconfig and context instead/.test(
+        (error as Error).message,
+      ),
+  );
+  assert.throws(
+    () => new MyAppInstance("web", null as never),
+    (error: unknown) =>
+      pulumi.RunError.isInstance(error) && /\n {2}arguments: must be an object/.test((error as Error).message),
+  );
+});
+
 test("an instance passes its platform's chart sources as the operator allows them: the list and the default chart", async () => {
   const { platformChartSources } = await import("../../../provider/resource.ts");
   const defaultChart = { oci: "oci://ghcr.io/acme/charts/app", version: "1.2.0" };
