@@ -27,6 +27,12 @@ export interface RenderLimits {
   readonly valuesKiB: number;
 }
 
+/**
+ * The longest render wall time, in seconds: it is a timer (guest-process.ts), and Node fires a timer longer than
+ * 2^31 - 1 ms after 1 ms (kube/clock.ts `maxTimerSeconds`, which chart/ may not import).
+ */
+export const maxRenderTimeoutSeconds = Math.floor(0x7fffffff / 1000);
+
 /** The platform's default limits (operator flags `--render-*`, MyAppOperator `renderLimits`). */
 export const defaultRenderLimits: RenderLimits = {
   memoryMiB: 256,

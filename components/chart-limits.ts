@@ -9,6 +9,7 @@
 import {
   defaultMaxConcurrentRenders,
   defaultRenderLimits,
+  maxRenderTimeoutSeconds,
   minRenderMemoryMiB,
   type RenderLimits,
 } from "../chart/render-limits.ts";
@@ -47,8 +48,13 @@ export function resolveChartLimits(
   const given = Object.entries(args.renderLimits ?? {}).filter(([, value]) => value !== undefined);
   const renderLimits: RenderLimits = { ...defaultRenderLimits, ...Object.fromEntries(given) };
   for (const [key, value] of Object.entries(renderLimits)) {
-    if (!Number.isInteger(value) || value < 1) {
-      problems.push({ field: `renderLimits.${key}`, message: `${String(value)} must be a positive whole number` });
+    // A render's wall time is a timer in the operator (chart/guest-process.ts), which refuses a longer one.
+    const max = key === "timeoutSeconds" ? maxRenderTimeoutSeconds : Number.MAX_SAFE_INTEGER;
+    if (!Number.isInteger(value) || value < 1 || value > max) {
+      problems.push({
+        field: `renderLimits.${key}`,
+        message: `${String(value)} must be a whole number from 1 to ${max}`,
+      });
     }
   }
   if (renderLimits.memoryMiB < minRenderMemoryMiB) {

@@ -9,6 +9,12 @@
  */
 import { performance } from "node:perf_hooks";
 
+/**
+ * The longest delay Node's timers keep, in seconds (24.8 days): setTimeout takes a 32-bit signed count of
+ * milliseconds and fires a longer delay after 1 ms, which would turn a period into a hot loop.
+ */
+export const maxTimerSeconds = Math.floor(0x7fffffff / 1000);
+
 /** An opaque handle for a scheduled callback. */
 export type TimerHandle = object;
 

@@ -2,7 +2,9 @@
  * Operator settings from flags, with MYAPP_* environment variables as fallbacks (flags win). Pure: argv and env
  * in, settings or a clear error out.
  */
+import { isIP } from "node:net";
 import { parseArgs } from "node:util";
+import { maxTimerSeconds } from "../kube/clock.ts";
 import {
   chartKindName,
   chartSchema,
@@ -17,8 +19,15 @@ import {
   type ChartSpec,
 } from "../api/index.ts";
 import {
+  dns1123LabelPattern,
+  dns1123SubdomainPattern,
+  maxDns1123LabelLength,
+  maxDns1123SubdomainLength,
+} from "../api/dns-names.ts";
+import {
   defaultMaxConcurrentRenders,
   defaultRenderLimits,
+  maxRenderTimeoutSeconds,
   minRenderMemoryMiB,
   type RenderLimits,
 } from "../chart/render-limits.ts";
@@ -28,7 +37,6 @@ import {
   parseDuration,
   parseSecretReference,
   parseWebhookHosts,
-  policyFlags,
   storageLimitFlag,
   type PlatformPolicy,
   type WebhookOptions,
@@ -86,6 +94,9 @@ export interface Address {
   readonly port: number;
 }
 
+/** The slow lane waits its interval plus up to 10 % (operator/runtime/controller.ts), which must fit a timer too. */
+const maxSlowRetrySeconds = Math.floor(maxTimerSeconds / 1.1);
+
 export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repository: npm run operator -- [flags])
   -h, --help                       print this usage and exit
   --version                        print the operator's version and exit
@@ -102,19 +113,20 @@ export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repo
   --health-probe-bind-address=[H]:P  /healthz and /readyz (default :8081)             MYAPP_HEALTH_PROBE_BIND_ADDRESS
   --log-level=LEVEL                trace|debug|info|warn|error|fatal|silent (default info)
                                                                                        MYAPP_LOG_LEVEL
-  --concurrency=N                  reconciles at once, never two of one key (default 2) MYAPP_CONCURRENCY
+  --concurrency=N                  reconciles at once, never two of one key (default 2, at most 100)  MYAPP_CONCURRENCY
   --max-consecutive-failures=N     fast retries before an instance is marked Stalled (default 15)
   --slow-retry-interval=SECONDS    then retry this often (±10 %) until it succeeds; also how often a verdict
                                    caused outside the spec (a name taken, a quota, a namespace's chart sources) is
-                                   looked at again (default 300)
-  --resync-period=SECONDS          re-reconcile everything this often (default 36000: 10 h, as controller-runtime)
+                                   looked at again (default 300, at most ${maxSlowRetrySeconds})
+  --resync-period=SECONDS          re-reconcile everything this often (default 36000: 10 h, as controller-runtime;
+                                   at most ${maxTimerSeconds}: 24.8 days, the longest timer Node keeps)
   --kubeconfig=PATH                credentials (default: KUBECONFIG's files, ~/.kube/config, else in-cluster)
   --helm=PATH                      helm binary that renders spec.chart (default: helm on PATH)  MYAPP_HELM
   --default-chart=JSON              chart for instances without spec.chart, e.g. {"oci":"oci://r/c","version":"1.0.0"}  MYAPP_DEFAULT_CHART
-  --max-concurrent-renders=N       helm renders at once (default ${defaultMaxConcurrentRenders})  MYAPP_MAX_CONCURRENT_RENDERS
+  --max-concurrent-renders=N       helm renders at once (default ${defaultMaxConcurrentRenders}, at most 32)  MYAPP_MAX_CONCURRENT_RENDERS
   --render-memory=MIB              memory one render may use (default ${defaultRenderLimits.memoryMiB})  MYAPP_RENDER_MEMORY
   --render-cpu=SECONDS             CPU time one render may use (default ${defaultRenderLimits.cpuSeconds})  MYAPP_RENDER_CPU
-  --render-timeout=SECONDS         wall time of one render (default ${defaultRenderLimits.timeoutSeconds})  MYAPP_RENDER_TIMEOUT
+  --render-timeout=SECONDS         wall time of one render (default ${defaultRenderLimits.timeoutSeconds}, at most ${maxRenderTimeoutSeconds})  MYAPP_RENDER_TIMEOUT
   --render-output=MIB              largest rendered output (default ${defaultRenderLimits.outputMiB})  MYAPP_RENDER_OUTPUT
   --render-objects=N               most objects one render may hold (default ${defaultRenderLimits.objects})  MYAPP_RENDER_OBJECTS
   --render-values=KIB              largest spec.values, as compact JSON; larger is refused by the webhook and never
@@ -134,7 +146,7 @@ Platform policy (enforced by the admission webhook; unset: no limit):
                                    a namespace's labels myapp.example.com/max-instances, /max-replicas and
                                    /max-storage replace these three for that namespace
   --require-expandable-storage     StorageClasses must allow volume expansion          MYAPP_REQUIRE_EXPANDABLE_STORAGE=true
-Admission webhook:
+Admission webhook (the other --webhook-* flags need --webhook-bind-address):
   --webhook-bind-address=[H]:P     serve the webhooks over HTTPS here (default: no webhook server)  MYAPP_WEBHOOK_BIND_ADDRESS
   --webhook-cert-secret=NS/NAME    the Secret with its CA and certificate               MYAPP_WEBHOOK_CERT_SECRET
                                    (default <POD_NAMESPACE or default>/myapp-operator-webhook-cert)
@@ -148,9 +160,65 @@ Admission webhook:
                                                                                        MYAPP_WEBHOOK_CERT_ISSUER
   --webhook-defaults=webhook|policy who applies namespace defaults: the mutating webhook, or a MutatingAdmissionPolicy
                                    in the apiserver (no /mutate, no MutatingWebhookConfiguration; default webhook)
-                                                                                       MYAPP_WEBHOOK_DEFAULTS`;
+                                                                                       MYAPP_WEBHOOK_DEFAULTS
+A MYAPP_* variable stands in for its flag (the flag wins); the boolean ones take true or false (or 1 or 0).`;
 
 const logLevels = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
+
+const webhookFlags = [
+  "webhook-bind-address",
+  "webhook-cert-secret",
+  "webhook-configuration",
+  "webhook-hosts",
+  "webhook-cert-validity",
+  "webhook-defaults",
+  "webhook-cert-issuer",
+] as const;
+
+/** Flags a MYAPP_* variable stands in for (`--log-level`: MYAPP_LOG_LEVEL); the others are read from argv only. */
+const flagsWithVariables: ReadonlySet<string> = new Set([
+  "namespaces",
+  "leader-elect",
+  "metrics-bind-address",
+  "metrics-secure",
+  "health-probe-bind-address",
+  "log-level",
+  "concurrency",
+  "helm",
+  "chart-kinds",
+  "chart-service-types",
+  "default-chart",
+  "max-concurrent-renders",
+  "render-memory",
+  "render-cpu",
+  "render-timeout",
+  "render-output",
+  "render-objects",
+  "render-values",
+  "chart-sources",
+  "allowed-registries",
+  "max-replicas",
+  "max-storage",
+  "namespace-max-instances",
+  "namespace-max-replicas",
+  "namespace-max-storage",
+  "require-expandable-storage",
+  ...webhookFlags,
+]);
+
+/** The MYAPP_* variable that stands in for `flag` (`--log-level` or `log-level`), or undefined when none does. */
+export function flagVariable(flag: string): string | undefined {
+  const name = flag.replace(/^--/, "");
+  return flagsWithVariables.has(name) ? `MYAPP_${name.toUpperCase().replaceAll("-", "_")}` : undefined;
+}
+
+/** A setting as given: its text, and what messages call it (the flag, or the variable it came from). */
+interface Given {
+  readonly text: string;
+  readonly name: string;
+}
+
+type FlagValues = Readonly<Record<string, string | boolean | undefined>>;
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): OperatorOptions {
   const { values } = parseArgs({
@@ -203,107 +271,102 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
   });
   if (values.help) throw new UsageRequested();
   if (values.version) throw new VersionRequested();
-  const namespaces = (values.namespaces ?? env.MYAPP_NAMESPACES ?? "")
-    .split(",")
-    .map((n) => n.trim())
-    .filter(Boolean);
-  const logLevel = values["log-level"] ?? env.MYAPP_LOG_LEVEL ?? "info";
-  if (!logLevels.includes(logLevel))
-    throw new Error(`--log-level must be one of ${logLevels.join(", ")}, got "${logLevel}"`);
-  const sources = chartSources(values["chart-sources"] ?? env.MYAPP_CHART_SOURCES);
-  const chart = defaultChart(values["default-chart"] ?? env.MYAPP_DEFAULT_CHART);
-  const metricsAddress = address(
-    "--metrics-bind-address",
-    // Localhost by default: unauthenticated metrics must not be reachable from the pod network unless asked.
-    values["metrics-bind-address"] ?? env.MYAPP_METRICS_BIND_ADDRESS ?? "127.0.0.1:8080",
-  );
-  const probeAddress = address(
-    "--health-probe-bind-address",
-    values["health-probe-bind-address"] ?? env.MYAPP_HEALTH_PROBE_BIND_ADDRESS ?? ":8081",
-  );
-  const metricsSecure = values["metrics-secure"] ?? env.MYAPP_METRICS_SECURE === "true";
-  // One address would be one server, and the probes' is plain HTTP (the kubelet probes without TLS or a token).
-  if (metricsSecure && metricsAddress.port !== 0 && sameAddress(metricsAddress, probeAddress)) {
-    throw new Error(
-      "--metrics-secure serves /metrics over HTTPS on a port of its own: --metrics-bind-address must differ from " +
-        `--health-probe-bind-address, got ${metricsAddress.host}:${metricsAddress.port} for both`,
-    );
+  const read = (flag: string) => given(values, env, flag);
+  const orDefault = (flag: string, fallback: string): Given => read(flag) ?? { text: fallback, name: `--${flag}` };
+  const logLevel = orDefault("log-level", "info");
+  if (!logLevels.includes(logLevel.text)) {
+    throw new Error(`${logLevel.name} must be one of ${logLevels.join(", ")}, got "${logLevel.text}"`);
+  }
+  const sources = chartSources(read("chart-sources"));
+  const chart = defaultChart(read("default-chart"));
+  // Localhost by default: unauthenticated metrics must not be reachable from the pod network unless asked.
+  const metrics = listener(orDefault("metrics-bind-address", "127.0.0.1:8080"));
+  const probe = listener(orDefault("health-probe-bind-address", ":8081"));
+  const metricsSecure = flagOrVariable(values, env, "metrics-secure");
+  if (sharePort(metrics.address, probe.address)) {
+    const same = metrics.address.host === probe.address.host;
+    // One address would be one server, and the probes' is plain HTTP (the kubelet probes without TLS or a token).
+    if (metricsSecure) {
+      throw new Error(
+        "--metrics-secure serves /metrics over HTTPS on a port of its own: --metrics-bind-address must differ from " +
+          `--health-probe-bind-address, got ${same ? `${shown(metrics.address)} for both` : `${shown(metrics.address)} and ${shown(probe.address)}`}`,
+      );
+    }
+    // One host and port is one server for both; a host and a wildcard on one port are two, and the second fails.
+    if (!same) {
+      throw new Error(
+        `${metrics.shown} and ${probe.shown} would both listen on port ${metrics.address.port}: give them one ` +
+          "address (one server serves both) or two ports",
+      );
+    }
   }
   const renderLimits: RenderLimits = {
-    memoryMiB: renderMemory(values["render-memory"] ?? env.MYAPP_RENDER_MEMORY),
-    cpuSeconds: positiveInteger(
-      "--render-cpu",
-      values["render-cpu"] ?? env.MYAPP_RENDER_CPU ?? String(defaultRenderLimits.cpuSeconds),
-    ),
+    memoryMiB: renderMemory(orDefault("render-memory", String(defaultRenderLimits.memoryMiB))),
+    cpuSeconds: positiveInteger(orDefault("render-cpu", String(defaultRenderLimits.cpuSeconds))),
+    // A render's wall time is a timer (chart/guest-process.ts).
     timeoutSeconds: positiveInteger(
-      "--render-timeout",
-      values["render-timeout"] ?? env.MYAPP_RENDER_TIMEOUT ?? String(defaultRenderLimits.timeoutSeconds),
+      orDefault("render-timeout", String(defaultRenderLimits.timeoutSeconds)),
+      maxRenderTimeoutSeconds,
     ),
-    outputMiB: positiveInteger(
-      "--render-output",
-      values["render-output"] ?? env.MYAPP_RENDER_OUTPUT ?? String(defaultRenderLimits.outputMiB),
-    ),
-    objects: positiveInteger(
-      "--render-objects",
-      values["render-objects"] ?? env.MYAPP_RENDER_OBJECTS ?? String(defaultRenderLimits.objects),
-    ),
-    valuesKiB: positiveInteger(
-      "--render-values",
-      values["render-values"] ?? env.MYAPP_RENDER_VALUES ?? String(defaultRenderLimits.valuesKiB),
-    ),
+    outputMiB: positiveInteger(orDefault("render-output", String(defaultRenderLimits.outputMiB))),
+    objects: positiveInteger(orDefault("render-objects", String(defaultRenderLimits.objects))),
+    valuesKiB: positiveInteger(orDefault("render-values", String(defaultRenderLimits.valuesKiB))),
   };
+  const registries = read("allowed-registries");
+  const podNamespace: Given | undefined =
+    env.POD_NAMESPACE === undefined
+      ? undefined
+      : { text: env.POD_NAMESPACE, name: "POD_NAMESPACE (the default of --leader-election-namespace)" };
+  const kubeconfig = read("kubeconfig");
+  const metricsCertDir = read("metrics-cert-dir");
   return {
-    namespaces,
-    leaderElect: values["leader-elect"] ?? env.MYAPP_LEADER_ELECT === "true",
-    leaderElectionNamespace: values["leader-election-namespace"] ?? env.POD_NAMESPACE ?? "default",
-    leaderElectionId: values["leader-election-id"] ?? "myapp-operator",
-    metricsAddress,
-    metricsSecure,
-    metricsCertDir: values["metrics-cert-dir"],
-    probeAddress,
-    logLevel,
-    concurrency: positiveInteger("--concurrency", values.concurrency ?? env.MYAPP_CONCURRENCY ?? "2"),
-    maxConsecutiveFailures: positiveInteger("--max-consecutive-failures", values["max-consecutive-failures"] ?? "15"),
-    slowRetryIntervalMs: positiveInteger("--slow-retry-interval", values["slow-retry-interval"] ?? "300") * 1000,
-    resyncPeriodMs: positiveInteger("--resync-period", values["resync-period"] ?? "36000") * 1000,
-    // KUBECONFIG is not a --kubeconfig: it may list several files, and missing ones are skipped (loadKubeConfig).
-    kubeconfig: values.kubeconfig,
-    kubeconfigList: env.KUBECONFIG || undefined,
-    helm: values.helm ?? env.MYAPP_HELM ?? "helm",
-    chartKinds: chartKinds(values["chart-kinds"] ?? env.MYAPP_CHART_KINDS),
-    chartServiceTypes: chartServiceTypes(values["chart-service-types"] ?? env.MYAPP_CHART_SERVICE_TYPES),
-    defaultChart: chart,
-    maxConcurrentRenders: positiveInteger(
-      "--max-concurrent-renders",
-      values["max-concurrent-renders"] ?? env.MYAPP_MAX_CONCURRENT_RENDERS ?? String(defaultMaxConcurrentRenders),
+    namespaces: namespaceList(read("namespaces")),
+    leaderElect: flagOrVariable(values, env, "leader-elect"),
+    leaderElectionNamespace: namespaceName(
+      read("leader-election-namespace") ?? podNamespace ?? { text: "default", name: "--leader-election-namespace" },
     ),
+    leaderElectionId: leaseName(orDefault("leader-election-id", "myapp-operator")),
+    metricsAddress: metrics.address,
+    metricsSecure,
+    metricsCertDir:
+      metricsCertDir &&
+      nonEmpty(metricsCertDir, "a directory with tls.crt and tls.key (leave it out for plain HTTP /metrics)"),
+    probeAddress: probe.address,
+    logLevel: logLevel.text,
+    // The MyAppOperator component's ranges (components/settings.ts, chart-limits.ts): a flag means what its
+    // argument would.
+    concurrency: positiveInteger(orDefault("concurrency", "2"), 100),
+    maxConsecutiveFailures: positiveInteger(orDefault("max-consecutive-failures", "15")),
+    slowRetryIntervalMs: positiveInteger(orDefault("slow-retry-interval", "300"), maxSlowRetrySeconds) * 1000,
+    resyncPeriodMs: positiveInteger(orDefault("resync-period", "36000"), maxTimerSeconds) * 1000,
+    // KUBECONFIG is not a --kubeconfig: it may list several files, and missing ones are skipped (loadKubeConfig).
+    kubeconfig:
+      kubeconfig &&
+      nonEmpty(kubeconfig, "a kubeconfig file (leave it out for KUBECONFIG, ~/.kube/config or the in-cluster config)"),
+    kubeconfigList: env.KUBECONFIG || undefined,
+    helm: nonEmpty(orDefault("helm", "helm"), "the helm binary (a path, or a command on PATH)"),
+    chartKinds: chartKinds(read("chart-kinds")),
+    chartServiceTypes: chartServiceTypes(read("chart-service-types")),
+    defaultChart: chart,
+    maxConcurrentRenders: positiveInteger(orDefault("max-concurrent-renders", String(defaultMaxConcurrentRenders)), 32),
     renderLimits,
     chartSources: sources,
     policy: {
-      allowedRegistries: parseAllowedRegistries(values["allowed-registries"] ?? env.MYAPP_ALLOWED_REGISTRIES),
-      maxReplicas: optionalPositiveInteger(policyFlags.maxReplicas, values["max-replicas"] ?? env.MYAPP_MAX_REPLICAS),
-      maxStorage: storageLimitFlag(policyFlags.maxStorage, values["max-storage"] ?? env.MYAPP_MAX_STORAGE),
+      allowedRegistries: parseAllowedRegistries(registries?.text, registries?.name),
+      maxReplicas: optionalPositiveInteger(read("max-replicas")),
+      maxStorage: storageLimit(read("max-storage")),
       namespaceBudget: withoutUndefined({
-        instances: optionalPositiveInteger(
-          policyFlags.instances,
-          values["namespace-max-instances"] ?? env.MYAPP_NAMESPACE_MAX_INSTANCES,
-        ),
-        replicas: optionalPositiveInteger(
-          policyFlags.replicas,
-          values["namespace-max-replicas"] ?? env.MYAPP_NAMESPACE_MAX_REPLICAS,
-        ),
-        storage: storageLimitFlag(
-          policyFlags.storage,
-          values["namespace-max-storage"] ?? env.MYAPP_NAMESPACE_MAX_STORAGE,
-        ),
+        instances: optionalPositiveInteger(read("namespace-max-instances")),
+        replicas: optionalPositiveInteger(read("namespace-max-replicas")),
+        storage: storageLimit(read("namespace-max-storage")),
       }),
-      requireExpandableStorage: values["require-expandable-storage"] ?? env.MYAPP_REQUIRE_EXPANDABLE_STORAGE === "true",
+      requireExpandableStorage: flagOrVariable(values, env, "require-expandable-storage"),
       maxValuesKiB: renderLimits.valuesKiB,
       // What the chart engine allows (chart-wiring.ts): the list, and the platform's own default chart's source.
       chartSources: chartSourcesWithDefault(sources, chart),
       ...(chart ? { defaultChart: chart } : {}),
     },
-    webhook: webhookOptions(values, env),
+    webhook: webhookOptions(read, env, [metrics, probe]),
   };
 }
 
@@ -313,70 +376,199 @@ export class UsageRequested extends Error {}
 /** `--version`: print the version and exit 0. */
 export class VersionRequested extends Error {}
 
-function sameAddress(a: Address, b: Address): boolean {
-  return a.host === b.host && a.port === b.port;
+/** The flag's value, else its MYAPP_* variable's (named in messages as where the value came from), else undefined. */
+function given(values: FlagValues, env: NodeJS.ProcessEnv, flag: string): Given | undefined {
+  const value = values[flag];
+  if (typeof value === "string") return { text: value, name: `--${flag}` };
+  const variable = flagVariable(flag);
+  const text = variable === undefined ? undefined : env[variable];
+  return text === undefined ? undefined : { text, name: `${variable} (--${flag})` };
 }
 
-function address(flag: string, value: string): Address {
-  const match = /^(?:(.*):)?(\d+)$/.exec(value);
+/**
+ * A boolean flag, else its variable: true or false in any case, or 1 or 0 (as Go's strconv.ParseBool reads them
+ * and container specs often write them; neither can be misread). Anything else is refused: "yes" or "on" read as
+ * false would turn leader election or the metrics' authentication off without a word.
+ */
+function flagOrVariable(values: FlagValues, env: NodeJS.ProcessEnv, flag: string): boolean {
+  if (values[flag] === true) return true;
+  const variable = flagVariable(flag);
+  const text = variable === undefined ? undefined : env[variable];
+  if (text === undefined) return false;
+  const word = text.toLowerCase();
+  if (word === "true" || word === "1") return true;
+  if (word === "false" || word === "0") return false;
+  throw new Error(`${variable} (--${flag}) must be true or false (or 1 or 0), got "${text}"`);
+}
+
+/** A bind address, and how messages show it: as given, with the flag or variable it came from. */
+interface Listener {
+  readonly address: Address;
+  readonly shown: string;
+}
+
+function listener(setting: Given): Listener {
+  return { address: address(setting), shown: `${setting.name} "${setting.text}"` };
+}
+
+/**
+ * `host:port`, the host empty for every interface, an IPv4 address, [an IPv6 address] or a host name. A bare port
+ * is refused rather than guessed: it would listen on every interface, where --metrics-bind-address's default is
+ * this machine only.
+ */
+function address({ text, name }: Given): Address {
+  const match = /^(.*):(\d{1,5})$/.exec(text);
+  const host = match ? listenHost(match[1] ?? "") : undefined;
   const port = Number(match?.[2]);
-  if (!match || port > 65535)
-    throw new Error(`${flag} must be [host]:port with a port from 0 to 65535, got "${value}"`);
-  return { host: match[1] || "0.0.0.0", port };
+  if (host === undefined || port > 65535) {
+    const example = /^\d{1,5}$/.test(text) && Number(text) <= 65535 ? text : "8080";
+    throw new Error(
+      `${name} must be [host]:port with a port from 0 to 65535, such as :${example} (every interface) or ` +
+        `127.0.0.1:${example} (this machine only), got "${text}"`,
+    );
+  }
+  return { host, port };
 }
 
-/** The webhook's settings, or undefined without `--webhook-bind-address` (the other webhook flags are then unused). */
+const hostName = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/i;
+
+/** The host a listener binds, or undefined when `text` is none: empty is every interface; IPv6 comes in brackets. */
+function listenHost(text: string): string | undefined {
+  if (text === "") return "0.0.0.0";
+  if (text.startsWith("[") && text.endsWith("]")) return isIP(text.slice(1, -1)) === 6 ? text.slice(1, -1) : undefined;
+  return isIP(text) === 4 || hostName.test(text) ? text : undefined;
+}
+
+/** Whether two listeners claim one port: the same one (0 picks a free one each), on one host or a wildcard. */
+function sharePort(a: Address, b: Address): boolean {
+  const everywhere = (host: string) => host === "0.0.0.0" || host === "::";
+  return a.port !== 0 && a.port === b.port && (a.host === b.host || everywhere(a.host) || everywhere(b.host));
+}
+
+function shown({ host, port }: Address): string {
+  return `${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
+const dns1123Label = new RegExp(dns1123LabelPattern);
+const dns1123Subdomain = new RegExp(dns1123SubdomainPattern);
+const namespaceRule = "at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit";
+
+function isNamespaceName(name: string): boolean {
+  return dns1123Label.test(name) && name.length <= maxDns1123LabelLength;
+}
+
+/** `--namespaces=a,b`: namespace names, each once; unset or empty: every namespace. */
+function namespaceList(setting: Given | undefined): readonly string[] {
+  const names = (setting?.text ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const bad = names.filter((name) => !isNamespaceName(name));
+  if (setting && bad.length > 0) {
+    throw new Error(
+      `${setting.name}: ${bad.map((name) => `"${name}"`).join(", ")} ${bad.length === 1 ? "is not a namespace name" : "are not namespace names"} (${namespaceRule})`,
+    );
+  }
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (setting && twice !== undefined) throw new Error(`${setting.name}: "${twice}" is listed twice; list it once`);
+  return names;
+}
+
+function namespaceName({ text, name }: Given): string {
+  if (!isNamespaceName(text)) throw new Error(`${name} must be a namespace name (${namespaceRule}), got "${text}"`);
+  return text;
+}
+
+/** A Lease's name, which the apiserver holds to a DNS-1123 subdomain. */
+function leaseName({ text, name }: Given): string {
+  if (!dns1123Subdomain.test(text) || text.length > maxDns1123SubdomainLength) {
+    throw new Error(
+      `${name} must be a Lease name: at most 253 lower-case letters, digits, '-' and '.', starting and ending ` +
+        `with a letter or digit, got "${text}"`,
+    );
+  }
+  return text;
+}
+
+/** A path or a command: empty would silently mean the default, or nothing. */
+function nonEmpty({ text, name }: Given, what: string): string {
+  if (text.trim() === "") throw new Error(`${name} must name ${what}, got "${text}"`);
+  return text;
+}
+
+/**
+ * The webhook's settings, or undefined without `--webhook-bind-address`. The other webhook flags are checked
+ * either way, and refused without it: they would configure a server that never starts.
+ */
 function webhookOptions(
-  values: {
-    "webhook-bind-address"?: string | undefined;
-    "webhook-cert-secret"?: string | undefined;
-    "webhook-configuration"?: string | undefined;
-    "webhook-hosts"?: string | undefined;
-    "webhook-cert-validity"?: string | undefined;
-    "webhook-defaults"?: string | undefined;
-    "webhook-cert-issuer"?: string | undefined;
-  },
+  read: (flag: string) => Given | undefined,
   env: NodeJS.ProcessEnv,
+  listeners: readonly Listener[],
 ): WebhookOptions | undefined {
-  const bind = values["webhook-bind-address"] ?? env.MYAPP_WEBHOOK_BIND_ADDRESS;
-  if (bind === undefined || bind.trim() === "") return undefined;
-  const configuration = values["webhook-configuration"] ?? env.MYAPP_WEBHOOK_CONFIGURATION ?? "myapp-operator";
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(configuration) || configuration.length > 253) {
-    throw new Error(`--webhook-configuration must be a lower-case DNS name, got "${configuration}"`);
+  const orDefault = (flag: string, fallback: string): Given => read(flag) ?? { text: fallback, name: `--${flag}` };
+  const configuration = orDefault("webhook-configuration", "myapp-operator");
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(configuration.text) || configuration.text.length > 253) {
+    throw new Error(`${configuration.name} must be a lower-case DNS name, got "${configuration.text}"`);
   }
-  const defaults = values["webhook-defaults"] ?? env.MYAPP_WEBHOOK_DEFAULTS ?? "webhook";
-  if (defaults !== "webhook" && defaults !== "policy") {
-    throw new Error(`--webhook-defaults must be webhook or policy, got "${defaults}"`);
+  const defaults = orDefault("webhook-defaults", "webhook");
+  if (defaults.text !== "webhook" && defaults.text !== "policy") {
+    throw new Error(`${defaults.name} must be webhook or policy, got "${defaults.text}"`);
   }
-  const certIssuer = values["webhook-cert-issuer"] ?? env.MYAPP_WEBHOOK_CERT_ISSUER ?? "operator";
-  if (certIssuer !== "operator" && certIssuer !== "external") {
-    throw new Error(`--webhook-cert-issuer must be operator or external, got "${certIssuer}"`);
+  const certIssuer = orDefault("webhook-cert-issuer", "operator");
+  if (certIssuer.text !== "operator" && certIssuer.text !== "external") {
+    throw new Error(`${certIssuer.name} must be operator or external, got "${certIssuer.text}"`);
+  }
+  const secret = read("webhook-cert-secret") ?? {
+    text: `${env.POD_NAMESPACE ?? "default"}/myapp-operator-webhook-cert`,
+    name:
+      env.POD_NAMESPACE === undefined
+        ? "--webhook-cert-secret"
+        : "POD_NAMESPACE (the default of --webhook-cert-secret)",
+  };
+  const certSecret = parseSecretReference(secret.name, secret.text);
+  const hostList = orDefault("webhook-hosts", "localhost,127.0.0.1");
+  const hosts = parseWebhookHosts(hostList.name, hostList.text);
+  const validity = orDefault("webhook-cert-validity", "2160h");
+  const certValidityMs = parseDuration(validity.name, validity.text);
+  const bind = read("webhook-bind-address");
+  if (bind === undefined) {
+    const set = webhookFlags.flatMap((flag) => read(flag) ?? []);
+    if (set.length > 0) {
+      throw new Error(
+        `${set.map((setting) => setting.name).join(", ")} ${set.length === 1 ? "configures" : "configure"} the ` +
+          "admission webhook server, which only --webhook-bind-address starts: set it (such as " +
+          `--webhook-bind-address=:9443) or leave ${set.length === 1 ? "that setting" : "those settings"} out`,
+      );
+    }
+    return undefined;
+  }
+  const server = listener(bind);
+  // The webhooks' server is one of its own (HTTPS), so its port cannot be the metrics' or the probes'.
+  const taken = listeners.find((other) => sharePort(server.address, other.address));
+  if (taken) {
+    throw new Error(
+      `${server.shown} would listen on the port of ${taken.shown}: give the webhook server a port of its own`,
+    );
   }
   return {
-    address: address("--webhook-bind-address", bind),
-    certSecret: parseSecretReference(
-      "--webhook-cert-secret",
-      values["webhook-cert-secret"] ??
-        env.MYAPP_WEBHOOK_CERT_SECRET ??
-        `${env.POD_NAMESPACE ?? "default"}/myapp-operator-webhook-cert`,
-    ),
-    configuration,
-    hosts: parseWebhookHosts(
-      "--webhook-hosts",
-      values["webhook-hosts"] ?? env.MYAPP_WEBHOOK_HOSTS ?? "localhost,127.0.0.1",
-    ),
-    certValidityMs: parseDuration(
-      "--webhook-cert-validity",
-      values["webhook-cert-validity"] ?? env.MYAPP_WEBHOOK_CERT_VALIDITY ?? "2160h",
-    ),
-    defaults,
-    certIssuer,
+    address: server.address,
+    certSecret,
+    configuration: configuration.text,
+    hosts,
+    certValidityMs,
+    defaults: defaults.text,
+    certIssuer: certIssuer.text,
   };
 }
 
 /** A positive integer, or undefined when unset or empty (no limit). */
-function optionalPositiveInteger(flag: string, value: string | undefined): number | undefined {
-  return value === undefined || value.trim() === "" ? undefined : positiveInteger(flag, value);
+function optionalPositiveInteger(setting: Given | undefined): number | undefined {
+  return setting === undefined || setting.text.trim() === "" ? undefined : positiveInteger(setting);
+}
+
+/** `--max-storage` and `--namespace-max-storage`: a quantity, or undefined when unset or empty (no limit). */
+function storageLimit(setting: Given | undefined): string | undefined {
+  return setting && storageLimitFlag(setting.name, setting.text);
 }
 
 /** The object without its undefined members: a budget left unset is absent, so `{}` reads as "no budget". */
@@ -386,19 +578,21 @@ function withoutUndefined<T extends object>(object: T): { [K in keyof T]?: Exclu
   };
 }
 
-function positiveInteger(flag: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer, got "${value}"`);
-  return n;
+/** A whole number from 1 to `max`, in decimal digits: Number() alone would take 0x10, 1e3 and " 3 " too. */
+function positiveInteger({ text, name }: Given, max = Number.MAX_SAFE_INTEGER): number {
+  const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (n >= 1 && n <= max) return n;
+  const allowed = max < Number.MAX_SAFE_INTEGER || n > max ? `an integer from 1 to ${max}` : "a positive integer";
+  throw new Error(`${name} must be ${allowed}, got "${text}"`);
 }
 
 /** `apps/v1/Deployment,v1/Service` → kinds; unset → the built-in template's kinds (wider kinds are opt-in). */
-function chartKinds(value: string | undefined): readonly ChartKind[] {
-  if (value === undefined || value.trim() === "") return defaultChartKinds;
-  const parsed = parseChartKinds(value.split(",").map((entry) => entry.trim()));
+function chartKinds(setting: Given | undefined): readonly ChartKind[] {
+  if (setting === undefined || setting.text.trim() === "") return defaultChartKinds;
+  const parsed = parseChartKinds(setting.text.split(",").map((entry) => entry.trim()));
   if (!parsed.ok) {
     throw new Error(
-      `--chart-kinds: ${parsed.unknown.join(", ")} cannot be rendered by charts; choose from ` +
+      `${setting.name}: ${parsed.unknown.join(", ")} cannot be rendered by charts; choose from ` +
         renderableChartKinds.map(chartKindName).join(","),
     );
   }
@@ -406,54 +600,54 @@ function chartKinds(value: string | undefined): readonly ChartKind[] {
 }
 
 /** `ClusterIP,LoadBalancer` → types (ClusterIP always among them); unset → ClusterIP only. */
-function chartServiceTypes(value: string | undefined): readonly ChartServiceType[] {
-  if (value === undefined || value.trim() === "") return defaultChartServiceTypes;
-  const parsed = parseChartServiceTypes(value.split(",").map((entry) => entry.trim()));
+function chartServiceTypes(setting: Given | undefined): readonly ChartServiceType[] {
+  if (setting === undefined || setting.text.trim() === "") return defaultChartServiceTypes;
+  const parsed = parseChartServiceTypes(setting.text.split(",").map((entry) => entry.trim()));
   if (!parsed.ok) {
     throw new Error(
-      `--chart-service-types: ${parsed.unknown.join(", ")} are not Service types; choose from ${serviceTypes.join(",")}`,
+      `${setting.name}: ${parsed.unknown.join(", ")} are not Service types; choose from ${serviceTypes.join(",")}`,
     );
   }
   return parsed.types;
 }
 
 /** `--render-memory`: MiB, at least what Go's runtime needs to start. */
-function renderMemory(value: string | undefined): number {
-  const mib = positiveInteger("--render-memory", value ?? String(defaultRenderLimits.memoryMiB));
+function renderMemory(setting: Given): number {
+  const mib = positiveInteger(setting);
   if (mib < minRenderMemoryMiB) {
     throw new Error(
-      `--render-memory must be at least ${minRenderMemoryMiB} (MiB; helm's runtime needs ~64 to start), got ${mib}`,
+      `${setting.name} must be at least ${minRenderMemoryMiB} (MiB; helm's runtime needs ~64 to start), got ${mib}`,
     );
   }
   return mib;
 }
 
 /** `--chart-sources`: comma-separated URL prefixes; unset or empty: none (ConfigMap charts only). */
-function chartSources(value: string | undefined): readonly string[] {
-  const entries = (value ?? "")
+function chartSources(setting: Given | undefined): readonly string[] {
+  const entries = (setting?.text ?? "")
     .split(",")
     .map((entry) => entry.trim())
     .filter(Boolean);
   const problems = chartSourceProblems(entries);
-  if (problems.length > 0) throw new Error(`--chart-sources: ${problems.join("; ")}`);
+  if (setting && problems.length > 0) throw new Error(`${setting.name}: ${problems.join("; ")}`);
   return entries;
 }
 
 /** `--default-chart`: a spec.chart as JSON, checked with the api's schema. */
-function defaultChart(value: string | undefined): ChartSpec | undefined {
-  if (value === undefined || value.trim() === "") return undefined;
+function defaultChart(setting: Given | undefined): ChartSpec | undefined {
+  if (setting === undefined || setting.text.trim() === "") return undefined;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(value);
+    parsed = JSON.parse(setting.text);
   } catch {
-    throw new Error(`--default-chart must be a spec.chart as JSON, got "${value}"`);
+    throw new Error(`${setting.name} must be a spec.chart as JSON, got "${setting.text}"`);
   }
   const result = chartSchema.safeParse(parsed);
   if (!result.success) {
     const issues = result.error.issues.map(
       (issue) => `spec.chart${issue.path.map((key) => `.${String(key)}`).join("")} ${issue.message}`,
     );
-    throw new Error(`--default-chart: ${issues.join("; ")}`);
+    throw new Error(`${setting.name}: ${issues.join("; ")}`);
   }
   return result.data;
 }

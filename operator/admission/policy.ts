@@ -78,16 +78,19 @@ export const podSecurityEnforceLabel = "pod-security.kubernetes.io/enforce";
 
 /**
  * `--allowed-registries`: comma-separated prefixes `host[:port][/path]` (api/image-registry.ts
- * `parseRegistryEntry`), normalised. Unset or empty: any registry.
+ * `parseRegistryEntry`), normalised. Unset or empty: any registry. `flag`: what messages call the value.
  */
-export function parseAllowedRegistries(value: string | undefined): readonly string[] {
+export function parseAllowedRegistries(
+  value: string | undefined,
+  flag: string = policyFlags.allowedRegistries,
+): readonly string[] {
   const entries = (value ?? "")
     .split(",")
     .map((entry) => entry.trim())
     .filter(Boolean)
     .map(parseRegistryEntry);
   const problems = entries.flatMap((entry) => ("problem" in entry ? [entry.problem] : []));
-  if (problems.length > 0) throw new Error(`${policyFlags.allowedRegistries}: ${problems.join("; ")}`);
+  if (problems.length > 0) throw new Error(`${flag}: ${problems.join("; ")}`);
   return entries.flatMap((entry) => ("prefix" in entry ? [entry.prefix] : []));
 }
 

@@ -4,6 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { externalOperatorFlags, operatorFlags } from "../../../components/operator-flags.ts";
+import { resolveSettings, type MyAppOperatorArgs } from "../../../components/settings.ts";
 import { parseOptions, usage } from "../../../operator/options.ts";
 
 describe("platform policy flags", () => {
@@ -205,12 +207,75 @@ describe("webhook flags", () => {
       () => parseOptions([on, "--webhook-configuration=Hooks"], {}),
       /--webhook-configuration must be a lower-case DNS name/,
     );
+    assert.throws(
+      () => parseOptions(["--webhook-bind-address=  "], {}),
+      /^Error: --webhook-bind-address must be \[host\]:port .*, got " {2}"$/,
+    );
+    assert.throws(
+      () => parseOptions([], { MYAPP_WEBHOOK_BIND_ADDRESS: "" }),
+      /^Error: MYAPP_WEBHOOK_BIND_ADDRESS \(--webhook-bind-address\) must be \[host\]:port/,
+    );
+    assert.throws(
+      () => parseOptions([on, "--health-probe-bind-address=127.0.0.1:9443"], {}),
+      /^Error: --webhook-bind-address ":9443" would listen on the port of --health-probe-bind-address "127\.0\.0\.1:9443": give the webhook server a port of its own$/,
+    );
     for (const validity of ["90", "0s", "500ms", "1d", "h", "1h 2m"]) {
       assert.throws(
         () => parseOptions([on, `--webhook-cert-validity=${validity}`], {}),
         /--webhook-cert-validity must be a duration of at least 1s such as 2160h/,
         validity,
       );
+    }
+  });
+  it("are checked without --webhook-bind-address too, and refused there: no server would use them", () => {
+    // GIVEN webhook flags without a bind address (a typo, or a forgotten flag)
+    // THEN a bad value says what is allowed, as with a server
+    assert.throws(
+      () => parseOptions(["--webhook-defaults=polcy"], {}),
+      /^Error: --webhook-defaults must be webhook or policy, got "polcy"$/,
+    );
+    assert.throws(() => parseOptions(["--webhook-hosts=??"], {}), /^Error: --webhook-hosts must be DNS names/);
+    // AND a good one is refused, naming it and the flag that starts the server
+    assert.throws(
+      () => parseOptions(["--webhook-cert-issuer=external"], {}),
+      /^Error: --webhook-cert-issuer configures the admission webhook server, which only --webhook-bind-address starts: set it \(such as --webhook-bind-address=:9443\) or leave that setting out$/,
+    );
+    assert.throws(
+      () => parseOptions(["--webhook-hosts=a.example"], { MYAPP_WEBHOOK_DEFAULTS: "policy" }),
+      /^Error: --webhook-hosts, MYAPP_WEBHOOK_DEFAULTS \(--webhook-defaults\) configure the admission webhook server/,
+    );
+    // AND with one, from the flag or its variable, they are used
+    assert.equal(
+      parseOptions(["--webhook-cert-issuer=external"], { MYAPP_WEBHOOK_BIND_ADDRESS: ":9443" }).webhook?.certIssuer,
+      "external",
+    );
+  });
+});
+
+describe("the flags the MyAppOperator component gives its operator", () => {
+  it("parse as they are, in every placement the component has", () => {
+    const full: MyAppOperatorArgs = {
+      image: "registry.example.com/myapp-operator:1.0.0",
+      replicas: 3,
+      watchNamespaces: ["team-a", "team-b"],
+      concurrency: 100,
+      maxConcurrentRenders: 32,
+      renderLimits: { memoryMiB: 512, timeoutSeconds: 120 },
+      resources: { limits: { memory: "32Gi" } },
+      chartSources: ["oci://ghcr.io/acme/"],
+      policy: { allowedRegistries: ["ghcr.io/acme"], maxReplicas: 5, requireExpandableStorage: true },
+      webhooks: { defaults: "policy", certManager: { issuer: "ca-issuer" } },
+    };
+    const external: MyAppOperatorArgs = {
+      operatorPlacement: "external",
+      webhooks: { url: "https://127.0.0.1:9443" },
+      policy: { maxReplicas: 2 },
+    };
+    for (const [what, args] of Object.entries({ full, external, minimal: { image: "r.example/o:1" } })) {
+      const settings = resolveSettings("myapp-operator", args);
+      assert.ok(settings.ok, what);
+      const flagSets = [operatorFlags(settings.settings), externalOperatorFlags(settings.settings) ?? []];
+      for (const flags of flagSets) assert.doesNotThrow(() => parseOptions(flags, {}), `${what}: ${flags.join(" ")}`);
     }
   });
 });

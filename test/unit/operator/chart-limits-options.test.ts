@@ -60,7 +60,7 @@ describe("render limits and chart sources", () => {
   it("bad values name the flag and what is allowed", () => {
     assert.throws(
       () => parseOptions(["--max-concurrent-renders=0"], {}),
-      /--max-concurrent-renders must be a positive/,
+      /--max-concurrent-renders must be an integer from 1 to 32, got "0"/,
     );
     assert.throws(() => parseOptions(["--render-memory=32"], {}), /--render-memory must be at least 96/);
     assert.throws(() => parseOptions(["--render-values=0"], {}), /--render-values must be a positive/);

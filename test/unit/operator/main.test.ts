@@ -59,6 +59,173 @@ describe("operator options", () => {
     assert.equal(parseOptions(free, {}).metricsSecure, true);
   });
 
+  it("periods end in a timer: at most 2147483 s (24.8 days), the slow lane's with its 10 % jitter on top", () => {
+    // GIVEN Node's setTimeout, which fires a delay over 2^31-1 ms after 1 ms (a hot loop)
+    // THEN the longest period that fits is accepted, one second more is refused naming the flag and the maximum
+    assert.equal(parseOptions(["--resync-period=2147483"], {}).resyncPeriodMs, 2_147_483_000);
+    assert.throws(
+      () => parseOptions(["--resync-period=2147484"], {}),
+      /^Error: --resync-period must be an integer from 1 to 2147483, got "2147484"$/,
+    );
+    assert.equal(parseOptions(["--slow-retry-interval=1952257"], {}).slowRetryIntervalMs * 1.1 < 2 ** 31, true);
+    assert.throws(
+      () => parseOptions(["--slow-retry-interval=2147483"], {}),
+      /^Error: --slow-retry-interval must be an integer from 1 to 1952257, got "2147483"$/,
+    );
+    assert.throws(
+      () => parseOptions(["--render-timeout=2147484"], {}),
+      /^Error: --render-timeout must be an integer from 1 to 2147483, got "2147484"$/,
+    );
+  });
+
+  it("numbers are decimal digits only, within the MyAppOperator component's ranges", () => {
+    for (const text of ["0x10", "1e3", "1e30", " 3 ", "3.0", "+3", "-1", "0", "", "101"]) {
+      assert.throws(
+        () => parseOptions([`--concurrency=${text}`], {}),
+        new RegExp(`^Error: --concurrency must be an integer from 1 to 100, got "${text.replace("+", "\\+")}"$`),
+        text,
+      );
+    }
+    assert.equal(parseOptions(["--concurrency=100"], {}).concurrency, 100);
+    assert.equal(parseOptions(["--max-concurrent-renders=32"], {}).maxConcurrentRenders, 32);
+    assert.throws(
+      () => parseOptions(["--max-concurrent-renders=33"], {}),
+      /--max-concurrent-renders must be an integer from 1 to 32, got "33"/,
+    );
+    // Unbounded counts still stop where a number stops being exact.
+    assert.throws(
+      () => parseOptions(["--max-consecutive-failures=99999999999999999999"], {}),
+      /--max-consecutive-failures must be an integer from 1 to 9007199254740991/,
+    );
+    assert.throws(() => parseOptions(["--render-objects=1e3"], {}), /--render-objects must be a positive integer/);
+  });
+
+  it("a value from a MYAPP_* variable is refused naming the variable and its flag", () => {
+    assert.throws(
+      () => parseOptions([], { MYAPP_CONCURRENCY: "0x10" }),
+      /^Error: MYAPP_CONCURRENCY \(--concurrency\) must be an integer from 1 to 100, got "0x10"$/,
+    );
+    assert.throws(
+      () => parseOptions([], { MYAPP_LOG_LEVEL: "verbose" }),
+      /^Error: MYAPP_LOG_LEVEL \(--log-level\) must be one of trace, /,
+    );
+    assert.throws(
+      () => parseOptions([], { MYAPP_METRICS_BIND_ADDRESS: "8080" }),
+      /^Error: MYAPP_METRICS_BIND_ADDRESS \(--metrics-bind-address\) must be \[host\]:port/,
+    );
+    assert.throws(
+      () => parseOptions([], { MYAPP_HELM: "" }),
+      /^Error: MYAPP_HELM \(--helm\) must name the helm binary/,
+    );
+    // The flag wins over its variable, as before.
+    assert.equal(parseOptions(["--concurrency=3"], { MYAPP_CONCURRENCY: "4" }).concurrency, 3);
+  });
+
+  it("boolean variables take true or false in any case, or 1 or 0; anything else names the variable", () => {
+    const variables = {
+      MYAPP_LEADER_ELECT: (o: ReturnType<typeof parseOptions>) => o.leaderElect,
+      MYAPP_METRICS_SECURE: (o: ReturnType<typeof parseOptions>) => o.metricsSecure,
+      MYAPP_REQUIRE_EXPANDABLE_STORAGE: (o: ReturnType<typeof parseOptions>) => o.policy.requireExpandableStorage,
+    };
+    for (const [variable, read] of Object.entries(variables)) {
+      for (const text of ["true", "TRUE", "True", "1"])
+        assert.equal(read(parseOptions([], { [variable]: text })), true);
+      for (const text of ["false", "FALSE", "0"]) assert.equal(read(parseOptions([], { [variable]: text })), false);
+      assert.equal(read(parseOptions([], {})), false);
+      for (const text of ["yes", "on", "ture", "", " true"]) {
+        assert.throws(
+          () => parseOptions([], { [variable]: text }),
+          new RegExp(`^Error: ${variable} \\(--[a-z-]+\\) must be true or false \\(or 1 or 0\\), got "${text}"$`),
+          `${variable}=${text}`,
+        );
+      }
+    }
+  });
+
+  it("names are what Kubernetes accepts for a Lease and a namespace, refused at start otherwise", () => {
+    assert.throws(
+      () => parseOptions(["--leader-election-id="], {}),
+      /^Error: --leader-election-id must be a Lease name/,
+    );
+    assert.throws(
+      () => parseOptions(["--leader-election-id=Bad_Name"], {}),
+      /^Error: --leader-election-id must be a Lease name: at most 253 lower-case letters, .*got "Bad_Name"$/,
+    );
+    assert.equal(
+      parseOptions(["--leader-election-id=myapp-operator-leader.v2"], {}).leaderElectionId,
+      "myapp-operator-leader.v2",
+    );
+    assert.throws(
+      () => parseOptions(["--leader-election-namespace=Bad NS"], {}),
+      /^Error: --leader-election-namespace must be a namespace name \(at most 63 .*\), got "Bad NS"$/,
+    );
+    assert.throws(
+      () => parseOptions([], { POD_NAMESPACE: "" }),
+      /^Error: POD_NAMESPACE \(the default of --leader-election-namespace\) must be a namespace name/,
+    );
+    assert.equal(parseOptions([], { POD_NAMESPACE: "myapp-system" }).leaderElectionNamespace, "myapp-system");
+    assert.throws(
+      () => parseOptions(["--namespaces=Shop,a b"], {}),
+      /^Error: --namespaces: "Shop", "a b" are not namespace names \(at most 63 /,
+    );
+    assert.throws(() => parseOptions(["--namespaces=shop,shop"], {}), /--namespaces: "shop" is listed twice/);
+    assert.deepEqual(parseOptions(["--namespaces=shop, team-a"], {}).namespaces, ["shop", "team-a"]);
+    // Unset or empty: every namespace, as documented.
+    assert.deepEqual(parseOptions(["--namespaces="], {}).namespaces, []);
+  });
+
+  it("an empty path is an error, never the default or nothing", () => {
+    assert.throws(() => parseOptions(["--helm="], {}), /^Error: --helm must name the helm binary/);
+    assert.throws(() => parseOptions(["--helm=  "], {}), /^Error: --helm must name the helm binary/);
+    assert.throws(() => parseOptions(["--kubeconfig="], {}), /^Error: --kubeconfig must name a kubeconfig file/);
+    assert.throws(() => parseOptions(["--metrics-cert-dir="], {}), /^Error: --metrics-cert-dir must name a directory/);
+    const paths = parseOptions(["--helm=/opt/helm", "--kubeconfig=/k", "--metrics-cert-dir=/certs"], {});
+    assert.deepEqual([paths.helm, paths.kubeconfig, paths.metricsCertDir], ["/opt/helm", "/k", "/certs"]);
+  });
+
+  it("bind addresses are host:port; a bare port is refused with both readings shown", () => {
+    assert.throws(
+      () => parseOptions(["--metrics-bind-address=8080"], {}),
+      /^Error: --metrics-bind-address must be \[host\]:port with a port from 0 to 65535, such as :8080 \(every interface\) or 127\.0\.0\.1:8080 \(this machine only\), got "8080"$/,
+    );
+    for (const text of ["foo bar:80", ":", "host:", "::1:8080", "[1.2.3.4]:80", "a:65536", "-a:80"]) {
+      assert.throws(() => parseOptions([`--metrics-bind-address=${text}`], {}), /must be \[host\]:port/, text);
+    }
+    const read = (text: string) => parseOptions([`--metrics-bind-address=${text}`], {}).metricsAddress;
+    assert.deepEqual(read(":8080"), { host: "0.0.0.0", port: 8080 });
+    assert.deepEqual(read("127.0.0.1:0"), { host: "127.0.0.1", port: 0 });
+    assert.deepEqual(read("[::1]:8080"), { host: "::1", port: 8080 });
+    assert.deepEqual(read("localhost:8080"), { host: "localhost", port: 8080 });
+  });
+
+  it("metrics and probes on one port collide when one host is a wildcard, not only when the text is the same", () => {
+    // GIVEN 127.0.0.1:8081 beside the probes' default :8081: two listeners, the second fails with EADDRINUSE
+    assert.throws(
+      () => parseOptions(["--metrics-bind-address=127.0.0.1:8081"], {}),
+      /^Error: --metrics-bind-address "127\.0\.0\.1:8081" and --health-probe-bind-address ":8081" would both listen on port 8081: give them one address \(one server serves both\) or two ports$/,
+    );
+    assert.throws(
+      () => parseOptions(["--metrics-bind-address=[::]:9000", "--health-probe-bind-address=127.0.0.1:9000"], {}),
+      /would both listen on port 9000/,
+    );
+    assert.throws(
+      () =>
+        parseOptions(
+          ["--metrics-secure", "--metrics-bind-address=127.0.0.1:8443", "--health-probe-bind-address=:8443"],
+          {},
+        ),
+      /--metrics-bind-address must differ from --health-probe-bind-address, got 127\.0\.0\.1:8443 and 0\.0\.0\.0:8443$/,
+    );
+    // Two hosts, neither a wildcard, are two sockets; one address is one server; port 0 picks two free ports.
+    assert.doesNotThrow(() =>
+      parseOptions(["--metrics-bind-address=127.0.0.1:8081", "--health-probe-bind-address=10.0.0.1:8081"], {}),
+    );
+    assert.doesNotThrow(() => parseOptions(["--metrics-bind-address=:8081"], {}));
+    assert.doesNotThrow(() =>
+      parseOptions(["--metrics-bind-address=:0", "--health-probe-bind-address=127.0.0.1:0"], {}),
+    );
+  });
+
   it("--help is a request for the usage, not an error", () => {
     assert.throws(() => parseOptions(["--help"], {}), UsageRequested);
     assert.throws(() => parseOptions(["-h"], {}), UsageRequested);
@@ -92,7 +259,7 @@ describe("operator/main.ts", () => {
   it("a bad flag value is one line naming the flag, without the usage, and exits 1", () => {
     const result = run(["--concurrency=x"]);
     assert.equal(result.status, 1);
-    assert.equal(result.stderr, 'myapp-operator: --concurrency must be a positive integer, got "x"\n');
+    assert.equal(result.stderr, 'myapp-operator: --concurrency must be an integer from 1 to 100, got "x"\n');
     assert.equal(result.stdout, "");
   });
 
