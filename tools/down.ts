@@ -14,11 +14,15 @@ import { appliedToFile, forgetAppliedTo, stateOrigin } from "./lib/dev-stack-clu
 import { devStackFlags, devStackOperator, startOperatorWhenReady, stopOperator } from "./lib/operator-process.ts";
 import { clusterName, kubeconfigPath, pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
 import { holdCheckoutCommand } from "./lib/checkout-command.ts";
+import { downCommand, exitWith, readCommandLine } from "./lib/command-flags.ts";
 import { progress } from "./lib/progress.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
 import { ensurePulumiHome, forgetStack } from "./lib/pulumi.ts";
 import { run } from "./lib/run.ts";
 
+// First of all: a misspelt flag, or --help, must never reach the destroy below.
+const command = readCommandLine(process.argv.slice(2), downCommand);
+if ("exit" in command) exitWith(command);
 const step = progress("down");
 holdCheckoutCommand("npm run down");
 // Ctrl-C reaches pulumi too (one process group), which ends its destroy gracefully in the private temporary
@@ -37,7 +41,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   });
 }
 const tracked = { onSpawn: (child: ChildProcess) => (pulumiChild = child) };
-const keepCluster = process.argv.includes("--keep-cluster");
+const keepCluster = command.run.has("keep-cluster");
 const stateDir = new URL(pulumiEnv().PULUMI_BACKEND_URL!).pathname;
 const stackFile = path.join(stateDir, ".pulumi/stacks/myapp-platform/dev.json");
 if ((await clusterStatus()).healthy && existsSync(stackFile)) {

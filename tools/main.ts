@@ -21,6 +21,7 @@ import {
 } from "./lib/operator-process.ts";
 import { clusterName, kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
 import { holdCheckoutCommand } from "./lib/checkout-command.ts";
+import { exitWith, readCommandLine, startCommand } from "./lib/command-flags.ts";
 import { progress } from "./lib/progress.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
 import { forgetStack } from "./lib/pulumi.ts";
@@ -29,6 +30,9 @@ import { run } from "./lib/run.ts";
 
 const stack = "dev";
 
+// Before anything runs: --help answers, and an argument (npm start takes none) is refused rather than ignored.
+const command = readCommandLine(process.argv.slice(2), startCommand);
+if ("exit" in command) exitWith(command);
 const step = progress("start");
 holdCheckoutCommand("npm start");
 step("toolchain (a cold build takes a while; cached pieces are skipped)");

@@ -16,7 +16,6 @@
  */
 import { parseObjectKey } from "../kube/object-key.ts";
 import { answerAndExit, commandLine, main } from "../operator/main.ts";
-import { parseOptions, type OperatorOptions } from "../operator/options.ts";
 import path from "node:path";
 import {
   devStackFlags,
@@ -27,26 +26,28 @@ import {
   writeOperatorCredentials,
   type OperatorIdentity,
 } from "./lib/operator-process.ts";
+import { argumentsToCheckFirst, serviceAccountArguments, setsFlag } from "./lib/operator-arguments.ts";
 import { kubeconfigPath, toolchainBinDir } from "./lib/paths.ts";
 import { ensurePulumiHome } from "./lib/pulumi.ts";
 import { builtHelm } from "./lib/toolchain.ts";
 
-let argv = process.argv.slice(2);
+const args = process.argv.slice(2);
+let argv = args;
 const env = { ...process.env };
 const say = (message: string) => process.stderr.write(`[operator] ${message}\n`);
 const renewFailed = (error: unknown) =>
   say(`renewing the ServiceAccount token failed (the current one stays valid for now): ${String(error)}`);
 
-// --help, --version and a bad flag answer before any token is minted, in the operator's own words.
-const parsed = commandLine(argv, env);
-if ("exit" in parsed) answerAndExit(parsed);
-let options: OperatorOptions = parsed.run;
-
 const launched = env.MYAPP_LOCAL_OPERATOR_RENEW;
+const asServiceAccount = !launched && !env.KUBECONFIG && !setsFlag(args, env, "--kubeconfig");
+// --help, --version and a bad flag answer before any token is minted, in the operator's own words.
+const parsed = commandLine(argumentsToCheckFirst(args, env, asServiceAccount), env);
+if ("exit" in parsed) answerAndExit(parsed);
+
 if (launched) {
   const { namespace, name: serviceAccount } = parseObjectKey(launched, { what: "MYAPP_LOCAL_OPERATOR_RENEW" });
   renewOperatorToken({ namespace, serviceAccount, watchNamespaces: [] }, renewFailed);
-} else if (!env.KUBECONFIG && !options.kubeconfig) {
+} else if (asServiceAccount) {
   const identity: OperatorIdentity = devStackOperator(await stackFlags());
   try {
     await writeOperatorCredentials(identity);
@@ -55,46 +56,26 @@ if (launched) {
     say(
       `as ServiceAccount ${identity.namespace}/${identity.serviceAccount} (token just minted, renewed while running)`,
     );
-    // Set on the command line, or through the operator's MYAPP_* variable for it (which the flag would override).
-    const given = (flag: string) => {
-      const name = flag.split("=")[0] ?? flag;
-      const variable = `MYAPP_${name.slice(2).toUpperCase().replaceAll("-", "_")}`;
-      return argv.some((arg) => arg === name || arg.startsWith(`${name}=`)) || env[variable] !== undefined;
-    };
-    // The dev stack grants its ServiceAccount the app namespace alone: watch that, as `npm start`'s operator does.
-    if (!given("--namespaces") && identity.watchNamespaces.length > 0) {
-      argv = [...argv, `--namespaces=${identity.watchNamespaces.join(",")}`];
-    }
-    // The dev stack's webhook configurations call this machine's operator: serve them, as `npm start`'s would,
-    // unless `npm start`'s operator still runs and serves them already (its port is taken: this one would exit).
-    // On an address of its own, with the stack's certificate and configuration (a standby's server, called by nobody
+    // The dev stack's webhook configurations call this machine's operator: served, as `npm start`'s would, unless
+    // `npm start`'s operator still runs and serves them already (its port is taken: this one would exit). On an
+    // address of its own, with the stack's certificate and configuration (a standby's server, called by nobody
     // until the configurations point there).
-    const chosen = given("--webhook-bind-address");
     const started = operatorRecord();
-    const webhookFlags = identity.webhookFlags ?? [];
-    if (chosen) {
-      argv = [...argv, ...webhookFlags.filter((flag) => !given(flag))];
-    } else if (started) {
+    if (started && !setsFlag(args, env, "--webhook-bind-address")) {
       say(
         `npm start's operator (pid ${started.pid}) serves the dev stack's admission webhooks; this one does not ` +
           "(if it leads after that one stops, writes through the webhooks fail until npm start runs again)",
       );
-    } else {
-      argv = [...argv, ...webhookFlags];
     }
-    // One leader among the local operators of the dev stack: a second one waits instead of reconciling beside it.
-    if (!given("--leader-elect")) {
-      argv = [...argv, ...(identity.leaderElectionFlags ?? [])];
-      if (started) say(`it holds the dev stack's Lease: this one waits as a standby and leads once it stops`);
+    const lease = identity.leaderElectionFlags ?? [];
+    if (started && lease.length > 0 && !lease.some((flag) => setsFlag(args, env, flag))) {
+      say(`it holds the dev stack's Lease: this one waits as a standby and leads once it stops`);
     }
-    // The rest of the stack's platform (policy, chart limits, log level), each unless the command line sets it.
-    const handled = (flag: string) => flag.startsWith("--webhook-") || flag.startsWith("--leader-elect");
-    argv = [...argv, ...(identity.flags ?? []).filter((flag) => !handled(flag) && !given(flag))];
+    argv = serviceAccountArguments(args, env, identity, started !== undefined);
   } catch (error) {
     env.KUBECONFIG = kubeconfigPath;
     say(`as the cluster admin (.local/kubeconfig): no ServiceAccount token (${String(error)})`);
   }
-  options = parseOptions(argv, env);
 }
 
 /** The dev stack's `operatorFlags`, when a toolchain's pulumi and the stack have them. */
@@ -107,11 +88,12 @@ async function stackFlags(): Promise<readonly string[] | undefined> {
   }
 }
 
-if (!argv.some((arg) => arg === "--helm" || arg.startsWith("--helm=")) && !env.MYAPP_HELM) {
+if (!setsFlag(args, env, "--helm")) {
   const helm = builtHelm();
   if (helm) env.MYAPP_HELM = helm;
   else say("no built toolchain helm: charts render with helm on PATH (run 'npm run toolchain' for the pinned one)");
 }
 
-// The operator's own command line: a failure to start is one line on stderr, never the usage.
+// The operator's own command line: a failure to start (or a flag of the stack's refused beside the user's) is one
+// line on stderr, never the usage.
 await main(argv, env);
