@@ -39,15 +39,7 @@ import { integerSetting } from "./support/settings.ts";
 import { kubeconfigPath } from "../tools/lib/paths.ts";
 
 /** The side-by-side scenarios (1,000 instances; 200 with storage; 10,000 on request), and `side-by-side` for one given by flags. */
-function sideBySideBenchmarks(flags: {
-  n?: string;
-  storage?: string;
-  rounds?: string;
-  changes?: string;
-  window?: string;
-  "no-rollout"?: boolean;
-  subjects?: string;
-}): Benchmark[] {
+function sideBySideBenchmarks(flags: BenchFlags, concurrency: number): Benchmark[] {
   const base = (instances: number, storage: string | undefined): Scenario => ({
     instances,
     storage,
@@ -55,7 +47,7 @@ function sideBySideBenchmarks(flags: {
     changes: positive("changes", flags.changes, 20),
     windowSeconds: positive("window", flags.window, 60),
     newInstances: 5,
-    concurrency: integerSetting("BENCH_CONCURRENCY", 2),
+    concurrency,
     rollout: !flags["no-rollout"],
     subjects: subjectList(flags.subjects),
   });
@@ -71,11 +63,45 @@ function sideBySideBenchmarks(flags: {
   ];
 }
 
-/** A flag's positive integer, or `fallback` when it is not given. */
+/** The flags that shape a benchmark (beside --no-record and --help, which every run takes). */
+const benchmarkFlags = ["n", "storage", "rounds", "changes", "window", "no-rollout", "subjects"] as const;
+
+type BenchFlags = { readonly [F in (typeof benchmarkFlags)[number]]?: F extends "no-rollout" ? boolean : string };
+
+/** The flags a benchmark reads: every side-by-side run its scenario's, the custom one --n and --storage too. */
+export function flagsOf(name: string): readonly string[] {
+  const scenario = ["rounds", "changes", "window", "no-rollout", "subjects"];
+  if (name === "side-by-side") return ["n", "storage", ...scenario];
+  if (name.startsWith("side-by-side-")) return scenario;
+  if (name === "chart-fleet") return ["n", "rounds", "window"];
+  return [];
+}
+
+/** Every benchmark, shaped by `flags` (a bad value throws, naming its flag). */
+function allBenchmarks(flags: BenchFlags, concurrency: number): readonly Benchmark[] {
+  return [
+    operatorThroughput,
+    informerLatency,
+    pulumiPreview,
+    pulumiUp,
+    pulumiProject,
+    admission,
+    ...sideBySideBenchmarks(flags, concurrency),
+    chartFleet("chart-fleet", {
+      instances: positive("n", flags.n, 100),
+      rounds: positive("rounds", flags.rounds, 1),
+      concurrency,
+      windowSeconds: positive("window", flags.window, 60),
+    }),
+  ];
+}
+
+/** A flag's positive integer (decimal digits), or `fallback` when it is not given. */
 function positive(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`--${flag} must be a positive integer, got "${value}"`);
+  const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!(parsed >= 1 && parsed <= Number.MAX_SAFE_INTEGER))
+    throw new Error(`--${flag} must be a positive integer, got "${value}"`);
   return parsed;
 }
 
@@ -91,59 +117,103 @@ function subjectList(value: string | undefined): SubjectName[] | undefined {
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 
+/** The concurrency of the operators a benchmark starts (BENCH_CONCURRENCY). */
+const defaultConcurrency = 2;
+
+/** What the command line asks for: these benchmarks, or print this and exit with this code. */
+export type BenchCommandLine =
+  | {
+      readonly run: {
+        readonly benchmarks: readonly Benchmark[];
+        readonly selected: readonly Benchmark[];
+        readonly record: boolean;
+      };
+    }
+  | { readonly exit: number; readonly stdout?: string; readonly stderr?: string };
+
+/**
+ * `npm run bench`'s arguments, without side effects: `--help` → the usage (exit 0); an unknown flag or benchmark, a
+ * bad value, or a flag none of the chosen benchmarks reads → one line and the usage (exit 2), never a stack trace.
+ */
+export function benchCommandLine(argv: readonly string[]): BenchCommandLine {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        "no-record": { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        n: { type: "string" },
+        storage: { type: "string" },
+        rounds: { type: "string" },
+        changes: { type: "string" },
+        window: { type: "string" },
+        "no-rollout": { type: "boolean" },
+        subjects: { type: "string" },
+      },
+    });
+    if (values.help) return { exit: 0, stdout: usage() };
+    const benchmarks = allBenchmarks(values, integerSetting("BENCH_CONCURRENCY", defaultConcurrency));
+    const unknown = positionals.filter((name) => !benchmarks.some((b) => b.name === name));
+    if (unknown.length > 0) {
+      throw new Error(
+        `unknown benchmark(s) ${unknown.join(", ")}; there are: ${benchmarks.map((b) => b.name).join(", ")}`,
+      );
+    }
+    const selected =
+      positionals.length > 0
+        ? benchmarks.filter((b) => positionals.includes(b.name))
+        : benchmarks.filter((b) => !b.explicitOnly);
+    // A flag no chosen benchmark reads would be dropped without a word (--storage for chart-fleet, --n for all).
+    const unused = benchmarkFlags.filter(
+      (flag) => values[flag] !== undefined && !selected.some((b) => flagsOf(b.name).includes(flag)),
+    );
+    if (unused.length > 0) {
+      const takes = (b: Benchmark) =>
+        flagsOf(b.name)
+          .map((flag) => `--${flag}`)
+          .join(", ") || "no flags of its own";
+      throw new Error(
+        `${unused.map((flag) => `--${flag}`).join(", ")} ${unused.length === 1 ? "does" : "do"} not apply to ` +
+          `${selected.map((b) => `${b.name} (${takes(b)})`).join(", ")}`,
+      );
+    }
+    return { run: { benchmarks, selected, record: !values["no-record"] } };
+  } catch (error) {
+    return { exit: 2, stderr: `bench: ${problem(error)}\n${usage()}` };
+  }
+}
+
+function usage(): string {
+  const benchmarks = allBenchmarks({}, defaultConcurrency);
+  return [
+    `Usage: npm run bench -- [--no-record] [${benchmarks.map((b) => b.name).join("|")} ...]`,
+    "       side-by-side options: --n N --storage QUANTITY --rounds R --changes C --window SECONDS --no-rollout",
+    "                               --subjects floor,go,ts (side-by-side-*: all of them but --n and --storage)",
+    "       chart-fleet options:  --n N (100) --rounds R (1) --window SECONDS (60)",
+    ...benchmarks.map((b) => `  ${b.name.padEnd(26)} ${b.description}${b.explicitOnly ? " (only when named)" : ""}`),
+  ].join("\n");
+}
+
+/** An error in one clause: parseArgs's "To specify a positional argument ..." advice does not apply here. */
+function problem(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const flag = /^Unknown option '([^']+)'/.exec(message)?.[1];
+  return flag ? `unknown flag ${flag}` : message;
+}
+
 async function main(): Promise<number> {
   // The local cluster of `npm run cluster -- up`, as `npm run kubectl` and `npm test` use it, unless KUBECONFIG
   // names another (set here, so the benchmarks' kubectl and pulumi children see the same).
   if (!process.env.KUBECONFIG && existsSync(kubeconfigPath)) process.env.KUBECONFIG = kubeconfigPath;
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      "no-record": { type: "boolean" },
-      help: { type: "boolean" },
-      n: { type: "string" },
-      storage: { type: "string" },
-      rounds: { type: "string" },
-      changes: { type: "string" },
-      window: { type: "string" },
-      "no-rollout": { type: "boolean" },
-      subjects: { type: "string" },
-    },
-  });
-  const benchmarks: readonly Benchmark[] = [
-    operatorThroughput,
-    informerLatency,
-    pulumiPreview,
-    pulumiUp,
-    pulumiProject,
-    admission,
-    ...sideBySideBenchmarks(values),
-    chartFleet("chart-fleet", {
-      instances: positive("n", values.n, 100),
-      rounds: positive("rounds", values.rounds, 1),
-      concurrency: integerSetting("BENCH_CONCURRENCY", 2),
-      windowSeconds: positive("window", values.window, 60),
-    }),
-  ];
-  if (values.help) {
-    console.log(`Usage: npm run bench -- [--no-record] [${benchmarks.map((b) => b.name).join("|")} ...]`);
-    console.log(
-      "       side-by-side options: --n N --storage QUANTITY --rounds R --changes C --window SECONDS --no-rollout\n" +
-        "                               --subjects floor,go,ts\n" +
-        "       chart-fleet options:  --n N (100) --rounds R (1) --window SECONDS (60)",
-    );
-    for (const b of benchmarks)
-      console.log(`  ${b.name.padEnd(26)} ${b.description}${b.explicitOnly ? " (only when named)" : ""}`);
-    return 0;
+  const command = benchCommandLine(process.argv.slice(2));
+  if ("exit" in command) {
+    if (command.stdout !== undefined) console.log(command.stdout);
+    if (command.stderr !== undefined) console.error(command.stderr);
+    return command.exit;
   }
-  const unknown = positionals.filter((name) => !benchmarks.some((b) => b.name === name));
-  if (unknown.length > 0) {
-    console.error(`unknown benchmark(s) ${unknown.join(", ")}; there are: ${benchmarks.map((b) => b.name).join(", ")}`);
-    return 2;
-  }
-  const selected =
-    positionals.length > 0
-      ? benchmarks.filter((b) => positionals.includes(b.name))
-      : benchmarks.filter((b) => !b.explicitOnly);
+  const { benchmarks, selected } = command.run;
 
   const client = adminClient();
   const machine = await describeMachine(client);
@@ -191,7 +261,7 @@ async function main(): Promise<number> {
 
   const run: RunRecord = { date, commit: describeCommit(benchDir), machine, benchmarks: records };
   console.log(summary(run));
-  const record = !values["no-record"] && !interrupted.signal.aborted;
+  const record = command.run.record && !interrupted.signal.aborted;
   const written: string[] = [];
   for (const benchmark of selected.filter((b) => b.name.startsWith("side-by-side"))) {
     const result = records[benchmark.name];
@@ -246,4 +316,5 @@ function note(metric: Metric): string {
 }
 
 // exit, not exitCode: an idle keep-alive socket must not hold the process open; operators left are killed on exit.
-process.exit(await main());
+// Only when run: tests read the command line through benchCommandLine.
+if (import.meta.main) process.exit(await main());
