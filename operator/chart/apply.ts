@@ -1,6 +1,6 @@
 /**
  * The chart wing's I/O: fetch the chart and render it with Helm (beside the reconcile workers, background-jobs.ts),
- * check the render against the live objects (plan.ts's policy, volume safety, names another controller owns), apply
+ * check the render against the live objects (plan.ts's policy, volume safety, names not the instance's), apply
  * each rendered object that differs from the live one (server-side apply, owned by the instance), and prune what
  * the render no longer contains. The reconcile's chart step (operator/reconcile/chart.ts) calls the three phases in
  * order and turns their outcome into the instance's status; this file decides nothing about the status.
@@ -43,7 +43,7 @@ import {
   type ObjectClient,
   type ObjectKey,
 } from "../../kube/index.ts";
-import { isControlledBy, isSubset, labelKeys, labelValue, managedBy } from "../desired/index.ts";
+import { heldElsewhere, isSubset, labelKeys, labelValue, managedBy } from "../desired/index.ts";
 import { TransientError } from "../runtime/errors.ts";
 import type { ObjectReference } from "../runtime/event.ts";
 import type { BackgroundJobs } from "./background-jobs.ts";
@@ -173,8 +173,8 @@ export type Preparation =
 
 /**
  * Fetches and renders `spec.chart` (as a job beside the workers when `deps.jobs` is set) and checks the render
- * against the cluster: the render policy (plan.ts), volume safety against the live StatefulSets, and names another
- * controller owns. Reads only. `priority` "low": the instance is Ready at its spec and only re-checked (after a
+ * against the cluster: the render policy (plan.ts), volume safety against the live StatefulSets, and names not the
+ * instance's. Reads only. `priority` "low": the instance is Ready at its spec and only re-checked (after a
  * restart every chart instance renders again, the cache empty), so its render waits behind those of instances that
  * changed or are not Ready yet.
  * @throws TransientError for a fetch or render a retry may heal (a source down or slow, helm over its wall time).
@@ -403,7 +403,7 @@ export async function labelledObjects(
   return [...found.values()];
 }
 
-/** A rendered object whose name is taken by an object another controller owns: a problem, never a takeover. */
+/** A rendered object whose name is taken by an object the instance does not control: a problem, never a takeover. */
 async function takenObject(
   session: ChartSession,
   objects: readonly RenderedObject[],
@@ -424,15 +424,15 @@ async function takenObject(
           live: true,
         },
       ));
-    if (!existing || isControlledBy(existing.metadata.ownerReferences, uid)) continue;
-    const owner = existing.metadata.ownerReferences?.find((reference) => reference.controller === true);
-    if (!owner && existing.metadata.labels?.[labelKeys.managedBy] === managedBy) continue;
+    // Without a controller it is someone's all the same (heldElsewhere), the operator's label or not: anyone who may
+    // create an object may label it so.
+    const held = existing && heldElsewhere(existing.metadata.ownerReferences, uid);
+    if (!held) continue;
     return {
       reason: "ChildOwnedElsewhere",
       message:
-        `${objectName(object)} already exists in ${session.key.namespace} and is ` +
-        (owner ? `controlled by ${owner.kind} ${owner.name}` : "not the instance's") +
-        "; delete it, or rename the release (the instance)",
+        `${objectName(object)} already exists in ${session.key.namespace} and is ${held}; delete it, or rename ` +
+        "the release (the instance)",
     };
   }
   return undefined;

@@ -11,6 +11,7 @@ import {
   desiredGoverningService,
   desiredService,
   governingServiceName,
+  heldElsewhere,
   isControlledBy,
   isSubset,
   serviceName,
@@ -47,8 +48,9 @@ export interface ChildrenPolls extends StoragePolls {
 /**
  * Applies the children, moves and grows what must change.
  *
- * @throws PermanentError when a child's name is taken by another controller's object or the apiserver rejects a
- * child (a 400/422, or admission's 403); the status already says so.
+ * @throws PermanentError when a child's name is taken by an object the instance does not control (another
+ * controller's, or one with none) or the apiserver rejects a child (a 400/422, or admission's 403); the status
+ * already says so.
  */
 export async function reconcileChildren(
   session: Session,
@@ -60,7 +62,7 @@ export async function reconcileChildren(
   const input: DesiredInput = { metadata: { ...key, uid }, spec };
   const wanted = workloadKind(input);
   const name = workloadName(key.name);
-  const [deployment, statefulSet, service, governing] = await Promise.all([
+  const [deployment, statefulSet, cachedService, cachedGoverning] = await Promise.all([
     cluster.find<ObservedWorkload>("apps/v1", "Deployment", name, key.namespace),
     cluster.find<ObservedWorkload>("apps/v1", "StatefulSet", name, key.namespace),
     cluster.find<KubeObject>("v1", "Service", serviceName(key.name), key.namespace),
@@ -68,7 +70,6 @@ export async function reconcileChildren(
       ? cluster.find<KubeObject>("v1", "Service", governingServiceName(key.name), key.namespace)
       : Promise.resolve(undefined),
   ]);
-  const live = wanted === "Deployment" ? deployment : statefulSet;
   const other = wanted === "Deployment" ? statefulSet : deployment;
   // The other kind is ours to retire only if we control it; a terminating one no longer serves.
   const replacing =
@@ -76,6 +77,17 @@ export async function reconcileChildren(
       ? other
       : undefined;
 
+  // No takeover: the cache holds only objects with the operator's label, so a child it does not show as this
+  // instance's may exist all the same (a platform's Service named like the instance, which the tenant may not edit),
+  // and a forced apply would rewrite it and make the instance its controller. Each child to write is read live
+  // first unless the cache shows it as ours: a GET per child to create, none for a converged instance.
+  const [live, service, governing] = await Promise.all([
+    liveUnlessOurs(session, uid, wanted === "Deployment" ? deployment : statefulSet, "apps/v1", wanted, name),
+    liveUnlessOurs(session, uid, cachedService, "v1", "Service", serviceName(key.name)),
+    wanted === "StatefulSet"
+      ? liveUnlessOurs(session, uid, cachedGoverning, "v1", "Service", governingServiceName(key.name))
+      : Promise.resolve(undefined),
+  ]);
   await refuseChildOwnedElsewhere(session, uid, [live, service, governing]);
 
   // The children this reconcile creates, told in one Created event once they are all there.
@@ -102,8 +114,8 @@ export async function reconcileChildren(
     // A 400/422, or admission's 403 (a policy, a webhook, a quota): not retried until the instance changes.
     const error = childRejection(caught);
     if (!error) throw caught;
-    // The cache holds only objects with our label, so a same-named object of someone else's was invisible until the
-    // apiserver refused to give it a second controller: read the children live to say whose it is.
+    // A same-named object of someone else's made since the live look above, which the apiserver refused to give a
+    // second controller: read the children live to say whose it is.
     const liveChildren = await Promise.all([
       cluster.find<KubeObject>("apps/v1", wanted, name, key.namespace, { live: true }),
       cluster.find<KubeObject>("v1", "Service", serviceName(key.name), key.namespace, { live: true }),
@@ -287,28 +299,42 @@ async function ensureChild<T extends KubeObject>(
   return applied;
 }
 
-/** A child of this name controlled by another object is not ours to take: Degraded, ChildOwnedElsewhere. */
+/**
+ * The child as the cache has it when the cache shows it controlled by the instance `uid`, else as the apiserver has
+ * it (a live GET): absent, the instance's after all (the cache missed it: its label removed, say), or not ours.
+ */
+async function liveUnlessOurs<T extends KubeObject>(
+  session: Session,
+  uid: string,
+  cached: T | undefined,
+  apiVersion: string,
+  kind: string,
+  name: string,
+): Promise<T | undefined> {
+  if (cached && isControlledBy(cached.metadata.ownerReferences, uid)) return cached;
+  return session.cluster.find<T>(apiVersion, kind, name, session.key.namespace, { live: true });
+}
+
+/**
+ * A child of this name that the instance does not control, whether another object controls it or none does, is not
+ * ours to take: Degraded, ChildOwnedElsewhere.
+ */
 async function refuseChildOwnedElsewhere(
   session: Session,
   uid: string,
   children: readonly (KubeObject | undefined)[],
 ): Promise<void> {
-  const taken = children.find(
-    (child) => child !== undefined && hasController(child) && !isControlledBy(child.metadata.ownerReferences, uid),
-  );
-  if (!taken) return;
-  const owner = taken.metadata.ownerReferences?.find((reference) => reference.controller === true);
-  const problem = {
-    reason: "ChildOwnedElsewhere",
-    message:
-      `${taken.kind} ${session.key.namespace}/${taken.metadata.name} already exists and is controlled by ` +
-      `${owner?.kind ?? "another object"} ${owner?.name ?? ""}; delete it or give the instance another name`,
-  };
-  await writeProblem(session, problem);
-  // Whoever owns it may delete it; the cache holds only our objects, so no event would say so.
-  throw new PermanentError(problem.message, { reason: problem.reason, outsideSpec: true });
-}
-
-function hasController(object: KubeObject): boolean {
-  return (object.metadata.ownerReferences ?? []).some((reference) => reference.controller === true);
+  for (const child of children) {
+    const held = child && heldElsewhere(child.metadata.ownerReferences, uid);
+    if (!child || !held) continue;
+    const problem = {
+      reason: "ChildOwnedElsewhere",
+      message:
+        `${child.kind} ${session.key.namespace}/${child.metadata.name} already exists and is ${held}; delete it ` +
+        "or give the instance another name",
+    };
+    await writeProblem(session, problem);
+    // Whoever holds it may delete it; the cache holds only our objects, so no event would say so.
+    throw new PermanentError(problem.message, { reason: problem.reason, outsideSpec: true });
+  }
 }

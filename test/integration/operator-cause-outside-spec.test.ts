@@ -3,7 +3,8 @@
  * the namespace's quota refuses its Service, becomes Ready once that object or quota is gone, with no change of the
  * instance. The operator caches only its own objects, so no event tells it: it looks again in the slow lane (here
  * `--slow-retry-interval=2`, 300 s by default), or at once when the instance is annotated with
- * myapp.example.com/reconcile-requested-at, and then the status names the request in lastHandledReconcileAt.
+ * myapp.example.com/reconcile-requested-at, and then the status names the request in lastHandledReconcileAt. A
+ * Service that no object controls is refused all the same, never taken over.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
@@ -89,6 +90,34 @@ test("an instance whose Service the namespace's quota refused becomes Ready by i
   const ready = await waitForInstance(client, namespace, "web", "Ready", isReadyAtSpec);
   assert.equal(ready.metadata.generation, refused.metadata.generation);
   assert.equal(ready.status?.lastHandledReconcileAt, undefined);
+});
+
+test("an instance named like a Service nobody controls is refused, and the Service is left as it was", async (t) => {
+  const namespace = await testNamespace(t, client, "op-no-takeover");
+  await startOperator(t, { namespaces: [namespace] });
+
+  // GIVEN a Service without a controller or the operator's label (a platform's, which the tenant may not edit)
+  const platform = await client.create<KubeObject>({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "web", namespace, labels: { team: "platform" } },
+    spec: { selector: { app: "payments" }, ports: [{ port: 443, targetPort: 8443 }] },
+  });
+
+  // WHEN an instance of that name is created
+  await createInstance(client, namespace, "web", { replicas: 1, image: "nginx:1.27" });
+
+  // THEN it is Degraded, naming the Service, and nothing was written: the Service keeps its version, gained no
+  // controller (the garbage collector would delete it with the instance), and no Deployment was made
+  const refused = await degraded(namespace, "web", "ChildOwnedElsewhere");
+  assert.match(
+    conditionOf(refused, "Degraded")?.message ?? "",
+    /^Service .*\/web already exists and is not the instance's \(it has no controller\)/,
+  );
+  const after = await client.get<KubeObject>("v1", "Service", "web", namespace);
+  assert.equal(after.metadata.resourceVersion, platform.metadata.resourceVersion);
+  assert.equal(after.metadata.ownerReferences, undefined);
+  assert.equal(await client.find("apps/v1", "Deployment", "web", namespace), undefined);
 });
 
 /** Creates a Service `name` controlled by something else, then the instance `name`; resolves once it is Degraded. */

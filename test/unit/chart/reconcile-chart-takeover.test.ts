@@ -167,6 +167,31 @@ describe("readable objects", () => {
     assert.deepEqual(childWrites(h), []);
     assert.equal(h.cluster.get("v1", "ConfigMap", "shared")?.metadata.ownerReferences?.[0]?.uid, firstUid);
   });
+
+  test("an object without a controller is refused too, even with the operator's label, as the built-in template does", async () => {
+    // GIVEN a ConfigMap nobody controls that carries the operator's label (anyone who may create it may label it so)
+    const { h } = setup(() => configMap("settings"));
+    const before = h.cluster.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: "settings",
+        namespace: "default",
+        labels: { "app.kubernetes.io/managed-by": "myapp-operator" },
+      },
+      data: { a: "platform" },
+    });
+    h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    // WHEN a chart renders its name THEN it is refused, named, and left as it was
+    await assert.rejects(h.run(), PermanentError);
+    assert.equal(degraded(h)?.reason, "ChildOwnedElsewhere");
+    assert.match(
+      degraded(h)?.message ?? "",
+      /^ConfigMap\/settings already exists in default and is not the instance's/,
+    );
+    assert.deepEqual(childWrites(h), []);
+    assert.deepEqual(h.cluster.get("v1", "ConfigMap", "settings"), before);
+  });
 });
 
 describe("policy", () => {

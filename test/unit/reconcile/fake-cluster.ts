@@ -37,6 +37,13 @@ export class FakeCluster implements ClusterClient {
   reads = 0;
   /** The reads, as "find Kind/name" and "list Kind" lines in order (for "this reconcile never looked at X"). */
   readonly readLines: string[] = [];
+  /** The finds asked to bypass the operator's cache (`live`), as "find Kind/name" lines in order. */
+  readonly liveReadLines: string[] = [];
+  /**
+   * What the operator's cache would hold of namespaced objects, when set: a find that is not `live` sees only the
+   * objects it accepts, as the informers see only objects with the operator's label. Unset: finds see everything.
+   */
+  cacheHolds: ((object: KubeObject) => boolean) | undefined;
   private readonly objects = new Map<string, KubeObject>();
   private readonly failures: { verb: Verb; kind?: string; error: Error }[] = [];
   private sequence = 0;
@@ -48,11 +55,14 @@ export class FakeCluster implements ClusterClient {
     kind: string,
     name: string,
     namespace?: string,
+    options?: { readonly live?: boolean },
   ): Promise<T | undefined> {
     this.reads += 1;
     this.readLines.push(`find ${kind}/${name}`);
+    if (options?.live) this.liveReadLines.push(`find ${kind}/${name}`);
     this.failIfScripted("find", kind);
     const object = this.objects.get(keyOf(apiVersion, kind, namespace, name));
+    if (object && !options?.live && namespace !== undefined && this.cacheHolds?.(object) === false) return undefined;
     return object ? (clone(object) as T) : undefined;
   }
 
@@ -230,6 +240,7 @@ export class FakeCluster implements ClusterClient {
     this.events.length = 0;
     this.reads = 0;
     this.readLines.length = 0;
+    this.liveReadLines.length = 0;
   }
 
   /** Makes the next `verb` (on `kind`, if given) throw `error`. */
