@@ -21,6 +21,10 @@
  * chart instances whose first look renders again, a tenant's change is served at once instead of behind the fleet.
  * The higher priority wins when a key is added at both (a low key added at normal goes to the back of the normal
  * keys); fairness between namespaces holds within each priority.
+ *
+ * A group's waiting keys at each priority are an {@link ArrivalOrder}: appending, taking the oldest and promoting one
+ * are O(1). With arrays, `splice(indexOf)` and `shift` made promoting every key of a 50,000-key fleet cost 10 s of
+ * the event loop, and draining 200,000 keys of one namespace 9.8 s.
  */
 import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
 import { parseObjectKey } from "../../kube/object-key.ts";
@@ -66,7 +70,7 @@ export class WorkQueue {
   private readonly metrics: QueueMetrics | undefined;
   private readonly groupOf: (key: string) => string;
   /** Keys waiting to be handed out, per group and priority, in arrival order; groups in turn order (for ties). */
-  private readonly groups = new Map<string, Record<Priority, string[]>>();
+  private readonly groups = new Map<string, Record<Priority, ArrivalOrder>>();
   /** Keys waiting at each priority, in all groups. */
   private readonly waitingAt: Record<Priority, number> = { normal: 0, low: 0 };
   /** Keys that wait, or will wait again when their worker is done, at "low" (the others are at "normal"). */
@@ -238,9 +242,11 @@ export class WorkQueue {
     const group = this.groupOf(key);
     const priority: Priority = this.low.has(key) ? "low" : "normal";
     const keys = this.groups.get(group);
-    if (keys) keys[priority].push(key);
+    if (keys) keys[priority].add(key);
     else {
-      this.groups.set(group, priority === "low" ? { normal: [], low: [key] } : { normal: [key], low: [] });
+      const waiting = { normal: new ArrivalOrder(), low: new ArrivalOrder() };
+      waiting[priority].add(key);
+      this.groups.set(group, waiting);
       // Back from idle: level with the clock, not behind it (no banked credit), nor forgiven a debt.
       this.used.set(group, Math.max(this.used.get(group) ?? 0, this.virtualNow));
     }
@@ -256,8 +262,8 @@ export class WorkQueue {
     this.low.delete(key);
     if (this.processing.has(key)) return;
     const keys = this.groups.get(this.groupOf(key))!;
-    keys.low.splice(keys.low.indexOf(key), 1);
-    keys.normal.push(key);
+    keys.low.delete(key);
+    keys.normal.add(key);
     this.waitingAt.low -= 1;
     this.waitingAt.normal += 1;
     this.metrics?.depth({ ...this.waitingAt });
@@ -270,17 +276,17 @@ export class WorkQueue {
     let group: string | undefined;
     let least = Infinity;
     for (const [candidate, keys] of this.groups) {
-      if (keys[priority].length === 0) continue;
+      if (keys[priority].size === 0) continue;
       const used = this.used.get(candidate) ?? this.virtualNow;
       if (used < least) [group, least] = [candidate, used];
     }
     if (group === undefined) return undefined;
     this.virtualNow = Math.max(this.virtualNow, least);
     const keys = this.groups.get(group)!;
-    const key = keys[priority].shift()!;
+    const key = keys[priority].shift();
     // The group goes to the back of the line while it has keys left: among equals, one key per group per turn.
     this.groups.delete(group);
-    if (keys.normal.length + keys.low.length > 0) this.groups.set(group, keys);
+    if (keys.normal.size + keys.low.size > 0) this.groups.set(group, keys);
     this.waitingAt[priority] -= 1;
     this.low.delete(key);
     const now = this.clock.monotonicMs();
@@ -297,5 +303,37 @@ export class WorkQueue {
     if (this.groups.has(group) || (this.used.get(group) ?? 0) > this.virtualNow) return;
     for (const key of this.processing.keys()) if (this.groupOf(key) === group) return;
     this.used.delete(group);
+  }
+}
+
+/**
+ * Keys in the order they arrived, each at most once: add, delete and shift are O(1). A Set iterates in insertion
+ * order, but reading its first key from a fresh iterator steps over every deleted slot still before it, which a
+ * queue that takes from the front piles up; one iterator kept from shift to shift steps over each slot once. It sees
+ * keys added after it was made (a Set's iterators are live), and every key before it has been shifted, so its next
+ * key is always the oldest.
+ */
+class ArrivalOrder {
+  private readonly keys = new Set<string>();
+  private cursor: Iterator<string> | undefined;
+
+  get size(): number {
+    return this.keys.size;
+  }
+
+  add(key: string): void {
+    this.keys.add(key);
+  }
+
+  delete(key: string): void {
+    this.keys.delete(key);
+  }
+
+  /** Removes and returns the oldest key; only when there is one. */
+  shift(): string {
+    this.cursor ??= this.keys.values();
+    const key = this.cursor.next().value as string;
+    this.keys.delete(key);
+    return key;
   }
 }
