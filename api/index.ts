@@ -62,6 +62,7 @@ export {
   compareQuantities,
   formatBytes,
   isQuantity,
+  maxQuantityLength,
   parseQuantity,
   parseStorageLimit,
   unsignedQuantityPattern,

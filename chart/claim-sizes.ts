@@ -5,7 +5,7 @@
  * platform's `--max-storage` could not count would let a chart claim any volume, so a chart's claim sizes must be
  * quantities from 1 byte to the instance's own largest size (api/spec.ts, `maxStorage`). Pure.
  */
-import { maxStorage, maxStorageBytes, parseQuantity, type Quantity } from "../api/index.ts";
+import { maxQuantityLength, maxStorage, maxStorageBytes, parseQuantity, type Quantity } from "../api/index.ts";
 import { objectName, type RenderedObject } from "./manifests.ts";
 import { list, record } from "./pod-templates.ts";
 import type { RenderRefusal } from "./render-rules.ts";
@@ -19,9 +19,6 @@ export interface ClaimRequest {
   /** Its size; undefined when none was written or it is not a quantity within bounds. */
   readonly size: Quantity | undefined;
 }
-
-/** Longer than any size a person writes; a quantity of a million digits costs the parser ~150 ms. */
-const maxQuantityLength = 64;
 
 /** 1 byte and {@link maxStorage}, in nano-bytes (api/quantity.ts). */
 const smallest = 10n ** 9n;

@@ -4,7 +4,7 @@
  * against a server-side-apply configuration).
  */
 import { isDeepStrictEqual } from "node:util";
-import { compareQuantities, parseQuantity } from "../../api/index.ts";
+import { compareQuantities, maxQuantityLength, parseQuantity } from "../../api/index.ts";
 
 /** Maps whose values are resource quantities ("1Gi" and "1024Mi" are the same request). */
 const quantityMaps = new Set(["requests", "limits", "capacity"]);
@@ -19,7 +19,8 @@ const quantityMaps = new Set(["requests", "limits", "capacity"]);
  * - lists of objects with a key (`uid`, `name` or `metadata.name`, as in the Kubernetes list-map keys): each
  *   desired item is a subset of the observed item with the same key; other observed items are fine. Other lists
  *   (atomic lists such as `accessModes`): equal length and item by item;
- * - quantities in `requests`, `limits` and `capacity`: equal value, whatever the notation;
+ * - quantities in `requests`, `limits` and `capacity`: equal value, whatever the notation (unequal when either is
+ *   over `maxQuantityLength` characters and the two texts differ);
  * - a number and its decimal string (int-or-string fields such as `targetPort`): equal;
  * - an empty desired list matches an absent one (the apiserver drops empty lists).
  *
@@ -92,6 +93,9 @@ function scalarEqual(desired: unknown, observed: unknown, mapKey: string | undef
   if (desired === observed) return true;
   if (desired === null) return observed === undefined;
   if (mapKey !== undefined && quantityMaps.has(mapKey) && typeof desired === "string" && typeof observed === "string") {
+    // A chart writes its own quantities: one longer than any a person writes is not parsed on every reconcile but
+    // taken as unequal, so the apply goes out and the apiserver judges it; equal would hide a change.
+    if (desired.length > maxQuantityLength || observed.length > maxQuantityLength) return false;
     const a = parseQuantity(desired);
     const b = parseQuantity(observed);
     return a !== undefined && b !== undefined && compareQuantities(a, b) === 0;

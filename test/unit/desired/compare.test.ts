@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { desiredService, desiredStatefulSet } from "../../../operator/desired/index.ts";
 import { isSubset, jsonEqual } from "../../../operator/desired/index.ts";
+import { maxQuantityLength } from "../../../api/index.ts";
 
 const input = {
   metadata: { name: "web", namespace: "shop", uid: "u1" },
@@ -72,6 +73,23 @@ describe("isSubset: quantities", () => {
 
   it("is false when a quantity does not parse", () => {
     assert.ok(!isSubset({ requests: { storage: "lots" } }, { requests: { storage: "lots!" } }));
+  });
+
+  it("does not parse a quantity over maxQuantityLength (a chart's): unequal, so the apply goes out, unless the same text", () => {
+    // GIVEN a chart's request of 1Gi written with 70 leading zeros: the same value, but a length that, a million
+    // digits long, cost the parser ~50 ms on every reconcile
+    const long = `${"0".repeat(70)}1Gi`;
+    assert.ok(long.length > maxQuantityLength);
+    // THEN it is not equal to the live value (equal would hide a change: the apiserver judges it instead)
+    assert.ok(!isSubset({ requests: { memory: long } }, { requests: { memory: "1Gi" } }));
+    assert.ok(!isSubset({ requests: { memory: "1Gi" } }, { requests: { memory: long } }));
+    assert.ok(
+      !isSubset({ limits: { cpu: `1${"0".repeat(3_000_000)}` } }, { limits: { cpu: `1${"0".repeat(3_000_000)}m` } }),
+    );
+    // and the very same text still is (no parse needed), as is one at the limit
+    assert.ok(isSubset({ limits: { cpu: long } }, { limits: { cpu: long } }));
+    const atLimit = `${"0".repeat(maxQuantityLength - 3)}1Gi`;
+    assert.ok(isSubset({ requests: { storage: atLimit } }, { requests: { storage: "1024Mi" } }));
   });
 });
 
