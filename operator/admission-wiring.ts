@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { KubeClient } from "../kube/index.ts";
 import { admissionHandlers } from "./admission/review.ts";
 import { kubeLookups } from "./admission/lookups.ts";
+import { offLoopBytes, ReviewParseThread } from "./admission/review-parse-thread.ts";
 import { startAdmissionTls, type AdmissionTls } from "./admission/serving.ts";
 import type { WebhookServerMetrics } from "./admission/webhook-server.ts";
 import type { OperatorOptions, WebhookOptions } from "./options.ts";
@@ -19,6 +20,7 @@ export const admissionPaths = { validate: "/validate", mutate: "/mutate" } as co
 
 export class AdmissionWebhooks {
   private tls: AdmissionTls | undefined;
+  private parser: ReviewParseThread | undefined;
   private readonly stopped = new AbortController();
 
   private readonly options: Pick<OperatorOptions, "policy"> & { readonly webhook: WebhookOptions };
@@ -40,6 +42,8 @@ export class AdmissionWebhooks {
   async start(client: KubeClient, cache: CacheReader, metrics?: WebhookServerMetrics): Promise<number> {
     const logger = this.logger.child({ component: "admission" });
     const handlers = admissionHandlers(this.options.policy, kubeLookups(client, cache), logger);
+    // Large reviews are parsed on their own thread, which gives back only what the handlers read.
+    const parser = (this.parser = new ReviewParseThread(this.options.policy.maxValuesKiB));
     this.tls = await startAdmissionTls({
       client,
       logger,
@@ -50,6 +54,7 @@ export class AdmissionWebhooks {
         ...(this.options.webhook.defaults === "webhook" ? { [admissionPaths.mutate]: handlers.mutate } : {}),
       },
       signal: this.stopped.signal,
+      parseLarge: { fromBytes: offLoopBytes, parse: (body) => parser.parse(body) },
       ...(metrics ? { metrics } : {}),
     });
     return this.tls.port;
@@ -64,5 +69,6 @@ export class AdmissionWebhooks {
     const tls = this.tls;
     this.tls = undefined;
     await tls?.close();
+    await this.parser?.close();
   }
 }

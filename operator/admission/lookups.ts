@@ -6,11 +6,20 @@
  * memory); a namespace outside the cache (not watched, or not synced yet) is listed live. The rest is one GET
  * each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget labels,
  * Pod Security label and chart-sources annotation), a StorageClass, a chart ConfigMap, and the list of StorageClasses when the default
- * class must allow expansion. Namespaces and StorageClasses are reused for 5 s (recent-reads.ts).
+ * class must allow expansion. Namespaces, StorageClasses and chart ConfigMaps that hold a chart are reused for 5 s
+ * (recent-reads.ts), and every read from the apiserver waits for one of a few slots, by turns across namespaces
+ * (fair-limiter.ts): reviews come from anyone on the pod network, and each read's answer is held while it is parsed.
  */
-import { apiVersion, kind, namespaceChartSourcesAnnotation, type MyAppInstanceObject } from "../../api/index.ts";
+import {
+  apiVersion,
+  chartConfigMapKey,
+  kind,
+  namespaceChartSourcesAnnotation,
+  type MyAppInstanceObject,
+} from "../../api/index.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import type { CacheReader } from "../runtime/cache.ts";
+import { fairLimiter, type FairLimiterOptions } from "./fair-limiter.ts";
 import { recentReads, type RecentReadsOptions } from "./recent-reads.ts";
 import type { ConfigMapFacts, NamespaceFacts, StorageClassFacts } from "./validate.ts";
 import { byCodeUnits } from "../../api/code-unit-order.ts";
@@ -25,6 +34,8 @@ export interface AdmissionLookups {
   instancesIn(namespace: string): Promise<readonly MyAppInstanceObject[]>;
   /** One instance, for a write to its scale subresource (whose review carries a Scale, not the instance). */
   instance(namespace: string, name: string): Promise<MyAppInstanceObject | undefined>;
+  /** One instance as the apiserver has it now, not as the cache does: whether a remembered write was stored. */
+  liveInstance(namespace: string, name: string): Promise<MyAppInstanceObject | undefined>;
 }
 
 type StorageClass = KubeObject & { allowVolumeExpansion?: boolean };
@@ -36,52 +47,72 @@ const defaultClassAnnotations = [
 ];
 
 /** The lookups on a client and the manager's cache. */
-export function kubeLookups(client: KubeClient, cache: CacheReader, reuse: RecentReadsOptions = {}): AdmissionLookups {
+export function kubeLookups(
+  client: KubeClient,
+  cache: CacheReader,
+  reuse: RecentReadsOptions = {},
+  limits: FairLimiterOptions = {},
+): AdmissionLookups {
+  // Turns are by namespace; cluster-scoped reads take theirs as one more.
+  const limited = fairLimiter(limits);
+  const cluster = "";
   // A tenant applying many instances asks about the same Namespace (and StorageClass) each time: see recent-reads.ts.
   const namespace = recentReads(async (name): Promise<NamespaceFacts | undefined> => {
-    const found = await client.find("v1", "Namespace", name);
+    const found = await limited(name, () => client.find("v1", "Namespace", name));
     if (!found) return undefined;
     const chartSources = found.metadata.annotations?.[namespaceChartSourcesAnnotation];
     return { labels: found.metadata.labels ?? {}, ...(chartSources !== undefined ? { chartSources } : {}) };
   }, reuse);
   const storageClass = recentReads(async (name): Promise<StorageClassFacts | undefined> => {
-    const found = await client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name);
+    const found = await limited(cluster, () => client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name));
     return found && storageClassFacts(found);
   }, reuse);
+  // Each review of a chart instance names its ConfigMap, up to ~1.3 MB: one GET for concurrent reviews, and the
+  // verdict's one fact kept (whether it holds a chart), never its data. Only a ConfigMap that holds a chart is
+  // reused: one missing or wrong is read afresh, as its tenant may be creating or fixing it right now.
+  const chartConfigMap = recentReads(
+    async (key): Promise<ConfigMapFacts | undefined> => {
+      const [namespace = "", name = ""] = key.split("/");
+      const found = await limited(namespace, () =>
+        client.find<KubeObject & { binaryData?: Record<string, string> }>("v1", "ConfigMap", name, namespace),
+      );
+      return found && { keys: Object.hasOwn(found.binaryData ?? {}, chartConfigMapKey) ? [chartConfigMapKey] : [] };
+    },
+    { ...reuse, keep: (facts) => facts?.keys.includes(chartConfigMapKey) === true },
+  );
+  // A list by name, not a GET: the operator's role lists instances but does not get them.
+  const byName = (namespace: string, name: string, resourceVersion: "0" | undefined) =>
+    limited(namespace, () =>
+      client.list<KubeObject>(apiVersion, kind, {
+        namespace,
+        fieldSelector: `metadata.name=${name}`,
+        ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+      }),
+    ).then((listed) => listed.items[0] as MyAppInstanceObject | undefined);
   return {
     namespace,
     storageClass,
     async defaultStorageClass() {
-      const classes = await client.list<StorageClass>("storage.k8s.io/v1", "StorageClass");
+      const classes = await limited(cluster, () => client.list<StorageClass>("storage.k8s.io/v1", "StorageClass"));
       const chosen = defaultStorageClass(classes.items);
       return chosen && storageClassFacts(chosen);
     },
-    async chartConfigMap(namespace, name) {
-      const found = await client.find<KubeObject & { binaryData?: Record<string, string> }>(
-        "v1",
-        "ConfigMap",
-        name,
-        namespace,
-      );
-      return found && { keys: Object.keys(found.binaryData ?? {}) };
-    },
+    chartConfigMap: (namespace, name) => chartConfigMap(`${namespace}/${name}`),
     async instancesIn(namespace) {
       if (cache.covers(apiVersion, kind, namespace))
         return cache.list<MyAppInstanceObject>(apiVersion, kind, namespace, "");
-      const listed = await client.list<KubeObject>(apiVersion, kind, { namespace, resourceVersion: "0" });
+      const listed = await limited(namespace, () =>
+        client.list<KubeObject>(apiVersion, kind, { namespace, resourceVersion: "0" }),
+      );
       return listed.items as unknown as MyAppInstanceObject[];
     },
     async instance(namespace, name) {
       if (cache.covers(apiVersion, kind, namespace))
         return cache.get<MyAppInstanceObject>(apiVersion, kind, name, namespace);
-      // A list by name, not a GET: the operator's role lists instances but does not get them.
-      const listed = await client.list<KubeObject>(apiVersion, kind, {
-        namespace,
-        fieldSelector: `metadata.name=${name}`,
-        resourceVersion: "0",
-      });
-      return listed.items[0] as MyAppInstanceObject | undefined;
+      return byName(namespace, name, "0");
     },
+    // No resourceVersion: a read from storage, which a cache (the informer's or the apiserver's) may lag behind.
+    liveInstance: (namespace, name) => byName(namespace, name, undefined),
   };
 }
 

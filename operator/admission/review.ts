@@ -16,9 +16,9 @@
  * - dryRun requests are judged the same way (the webhooks have no side effects).
  */
 import type { Logger } from "pino";
-import { group, kind, validateSpec } from "../../api/index.ts";
+import { group, kind, validateSpec, type MyAppInstanceObject } from "../../api/index.ts";
 import { realClock, type Clock, type TimerHandle } from "../../kube/index.ts";
-import { AdmittedWrites } from "./admitted-writes.ts";
+import { AdmittedWrites, type LiveInstance, type Suspect } from "./admitted-writes.ts";
 import { defaultsFor } from "./mutate.ts";
 import { hasBudget } from "./namespace-budget.ts";
 import type { AdmissionLookups } from "./lookups.ts";
@@ -32,6 +32,7 @@ import {
   type AdmissionFacts,
   type AdmittedInstance,
   type Violation,
+  type ViolationRule,
 } from "./validate.ts";
 
 /**
@@ -48,7 +49,7 @@ export interface AdmissionHandlerOptions {
    * apiserver gets a reason rather than a timeout. @default defaultLookupTimeoutMs
    */
   readonly lookupTimeoutMs?: number;
-  /** This replica's admitted writes, counted in budgets until its cache shows them. @default a new one */
+  /** This replica's admitted writes, counted in budgets until its cache shows them. @default a new one on `clock` */
   readonly admitted?: AdmittedWrites;
   /** Times the lookups' deadline and each review's logged duration (monotonicMs). @default realClock */
   readonly clock?: Clock;
@@ -74,6 +75,40 @@ interface ReviewRequest {
 /** Thrown by a lookup that failed or ran out of time: the review is answered 500 with this message. */
 class LookupError extends Error {}
 
+/** A judgement: its verdict, and the remembered writes that alone refuse it (to ask the apiserver about). */
+interface Judged {
+  readonly violations: Violation[];
+  readonly suspects: readonly Suspect[];
+  /** The last write recorded before it was judged first. */
+  readonly asOf: number;
+  /** What to remember if it is admitted and stored. */
+  readonly record?: AdmittedInstance;
+}
+
+/** The rules a remembered write can decide. */
+const budgetRules: ReadonlySet<ViolationRule> = new Set([
+  "namespaceMaxInstances",
+  "namespaceMaxReplicas",
+  "namespaceMaxStorage",
+]);
+
+/** True when `a` and `b` refuse for the same budgets. */
+function sameBudgetRefusals(a: readonly Violation[], b: readonly Violation[]): boolean {
+  const rules = (violations: readonly Violation[]) =>
+    violations
+      .filter((violation) => budgetRules.has(violation.rule))
+      .map((violation) => violation.rule)
+      .join();
+  return rules(a) === rules(b);
+}
+
+/** What of a live instance a budget reads. */
+function liveUsage(instance: MyAppInstanceObject | undefined): LiveInstance {
+  if (instance === undefined) return undefined;
+  const { replicas, storage } = instance.spec ?? {};
+  return { replicas, ...(storage !== undefined ? { storage } : {}) };
+}
+
 /** The validating and mutating handlers for `policy`, reading the cluster through `lookups`. */
 export function admissionHandlers(
   policy: PlatformPolicy,
@@ -82,8 +117,8 @@ export function admissionHandlers(
   options: AdmissionHandlerOptions = {},
 ): AdmissionHandlers {
   const timeoutMs = options.lookupTimeoutMs ?? defaultLookupTimeoutMs;
-  const admitted = options.admitted ?? new AdmittedWrites();
   const clock = options.clock ?? realClock;
+  const admitted = options.admitted ?? new AdmittedWrites({ clock });
 
   /** Runs `read`; a failure or a timeout becomes a LookupError naming `what`. */
   async function look<T>(what: string, read: () => Promise<T>, deadline: number): Promise<T> {
@@ -108,25 +143,63 @@ export function admissionHandlers(
 
   /**
    * The verdict on `request`; an admitted write that will be stored is remembered, and judgements of one
-   * namespace run one at a time, so budgets count what was just admitted (admitted-writes.ts).
+   * namespace run one at a time, so budgets count what was just admitted (admitted-writes.ts). A refusal that
+   * only remembered writes the cache does not show make is judged again once the apiserver has been asked for them,
+   * outside the namespace's turn (the wait and the reads hold no other write of the namespace back).
    */
-  function judgeCounting(request: ReviewRequest): Promise<Violation[]> {
-    if (request.dryRun) return judge(request).then(({ violations }) => violations);
-    return admitted.serially(request.namespace, async () => {
-      const { violations, instance } = await judge(request);
-      // Every admitted write, a shrink too: a create just after it must count the smaller size.
-      if (violations.length === 0 && instance) admitted.record(instance);
-      return violations;
-    });
+  async function judgeCounting(request: ReviewRequest): Promise<Violation[]> {
+    const deadline = clock.monotonicMs() + timeoutMs;
+    const attempt = (asOf: number | undefined) => {
+      const run = async () => {
+        const judged = await judge(request, deadline, asOf);
+        // Every admitted write, a shrink too: a create just after it must count the smaller size.
+        if (!request.dryRun && judged.violations.length === 0 && judged.record) admitted.record(judged.record);
+        return judged;
+      };
+      return request.dryRun ? run() : admitted.serially(request.namespace, run);
+    };
+    const first = await attempt(undefined);
+    if (first.suspects.length === 0) return first.violations;
+    try {
+      await confirmSuspects(first.suspects, deadline);
+    } catch (error) {
+      // The apiserver could not say: the refusal stands, on the safe side.
+      if (error instanceof LookupError) return first.violations;
+      throw error;
+    }
+    return (await attempt(first.asOf)).violations;
   }
 
-  async function judge(request: ReviewRequest): Promise<{ violations: Violation[]; instance?: AdmittedInstance }> {
+  /**
+   * Waits until every suspect has had the time a real write takes to be stored, then asks the apiserver for each
+   * (admitted-writes.ts forgets the ones it does not have); all within the review's deadline.
+   */
+  async function confirmSuspects(suspects: readonly Suspect[], deadline: number): Promise<void> {
+    const settled = Math.max(...suspects.map((suspect) => suspect.settledAt));
+    const wait = Math.min(settled, deadline) - clock.monotonicMs();
+    if (wait > 0) await new Promise<void>((resolve) => clock.setTimeout(resolve, wait));
+    await Promise.all(
+      suspects.map((suspect) =>
+        admitted.confirm(suspect, () =>
+          look(
+            `MyAppInstance ${suspect.namespace}/${suspect.name}`,
+            async () => liveUsage(await lookups.liveInstance(suspect.namespace, suspect.name)),
+            deadline,
+          ),
+        ),
+      ),
+    );
+  }
+
+  async function judge(request: ReviewRequest, deadline: number, asOf: number | undefined): Promise<Judged> {
+    // The last write recorded before this judgement: a second judgement counts no unconfirmed write after it.
+    const judgedAsOf = asOf ?? admitted.recorded;
+    const verdict = (violations: Violation[]): Judged => ({ violations, suspects: [], asOf: judgedAsOf });
     const oversized = valuesFirst(request, policy);
-    if (oversized.length > 0) return { violations: oversized };
-    const deadline = clock.monotonicMs() + timeoutMs;
+    if (oversized.length > 0) return verdict(oversized);
     const subject = await subjectOf(request, lookups, (what, read) => look(what, read, deadline));
-    if (subject === undefined) return { violations: [] };
-    if ("issues" in subject) return { violations: subject.issues };
+    if (subject === undefined) return verdict([]);
+    if ("issues" in subject) return verdict(subject.issues);
     const { instance, old } = subject;
     const needed = factsNeeded(instance, old, policy);
     const { namespace } = instance;
@@ -146,21 +219,33 @@ export function admissionHandlers(
             deadline,
           ),
     ]);
-    const instances =
-      needed.instances && hasBudget(namespaceFacts, policy)
-        ? admitted.merge(
-            namespace,
-            await look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline),
-          )
-        : [];
+    const counted = needed.instances && hasBudget(namespaceFacts, policy);
+    const cached = counted
+      ? await look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline)
+      : [];
     const facts: AdmissionFacts = {
       namespace: namespaceFacts,
-      instances,
+      instances: counted ? admitted.merge(namespace, cached, asOf === undefined ? {} : { asOf }) : [],
       storageClass,
       defaultStorageClass,
       chartConfigMap,
     };
-    return { violations: validateInstance(instance, old, facts, policy), instance };
+    const violations = validateInstance(instance, old, facts, policy);
+    // No namespace of that name: the apiserver never sends such a write, so it is not remembered (names made up
+    // by the thousand would otherwise fill the memory).
+    const record = needed.namespace && namespaceFacts === undefined ? undefined : instance;
+    if (!counted || asOf !== undefined || !violations.some((violation) => budgetRules.has(violation.rule))) {
+      return { ...verdict(violations), ...(record ? { record } : {}) };
+    }
+    // Would the cache and the confirmed writes alone have admitted it? Then the unconfirmed ones refuse it: suspects.
+    const alone = validateInstance(
+      instance,
+      old,
+      { ...facts, instances: admitted.merge(namespace, cached, { unconfirmed: false }) },
+      policy,
+    );
+    const suspects = sameBudgetRefusals(alone, violations) ? [] : admitted.suspects(namespace, cached, judgedAsOf);
+    return { violations, suspects, asOf: judgedAsOf, ...(record ? { record } : {}) };
   }
 
   async function defaults(request: ReviewRequest): Promise<unknown[]> {

@@ -15,6 +15,7 @@ import { ExternalCertificates } from "./external-certificates.ts";
 import type { WebhookOptions } from "./policy.ts";
 import {
   startWebhookServer,
+  type LargeBodyParser,
   type WebhookHandler,
   type WebhookServer,
   type WebhookServerMetrics,
@@ -40,6 +41,8 @@ export interface AdmissionTlsOptions {
   readonly fieldManager?: string;
   /** Per-request metrics of the server. */
   readonly metrics?: WebhookServerMetrics;
+  /** Parses large bodies off the event loop (review-parse-thread.ts). */
+  readonly parseLarge?: LargeBodyParser;
 }
 
 export interface AdmissionTls {
@@ -110,6 +113,7 @@ export async function startAdmissionTls(options: AdmissionTlsOptions): Promise<A
     routes: options.routes,
     logger,
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.parseLarge ? { parseLarge: options.parseLarge } : {}),
   });
   serving.server = server;
   // Checks start only now, so every certificate change after the first reaches a listening server; a changed

@@ -86,7 +86,10 @@ export interface StorageClassFacts {
   readonly allowVolumeExpansion?: boolean;
 }
 
-/** A chart ConfigMap: the keys of its binaryData (where `kubectl create configmap --from-file` puts a .tgz). */
+/**
+ * A chart ConfigMap: the keys of its binaryData (where `kubectl create configmap --from-file` puts a .tgz) the
+ * verdict reads, that is `chart.tgz` or none.
+ */
 export interface ConfigMapFacts {
   readonly keys: readonly string[];
 }
@@ -370,6 +373,12 @@ function budgetViolations(
   });
 }
 
+/**
+ * The refusal says what the namespace uses, though anyone on the pod network can ask for it (the webhook's port
+ * cannot tell the apiserver from another caller): the verdict alone gives it away to a few dry runs bisecting
+ * `spec.replicas`, so leaving the figure out would hide nothing, and would cost the tenant the one number that says
+ * how much to free. Keeping callers other than the apiserver off the port is the platform's NetworkPolicy's job.
+ */
 function overBudget(instance: AdmittedInstance, overrun: Exclude<Overrun, { unreadable: unknown }>): Violation {
   const { dimension, budget, used, asked } = overrun;
   const setBy = budgetSource(dimension, budget);

@@ -75,7 +75,19 @@ export interface WebhookServerOptions {
    * timeoutSeconds (at most 30 s) anyway; this bounds the work left behind. @default 30_000
    */
   readonly handlerTimeoutMs?: number;
+  /**
+   * Bodies of at least `fromBytes` are parsed by `parse` instead of `JSON.parse` on the event loop (which a few
+   * large bodies a second could keep busy: review-parse-thread.ts). A SyntaxError it throws is a 400.
+   * @default every body parsed here
+   */
+  readonly parseLarge?: LargeBodyParser;
   readonly metrics?: WebhookServerMetrics;
+}
+
+/** Parses large request bodies elsewhere than on the event loop. */
+export interface LargeBodyParser {
+  readonly fromBytes: number;
+  parse(body: Buffer): Promise<unknown>;
 }
 
 export interface WebhookServer {
@@ -114,7 +126,14 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     { cert: options.tls.cert, key: options.tls.key, minVersion: "TLSv1.2", handshakeTimeout: 5_000 },
     (req, res) => {
       if (draining) res.setHeader("connection", "close");
-      const limits = { maxBodyBytes, buffered, handlerTimeoutMs, logger, metrics: options.metrics };
+      const limits = {
+        maxBodyBytes,
+        buffered,
+        handlerTimeoutMs,
+        logger,
+        metrics: options.metrics,
+        parseLarge: options.parseLarge,
+      };
       serve(req, res, options.routes, limits).catch((error: unknown) => {
         logger.error({ err: error, path: req.url }, "webhook request failed");
         if (!res.headersSent) replyText(res, 500, "internal error");
@@ -197,6 +216,7 @@ interface ServeLimits {
   readonly handlerTimeoutMs: number;
   readonly logger: Logger;
   readonly metrics: WebhookServerMetrics | undefined;
+  readonly parseLarge: LargeBodyParser | undefined;
 }
 
 async function serve(
@@ -246,9 +266,12 @@ async function serve(
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(body.toString("utf8"));
+      const large = limits.parseLarge;
+      parsed =
+        large && body.byteLength >= large.fromBytes ? await large.parse(body) : JSON.parse(body.toString("utf8"));
     } catch (error) {
-      replyText(res, 400, `request body is not JSON: ${(error as Error).message}`);
+      if (!(error instanceof SyntaxError)) throw error;
+      replyText(res, 400, `request body is not JSON: ${error.message}`);
       return done(400);
     }
     let answer: unknown;

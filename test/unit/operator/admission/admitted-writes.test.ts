@@ -84,4 +84,52 @@ describe("AdmittedWrites", () => {
     assert.ok(order.indexOf("a end") < order.indexOf("b start"), order.join(", "));
     assert.ok(order.indexOf("c start") < order.indexOf("a end"), "another namespace does not wait");
   });
+
+  it("caps each namespace on its own: a flood under one name, or under many fresh ones, keeps another's writes", () => {
+    const writes = new AdmittedWrites({ maxRemembered: 10, maxPerNamespace: 4 });
+    writes.record({ name: "web", namespace: "shop", spec: spec(2) });
+    writes.record({ name: "db", namespace: "shop", spec: spec(1) });
+    for (let i = 0; i < 20; i++) writes.record({ name: `ghost-${i}`, namespace: "shop-b", spec: spec(7) });
+    assert.deepEqual(names(writes.merge("shop-b", [])), ["ghost-16:7", "ghost-17:7", "ghost-18:7", "ghost-19:7"]);
+    for (let i = 0; i < 6; i++) writes.record({ name: "ghost", namespace: `fresh-${i}`, spec: spec(7) });
+    // Beyond the cap, the namespace remembering the most forgets first.
+    assert.equal(writes.size, 10);
+    assert.deepEqual(names(writes.merge("shop", [])), ["web:2", "db:1"]);
+    assert.deepEqual(names(writes.merge("shop-b", [])), ["ghost-18:7", "ghost-19:7"]);
+    assert.deepEqual(names(writes.merge("fresh-5", [])), ["ghost:7"]);
+  });
+
+  it("names the unconfirmed writes the cache does not show, and forgets those the apiserver does not have", async () => {
+    let now = 0;
+    const writes = new AdmittedWrites({ settleMs: 1_000, clock: { monotonicMs: () => now } });
+    writes.record({ name: "ghost", namespace: "shop", spec: spec(7) });
+    writes.record({ name: "real", namespace: "shop", spec: spec(2) });
+    writes.record({ name: "shown", namespace: "shop", spec: spec(1) });
+    const asOf = writes.recorded;
+    now = 10;
+    writes.record({ name: "later", namespace: "shop", spec: spec(1) });
+    const cache = [cached("shown", 1)];
+    const suspects = writes.suspects("shop", cache, asOf);
+    assert.deepEqual(
+      suspects.map((suspect) => `${suspect.name}@${suspect.settledAt}`),
+      ["ghost@1000", "real@1000"],
+    );
+    const reads: string[] = [];
+    const live = (answer: { replicas: number } | undefined) => () => {
+      reads.push("read");
+      return Promise.resolve(answer);
+    };
+    await Promise.all([
+      writes.confirm(suspects[0]!, live(undefined)),
+      writes.confirm(suspects[0]!, live(undefined)),
+      writes.confirm(suspects[1]!, live({ replicas: 2 })),
+    ]);
+    assert.equal(reads.length, 2, "one read per write");
+    await writes.confirm(suspects[1]!, live({ replicas: 2 }));
+    assert.equal(reads.length, 2, "none for a write answered already");
+    assert.deepEqual(names(writes.merge("shop", cache)), ["shown:1", "real:2", "later:1"]);
+    assert.deepEqual(names(writes.merge("shop", cache, { asOf })), ["shown:1", "real:2"]);
+    assert.deepEqual(names(writes.merge("shop", cache, { unconfirmed: false })), ["shown:1", "real:2"]);
+    assert.deepEqual(writes.suspects("shop", cache), [{ namespace: "shop", name: "later", settledAt: 1_010 }]);
+  });
 });

@@ -157,4 +157,61 @@ describe("kubeLookups", () => {
       allowVolumeExpansion: false,
     });
   });
+
+  it("reads a chart ConfigMap once for concurrent reviews, keeps only whether it holds a chart, and reuses only that", async () => {
+    const big = (name: string, keys: string[]): KubeObject => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, namespace: "team-a" },
+      binaryData: Object.fromEntries(keys.map((key) => [key, "x".repeat(100_000)])),
+    });
+    const { client, requests } = fakeClient([big("chart", ["chart.tgz", "other.bin"]), big("wrong", ["other.bin"])]);
+    let now = 0;
+    const lookups = kubeLookups(client, fakeCache([], []), { ttlMs: 5_000, clock: { monotonicMs: () => now } });
+    const answers = await Promise.all(Array.from({ length: 100 }, () => lookups.chartConfigMap("team-a", "chart")));
+    assert.ok(answers.every((answer) => JSON.stringify(answer) === JSON.stringify({ keys: ["chart.tgz"] })));
+    assert.deepEqual(await lookups.chartConfigMap("team-a", "chart"), { keys: ["chart.tgz"] });
+    assert.deepEqual(requests, ["GET ConfigMap team-a/chart"], "one GET for 101 reviews");
+    // One without a chart, or none at all, is read afresh: its tenant may be fixing it right now.
+    assert.deepEqual(await lookups.chartConfigMap("team-a", "wrong"), { keys: [] });
+    assert.deepEqual(await lookups.chartConfigMap("team-a", "wrong"), { keys: [] });
+    assert.equal(await lookups.chartConfigMap("team-a", "none"), undefined);
+    assert.equal(await lookups.chartConfigMap("team-a", "none"), undefined);
+    now = 5_000;
+    await lookups.chartConfigMap("team-a", "chart");
+    assert.deepEqual(requests.slice(1), [
+      "GET ConfigMap team-a/wrong",
+      "GET ConfigMap team-a/wrong",
+      "GET ConfigMap team-a/none",
+      "GET ConfigMap team-a/none",
+      "GET ConfigMap team-a/chart",
+    ]);
+  });
+
+  it("holds at most a few reads in flight, whatever the reviews ask, and reads a remembered write live", async () => {
+    const { client, requests } = fakeClient([instance("web", "team-a")]);
+    let inFlight = 0;
+    let most = 0;
+    const slowFind = client.find.bind(client);
+    const release: (() => void)[] = [];
+    client.find = (async (...args: Parameters<KubeClient["find"]>) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise<void>((resolve) => release.push(resolve));
+      inFlight--;
+      return slowFind(...args);
+    }) as KubeClient["find"];
+    const lookups = kubeLookups(client, fakeCache(["team-a"], []), {}, { maxInFlight: 4 });
+    const answers = Promise.all(Array.from({ length: 50 }, (_, i) => lookups.chartConfigMap("team-a", `cm-${i}`)));
+    while (release.length > 0 || inFlight > 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+      release.splice(0).forEach((resolve) => resolve());
+    }
+    assert.equal((await answers).length, 50);
+    assert.equal(most, 4);
+    // The cache covers team-a and shows nothing; the live read asks storage (no resourceVersion).
+    assert.equal(await lookups.instance("team-a", "web"), undefined);
+    assert.equal((await lookups.liveInstance("team-a", "web"))?.metadata.name, "web");
+    assert.equal(requests.at(-1), "LIST MyAppInstance team-a metadata.name=web rv=");
+  });
 });

@@ -53,6 +53,12 @@ function fakeLookups(cluster: Cluster = {}, overrides: Partial<AdmissionLookups>
         cluster.instances?.find((item) => item.metadata.namespace === namespace && item.metadata.name === name),
       );
     },
+    liveInstance: (namespace, name) => {
+      calls.push(`liveInstance ${namespace}/${name}`);
+      return Promise.resolve(
+        cluster.instances?.find((item) => item.metadata.namespace === namespace && item.metadata.name === name),
+      );
+    },
     ...overrides,
   };
   return { lookups, calls };
@@ -433,15 +439,66 @@ describe("mutate", () => {
 
 describe("budgets under concurrent creates", () => {
   const budget: PlatformPolicy = { ...openPolicy, namespaceBudget: { instances: 3 } };
-  const createNamed = (name: string, dryRun = false) =>
-    reviewOf({ operation: "CREATE", name, object: object({ image: "nginx" }, name), oldObject: null, dryRun });
+  const createNamed = (name: string, dryRun = false, namespace = "team-a", replicas = 1) =>
+    reviewOf({
+      operation: "CREATE",
+      namespace,
+      name,
+      object: object({ image: "nginx", replicas }, name, namespace),
+      oldObject: null,
+      dryRun,
+    });
+
+  /**
+   * The apiserver as the webhook sees it: the cache never catches up during the test (every list answers what was
+   * there before), but what the webhook admits, the apiserver stores (a live read finds it); a forger's review
+   * never reaches storage.
+   */
+  function apiserver(cluster: Cluster, policy: PlatformPolicy) {
+    const clock = new FakeClock();
+    const stored: MyAppInstanceObject[] = [...(cluster.instances ?? [])];
+    const asked: string[] = [];
+    const fake = fakeLookups(cluster, {
+      liveInstance: (namespace, name) => {
+        asked.push(`${namespace}/${name}`);
+        return Promise.resolve(
+          stored.find((item) => item.metadata.namespace === namespace && item.metadata.name === name),
+        );
+      },
+    });
+    const { validate } = admissionHandlers(policy, fake.lookups, logger, { clock });
+    const answer = (body: ReturnType<typeof reviewOf>) => validate(body).then((answered) => responseOf(answered));
+    return {
+      clock,
+      /** The live reads of remembered writes. */
+      asked,
+      /** Through the apiserver: stored when admitted and not a dry run. */
+      async write(body: ReturnType<typeof reviewOf>) {
+        const response = await answer(body);
+        const request = body.request as unknown as { dryRun?: boolean; object: MyAppInstanceObject };
+        if (response.allowed && request.dryRun !== true) stored.push(request.object);
+        return response;
+      },
+      /** Straight to the webhook's port. */
+      forge: answer,
+    };
+  }
+
+  /** Runs `answers` while the clock moves past the time remembered writes get to be stored. */
+  async function settled<T>(clock: FakeClock, answers: Promise<T>[]): Promise<T[]> {
+    await clock.advance(1_000);
+    return Promise.all(answers);
+  }
 
   it("admits exactly the budget when ten creates arrive at once and the cache shows none of them", async () => {
-    // The cache never catches up during the burst: every lookup answers the same (empty) namespace.
-    const { validate } = handlers(budget, fakeLookups({ namespaces: { "team-a": { labels: {} } } }).lookups);
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => validate(createNamed(`web-${i}`))));
-    const admitted = answers.map(responseOf).filter((response) => response.allowed);
-    assert.equal(admitted.length, 3);
+    const cluster = apiserver({ namespaces: { "team-a": { labels: {} } } }, budget);
+    const answers = await settled(
+      cluster.clock,
+      Array.from({ length: 10 }, (_, i) => cluster.write(createNamed(`web-${i}`))),
+    );
+    assert.equal(answers.filter((response) => response.allowed).length, 3);
+    // The refused ones asked the apiserver for the remembered writes: once each, whoever asked.
+    assert.deepEqual(cluster.asked.sort(), ["team-a/web-0", "team-a/web-1", "team-a/web-2"]);
   });
 
   it("remembers of each admitted write only what a budget reads, not its values", async () => {
@@ -463,9 +520,46 @@ describe("budgets under concurrent creates", () => {
   });
 
   it("does not count a dry-run, which stores nothing", async () => {
-    const { validate } = handlers(budget, fakeLookups({ namespaces: { "team-a": { labels: {} } } }).lookups);
-    for (let i = 0; i < 5; i++) assert.equal(responseOf(await validate(createNamed(`probe-${i}`, true))).allowed, true);
-    const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => validate(createNamed(`web-${i}`))));
-    assert.equal(answers.map(responseOf).filter((response) => response.allowed).length, 3);
+    const cluster = apiserver({ namespaces: { "team-a": { labels: {} } } }, budget);
+    for (let i = 0; i < 5; i++) assert.equal((await cluster.write(createNamed(`probe-${i}`, true))).allowed, true);
+    const answers = await settled(
+      cluster.clock,
+      Array.from({ length: 4 }, (_, i) => cluster.write(createNamed(`web-${i}`))),
+    );
+    assert.equal(answers.filter((response) => response.allowed).length, 3);
+  });
+
+  it("does not let a forged create hold another namespace's budget: the apiserver is asked, and has no such instance", async () => {
+    const replicas: PlatformPolicy = { ...openPolicy, namespaceBudget: { replicas: 10 } };
+    const db = object({ image: "nginx", replicas: 3 }, "db", "team-b") as never;
+    const cluster = apiserver({ namespaces: { "team-b": { labels: {} } }, instances: [db] }, replicas);
+    // GIVEN a forged create taking 7 of team-b's 10 replicas, admitted (nothing tells it from the apiserver's)
+    assert.equal((await cluster.forge(createNamed("ghost", false, "team-b", 7))).allowed, true);
+    // WHEN team-b creates an instance through the apiserver, and the forger keeps sending fresh ghosts meanwhile
+    const real = cluster.write(createNamed("web", false, "team-b", 1));
+    await settle();
+    const ghosts = [cluster.forge(createNamed("ghost-2", false, "team-b", 7))];
+    await cluster.clock.advance(500);
+    ghosts.push(cluster.forge(createNamed("ghost-3", false, "team-b", 7)));
+    // THEN it is admitted once the first ghost had the time a real write takes to be stored, and was not found
+    const [web] = await settled(cluster.clock, [real]);
+    assert.equal(web?.allowed, true, JSON.stringify(web));
+    await settled(cluster.clock, ghosts);
+    // AND a real create is still refused by what the apiserver stored (db 3 + web 1 + this 7 > 10)
+    const over = await settled(cluster.clock, [cluster.write(createNamed("big", false, "team-b", 7))]);
+    assert.equal(over[0]?.allowed, false);
+    assert.match(over[0]?.status?.message ?? "", /it runs 4 without this instance/);
+  });
+
+  it("does not remember a write in a namespace that does not exist (the apiserver never sends one)", async () => {
+    const admitted = new AdmittedWrites();
+    const lookups = fakeLookups({ namespaces: { "team-a": { labels: {} } } }).lookups;
+    const { validate } = admissionHandlers(budget, lookups, logger, { admitted });
+    for (let i = 0; i < 5; i++) {
+      assert.equal(responseOf(await validate(createNamed("ghost", false, `made-up-${i}`))).allowed, true);
+    }
+    assert.equal(admitted.size, 0);
+    assert.equal(responseOf(await validate(createNamed("web"))).allowed, true);
+    assert.equal(admitted.size, 1);
   });
 });

@@ -130,6 +130,29 @@ test("unknown paths, other methods, non-JSON, oversized bodies, refusals, bugs a
   assert.equal(get, 405);
 });
 
+test("a body of at least parseLarge.fromBytes is parsed by it, not on the event loop; its SyntaxError is a 400", async (t) => {
+  const { ca, serving } = await issue();
+  const handed: number[] = [];
+  const server = await start(t, serving, {
+    parseLarge: {
+      fromBytes: 1024,
+      parse: (body) => {
+        handed.push(body.byteLength);
+        if (body.includes("broken")) return Promise.reject(new SyntaxError("broken on the thread"));
+        return Promise.resolve({ parsedElsewhere: true });
+      },
+    },
+  });
+  const send = (body: string) => post(server.port, "/validate", body, { ca: ca.cert });
+  const small = await send(JSON.stringify({ uid: "1" }));
+  assert.deepEqual(JSON.parse(small.body), { echoed: { uid: "1" } });
+  const large = JSON.stringify({ uid: "2", pad: "x".repeat(2000) });
+  assert.deepEqual(JSON.parse((await send(large)).body), { echoed: { parsedElsewhere: true } });
+  const broken = await send(`broken${" ".repeat(2000)}`);
+  assert.deepEqual([broken.status, broken.body], [400, "request body is not JSON: broken on the thread\n"]);
+  assert.deepEqual(handed, [Buffer.byteLength(large), 2006]);
+});
+
 test("request bytes held at once are bounded: beyond them a request gets 503, and the bytes come back", async (t) => {
   // Anyone on the pod network can reach the port: many large bodies at once must not take the operator's memory.
   const { ca, serving } = await issue();
