@@ -21,6 +21,13 @@ export const parseWorkerName = "render-yaml-worker";
 /** The old-generation heap the parsing thread may use, in MiB: a storable document needs far less. */
 export const parseThreadHeapMiB = 128;
 
+/**
+ * The heap of the admission webhook's thread that parses large reviews (operator/admission/review-parse-thread.ts),
+ * in MiB: a review the apiserver sends is at most ~3 MiB of JSON (object and oldObject within etcd's limit), tens
+ * of MiB parsed. Here, beside this thread's, so the component leaves room for both (components/deployment.ts).
+ */
+export const reviewParseThreadHeapMiB = 64;
+
 /** How long one document may take to parse, in ms. */
 export const parseDeadlineMs = 20_000;
 

@@ -5,6 +5,7 @@
 import type { DeploymentManifest } from "./manifest-types.ts";
 import { commonLabels, objectMeta, operatorObjectNames, selectorLabels } from "./metadata.ts";
 import { rendersMemoryMiB, scratchMiB } from "./chart-limits.ts";
+import { reviewParseThreadHeapMiB } from "../chart/render-yaml-thread.ts";
 import { chartSourcesCaPod } from "./chart-sources-ca.ts";
 import { allocatorEnv, nodeOptionsFor } from "./node-heap.ts";
 import { healthPort, livenessPath, metricsPort, readinessPath, webhookPort } from "./operator-endpoints.ts";
@@ -29,8 +30,10 @@ export const operatorDeploymentTimeouts = { create: "5m", update: "5m" } as cons
 export function operatorDeployment(settings: OperatorSettings): DeploymentManifest | undefined {
   if (settings.operatorPlacement !== "in-cluster") return undefined;
   const names = operatorObjectNames(settings);
-  // The heap leaves room for the helm renders that may run at once, each within its memory limit.
-  const nodeOptions = nodeOptionsFor(settings.resources, rendersMemoryMiB(settings)).join(" ");
+  // The heap leaves room for the helm renders that may run at once, each within its memory limit, and for the
+  // webhooks' thread that parses large reviews.
+  const reviewsMiB = settings.webhooks.enabled ? reviewParseThreadHeapMiB : 0;
+  const nodeOptions = nodeOptionsFor(settings.resources, rendersMemoryMiB(settings) + reviewsMiB).join(" ");
   const ca = chartSourcesCaPod(settings);
   const podAnnotations = {
     ...settings.annotations,

@@ -229,7 +229,8 @@ export const imageHowTo =
   'then pass that reference; or set operatorPlacement: "external" and run the operator yourself (`npx myapp-operator`)';
 export const defaultResources: ResourceRequirements = {
   requests: { cpu: "100m", memory: "512Mi" },
-  // 1.5Gi: beside two helm renders (2 × 256 MiB) and the YAML parsing thread (128 MiB), Node's heap is 672 MiB.
+  // 1.5Gi: beside two helm renders (2 × 256 MiB), the YAML parsing thread (128 MiB) and the webhooks' review
+  // thread (64 MiB), Node's heap is 624 MiB.
   limits: { memory: "1536Mi" },
 };
 const logLevels: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error", "fatal"];

@@ -64,9 +64,11 @@ describe("chart limits", () => {
       /--max-old-space-size=(\d+)/.exec(
         podOf(args)?.containers[0]?.env?.find((e) => e.name === "NODE_OPTIONS")?.value ?? "",
       )?.[1];
-    assert.equal(heap({}), "672"); // (1536 - 2 × 256 - 128 for the parsing thread) × 3/4
-    assert.equal(heap({ maxConcurrentRenders: 1 }), "864"); // (1536 - 256 - 128) × 3/4
-    assert.equal(heap({ renderLimits: { memoryMiB: 128 } }), "864");
+    // (1536 - 2 × 256 - 128 for the parsing thread - 64 for the webhooks' review thread) × 3/4
+    assert.equal(heap({}), "624");
+    assert.equal(heap({ maxConcurrentRenders: 1 }), "816"); // (1536 - 256 - 128 - 64) × 3/4
+    assert.equal(heap({ renderLimits: { memoryMiB: 128 } }), "816");
+    assert.equal(heap({ webhooks: { enabled: false } }), "672"); // no review thread without the webhooks
     const tmp = (args: MyAppOperatorArgs) =>
       podOf(args)?.volumes?.find((volume) => volume.name === "tmp")?.emptyDir?.sizeLimit;
     assert.equal(tmp({}), "104Mi"); // 64 + 2 renders × (10 MiB chart + as much again)

@@ -100,11 +100,11 @@ describe("operatorDeployment", () => {
     const always = "--max-semi-space-size=1 --disable-proto=throw";
     assert.equal(
       env(),
-      `--max-old-space-size=672 ${always}`,
-      "the default 1536Mi limit, less 2 renders of 256 MiB and the parsing thread's 128 MiB",
+      `--max-old-space-size=624 ${always}`,
+      "the default 1536Mi limit, less 2 renders of 256 MiB, the parsing thread's 128 MiB and the review thread's 64",
     );
-    assert.equal(env({ limits: { memory: "2Gi" } }), `--max-old-space-size=1056 ${always}`);
-    assert.equal(env({ limits: { memory: "1500M" } }), `--max-old-space-size=592 ${always}`);
+    assert.equal(env({ limits: { memory: "2Gi" } }), `--max-old-space-size=1008 ${always}`);
+    assert.equal(env({ limits: { memory: "1500M" } }), `--max-old-space-size=544 ${always}`);
     assert.equal(
       env({ requests: { memory: "512Mi" } }),
       always,
