@@ -3,7 +3,7 @@
  * the preview naming the field instead of a half-applied `up` (`limit: {...}`, `memory: "lots"`), and so the
  * render memory check (chart-limits.ts) always has a limit it can read when one is given.
  */
-import { parseQuantity } from "../api/quantity.ts";
+import { maxQuantityLength, parseQuantity } from "../api/quantity.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
 
 /** What the operator's container may ask for: what the node accounts. */
@@ -32,7 +32,8 @@ export function resourceRequirementsProblems(resources: ResourceRequirements): [
         problems.push([field, `is not a resource the operator's container may set; use ${resourceNames.join(", ")}`]);
         continue;
       }
-      const quantity = typeof value === "string" && value.length <= 64 ? parseQuantity(value) : undefined;
+      const quantity =
+        typeof value === "string" && value.length <= maxQuantityLength ? parseQuantity(value) : undefined;
       if (!quantity || quantity.nanos <= 0n) {
         problems.push([
           field,

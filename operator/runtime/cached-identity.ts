@@ -5,8 +5,8 @@
  * ConfigMaps carrying the operator's `managed-by` label are listed, watched and cached like the operator's own
  * children. Kept whole, 200 of 900 KiB each took an operator from 132 to 409 MiB, and a few more would kill the
  * process every namespace shares, again after each restart. An owned object that no primary controls can only be
- * someone else's: reconciles look at its name, its controller and its labels (a child's name taken, a leftover to
- * adopt), never at its content, so that is all the cache keeps, a few hundred bytes whatever the object weighs.
+ * someone else's: reconciles look at its name, its controller and its labels (whose a child's name is, never
+ * taken over), never at its content, so that is all the cache keeps, a few hundred bytes whatever the object weighs.
  * A controller reference is no proof either: a tenant may name their own instance, uid and all, on objects of
  * their own. So content is kept only of what the owner keeps in sync (`synced`: a child of its template by name,
  * an object of its chart by label, which the chart's next reconcile prunes when the render has no such object).
