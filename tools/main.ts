@@ -35,30 +35,37 @@ const command = readCommandLine(process.argv.slice(2), startCommand);
 if ("exit" in command) exitWith(command);
 const step = progress("start");
 holdCheckoutCommand("npm start");
-step("toolchain (a cold build takes a while; cached pieces are skipped)");
-const { binDir, env: toolchainEnv } = await prepareToolchain();
-// pulumi's own temporary directory, removed when this command ends (tools/lib/private-tmp.ts says why).
-const env: NodeJS.ProcessEnv = { ...toolchainEnv, ...privateTmp("myapp-pulumi").env };
-await clusterUp();
-
 // The operator starts as soon as pulumi up has created its ServiceAccount and RBAC; pulumi up meanwhile waits for
 // the instances to be Ready, so if the operator dies, pulumi up is stopped at once instead of waiting for nothing.
 let pulumiChild: ReturnType<typeof spawn> | undefined;
 let operatorDied: string | undefined;
 let operatorFailed: string | undefined;
 let stopWatching = () => {};
+let interruptedBy: NodeJS.Signals | undefined;
+/** What an interrupted run leaves, and what to run next: the cluster and the operator run on by design. */
+const leftRunning =
+  "what started so far is left running (the local cluster, the operator once started): `npm start` again " +
+  "continues from there, `npm run down` stops everything";
 // Ctrl-C reaches pulumi too (one process group), which ends its up gracefully: that is waited for, and then this
-// command exits as after a failed up. At any other step it ends here, through process.exit, so its private
+// command says it was cancelled and stops. At any other step it ends here, through process.exit, so its private
 // temporary directory (with pulumi-kubernetes' copy of the kubeconfig) goes with it.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.on(signal, () => {
+    interruptedBy ??= signal;
     if (pulumiChild && pulumiChild.exitCode === null && pulumiChild.signalCode === null) {
       if (signal !== "SIGINT") pulumiChild.kill(signal);
       return;
     }
+    console.error(`\nnpm start interrupted (${signal}): ${leftRunning}.`);
     process.exit(130);
   });
 }
+step("toolchain (a cold build takes a while; cached pieces are skipped)");
+const { binDir, env: toolchainEnv } = await prepareToolchain();
+// pulumi's own temporary directory, removed when this command ends (tools/lib/private-tmp.ts says why).
+const env: NodeJS.ProcessEnv = { ...toolchainEnv, ...privateTmp("myapp-pulumi").env };
+await clusterUp();
+
 const pulumi = path.join(binDir, "pulumi");
 // With the flags the stack's last `pulumi up` installed (none yet: what stacks/index.ts declares unchanged).
 const operator: Promise<OperatorRecord> = startOperatorWhenReady(
@@ -113,6 +120,10 @@ const up = await new Promise<number>((resolve) => {
   pulumiChild.on("close", (code) => resolve(code ?? 1));
 });
 stopWatching();
+if (interruptedBy !== undefined) {
+  console.error(`\nnpm start interrupted (${interruptedBy}) during pulumi up, which stopped: ${leftRunning}.`);
+  process.exit(130);
+}
 if (operatorDied !== undefined) {
   console.error(`\nThe operator stopped while pulumi up waited for it; its log ends:\n${operatorDied}`);
   process.exit(1);
