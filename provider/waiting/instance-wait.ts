@@ -134,7 +134,7 @@ export async function waitUntilGone(
     await instance.snapshot(),
     (object) => {
       if (object === undefined || (uid !== undefined && object.metadata.uid !== uid)) return true;
-      progress.report(`deleting: waiting for ${(object.metadata.finalizers ?? []).join(", ") || "the apiserver"}`);
+      progress.report(`deleting: ${pendingDeletion(object.metadata.finalizers ?? [])}`);
       return undefined;
     },
     { clock: realClock, deadline: deadline(inputs), signal: cancelled },
@@ -163,6 +163,20 @@ export async function waitUntilGone(
       `${inputs.namespace} patch myappinstance ${inputs.name} --type=merge -p '{"metadata":{"finalizers":null}}'`,
   ];
   throw new Error(lines.join("\n"));
+}
+
+/**
+ * What a deletion waits for, as its progress line says it: the operator's own finalizer is run by the operator,
+ * which may not be running (a destroy after the operator's terminal was closed), so the line says so.
+ */
+export function pendingDeletion(finalizers: readonly string[]): string {
+  if (finalizers.length === 0) return "waiting for the apiserver";
+  const others = finalizers.filter((name) => name !== finalizer);
+  if (others.length === finalizers.length) return `waiting for ${finalizers.join(", ")}`;
+  return (
+    `waiting for the operator to clean up and remove ${finalizer} (is it running?)` +
+    (others.length > 0 ? `, and for ${others.join(", ")}` : "")
+  );
 }
 
 /** When a wait gives up: timeoutSeconds from now (the default if state predates the input). */
