@@ -25,6 +25,8 @@ const platform = new MyAppOperator(
   "myapp-operator",
   {
     operatorPlacement,
+    // Kinds charts may render beyond the built-in template's (a JSON list): the example chart needs v1/ConfigMap.
+    ...(config.getObject<string[]>("chartKinds") ? { chartKinds: config.requireObject<string[]>("chartKinds") } : {}),
     // Pods' settings only where there are pods: the component refuses them for an external operator.
     ...(operatorPlacement === "in-cluster"
       ? { replicas: config.getNumber("operatorReplicas") ?? 1, image: config.get("operatorImage") ?? "" }
