@@ -158,6 +158,12 @@ export class ParseThread {
       if ("fault" in parse) this.#settle((job) => job.reject(new Error(parse.fault)));
       else this.#settle((job) => job.resolve(parse));
     });
+    // An answer the event loop cannot read back (a structured clone nested past its stack) refuses the document
+    // instead of leaving it to the deadline.
+    worker.on("messageerror", (error: Error) => {
+      if (this.#worker !== worker) return;
+      void this.#end({ refusal: `its parsed form cannot be passed back: ${error.message}` });
+    });
     worker.on("error", (error: Error & { code?: string }) => {
       if (this.#worker !== worker) return;
       void this.#end(error.code === "ERR_WORKER_OUT_OF_MEMORY" ? this.#outOfMemory() : error);

@@ -17,6 +17,7 @@
  * The thread's module is this file's {@link workerSource}, loaded from a `data:` URL: plain JavaScript (checked by
  * the tests through the thread itself), so the operator's bundle carries it without a file of its own.
  */
+import { maxValuesDepth } from "../../api/chart.ts";
 import { maxSpecFields } from "../../api/validate.ts";
 import { ParseThread, reviewParseThreadHeapMiB } from "../../chart/render-yaml-thread.ts";
 
@@ -30,6 +31,7 @@ const deadlineMs = 5_000;
 export const workerSource = `
 import { parentPort } from "node:worker_threads";
 const maxSpecFields = ${maxSpecFields};
+const maxValuesDepth = ${maxValuesDepth};
 const isRecord = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 // An object or list is sent back empty: whatever it was, what the handlers say of it is "not a string".
 const scalar = (value) => (typeof value !== "object" || value === null ? value : Array.isArray(value) ? [] : {});
@@ -50,14 +52,34 @@ function fieldsOutsideValues(spec) {
 }
 // Values over the limit as an object of the same compact JSON size: judged by their size alone.
 function slimValues(values, maxValuesBytes) {
-  if (values === undefined || maxValuesBytes <= 0) return values;
-  let bytes;
-  try {
-    bytes = Buffer.byteLength(JSON.stringify(values) ?? "", "utf8");
-  } catch {
-    return values;
+  if (values === undefined) return values;
+  if (maxValuesBytes > 0) {
+    let bytes;
+    try {
+      bytes = Buffer.byteLength(JSON.stringify(values) ?? "", "utf8");
+    } catch {
+      bytes = 0; // nested past JSON.stringify's stack: judged by its depth below
+    }
+    if (bytes > maxValuesBytes) return { "": "x".repeat(Math.max(0, bytes - 7)) };
   }
-  return bytes <= maxValuesBytes ? values : { "": "x".repeat(Math.max(0, bytes - 7)) };
+  return tooDeep(values) ? deepStandIn() : values;
+}
+// Values nested past the schema's depth come back as a stand-in nested just past it: the verdict is the same, and
+// what crosses back is small (the event loop's structured clone of thousands of levels overflows its stack).
+function tooDeep(values) {
+  const pending = [[values, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, depth] = next;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > maxValuesDepth) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+function deepStandIn() {
+  let value = 1;
+  for (let depth = 0; depth <= maxValuesDepth; depth++) value = { a: value };
+  return value;
 }
 function slimSpec(spec, maxValuesBytes) {
   if (spec === null || typeof spec !== "object") return spec;

@@ -108,6 +108,23 @@ describe("ParseThread", () => {
     assert.deepEqual(parse, { refusal: "it took longer than 0.05 s to parse" });
   });
 
+  it("refuses at once an answer the event loop cannot read back, instead of waiting for the deadline", async () => {
+    // GIVEN a thread whose answer nests 9,000 levels deep: cloned there, it overflows the stack here
+    const deep = `
+      import { parentPort } from "node:worker_threads";
+      parentPort.on("message", () => {
+        let value = 1;
+        for (let i = 0; i < 9000; i++) value = { a: value };
+        parentPort.postMessage({ value });
+      });`;
+    const workerUrl = new URL(`data:text/javascript,${encodeURIComponent(deep)}`);
+    const started = performance.now();
+    const parse = await thread({ workerUrl, deadlineMs: 60_000 }).parse("a: 1", maxDocumentBytes);
+    // THEN it is a refusal, long before the deadline
+    assert.ok("refusal" in parse && /cannot be passed back/.test(parse.refusal), JSON.stringify(parse));
+    assert.ok(performance.now() - started < 30_000);
+  });
+
   it("answers a refusal of js-yaml's or of the bounds as a refusal", async () => {
     const parse = await thread().parse("a: 1\na: 2\n", maxDocumentBytes);
     assert.ok("refusal" in parse && /duplicated mapping key \(2:1\)/.test(parse.refusal));

@@ -81,6 +81,29 @@ describe("ReviewParseThread", () => {
     assert.deepEqual(slim.request.object.metadata, { name: "web" });
   });
 
+  it("gives back values nested thousands deep as a small stand-in with the same verdict", async () => {
+    // GIVEN values 9,000 levels deep within the size limit (the event loop's structured clone of them overflows its
+    // stack, which left the review to the deadline); written by hand, as JSON.stringify would overflow too
+    const deepThread = new ReviewParseThread(undefined);
+    const { validate: validateOpen } = admissionHandlers(openPolicy, lookups, logger);
+    const values = `${'{"a":'.repeat(9_000)}1${"}".repeat(9_000)}`;
+    const text = JSON.stringify(review({ object: instance({ image: "nginx", chart, values: "VALUES" }) })).replace(
+      '"VALUES"',
+      values,
+    );
+    try {
+      // WHEN it is parsed on the thread
+      const slim = await deepThread.parse(Buffer.from(text));
+      // THEN what comes back is small, and refused for its depth as the whole review is
+      assert.ok(nodes(slim) < 1_000);
+      const verdict = (body: unknown) => validateOpen(body).catch((error: Error) => error.message);
+      assert.deepEqual(await verdict(slim), await verdict(JSON.parse(text)));
+      assert.match(JSON.stringify(await verdict(slim)), /at most 100 levels deep/);
+    } finally {
+      await deepThread.close();
+    }
+  });
+
   it("refuses what is not JSON, and the event loop turns while a heavy body is parsed", async () => {
     await assert.rejects(thread.parse(Buffer.from("{nope")), ReviewSyntaxError);
     const heavy = Buffer.from(JSON.stringify(review({ object: instance({ image: "nginx", ...manyKeys(250_000) }) })));
