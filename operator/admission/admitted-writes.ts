@@ -11,11 +11,13 @@
  * Nor may a forged create or growth hold a namespace's budget on its own word: a write the cache does not show
  * that alone turns a verdict into a refusal is a `suspect`, and once it has had `settleMs` to be stored (a real one
  * has), the apiserver is asked for it (`confirm`): forgotten if it has no such instance, counted as the apiserver
- * has it if it does. review.ts then judges again, counting of the unconfirmed writes only those recorded before the
- * first judgement (`asOf`): a forger's fresh writes cannot keep refusing it. What is remembered is bounded, since
+ * has it if it does. review.ts then judges again, counting every write remembered then (a burst's other writes
+ * too: all refused by one forged write, they must not pass the budget together once it is forgotten); a forger's
+ * fresh writes are the next round's suspects, within the review's deadline. What is remembered is bounded, since
  * every admitted write is: the fields a budget reads, for at most `rememberMs`, at most `maxPerNamespace` writes a
  * namespace (its own oldest forgotten first) and `maxRemembered` in all (beyond, the namespace remembering the most
- * forgets), so writes under another namespace's name, or under many fresh ones, cannot push a namespace's out.
+ * forgets). review.ts remembers only writes that grow a namespace with a budget: a namespace must exist, and a
+ * forger can only fill a real namespace's share.
  *
  * Per replica: two replicas judging at once can still each admit the last slot (a ResourceQuota is the hard cap).
  * Written by hand: no library keeps admission's own writes.
@@ -45,7 +47,7 @@ export interface AdmittedWritesOptions {
 
 interface Remembered {
   readonly at: number;
-  /** Order of recording: a retried judgement counts only the unconfirmed writes recorded before it first ran. */
+  /** Order of recording: a judgement's suspects are among the writes recorded before it ran. */
   readonly seq: number;
   /** What a budget reads of it: name, namespace, replicas and storage (not the values, which may be large). */
   readonly instance: MyAppInstanceObject;
@@ -110,7 +112,7 @@ export class AdmittedWrites {
     this.keep(instance.namespace, instance.name, { replicas, ...(storage !== undefined ? { storage } : {}) }, false);
   }
 
-  /** The last recording so far: what {@link merge}'s `asOf` takes. */
+  /** The last recording so far: what {@link suspects}'s `asOf` takes. */
   get recorded(): number {
     return this.seq;
   }
@@ -123,19 +125,17 @@ export class AdmittedWrites {
   /**
    * The namespace's instances as far as this replica knows: `cached`, with each write it admitted since (and
    * remembers) beside them for a create the cache lacks, and for a change the larger of it and the cached version.
-   * With `asOf`, an unconfirmed write recorded after that recording is left out; `unconfirmed: false` leaves out
-   * every unconfirmed write that counts for more than the cache shows (what the verdict would be without them).
+   * `unconfirmed: false` leaves out every unconfirmed write (what the verdict would be without them).
    */
   merge(
     namespace: string,
     cached: readonly MyAppInstanceObject[],
-    only: { readonly asOf?: number; readonly unconfirmed?: false } = {},
+    only: { readonly unconfirmed?: false } = {},
   ): readonly MyAppInstanceObject[] {
     this.dropOld(this.clock.monotonicMs());
     const kept = this.byNamespace.get(namespace);
     if (!kept) return cached;
-    const counts = (remembered: Remembered) =>
-      remembered.confirmed || (only.unconfirmed !== false && (only.asOf === undefined || remembered.seq <= only.asOf));
+    const counts = (remembered: Remembered) => remembered.confirmed || only.unconfirmed !== false;
     // An admitted change counts the larger replicas and storage of the two specs, never the status: a chart
     // instance's status says what its last render takes of the budget (namespace-budget.ts).
     const merged = cached.map((instance) => {

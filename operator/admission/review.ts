@@ -20,7 +20,7 @@ import { group, kind, validateSpec, type MyAppInstanceObject } from "../../api/i
 import { realClock, type Clock, type TimerHandle } from "../../kube/index.ts";
 import { AdmittedWrites, type LiveInstance, type Suspect } from "./admitted-writes.ts";
 import { defaultsFor } from "./mutate.ts";
-import { hasBudget } from "./namespace-budget.ts";
+import { grows, hasBudget, specUsage } from "./namespace-budget.ts";
 import type { AdmissionLookups } from "./lookups.ts";
 import type { PlatformPolicy } from "./policy.ts";
 import { WebhookRequestError, type WebhookHandler } from "./webhook-server.ts";
@@ -79,8 +79,6 @@ class LookupError extends Error {}
 interface Judged {
   readonly violations: Violation[];
   readonly suspects: readonly Suspect[];
-  /** The last write recorded before it was judged first. */
-  readonly asOf: number;
   /** What to remember if it is admitted and stored. */
   readonly record?: AdmittedInstance;
 }
@@ -149,25 +147,30 @@ export function admissionHandlers(
    */
   async function judgeCounting(request: ReviewRequest): Promise<Violation[]> {
     const deadline = clock.monotonicMs() + timeoutMs;
-    const attempt = (asOf: number | undefined) => {
+    const attempt = () => {
       const run = async () => {
-        const judged = await judge(request, deadline, asOf);
+        const judged = await judge(request, deadline);
         // Every admitted write, a shrink too: a create just after it must count the smaller size.
         if (!request.dryRun && judged.violations.length === 0 && judged.record) admitted.record(judged.record);
         return judged;
       };
       return request.dryRun ? run() : admitted.serially(request.namespace, run);
     };
-    const first = await attempt(undefined);
-    if (first.suspects.length === 0) return first.violations;
-    try {
-      await confirmSuspects(first.suspects, deadline);
-    } catch (error) {
-      // The apiserver could not say: the refusal stands, on the safe side.
-      if (error instanceof LookupError) return first.violations;
-      throw error;
+    // Each judgement again counts every write remembered then, those admitted by other judgements meanwhile too:
+    // a burst refused by one forged write, judged again once it is forgotten, must not pass the budget together.
+    // A forger's fresh writes are suspects of the next round, until the deadline leaves the refusal standing.
+    let judged = await attempt();
+    while (judged.suspects.length > 0 && clock.monotonicMs() < deadline) {
+      try {
+        await confirmSuspects(judged.suspects, deadline);
+      } catch (error) {
+        // The apiserver could not say: the refusal stands, on the safe side.
+        if (error instanceof LookupError) return judged.violations;
+        throw error;
+      }
+      judged = await attempt();
     }
-    return (await attempt(first.asOf)).violations;
+    return judged.violations;
   }
 
   /**
@@ -191,10 +194,10 @@ export function admissionHandlers(
     );
   }
 
-  async function judge(request: ReviewRequest, deadline: number, asOf: number | undefined): Promise<Judged> {
-    // The last write recorded before this judgement: a second judgement counts no unconfirmed write after it.
-    const judgedAsOf = asOf ?? admitted.recorded;
-    const verdict = (violations: Violation[]): Judged => ({ violations, suspects: [], asOf: judgedAsOf });
+  async function judge(request: ReviewRequest, deadline: number): Promise<Judged> {
+    // The last write recorded before this judgement: its suspects are among those.
+    const judgedAsOf = admitted.recorded;
+    const verdict = (violations: Violation[]): Judged => ({ violations, suspects: [] });
     const oversized = valuesFirst(request, policy);
     if (oversized.length > 0) return verdict(oversized);
     const subject = await subjectOf(request, lookups, (what, read) => look(what, read, deadline));
@@ -225,16 +228,21 @@ export function admissionHandlers(
       : [];
     const facts: AdmissionFacts = {
       namespace: namespaceFacts,
-      instances: counted ? admitted.merge(namespace, cached, asOf === undefined ? {} : { asOf }) : [],
+      instances: counted ? admitted.merge(namespace, cached) : [],
       storageClass,
       defaultStorageClass,
       chartConfigMap,
     };
     const violations = validateInstance(instance, old, facts, policy);
-    // No namespace of that name: the apiserver never sends such a write, so it is not remembered (names made up
-    // by the thousand would otherwise fill the memory).
-    const record = needed.namespace && namespaceFacts === undefined ? undefined : instance;
-    if (!counted || asOf !== undefined || !violations.some((violation) => budgetRules.has(violation.rule))) {
+    // Remembered only where a budget counts it (so in a namespace that exists: names made up by the thousand would
+    // otherwise fill the memory), and only a write that takes more than before: a shrink counts once the cache shows
+    // it (a growth remembered before it that alone refuses a write is asked for, as a suspect), so a forged shrink
+    // can neither take memory nor replace a real growth.
+    const record =
+      counted && namespaceFacts !== undefined && grows(specUsage(instance.spec), old && specUsage(old.spec))
+        ? instance
+        : undefined;
+    if (!counted || !violations.some((violation) => budgetRules.has(violation.rule))) {
       return { ...verdict(violations), ...(record ? { record } : {}) };
     }
     // Would the cache and the confirmed writes alone have admitted it? Then the unconfirmed ones refuse it: suspects.
@@ -245,7 +253,7 @@ export function admissionHandlers(
       policy,
     );
     const suspects = sameBudgetRefusals(alone, violations) ? [] : admitted.suspects(namespace, cached, judgedAsOf);
-    return { violations, suspects, asOf: judgedAsOf, ...(record ? { record } : {}) };
+    return { violations, suspects, ...(record ? { record } : {}) };
   }
 
   async function defaults(request: ReviewRequest): Promise<unknown[]> {

@@ -128,7 +128,6 @@ describe("AdmittedWrites", () => {
     await writes.confirm(suspects[1]!, live({ replicas: 2 }));
     assert.equal(reads.length, 2, "none for a write answered already");
     assert.deepEqual(names(writes.merge("shop", cache)), ["shown:1", "real:2", "later:1"]);
-    assert.deepEqual(names(writes.merge("shop", cache, { asOf })), ["shown:1", "real:2"]);
     assert.deepEqual(names(writes.merge("shop", cache, { unconfirmed: false })), ["shown:1", "real:2"]);
     assert.deepEqual(writes.suspects("shop", cache), [{ namespace: "shop", name: "later", settledAt: 1_010 }]);
   });

@@ -503,18 +503,18 @@ describe("budgets under concurrent creates", () => {
 
   it("remembers of each admitted write only what a budget reads, not its values", async () => {
     const admitted = new AdmittedWrites();
-    const lookups = fakeLookups({ namespaces: { open: { labels: {} } } }).lookups;
-    const { validate } = admissionHandlers(openPolicy, lookups, logger, { admitted });
+    const lookups = fakeLookups({ namespaces: { "team-a": { labels: {} } } }).lookups;
+    const { validate } = admissionHandlers(budget, lookups, logger, { admitted });
     const values = { blob: "x".repeat(100_000) };
     const review = reviewOf({
       operation: "CREATE",
-      namespace: "open",
+      namespace: "team-a",
       name: "big",
-      object: object({ image: "nginx", values }, "big", "open"),
+      object: object({ image: "nginx", values }, "big", "team-a"),
     });
     assert.equal(responseOf(await validate(review)).allowed, true);
     assert.deepEqual(
-      admitted.merge("open", []).map((instance) => instance.spec),
+      admitted.merge("team-a", []).map((instance) => instance.spec),
       [{ replicas: 1 }],
     );
   });
@@ -549,6 +549,38 @@ describe("budgets under concurrent creates", () => {
     const over = await settled(cluster.clock, [cluster.write(createNamed("big", false, "team-b", 7))]);
     assert.equal(over[0]?.allowed, false);
     assert.match(over[0]?.status?.message ?? "", /it runs 4 without this instance/);
+  });
+
+  it("does not let a burst refused by one forged create pass the budget together once it is forgotten", async () => {
+    // GIVEN team-a running 2 of its 3 instances, and a forged create admitted into the last slot
+    const running = [0, 1].map((i) => object({ image: "nginx", replicas: 1 }, `real-${i}`, "team-a") as never);
+    const cluster = apiserver({ namespaces: { "team-a": { labels: {} } }, instances: running }, budget);
+    assert.equal((await cluster.forge(createNamed("ghost"))).allowed, true);
+    // WHEN the tenant creates four at once through the apiserver (the cache shows none of them)
+    const burst = Array.from({ length: 4 }, (_, i) => cluster.write(createNamed(`burst-${i}`)));
+    // (each round of suspects waits for its writes to settle: the clock moves until every answer is in)
+    let done = false;
+    void Promise.all(burst).then(() => (done = true));
+    for (let step = 0; step < 10 && !done; step++) await cluster.clock.advance(1_000);
+    const answers = await Promise.all(burst);
+    // THEN once the ghost is found absent, one of them takes the slot, and only one
+    assert.equal(answers.filter((response) => response.allowed).length, 1, JSON.stringify(answers));
+  });
+
+  it("remembers only what grows a namespace with a budget: no shrink, no other namespace's or made-up name", async () => {
+    const admitted = new AdmittedWrites();
+    const lookups = fakeLookups({ namespaces: { "team-a": { labels: {} }, open: { labels: {} } } }).lookups;
+    const { validate } = admissionHandlers(budget, lookups, logger, { admitted });
+    // A shrink of an instance (forged or real) takes nothing more: not remembered, so it replaces no growth.
+    const shrink = reviewOf({
+      operation: "UPDATE",
+      namespace: "team-a",
+      name: "web",
+      object: object({ image: "nginx", replicas: 1 }, "web", "team-a"),
+      oldObject: object({ image: "nginx", replicas: 3 }, "web", "team-a"),
+    });
+    assert.equal(responseOf(await validate(shrink)).allowed, true);
+    assert.equal(admitted.size, 0);
   });
 
   it("does not remember a write in a namespace that does not exist (the apiserver never sends one)", async () => {
