@@ -109,17 +109,24 @@ export function scratchMiB(settings: ChartLimitSettings): number {
 /** Node needs at least this much of the container besides the renders. */
 const minNodeMiB = 256;
 
-/** What is wrong when the memory limit leaves Node too little beside K renders, if anything. */
-export function renderMemoryProblem(resources: ResourceRequirements, settings: ChartLimitSettings): string | undefined {
+/**
+ * What is wrong when the memory limit leaves Node too little beside K renders, if anything. `reviewsMiB`: the heap
+ * of the webhooks' thread that parses large reviews, when the webhooks are on (components/deployment.ts).
+ */
+export function renderMemoryProblem(
+  resources: ResourceRequirements,
+  settings: ChartLimitSettings,
+  reviewsMiB = 0,
+): string | undefined {
   const limit = resources.limits?.["memory"];
   const limitMiB = memoryLimitMiB(resources);
   if (limitMiB === undefined) return undefined;
-  const renders = rendersMemoryMiB(settings);
-  if (limitMiB - renders >= minNodeMiB) return undefined;
+  const reserved = rendersMemoryMiB(settings) + reviewsMiB;
+  if (limitMiB - reserved >= minNodeMiB) return undefined;
   return (
     `${String(limit)} leaves Node less than ${minNodeMiB} MiB beside ${settings.maxConcurrentRenders} helm renders of ` +
     `${settings.renderLimits.memoryMiB} MiB and the ${parseThreadHeapMiB} MiB of the thread that parses their ` +
-    `output; raise the limit to at least ${renders + minNodeMiB}Mi, or lower ` +
-    `maxConcurrentRenders or renderLimits.memoryMiB`
+    `output${reviewsMiB > 0 ? ` (and the ${reviewsMiB} MiB of the webhooks' thread that parses large reviews)` : ""}; ` +
+    `raise the limit to at least ${reserved + minNodeMiB}Mi, or lower maxConcurrentRenders or renderLimits.memoryMiB`
   );
 }

@@ -13,6 +13,7 @@ import {
 } from "../api/index.ts";
 import { dns1123LabelPattern, isQualifiedName, labelValuePattern } from "../api/dns-names.ts";
 import { defaultRenderLimits, type RenderLimits } from "../chart/render-limits.ts";
+import { reviewParseThreadHeapMiB } from "../chart/render-yaml-thread.ts";
 import { argumentShapeProblems, type ArgumentShape } from "../api/argument-names.ts";
 import { renderMemoryProblem, resolveChartLimits } from "./chart-limits.ts";
 import { resolveChartKinds } from "./chart-kinds.ts";
@@ -394,7 +395,8 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   const chartLimits = resolveChartLimits(args);
   if (!chartLimits.ok) for (const { field, message } of chartLimits.problems) problem(field, message);
   if (!chartLimits.ok) return { ok: false, issues };
-  const renderMemory = renderMemoryProblem(args.resources ?? defaultResources, chartLimits.settings);
+  const reviewsMiB = webhooks.ok && webhooks.webhooks.enabled ? reviewParseThreadHeapMiB : 0;
+  const renderMemory = renderMemoryProblem(args.resources ?? defaultResources, chartLimits.settings, reviewsMiB);
   if (renderMemory) problem("resources.limits.memory", renderMemory);
   // An empty string counts as not given (a stack's `config.get(...) ?? ""`).
   const chartSourcesCa = args.chartSourcesCa?.trim() ? args.chartSourcesCa : undefined;

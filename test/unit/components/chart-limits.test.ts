@@ -52,10 +52,19 @@ describe("chart limits", () => {
     assert.deepEqual(fields({ renderLimits: { cpuSeconds: 1.5 } }), ["renderLimits.cpuSeconds"]);
     assert.deepEqual(fields({ renderLimits: { valuesKiB: 0 } }), ["renderLimits.valuesKiB"]);
     assert.deepEqual(fields({ chartSources: ["ftp://x/"] }), ["chartSources"]);
-    // 6 renders of 256 MiB and the parsing thread's 128 MiB in the default 1536Mi container leave Node nothing
+    // 6 renders of 256 MiB, the parsing thread's 128 MiB and the review thread's 64 in the default 1536Mi container
+    // leave Node nothing; without the webhooks, no review thread
     const [memory] = issuesOf({ maxConcurrentRenders: 6 });
     assert.equal(memory?.field, "resources.limits.memory");
-    assert.match(memory?.message ?? "", /and the 128 MiB of the thread that parses their output; .*at least 1920Mi/);
+    assert.match(
+      memory?.message ?? "",
+      /and the 128 MiB of the thread that parses their output \(and the 64 MiB of the webhooks' thread .*at least 1984Mi/,
+    );
+    const [withoutWebhooks] = issuesOf({ maxConcurrentRenders: 6, webhooks: { enabled: false } });
+    assert.match(
+      withoutWebhooks?.message ?? "",
+      /and the 128 MiB of the thread that parses their output; .*at least 1920Mi/,
+    );
   });
 
   it("size the container: Node's heap leaves room for K renders, /tmp holds K charts", () => {
