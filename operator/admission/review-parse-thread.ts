@@ -58,11 +58,35 @@ function slimValues(values, maxValuesBytes) {
     try {
       bytes = Buffer.byteLength(JSON.stringify(values) ?? "", "utf8");
     } catch {
-      bytes = 0; // nested past JSON.stringify's stack: judged by its depth below
+      bytes = countedBytes(values); // nested past JSON.stringify's stack: counted as the event loop counts them
     }
     if (bytes > maxValuesBytes) return { "": "x".repeat(Math.max(0, bytes - 7)) };
   }
   return tooDeep(values) ? deepStandIn() : values;
+}
+// chart/values-size.ts countedBytes, here as the thread's module has no imports: leaves and keys stringified alone.
+function countedBytes(values) {
+  const leaf = (value) => Buffer.byteLength(JSON.stringify(value) ?? "null", "utf8");
+  let bytes = 0;
+  const pending = [values];
+  for (let value = pending.pop(); value !== undefined; value = pending.pop()) {
+    if (typeof value !== "object" || value === null) {
+      bytes += leaf(value);
+      continue;
+    }
+    if (Array.isArray(value)) {
+      bytes += 2 + Math.max(0, value.length - 1);
+      for (const item of value) pending.push(item === undefined ? null : item);
+      continue;
+    }
+    const entries = Object.entries(value).filter(([, member]) => member !== undefined);
+    bytes += 2 + Math.max(0, entries.length - 1);
+    for (const [key, member] of entries) {
+      bytes += leaf(key) + 1;
+      pending.push(member);
+    }
+  }
+  return bytes;
 }
 // Values nested past the schema's depth come back as a stand-in nested just past it: the verdict is the same, and
 // what crosses back is small (the event loop's structured clone of thousands of levels overflows its stack).

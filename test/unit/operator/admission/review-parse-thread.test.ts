@@ -99,6 +99,13 @@ describe("ReviewParseThread", () => {
       const verdict = (body: unknown) => validateOpen(body).catch((error: Error) => error.message);
       assert.deepEqual(await verdict(slim), await verdict(JSON.parse(text)));
       assert.match(JSON.stringify(await verdict(slim)), /at most 100 levels deep/);
+      // AND nested past JSON.stringify's stack and over the size limit, they are counted as the event loop counts
+      // them: the same size verdict
+      const deeper = text.replace(values, `${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}`);
+      const sized = (body: unknown) => validate(body).catch((error: Error) => error.message);
+      const onSizedThread = await thread.parse(Buffer.from(deeper));
+      assert.deepEqual(await sized(onSizedThread), await sized(JSON.parse(deeper)));
+      assert.match(JSON.stringify(await sized(onSizedThread)), /is 586\.\d KiB as JSON/);
     } finally {
       await deepThread.close();
     }
