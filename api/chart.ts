@@ -59,7 +59,7 @@ export const maxValuesDepth = 100;
 const reservedSegmentPattern = `(^|[.])(${reservedValueKeys.join("|")})([.]|$)`;
 
 /** True when the dotted `path` has a segment in {@link reservedValueKeys}. */
-export function hasReservedSegment(path: string): boolean {
+function hasReservedSegment(path: string): boolean {
   return new RegExp(reservedSegmentPattern).test(path);
 }
 const versionPattern = "^v?[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$";
@@ -157,7 +157,7 @@ const valuePath = (field: ValuePathField, what: string) =>
     .optional();
 
 /** `spec.chart.valuePaths`: where the chart expects each typed spec field. */
-export const valuePathsSchema = z
+const valuePathsSchema = z
   .strictObject(
     {
       replicas: valuePath("replicas", "spec.replicas (a number)"),
@@ -302,7 +302,7 @@ export const maxNamedValueKeys = 10;
  * instead of a path: a deeply nested value cannot exhaust the stack, and a wide one costs memory in proportion to
  * its size, never to its size times its depth, nor a refusal per key (the values are the tenant's).
  */
-export function reservedKeyPaths(
+function reservedKeyPaths(
   values: unknown,
   limit = maxNamedValueKeys,
 ): { paths: (string | number)[][]; count: number } {
@@ -337,7 +337,7 @@ export function reservedKeyPaths(
  * True when `values` nests objects and arrays more than {@link maxValuesDepth} levels deep. Iterative, and it
  * stops at the first node too deep: the cost is bounded by the values' size, never by the stack.
  */
-export function valuesTooDeep(values: unknown): boolean {
+function valuesTooDeep(values: unknown): boolean {
   const pending: { value: unknown; depth: number }[] = [{ value: values, depth: 1 }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const { value, depth } = next;

@@ -5,7 +5,7 @@
 import * as z from "zod";
 
 /** Length in code points, as the apiserver's `maxLength` counts it. */
-export function codePointLength(text: string): number {
+function codePointLength(text: string): number {
   // The string iterator walks code points, not UTF-16 units.
   return Array.from(text).length;
 }

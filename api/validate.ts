@@ -103,7 +103,7 @@ export function validateInstance(input: unknown): InstanceVerdict {
 }
 
 /** zod's issues as field issues: one per field and message, unknown keys each named, paths as the apiserver's. */
-export function toFieldIssues(error: z.ZodError, input: unknown, prefix: string): FieldIssue[] {
+function toFieldIssues(error: z.ZodError, input: unknown, prefix: string): FieldIssue[] {
   const issues: FieldIssue[] = [];
   for (const issue of error.issues) {
     const path = [...(prefix === "" ? [] : [prefix]), ...issue.path.map((segment) => segment as string | number)];

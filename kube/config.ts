@@ -198,7 +198,7 @@ export function inClusterConfig(env: NodeJS.ProcessEnv, dir = serviceAccountDir)
 }
 
 /** Parses kubeconfig YAML; relative file paths in it are resolved against `baseDir` (the file's directory). */
-export function parseKubeConfig(text: string, baseDir = process.cwd()): KubeConfig {
+function parseKubeConfig(text: string, baseDir = process.cwd()): KubeConfig {
   const doc = (parse(text) ?? {}) as RawConfig;
   if (typeof doc !== "object" || Array.isArray(doc)) throw new Error("kubeconfig is not a YAML mapping");
   const path = (value: unknown) => (typeof value === "string" && value ? resolvePath(baseDir, value) : undefined);

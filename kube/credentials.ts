@@ -80,7 +80,7 @@ export class Credentials {
 }
 
 /** Runs an exec credential plugin (client.authentication.k8s.io ExecCredential) and returns its status. */
-export function runExecPlugin(userName: string, exec: ExecConfig): Promise<ExecCredentialStatus> {
+function runExecPlugin(userName: string, exec: ExecConfig): Promise<ExecCredentialStatus> {
   const info = JSON.stringify({ apiVersion: exec.apiVersion, kind: "ExecCredential", spec: { interactive: false } });
   const env: NodeJS.ProcessEnv = { ...process.env, KUBERNETES_EXEC_INFO: info };
   for (const { name, value } of exec.env) env[name] = value;

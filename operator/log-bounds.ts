@@ -18,7 +18,7 @@ export const maxLoggedStringLength = 16 * 1024;
 export const maxLogLineLength = 64 * 1024;
 
 /** `text`, cut to `max` with a note of how much was cut. */
-export function clippedForLog(text: string, max = maxLoggedStringLength): string {
+function clippedForLog(text: string, max = maxLoggedStringLength): string {
   if (text.length <= max) return text;
   return `${text.slice(0, max)} … (${text.length - max} more characters)`;
 }
@@ -65,7 +65,7 @@ function clippedArgument(argument: unknown): unknown {
 }
 
 /** A written line (JSON and a newline) within {@link maxLogLineLength}; an ordinary line is returned as it is. */
-export function boundedLine(line: string): string {
+function boundedLine(line: string): string {
   if (line.length <= maxLogLineLength) return line;
   let parsed: unknown;
   try {

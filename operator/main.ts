@@ -154,7 +154,7 @@ function flagError(error: unknown): string {
 }
 
 /** `myapp-operator: <message>`, on one line whatever the message holds. */
-export function fatalLine(message: string): string {
+function fatalLine(message: string): string {
   return `myapp-operator: ${message.replace(/\s*\n\s*/g, " ").trim()}`;
 }
 

@@ -71,7 +71,7 @@ export type Budget =
   | { readonly unreadable: { readonly label: string; readonly written: string; readonly wanted: string } };
 
 /** The budget of `dimension` in `namespace`: its label's, else the flag's; undefined when neither sets one. */
-export function budgetFor(
+function budgetFor(
   dimension: BudgetDimension,
   namespace: BudgetNamespace | undefined,
   policy: PlatformPolicy,

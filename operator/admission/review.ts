@@ -397,7 +397,7 @@ function requestOf(body: unknown): ReviewRequest {
 }
 
 /** The request of an AdmissionReview v1, or why the body is not one. */
-export function parseReview(body: unknown): ReviewRequest | string {
+function parseReview(body: unknown): ReviewRequest | string {
   let value: unknown = body;
   if (typeof body === "string" || body instanceof Uint8Array) {
     try {

@@ -73,7 +73,7 @@ export const statusProgressIntervalMs = 5000;
  * The progress-only status writes per second that all instances at work share (status-pacing.ts): a fleet of up to
  * 50 rolling out at once keeps the 5 s interval; 1,000 at once write their progress every 100 s, their ends at once.
  */
-export const statusProgressWritesPerSecond = 10;
+const statusProgressWritesPerSecond = 10;
 
 /** What a reconcile asks of the runtime next; `{}` means "converged: wait for a change". */
 export interface ReconcileOutcome {

@@ -128,7 +128,7 @@ const controlPlaneAwayPattern = new RegExp(
 );
 
 /** True for a create failure of the control plane itself (see {@link controlPlaneAwayPattern}): transient. */
-export function controlPlaneAway(message: string): boolean {
+function controlPlaneAway(message: string): boolean {
   return controlPlaneAwayPattern.test(message);
 }
 

@@ -22,7 +22,7 @@ export function cancellation(): AbortSignal {
 }
 
 /** Aborts the waits (for tests, and for the hooks below). */
-export function cancelWaits(reason: string): void {
+function cancelWaits(reason: string): void {
   if (controller.signal.aborted) return;
   providerLog().info({ reason }, "cancelled: waits stop");
   controller.abort(new Error(reason));

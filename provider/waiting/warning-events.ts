@@ -21,7 +21,7 @@ export interface CoreEvent extends KubeObject {
  * True for events about the instance or an object the operator named after it: the workload, its ReplicaSets
  * and pods (`name-...`), the Service, and the StatefulSet's volume claims (`data-name-0`).
  */
-export function concernsInstance(event: CoreEvent, instanceName: string): boolean {
+function concernsInstance(event: CoreEvent, instanceName: string): boolean {
   const name = event.involvedObject?.name ?? "";
   return name === instanceName || name.startsWith(`${instanceName}-`) || name.includes(`-${instanceName}-`);
 }
