@@ -139,9 +139,9 @@ export function volumeRefusal(
           message: `${who} drops volume claim template ${claim} of StatefulSet/${name}; volumes are never dropped implicitly`,
         };
       }
-      const was = parseQuantity(size);
-      const now = parseQuantity(nextSize);
-      if (was && now && compareQuantities(now, was) < 0) {
+      const storedQuantity = parseQuantity(size);
+      const nextQuantity = parseQuantity(nextSize);
+      if (storedQuantity && nextQuantity && compareQuantities(nextQuantity, storedQuantity) < 0) {
         return {
           reason: `${reason}ShrinksVolumes`,
           message: `${who} shrinks volume claim template ${claim} of StatefulSet/${name} from ${size} to ${nextSize}; volumes may grow but never shrink`,

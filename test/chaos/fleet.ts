@@ -278,9 +278,9 @@ export async function settledWrites(operator: OperatorProcess): Promise<number> 
   let quietLooks = 0;
   for (let tries = 0; tries < 30 && quietLooks < 2; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const now = await instanceWrites(operator);
-    quietLooks = now === settled && (await queued()) === 0 ? quietLooks + 1 : 0;
-    settled = now;
+    const writes = await instanceWrites(operator);
+    quietLooks = writes === settled && (await queued()) === 0 ? quietLooks + 1 : 0;
+    settled = writes;
   }
   return settled;
 }

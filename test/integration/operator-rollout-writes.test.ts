@@ -33,9 +33,9 @@ async function settledWrites(operator: OperatorProcess): Promise<number> {
   return waitFor(
     "3 s without an instance write",
     async () => {
-      const now = await instanceWrites(operator);
-      if (now !== last) [last, since] = [now, Date.now()];
-      return Date.now() - since >= 3000 ? now : undefined;
+      const writes = await instanceWrites(operator);
+      if (writes !== last) [last, since] = [writes, Date.now()];
+      return Date.now() - since >= 3000 ? writes : undefined;
     },
     { timeoutMs: 60_000, intervalMs: 250 },
   );

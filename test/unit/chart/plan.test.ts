@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { renderableChartKinds } from "../../../api/index.ts";
-import { parseManifests, type RenderedObject } from "../../../chart/index.ts";
+import { parseManifests, readManifests, type RenderedObject } from "../../../chart/index.ts";
 import { chartInstanceLabel } from "../../../operator/chart/owned.ts";
 import {
   mainServiceEndpoint,
@@ -52,9 +52,10 @@ function ok(manifest: string): readonly RenderedObject[] {
   return plan.objects;
 }
 
-describe("parseManifests", () => {
-  test("keeps each object's template and skips empty documents", () => {
-    const manifests = parseManifests(stream);
+// The reader production runs on every render (the tests' fixtures use its non-yielding twin, parseManifests)
+describe("readManifests", () => {
+  test("keeps each object's template and skips empty documents", async () => {
+    const manifests = await readManifests(stream);
     assert.deepEqual(
       manifests.map((m) => [m.source, m.object.kind, m.object.metadata.name]),
       [
@@ -65,11 +66,11 @@ describe("parseManifests", () => {
     );
   });
 
-  test("names the template of a document that is not an object", () => {
-    assert.throws(() => parseManifests("# Source: c/templates/x.yaml\n- 1\n"), /c\/templates\/x\.yaml/);
+  test("names the template of a document that is not an object", async () => {
+    await assert.rejects(readManifests("# Source: c/templates/x.yaml\n- 1\n"), /c\/templates\/x\.yaml/);
   });
 
-  test("refuses an object named outside Kubernetes' names, quoting at most 64 characters of it", () => {
+  test("refuses an object named outside Kubernetes' names, quoting at most 64 characters of it", async () => {
     // GIVEN objects whose identity is not a Kubernetes name: a 100,000-character name, a path in a name, a kind
     // and a namespace that no apiserver serves (the chart's text: echoed whole, it would fill every log line)
     const cases: [string, RegExp][] = [
@@ -89,14 +90,10 @@ describe("parseManifests", () => {
     ];
     for (const [object, message] of cases) {
       // THEN the render is refused naming the template and what is wrong, never the whole text
-      const error = (() => {
-        try {
-          parseManifests(`# Source: c/templates/x.yaml\napiVersion: v1\n${object}\n`);
-        } catch (caught) {
-          return caught as Error;
-        }
-        return assert.fail("accepted");
-      })();
+      const error = await readManifests(`# Source: c/templates/x.yaml\napiVersion: v1\n${object}\n`).then(
+        () => assert.fail("accepted"),
+        (caught: unknown) => caught as Error,
+      );
       assert.match(error.message, /^c\/templates\/x\.yaml renders an object whose /);
       assert.match(error.message, message);
       assert.ok(error.message.length < 300, `${error.message.length} characters`);
