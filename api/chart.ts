@@ -302,10 +302,7 @@ export const maxNamedValueKeys = 10;
  * instead of a path: a deeply nested value cannot exhaust the stack, and a wide one costs memory in proportion to
  * its size, never to its size times its depth, nor a refusal per key (the values are the tenant's).
  */
-function reservedKeyPaths(
-  values: unknown,
-  limit = maxNamedValueKeys,
-): { paths: (string | number)[][]; count: number } {
+function reservedKeyPaths(values: unknown, limit = maxNamedValueKeys): { paths: (string | number)[][]; count: number } {
   interface Node {
     readonly value: unknown;
     readonly key?: string | number;
