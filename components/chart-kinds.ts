@@ -15,7 +15,9 @@ import {
   renderableChartKinds,
   type ChartKind,
 } from "../api/index.ts";
+import { listEntryIssues } from "./list-arguments.ts";
 import { watchedNamespaceRules, type OperatorRule } from "./rbac-rules.ts";
+import type { SettingsIssue } from "./settings.ts";
 
 /**
  * Verbs for a kind charts render: list and watch (the operator's informers cache its own objects of every allowed
@@ -53,23 +55,46 @@ function builtInGrants(group: string, resource: string, verb: string): boolean {
   );
 }
 
-/** The allow-list from the component's argument (unset: {@link defaultChartKinds}), or the unknown names. */
+/**
+ * The allow-list from the component's argument (unset: {@link defaultChartKinds}), or what is wrong with it: the
+ * unknown names (field `chartKinds`), and each entry with a comma or listed twice (`chartKinds[i]`), as the
+ * operator's `--chart-kinds` refuses them.
+ */
 export function resolveChartKinds(
   names: readonly string[] | undefined,
-): { ok: true; kinds: readonly ChartKind[] } | { ok: false; message: string } {
+): { ok: true; kinds: readonly ChartKind[] } | { ok: false; issues: SettingsIssue[] } {
   if (names === undefined) return { ok: true, kinds: defaultChartKinds };
-  // The operator reads an empty --chart-kinds as its default list: an empty one here would grant less than it renders.
+  // The operator reads a --chart-kinds of no entry ("" or ",") as its default list: an empty one here would mean
+  // "none" to whoever wrote it, and grant less than the operator renders. The component writes no flag for the
+  // default list, so the two agree: no kinds listed is the default, and here it is said rather than guessed.
   if (names.length === 0) {
     return {
       ok: false,
-      message: `lists no kind; leave it out for the built-in template's kinds (${defaultChartKinds.map(chartKindName).join(", ")}), or list kinds from ${renderableChartKinds.map(chartKindName).join(", ")}`,
+      issues: [
+        {
+          field: "chartKinds",
+          message: `lists no kind; leave it out for the built-in template's kinds (${defaultChartKinds.map(chartKindName).join(", ")}), or list kinds from ${renderableChartKinds.map(chartKindName).join(", ")}`,
+        },
+      ],
     };
   }
-  const parsed = parseChartKinds(names);
-  if (parsed.ok) return parsed;
+  const listIssues = listEntryIssues(names, "chartKinds", "--chart-kinds");
+  const parsed = parseChartKinds(names.filter((name) => !name.includes(",")));
+  if (parsed.ok && listIssues.length === 0) return parsed;
+  const unknown = parsed.ok ? [] : parsed.unknown;
   return {
     ok: false,
-    message: `${parsed.unknown.map((name) => `"${name}"`).join(", ")} cannot be rendered by charts; choose from ${renderableChartKinds.map(chartKindName).join(", ")}`,
+    issues: [
+      ...(unknown.length > 0
+        ? [
+            {
+              field: "chartKinds",
+              message: `${unknown.map((name) => `"${name}"`).join(", ")} cannot be rendered by charts; choose from ${renderableChartKinds.map(chartKindName).join(", ")}`,
+            },
+          ]
+        : []),
+      ...listIssues,
+    ],
   };
 }
 

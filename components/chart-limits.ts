@@ -14,7 +14,8 @@ import {
   type RenderLimits,
 } from "../chart/render-limits.ts";
 import { parseThreadHeapMiB } from "../chart/render-yaml-thread.ts";
-import { chartSourceProblems } from "../chart/source-policy.ts";
+import { chartSourceProblems, normalizePrefix } from "../chart/source-policy.ts";
+import { listEntryIssues } from "./list-arguments.ts";
 import type { ResourceRequirements } from "./manifest-types.ts";
 import { memoryLimitMiB } from "./node-heap.ts";
 import { defaultFetchCaps } from "../chart/sources.ts";
@@ -64,7 +65,12 @@ export function resolveChartLimits(
     });
   }
   const chartSources = [...(args.chartSources ?? [])];
-  for (const message of chartSourceProblems(chartSources)) problems.push({ field: "chartSources", message });
+  // A comma would split an entry of --chart-sources in two; one prefix twice (`oci://r/a`, `oci://R/a/`) is a repeat.
+  const listIssues = listEntryIssues(chartSources, "chartSources", "--chart-sources", normalizePrefix);
+  problems.push(...listIssues);
+  const listed = new Set(listIssues.map((issue) => issue.field));
+  const unlisted = chartSources.filter((_, i) => !listed.has(`chartSources[${i}]`));
+  for (const message of chartSourceProblems(unlisted)) problems.push({ field: "chartSources", message });
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, settings: { maxConcurrentRenders, renderLimits, chartSources } };
 }

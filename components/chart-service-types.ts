@@ -4,17 +4,35 @@
  * cluster. The operator refuses any other type in a render (ChartServiceTypeNotAllowed).
  */
 import { defaultChartServiceTypes, parseChartServiceTypes, serviceTypes, type ChartServiceType } from "../api/index.ts";
+import { listEntryIssues } from "./list-arguments.ts";
+import type { SettingsIssue } from "./settings.ts";
 
-/** The allow-list from the component's argument, or what is wrong with it. */
+/**
+ * The allow-list from the component's argument, or what is wrong with it: the unknown names (field
+ * `chartServiceTypes`), and each entry with a comma or listed twice (`chartServiceTypes[i]`), as the operator's
+ * `--chart-service-types` refuses them.
+ */
 export function resolveChartServiceTypes(
   names: readonly string[] | undefined,
-): { ok: true; types: readonly ChartServiceType[] } | { ok: false; message: string } {
+): { ok: true; types: readonly ChartServiceType[] } | { ok: false; issues: SettingsIssue[] } {
   if (names === undefined) return { ok: true, types: defaultChartServiceTypes };
-  const parsed = parseChartServiceTypes(names);
-  if (parsed.ok) return parsed;
+  const listIssues = listEntryIssues(names, "chartServiceTypes", "--chart-service-types");
+  const parsed = parseChartServiceTypes(names.filter((name) => !name.includes(",")));
+  if (parsed.ok && listIssues.length === 0) return parsed;
+  const unknown = parsed.ok ? [] : parsed.unknown;
   return {
     ok: false,
-    message: `${parsed.unknown.map((name) => `"${name}"`).join(", ")} are not Service types; choose from ${serviceTypes.join(", ")}`,
+    issues: [
+      ...(unknown.length > 0
+        ? [
+            {
+              field: "chartServiceTypes",
+              message: `${unknown.map((name) => `"${name}"`).join(", ")} are not Service types; choose from ${serviceTypes.join(", ")}`,
+            },
+          ]
+        : []),
+      ...listIssues,
+    ],
   };
 }
 

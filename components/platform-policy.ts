@@ -7,6 +7,7 @@
  * Chart sources stay `chartSources`, which the webhook enforces too.
  */
 import { parseRegistryEntry, parseStorageLimit } from "../api/index.ts";
+import { listEntryIssues } from "./list-arguments.ts";
 import type { SettingsIssue } from "./settings.ts";
 
 /** Arguments of the policy; everything unset is unlimited. */
@@ -56,9 +57,11 @@ export function resolvePlatformPolicy(
 ): { ok: true; policy: PlatformPolicySettings | undefined } | { ok: false; issues: SettingsIssue[] } {
   if (args === undefined) return { ok: true, policy: undefined };
   const issues: SettingsIssue[] = [];
+  // At most Number.MAX_SAFE_INTEGER, the operator's own bound for these flags (operator/options.ts
+  // `positiveInteger`): a larger number is written 1e+21, or rounds to a neighbour, and the operator refuses it.
   const wholeNumber = (field: string, value: number | undefined, min: number) => {
-    if (value !== undefined && (!Number.isInteger(value) || value < min)) {
-      issues.push({ field, message: `${value} must be a whole number of at least ${min}` });
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) {
+      issues.push({ field, message: `${value} must be a whole number from ${min} to ${Number.MAX_SAFE_INTEGER}` });
     }
   };
   // The operator's own parsers (api/), so what `pulumi up` accepts the operator starts with.
@@ -72,10 +75,19 @@ export function resolvePlatformPolicy(
     }
     return value.trim();
   };
+  const registries = args.allowedRegistries ?? [];
   const allowedRegistries: string[] = [];
-  (args.allowedRegistries ?? []).forEach((entry, i) => {
+  const listIssues = listEntryIssues(registries, "policy.allowedRegistries", "--allowed-registries", (entry) => {
+    // Compared as normalised, as the operator's flag compares them (GHCR.io/acme/ is ghcr.io/acme).
     const parsed = parseRegistryEntry(entry);
-    if ("problem" in parsed) issues.push({ field: `policy.allowedRegistries[${i}]`, message: parsed.problem });
+    return "prefix" in parsed ? parsed.prefix : undefined;
+  });
+  registries.forEach((entry, i) => {
+    const field = `policy.allowedRegistries[${i}]`;
+    const listIssue = listIssues.find((issue) => issue.field === field);
+    const parsed = parseRegistryEntry(entry);
+    if (listIssue) issues.push(listIssue);
+    else if ("problem" in parsed) issues.push({ field, message: parsed.problem });
     else allowedRegistries.push(parsed.prefix);
   });
   wholeNumber("policy.maxReplicas", args.maxReplicas, 1);

@@ -376,9 +376,9 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   }
 
   const chartKinds = resolveChartKinds(args.chartKinds);
-  if (!chartKinds.ok) problem("chartKinds", chartKinds.message);
+  if (!chartKinds.ok) issues.push(...chartKinds.issues);
   const chartServiceTypes = resolveChartServiceTypes(args.chartServiceTypes);
-  if (!chartServiceTypes.ok) problem("chartServiceTypes", chartServiceTypes.message);
+  if (!chartServiceTypes.ok) issues.push(...chartServiceTypes.issues);
   const defaultChart = resolveDefaultChart(args.defaultChart);
   if (!defaultChart.ok) for (const message of defaultChart.messages) problem("defaultChart", message);
   const policy = resolvePlatformPolicy(args.policy);

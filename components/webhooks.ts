@@ -21,7 +21,9 @@
  * The admission policy of admission-policy.ts matches the operator's writes of children; these match users'
  * writes of instances: the two never judge the same request.
  */
+import { isIP } from "node:net";
 import { group, namespaceBudgetLabels, plural } from "../api/index.ts";
+import { dns1123SubdomainPattern, maxDns1123SubdomainLength } from "../api/dns-names.ts";
 import type {
   MutatingWebhookConfigurationManifest,
   ServiceManifest,
@@ -41,8 +43,9 @@ export interface WebhookArgs {
   readonly enabled?: boolean;
   /**
    * External operator only: where the apiserver reaches the operator process's webhook server, `https://HOST:PORT`
-   * (HOST is put in the serving certificate; the operator listens on PORT, on 127.0.0.1 when HOST is a loopback
-   * address and on every interface otherwise).
+   * (HOST is put in the serving certificate; the operator listens on PORT, on 127.0.0.1 for 127.0.0.1 or localhost,
+   * on [::1] for [::1], and on every interface otherwise). PORT is from 1 to 65535 (443 may be written), clear of the
+   * ports the operator serves metrics (127.0.0.1:8080) and probes (:8081) on unless told otherwise.
    * @example "https://127.0.0.1:9443"
    */
   readonly url?: string;
@@ -92,6 +95,8 @@ export interface WebhookSettings {
   /** Set: cert-manager issues the certificate. */
   readonly certManager: { readonly issuer: string; readonly kind: "Issuer" | "ClusterIssuer" } | undefined;
 }
+
+const dns1123Subdomain = new RegExp(dns1123SubdomainPattern);
 
 /** The admission timeout of both webhooks (see the file's comment). */
 export const webhookTimeoutSeconds = 5;
@@ -200,23 +205,81 @@ function resolveWhere(
   } catch {
     return { ok: false, issues: [{ field: "webhooks.url", message: `"${url}" is not a URL; use https://HOST:PORT` }] };
   }
+  const issue = (message: string) => ({ ok: false as const, issues: [{ field: "webhooks.url", message }] });
+  // The URL drops https's own port 443 (`new URL("https://h:443").port` is ""): an explicit one is read as written.
+  const port = parsed.port || (/^https:\/\/[^/?#@]*:0*443\/?$/i.test(url) ? "443" : "");
   if (
     parsed.protocol !== "https:" ||
-    !parsed.port ||
+    !port ||
     parsed.pathname !== "/" ||
     parsed.search ||
     parsed.hash ||
     parsed.username ||
     parsed.password
   ) {
-    return {
-      ok: false,
-      issues: [
-        { field: "webhooks.url", message: `"${url}" must be https://HOST:PORT, with a port and nothing after it` },
-      ],
-    };
+    return issue(`"${url}" must be https://HOST:PORT, with a port and nothing after it`);
+  }
+  // Port 0 would have the operator listen on a port the apiserver is never told.
+  if (port === "0") return issue(`"${url}" must name a port from 1 to 65535, got 0`);
+  // The host goes into the serving certificate (--webhook-hosts, a comma-separated list): a DNS name or an IP.
+  const host = parsed.hostname.replace(/^\[|\]$/g, "");
+  if (isIP(host) === 0 && (!dns1123Subdomain.test(host) || host.length > maxDns1123SubdomainLength)) {
+    return issue(
+      `"${url}" must name its host as a DNS name (lower-case letters, digits, '-' and '.') or an IP address`,
+    );
+  }
+  const bind = externalBindAddress(parsed);
+  const clash = externalOperatorListeners.find((other) => sharePort(bind, other));
+  if (clash) {
+    return issue(
+      `"${url}" has the operator listen on ${shownAddress(bind)}, the port of its ${clash.what} ` +
+        `(${clash.flag}, ${shownAddress(clash)} unless its command line says otherwise), so it would refuse to ` +
+        `start: choose another port, such as ${webhookPort}`,
+    );
   }
   return { ok: true, where: { enabled, url: parsed.origin } };
+}
+
+/** A host and port the operator listens on: the host without brackets, "0.0.0.0" or "::" for every interface. */
+interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Where the operator started with {@link externalOperatorFlags} listens besides the webhooks: its own defaults
+ * (operator/options.ts; components may not import it, and the unit tests check that the two agree), since those
+ * flags leave metrics and probes to the process. A webhook URL on one of these ports is refused here rather than
+ * answered with other addresses in the flags: the flags would then choose ports the user did not, and could meet
+ * another of their services; the message names the clash and a port that has none.
+ */
+const externalOperatorListeners: readonly (ListenAddress & { what: string; flag: string })[] = [
+  { host: "127.0.0.1", port: 8080, what: "metrics", flag: "--metrics-bind-address" },
+  { host: "0.0.0.0", port: 8081, what: "health probes", flag: "--health-probe-bind-address" },
+];
+
+/**
+ * Where an external operator listens for the URL the apiserver calls: on the loopback address the URL names
+ * (127.0.0.1 for localhost; [::1] for [::1], where 127.0.0.1 would leave the apiserver's calls unanswered), on
+ * every IPv6 and IPv4 interface for another IPv6 address, and on every IPv4 interface otherwise.
+ */
+function externalBindAddress(url: URL): ListenAddress {
+  const port = Number(url.port || "443");
+  if (url.hostname === "[::1]") return { host: "::1", port };
+  if (url.hostname === "127.0.0.1" || url.hostname === "localhost") return { host: "127.0.0.1", port };
+  return { host: url.hostname.startsWith("[") ? "::" : "0.0.0.0", port };
+}
+
+/** As the operator judges two of its listeners (operator/options.ts `sharePort`): one port, on one host or a wildcard. */
+function sharePort(a: ListenAddress, b: ListenAddress): boolean {
+  const everywhere = (host: string) => host === "0.0.0.0" || host === "::";
+  return a.port === b.port && (a.host === b.host || everywhere(a.host) || everywhere(b.host));
+}
+
+/** `--webhook-bind-address`'s form of an address: `[::1]:9443`, `127.0.0.1:9443`, `:9443` for every IPv4 interface. */
+function shownAddress({ host, port }: ListenAddress): string {
+  if (host === "0.0.0.0") return `:${port}`;
+  return `${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
 /** The operator's webhook flags (operator/options.ts parses them). */
@@ -224,11 +287,10 @@ export function webhookFlags(settings: OperatorSettings): string[] {
   const { webhooks } = settings;
   if (!webhooks.enabled) return [];
   const names = operatorObjectNames(settings);
-  const external = webhooks.url === undefined ? undefined : new URL(webhooks.url);
-  const loopback = external && ["127.0.0.1", "localhost", "[::1]"].includes(external.hostname);
+  const external = webhooks.url === undefined ? undefined : externalBindAddress(new URL(webhooks.url));
   const hosts = webhookHosts(settings);
   return [
-    `--webhook-bind-address=${external ? `${loopback ? "127.0.0.1" : ""}:${external.port}` : `:${webhookPort}`}`,
+    `--webhook-bind-address=${external ? shownAddress(external) : `:${webhookPort}`}`,
     `--webhook-cert-secret=${settings.namespace}/${names.webhookCertificate}`,
     `--webhook-configuration=${names.webhookConfiguration}`,
     `--webhook-hosts=${hosts.join(",")}`,

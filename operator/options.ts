@@ -31,10 +31,11 @@ import {
   minRenderMemoryMiB,
   type RenderLimits,
 } from "../chart/render-limits.ts";
-import { chartSourceProblems, chartSourcesWithDefault } from "../chart/source-policy.ts";
+import { chartSourceProblems, chartSourcesWithDefault, normalizePrefix } from "../chart/source-policy.ts";
 import {
+  maxCertValidityHours,
   parseAllowedRegistries,
-  parseDuration,
+  parseCertValidity,
   parseSecretReference,
   parseWebhookHosts,
   storageLimitFlag,
@@ -154,7 +155,7 @@ Admission webhook (the other --webhook-* flags need --webhook-bind-address):
                                    (default myapp-operator)                            MYAPP_WEBHOOK_CONFIGURATION
   --webhook-hosts=a,b              the certificate's DNS names and IPs (default localhost,127.0.0.1)  MYAPP_WEBHOOK_HOSTS
   --webhook-cert-validity=DURATION serving certificate lifetime, e.g. 2160h, 60s      MYAPP_WEBHOOK_CERT_VALIDITY
-                                   (default 2160h: 90 days; the CA lives 10x as long)
+                                   (default 2160h: 90 days, at most ${maxCertValidityHours}h; the CA lives 10x as long)
   --webhook-cert-issuer=operator|external  who keeps the Secret: the operator (creates, rotates), or another issuer
                                    such as cert-manager (tls.crt, tls.key, ca.crt; only read; default operator)
                                                                                        MYAPP_WEBHOOK_CERT_ISSUER
@@ -529,7 +530,7 @@ function webhookOptions(
   const hostList = orDefault("webhook-hosts", "localhost,127.0.0.1");
   const hosts = parseWebhookHosts(hostList.name, hostList.text);
   const validity = orDefault("webhook-cert-validity", "2160h");
-  const certValidityMs = parseDuration(validity.name, validity.text);
+  const certValidityMs = parseCertValidity(validity.name, validity.text);
   const bind = read("webhook-bind-address");
   if (bind === undefined) {
     const set = webhookFlags.flatMap((flag) => read(flag) ?? []);
@@ -586,10 +587,33 @@ function positiveInteger({ text, name }: Given, max = Number.MAX_SAFE_INTEGER): 
   throw new Error(`${name} must be ${allowed}, got "${text}"`);
 }
 
-/** `apps/v1/Deployment,v1/Service` → kinds; unset → the built-in template's kinds (wider kinds are opt-in). */
+/**
+ * A comma-separated list's entries, trimmed, empty ones dropped (`a,,b` is `a,b`; `,` is none), each once: a repeat
+ * is refused as `--namespaces` refuses one, compared as `key` reads an entry.
+ */
+function listEntries(setting: Given | undefined, key: (entry: string) => string = (entry) => entry): string[] {
+  const entries = (setting?.text ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  const keys = entries.map(key);
+  const twice = keys.findIndex((entry, i) => keys.indexOf(entry) !== i);
+  if (setting && twice !== -1) {
+    const entry = entries[twice] ?? "";
+    const as = keys[twice] === entry ? "" : ` (as ${keys[twice]})`;
+    throw new Error(`${setting.name}: "${entry}" is listed twice${as}; list it once`);
+  }
+  return entries;
+}
+
+/**
+ * `apps/v1/Deployment,v1/Service` → kinds; unset or no entry (empty, or only commas) → the built-in template's kinds
+ * (wider kinds are opt-in). The MyAppOperator component writes no flag for those, and refuses `chartKinds: []`.
+ */
 function chartKinds(setting: Given | undefined): readonly ChartKind[] {
-  if (setting === undefined || setting.text.trim() === "") return defaultChartKinds;
-  const parsed = parseChartKinds(setting.text.split(",").map((entry) => entry.trim()));
+  const entries = listEntries(setting);
+  if (setting === undefined || entries.length === 0) return defaultChartKinds;
+  const parsed = parseChartKinds(entries);
   if (!parsed.ok) {
     throw new Error(
       `${setting.name}: ${parsed.unknown.join(", ")} cannot be rendered by charts; choose from ` +
@@ -599,10 +623,11 @@ function chartKinds(setting: Given | undefined): readonly ChartKind[] {
   return parsed.kinds;
 }
 
-/** `ClusterIP,LoadBalancer` → types (ClusterIP always among them); unset → ClusterIP only. */
+/** `ClusterIP,LoadBalancer` → types (ClusterIP always among them); unset or no entry → ClusterIP only. */
 function chartServiceTypes(setting: Given | undefined): readonly ChartServiceType[] {
-  if (setting === undefined || setting.text.trim() === "") return defaultChartServiceTypes;
-  const parsed = parseChartServiceTypes(setting.text.split(",").map((entry) => entry.trim()));
+  const entries = listEntries(setting);
+  if (setting === undefined || entries.length === 0) return defaultChartServiceTypes;
+  const parsed = parseChartServiceTypes(entries);
   if (!parsed.ok) {
     throw new Error(
       `${setting.name}: ${parsed.unknown.join(", ")} are not Service types; choose from ${serviceTypes.join(",")}`,
@@ -624,10 +649,8 @@ function renderMemory(setting: Given): number {
 
 /** `--chart-sources`: comma-separated URL prefixes; unset or empty: none (ConfigMap charts only). */
 function chartSources(setting: Given | undefined): readonly string[] {
-  const entries = (setting?.text ?? "")
-    .split(",")
-    .map((entry) => entry.trim())
-    .filter(Boolean);
+  // One prefix written twice (`oci://r/a` and `oci://R/a/` are the same one) is a repeat.
+  const entries = listEntries(setting, normalizePrefix);
   const problems = chartSourceProblems(entries);
   if (setting && problems.length > 0) throw new Error(`${setting.name}: ${problems.join("; ")}`);
   return entries;

@@ -84,14 +84,22 @@ export function parseAllowedRegistries(
   value: string | undefined,
   flag: string = policyFlags.allowedRegistries,
 ): readonly string[] {
-  const entries = (value ?? "")
+  const texts = (value ?? "")
     .split(",")
     .map((entry) => entry.trim())
-    .filter(Boolean)
-    .map(parseRegistryEntry);
+    .filter(Boolean);
+  const entries = texts.map(parseRegistryEntry);
   const problems = entries.flatMap((entry) => ("problem" in entry ? [entry.problem] : []));
   if (problems.length > 0) throw new Error(`${flag}: ${problems.join("; ")}`);
-  return entries.flatMap((entry) => ("prefix" in entry ? [entry.prefix] : []));
+  const prefixes = entries.flatMap((entry) => ("prefix" in entry ? [entry.prefix] : []));
+  // Compared as normalised (ghcr.io/acme and GHCR.io/acme/ are one entry), as the namespaces' list refuses a repeat.
+  const twice = prefixes.findIndex((prefix, i) => prefixes.indexOf(prefix) !== i);
+  if (twice !== -1) {
+    const text = texts[twice] ?? "";
+    const prefix = prefixes[twice] ?? "";
+    throw new Error(`${flag}: "${text}" is listed twice${text === prefix ? "" : ` (as ${prefix})`}; list it once`);
+  }
+  return prefixes;
 }
 
 /** `--max-storage` and `--namespace-max-storage`: a positive quantity, kept as written. */
@@ -152,16 +160,39 @@ export function parseWebhookHosts(flag: string, value: string): readonly string[
 
 const durationUnits: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** A Go-style duration (`2160h`, `90m`, `1h30m`, `60s`) in milliseconds; at least one second. */
-export function parseDuration(flag: string, value: string): number {
+/**
+ * The longest `--webhook-cert-validity`: 10 years. The CA lives 10 times as long (certificate-store.ts), and an
+ * X.509 date ends at 9999-12-31; 100 years from now stays well inside it, where 100000000h would fail every
+ * certificate the operator makes, at start.
+ */
+export const maxCertValidityHours = 87_600;
+
+/**
+ * A Go-style duration (`2160h`, `90m`, `1h30m`, `60s`) in milliseconds; at least one second, and at most `maxHours`
+ * hours when given (the message says why: `maxReason`).
+ */
+export function parseDuration(flag: string, value: string, maxHours?: number, maxReason?: string): number {
   const text = value.trim();
   const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
   const total = parts.reduce(
     (sum, [, amount = "0", unit = "s"]) => sum + Number(amount) * (durationUnits[unit] ?? 0),
     0,
   );
-  if (parts.map((part) => part[0]).join("") !== text || text === "" || !(total >= 1000) || !Number.isFinite(total)) {
-    throw new Error(`${flag} must be a duration of at least 1s such as 2160h, 90m or 60s, got "${value}"`);
+  const max = maxHours === undefined ? Number.POSITIVE_INFINITY : maxHours * 3_600_000;
+  if (
+    parts.map((part) => part[0]).join("") !== text ||
+    text === "" ||
+    !(total >= 1000) ||
+    !Number.isFinite(total) ||
+    total > max
+  ) {
+    const most = maxHours === undefined ? "" : `, and at most ${maxHours}h${maxReason ? ` (${maxReason})` : ""}`;
+    throw new Error(`${flag} must be a duration of at least 1s such as 2160h, 90m or 60s${most}, got "${value}"`);
   }
   return Math.round(total);
+}
+
+/** `--webhook-cert-validity`: a duration from 1s to {@link maxCertValidityHours}. */
+export function parseCertValidity(flag: string, value: string): number {
+  return parseDuration(flag, value, maxCertValidityHours, "10 years: the CA lives 10 times as long");
 }

@@ -67,6 +67,44 @@ describe("the chart kind allow-list", () => {
     assert.deepEqual(chartKindsFlag([...defaultChartKinds].reverse()), []);
   });
 
+  test("no kind listed is the default list at both layers: the flag takes it, the component asks to leave it out", () => {
+    // GIVEN --chart-kinds with no entry: empty, or only commas and blanks
+    const defaults = defaultChartKinds.map(chartKindName);
+    // THEN the operator reads each as the default list, as every list flag reads its empty entries (none)
+    for (const text of ["", ",", " , ,"]) {
+      assert.deepEqual(parseOptions([`--chart-kinds=${text}`], {}).chartKinds.map(chartKindName), defaults, text);
+    }
+    assert.deepEqual(
+      parseOptions(["--chart-kinds=v1/Service,,apps/v1/Deployment,"], {}).chartKinds.map(chartKindName),
+      ["apps/v1/Deployment", "v1/Service"],
+    );
+    // AND the component, which writes no flag for the default list, says so instead of reading [] as none
+    const empty = resolveSettings("op", { operatorPlacement: "external", chartKinds: [] });
+    assert.ok(!empty.ok);
+    assert.equal(empty.issues[0]?.field, "chartKinds");
+    assert.match(empty.issues[0]?.message ?? "", /^lists no kind; leave it out for the built-in template's kinds/);
+  });
+
+  test("a kind listed twice, or with a comma, is refused at both layers, naming it", () => {
+    const result = resolveSettings("op", {
+      operatorPlacement: "external",
+      chartKinds: ["v1/Service", "v1/ConfigMap,v1/Secret", "v1/Service"],
+    });
+    assert.ok(!result.ok);
+    assert.deepEqual(result.issues, [
+      {
+        field: "chartKinds[1]",
+        message:
+          '"v1/ConfigMap,v1/Secret" contains a comma, which separates the entries of the operator\'s --chart-kinds; list each entry on its own',
+      },
+      { field: "chartKinds[2]", message: '"v1/Service" is listed twice; list it once' },
+    ]);
+    assert.throws(
+      () => parseOptions(["--chart-kinds=v1/Service, v1/Service"], {}),
+      /^Error: --chart-kinds: "v1\/Service" is listed twice; list it once$/,
+    );
+  });
+
   test("a kind charts cannot render is a settings error naming it and the choices", () => {
     const result = resolveSettings("op", {
       operatorPlacement: "external",

@@ -35,6 +35,30 @@ describe("chartServiceTypes", () => {
     assert.deepEqual(parseOptions(["--chart-service-types=ClusterIP"], env).chartServiceTypes, ["ClusterIP"]);
   });
 
+  test("no entry is ClusterIP only; a type listed twice, or with a comma, is refused at both layers", () => {
+    // GIVEN a flag with only commas and blanks
+    // THEN it is no entry: ClusterIP only, as an empty one
+    assert.deepEqual(parseOptions(["--chart-service-types=,"], {}).chartServiceTypes, ["ClusterIP"]);
+    assert.deepEqual(parseOptions(["--chart-service-types=NodePort,,"], {}).chartServiceTypes, [
+      "ClusterIP",
+      "NodePort",
+    ]);
+    // AND a repeat is refused by the flag and by the component, which names the entry (as a comma in one)
+    assert.throws(
+      () => parseOptions(["--chart-service-types=NodePort,NodePort"], {}),
+      /^Error: --chart-service-types: "NodePort" is listed twice; list it once$/,
+    );
+    const resolved = resolveSettings("op", {
+      operatorPlacement: "external",
+      chartServiceTypes: ["NodePort", "NodePort", "LoadBalancer,ExternalName"],
+    });
+    assert.ok(!resolved.ok);
+    assert.deepEqual(
+      resolved.issues.map((issue) => issue.field),
+      ["chartServiceTypes[1]", "chartServiceTypes[2]"],
+    );
+  });
+
   test("a name that is not a Service type is refused at every layer, naming the choices", () => {
     const resolved = resolveSettings("op", { operatorPlacement: "external", chartServiceTypes: ["Loadbalancer"] });
     assert.ok(!resolved.ok);

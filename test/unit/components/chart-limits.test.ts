@@ -67,6 +67,30 @@ describe("chart limits", () => {
     );
   });
 
+  it("refuses a chart source with a comma or listed twice, naming its index: the flag joins them with commas", () => {
+    // GIVEN a source whose comma would split --chart-sources in two, and one prefix twice (written differently)
+    const issues = issuesOf({
+      chartSources: ["oci://r.example.com/a,b/", "https://charts.example.com/", "https://Charts.example.com"],
+    });
+    // THEN each is refused by index, saying what to do
+    assert.deepEqual(issues, [
+      {
+        field: "chartSources[0]",
+        message:
+          '"oci://r.example.com/a,b/" contains a comma, which separates the entries of the operator\'s --chart-sources; list each entry on its own',
+      },
+      {
+        field: "chartSources[2]",
+        message:
+          '"https://Charts.example.com" is chartSources[1] ("https://charts.example.com/") again, written differently; list it once',
+      },
+    ]);
+    // AND the same source twice as written
+    assert.deepEqual(issuesOf({ chartSources: ["oci://ghcr.io/org/", "oci://ghcr.io/org/"] }), [
+      { field: "chartSources[1]", message: '"oci://ghcr.io/org/" is listed twice; list it once' },
+    ]);
+  });
+
   it("size the container: Node's heap leaves room for K renders, /tmp holds K charts", () => {
     const podOf = (args: MyAppOperatorArgs) => operatorDeployment(settingsOf(args))?.spec?.template.spec;
     const heap = (args: MyAppOperatorArgs) =>

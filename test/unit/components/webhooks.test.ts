@@ -48,6 +48,64 @@ describe("webhooks settings", () => {
     );
   });
 
+  it("an external URL: https's own port 443 may be written; port 0 and a host the certificate cannot name may not", () => {
+    const external = { operatorPlacement: "external" } as const;
+    const webhookFlagsOf = (url: string) =>
+      operatorFlags(settingsFor({ ...external, webhooks: { url } })).filter((flag) =>
+        /^--webhook-(bind-address|hosts)=/.test(flag),
+      );
+    // GIVEN https://HOST:443, which the URL parser writes without its port
+    // THEN it is taken as written, and the operator listens on 443
+    assert.deepEqual(webhookFlagsOf("https://webhook.example.com:443"), [
+      "--webhook-bind-address=:443",
+      "--webhook-hosts=webhook.example.com",
+    ]);
+    assert.equal(
+      settingsFor({ ...external, webhooks: { url: "https://webhook.example.com:443/" } }).webhooks.url,
+      "https://webhook.example.com",
+    );
+    // AND without a port it is still refused: the port is where the operator listens
+    assert.match(
+      issuesOf({ ...external, webhooks: { url: "https://webhook.example.com" } })[0] ?? "",
+      /^webhooks\.url: "https:\/\/webhook\.example\.com" must be https:\/\/HOST:PORT, with a port/,
+    );
+    // AND port 0, which the apiserver could never call, is refused naming the range
+    assert.deepEqual(issuesOf({ ...external, webhooks: { url: "https://127.0.0.1:0" } }), [
+      'webhooks.url: "https://127.0.0.1:0" must name a port from 1 to 65535, got 0',
+    ]);
+    // AND a host that is neither a DNS name nor an IP (a comma would split --webhook-hosts) is refused
+    assert.match(
+      issuesOf({ ...external, webhooks: { url: "https://a,b.example:9443" } })[0] ?? "",
+      /^webhooks\.url: "https:\/\/a,b\.example:9443" must name its host as a DNS name .* or an IP address$/,
+    );
+  });
+
+  it("an external URL on IPv6: the operator listens there, on [::1] for the loopback address", () => {
+    const external = { operatorPlacement: "external" } as const;
+    // GIVEN https://[::1]:PORT, where the apiserver calls the IPv6 loopback address
+    const loopback = operatorFlags(settingsFor({ ...external, webhooks: { url: "https://[::1]:9443" } }));
+    // THEN the operator listens on [::1], not 127.0.0.1, and the certificate names ::1
+    assert.ok(loopback.includes("--webhook-bind-address=[::1]:9443"), loopback.join(" "));
+    assert.ok(loopback.includes("--webhook-hosts=::1"), loopback.join(" "));
+    // AND another IPv6 address is served on every interface, IPv6 ones included
+    const other = operatorFlags(settingsFor({ ...external, webhooks: { url: "https://[fd00::7]:9443" } }));
+    assert.ok(other.includes("--webhook-bind-address=[::]:9443"), other.join(" "));
+  });
+
+  it("an external URL on the operator's own metrics or probe port is refused, naming the clash", () => {
+    // GIVEN externalOperatorFlags, which leave metrics (127.0.0.1:8080) and probes (:8081) to the process
+    // THEN a webhook URL whose port the operator would refuse to share is refused here, with a port that works
+    assert.deepEqual(issuesOf({ operatorPlacement: "external", webhooks: { url: "https://127.0.0.1:8081" } }), [
+      'webhooks.url: "https://127.0.0.1:8081" has the operator listen on 127.0.0.1:8081, the port of its health ' +
+        "probes (--health-probe-bind-address, :8081 unless its command line says otherwise), so it would refuse " +
+        "to start: choose another port, such as 9443",
+    ]);
+    assert.match(
+      issuesOf({ operatorPlacement: "external", webhooks: { url: "https://webhook.example.com:8080" } })[0] ?? "",
+      /^webhooks\.url: .* listen on :8080, the port of its metrics \(--metrics-bind-address, 127\.0\.0\.1:8080 /,
+    );
+  });
+
   it("refuse a defaults mode they do not know, and a policy for the defaults with the webhooks off", () => {
     assert.match(
       issuesOf({ image: testImage, webhooks: { defaults: "cel" as "policy" } })[0] ?? "",
@@ -111,6 +169,45 @@ describe("platform policy", () => {
       /"lots" must be a storage quantity of at least 1 byte, such as 50Gi/,
     );
   });
+  it("numbers past the largest safe integer are refused, as the operator's flags refuse them", () => {
+    // GIVEN numbers a flag would write as 1e+21, or round to a neighbour
+    const resolved = resolvePlatformPolicy({ maxReplicas: 1e21, namespaceBudget: { replicas: 2 ** 53 } });
+    // THEN each is refused naming the field and the range
+    assert.ok(!resolved.ok);
+    assert.deepEqual(resolved.issues, [
+      { field: "policy.maxReplicas", message: "1e+21 must be a whole number from 1 to 9007199254740991" },
+      {
+        field: "policy.namespaceBudget.replicas",
+        message: "9007199254740992 must be a whole number from 1 to 9007199254740991",
+      },
+    ]);
+    // AND the largest one is a flag the operator reads
+    const largest = resolvePlatformPolicy({ maxReplicas: Number.MAX_SAFE_INTEGER });
+    assert.ok(largest.ok);
+    assert.deepEqual(platformPolicyFlags(largest.policy), ["--max-replicas=9007199254740991"]);
+  });
+
+  it("a registry listed twice, or with a comma, is refused naming its index", () => {
+    // GIVEN one registry twice (written differently) and an entry the flag's commas would split
+    const resolved = resolvePlatformPolicy({
+      allowedRegistries: ["ghcr.io/acme", "GHCR.io/acme/", "quay.io/a,quay.io/b"],
+    });
+    // THEN each is named, with what to do; neither reaches the flag
+    assert.ok(!resolved.ok);
+    assert.deepEqual(resolved.issues, [
+      {
+        field: "policy.allowedRegistries[1]",
+        message:
+          '"GHCR.io/acme/" is policy.allowedRegistries[0] ("ghcr.io/acme") again, written differently; list it once',
+      },
+      {
+        field: "policy.allowedRegistries[2]",
+        message:
+          '"quay.io/a,quay.io/b" contains a comma, which separates the entries of the operator\'s --allowed-registries; list each entry on its own',
+      },
+    ]);
+  });
+
   it("reads registries and storage as the operator's flags do: what pulumi up accepts, the operator starts with", () => {
     const entries = ["acme", "nginx", "Index.Docker.io/acme/", "GHCR.io/acme", "ghcr.io/x@sha256:ab", "[::1]:5000"];
     const resolved = resolvePlatformPolicy({ allowedRegistries: entries, maxStorage: " 50Gi " });

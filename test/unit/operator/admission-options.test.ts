@@ -227,6 +227,32 @@ describe("webhook flags", () => {
       );
     }
   });
+  it("the certificate's validity is capped at 87600h, so that the CA's ten times that fits X.509's dates", () => {
+    // GIVEN a validity the certificates could not be made with (the CA would end after the year 9999)
+    // THEN the flag is refused at start, naming the cap, instead of the operator failing to make its certificates
+    assert.throws(
+      () => parseOptions(["--webhook-bind-address=:9443", "--webhook-cert-validity=100000000h"], {}),
+      /^Error: --webhook-cert-validity must be a duration .*, and at most 87600h \(10 years: the CA lives 10 times as long\), got "100000000h"$/,
+    );
+    // AND the cap itself is taken, and said in the usage
+    const longest = parseOptions(["--webhook-bind-address=:9443", "--webhook-cert-validity=87600h"], {});
+    assert.equal(longest.webhook?.certValidityMs, 87_600 * 3_600_000);
+    assert.match(usage, /--webhook-cert-validity=DURATION[^\n]*\n.*at most 87600h/);
+  });
+
+  it("binds an IPv6 address written in brackets, loopback included", () => {
+    // GIVEN the address the MyAppOperator component gives for a webhook URL of https://[::1]:9443
+    // THEN the server listens on ::1, where the apiserver calls (127.0.0.1 would leave its calls unanswered)
+    assert.deepEqual(parseOptions(["--webhook-bind-address=[::1]:9443"], {}).webhook?.address, {
+      host: "::1",
+      port: 9443,
+    });
+    assert.deepEqual(parseOptions(["--webhook-bind-address=[::]:9443"], {}).webhook?.address, {
+      host: "::",
+      port: 9443,
+    });
+  });
+
   it("are checked without --webhook-bind-address too, and refused there: no server would use them", () => {
     // GIVEN webhook flags without a bind address (a typo, or a forgotten flag)
     // THEN a bad value says what is allowed, as with a server
@@ -276,6 +302,105 @@ describe("the flags the MyAppOperator component gives its operator", () => {
       assert.ok(settings.ok, what);
       const flagSets = [operatorFlags(settings.settings), externalOperatorFlags(settings.settings) ?? []];
       for (const flags of flagSets) assert.doesNotThrow(() => parseOptions(flags, {}), `${what}: ${flags.join(" ")}`);
+    }
+  });
+
+  it("numbers: what the component takes the operator takes, up to the largest safe integer; beyond, neither", () => {
+    // GIVEN the largest number the operator's flags take, and numbers past it (written 1e+21, or rounded)
+    const largest = Number.MAX_SAFE_INTEGER;
+    const external = { operatorPlacement: "external", webhooks: { url: "https://127.0.0.1:9443" } } as const;
+    const settings = resolveSettings("op", {
+      ...external,
+      policy: { maxReplicas: largest, namespaceBudget: { instances: largest, replicas: largest } },
+    });
+    assert.ok(settings.ok);
+    // THEN the flags of the largest start the operator
+    const options = parseOptions(externalOperatorFlags(settings.settings) ?? [], {});
+    assert.equal(options.policy.maxReplicas, largest);
+    assert.deepEqual(options.policy.namespaceBudget, { instances: largest, replicas: largest });
+    // AND past it the component refuses, naming the field and the range, as the operator refuses the flag
+    const refused = resolveSettings("op", {
+      ...external,
+      policy: { maxReplicas: 1e21, namespaceBudget: { instances: 2 ** 53 + 2 } },
+    });
+    assert.ok(!refused.ok);
+    assert.deepEqual(refused.issues, [
+      { field: "policy.maxReplicas", message: "1e+21 must be a whole number from 1 to 9007199254740991" },
+      {
+        field: "policy.namespaceBudget.instances",
+        message: "9007199254740994 must be a whole number from 1 to 9007199254740991",
+      },
+    ]);
+    assert.throws(() => parseOptions(["--max-replicas=1e+21"], {}), /--max-replicas must be a positive integer/);
+    assert.throws(
+      () => parseOptions(["--namespace-max-instances=9007199254740994"], {}),
+      /--namespace-max-instances must be an integer from 1 to 9007199254740991/,
+    );
+  });
+
+  it("an external operator's webhook URL: accepted only where the operator, started as told, can listen", () => {
+    // GIVEN webhook URLs on the ports an external operator serves metrics (127.0.0.1:8080) and probes (:8081) on,
+    // started with externalOperatorFlags, which leave those to the process
+    const verdicts = ["127.0.0.1", "[::1]", "localhost", "webhook.example.com", "[fd00::1]"].flatMap((host) =>
+      [8080, 8081, 9443].map((port) => {
+        const url = `https://${host}:${port}`;
+        const settings = resolveSettings("op", { operatorPlacement: "external", webhooks: { url } });
+        return { url, settings };
+      }),
+    );
+    // THEN what the component accepts, the operator starts with
+    for (const { url, settings } of verdicts.filter((verdict) => verdict.settings.ok)) {
+      assert.ok(settings.ok);
+      assert.doesNotThrow(() => parseOptions(externalOperatorFlags(settings.settings) ?? [], {}), url);
+    }
+    // AND what it refuses is refused naming the clash: the operator would refuse to start
+    assert.deepEqual(
+      verdicts.filter((verdict) => !verdict.settings.ok).map((verdict) => verdict.url),
+      [
+        "https://127.0.0.1:8080",
+        "https://127.0.0.1:8081",
+        "https://[::1]:8081",
+        "https://localhost:8080",
+        "https://localhost:8081",
+        "https://webhook.example.com:8080",
+        "https://webhook.example.com:8081",
+        "https://[fd00::1]:8080",
+        "https://[fd00::1]:8081",
+      ],
+    );
+    for (const bind of ["127.0.0.1:8080", "127.0.0.1:8081", "[::1]:8081", ":8080", "[::]:8080"]) {
+      assert.throws(() => parseOptions([`--webhook-bind-address=${bind}`], {}), /would listen on the port of/, bind);
+    }
+  });
+
+  it("list entries: a comma or a repeat is refused by the component, naming the entry, as the operator would", () => {
+    // GIVEN entries with a comma (joined into one comma-separated flag, the operator would read two) and repeats
+    const result = resolveSettings("op", {
+      operatorPlacement: "external",
+      webhooks: { url: "https://127.0.0.1:9443" },
+      chartSources: ["oci://r.example.com/a,b/", "oci://r.example.com/c/", "oci://R.example.com/c"],
+      chartKinds: ["apps/v1/Deployment", "v1/Service", "v1/Service"],
+      chartServiceTypes: ["ClusterIP", "LoadBalancer,NodePort"],
+      policy: { allowedRegistries: ["ghcr.io/acme", "ghcr.io/acme"] },
+    });
+    // THEN each is named by its index, with what to do
+    assert.ok(!result.ok);
+    assert.deepEqual(
+      result.issues.map((issue) => issue.field),
+      ["chartKinds[2]", "chartServiceTypes[1]", "policy.allowedRegistries[1]", "chartSources[0]", "chartSources[2]"],
+    );
+    assert.match(
+      result.issues[3]?.message ?? "",
+      /^"oci:\/\/r.example.com\/a,b\/" contains a comma, which separates the entries of the operator's --chart-sources; list each entry on its own$/,
+    );
+    // AND the operator refuses the same repeats in its flags
+    for (const flag of [
+      "--chart-kinds=v1/Service,v1/Service",
+      "--chart-service-types=LoadBalancer,LoadBalancer",
+      "--allowed-registries=ghcr.io/acme,ghcr.io/acme",
+      "--chart-sources=oci://r.example.com/c/,oci://R.example.com/c",
+    ]) {
+      assert.throws(() => parseOptions([flag], {}), /is listed twice/, flag);
     }
   });
 });

@@ -70,4 +70,19 @@ describe("render limits and chart sources", () => {
       /--chart-sources: .*must not carry credentials/,
     );
   });
+
+  it("a chart source listed twice is refused, as --namespaces refuses a repeat; blanks are dropped", () => {
+    // GIVEN one prefix twice: as written, and written differently (case of the host, the trailing slash)
+    // THEN each is refused naming it, and what it reads as
+    assert.throws(
+      () => parseOptions(["--chart-sources=oci://ghcr.io/org/,https://charts.example.com/,oci://ghcr.io/org/"], {}),
+      /^Error: --chart-sources: "oci:\/\/ghcr.io\/org\/" is listed twice; list it once$/,
+    );
+    assert.throws(
+      () => parseOptions([], { MYAPP_CHART_SOURCES: "oci://ghcr.io/org/, oci://GHCR.io/org" }),
+      /^Error: MYAPP_CHART_SOURCES \(--chart-sources\): "oci:\/\/GHCR.io\/org" is listed twice \(as oci:\/\/ghcr.io\/org\/\); list it once$/,
+    );
+    // AND an empty entry is no entry, as in every list flag
+    assert.deepEqual(parseOptions(["--chart-sources=oci://ghcr.io/org/,,"], {}).chartSources, ["oci://ghcr.io/org/"]);
+  });
 });

@@ -4,9 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { createCertificateAuthority, createServingCertificate } from "../../../../operator/admission/certificates.ts";
 import {
   normalizedImageName,
   parseAllowedRegistries,
+  maxCertValidityHours,
+  parseCertValidity,
   parseCountLimit,
   parseDuration,
   parseStorageLimit,
@@ -79,6 +82,19 @@ describe("policy value parsers", () => {
     );
   });
 
+  it("registries: one listed twice is refused, compared as normalised, as --namespaces refuses a repeat", () => {
+    // GIVEN one registry twice, as written and written differently
+    // THEN each is refused naming it (and what it reads as), not kept silently
+    assert.throws(
+      () => parseAllowedRegistries("ghcr.io/acme,docker.io/library,ghcr.io/acme"),
+      /^Error: --allowed-registries: "ghcr.io\/acme" is listed twice; list it once$/,
+    );
+    assert.throws(
+      () => parseAllowedRegistries("docker.io/acme, Index.Docker.io/acme/", "MYAPP_ALLOWED_REGISTRIES"),
+      /^Error: MYAPP_ALLOWED_REGISTRIES: "Index.Docker.io\/acme\/" is listed twice \(as docker.io\/acme\); list it once$/,
+    );
+  });
+
   it("storage limits: quantities, with or without 0 allowed", () => {
     assert.equal(parseStorageLimit("100Gi", 1)?.nanos, 100n * 2n ** 30n * 10n ** 9n);
     assert.equal(parseStorageLimit("0", 1), undefined);
@@ -101,5 +117,26 @@ describe("policy value parsers", () => {
     assert.equal(parseDuration("f", "1.5s"), 1500);
     assert.equal(parseDuration("f", "1500ms"), 1500);
     assert.throws(() => parseDuration("--x", "999ms"), /--x must be a duration of at least 1s/);
+  });
+
+  it("the certificate's validity: at most 10 years, so that the CA's ten times that is a date X.509 can hold", async () => {
+    // GIVEN the longest validity the flag takes
+    const longest = parseCertValidity("--webhook-cert-validity", `${maxCertValidityHours}h`);
+    assert.equal(longest, 87_600 * 3_600_000);
+    // THEN the operator can make its CA (10 times as long) and the serving certificate with it
+    const nowMs = Date.now();
+    const ca = await createCertificateAuthority({ validityMs: 10 * longest, nowMs });
+    await assert.doesNotReject(createServingCertificate({ ca, hosts: ["localhost"], validityMs: longest, nowMs }));
+    // AND a longer one, which would fail at start when the certificates are made, is refused naming the cap
+    for (const validity of ["87601h", "100000000h", "87600h1s"]) {
+      assert.throws(
+        () => parseCertValidity("--webhook-cert-validity", validity),
+        new RegExp(
+          `^Error: --webhook-cert-validity must be a duration of at least 1s such as 2160h, 90m or 60s, and at most ` +
+            `87600h \\(10 years: the CA lives 10 times as long\\), got "${validity}"$`,
+        ),
+        validity,
+      );
+    }
   });
 });
