@@ -16,6 +16,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { myAppInstanceSpecSchema, specRules } from "../api/index.ts";
 import { admission } from "./admission.ts";
 import { chartFleet, recordChartFleet, renderChartFleet } from "./chart-fleet.ts";
 import { informerLatency } from "./informer-latency.ts";
@@ -51,7 +52,7 @@ function sideBySideBenchmarks(flags: BenchFlags, concurrency: number): Benchmark
     rollout: !flags["no-rollout"],
     subjects: subjectList(flags.subjects),
   });
-  const custom = base(positive("n", flags.n, 100), flags.storage);
+  const custom = base(positive("n", flags.n, 100), storageQuantity(flags.storage));
   return [
     sideBySide("side-by-side-1000", base(1000, undefined)),
     sideBySide("side-by-side-200-storage", base(200, "1Gi")),
@@ -103,6 +104,21 @@ function positive(flag: string, value: string | undefined, fallback: number): nu
   if (!(parsed >= 1 && parsed <= Number.MAX_SAFE_INTEGER))
     throw new Error(`--${flag} must be a positive integer, got "${value}"`);
   return parsed;
+}
+
+/** The schema of an instance's spec.storage: what --storage gives every instance of the run. */
+const storageSchema = myAppInstanceSpecSchema.shape.storage.unwrap();
+
+/**
+ * `--storage`: a spec.storage quantity, checked before anything starts (the instances would refuse a bad one only
+ * after the operators are up). Empty is refused too: it would run without storage, recorded as a run with it.
+ */
+function storageQuantity(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!storageSchema.safeParse(value).success) {
+    throw new Error(`--storage ${specRules.storage}, got "${value}" (leave --storage out for no volumes)`);
+  }
+  return value;
 }
 
 /** `--subjects floor,go,ts` (any of them, in any order; the run keeps its alternating order). */

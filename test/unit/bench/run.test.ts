@@ -51,6 +51,22 @@ describe("npm run bench's command line", () => {
     assert.match(refusal(["side-by-side", "--n"]), /^bench: Option '--n <value>' argument missing/);
   });
 
+  it("--storage is checked as spec.storage before anything starts; empty is refused, not run as no storage", () => {
+    // GIVEN a quantity no instance would take, and an empty one (which would run without volumes, recorded as with)
+    // THEN each is one line naming the flag and what it takes
+    for (const storage of ["banana", "", "1.5Gi", "0"]) {
+      assert.equal(
+        refusal(["side-by-side", "--storage", storage]),
+        `bench: --storage must be a whole number of bytes from 1 to 1Ei: digits without a fraction or leading zero, ` +
+          `then optionally a suffix Ki, Mi, Gi, Ti, Pi, Ei, k, M, G, T, P, E or an exponent such as e9, e.g. 10Gi, ` +
+          `500M or 1536Mi (not 1.5Gi), at most 64 characters, got "${storage}" (leave --storage out for no volumes)`,
+        storage,
+      );
+    }
+    // AND a quantity spec.storage takes runs, as before
+    assert.deepEqual(chosen(["side-by-side", "--storage", "500M"]), ["side-by-side"]);
+  });
+
   it("a flag the chosen benchmarks do not read is refused, naming them and the flags they take", () => {
     assert.equal(
       refusal(["chart-fleet", "--storage", "1Gi"]),
