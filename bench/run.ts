@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import { myAppInstanceSpecSchema, specRules } from "../api/index.ts";
 import { admission } from "./admission.ts";
 import { chartFleet, recordChartFleet, renderChartFleet } from "./chart-fleet.ts";
+import { hostileInput } from "./hostile-input.ts";
 import { informerLatency } from "./informer-latency.ts";
 import { operatorThroughput } from "./operator-throughput.ts";
 import { pulumiPreview } from "./pulumi-preview.ts";
@@ -87,6 +88,7 @@ function allBenchmarks(flags: BenchFlags, concurrency: number): readonly Benchma
     pulumiUp,
     pulumiProject,
     admission,
+    hostileInput,
     ...sideBySideBenchmarks(flags, concurrency),
     chartFleet("chart-fleet", {
       instances: positive("n", flags.n, 100),

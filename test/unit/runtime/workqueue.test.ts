@@ -307,13 +307,12 @@ describe("WorkQueue", () => {
     assert.deepEqual(seen.worked, [1.5]);
   });
 
-  it("promotes and drains a fleet in linear time: every key of 50,000 waiting at low changes, then all are handed out", async () => {
+  it("promotes and drains a fleet: every key of 50,000 waiting at low changes, then all are handed out in order", async () => {
     // GIVEN a restarted operator's first look at 50,000 instances of one namespace, queued at low priority
     const queue = new WorkQueue({ clock: new FakeClock() });
     const count = 50_000;
     for (let i = 0; i < count; i++) queue.add(`tenant/i-${i}`, "low");
     // WHEN each one's child changes (a rollout), newest first, and the workers take them all
-    const started = performance.now();
     for (let i = count - 1; i >= 0; i--) queue.add(`tenant/i-${i}`);
     const handed: string[] = [];
     for (let i = 0; i < count; i++) {
@@ -321,13 +320,13 @@ describe("WorkQueue", () => {
       handed.push(key);
       queue.done(key);
     }
-    // THEN in the order they changed, and in ~0.2 s here: searching and splicing arrays took 10 s of the event
-    // loop every namespace shares (quadratic), so the bound leaves a busy machine ten times over
-    const elapsed = performance.now() - started;
-    assert.equal(handed[0], `tenant/i-${count - 1}`);
-    assert.equal(handed[count - 1], "tenant/i-0");
+    // THEN in the order they changed (how long it takes, linear since arrays gave way to sets, is measured by
+    // `npm run bench -- hostile-input`)
+    assert.deepEqual(
+      handed,
+      Array.from({ length: count }, (_, i) => `tenant/i-${count - 1 - i}`),
+    );
     assert.equal(queue.length, 0);
-    assert.ok(elapsed < 2000, `took ${Math.round(elapsed)} ms`);
   });
 
   it("keeps arrival order, dedupe and priorities exactly through promotions, re-adds and holds (against a model)", async () => {

@@ -1,0 +1,137 @@
+/**
+ * Hostile input: what the inputs a tenant controls cost the operator's event loop at their worst, the figures the
+ * unit tests check only for correctness (each test names this benchmark):
+ * - the image-reference regexp on inputs built to make a backtracking engine try every split (66 of 255 chars);
+ * - the work queue: 50,000 keys of one namespace waiting at low priority, each promoted by a change, then drained
+ *   (a rollout after a restart; quadratic with arrays, which took 10 s of the shared event loop);
+ * - a chart repository's 10 MiB index.yaml: the lookup of one chart, and the longest the event loop waited
+ *   meanwhile (parsed whole it holds the loop ~4 s);
+ * - `helm template` output whose template path is a million blanks (tar allows any length), split into objects.
+ * Pure computation in this process: the cluster is not used. Each figure is the median of 5 runs.
+ */
+import { imageReferenceRegExp, maxImageReferenceLength } from "../api/index.ts";
+import { splitFullRender } from "../chart/helm.ts";
+import { findIndexEntry } from "../chart/repository-index.ts";
+import { realClock, WorkQueue } from "../operator/runtime/index.ts";
+import { largeHelmIndex } from "./support/helm-index.ts";
+import type { Benchmark, BenchContext, BenchmarkResult } from "./support/benchmark.ts";
+import { max, quantile, round } from "./support/stats.ts";
+
+const runs = 5;
+const promotedKeys = 50_000;
+
+export const hostileInput: Benchmark = {
+  name: "hostile-input",
+  description: "worst-case tenant input on the event loop: image regexp, 50,000 promotions, 10 MiB index, long paths",
+  budgetMs: 300_000,
+  headline: [],
+  run,
+};
+
+async function run(context: BenchContext): Promise<BenchmarkResult> {
+  const regexp = await medianOf(context, "image regexp, slowest adversarial input", async () => slowestRegexpMs());
+  const queue = await medianOf(context, "50,000 promotions and the drain", promoteAndDrainMs);
+  const index = await medianOf(context, "10 MiB index lookup", indexLookup);
+  const split = await medianOf(context, "render with a 1,000,000-blank path, split", splitLongPathMs);
+  return {
+    parameters: { runs, promotedKeys, indexMiB: round(largeHelmIndex.length / 2 ** 20) },
+    metrics: [
+      {
+        id: "imageRegexpWorstMs",
+        label: "image regexp, slowest of 66 adversarial inputs",
+        value: regexp.ms,
+        unit: "ms",
+      },
+      { id: "promoteDrainMs", label: `${promotedKeys} low keys promoted, then drained`, value: queue.ms, unit: "ms" },
+      { id: "indexLookupMs", label: "chart lookup in a 10 MiB index.yaml", value: index.ms, unit: "ms" },
+      {
+        id: "indexWorstLoopDelayMs",
+        label: "longest event-loop wait during it",
+        value: index.worstDelayMs,
+        unit: "ms",
+      },
+      {
+        id: "longPathSplitMs",
+        label: "render with a 1,000,000-blank template path, split",
+        value: split.ms,
+        unit: "ms",
+      },
+    ],
+  };
+}
+
+/** Runs `measure` `runs` times and keeps the median of each figure. */
+async function medianOf<T extends Record<string, number>>(
+  context: BenchContext,
+  what: string,
+  measure: () => Promise<T>,
+): Promise<T> {
+  const samples: T[] = [];
+  for (let i = 0; i < runs && !context.signal.aborted; i++) samples.push(await measure());
+  if (samples.length === 0) throw new Error(`${what}: stopped before the first run`);
+  const figures = Object.keys(samples[0]!).map((key) => [
+    key,
+    round(
+      quantile(
+        samples.map((s) => s[key]!),
+        0.5,
+      ),
+      2,
+    ),
+  ]);
+  context.log(`${what}: ${figures.map(([key, value]) => `${key} ${value}`).join(", ")}`);
+  return Object.fromEntries(figures) as T;
+}
+
+function slowestRegexpMs(): { ms: number } {
+  const units = ["a", "a-", "a.", "a__", "a-b.", "a/", "A-", "a.a-", "a:", "a/b.", "a0-a0."];
+  const times: number[] = [];
+  for (const unit of units) {
+    for (const last of ["!", ":", "@", "/", "-", "."]) {
+      const input = unit.repeat(maxImageReferenceLength).slice(0, maxImageReferenceLength - 1) + last;
+      const started = performance.now();
+      imageReferenceRegExp.test(input);
+      times.push(performance.now() - started);
+    }
+  }
+  return { ms: max(times) };
+}
+
+async function promoteAndDrainMs(): Promise<{ ms: number }> {
+  const queue = new WorkQueue({ clock: realClock });
+  for (let i = 0; i < promotedKeys; i++) queue.add(`tenant/i-${i}`, "low");
+  const started = performance.now();
+  for (let i = promotedKeys - 1; i >= 0; i--) queue.add(`tenant/i-${i}`);
+  for (let i = 0; i < promotedKeys; i++) queue.done((await queue.get())!);
+  const ms = performance.now() - started;
+  queue.shutDown();
+  return { ms };
+}
+
+async function indexLookup(): Promise<{ ms: number; worstDelayMs: number }> {
+  let worstDelayMs = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    worstDelayMs = Math.max(worstDelayMs, performance.now() - last);
+    last = performance.now();
+  }, 5);
+  const started = performance.now();
+  try {
+    const listing = await findIndexEntry(largeHelmIndex, "chart150", "1.59.0");
+    const ms = performance.now() - started;
+    if (listing?.entry?.version !== "1.59.0") throw new Error("the index lookup did not find chart150 1.59.0");
+    return { ms, worstDelayMs: Math.max(worstDelayMs, performance.now() - last) };
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
+async function splitLongPathMs(): Promise<{ ms: number }> {
+  const padded = `app/templates/a${" ".repeat(1_000_000)}b.yaml`;
+  const stream =
+    `---\n# Source: ${padded}  \nkind: ConfigMap\nmetadata:\n  name: x\n` +
+    `---\n# Source: app/templates/h.yaml\nkind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: pre-install\n`;
+  const started = performance.now();
+  await splitFullRender(stream);
+  return { ms: performance.now() - started };
+}
