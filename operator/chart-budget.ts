@@ -46,7 +46,8 @@ export function chartBudget(
         const namespace = await lookups.namespace(key.namespace);
         if (hasBudget(namespace, policy)) {
           const others = (await lookups.instancesIn(key.namespace))
-            .filter((other) => other.metadata.name !== key.name && other.metadata.deletionTimestamp === undefined)
+            // being deleted still counts: its workloads run until it is gone (validate.ts says why)
+            .filter((other) => other.metadata.name !== key.name)
             .map(counted);
           const overrun = budgetOverruns(asked, before, others, namespace, policy)[0];
           if (overrun) return refusal(key, overrun, asked);

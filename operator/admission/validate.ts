@@ -355,9 +355,11 @@ function budgetViolations(
   facts: AdmissionFacts,
   policy: PlatformPolicy,
 ): Violation[] {
-  const others = (facts.instances ?? [])
-    .filter((other) => other.metadata.name !== instance.name && other.metadata.deletionTimestamp === undefined)
-    .map(instanceUsage);
+  // Instances being deleted count until they are gone: their workloads run until then, and a finalizer (a
+  // tenant may add one) can hold one there for as long as it likes.
+  const otherInstances = (facts.instances ?? []).filter((other) => other.metadata.name !== instance.name);
+  const others = otherInstances.map(instanceUsage);
+  const deleting = otherInstances.filter((other) => other.metadata.deletionTimestamp !== undefined).length;
   const before = old === undefined ? undefined : specUsage(old.spec);
   return budgetOverruns(specUsage(instance.spec), before, others, facts.namespace, policy).map((overrun) => {
     if ("unreadable" in overrun) {
@@ -369,7 +371,10 @@ function budgetViolations(
           "instances here can grow",
       );
     }
-    return overBudget(instance, overrun);
+    const refusal = overBudget(instance, overrun);
+    if (deleting === 0) return refusal;
+    const counted = `; that counts ${deleting} being deleted: an instance counts until it is gone, as its workload runs until then`;
+    return { ...refusal, message: refusal.message + counted };
   });
 }
 

@@ -425,14 +425,10 @@ describe("namespace budgets", () => {
     assert.deepEqual(validateInstance(instance({ storage: "5Gi", replicas: 2 }), undefined, facts, budgets), []);
   });
 
-  it("does not count the instance itself (an UPDATE) nor instances being deleted", () => {
+  it("does not count the instance itself (an UPDATE)", () => {
     const facts: AdmissionFacts = {
       namespace,
-      instances: [
-        stored("web", { replicas: 15 }),
-        stored("gone", { replicas: 15 }, true),
-        stored("a", { replicas: 5 }),
-      ],
+      instances: [stored("web", { replicas: 15 }), stored("a", { replicas: 5 })],
     };
     const old = instance({ replicas: 15 });
     assert.deepEqual(validateInstance(instance({ replicas: 15 }), old, facts, budgets), []);
@@ -440,6 +436,23 @@ describe("namespace budgets", () => {
       validateInstance(instance({ replicas: 16 }), old, facts, budgets).map((violation) => violation.rule),
       ["namespaceMaxReplicas"],
     );
+  });
+
+  it("counts instances being deleted: a finalizer can hold one, its pods running, for as long as it likes", () => {
+    // GIVEN a namespace whose 3 instances include one being deleted (held by a tenant's finalizer), 15 replicas
+    const facts: AdmissionFacts = {
+      namespace,
+      instances: [stored("held", { replicas: 15 }, true), stored("a", { replicas: 5 }), stored("b", {})],
+    };
+    // WHEN another instance is created THEN it is refused on both counts, saying the deleted one still counts
+    assert.deepEqual(messages(validateInstance(instance({ replicas: 1 }), undefined, facts, budgets)), [
+      "metadata.namespace: namespace team-a may have at most 3 instances (--namespace-max-instances, or the " +
+        "namespace label myapp.example.com/max-instances); it has 3 without this one; that counts 1 being deleted: an " +
+        "instance counts until it is gone, as its workload runs until then",
+      "spec.replicas: namespace team-a may run at most 20 replicas in total (--namespace-max-replicas, or the " +
+        "namespace label myapp.example.com/max-replicas); it runs 21 without this instance, which asks for 1; " +
+        "that counts 1 being deleted: an instance counts until it is gone, as its workload runs until then",
+    ]);
   });
 
   it("a budget lowered after the fact never refuses what does not grow", () => {
