@@ -3,7 +3,7 @@
  * Node's own, as `NODE_EXTRA_CA_CERTS` does, which Node reads once at start. In the cluster the certificates are a
  * ConfigMap in the operator's namespace, mounted into its pods; the pod template carries their digest, so a changed
  * bundle rolls the pods (a running process never reads it again). An external operator's process needs the variable
- * set to a file of them (`NODE_EXTRA_CA_CERTS=./ca.pem npx myapp-operator`).
+ * set to a file of them (`NODE_EXTRA_CA_CERTS=./ca.pem npx --no-install myapp-operator`).
  */
 import { createHash, X509Certificate } from "node:crypto";
 import type { ConfigMapManifest } from "./manifest-types.ts";

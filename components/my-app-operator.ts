@@ -117,7 +117,7 @@ export class MyAppOperator extends pulumi.ComponentResource {
   readonly metricsReaderClusterRole: pulumi.Output<string | undefined>;
   /**
    * With `operatorPlacement: "external"`, the flags the operator process must be started with to match these
-   * settings (`npx myapp-operator ${flags.join(" ")}`: webhooks, policy, chart settings, leader election on the
+   * settings (`npx --no-install myapp-operator ${flags.join(" ")}`: webhooks, policy, chart settings, leader election on the
    * Lease its RBAC grants); undefined in-cluster.
    */
   readonly externalOperatorFlags: pulumi.Output<readonly string[] | undefined>;

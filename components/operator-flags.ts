@@ -55,7 +55,7 @@ export function operatorFlags(settings: OperatorSettings, overrides: FlagOverrid
 
 /**
  * What an operator outside the cluster (operatorPlacement "external") must be started with to match the settings
- * (`npx myapp-operator ...`), or undefined in-cluster, where the Deployment passes them. Leader election is on
+ * (`npx --no-install myapp-operator ...`), or undefined in-cluster, where the Deployment passes them. Leader election is on
  * (its RBAC is granted to an external operator), so a second process waits instead of reconciling beside the first;
  * where it listens for metrics and probes is the process's own choice, so those flags are left out.
  */

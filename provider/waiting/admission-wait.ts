@@ -61,7 +61,7 @@ export interface AdmissionWait {
 /** The hint an unanswered webhook's final error carries. */
 export const webhookHint =
   "no operator replica answers the platform's admission webhook: is the operator running (in the cluster: the " +
-  "MyAppOperator's Deployment and its pods; outside it: `npx myapp-operator` with the webhook flags)?";
+  "MyAppOperator's Deployment and its pods; outside it: `npx --no-install myapp-operator` with the webhook flags)?";
 
 /** The hint a kind the admission policies never came to know carries. */
 export const kindHint =

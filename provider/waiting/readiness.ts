@@ -91,7 +91,7 @@ export function waitingPhase(readiness: Readiness & { state: "waiting" }, silent
   if (!readiness.awaitingOperator || !silent) return readiness.progress;
   return (
     `${readiness.progress}; no operator has acted on it yet: is one running and watching this namespace? (in the ` +
-    "cluster: the MyAppOperator's Deployment and its pods; outside it: `npx myapp-operator`)"
+    "cluster: the MyAppOperator's Deployment and its pods; outside it: `npx --no-install myapp-operator`)"
   );
 }
 

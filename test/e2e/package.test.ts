@@ -46,7 +46,7 @@ const client = adminClient();
 const appNamespace = "shop";
 
 /**
- * `npx myapp-operator --namespaces=shop` as the README's local recipe says, from the project's own install (free
+ * `npx --no-install myapp-operator --namespaces=shop` as the README's local recipe says, from the project's own install (free
  * ports instead of the defaults, so it cannot collide with another operator of the test run). `stop` is what a
  * script does to it: SIGTERM to npx's pid, nothing to the operator under it.
  */
@@ -54,6 +54,7 @@ function startProjectOperator(defer: Defer, project: string, env: NodeJS.Process
   const child = spawn(
     "npx",
     [
+      "--no-install",
       "myapp-operator",
       `--namespaces=${appNamespace}`,
       "--metrics-bind-address=127.0.0.1:0",

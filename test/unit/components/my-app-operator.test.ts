@@ -392,7 +392,7 @@ describe("MyAppOperator", () => {
     assert.match(errors[0]!, /^MyAppOperator "op": operatorPlacement "in-cluster" cannot run on this cluster/);
     assert.match(errors[0]!, /all 3 of its nodes \(kwok-node-0, kwok-node-1, kwok-node-2\) are kwok fake nodes/);
     assert.match(errors[0]!, /operatorPlacement: "external"/);
-    assert.match(errors[0]!, /npx myapp-operator/);
+    assert.match(errors[0]!, /npx --no-install myapp-operator/);
     // AND the Deployment never reaches the engine, while the rest of the install does
     assert.ok(types.includes("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"), types.join(", "));
     assert.ok(!types.includes("kubernetes:apps/v1:Deployment"), types.join(", "));

@@ -36,7 +36,7 @@ describe("inClusterPlacementVerdict", () => {
       /all 3 of its nodes \(n0, n1, n2\) are kwok fake nodes \(annotation kwok.x-k8s.io\/node: fake\)/,
     );
     assert.match(message, /operatorPlacement: "external"/);
-    assert.match(message, /`npx myapp-operator`/);
+    assert.match(message, /`npx --no-install myapp-operator`/);
     assert.match(message, /`npm run operator`/);
   });
 

@@ -243,7 +243,7 @@ describe("waitingPhase", () => {
       phase,
       /^waiting for the operator to act on generation 1; no operator has acted on it yet: is one running/,
     );
-    assert.match(phase, /npx myapp-operator/);
+    assert.match(phase, /npx --no-install myapp-operator/);
   });
 });
 
