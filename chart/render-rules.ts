@@ -1,12 +1,18 @@
 /**
  * What a render may not do with the objects it is allowed to create, beyond pod security (pod-security.ts):
  * borrow a ServiceAccount, expose a Service outside what the platform allows, mint a ServiceAccount token, scale a
- * workload it does not render, claim a volume size no budget can count (claim-sizes.ts), or reach out of the
- * namespace with a cluster-scoped kind. Each rule has its own reason, and every message names
- * the object, the field and what is allowed. Pure.
+ * workload it does not render, claim a volume size no budget can count or a volume that exists (claim-sizes.ts),
+ * place its pods past the platform's scheduling, or reach out of the namespace with a cluster-scoped kind. Each
+ * rule has its own reason, and every message names the object, the field and what is allowed. Pure.
  */
-import { chartKindName, defaultChartServiceTypes, type ChartServiceType, type PodSecurityLevel } from "../api/index.ts";
-import { claimSizeRefusal } from "./claim-sizes.ts";
+import {
+  chartKindName,
+  defaultChartServiceTypes,
+  type ChartServiceType,
+  type PodSecurityLevel,
+  type StorageReclaimPolicy,
+} from "../api/index.ts";
+import { claimBindingRefusal, claimSizeRefusal, ephemeralVolumeRefusal } from "./claim-sizes.ts";
 import type { RenderedObject } from "./manifests.ts";
 import { objectName } from "./manifests.ts";
 import { podSecurityRefusal } from "./pod-security.ts";
@@ -16,7 +22,7 @@ import {
   replicatedKinds,
   type PlatformLimits,
 } from "./render-platform-limits.ts";
-import { podTemplateOf, record } from "./pod-templates.ts";
+import { list, podTemplateOf, record, type PodTemplate } from "./pod-templates.ts";
 
 /** Why a render is not applied: CamelCase reason and a message that says what to do. */
 export interface RenderRefusal {
@@ -41,6 +47,12 @@ export interface RenderPolicy {
   readonly serviceTypes?: readonly ChartServiceType[];
   /** The platform policy's per-instance limits, applied to what the render sets (render-platform-limits.ts). */
   readonly platform?: PlatformLimits;
+  /**
+   * The instance's `spec.storageReclaimPolicy`: not a check but what the operator sets as every rendered
+   * StatefulSet's `persistentVolumeClaimRetentionPolicy` (operator/chart/plan.ts).
+   * @default defaultStorageReclaimPolicy (Retain)
+   */
+  readonly storageReclaimPolicy?: StorageReclaimPolicy;
 }
 
 /**
@@ -85,8 +97,8 @@ export function clusterScopedRefusal(object: RenderedObject, source: string): Re
 
 /**
  * The first rule the render breaks, or undefined: ServiceAccounts, Services, Secrets, autoscalers, claim sizes,
- * then pod security and the platform's limits. `objects` is the whole render (a pod may use a ServiceAccount
- * rendered after it).
+ * ephemeral volumes, claim binding, scheduling, then pod security and the platform's limits. `objects` is the whole
+ * render (a pod may use a ServiceAccount rendered after it).
  */
 export function renderPolicyRefusal(
   objects: readonly RenderedObject[],
@@ -98,6 +110,9 @@ export function renderPolicyRefusal(
     secretRefusal(objects) ??
     autoscalerTargetRefusal(objects) ??
     claimSizeRefusal(objects) ??
+    ephemeralVolumeRefusal(objects) ??
+    claimBindingRefusal(objects) ??
+    schedulingRefusal(objects) ??
     podSecurityRefusal(objects, policy.podSecurityLevel) ??
     (policy.platform ? platformLimitsRefusal(objects, policy.platform) : undefined)
   );
@@ -219,6 +234,116 @@ export function autoscalerTargetRefusal(objects: readonly RenderedObject[]): Ren
         "which the chart does not render; a chart's autoscalers scale only workloads it renders (Deployments, " +
         "StatefulSets), which its namespace's budget counts",
     };
+  }
+  return undefined;
+}
+
+/**
+ * Why each pod spec field that places pods is the platform's, not a chart's. The built-in template sets none of
+ * them, so a chart's pods are placed exactly as the built-in template's are. Left to charts, as harmless to others:
+ * `nodeSelector`, node affinity and topology spread constraints (they narrow where the tenant's own pods go; taints
+ * keep nodes kept for others out of reach), `preemptionPolicy` (it matters only with a priority above the
+ * default, which `priorityClassName` is refused for, and Never only gives way), `overhead` (RuntimeClass admission
+ * refuses it without a RuntimeClass, and it only makes a pod count bigger), `hostname`/`subdomain` (names within
+ * the namespace).
+ */
+const schedulingFields: readonly (readonly [field: string, why: string])[] = [
+  // Preemption evicts lower-priority pods of any namespace to make room.
+  ["priorityClassName", "a priority class lets its pods preempt (evict) other tenants' pods"],
+  // Set directly, the Priority admission plugin refuses it; with that plugin off it would be the pod's priority.
+  ["priority", "a priority class lets its pods preempt (evict) other tenants' pods"],
+  ["nodeName", "it binds the pod to a node past the scheduler, its taints and the platform's node choices"],
+  ["schedulerName", "another scheduler need not keep to the platform's placement or preemption rules"],
+  [
+    "runtimeClassName",
+    "a RuntimeClass brings its own tolerations, node selector and container runtime, which are the platform's to choose",
+  ],
+  ["tolerations", "tolerations let its pods onto nodes tainted for others, and keep them there when those evict"],
+];
+
+/** A field value that sets nothing: what charts render for an empty value (`""`, `[]`, null), or 0 for priority. */
+function unset(value: unknown): boolean {
+  return (
+    value === undefined || value === null || value === "" || value === 0 || (Array.isArray(value) && value.length === 0)
+  );
+}
+
+/**
+ * A chart's pods are scheduled as the built-in template's (reason `ChartSchedulingNotAllowed`): no
+ * `priorityClassName` (or `priority`), `nodeName`, `schedulerName` other than the default, `runtimeClassName` or
+ * `tolerations`, and no pod (anti-)affinity term over other namespaces' pods (`namespaces` other than its own,
+ * any `namespaceSelector`): the scheduler honours an existing pod's required anti-affinity against every pod that
+ * comes after it, so a term over all namespaces keeps every other tenant's pods off its nodes (or zones). Empty
+ * values (`tolerations: []`, `priorityClassName: ""`, what charts render by default) are allowed. A platform that
+ * keeps tenants to nodes of their own does that per namespace, e.g. with the PodNodeSelector and
+ * PodTolerationRestriction admission plugins, which apply after the render as to any pod.
+ */
+export function schedulingRefusal(objects: readonly RenderedObject[]): RenderRefusal | undefined {
+  for (const object of objects) {
+    const template = podTemplateOf(object);
+    if (!template) continue;
+    for (const [field, why] of schedulingFields) {
+      const value = template.spec[field];
+      if (unset(value) || (field === "schedulerName" && value === "default-scheduler")) continue;
+      return schedulingRefused(object, `${template.specPath}.${field}`, value, why);
+    }
+    const affinity = crossNamespaceAffinity(template, object.metadata.namespace);
+    if (affinity) {
+      return schedulingRefused(
+        object,
+        affinity.path,
+        affinity.value,
+        "a pod affinity term over other namespaces' pods steers by them, and as anti-affinity keeps their pods off " +
+          "the nodes its pods run on",
+      );
+    }
+  }
+  return undefined;
+}
+
+function schedulingRefused(object: RenderedObject, path: string, value: unknown, why: string): RenderRefusal {
+  const shown = JSON.stringify(value) ?? String(value);
+  return {
+    reason: "ChartSchedulingNotAllowed",
+    message:
+      `${objectName(object)} ${path} is ${shown.length <= 66 ? shown : `${shown.slice(0, 64)}…`}; ${why}. A chart's ` +
+      "pods are scheduled as the built-in template's: leave it unset or empty (a platform that keeps tenants to " +
+      "their own nodes does so per namespace, e.g. with the PodNodeSelector and PodTolerationRestriction admission " +
+      "plugins)",
+  };
+}
+
+/**
+ * The first pod affinity or anti-affinity term (required or preferred) that looks at pods outside the object's
+ * namespace: `namespaces` naming another one, or a `namespaceSelector` (even `{}`, which is every namespace).
+ */
+function crossNamespaceAffinity(
+  template: PodTemplate,
+  namespace: string | undefined,
+): { path: string; value: unknown } | undefined {
+  const affinity = record(template.spec["affinity"]);
+  for (const kind of ["podAffinity", "podAntiAffinity"]) {
+    const rules = record(affinity[kind]);
+    const terms = [
+      ...list(rules["requiredDuringSchedulingIgnoredDuringExecution"]).map((term, index) => ({
+        path: `requiredDuringSchedulingIgnoredDuringExecution[${index}]`,
+        term: record(term),
+      })),
+      ...list(rules["preferredDuringSchedulingIgnoredDuringExecution"]).map((weighted, index) => ({
+        path: `preferredDuringSchedulingIgnoredDuringExecution[${index}].podAffinityTerm`,
+        term: record(record(weighted)["podAffinityTerm"]),
+      })),
+    ];
+    for (const { path, term } of terms) {
+      const at = `${template.specPath}.affinity.${kind}.${path}`;
+      const namespaces = term["namespaces"];
+      const own = (name: unknown) => namespace !== undefined && name === namespace;
+      if (!unset(namespaces) && !(Array.isArray(namespaces) && namespaces.every(own))) {
+        return { path: `${at}.namespaces`, value: namespaces };
+      }
+      const selector = term["namespaceSelector"];
+      if (selector !== undefined && selector !== null) return { path: `${at}.namespaceSelector`, value: selector };
+    }
   }
   return undefined;
 }

@@ -3,7 +3,8 @@
  * `--namespace-max-storage`, or the namespace's labels): admission sees only `spec.replicas` and `spec.storage`,
  * while a chart decides its workloads' sizes itself. Counted as the most the render may run: a workload's
  * `spec.replicas` (1 when unset, as the apiserver defaults it), or the `maxReplicas` of an autoscaler that targets
- * it when that is more; storage is each StatefulSet's claim templates × those replicas. Pure.
+ * it when that is more; storage is each StatefulSet's claim templates × those replicas, the only storage a render
+ * may claim (ephemeral volumes and claims of volumes that exist are refused before: claim-sizes.ts). Pure.
  */
 import { claimRequests } from "./claim-sizes.ts";
 import type { RenderedObject } from "./manifests.ts";

@@ -4,12 +4,15 @@ import { renderableChartKinds } from "../../../api/index.ts";
 import { parseManifests, readManifests, type RenderedObject } from "../../../chart/index.ts";
 import { chartInstanceLabel } from "../../../operator/chart/owned.ts";
 import {
+  claimRetention,
   mainServiceEndpoint,
   mainWorkload,
   planRender,
   pruneCandidates,
   volumeRefusal,
 } from "../../../operator/chart/plan.ts";
+import { desiredStatefulSet } from "../../../operator/desired/index.ts";
+import { instance as builtIn } from "../desired/fixtures.ts";
 
 const instance = { name: "web", namespace: "shop", uid: "uid-1" };
 // These tests are about kinds, namespaces and ownership; pod security has its own (pod-security.test.ts).
@@ -149,6 +152,58 @@ describe("planRender", () => {
       policy,
     );
     assert.ok(!plan.ok && plan.refusal.reason === "ChartNamespaceNotAllowed");
+  });
+
+  describe("StatefulSets keep their volumes as the instance's storageReclaimPolicy says", () => {
+    const statefulSet = (retention: string) =>
+      `# Source: c/templates/sts.yaml\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n` +
+      `  replicas: 3\n${retention}  volumeClaimTemplates:\n    - metadata: { name: data }\n` +
+      `      spec: { resources: { requests: { storage: 1Gi } } }\n`;
+    const retentionOf = (objects: readonly RenderedObject[]) =>
+      (objects[0]?.["spec"] as { persistentVolumeClaimRetentionPolicy?: unknown }).persistentVolumeClaimRetentionPolicy;
+    const planned = (manifest: string, storageReclaimPolicy?: "Retain" | "Delete") => {
+      const plan = planRender(parseManifests(manifest), instance, renderableChartKinds, {
+        ...policy,
+        ...(storageReclaimPolicy ? { storageReclaimPolicy } : {}),
+      });
+      if (!plan.ok) throw new Error(plan.refusal.message);
+      return plan.objects;
+    };
+
+    test("a chart's Delete retention is replaced: scaling down never deletes claims, nor does deletion under Retain", () => {
+      // GIVEN a chart's StatefulSet whose retention would delete claims data-db-1/2 when scaled to 1, and all when its
+      // instance (storageReclaimPolicy Retain, the default) was deleted
+      const deleting = statefulSet(
+        "  persistentVolumeClaimRetentionPolicy: { whenDeleted: Delete, whenScaled: Delete }\n",
+      );
+      // WHEN it is planned for an instance that leaves storageReclaimPolicy out, or says Retain
+      for (const reclaim of [undefined, "Retain"] as const) {
+        // THEN it keeps every claim, as the built-in template's StatefulSet does
+        assert.deepEqual(retentionOf(planned(deleting, reclaim)), { whenDeleted: "Retain", whenScaled: "Retain" });
+      }
+    });
+
+    test("a chart that sets no retention gets it too; Delete removes claims with the instance, never on scale-down", () => {
+      assert.deepEqual(retentionOf(planned(statefulSet(""))), { whenDeleted: "Retain", whenScaled: "Retain" });
+      // The finalizer deletes only the built-in template's claims (by their names); a chart's go with its
+      // StatefulSet, which goes with the instance.
+      assert.deepEqual(retentionOf(planned(statefulSet(""), "Delete")), {
+        whenDeleted: "Delete",
+        whenScaled: "Retain",
+      });
+    });
+
+    test("Retain is exactly the built-in template's retention", () => {
+      const template = desiredStatefulSet(builtIn({ storage: "1Gi" })).spec.persistentVolumeClaimRetentionPolicy;
+      assert.deepEqual(claimRetention("Retain"), template);
+    });
+
+    test("the rest of the StatefulSet, and other kinds, are as rendered", () => {
+      const [sts] = planned(statefulSet(""));
+      assert.equal((sts?.["spec"] as { replicas?: unknown }).replicas, 3);
+      const [, main] = ok(stream);
+      assert.deepEqual(main?.["spec"], { replicas: 1 });
+    });
   });
 
   test("leaves hooks out", () => {
