@@ -9,7 +9,15 @@ import path from "node:path";
 import { clusterIdentity } from "../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterUp } from "./lib/cluster.ts";
-import { appliedToFile, lastUpComplete, recordAppliedTo, stateOrigin } from "./lib/dev-stack-cluster.ts";
+import {
+  appliedToFile,
+  lastUpComplete,
+  pendingOperations,
+  recordAppliedTo,
+  stackStateFile,
+  stateOrigin,
+  upPlan,
+} from "./lib/dev-stack-cluster.ts";
 import { formatTable, instanceRows } from "./lib/instances-table.ts";
 import {
   devStackFlags,
@@ -29,6 +37,8 @@ import { prepareToolchain } from "./lib/toolchain.ts";
 import { run } from "./lib/run.ts";
 
 const stack = "dev";
+/** What every pulumi command of this one runs with: on the dev stack, without asking. */
+const unattended = ["--yes", "--non-interactive", "--skip-preview", "--stack", stack];
 
 // Before anything runs: --help answers, and an argument (npm start takes none) is refused rather than ignored.
 const command = readCommandLine(process.argv.slice(2), startCommand);
@@ -42,6 +52,16 @@ let operatorDied: string | undefined;
 let operatorFailed: string | undefined;
 let stopWatching = () => {};
 let interruptedBy: NodeJS.Signals | undefined;
+/**
+ * Stops pulumi for a failed operator with one SIGINT, which ends its up gracefully; not when a signal (the user's
+ * Ctrl-C) or an earlier stop is already ending it: a second SIGINT makes pulumi terminate at once ("^C received;
+ * terminating"), leaving pending operations in its state.
+ */
+let pulumiStopping = false;
+function stopPulumi(): void {
+  if (pulumiStopping || interruptedBy !== undefined) return;
+  pulumiStopping = pulumiChild?.kill("SIGINT") ?? false;
+}
 /** What an interrupted run leaves, and what to run next: the cluster and the operator run on by design. */
 const leftRunning =
   "what started so far is left running (the local cluster, the operator once started): `npm start` again " +
@@ -73,13 +93,13 @@ const operator: Promise<OperatorRecord> = startOperatorWhenReady(
 ).then((record) => {
   stopWatching = watchOperator(record, (tail) => {
     operatorDied = tail;
-    pulumiChild?.kill("SIGINT");
+    stopPulumi();
   });
   return record;
 });
 operator.catch((error: unknown) => {
   operatorFailed = error instanceof Error ? error.message : String(error);
-  pulumiChild?.kill("SIGINT");
+  stopPulumi();
 });
 
 // The stack's state describes objects in one cluster: if it was last applied to another, pulumi up refreshes
@@ -94,48 +114,24 @@ if (origin === "recreated-cluster") {
   await forgetStack(pulumi, stack, env);
 }
 await run(pulumi, ["stack", "select", stack, "--create", "--non-interactive"], { env, cwd: repoRoot });
-// An up cut short (Ctrl-C, a crash) left objects in this cluster that its state may not list: refreshed first too.
-const interrupted = origin === "this-cluster" && !lastUpComplete(appliedTo);
-const refresh = origin === "unknown" || interrupted;
-recordAppliedTo(appliedTo, cluster, clusterName, false);
-const why = interrupted ? "the last up was cut short" : "state of another or no cluster";
-step(
-  `pulumi up --stack ${stack}${refresh ? ` --refresh (${why})` : ""} (installs the platform, then waits for every instance to be Ready)`,
+// An up cut short (Ctrl-C, a crash) left objects in this cluster that its state may not know of, and maybe pending
+// operations: refreshed first, clearing them (dev-stack-cluster.ts's upPlan says why a refresh of its own).
+const plan = upPlan(
+  origin,
+  lastUpComplete(appliedTo),
+  pendingOperations(stackStateFile(env.PULUMI_BACKEND_URL!, stack)),
 );
-const up = await new Promise<number>((resolve) => {
-  const args = [
-    "up",
-    "--yes",
-    "--non-interactive",
-    "--skip-preview",
-    "--stack",
-    stack,
-    ...(refresh ? ["--refresh"] : []),
-  ];
-  pulumiChild = spawn(pulumi, args, {
-    env,
-    cwd: repoRoot,
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  pulumiChild.on("close", (code) => resolve(code ?? 1));
-});
+recordAppliedTo(appliedTo, cluster, clusterName, false);
+if (plan.clearPendingCreates !== undefined) {
+  step(`pulumi refresh --stack ${stack} --clear-pending-creates (${plan.clearPendingCreates})`);
+  stoppedEarly("refresh", await runPulumi(["refresh", "--clear-pending-creates", ...unattended]));
+}
+step(
+  `pulumi up --stack ${stack}${plan.refresh !== undefined ? ` --refresh (${plan.refresh})` : ""} (installs the platform, then waits for every instance to be Ready)`,
+);
+const up = await runPulumi(["up", ...unattended, ...(plan.refresh !== undefined ? ["--refresh"] : [])]);
 stopWatching();
-if (interruptedBy !== undefined) {
-  console.error(`\nnpm start interrupted (${interruptedBy}) during pulumi up, which stopped: ${leftRunning}.`);
-  process.exit(130);
-}
-if (operatorDied !== undefined) {
-  console.error(`\nThe operator stopped while pulumi up waited for it; its log ends:\n${operatorDied}`);
-  process.exit(1);
-}
-if (operatorFailed !== undefined) {
-  console.error(`\nThe operator did not start: ${operatorFailed}`);
-  process.exit(1);
-}
-if (up !== 0) {
-  console.error(`\npulumi up failed (exit ${up}). The operator's log is ${path.relative(repoRoot, operatorLog)}.`);
-  process.exit(up);
-}
+stoppedEarly("up", up);
 recordAppliedTo(appliedTo, cluster, clusterName, true);
 // The platform this up installed may want other flags (a policy, limits, namespaces): restarted with them if so.
 const { metricsPort } = await operator.then(async () =>
@@ -152,3 +148,39 @@ console.log(`Next:
   operator logs: ${path.relative(repoRoot, operatorLog)}; metrics: curl 127.0.0.1:${metricsPort}/metrics
   npm run down                                                          # destroy the stack, stop everything
   (state: ${path.relative(repoRoot, localDir)}/)`);
+
+/**
+ * Runs pulumi with `args` as the child the signal handlers and the operator's watch stop; resolves with its exit
+ * code. Not started (1) once the operator has failed: nothing would become Ready.
+ */
+function runPulumi(args: readonly string[]): Promise<number> {
+  if (operatorDied !== undefined || operatorFailed !== undefined) return Promise.resolve(1);
+  return new Promise<number>((resolve) => {
+    pulumiChild = spawn(pulumi, args, { env, cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
+    pulumiChild.on("close", (code) => resolve(code ?? 1));
+  });
+}
+
+/** Ends this command, saying why, when pulumi `command` was interrupted, the operator failed, or pulumi did. */
+function stoppedEarly(command: "refresh" | "up", code: number): void {
+  if (interruptedBy !== undefined) {
+    console.error(
+      `\nnpm start interrupted (${interruptedBy}) during pulumi ${command}, which stopped: ${leftRunning}.`,
+    );
+    process.exit(130);
+  }
+  if (operatorDied !== undefined) {
+    console.error(`\nThe operator stopped while pulumi ${command} waited for it; its log ends:\n${operatorDied}`);
+    process.exit(1);
+  }
+  if (operatorFailed !== undefined) {
+    console.error(`\nThe operator did not start: ${operatorFailed}`);
+    process.exit(1);
+  }
+  if (code !== 0) {
+    console.error(
+      `\npulumi ${command} failed (exit ${code}). The operator's log is ${path.relative(repoRoot, operatorLog)}.`,
+    );
+    process.exit(code);
+  }
+}

@@ -4,7 +4,9 @@
  * and a temporary directory of its own, removed when it ends (tools/lib/private-tmp.ts says why).
  *
  * After an `up` of the dev stack, `npm start`'s operator (a local process, not a resource of the stack) follows
- * the platform the stack now declares: restarted with the stack's `operatorFlags` when they changed.
+ * the platform the stack now declares: restarted with the stack's `operatorFlags` when they changed. After a
+ * `destroy` of it, the operator is stopped: its ServiceAccount, RBAC and CRD went, so it has nothing left to run
+ * against (and the next `npm start` starts one with the new ServiceAccount's token).
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -14,9 +16,10 @@ import {
   flagChanges,
   operatorRecord,
   startOperatorWhenReady,
+  stopOperator,
 } from "./lib/operator-process.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
-import { appliedStack } from "./lib/pulumi-arguments.ts";
+import { appliedStack, destroyedStack } from "./lib/pulumi-arguments.ts";
 import { ensurePulumiHome } from "./lib/pulumi.ts";
 import { repoRoot, toolchainBinDir } from "./lib/paths.ts";
 import { run } from "./lib/run.ts";
@@ -44,6 +47,12 @@ try {
       await startOperatorWhenReady(identity, 120_000);
       if (code !== 0) console.error("The operator now runs with the stack's flags: run the up again.");
     }
+  }
+  // Only after a destroy that succeeded: a failed one leaves instances whose finalizers need the operator.
+  const running = operatorRecord();
+  if (code === 0 && running && (await isDevStack(destroyedStack(args)))) {
+    console.error(`The dev stack is destroyed: stopping npm start's operator (pid ${running.pid}).`);
+    await stopOperator();
   }
   process.exit(code);
 

@@ -109,6 +109,7 @@ export async function startAdmissionTls(options: AdmissionTlsOptions): Promise<A
   const server = await startWebhookServer({
     host: webhook.address.host,
     port: webhook.address.port,
+    flag: "--webhook-bind-address",
     tls: pair,
     routes: options.routes,
     logger,

@@ -10,6 +10,7 @@ import { Server as NetServer, type AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { realClock } from "../../kube/index.ts";
+import { listenError } from "../runtime/health-server.ts";
 import type { CertificatePair } from "./certificates.ts";
 import { limitConnections } from "./connection-limits.ts";
 
@@ -43,6 +44,8 @@ export interface WebhookServerOptions {
   readonly port: number;
   /** The serving certificate (tls.crt, may carry the chain) and its key, PEM. */
   readonly tls: CertificatePair;
+  /** The setting that chose the address (`--webhook-bind-address`): what a failure to listen names. */
+  readonly flag?: string;
   /** Path → handler, e.g. `{ "/validate": ..., "/mutate": ... }`; the apiserver's `?timeout=10s` query is ignored. */
   readonly routes: Readonly<Record<string, WebhookHandler>>;
   readonly logger: Logger;
@@ -161,9 +164,10 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   );
   server.on("tlsClientError", (error) => logger.debug({ err: error }, "webhook TLS handshake failed"));
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    const failed = (error: Error) => reject(listenError(error, options, options.flag));
+    server.once("error", failed);
     server.listen(options.port, options.host, () => {
-      server.off("error", reject);
+      server.off("error", failed);
       resolve();
     });
   });

@@ -80,6 +80,8 @@ export interface HealthServerOptions {
   readonly authorizeMetrics?: (request: IncomingMessage, path: string) => Promise<AccessVerdict>;
   /** Serve HTTPS with this certificate and key (PEM) instead of HTTP. */
   readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /** The setting that chose this address (`--health-probe-bind-address`): what a failure to listen names. */
+  readonly flag?: string;
 }
 
 export interface HealthServer {
@@ -108,10 +110,12 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   server.maxConnections = 256;
+  const host = options.host ?? "0.0.0.0";
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host ?? "0.0.0.0", () => {
-      server.off("error", reject);
+    const failed = (error: Error) => reject(listenError(error, { host, port: options.port }, options.flag));
+    server.once("error", failed);
+    server.listen(options.port, host, () => {
+      server.off("error", failed);
       resolve();
     });
   });
@@ -127,6 +131,32 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * Why a server could not listen on `address`, in one line that names `flag`, the setting that chose it, and what to
+ * do: Node's own words (`listen EADDRINUSE: address already in use 0.0.0.0:8081`) leave whoever starts the operator
+ * to guess which of its listeners that is. Without a flag, the error as it was. Pure.
+ */
+export function listenError(
+  error: Error,
+  address: { readonly host: string; readonly port: number },
+  flag: string | undefined,
+): Error {
+  if (flag === undefined) return error;
+  const shown = `${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}`;
+  const code = (error as NodeJS.ErrnoException).code;
+  const why =
+    code === "EADDRINUSE"
+      ? "it is already in use by another process"
+      : code === "EACCES"
+        ? "not allowed (a port below 1024 needs privileges)"
+        : code === "EADDRNOTAVAIL"
+          ? "that is not an address of this machine"
+          : error.message;
+  return new Error(`cannot listen on ${shown} (${flag}): ${why}; pick another address with ${flag}=[host]:port`, {
+    cause: error,
+  });
 }
 
 /** The probe paths as logged and listed on a 404 (/livez answers too, as an alias of /healthz). */

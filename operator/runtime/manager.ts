@@ -273,7 +273,13 @@ export async function startManager(
     logger.warn("secure /metrics without a certificate: bearer tokens reach /metrics unencrypted");
   }
   const served = { registry: metrics.registry, readiness, logger, ...(authorizeMetrics ? { authorizeMetrics } : {}) };
-  const probe = await startHealthServer({ ...options.probeAddress, ...served, serves: { metrics: sameAddress } });
+  // A port in use is named by the operator's flag for it (options.ts; controller-runtime's names), one line.
+  const probe = await startHealthServer({
+    ...options.probeAddress,
+    ...served,
+    serves: { metrics: sameAddress },
+    flag: "--health-probe-bind-address",
+  });
   servers.push(probe);
   const metricsServer = sameAddress
     ? probe
@@ -281,6 +287,7 @@ export async function startManager(
         ...options.metricsAddress,
         ...served,
         serves: { probes: false },
+        flag: "--metrics-bind-address",
         ...(options.metricsTls ? { tls: options.metricsTls } : {}),
       });
   if (metricsServer !== probe) servers.push(metricsServer);

@@ -67,3 +67,50 @@ export function lastUpComplete(file: string): boolean {
 export function forgetAppliedTo(file: string): void {
   rmSync(file, { force: true });
 }
+
+/** The local backend's state file of `stack` (project myapp-platform, Pulumi.yaml). */
+export function stackStateFile(backendUrl: string, stack: string): string {
+  return path.join(new URL(backendUrl).pathname, ".pulumi/stacks/myapp-platform", `${stack}.json`);
+}
+
+/**
+ * How many operations the stack's state says were in flight when its last deployment ended (a pulumi killed, or
+ * stopped by a second Ctrl-C, mid-create); 0 without a readable state. Pure but for reading.
+ */
+export function pendingOperations(file: string): number {
+  try {
+    const state = JSON.parse(readFileSync(file, "utf8")) as {
+      checkpoint?: { latest?: { pending_operations?: unknown } };
+    };
+    const pending = state.checkpoint?.latest?.pending_operations;
+    return Array.isArray(pending) ? pending.length : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** What `npm start` runs for the stack: a refresh that clears pending creates first, and `up` with `--refresh`. */
+export interface UpPlan {
+  /** `pulumi refresh --clear-pending-creates` before `up`, and why. */
+  readonly clearPendingCreates?: string;
+  /** `up --refresh`, and why. */
+  readonly refresh?: string;
+}
+
+/**
+ * The plan for `origin` (after a recreated cluster's state was forgotten: nothing to refresh), whether the last
+ * `up` ran to its end (`lastComplete`), and the state's pending operations. A cut-short up, or pending operations
+ * however they came, get a refresh of their own with `--clear-pending-creates`: `up --refresh` cannot clear
+ * pending creates (non-interactively a refresh only drops the other kinds), so every later `up` warned of them
+ * again; a create dropped from the state is applied again by the `up` that follows. Pure.
+ */
+export function upPlan(origin: StateOrigin, lastComplete: boolean, pending: number): UpPlan {
+  if (origin === "recreated-cluster") return {};
+  if (origin === "this-cluster" && !lastComplete) return { clearPendingCreates: "the last up was cut short" };
+  if (pending > 0) {
+    return {
+      clearPendingCreates: `${pending} pending operation${pending === 1 ? "" : "s"} of an interrupted deployment`,
+    };
+  }
+  return origin === "unknown" ? { refresh: "state of another or no cluster" } : {};
+}

@@ -207,10 +207,35 @@ function logTail(): string {
 }
 
 /**
+ * Lists MyAppInstances with the credentials in operator.kubeconfig (the token the local operator reads), in a
+ * namespace it watches (the dev stack grants it those alone): what it needs to do anything at all.
+ */
+async function listAsOperator(identity: OperatorIdentity): Promise<void> {
+  const asOperator = new KubeClient(loadKubeConfig({ path: operatorKubeconfig }));
+  const [namespace] = identity.watchNamespaces;
+  try {
+    await asOperator.list("example.com/v1", "MyAppInstance", { limit: 1, ...(namespace ? { namespace } : {}) });
+  } finally {
+    await asOperator.close();
+  }
+}
+
+/**
+ * Why a running operator of this cluster must be restarted rather than kept, in words; undefined to keep it.
+ * `changes`: its flags against the stack's ({@link flagChanges}); `refused`: why its own token could not list
+ * MyAppInstances, if it could not. Pure.
+ */
+export function restartReason(changes: string | undefined, refused: string | undefined): string | undefined {
+  if (changes !== undefined) return `the dev stack's platform changed (${changes})`;
+  if (refused !== undefined) return `its ServiceAccount's token no longer works (${refused})`;
+  return undefined;
+}
+
+/**
  * Waits until the ServiceAccount exists and its token may list MyAppInstances (CRD served, RBAC bound), then
  * starts the operator on free ports and returns once it answers /healthz. An operator already running for this
- * cluster with these flags is kept; one started with other flags (the stack's platform changed) is restarted, and
- * one left from another cluster is stopped first.
+ * cluster with these flags is kept while its token still works; one started with other flags (the stack's platform
+ * changed) or whose token is refused is restarted, and one left from another cluster is stopped first.
  */
 export async function startOperatorWhenReady(identity: OperatorIdentity, timeoutMs = 600_000): Promise<OperatorRecord> {
   const step = progress("operator");
@@ -218,8 +243,20 @@ export async function startOperatorWhenReady(identity: OperatorIdentity, timeout
   const running = operatorRecord();
   if (running && sameCluster(recordedIdentity(running.cluster), cluster)) {
     const changes = flagChanges(running.started, identity);
-    if (changes === undefined) return running;
-    step(`the dev stack's platform changed (${changes}): restarting the operator (pid ${running.pid})`);
+    // Its credentials are checked here, where it would be reused, rather than only stopped by the command that
+    // took them (`npm run pulumi -- destroy` does stop it too): a destroy by pulumi itself, a deleted
+    // ServiceAccount or RoleBinding all leave an operator whose token is refused (a recreated ServiceAccount has
+    // another uid, which the token names), which loses its Lease and exits while `pulumi up` waits on it.
+    const refused =
+      changes === undefined
+        ? await listAsOperator(identity).then(
+            () => undefined,
+            (error: unknown) => (error instanceof Error ? error.message : String(error)),
+          )
+        : undefined;
+    const reason = restartReason(changes, refused);
+    if (reason === undefined) return running;
+    step(`${reason}: restarting the operator (pid ${running.pid})`);
     await stopOperator();
   } else if (running) {
     step(`stopping the operator left from an earlier cluster (pid ${running.pid})`);
@@ -230,10 +267,7 @@ export async function startOperatorWhenReady(identity: OperatorIdentity, timeout
     "the operator ServiceAccount's token to be allowed to list myappinstances",
     async () => {
       await writeOperatorCredentials(identity);
-      const asOperator = new KubeClient(loadKubeConfig({ path: operatorKubeconfig }));
-      // In a namespace it watches: the dev stack grants it those alone.
-      const [namespace] = identity.watchNamespaces;
-      await asOperator.list("example.com/v1", "MyAppInstance", { limit: 1, ...(namespace ? { namespace } : {}) });
+      await listAsOperator(identity);
       return true;
     },
     { timeoutMs, intervalMs: 1000 },

@@ -8,7 +8,7 @@ import { readdirSync } from "node:fs";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
 import { operatorRecord } from "./operator-process.ts";
 import { repoRoot } from "./paths.ts";
-import { processCommandLine, processCwd } from "./process-record.ts";
+import { processArgv, processCwd, processParent } from "./process-record.ts";
 
 export interface LocalOperator {
   readonly pid: number;
@@ -31,20 +31,40 @@ export interface InClusterOperator {
 /** The labels every operator Deployment of the component carries (components/metadata.ts). */
 export const operatorSelector = "app.kubernetes.io/component=operator,app.kubernetes.io/part-of=myapp-platform";
 
+/** A process as {@link operatorProcesses} sees it. */
+export interface ProcessEntry {
+  readonly pid: number;
+  readonly ppid: number | undefined;
+  readonly argv: readonly string[];
+}
+
+/**
+ * The pids of the operators among `processes` (of this checkout): those given `tools/operator.ts` as an argument
+ * of its own, as node is, and not npm's shell (`sh -c "node tools/operator.ts ..."` holds it inside its one
+ * command argument; matched by the whole command line, one `npm run operator` was shown twice). Of a wrapper that
+ * passes the script on as its own argument (`npx tsx tools/operator.ts`) and the node it starts, only the last.
+ * Pure.
+ */
+export function operatorProcesses(processes: readonly ProcessEntry[]): number[] {
+  const isScript = (arg: string) => arg === "tools/operator.ts" || arg.endsWith("/tools/operator.ts");
+  const matched = processes.filter((p) => p.argv.slice(1).some(isScript));
+  const parents = new Set(matched.map((p) => p.ppid));
+  return matched.filter((p) => !parents.has(p.pid)).map((p) => p.pid);
+}
+
 /** The operators of this checkout running as local processes, the recorded one (`npm start`) first. */
 export async function localOperators(): Promise<LocalOperator[]> {
   const recorded = operatorRecord();
-  const pids = new Set<number>(recorded ? [recorded.pid] : []);
+  const ours: ProcessEntry[] = [];
   for (const entry of readdirSync("/proc")) {
     const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    const commandLine = processCommandLine(pid);
-    if (/\btools\/operator\.ts\b/.test(commandLine) && processCwd(pid) === repoRoot) pids.add(pid);
+    if (!Number.isInteger(pid) || pid === process.pid || processCwd(pid) !== repoRoot) continue;
+    ours.push({ pid, ppid: processParent(pid), argv: processArgv(pid) });
   }
+  const pids = new Set<number>([...(recorded ? [recorded.pid] : []), ...operatorProcesses(ours)]);
   return Promise.all(
     [...pids].map(async (pid) => {
-      const probe =
-        recorded?.pid === pid ? `127.0.0.1:${recorded.probePort}` : probeAddress(processCommandLine(pid).split(" "));
+      const probe = recorded?.pid === pid ? `127.0.0.1:${recorded.probePort}` : probeAddress(processArgv(pid));
       return {
         pid,
         startedBy: recorded?.pid === pid ? ("npm start" as const) : ("npm run operator" as const),

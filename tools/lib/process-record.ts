@@ -32,10 +32,28 @@ export function processStartTime(pid: number): string | undefined {
 
 /** The process's command line, arguments joined by spaces ("" when it is gone). */
 export function processCommandLine(pid: number): string {
+  return processArgv(pid).join(" ").trim();
+}
+
+/** The process's arguments, each as given (none when it is gone). */
+export function processArgv(pid: number): string[] {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+    const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    if (argv.at(-1) === "") argv.pop(); // each argument ends in a NUL
+    return argv;
   } catch {
-    return "";
+    return [];
+  }
+}
+
+/** The pid of the process's parent, or undefined when there is no such process. */
+export function processParent(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // As in processStartTime: field 4, the second after the command name's last ')'.
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
   }
 }
 

@@ -8,9 +8,21 @@ const applying = new Set(["up", "update"]);
  * undefined for any other command.
  */
 export function appliedStack(args: readonly string[]): string | undefined {
+  return stackOf(args, applying);
+}
+
+/**
+ * When `args` destroy a stack, the stack they name, or "" for the selected one; undefined for any other command,
+ * and for a destroy that only previews (`--preview-only`).
+ */
+export function destroyedStack(args: readonly string[]): string | undefined {
+  return args.includes("--preview-only") ? undefined : stackOf(args, new Set(["destroy", "down", "dn"]));
+}
+
+function stackOf(args: readonly string[], commands: ReadonlySet<string>): string | undefined {
   // The command is the first word that is not a flag nor a flag's value (`-s dev up`, `--cwd dir up`).
   const command = args.find((arg, index) => !arg.startsWith("-") && !takesValue(args[index - 1]));
-  if (command === undefined || !applying.has(command)) return undefined;
+  if (command === undefined || !commands.has(command)) return undefined;
   for (const [index, arg] of args.entries()) {
     if (arg === "--stack" || arg === "-s") return args[index + 1] ?? "";
     const inline = /^(?:--stack|-s)=(.*)$/.exec(arg);

@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import {
   informerCheckName,
   informerReadiness,
+  listenError,
   startHealthServer,
   type HealthServer,
 } from "../../../operator/runtime/health-server.ts";
@@ -145,5 +148,53 @@ describe("readiness check names", () => {
       }),
       /readiness checks must have unique names, so \/readyz shows each; repeated: informer-Pod\/a$/,
     );
+  });
+});
+
+describe("a failure to listen", () => {
+  it("is one line naming the flag that chose the address, and asking for another", async (t) => {
+    // GIVEN a port another process listens on
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    t.after(() => taken.close());
+    const { port } = taken.address() as AddressInfo;
+
+    // WHEN the operator's metrics server is started there
+    const started = startHealthServer({
+      port,
+      host: "127.0.0.1",
+      registry: new OperatorMetrics().registry,
+      logger: captureLogger().logger,
+      readiness: [],
+      flag: "--metrics-bind-address",
+    });
+
+    // THEN it fails in one line that says which flag to change, with Node's error as the cause
+    await assert.rejects(started, (error: Error) => {
+      assert.equal(
+        error.message,
+        `cannot listen on 127.0.0.1:${port} (--metrics-bind-address): it is already in use by another process; ` +
+          "pick another address with --metrics-bind-address=[host]:port",
+      );
+      assert.equal((error.cause as NodeJS.ErrnoException).code, "EADDRINUSE");
+      return true;
+    });
+  });
+
+  it("says why for a port that needs privileges or a host not of this machine; keeps Node's words otherwise", () => {
+    const error = (code: string, message = code) => Object.assign(new Error(message), { code });
+    const probe = { host: "0.0.0.0", port: 81 };
+    assert.equal(
+      listenError(error("EACCES"), probe, "--health-probe-bind-address").message,
+      "cannot listen on 0.0.0.0:81 (--health-probe-bind-address): not allowed (a port below 1024 needs privileges); " +
+        "pick another address with --health-probe-bind-address=[host]:port",
+    );
+    assert.match(
+      listenError(error("EADDRNOTAVAIL"), { host: "::1", port: 9443 }, "--webhook-bind-address").message,
+      /^cannot listen on \[::1\]:9443 \(--webhook-bind-address\): that is not an address of this machine; /,
+    );
+    assert.match(listenError(error("EOTHER", "odd"), probe, "--x").message, /\(--x\): odd; pick another address/);
+    const bare = error("EADDRINUSE");
+    assert.equal(listenError(bare, probe, undefined), bare, "without a flag, the error as it was");
   });
 });

@@ -6,6 +6,7 @@ import {
   devStackOperator,
   flagChanges,
   localWebhookUrl,
+  restartReason,
 } from "../../../tools/lib/operator-process.ts";
 
 test("the dev stack's operatorFlags become the operator's namespaces and flags", () => {
@@ -44,4 +45,16 @@ test("flagChanges names what was added and removed, and nothing when the same", 
   );
   // A record from before flags were recorded: restarted once.
   assert.ok(flagChanges(undefined, before));
+});
+
+test("a running operator is restarted when the stack's flags changed or its token is refused, else kept", () => {
+  // GIVEN an operator of this cluster whose ServiceAccount a destroy deleted (its token is now refused)
+  // WHEN npm start decides whether to keep it
+  // THEN it is restarted, saying why; a flag change says that first; with neither it is kept
+  assert.equal(restartReason(undefined, "Unauthorized"), "its ServiceAccount's token no longer works (Unauthorized)");
+  assert.equal(
+    restartReason("added --max-replicas=3", undefined),
+    "the dev stack's platform changed (added --max-replicas=3)",
+  );
+  assert.equal(restartReason(undefined, undefined), undefined);
 });

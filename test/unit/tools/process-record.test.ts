@@ -6,6 +6,9 @@ import path from "node:path";
 import { test } from "node:test";
 import {
   isRunning,
+  processArgv,
+  processCommandLine,
+  processParent,
   processStartTime,
   runningProcess,
   stopProcess,
@@ -34,4 +37,20 @@ test("a record names a process by pid, start time and boot; a pid alone is not t
   await stopProcess(record);
   await exited;
   assert.equal(isRunning(record), false);
+});
+
+test("a process's arguments are read each as given, and its parent by pid", async (t) => {
+  // GIVEN a child with an argument holding spaces
+  const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", "a b"], { stdio: "ignore" });
+  t.after(() => child.kill());
+  await new Promise((resolve) => child.on("spawn", resolve));
+  // WHEN its arguments and parent are read THEN the argument is one, and its parent is this process
+  assert.deepEqual(processArgv(child.pid!).slice(1), ["-e", "setInterval(() => {}, 1000)", "a b"]);
+  assert.equal(processCommandLine(child.pid!), `${processArgv(child.pid!)[0]} -e setInterval(() => {}, 1000) a b`);
+  assert.equal(processParent(child.pid!), process.pid);
+  // AND a process that is gone has neither
+  child.kill();
+  await new Promise((resolve) => child.on("exit", resolve));
+  assert.deepEqual(processArgv(child.pid!), []);
+  assert.equal(processParent(child.pid!), undefined);
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { appliedStack } from "../../../tools/lib/pulumi-arguments.ts";
+import { appliedStack, destroyedStack } from "../../../tools/lib/pulumi-arguments.ts";
 
 test("appliedStack: the stack an up names, the selected one (''), or none for other commands", () => {
   assert.equal(appliedStack(["up", "--stack", "dev", "--yes"]), "dev");
@@ -12,4 +12,13 @@ test("appliedStack: the stack an up names, the selected one (''), or none for ot
   assert.equal(appliedStack(["preview", "--stack", "dev"]), undefined);
   assert.equal(appliedStack(["destroy", "--stack", "dev"]), undefined);
   assert.equal(appliedStack([]), undefined);
+});
+
+test("destroyedStack: the stack a destroy names (by any of its names), not a preview of it nor other commands", () => {
+  assert.equal(destroyedStack(["destroy", "--stack", "dev", "--yes"]), "dev");
+  assert.equal(destroyedStack(["down", "-s=dev"]), "dev");
+  assert.equal(destroyedStack(["--non-interactive", "dn"]), "");
+  assert.equal(destroyedStack(["destroy", "--stack", "dev", "--preview-only"]), undefined, "nothing is destroyed");
+  assert.equal(destroyedStack(["up", "--stack", "dev"]), undefined);
+  assert.equal(destroyedStack(["stack", "rm", "dev"]), undefined);
 });
