@@ -590,8 +590,62 @@ export const attacks: readonly Attack[] = [
     },
     { setup: (context) => serviceAccount(context, "deployer") },
   ),
+  chartAttack(
+    "preempt",
+    "pods",
+    "a chart pod at system-node-critical priority that tolerates every taint (preempting other tenants' pods)",
+    { condition: "Degraded", reason: "ChartSchedulingNotAllowed", message: /priorityClassName/ },
+    {
+      "deployment.yaml": deployment(["priorityClassName: system-node-critical", "tolerations: [{ operator: Exists }]"]),
+    },
+  ),
+  chartAttack(
+    "ephemeral-claim",
+    "pods",
+    "a chart pod with an ephemeral volume of 500Ti (a claim per pod that no storage limit or budget counts)",
+    { condition: "Degraded", reason: "ChartEphemeralVolumeNotAllowed", message: /ephemeral/ },
+    {
+      "deployment.yaml": deployment([
+        "volumes: [{ name: scratch, ephemeral: { volumeClaimTemplate: { spec: { accessModes: [ReadWriteOnce], " +
+          "resources: { requests: { storage: 500Ti } } } } } }]",
+      ]),
+    },
+  ),
 
   // Objects that reach beyond the instance.
+  chartAttack(
+    "existing-volume",
+    "objects",
+    "a chart StatefulSet whose claim template names a PersistentVolume (binding someone's released data)",
+    { condition: "Degraded", reason: "ChartClaimBindingNotAllowed", message: /volumeName/ },
+    {
+      "statefulset.yaml": [
+        "apiVersion: apps/v1",
+        "kind: StatefulSet",
+        "metadata:",
+        "  name: {{ .Release.Name }}",
+        "spec:",
+        "  replicas: 1",
+        "  serviceName: {{ .Release.Name }}",
+        "  selector:",
+        "    matchLabels: { app: {{ .Release.Name | quote }} }",
+        "  template:",
+        "    metadata:",
+        "      labels: { app: {{ .Release.Name | quote }} }",
+        "    spec:",
+        "      containers:",
+        "        - name: app",
+        '          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"',
+        "  volumeClaimTemplates:",
+        "    - metadata: { name: data }",
+        "      spec:",
+        "        accessModes: [ReadWriteOnce]",
+        "        volumeName: pv-of-another-tenant",
+        "        resources: { requests: { storage: 1Gi } }",
+        "",
+      ].join("\n"),
+    },
+  ),
   chartAttack(
     "secret-takeover",
     "objects",

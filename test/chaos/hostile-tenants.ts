@@ -831,7 +831,10 @@ type PodSpec = {
   hostIPC?: boolean;
   serviceAccountName?: string;
   serviceAccount?: string;
-  volumes?: { name: string; hostPath?: unknown }[];
+  priorityClassName?: string;
+  tolerations?: unknown[];
+  nodeName?: string;
+  volumes?: { name: string; hostPath?: unknown; ephemeral?: unknown }[];
   containers?: Container[];
   initContainers?: Container[];
   ephemeralContainers?: Container[];
@@ -845,13 +848,27 @@ type Workload = Typed<{
   spec?: { template?: { spec?: PodSpec } } & PodSpec & { externalIPs?: string[]; type?: string };
 }>;
 
-/** What is wrong with one pod spec: privileged, host namespaces, hostPath, hostPort, a borrowed ServiceAccount. */
-function podBreaches(spec: PodSpec | undefined, ownAccounts: ReadonlySet<string>): string[] {
+/** The tolerations the apiserver gives every pod (DefaultTolerationSeconds), not the chart. */
+const defaultTolerationKeys = ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"];
+
+/**
+ * What is wrong with one pod spec (`scheduled`: a Pod, whose nodeName is the scheduler's): privileged, host namespaces, hostPath, hostPort, a borrowed ServiceAccount, a
+ * priority, tolerations or a node of its own, an ephemeral volume.
+ */
+function podBreaches(spec: PodSpec | undefined, ownAccounts: ReadonlySet<string>, scheduled: boolean): string[] {
   if (!spec) return [];
   const found: string[] = [];
   if (spec.hostNetwork) found.push("hostNetwork");
   if (spec.hostPID) found.push("hostPID");
   if (spec.hostIPC) found.push("hostIPC");
+  if (spec.priorityClassName) found.push(`priority class ${spec.priorityClassName}`);
+  // A Pod's own: the scheduler's nodeName and the tolerations every pod gets at admission (DefaultTolerationSeconds)
+  const tolerations = (spec.tolerations ?? []).filter(
+    (toleration) => !defaultTolerationKeys.includes((toleration as { key?: string }).key ?? ""),
+  );
+  if (tolerations.length > 0) found.push("tolerations");
+  if (spec.nodeName && !scheduled) found.push(`nodeName ${spec.nodeName}`);
+  for (const volume of spec.volumes ?? []) if (volume.ephemeral) found.push(`ephemeral volume ${volume.name}`);
   for (const volume of spec.volumes ?? []) if (volume.hostPath) found.push(`hostPath volume ${volume.name}`);
   for (const container of [
     ...(spec.containers ?? []),
@@ -911,7 +928,7 @@ async function policyBreaches(
                 ...((spec?.externalIPs ?? []).length > 0 ? ["externalIPs"] : []),
                 ...(spec?.type && spec.type !== "ClusterIP" ? [`type ${spec.type}`] : []),
               ]
-            : podBreaches(objectKind === "Pod" ? spec : spec?.template?.spec, own);
+            : podBreaches(objectKind === "Pod" ? spec : spec?.template?.spec, own, objectKind === "Pod");
         for (const problem of problems)
           found.push(`${namespace} ${objectKind}/${object.metadata.name ?? ""}: ${problem}`);
       }
