@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { pulumiEnv, repoRoot, toolEnv, toolchainBinDir } from "./paths.ts";
 import { run } from "./run.ts";
+import { removeStaleLocks } from "./stale-pulumi-locks.ts";
 
 /** The kubernetes plugin version: the one @pulumi/kubernetes asks for (they must match exactly). */
 export function kubernetesPluginVersion(): string {
@@ -13,12 +14,17 @@ export function kubernetesPluginVersion(): string {
 }
 
 /**
- * Registers the built kubernetes plugin in PULUMI_HOME (`pulumi plugin install --file`) unless it is there.
+ * Registers the built kubernetes plugin in PULUMI_HOME (`pulumi plugin install --file`) unless it is there, and
+ * removes the locks a killed pulumi left in the project's backend (stale-pulumi-locks.ts).
  * The language host and dynamic-provider launcher are found next to the pulumi binary and need no install.
  */
 export async function ensurePulumiHome(binDir = toolchainBinDir()): Promise<NodeJS.ProcessEnv> {
   const env = toolEnv(binDir);
-  mkdirSync(new URL(pulumiEnv().PULUMI_BACKEND_URL!).pathname, { recursive: true });
+  const backendDir = new URL(pulumiEnv().PULUMI_BACKEND_URL!).pathname;
+  mkdirSync(backendDir, { recursive: true });
+  for (const { stack, pid } of removeStaleLocks(backendDir)) {
+    console.error(`removed the lock of stack ${stack} left by pulumi pid ${pid}, which no longer runs`);
+  }
   const version = kubernetesPluginVersion();
   const pluginDir = path.join(pulumiEnv().PULUMI_HOME!, "plugins", `resource-kubernetes-v${version}`);
   if (!existsSync(path.join(pluginDir, "pulumi-resource-kubernetes"))) {
