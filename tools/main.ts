@@ -170,7 +170,7 @@ function stoppedEarly(command: "refresh" | "up", code: number): void {
     process.exit(130);
   }
   if (operatorDied !== undefined) {
-    console.error(`\nThe operator stopped while pulumi ${command} waited for it; its log ends:\n${operatorDied}`);
+    console.error(`\nThe operator stopped during pulumi ${command}; its log ends:\n${operatorDied}`);
     process.exit(1);
   }
   if (operatorFailed !== undefined) {

@@ -227,7 +227,7 @@ async function listAsOperator(identity: OperatorIdentity): Promise<void> {
  */
 export function restartReason(changes: string | undefined, refused: string | undefined): string | undefined {
   if (changes !== undefined) return `the dev stack's platform changed (${changes})`;
-  if (refused !== undefined) return `its ServiceAccount's token no longer works (${refused})`;
+  if (refused !== undefined) return `its ServiceAccount's token cannot list MyAppInstances (${refused})`;
   return undefined;
 }
 

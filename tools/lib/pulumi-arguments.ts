@@ -13,10 +13,12 @@ export function appliedStack(args: readonly string[]): string | undefined {
 
 /**
  * When `args` destroy a stack, the stack they name, or "" for the selected one; undefined for any other command,
- * and for a destroy that only previews (`--preview-only`).
+ * for a destroy that only previews (`--preview-only`), and for one of some resources only (`--target`, `-t`,
+ * `--exclude`, `--exclude-protected`), which leaves the platform in place.
  */
 export function destroyedStack(args: readonly string[]): string | undefined {
-  return args.includes("--preview-only") ? undefined : stackOf(args, new Set(["destroy", "down", "dn"]));
+  const partly = args.some((arg) => /^(--preview-only|--target|-t|--exclude|--exclude-protected)(=|$)/.test(arg));
+  return partly ? undefined : stackOf(args, new Set(["destroy", "down", "dn"]));
 }
 
 function stackOf(args: readonly string[], commands: ReadonlySet<string>): string | undefined {

@@ -19,6 +19,16 @@ test("destroyedStack: the stack a destroy names (by any of its names), not a pre
   assert.equal(destroyedStack(["down", "-s=dev"]), "dev");
   assert.equal(destroyedStack(["--non-interactive", "dn"]), "");
   assert.equal(destroyedStack(["destroy", "--stack", "dev", "--preview-only"]), undefined, "nothing is destroyed");
+  // Part of the stack only: the platform stays, and so must the operator that reconciles the rest
+  for (const partly of [
+    ["--target", "urn:pulumi:dev::p::t::web"],
+    ["-t", "urn:x"],
+    ["--target=urn:x"],
+    ["--exclude", "urn:x"],
+    ["--exclude-protected"],
+  ]) {
+    assert.equal(destroyedStack(["destroy", "--stack", "dev", ...partly]), undefined, partly.join(" "));
+  }
   assert.equal(destroyedStack(["up", "--stack", "dev"]), undefined);
   assert.equal(destroyedStack(["stack", "rm", "dev"]), undefined);
 });
