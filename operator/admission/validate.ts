@@ -359,7 +359,7 @@ function budgetViolations(
   // tenant may add one) can hold one there for as long as it likes.
   const otherInstances = (facts.instances ?? []).filter((other) => other.metadata.name !== instance.name);
   const others = otherInstances.map(instanceUsage);
-  const deleting = otherInstances.filter((other) => other.metadata.deletionTimestamp !== undefined).length;
+  const deleting = otherInstances.filter((other) => other.metadata.deletionTimestamp !== undefined);
   const before = old === undefined ? undefined : specUsage(old.spec);
   return budgetOverruns(specUsage(instance.spec), before, others, facts.namespace, policy).map((overrun) => {
     if ("unreadable" in overrun) {
@@ -372,9 +372,11 @@ function budgetViolations(
       );
     }
     const refusal = overBudget(instance, overrun);
-    if (deleting === 0) return refusal;
-    const counted = `; that counts ${deleting} being deleted: an instance counts until it is gone, as its workload runs until then`;
-    return { ...refusal, message: refusal.message + counted };
+    // Named only where they take part of what was overrun: deleting one that does not would free nothing.
+    const counted = deleting.filter((other) => instanceUsage(other)[overrun.dimension] > 0n).length;
+    if (counted === 0) return refusal;
+    const note = `; that counts ${counted} being deleted: an instance counts until it is gone, as its workload runs until then`;
+    return { ...refusal, message: refusal.message + note };
   });
 }
 

@@ -453,6 +453,16 @@ describe("namespace budgets", () => {
         "namespace label myapp.example.com/max-replicas); it runs 21 without this instance, which asks for 1; " +
         "that counts 1 being deleted: an instance counts until it is gone, as its workload runs until then",
     ]);
+    // AND a limit the instance being deleted takes no part of does not name it (deleting it would free nothing)
+    const storageFull: AdmissionFacts = {
+      namespace,
+      instances: [stored("held", { replicas: 1 }, true), stored("a", { replicas: 1, storage: "100Gi" })],
+    };
+    assert.deepEqual(messages(validateInstance(instance({ storage: "1Gi" }), undefined, storageFull, budgets)), [
+      "spec.storage: namespace team-a may use at most 100Gi of storage in total (--namespace-max-storage, or the " +
+        "namespace label myapp.example.com/max-storage); it uses 100Gi without this instance, which asks for " +
+        "1Gi (1Gi for each of 1 replicas)",
+    ]);
   });
 
   it("a budget lowered after the fact never refuses what does not grow", () => {
