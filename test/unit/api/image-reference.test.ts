@@ -72,7 +72,7 @@ describe("isImageReference follows distribution/reference", () => {
       ),
     );
     // WHEN a worker runs the regexp on each, under a deadline this thread keeps (a backtracking blow-up on 255
-    // characters would hold the worker longer than the universe has; here each takes ~0.05 ms, measured by
+    // characters would hold the worker longer than the universe has; here the slowest takes ~0.01 ms, measured by
     // `npm run bench -- hostile-input`)
     const worker = new Worker(
       `import { parentPort, workerData } from "node:worker_threads";
