@@ -1,6 +1,6 @@
 /**
  * Checks shared by the list arguments that reach the operator as one comma-separated flag (`chartSources` as
- * `--chart-sources=a,b`, `policy.allowedRegistries`, `chartKinds`, `chartServiceTypes`, `watchNamespaces`): an entry
+ * `--chart-sources=a,b`, `policy.allowedRegistries`, `chartKinds`, `chartServiceTypes`; `watchNamespaces` has a check of its own): an entry
  * with a comma would arrive as two, and the operator refuses an entry listed twice, so the component does too,
  * naming the entry by its index.
  */
