@@ -144,8 +144,8 @@ describe("autoscalers", () => {
   });
 });
 
-describe("claim sizes", () => {
-  const statefulSet = (storage: string) => `---
+/** A StatefulSet `db` with one claim template `data` of `storage`, its spec ending with `claimSpec`. */
+const statefulSetClaiming = (storage: string, claimSpec = "") => `---
 # Source: c/templates/sts.yaml
 apiVersion: apps/v1
 kind: StatefulSet
@@ -159,8 +159,11 @@ spec:
           image: postgres
   volumeClaimTemplates:
     - metadata: { name: data }
-      spec: { resources: { requests: { storage: ${storage} } } }
+      spec: { resources: { requests: { storage: ${storage} } }${claimSpec} }
 `;
+
+describe("claim sizes", () => {
+  const statefulSet = (storage: string) => statefulSetClaiming(storage);
 
   test("a size no budget can count is refused: beyond 1Ei, an exponent Go reads as 0, zero, or not a quantity", () => {
     for (const storage of [
@@ -359,22 +362,7 @@ describe("scheduling", () => {
 });
 
 describe("volumes a budget cannot count", () => {
-  const statefulSet = (claimSpec: string) => `---
-# Source: c/templates/sts.yaml
-apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: db
-spec:
-  template:
-    spec:
-      containers:
-        - name: db
-          image: postgres
-  volumeClaimTemplates:
-    - metadata: { name: data }
-      spec: { resources: { requests: { storage: 1Gi } }${claimSpec} }
-`;
+  const statefulSet = (claimSpec: string) => statefulSetClaiming("1Gi", claimSpec);
 
   test("an ephemeral volume is refused in any pod (its claim escapes --max-storage and the namespace's budget)", () => {
     // GIVEN a Deployment with an ephemeral volume of 500Ti, which Kubernetes would bind past a 1Gi maxStorage
