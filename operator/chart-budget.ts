@@ -12,6 +12,7 @@
 import { formatBytes, type MyAppInstanceObject } from "../api/index.ts";
 import type { RenderRefusal } from "../chart/index.ts";
 import { formatObjectKey, type ObjectKey } from "../kube/index.ts";
+import { keptClaimStorage } from "./admission/kept-claims.ts";
 import type { AdmissionLookups } from "./admission/lookups.ts";
 import {
   budgetOverruns,
@@ -28,7 +29,7 @@ import type { ChartBudget } from "./chart/index.ts";
 /** The budgets of `policy` for renders, reading Namespaces and instances through `lookups`. */
 export function chartBudget(
   policy: PlatformPolicy,
-  lookups: Pick<AdmissionLookups, "namespace" | "instancesIn">,
+  lookups: Pick<AdmissionLookups, "namespace" | "instancesIn" | "claimsIn">,
 ): ChartBudget {
   const reserved = new Map<string, Usage>();
   const counted = (instance: MyAppInstanceObject): Usage =>
@@ -45,10 +46,16 @@ export function chartBudget(
       if (grows(asked, before)) {
         const namespace = await lookups.namespace(key.namespace);
         if (hasBudget(namespace, policy)) {
-          const others = (await lookups.instancesIn(key.namespace))
+          const instances = (await lookups.instancesIn(key.namespace))
             // being deleted still counts: its workloads run until it is gone (validate.ts says why)
-            .filter((other) => other.metadata.name !== key.name)
-            .map(counted);
+            .filter((other) => other.metadata.name !== key.name);
+          // The built-in template's claims kept past their instances hold storage too (kept-claims.ts); a chart's
+          // own claims carry its labels and are counted by its render.
+          const kept =
+            asked.storage > before.storage
+              ? keptClaimStorage(await lookups.claimsIn(key.namespace), instances, { name: key.name, replicas: 0 })
+              : { storage: 0n };
+          const others = [...instances.map(counted), { instances: 0n, replicas: 0n, storage: kept.storage }];
           const overrun = budgetOverruns(asked, before, others, namespace, policy)[0];
           if (overrun) return refusal(key, overrun, asked);
         }

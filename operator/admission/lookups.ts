@@ -6,13 +6,16 @@
  * memory); a namespace outside the cache (not watched, or not synced yet) is listed live. The rest is one GET
  * each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget labels,
  * Pod Security label and chart-sources annotation), a StorageClass, a chart ConfigMap, and the list of StorageClasses when the default
- * class must allow expansion. Namespaces, StorageClasses and chart ConfigMaps that hold a chart are reused for 5 s
+ * class must allow expansion; and a list of the namespace's operator-made volume claims where storage grows under
+ * a budget (kept-claims.ts). Namespaces, StorageClasses and chart ConfigMaps that hold a chart are reused for 5 s
  * (recent-reads.ts), and every read from the apiserver waits for one of a few slots, by turns across namespaces
  * (fair-limiter.ts): reviews come from anyone on the pod network, and each read's answer is held while it is parsed.
  */
 import {
+  allChildrenSelector,
   apiVersion,
   chartConfigMapKey,
+  labelKeys,
   kind,
   namespaceChartSourcesAnnotation,
   type MyAppInstanceObject,
@@ -21,6 +24,7 @@ import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import type { CacheReader } from "../runtime/cache.ts";
 import { fairLimiter, type FairLimiterOptions } from "./fair-limiter.ts";
 import { recentReads, type RecentReadsOptions } from "./recent-reads.ts";
+import type { ClaimFacts } from "./kept-claims.ts";
 import type { ConfigMapFacts, NamespaceFacts, StorageClassFacts } from "./validate.ts";
 import { byCodeUnits } from "../../api/code-unit-order.ts";
 
@@ -32,6 +36,8 @@ export interface AdmissionLookups {
   defaultStorageClass(): Promise<StorageClassFacts | undefined>;
   chartConfigMap(namespace: string, name: string): Promise<ConfigMapFacts | undefined>;
   instancesIn(namespace: string): Promise<readonly MyAppInstanceObject[]>;
+  /** The volume claims the operator's StatefulSets made in `namespace` (by its children's labels). */
+  claimsIn(namespace: string): Promise<readonly ClaimFacts[]>;
   /** One instance, for a write to its scale subresource (whose review carries a Scale, not the instance). */
   instance(namespace: string, name: string): Promise<MyAppInstanceObject | undefined>;
   /** One instance as the apiserver has it now, not as the cache does: whether a remembered write was stored. */
@@ -62,6 +68,14 @@ export function kubeLookups(
     if (!found) return undefined;
     const chartSources = found.metadata.annotations?.[namespaceChartSourcesAnnotation];
     return { labels: found.metadata.labels ?? {}, ...(chartSources !== undefined ? { chartSources } : {}) };
+  }, reuse);
+  // Claims only where storage grows in a namespace with a budget; a burst of creates shares one list. Item by item,
+  // keeping the three fields the budget reads: a tenant may label any number of claims as the operator's.
+  const claims = recentReads(async (namespace): Promise<readonly ClaimFacts[]> => {
+    const listed = await limited(namespace, () =>
+      client.listEach("v1", "PersistentVolumeClaim", { namespace, labelSelector: allChildrenSelector }, claimFacts),
+    );
+    return listed.items;
   }, reuse);
   const storageClass = recentReads(async (name): Promise<StorageClassFacts | undefined> => {
     const found = await limited(cluster, () => client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name));
@@ -98,6 +112,7 @@ export function kubeLookups(
       return chosen && storageClassFacts(chosen);
     },
     chartConfigMap: (namespace, name) => chartConfigMap(`${namespace}/${name}`),
+    claimsIn: (namespace) => claims(namespace),
     async instancesIn(namespace) {
       if (cache.covers(apiVersion, kind, namespace))
         return cache.list<MyAppInstanceObject>(apiVersion, kind, namespace, "");
@@ -113,6 +128,16 @@ export function kubeLookups(
     },
     // No resourceVersion: a read from storage, which a cache (the informer's or the apiserver's) may lag behind.
     liveInstance: (namespace, name) => byName(namespace, name, undefined),
+  };
+}
+
+function claimFacts(claim: KubeObject): ClaimFacts {
+  const spec = (claim as { spec?: { resources?: { requests?: { storage?: unknown } } } }).spec;
+  const storage = spec?.resources?.requests?.storage;
+  return {
+    name: claim.metadata.name ?? "",
+    instance: claim.metadata.labels?.[labelKeys.instance],
+    storage: typeof storage === "string" ? storage : typeof storage === "number" ? String(storage) : undefined,
   };
 }
 

@@ -223,12 +223,16 @@ export function admissionHandlers(
           ),
     ]);
     const counted = needed.instances && hasBudget(namespaceFacts, policy);
-    const cached = counted
-      ? await look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline)
-      : [];
+    const [cached, claims] = await Promise.all([
+      counted ? look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline) : [],
+      counted && needed.claims
+        ? look(`the volume claims of namespace ${namespace}`, () => lookups.claimsIn(namespace), deadline)
+        : [],
+    ]);
     const facts: AdmissionFacts = {
       namespace: namespaceFacts,
       instances: counted ? admitted.merge(namespace, cached) : [],
+      claims,
       storageClass,
       defaultStorageClass,
       chartConfigMap,

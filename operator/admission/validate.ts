@@ -9,7 +9,8 @@
  * - a limit refuses only growth: replicas at or below the stored number, or storage the same, pass a maximum or a
  *   budget that was lowered after the instance was made, so it can still shrink, change other fields or go.
  *
- * Budgets are counted from the operator's cache, without the instance itself and without instances being deleted.
+ * Budgets are counted from the operator's cache, without the instance itself; instances being deleted count, and
+ * for storage the volume claims kept past their instances too (kept-claims.ts, read live).
  * Parallel creates can each see the room the other takes: a burst may overshoot a budget by the creates in flight
  * (a ResourceQuota on `count/myappinstances.example.com` is the hard cap for the number of instances).
  */
@@ -17,6 +18,7 @@ import {
   chartConfigMapKey,
   formatBytes,
   parseQuantity,
+  type BudgetDimension,
   type MyAppInstanceObject,
   type MyAppInstanceSpec,
 } from "../../api/index.ts";
@@ -24,6 +26,7 @@ import { namespacePolicy, sameChartSource, sourceRefusal } from "../../chart/nam
 import { allowedBy, sourcePolicy } from "../../chart/source-policy.ts";
 import { describeSource } from "../../chart/sources.ts";
 import { valuesBytes, valuesTooLargeMessage } from "../../chart/values-size.ts";
+import { keptClaimStorage, type ClaimFacts } from "./kept-claims.ts";
 import { budgetOverruns, budgetSource, grows, instanceUsage, specUsage, type Overrun } from "./namespace-budget.ts";
 import {
   normalizedImageName,
@@ -100,8 +103,10 @@ export interface ConfigMapFacts {
  */
 export interface AdmissionFacts {
   readonly namespace?: NamespaceFacts | undefined;
-  /** The namespace's instances (this one and those being deleted are skipped here). */
+  /** The namespace's instances (this one is skipped here; those being deleted count). */
   readonly instances?: readonly MyAppInstanceObject[];
+  /** The volume claims the operator's StatefulSets made in the namespace: read when storage grows (kept-claims.ts). */
+  readonly claims?: readonly ClaimFacts[];
   /** The class `spec.storageClassName` names. */
   readonly storageClass?: StorageClassFacts | undefined;
   /** The cluster's default class, when the instance's volumes would get it. */
@@ -119,6 +124,8 @@ export interface FactsNeeded {
   readonly namespace: boolean;
   /** The namespace's instances: read only once a budget applies (flags or labels). */
   readonly instances: boolean;
+  /** The namespace's volume claims: when storage grows, read once a budget applies (as the instances). */
+  readonly claims: boolean;
   readonly storageClass: string | undefined;
   readonly defaultStorageClass: boolean;
   readonly chartConfigMap: string | undefined;
@@ -136,6 +143,7 @@ export function factsNeeded(
     namespace: growing || namesNewRemoteSource(spec, old, policy),
     // Refined by review.ts with hasBudget once the namespace is read: no budget, no count.
     instances: growing,
+    claims: specUsage(spec).storage > (old === undefined ? 0n : specUsage(old.spec).storage),
     storageClass: checksStorageClass(spec, old) ? spec.storageClassName : undefined,
     defaultStorageClass: checksDefaultStorageClass(spec, old, policy),
     chartConfigMap: checksChartConfigMap(spec, old) ? spec.chart?.configMap : undefined,
@@ -358,7 +366,12 @@ function budgetViolations(
   // Instances being deleted count until they are gone: their workloads run until then, and a finalizer (a
   // tenant may add one) can hold one there for as long as it likes.
   const otherInstances = (facts.instances ?? []).filter((other) => other.metadata.name !== instance.name);
-  const others = otherInstances.map(instanceUsage);
+  // Claims kept past their instance's spec (deleted, scaled down) hold storage no spec counts any more.
+  const kept = keptClaimStorage(facts.claims ?? [], otherInstances, {
+    name: instance.name,
+    replicas: instance.spec.replicas,
+  });
+  const others = [...otherInstances.map(instanceUsage), { instances: 0n, replicas: 0n, storage: kept.storage }];
   const deleting = otherInstances.filter((other) => other.metadata.deletionTimestamp !== undefined);
   const before = old === undefined ? undefined : specUsage(old.spec);
   return budgetOverruns(specUsage(instance.spec), before, others, facts.namespace, policy).map((overrun) => {
@@ -371,7 +384,7 @@ function budgetViolations(
           "instances here can grow",
       );
     }
-    const refusal = overBudget(instance, overrun);
+    const refusal = withKeptClaims(overBudget(instance, overrun), overrun.dimension, kept);
     // Named only where they take part of what was overrun: deleting one that does not would free nothing.
     const counted = deleting.filter((other) => instanceUsage(other)[overrun.dimension] > 0n).length;
     if (counted === 0) return refusal;
@@ -412,6 +425,22 @@ function overBudget(instance: AdmittedInstance, overrun: Exclude<Overrun, { unre
     `${namespace} may use at most ${budget.text} of storage in total (${setBy}); it uses ${formatBytes(used)} ` +
       `without this instance, which asks for ${formatBytes(asked)} (${storage} for each of ${replicas} replicas)`,
   );
+}
+
+/** A storage refusal that says how much of the usage is claims kept past their instances, and how to free it. */
+function withKeptClaims(
+  refusal: Violation,
+  dimension: BudgetDimension,
+  kept: { readonly storage: bigint; readonly claims: number },
+): Violation {
+  if (dimension !== "storage" || kept.claims === 0) return refusal;
+  const claims = kept.claims === 1 ? "1 volume claim" : `${kept.claims} volume claims`;
+  return {
+    ...refusal,
+    message:
+      `${refusal.message}; that counts ${claims} (${formatBytes(kept.storage)}) kept from deleted or scaled-down ` +
+      "instances, which hold their data until deleted (kubectl delete pvc)",
+  };
 }
 
 function violation(field: string, rule: ViolationRule, text: string): Violation {

@@ -15,7 +15,15 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as k8s from "@pulumi/kubernetes";
 import type { Stack } from "@pulumi/pulumi/automation/index.js";
-import { apiVersion, kind, namespaceChartSourcesAnnotation } from "../../api/index.ts";
+import {
+  apiVersion,
+  appName,
+  instanceLabelValue,
+  kind,
+  labelKeys,
+  managedBy,
+  namespaceChartSourcesAnnotation,
+} from "../../api/index.ts";
 import { MyAppOperator } from "../../components/my-app-operator.ts";
 import { operatorFlags } from "../../components/operator-flags.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
@@ -240,6 +248,56 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     const file = path.join(dir, "bad.yaml");
     writeFileSync(file, JSON.stringify(instance(apps, "bad-kubectl", { replicas: 9 })));
     await assert.rejects(kubectl("apply", "--server-side", "-f", file), /spec\.replicas.*3/s);
+  });
+
+  it("counts a volume claim kept past its instance against the namespace's storage budget", async () => {
+    // GIVEN a 2Gi claim of the built-in template's, kept from an instance that is gone (the budget is 3Gi)
+    const kept = "data-gone-0";
+    await client.create({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: {
+        name: kept,
+        namespace: baseline,
+        labels: {
+          [labelKeys.name]: appName,
+          [labelKeys.instance]: instanceLabelValue("gone"),
+          [labelKeys.managedBy]: managedBy,
+        },
+      },
+      spec: {
+        accessModes: ["ReadWriteOnce"],
+        resources: { requests: { storage: "2Gi" } },
+        storageClassName: fixedClass,
+      },
+    });
+    defer(() =>
+      client.delete("v1", "PersistentVolumeClaim", kept, baseline).then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+    // WHEN an instance asks for 2Gi THEN the webhook refuses it, naming the kept claim
+    const wanting = instance(baseline, "after-gone", { storage: "2Gi" });
+    assert.match(
+      await refusal(() => client.create(wanting, { dryRun: true })),
+      /spec\.storage: namespace .* may use at most 3Gi.*1 volume claim \(2Gi\) kept from deleted or scaled-down/s,
+    );
+    // AND once the claim is deleted the same create is admitted (within the 5 s a replica reuses its list)
+    await client.delete("v1", "PersistentVolumeClaim", kept, baseline);
+    await waitFor(
+      "the create to be admitted once the kept claim is gone",
+      async () => {
+        try {
+          await client.create(wanting, { dryRun: true });
+          return true;
+        } catch (error) {
+          if (/kept from deleted/.test(String(error))) return undefined;
+          throw error;
+        }
+      },
+      { timeoutMs: minutes(1), intervalMs: 500 },
+    );
   });
 
   it("holds a namespace to the chart sources its annotation narrows the platform's list to", async () => {

@@ -7,11 +7,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
+  instanceLabelValue,
   myAppInstanceSpecSchema,
   type MyAppInstanceObject,
   type MyAppInstanceSpecInput,
   type MyAppInstanceStatus,
 } from "../../../api/index.ts";
+import type { ClaimFacts } from "../../../operator/admission/kept-claims.ts";
 import type { NamespaceFacts } from "../../../operator/admission/validate.ts";
 import { openPolicy, type PlatformPolicy } from "../../../operator/admission/policy.ts";
 import { chartBudget } from "../../../operator/chart-budget.ts";
@@ -32,7 +34,7 @@ function stored(
   } as MyAppInstanceObject;
 }
 
-function lookups(instances: MyAppInstanceObject[], labels: Record<string, string> = {}) {
+function lookups(instances: MyAppInstanceObject[], labels: Record<string, string> = {}, claims: ClaimFacts[] = []) {
   const reads = { namespace: 0 };
   return {
     reads,
@@ -41,6 +43,7 @@ function lookups(instances: MyAppInstanceObject[], labels: Record<string, string
       return { labels };
     },
     instancesIn: async () => instances,
+    claimsIn: async () => claims,
   };
 }
 
@@ -74,6 +77,16 @@ describe("chartBudget", () => {
       refusal?.message ?? "",
       /claim 20Gi \(claim templates × replicas\), and namespace team-a may use at most 100Gi of storage in total \(--namespace-max-storage, or the namespace label myapp\.example\.com\/max-storage\); it uses 90Gi without this instance/,
     );
+  });
+
+  test("counts the built-in template's claims kept past their instances as used storage", async () => {
+    // GIVEN 100Gi, of which a deleted instance's kept claim holds 90Gi
+    const policy: PlatformPolicy = { ...openPolicy, namespaceBudget: { storage: "100Gi" } };
+    const kept = [{ name: "data-gone-0", instance: instanceLabelValue("gone"), storage: "90Gi" }];
+    const budget = chartBudget(policy, lookups([stored("web")], {}, kept));
+    // WHEN a chart asks for 20Gi THEN it is refused: 90Gi in use without it
+    const refusal = await budget.reserve(key("web"), { replicas: 1n, storageNanos: 20n * gi });
+    assert.match(refusal?.message ?? "", /it uses 90Gi without this instance/);
   });
 
   test("a render that asks no more than the instance takes costs no Namespace read and is never refused", async () => {

@@ -16,6 +16,7 @@ const lookups: AdmissionLookups = {
   defaultStorageClass: () => Promise.resolve(undefined),
   chartConfigMap: () => Promise.resolve(undefined),
   instancesIn: () => Promise.resolve([]),
+  claimsIn: () => Promise.resolve([]),
   instance: () => Promise.resolve(undefined),
   liveInstance: () => Promise.resolve(undefined),
 };

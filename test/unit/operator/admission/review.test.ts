@@ -8,6 +8,7 @@ import { AdmittedWrites } from "../../../../operator/admission/admitted-writes.t
 import { describe, it } from "node:test";
 import type { MyAppInstanceObject } from "../../../../api/index.ts";
 import type { AdmissionLookups } from "../../../../operator/admission/lookups.ts";
+import type { ClaimFacts } from "../../../../operator/admission/kept-claims.ts";
 import { openPolicy, type PlatformPolicy } from "../../../../operator/admission/policy.ts";
 import { admissionHandlers, denial } from "../../../../operator/admission/review.ts";
 import { WebhookRequestError } from "../../../../operator/admission/webhook-server.ts";
@@ -19,6 +20,7 @@ interface Cluster {
   instances?: MyAppInstanceObject[];
   storageClasses?: Record<string, { allowVolumeExpansion?: boolean }>;
   configMaps?: Record<string, string[]>;
+  claims?: Record<string, ClaimFacts[]>;
 }
 
 /** Lookups over a fixed cluster, recording each call. */
@@ -46,6 +48,10 @@ function fakeLookups(cluster: Cluster = {}, overrides: Partial<AdmissionLookups>
     instancesIn: (namespace) => {
       calls.push(`instancesIn ${namespace}`);
       return Promise.resolve((cluster.instances ?? []).filter((item) => item.metadata.namespace === namespace));
+    },
+    claimsIn: (namespace) => {
+      calls.push(`claimsIn ${namespace}`);
+      return Promise.resolve(cluster.claims?.[namespace] ?? []);
     },
     instance: (namespace, name) => {
       calls.push(`instance ${namespace}/${name}`);
@@ -297,6 +303,10 @@ describe("validate", () => {
     const over = responseOf(await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 2 })));
     assert.equal(over.status?.code, 403);
     assert.deepEqual(fake.calls, ["namespace team-a", "instancesIn team-a"]);
+    // Storage that grows under a budget: the namespace's kept volume claims are read too.
+    fake = fakeLookups(cluster);
+    await handlers(budget, fake.lookups).validate(create({ image: "nginx", storage: "1Gi" }));
+    assert.deepEqual(fake.calls, ["namespace team-a", "instancesIn team-a", "claimsIn team-a"]);
     // An UPDATE that grows nothing and changes no reference reads nothing.
     fake = fakeLookups(cluster);
     const update = reviewOf({

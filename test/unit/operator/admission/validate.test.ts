@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   formatBytes,
+  instanceLabelValue,
   myAppInstanceSpecSchema,
   type MyAppInstanceObject,
   type MyAppInstanceSpecInput,
@@ -47,6 +48,7 @@ describe("validateInstance: the open policy", () => {
     assert.deepEqual(factsNeeded(big, undefined, openPolicy), {
       namespace: true,
       instances: true,
+      claims: true,
       storageClass: undefined,
       defaultStorageClass: false,
       chartConfigMap: undefined,
@@ -352,6 +354,7 @@ describe("the size of spec.values", () => {
     assert.deepEqual(factsNeeded(instance({ values: values(4096) }), instance(), limited), {
       namespace: false,
       instances: false,
+      claims: false,
       storageClass: undefined,
       defaultStorageClass: false,
       chartConfigMap: undefined,
@@ -463,6 +466,45 @@ describe("namespace budgets", () => {
         "namespace label myapp.example.com/max-storage); it uses 100Gi without this instance, which asks for " +
         "1Gi (1Gi for each of 1 replicas)",
     ]);
+  });
+
+  it("counts the volume claims kept past their instances (deleted, scaled down) against the storage budget", () => {
+    // GIVEN 100Gi of storage: instance a runs 1 replica of 40Gi after a scale-down from 3 (claims 1 and 2 kept),
+    // and instance gone was deleted, its 30Gi claim kept
+    const claim = (name: string, owner: string, storage: string) => ({
+      name,
+      instance: instanceLabelValue(owner),
+      storage,
+    });
+    const facts: AdmissionFacts = {
+      namespace,
+      instances: [stored("a", { replicas: 1, storage: "40Gi" })],
+      claims: [
+        claim("data-a-0", "a", "40Gi"),
+        claim("data-a-1", "a", "40Gi"),
+        claim("data-a-2", "a", "40Gi"),
+        claim("data-gone-0", "gone", "30Gi"),
+      ],
+    };
+    // WHEN a new instance asks for 1Gi THEN it is refused: 40 in use, 110 kept, and the message says how to free it
+    assert.deepEqual(messages(validateInstance(instance({ storage: "1Gi" }), undefined, facts, budgets)), [
+      "spec.storage: namespace team-a may use at most 100Gi of storage in total (--namespace-max-storage, or the " +
+        "namespace label myapp.example.com/max-storage); it uses 150Gi without this instance, which asks for 1Gi " +
+        "(1Gi for each of 1 replicas); that counts 3 volume claims (110Gi) kept from deleted or scaled-down " +
+        "instances, which hold their data until deleted (kubectl delete pvc)",
+    ]);
+    // AND the instance gone, created again, gets its claim back: counted once, by its spec (with a's kept 80Gi,
+    // 40 + 80 + 30 > 100; without them 40 + 30)
+    assert.equal(validateInstance(instance({ storage: "30Gi" }), undefined, facts, budgets).length, 1);
+    const fewer: AdmissionFacts = {
+      ...facts,
+      claims: facts.claims!.filter((c) => c.name === "data-a-0" || c.name === "data-gone-0"),
+    };
+    assert.deepEqual(validateInstance(instance({ storage: "30Gi" }, "gone"), undefined, fewer, budgets), []);
+    // AND a scaled back up to 2 reuses its kept claim data-a-1, counted once (by its spec: 80Gi of 100)
+    const mine: AdmissionFacts = { ...facts, instances: [], claims: facts.claims!.slice(0, 2) };
+    const old = instance({ replicas: 1, storage: "40Gi" }, "a");
+    assert.deepEqual(validateInstance(instance({ replicas: 2, storage: "40Gi" }, "a"), old, mine, budgets), []);
   });
 
   it("a budget lowered after the fact never refuses what does not grow", () => {
