@@ -51,7 +51,10 @@ test("a running operator is restarted when the stack's flags changed or its toke
   // GIVEN an operator of this cluster whose ServiceAccount a destroy deleted (its token is now refused)
   // WHEN npm start decides whether to keep it
   // THEN it is restarted, saying why; a flag change says that first; with neither it is kept
-  assert.equal(restartReason(undefined, "Unauthorized"), "its ServiceAccount's token cannot list MyAppInstances (Unauthorized)");
+  assert.equal(
+    restartReason(undefined, "Unauthorized"),
+    "its ServiceAccount's token cannot list MyAppInstances (Unauthorized)",
+  );
   assert.equal(
     restartReason("added --max-replicas=3", undefined),
     "the dev stack's platform changed (added --max-replicas=3)",
