@@ -4,10 +4,10 @@
  * operator's promise when an instance is deleted, and a namespace's deletion goes around the operator. Pure: the
  * guard (kept-claims-guard.ts) reads the cluster and decides with these.
  */
-import { instanceLabelValue, labelKeys } from "../api/index.ts";
+import { instanceLabelValue, labelKeys, managedBy } from "../api/index.ts";
 import { byCodeUnits } from "../api/code-unit-order.ts";
 
-/** A claim as the guard reads it: an operator-made claim of the namespace (selected by its labels). */
+/** A claim as the guard reads it: any claim of the namespace. */
 export interface ClaimSummary {
   readonly metadata: {
     readonly name?: string;
@@ -30,12 +30,15 @@ export interface KeptClaim {
   readonly size: string;
   /** The instance it belongs to, when that instance still exists. */
   readonly instance?: string;
+  /** Not labelled by the operator: a chart's claim (its own labels), or one made by hand. */
+  readonly foreign?: true;
 }
 
 /**
- * The claims deleting the namespace would take although the platform keeps them: every operator-made claim not
+ * The claims deleting the namespace would take although nothing asked for their data to go: every claim not
  * already being deleted, except those of a live instance that says `storageReclaimPolicy: Delete` (the operator
- * deletes those itself when the instance goes). A claim whose instance is gone is kept: Retain left it there.
+ * deletes those itself when the instance goes). A claim whose instance is gone is kept: Retain left it there. So is
+ * one the operator did not label (a chart's, one made by hand): its data is just as lost with the namespace.
  */
 export function keptClaims(claims: readonly ClaimSummary[], instances: readonly InstanceSummary[]): KeptClaim[] {
   const byLabel = new Map(
@@ -48,11 +51,13 @@ export function keptClaims(claims: readonly ClaimSummary[], instances: readonly 
       // Only an explicit Delete lets data go, as the operator reads it (operator/reconcile/finalize.ts).
       if (instance?.spec?.storageReclaimPolicy === "Delete") return [];
       const size = claim.status?.capacity?.storage ?? claim.spec?.resources?.requests?.storage ?? "";
+      const foreign = claim.metadata.labels?.[labelKeys.managedBy] !== managedBy && !instance;
       return [
         {
           name: claim.metadata.name ?? "",
           size,
           ...(instance?.metadata.name ? { instance: instance.metadata.name } : {}),
+          ...(foreign ? { foreign: true as const } : {}),
         },
       ];
     })
@@ -66,9 +71,12 @@ export function keptClaims(claims: readonly ClaimSummary[], instances: readonly 
 export function keptClaimsMessage(namespace: string, kept: readonly KeptClaim[], refusing: boolean): string {
   const listed = kept
     .map((claim) => {
-      const details = [claim.size, claim.instance ? `instance ${claim.instance}` : "its instance is gone"]
-        .filter((detail) => detail !== "")
-        .join(", ");
+      const owner = claim.instance
+        ? `instance ${claim.instance}`
+        : claim.foreign
+          ? "not the built-in template's"
+          : "its instance is gone";
+      const details = [claim.size, owner].filter((detail) => detail !== "").join(", ");
       return `${claim.name} (${details})`;
     })
     .join(", ");
@@ -77,7 +85,7 @@ export function keptClaimsMessage(namespace: string, kept: readonly KeptClaim[],
     ? `Refusing to delete namespace ${namespace}`
     : `Deleting namespace ${namespace} would delete its data`;
   return (
-    `${verdict}: it holds ${count} the platform keeps (storageReclaimPolicy: Retain): ${listed}. ` +
+    `${verdict}: it holds ${count} whose data nothing asked to delete: ${listed}. ` +
     `A namespace's deletion deletes every claim in it, with the data. ` +
     `To keep the data, keep the namespace (retainOnDelete: true, or declare it in another stack); ` +
     `to let it go, delete the claims first (kubectl delete pvc -n ${namespace} ${kept.map((claim) => claim.name).join(" ")}).`

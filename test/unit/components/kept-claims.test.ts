@@ -7,7 +7,10 @@ import { keptClaims, keptClaimsMessage, type ClaimSummary } from "../../../compo
 import type { ClusterConnection } from "../../../components/cluster-connection.ts";
 
 const claim = (name: string, instance: string, extra: Partial<ClaimSummary> = {}): ClaimSummary => ({
-  metadata: { name, labels: { "app.kubernetes.io/instance": instance } },
+  metadata: {
+    name,
+    labels: { "app.kubernetes.io/instance": instance, "app.kubernetes.io/managed-by": "myapp-operator" },
+  },
   spec: { resources: { requests: { storage: "1Gi" } } },
   ...extra,
 });
@@ -33,6 +36,24 @@ describe("kept claims", () => {
       { name: "data-db-0", size: "10Gi", instance: "db" },
       { name: "data-old-0", size: "1Gi" },
     ]);
+  });
+
+  it("keeps a claim the operator did not label (a chart's, one made by hand): the namespace would take it too", () => {
+    // GIVEN a chart's claim (the chart's labels) and one made by hand, beside a Delete instance's own
+    const kept = keptClaims(
+      [
+        { metadata: { name: "data-web-0", labels: { "app.kubernetes.io/name": "myapp" } } },
+        { metadata: { name: "scratch" }, spec: { resources: { requests: { storage: "5Gi" } } } },
+        claim("data-tmp-0", "tmp"),
+      ],
+      [{ metadata: { name: "tmp" }, spec: { storageReclaimPolicy: "Delete" } }],
+    );
+    // THEN both are kept, said to be no built-in template's, and the Delete instance's is left to the operator
+    assert.deepEqual(kept, [
+      { name: "data-web-0", size: "", foreign: true },
+      { name: "scratch", size: "5Gi", foreign: true },
+    ]);
+    assert.match(keptClaimsMessage("shop", kept, true), /data-web-0 \(not the built-in template's\)/);
   });
 
   it("matches an instance with a long name by its hashed label value", () => {
