@@ -54,8 +54,24 @@ export function diffInputs(olds: PropertyBag, news: PropertyBag): DiffOutcome {
   if (changed.includes("namespace")) replaces.push("namespace");
 
   if (!identityChanged) rejectForbiddenTransitions(olds, news);
+  else rejectReplaceThatDeletesKeptData(olds, news);
 
   return { changes: changed.length > 0, replaces, changed };
+}
+
+/**
+ * A replacement deletes the old instance as it is stored: with `storageReclaimPolicy: Delete` there, its volumes
+ * go, whatever the new inputs say. A program that says Retain (or leaves it out) in the same change means to keep
+ * them, so the change is refused until the policy is applied on its own.
+ */
+function rejectReplaceThatDeletesKeptData(olds: PropertyBag, news: PropertyBag): void {
+  if (olds["storageReclaimPolicy"] !== "Delete" || olds["storage"] === undefined) return;
+  if (isUnknown(news["storageReclaimPolicy"]) || news["storageReclaimPolicy"] === "Delete") return;
+  throw new ForbiddenChangeError(
+    `storageReclaimPolicy: the instance is replaced (a new name or namespace), and the one replaced says Delete, so ` +
+      `its volumes would be deleted although the program now keeps them; run pulumi up with the new ` +
+      `storageReclaimPolicy and the old name and namespace first, then replace it`,
+  );
 }
 
 function rejectForbiddenTransitions(olds: PropertyBag, news: PropertyBag): void {

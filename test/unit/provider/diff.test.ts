@@ -193,6 +193,23 @@ describe("diffInputs: transitions the apiserver would reject fail the preview", 
     assert.deepEqual(result.replaces, ["name"]);
   });
 
+  test("a replacement of a Delete instance that the same change sets to Retain is refused: its volumes would go", () => {
+    // GIVEN an instance with storage stored with storageReclaimPolicy Delete
+    const olds = { ...outputs, ...withStorage, storageReclaimPolicy: "Delete" };
+    // WHEN the program renames it and says Retain THEN refused, saying to apply the policy first
+    assert.throws(
+      () => diffInputs(olds, { ...withStorage, name: "shop", storageReclaimPolicy: "Retain" }),
+      (error: unknown) =>
+        error instanceof ForbiddenChangeError && /storageReclaimPolicy.*says Delete.*first/.test(error.message),
+    );
+    // AND one that keeps Delete (dropping the data on purpose) is a replacement, as is one without storage
+    assert.deepEqual(diffInputs(olds, { ...withStorage, name: "shop", storageReclaimPolicy: "Delete" }).replaces, [
+      "name",
+    ]);
+    const stateless = { ...outputs, storageReclaimPolicy: "Delete" };
+    assert.deepEqual(diffInputs(stateless, { ...inputs, name: "shop" }).replaces, ["name"]);
+  });
+
   test("an unknown class is judged at up, not guessed at", () => {
     const result = diffInputs({ ...outputs, ...withStorage }, { ...withStorage, storageClassName: unknownValue });
     assert.deepEqual(result.replaces, []);
