@@ -66,7 +66,9 @@ export function labelValue(text: string): string {
 
 /**
  * `text` when it is already a valid DNS label within `maxLength`; otherwise a lower-cased, sanitised prefix plus
- * `-<hash of text>`. Anything rewritten gets the hash, so it cannot collide with a name used verbatim.
+ * `-<hash of text>`. Anything rewritten gets the hash, so a name used verbatim equals it only when chosen to, in
+ * the same namespace: the live children of the other are then refused as not its own (ChildOwnedElsewhere); claims
+ * kept from a deleted one would be found by that name, as they would by the same name.
  */
 function boundedName(text: string, maxLength: number, startsWithLetter: boolean): string {
   const pattern = startsWithLetter ? dns1035Label : dns1123Label;
