@@ -21,7 +21,7 @@ export interface ClaimSummary {
 /** An instance of the namespace, as far as the decision needs it. */
 export interface InstanceSummary {
   readonly metadata: { readonly name?: string };
-  readonly spec?: { readonly storageReclaimPolicy?: unknown };
+  readonly spec?: { readonly storageReclaimPolicy?: unknown; readonly storage?: unknown; readonly chart?: unknown };
 }
 
 export interface KeptClaim {
@@ -48,8 +48,13 @@ export function keptClaims(claims: readonly ClaimSummary[], instances: readonly 
     .filter((claim) => !claim.metadata.deletionTimestamp)
     .flatMap((claim): KeptClaim[] => {
       const instance = byLabel.get(claim.metadata.labels?.[labelKeys.instance] ?? "");
-      // Only an explicit Delete lets data go, as the operator reads it (operator/reconcile/finalize.ts).
-      if (instance?.spec?.storageReclaimPolicy === "Delete") return [];
+      // Only an explicit Delete lets data go, as the operator reads it (operator/reconcile/finalize.ts), and only
+      // from an instance that has volumes (storage, or a chart) and so a finalizer: claims kept from an earlier
+      // namesake are nothing the one without storage would delete.
+      const deletes =
+        instance?.spec?.storageReclaimPolicy === "Delete" &&
+        (instance.spec.storage !== undefined || instance.spec.chart !== undefined);
+      if (deletes) return [];
       const size = claim.status?.capacity?.storage ?? claim.spec?.resources?.requests?.storage ?? "";
       const foreign = claim.metadata.labels?.[labelKeys.managedBy] !== managedBy && !instance;
       return [

@@ -28,7 +28,7 @@ describe("kept claims", () => {
       [
         { metadata: { name: "db" }, spec: { storageReclaimPolicy: "Retain" } },
         { metadata: { name: "cache" }, spec: {} },
-        { metadata: { name: "tmp" }, spec: { storageReclaimPolicy: "Delete" } },
+        { metadata: { name: "tmp" }, spec: { storageReclaimPolicy: "Delete", storage: "1Gi" } },
       ],
     );
     assert.deepEqual(kept, [
@@ -46,7 +46,7 @@ describe("kept claims", () => {
         { metadata: { name: "scratch" }, spec: { resources: { requests: { storage: "5Gi" } } } },
         claim("data-tmp-0", "tmp"),
       ],
-      [{ metadata: { name: "tmp" }, spec: { storageReclaimPolicy: "Delete" } }],
+      [{ metadata: { name: "tmp" }, spec: { storageReclaimPolicy: "Delete", storage: "1Gi" } }],
     );
     // THEN both are kept, said to be no built-in template's, and the Delete instance's is left to the operator
     assert.deepEqual(kept, [
@@ -56,12 +56,20 @@ describe("kept claims", () => {
     assert.match(keptClaimsMessage("shop", kept, true), /data-web-0 \(not the built-in template's\)/);
   });
 
+  it("keeps the claims of a namesake gone before a Delete instance without volumes (nothing would delete them)", () => {
+    const kept = keptClaims(
+      [claim("data-tmp-0", "tmp")],
+      [{ metadata: { name: "tmp" }, spec: { storageReclaimPolicy: "Delete" } }],
+    );
+    assert.deepEqual(kept, [{ name: "data-tmp-0", size: "1Gi", instance: "tmp" }]);
+  });
+
   it("matches an instance with a long name by its hashed label value", () => {
     const long = `db-${"x".repeat(80)}`;
     assert.notEqual(instanceLabelValue(long), long);
     const kept = keptClaims(
       [claim("data-0", instanceLabelValue(long)), claim("data-1", long.slice(0, 63))],
-      [{ metadata: { name: long }, spec: { storageReclaimPolicy: "Delete" } }],
+      [{ metadata: { name: long }, spec: { storageReclaimPolicy: "Delete", storage: "1Gi" } }],
     );
     assert.deepEqual(
       kept.map((item) => item.name),
