@@ -107,13 +107,16 @@ export function boundedHttpGet(policy: SourcePolicy, options: HttpGetOptions = {
     const signal = AbortSignal.timeout(limit.ms);
     let url = start;
     let sent = { ...headers };
+    checkTarget(policy, url, start);
     for (let hop = 0; ; hop++) {
-      checkTarget(policy, url, start);
       const response = await getOnce(await connection(), url, sent, maxBytes, what, signal, limit.text);
       const location = response.headers["location"];
       if (response.status < 300 || response.status >= 400 || typeof location !== "string") return response;
       if (hop >= maxRedirects) throw new HttpGetError(`${url.host} redirected more than ${maxRedirects} times`, false);
       const next = new URL(location, url);
+      // The hop's own checks (scheme, address, port) before the caller's: they refuse it whatever the caller allows,
+      // and say more exactly why.
+      checkTarget(policy, next, start);
       beforeRedirect?.(next, url);
       // Credentials stay with the host they were meant for (a registry's blob store is usually a CDN).
       if (next.host !== url.host)

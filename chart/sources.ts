@@ -3,7 +3,9 @@
  * (index.yaml → .tgz), or an OCI registry (the distribution API Helm uses: manifest by tag → chart layer blob).
  * Every source yields the packed chart's bytes, checked against `spec.chart.digest` when given.
  *
- * Remote sources are fetched only when the platform's allow-list covers them (chart/source-policy.ts), with
+ * Remote sources are fetched only when the platform's allow-list covers them (chart/source-policy.ts), and every
+ * request a fetch makes (a chart URL an index lists, a redirect, a token service) only within the sources the
+ * instance's namespace may use or on a host no source names (a download host, a registry's blob store), with
  * timeouts, byte caps and address checks (chart/http-get.ts), an index read without blocking the event loop
  * (chart/repository-index.ts), and every OCI manifest and blob checked against its digest.
  */
@@ -20,13 +22,7 @@ import {
 import { ByteBoundedLru, namespaceShareBytes } from "./lru-cache.ts";
 import { findIndexEntry, IndexFormatError } from "./repository-index.ts";
 import { namespacePolicy, sameChartSource, sourceRefusal } from "./namespace-sources.ts";
-import {
-  allowedBy,
-  chartSourcesFlag,
-  repositoryRequestAllowed,
-  sourcePolicy,
-  type SourcePolicy,
-} from "./source-policy.ts";
+import { allowedBy, chartSourcesFlag, repositoryRequestAllowed, sourcePolicy } from "./source-policy.ts";
 
 /**
  * A chart that cannot be fetched, or not the pinned one, or not allowed. `transient` says whether a retry may
@@ -165,17 +161,40 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
         narrowed === policy
           ? `the platform allows (${allowList ?? chartSourcesFlag})`
           : `namespace ${namespace} may use (its annotation ${namespaceChartSourcesAnnotation})`;
-      const withinSources: RequestCheck = (url, said) => {
-        if (repositoryRequestAllowed(policy, narrowed, url)) return;
-        throw new ChartFetchError(
-          `${said} ${url.href.slice(0, 300)}, outside the chart sources ${whose}: ` +
-            `${narrowed.allowed.join(", ")}; a repository's charts must be within them, or on a host no chart ` +
-            "source names (a download host)",
-          "ChartSourceNotAllowed",
-          { outsideSpec: true },
-        );
+      const within =
+        (allowed: (url: URL) => boolean, rule: string): RequestCheck =>
+        (url, said) => {
+          if (allowed(url)) return;
+          throw new ChartFetchError(
+            `${said} ${url.href.slice(0, 300)}, outside the chart sources ${whose}: ` +
+              `${narrowed.allowed.join(", ")}; ${rule}`,
+            "ChartSourceNotAllowed",
+            { outsideSpec: true },
+          );
+        };
+      const withinSources = within(
+        (url) => repositoryRequestAllowed(policy, narrowed, url),
+        "a repository's charts must be within them, or on a host no chart source names (a download host)",
+      );
+      // A registry's redirect is judged by the repository its path names (`/v2/team-a/app/blobs/…` is
+      // `oci://host/team-a/app/…`), as the chart's own source was: otherwise a tenant's registry could send the
+      // manifest and blob requests to a path of a listed registry the namespace may not use (the digest comes with
+      // the request) and have that chart rendered as its own. A host no source names is a blob store or CDN.
+      const registry: RegistryChecks = {
+        redirects: within(
+          (url) =>
+            allowedBy(narrowed, registrySource(url) ?? "") !== undefined ||
+            repositoryRequestAllowed(policy, narrowed, url),
+          "a registry's manifests and blobs must be within them, or on a host no chart source names (a blob store)",
+        ),
+        // The token goes back to the registry as its credential: a realm on another host must be one the namespace
+        // may use, or a registry could have the operator read any page of a listed host and hand it the answer.
+        realm: within(
+          (url) => allowedBy(narrowed, url.href) !== undefined,
+          "a token service must be on the registry's own host or within them",
+        ),
       };
-      const remote = () => fetchRemote(bounded, policy, caps, chart, source, withinSources);
+      const remote = () => fetchRemote(bounded, caps, chart, source, withinSources, registry);
       bytes = cached ?? (await remote());
       if (!cached) cache.set(key, bytes, share);
       if (cached && chart.digest !== undefined && chart.digest !== chartDigest(bytes)) {
@@ -226,17 +245,29 @@ async function fromConfigMap(
  */
 type RequestCheck = (url: URL, said: string) => void;
 
+/** The checks of a registry's requests: its redirects (manifest, blob), and a token service on another host. */
+interface RegistryChecks {
+  readonly redirects: RequestCheck;
+  readonly realm: RequestCheck;
+}
+
+/** `oci://host/<repository>/…` for a registry API URL (`/v2/<repository>/…`); undefined for any other path. */
+function registrySource(url: URL): string | undefined {
+  const repository = /^\/v2\/(.+)$/.exec(url.pathname)?.[1];
+  return repository === undefined ? undefined : `oci://${url.host}/${repository}`;
+}
+
 async function fetchRemote(
   get: HttpGet,
-  policy: SourcePolicy,
   caps: FetchCaps,
   chart: ChartSpec,
   source: string,
   withinSources: RequestCheck,
+  registry: RegistryChecks,
 ): Promise<Uint8Array> {
   try {
     return chart.oci !== undefined
-      ? await fromRegistry(get, policy, caps, chart.oci, chart.version ?? "")
+      ? await fromRegistry(get, caps, chart.oci, chart.version ?? "", registry)
       : await fromRepository(get, caps, chart.repo ?? "", chart.name ?? "", chart.version ?? "", withinSources);
   } catch (error) {
     if (error instanceof ChartFetchError) {
@@ -311,14 +342,15 @@ interface Descriptor {
  * An OCI registry, as `helm pull oci://…` reads it: the manifest tagged with the version, then its chart layer.
  * Loopback registries are spoken to over plain HTTP (as Docker and Helm's --plain-http do for a local registry);
  * others over HTTPS, with an anonymous bearer token when the registry asks for one, from a token service on the
- * registry's own host or one the allow-list covers.
+ * registry's own host or within the namespace's sources; every redirect within them or on a host none names
+ * (`checks`).
  */
 async function fromRegistry(
   get: HttpGet,
-  policy: SourcePolicy,
   caps: FetchCaps,
   oci: string,
   version: string,
+  checks: RegistryChecks,
 ): Promise<Uint8Array> {
   const rest = oci.slice("oci://".length);
   const slash = rest.indexOf("/");
@@ -328,7 +360,7 @@ async function fromRegistry(
   const base = `${scheme}://${host}/v2/${repository}`;
   // Helm pushes versions with '+' as '_' (tags may not contain '+').
   const tag = version.replaceAll("+", "_");
-  const authorized = tokenFlow(get, policy, new URL(base));
+  const authorized = tokenFlow(get, new URL(base), checks);
   const manifestResponse = await authorized(new URL(`${base}/manifests/${tag}`), "the manifest", caps.manifestBytes, {
     Accept: "application/vnd.oci.image.manifest.v1+json",
   });
@@ -380,25 +412,32 @@ function verifyDigest(bytes: Buffer, expected: string, what: string): void {
 
 /**
  * GETs against a registry with its anonymous token flow (`WWW-Authenticate: Bearer realm="…",service,scope`): the
- * token is fetched once and reused for the manifest and the blob. A realm on another host is refused unless the
- * allow-list covers it: otherwise a registry could send the operator to any URL.
+ * token is fetched once and reused for the manifest and the blob, each request's redirects checked by
+ * `checks.redirects`. A realm on another host is refused unless the namespace's sources cover it: otherwise a
+ * registry could send the operator to any URL.
  */
-function tokenFlow(get: HttpGet, policy: SourcePolicy, registry: URL) {
+function tokenFlow(get: HttpGet, registry: URL, checks: RegistryChecks) {
   let token: string | undefined;
+  const beforeRedirect = (to: URL, from: URL) => checks.redirects(to, `${from.href.slice(0, 300)} redirects to`);
   return async (url: URL, what: string, maxBytes: number, headers: Record<string, string> = {}) => {
     const withToken = () => (token ? { ...headers, Authorization: `Bearer ${token}` } : headers);
-    let response = await get(url, { headers: withToken(), maxBytes, what });
+    let response = await get(url, { headers: withToken(), maxBytes, what, beforeRedirect });
     const challenge = response.headers["www-authenticate"];
     if (response.status === 401 && typeof challenge === "string" && challenge.startsWith("Bearer ")) {
-      token = await anonymousToken(get, policy, registry, challenge);
-      response = await get(url, { headers: withToken(), maxBytes, what });
+      token = await anonymousToken(get, registry, challenge, checks.realm);
+      response = await get(url, { headers: withToken(), maxBytes, what, beforeRedirect });
     }
     if (response.status < 200 || response.status >= 300) throw statusError(response.url.host, response.status, what);
     return response;
   };
 }
 
-async function anonymousToken(get: HttpGet, policy: SourcePolicy, registry: URL, challenge: string): Promise<string> {
+async function anonymousToken(
+  get: HttpGet,
+  registry: URL,
+  challenge: string,
+  withinSources: RequestCheck,
+): Promise<string> {
   const fields = Object.fromEntries(
     [...challenge.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1] ?? "", match[2] ?? ""]),
   );
@@ -408,13 +447,24 @@ async function anonymousToken(get: HttpGet, policy: SourcePolicy, registry: URL,
   } catch {
     throw new ChartFetchError(`the registry's token realm is not a URL`);
   }
-  if (realm.host !== registry.host && !allowedBy(policy, realm.href)) {
-    throw new ChartFetchError(
-      `the registry sends for a token to ${realm.host}, another host than ${registry.host} that the allow-list does not cover`,
-    );
+  if (realm.host !== registry.host) {
+    withinSources(realm, `the registry sends for a token to ${realm.host}, another host than ${registry.host}, at`);
   }
   for (const key of ["service", "scope"]) if (fields[key]) realm.searchParams.set(key, fields[key]);
-  const answer = await get(realm, { maxBytes: 64 * 1024, what: "a token" });
+  // A token comes from the host asked for it: its answer goes back to the registry as a credential, so a realm
+  // redirecting elsewhere (to a listed internal host's page) would have the operator hand that page to the registry.
+  // On the same host, a realm the namespace's sources cover stays within them.
+  const beforeRedirect = (to: URL, from: URL) => {
+    if (to.host !== realm.host) {
+      throw new ChartFetchError(
+        `the registry's token service at ${from.host} redirects to ${to.host}: a token is taken only from the host ` +
+          "asked for it",
+        "ChartSourceNotAllowed",
+      );
+    }
+    if (to.host !== registry.host) withinSources(to, `the registry's token service at ${from.host} redirects to`);
+  };
+  const answer = await get(realm, { maxBytes: 64 * 1024, what: "a token", beforeRedirect });
   if (answer.status < 200 || answer.status >= 300) throw statusError(answer.url.host, answer.status, "a token");
   let token: unknown;
   try {

@@ -520,3 +520,106 @@ test("a token that no header may carry is refused, permanently, naming the token
   assert.match(error.message, /token service answered a token that is not printable ASCII/);
   assert.equal(error.transient, false);
 });
+
+test("a registry's redirects stay within the namespace's sources on the hosts they name", async (t) => {
+  // GIVEN an "internal" registry, reachable as localhost, whose platform/ path the platform lists for its own chart
+  const secret = Buffer.from("the platform's own chart");
+  const internal = await serve(t, registry(secret, sha256(secret)), "localhost");
+  // AND team-a's registry (127.0.0.1), which redirects the manifest (and, under blob-only/, just the chart layer,
+  // whose digest it may know) to the internal one's platform/ path
+  const manifestOf = (blob: Buffer) =>
+    JSON.stringify({
+      schemaVersion: 2,
+      layers: [{ mediaType: chartLayerMediaType, digest: sha256(blob), size: blob.length }],
+    });
+  const tenant = await serve(t, (request, response) => {
+    const [, repository = "", kind = "", reference = ""] =
+      /^\/v2\/(.+)\/(manifests|blobs)\/(.+)$/.exec(request.url ?? "") ?? [];
+    const toInternal = () =>
+      response.writeHead(302, { location: `${internal.url}/v2/platform/secret/${kind}/${reference}` }).end();
+    if (repository === "team-a/app") toInternal();
+    else if (repository === "team-a/blob-only" && kind === "manifests") response.end(manifestOf(secret));
+    else if (repository === "team-a/blob-only") toInternal();
+    else response.writeHead(404).end();
+  });
+  const fetch = chartSource({
+    readConfigMap: noConfigMaps,
+    allowedSources: [`oci://${tenant.host}/`, `oci://${internal.host}/platform/`],
+    namespaceSources: (namespace) => Promise.resolve(namespace === "team-a" ? `oci://${tenant.host}/` : undefined),
+  });
+  for (const repository of ["team-a/app", "team-a/blob-only"]) {
+    // WHEN an instance in team-a fetches a chart of team-a's registry
+    const error = await rejection(fetch({ oci: `oci://${tenant.host}/${repository}`, version: "1.0.0" }, "team-a"));
+    // THEN it is refused, as a repository's redirect outside the namespace's sources is, naming the redirect
+    assert.equal(error.reason, "ChartSourceNotAllowed", error.message);
+    assert.equal(error.outsideSpec, true, "looked at again in the slow lane: widening the annotation heals it");
+    assert.match(
+      error.message,
+      /redirects to http:\/\/localhost:\d+\/v2\/platform\/secret\/.*, outside the chart sources namespace team-a may use/,
+    );
+  }
+  // AND the internal registry was never asked
+  assert.deepEqual(internal.requests, []);
+  // AND a namespace without an annotation, which may use the platform/ path, follows the same redirects
+  assert.deepEqual(
+    Buffer.from(await fetch({ oci: `oci://${tenant.host}/team-a/app`, version: "1.0.0" }, "shop")),
+    secret,
+  );
+});
+
+test("a token realm stays within the namespace's sources, and a token comes from the host asked for it", async (t) => {
+  // GIVEN an "internal" service, reachable as localhost, whose platform/ path the platform lists (a token service
+  // is an HTTP URL: an https:// or http:// entry covers it, an oci:// one does not)
+  const internal = await serve(
+    t,
+    (request, response) => {
+      if (request.url?.startsWith("/internal-api")) response.end(JSON.stringify({ token: "INTERNAL-SECRET-FIELD" }));
+      else if (request.url?.startsWith("/platform/token")) response.end(JSON.stringify({ token: "internal" }));
+      else response.writeHead(404).end();
+    },
+    "localhost",
+  );
+  // AND team-a's registry (127.0.0.1): under redirecting/ its realm is its own /token, which redirects to the internal
+  // service; under platform-realm/ its realm is the internal service's platform/ path
+  const authorizations: string[] = [];
+  const tenant = await serve(
+    t,
+    registry(chartBytes, sha256(chartBytes), (request, response) => {
+      if (request.headers.authorization) authorizations.push(request.headers.authorization);
+      if (request.url?.startsWith("/token")) {
+        return (void response.writeHead(302, { location: `${internal.url}/internal-api/anything` }).end(), true);
+      }
+      if (request.headers.authorization === "Bearer internal") return false;
+      const realm = request.url?.includes("/redirecting/") ? `${tenant.url}/token` : `${internal.url}/platform/token`;
+      response.writeHead(401, { "www-authenticate": `Bearer realm="${realm}"` }).end();
+      return true;
+    }),
+  );
+  const fetch = chartSource({
+    readConfigMap: noConfigMaps,
+    allowedSources: [`oci://${tenant.host}/`, `${internal.url}/platform/`],
+    namespaceSources: (namespace) => Promise.resolve(namespace === "team-a" ? `oci://${tenant.host}/` : undefined),
+  });
+  // WHEN the registry's own token service redirects to the internal service (a namespace without an annotation too)
+  for (const namespace of ["team-a", "shop"]) {
+    const error = await rejection(fetch({ oci: `oci://${tenant.host}/redirecting/c`, version: "1.0.0" }, namespace));
+    // THEN the fetch is refused, naming the redirect
+    assert.equal(error.reason, "ChartSourceNotAllowed", error.message);
+    assert.match(error.message, /token service at 127\.0\.0\.1:\d+ redirects to localhost:\d+/);
+  }
+  // WHEN team-a's registry sends for a token to the internal service's path, which the platform lists
+  const error = await rejection(fetch({ oci: `oci://${tenant.host}/platform-realm/c`, version: "1.0.0" }, "team-a"));
+  // THEN it is refused, as outside the namespace's sources
+  assert.equal(error.reason, "ChartSourceNotAllowed", error.message);
+  assert.equal(error.outsideSpec, true);
+  assert.match(error.message, /token to localhost:\d+, another host .*namespace team-a may use/);
+  // AND the internal service was never asked, and no token reached the registry
+  assert.deepEqual(internal.requests, []);
+  assert.deepEqual(authorizations, []);
+  // AND a namespace without an annotation gets its token from the platform's listed path
+  assert.deepEqual(
+    Buffer.from(await fetch({ oci: `oci://${tenant.host}/platform-realm/c`, version: "1.0.0" }, "shop")),
+    chartBytes,
+  );
+  assert.deepEqual(internal.requests, ["GET /platform/token"]);
+});
