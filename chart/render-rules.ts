@@ -5,13 +5,7 @@
  * place its pods past the platform's scheduling, or reach out of the namespace with a cluster-scoped kind. Each
  * rule has its own reason, and every message names the object, the field and what is allowed. Pure.
  */
-import {
-  chartKindName,
-  defaultChartServiceTypes,
-  type ChartServiceType,
-  type PodSecurityLevel,
-  type StorageReclaimPolicy,
-} from "../api/index.ts";
+import { chartKindName, defaultChartServiceTypes, type ChartServiceType, type PodSecurityLevel } from "../api/index.ts";
 import { claimBindingRefusal, claimSizeRefusal, ephemeralVolumeRefusal } from "./claim-sizes.ts";
 import type { RenderedObject } from "./manifests.ts";
 import { objectName } from "./manifests.ts";
@@ -47,12 +41,6 @@ export interface RenderPolicy {
   readonly serviceTypes?: readonly ChartServiceType[];
   /** The platform policy's per-instance limits, applied to what the render sets (render-platform-limits.ts). */
   readonly platform?: PlatformLimits;
-  /**
-   * The instance's `spec.storageReclaimPolicy`: not a check but what the operator sets as every rendered
-   * StatefulSet's `persistentVolumeClaimRetentionPolicy` (operator/chart/plan.ts).
-   * @default defaultStorageReclaimPolicy (Retain)
-   */
-  readonly storageReclaimPolicy?: StorageReclaimPolicy;
 }
 
 /**

@@ -1,12 +1,34 @@
 /**
  * The finalizer of an instance: put on before anything is made for it, and on deletion (the finalize step) delete
- * the children it controls, keep its volume claims unless its storageReclaimPolicy is Delete (no data is deleted
- * implicitly), then remove the finalizer so the apiserver can let the instance go. Nothing here waits: the garbage
+ * the children it controls, keep the volume claims of its StatefulSets (the built-in template's and its chart's)
+ * unless its storageReclaimPolicy is Delete (no data is deleted implicitly), then remove the finalizer so the
+ * apiserver can let the instance go. The StatefulSet controller never decides about claims: under Retain the
+ * finalizer first takes off the owner references a StatefulSet with `whenDeleted: Delete` left on them
+ * (claim-owners.ts), so the garbage collector cannot delete them with it; under Delete it deletes them by name.
+ * Nothing here waits but for that (a StatefulSet that still said Delete must have seen Retain first): the garbage
  * collector and the claims' own protection finalizer finish the job after us.
  */
-import { finalizer } from "../../api/index.ts";
-import type { KubeObject } from "../../kube/index.ts";
-import { governingServiceName, isControlledBy, selectorString, serviceName, workloadName } from "../desired/index.ts";
+import { finalizer, labelValue } from "../../api/index.ts";
+import { InvalidError, NotFoundError, type KubeObject } from "../../kube/index.ts";
+import { chartInstanceLabel } from "../chart/index.ts";
+import {
+  governingServiceName,
+  isControlledBy,
+  labelKeys,
+  managedBy,
+  selectorString,
+  serviceName,
+  workloadName,
+} from "../desired/index.ts";
+import {
+  claimsOf,
+  observed,
+  releaseClaimPatch,
+  retainClaimsPatch,
+  retainsClaims,
+  type ClaimMaker,
+} from "./claim-owners.ts";
+import { TransientError } from "./errors.ts";
 import type { ObservedClaim } from "./observed.ts";
 import { referenceTo, type Session } from "./session.ts";
 import type { StepOutcome } from "./step.ts";
@@ -46,6 +68,24 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
   const finalizers = instance.metadata.finalizers ?? [];
   if (!finalizers.includes(finalizer)) return {};
   const uid = instance.metadata.uid ?? "";
+  const policy = reclaimPolicy(instance.spec);
+
+  // Read before anything is deleted: the StatefulSets the instance controls and every claim in the namespace (a
+  // chart's claims carry the chart's labels, not ours, so the cache does not hold them).
+  const statefulSets = await controlledStatefulSets(session, uid);
+  const namespaceClaims = (
+    await cluster.list<ObservedClaim>(
+      "v1",
+      "PersistentVolumeClaim",
+      key.namespace,
+      "",
+      // A field selector makes it a live list (cluster-client.ts): the cache keeps only our labelled claims, and
+      // of those not their owner references.
+      `metadata.namespace=${key.namespace}`,
+    )
+  ).filter((claim) => !claim.metadata.deletionTimestamp);
+  const released = policy === "Delete" ? [] : await releaseClaims(session, statefulSets, namespaceClaims);
+  if (released === "waiting") return { requeueAfterMs: retentionObservedPollMs };
 
   const children: [apiVersion: string, kind: string, name: string][] = [
     ["apps/v1", "Deployment", workloadName(key.name)],
@@ -64,13 +104,19 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
     if (deleted) await session.event("Normal", "Deleted", "Delete", `Deleted ${kind} ${name}`, referenceTo(live));
   }
 
-  const claims = dataClaims(
-    await cluster.list<ObservedClaim>("v1", "PersistentVolumeClaim", key.namespace, selectorString(key.name)),
-    workloadName(key.name),
-  ).filter((claim) => !claim.metadata.deletionTimestamp);
+  // The built-in template's claims by its name and labels, then those of every StatefulSet the instance controls
+  // (a chart's), by their names; under Retain also any claim whose StatefulSet reference was taken off above.
+  const claims = uniqueByName([
+    ...dataClaims(
+      await cluster.list<ObservedClaim>("v1", "PersistentVolumeClaim", key.namespace, selectorString(key.name)),
+      workloadName(key.name),
+    ).filter((claim) => !claim.metadata.deletionTimestamp),
+    ...sortedByName(statefulSets.flatMap((statefulSet) => claimsOf(statefulSet, namespaceClaims))),
+    ...sortedByName(released),
+  ]);
   if (claims.length > 0) {
     const names = claims.map((claim) => claim.metadata.name ?? "").join(", ");
-    if (reclaimPolicy(instance.spec) === "Delete") {
+    if (policy === "Delete") {
       for (const claim of claims) {
         await cluster.delete("v1", "PersistentVolumeClaim", claim.metadata.name ?? "", key.namespace, {
           propagationPolicy: "Background",
@@ -99,8 +145,108 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
     finalizers.filter((name) => name !== finalizer),
   );
   await session.event("Normal", "Finalized", "Delete", `Cleaned up; removed the finalizer ${finalizer}`);
-  session.logger.info({ claimsKept: reclaimPolicy(instance.spec) !== "Delete" ? claims.length : 0 }, "finalized");
+  session.logger.info(
+    { claimsKept: policy !== "Delete" ? claims.length : 0, claimsReleased: released.length },
+    "finalized",
+  );
   return {};
+}
+
+/**
+ * How soon the finalizer looks again after it made a StatefulSet keep its claims: the StatefulSet controller's
+ * status update (observedGeneration) usually wakes the instance first; this is the safety net.
+ */
+export const retentionObservedPollMs = 1000;
+
+/** The StatefulSets the instance controls: the built-in template's by its name, and its chart's by their label. */
+async function controlledStatefulSets(session: Session, uid: string): Promise<ClaimMaker[]> {
+  const { cluster, key } = session;
+  const chartSelector = `${labelKeys.managedBy}=${managedBy},${chartInstanceLabel}=${labelValue(key.name)}`;
+  const found = [
+    await cluster.find<ClaimMaker>("apps/v1", "StatefulSet", workloadName(key.name), key.namespace),
+    ...(await cluster.list<ClaimMaker>("apps/v1", "StatefulSet", key.namespace, chartSelector)),
+  ];
+  const controlled = new Map<string, ClaimMaker>();
+  for (const statefulSet of found) {
+    const setUid = statefulSet?.metadata.uid;
+    if (statefulSet && setUid && isControlledBy(statefulSet.metadata.ownerReferences, uid)) {
+      controlled.set(setUid, statefulSet);
+    }
+  }
+  return [...controlled.values()];
+}
+
+/**
+ * Under Retain, before any StatefulSet goes: makes each StatefulSet of the instance that still deletes claims keep
+ * them (else its controller would put the references back), and once the controller has seen that ("waiting"
+ * until then), takes the StatefulSets' owner references off every claim that carries one. Returns those claims.
+ */
+async function releaseClaims(
+  session: Session,
+  statefulSets: readonly ClaimMaker[],
+  claims: readonly ObservedClaim[],
+): Promise<ObservedClaim[] | "waiting"> {
+  const { cluster, key } = session;
+  const uids = new Set(statefulSets.flatMap((statefulSet) => statefulSet.metadata.uid ?? []));
+  const referenced = (statefulSet: ClaimMaker) =>
+    claims.some((claim) =>
+      (claim.metadata.ownerReferences ?? []).some((reference) => reference.uid === statefulSet.metadata.uid),
+    );
+  let waiting = false;
+  for (const statefulSet of statefulSets) {
+    // One being deleted is no longer synced by its controller: nothing to put references back.
+    if (statefulSet.metadata.deletionTimestamp) continue;
+    const name = statefulSet.metadata.name ?? "";
+    if (!retainsClaims(statefulSet)) {
+      try {
+        await cluster.jsonPatch("apps/v1", "StatefulSet", name, key.namespace, retainClaimsPatch(statefulSet));
+      } catch (error) {
+        // Gone, or a namesake since it was read: not ours to change, and no longer putting references back.
+        if (error instanceof NotFoundError || error instanceof InvalidError) continue;
+        throw error;
+      }
+      session.changed(`StatefulSet/${name} keeps its volume claims`, { statefulSet: name });
+      waiting = true;
+    } else if (referenced(statefulSet) && !observed(statefulSet)) {
+      waiting = true;
+    }
+  }
+  if (waiting) return "waiting";
+
+  const released: ObservedClaim[] = [];
+  for (const claim of claims) {
+    const operations = releaseClaimPatch(claim, uids);
+    if (operations.length === 0) continue;
+    const name = claim.metadata.name ?? "";
+    try {
+      await cluster.jsonPatch("v1", "PersistentVolumeClaim", name, key.namespace, operations);
+    } catch (error) {
+      if (error instanceof NotFoundError) continue;
+      if (error instanceof InvalidError) {
+        // Its owner references changed since the list: read again, never remove a reference blind.
+        throw new TransientError(`volume claim ${name} changed while its owner references were taken off`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    session.changed(`PersistentVolumeClaim/${name} no longer owned by its StatefulSet`, { claim: name });
+    released.push(claim);
+  }
+  return released;
+}
+
+function uniqueByName<T extends KubeObject>(objects: readonly T[]): T[] {
+  const byName = new Map<string, T>();
+  for (const object of objects) {
+    const name = object.metadata.name ?? "";
+    if (!byName.has(name)) byName.set(name, object);
+  }
+  return [...byName.values()];
+}
+
+function sortedByName<T extends KubeObject>(objects: readonly T[]): T[] {
+  return [...objects].sort((a, b) => ((a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1));
 }
 
 /**

@@ -148,7 +148,10 @@ export class FakeCluster implements ClusterClient {
     return clone(created) as T;
   }
 
-  /** Only `test` operations (what the reconciler sends): 422 when one fails, else the object unchanged. */
+  /**
+   * RFC 6902 as the apiserver applies it: all operations or none (422 when a `test` fails or a path is missing),
+   * `add` on an object member replacing it; generation moves when the spec changes.
+   */
   async jsonPatch<T extends KubeObject>(
     apiVersion: string,
     kind: string,
@@ -158,19 +161,44 @@ export class FakeCluster implements ClusterClient {
   ): Promise<T> {
     this.requests.push({ verb: "jsonPatch", kind, name, body: clone(operations) });
     this.failIfScripted("jsonPatch", kind);
-    const object = this.objects.get(keyOf(apiVersion, kind, namespace, name));
+    const key = keyOf(apiVersion, kind, namespace, name);
+    const object = this.objects.get(key);
     if (!object) throw new NotFoundError(404, `${kind.toLowerCase()}s "${name}" not found`);
+    const patched = clone(object);
     for (const operation of operations) {
-      if (operation.op !== "test") throw new Error(`fake: jsonPatch supports only test, got ${operation.op}`);
-      let value: unknown = object;
-      for (const segment of operation.path.split("/").slice(1)) {
-        value = (value as Record<string, unknown> | undefined)?.[segment];
-      }
-      if (!isDeepStrictEqual(value, operation.value)) {
-        throw new InvalidError(422, `testing value ${operation.path} failed: test operation failed`);
+      const segments = operation.path.split("/").slice(1);
+      const last = segments.pop() ?? "";
+      let parent: unknown = patched;
+      for (const segment of segments) parent = (parent as Record<string, unknown> | undefined)?.[segment];
+      const container = parent as Record<string, unknown> | unknown[] | undefined;
+      const missing = () => new InvalidError(422, `the server rejected our request: ${operation.path} does not exist`);
+      if (typeof container !== "object" || container === null) throw missing();
+      if (operation.op === "test") {
+        if (!isDeepStrictEqual((container as Record<string, unknown>)[last], operation.value)) {
+          throw new InvalidError(422, `testing value ${operation.path} failed: test operation failed`);
+        }
+      } else if (Array.isArray(container)) {
+        const index = last === "-" ? container.length : Number(last);
+        if (!Number.isInteger(index) || index < 0 || index > container.length) throw missing();
+        if (operation.op !== "add" && index >= container.length) throw missing();
+        if (operation.op === "remove") container.splice(index, 1);
+        else container.splice(index, operation.op === "add" ? 0 : 1, clone(operation.value));
+      } else {
+        const record = container as Record<string, unknown>;
+        if (operation.op !== "add" && !(last in record)) throw missing();
+        if (operation.op === "remove") delete record[last];
+        else record[last] = clone(operation.value);
       }
     }
-    return clone(object) as T;
+    if (operations.every((operation) => operation.op === "test")) return clone(object) as T;
+    const specChanged = !isDeepStrictEqual(object["spec"], patched["spec"]);
+    patched.metadata = {
+      ...patched.metadata,
+      generation: (object.metadata.generation ?? 1) + (specChanged ? 1 : 0),
+      resourceVersion: this.rv(),
+    };
+    this.objects.set(key, patched);
+    return clone(patched) as T;
   }
 
   async applyStatus(instance: ObjectKey, status: MyAppInstanceStatus): Promise<void> {

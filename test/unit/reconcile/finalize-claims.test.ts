@@ -1,0 +1,277 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { KubeObject } from "../../../kube/index.ts";
+import { harness } from "./setup.ts";
+
+const spec = { image: "nginx:1.27", replicas: 2, port: 8080, storage: "1Gi" };
+const deleting = { whenDeleted: "Delete", whenScaled: "Retain" };
+const retaining = { whenDeleted: "Retain", whenScaled: "Retain" };
+
+/** A running instance with storage (StatefulSet web, claims data-web-0/1) in a cluster with a default class. */
+async function runningInstance(instanceSpec: Record<string, unknown>) {
+  const h = harness();
+  h.cluster.put({
+    apiVersion: "storage.k8s.io/v1",
+    kind: "StorageClass",
+    metadata: { name: "standard", annotations: { "storageclass.kubernetes.io/is-default-class": "true" } },
+    provisioner: "example.com/local",
+  });
+  h.cluster.createInstance("web", instanceSpec);
+  await h.run();
+  h.cluster.provisionClaims("web", "standard");
+  h.cluster.rollOut("StatefulSet", "web");
+  await h.run();
+  assert.equal(h.cluster.instance("web")?.status?.phase, "Running", "precondition: the instance runs");
+  return h;
+}
+
+type Harness = Awaited<ReturnType<typeof runningInstance>>;
+
+/**
+ * A StatefulSet `name` as a chart renders it for the instance (its label, controlled by it), with claim template
+ * `data`, observed by its controller, and `replicas` claims data-<name>-<n> that the StatefulSet controller gave
+ * an owner reference to it (as it does under whenDeleted: Delete).
+ */
+function chartStatefulSet(h: Harness, name: string, retention: object, replicas: number): KubeObject {
+  const instance = h.cluster.instance("web");
+  const statefulSet = h.cluster.put({
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: {
+      name,
+      namespace: "default",
+      labels: { "app.kubernetes.io/managed-by": "myapp-operator", "myapp.example.com/chart-instance": "web" },
+      ownerReferences: [
+        {
+          apiVersion: "example.com/v1",
+          kind: "MyAppInstance",
+          name: "web",
+          uid: instance?.metadata.uid ?? "",
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      replicas,
+      persistentVolumeClaimRetentionPolicy: retention,
+      volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { resources: { requests: { storage: "1Gi" } } } }],
+    },
+    status: { observedGeneration: 1 },
+  });
+  for (let ordinal = 0; ordinal < replicas; ordinal++) {
+    claim(`data-${name}-${ordinal}`, [ownerReference(statefulSet)]);
+  }
+  return statefulSet;
+
+  function claim(claimName: string, ownerReferences: object[]) {
+    h.cluster.put({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: claimName, namespace: "default", labels: { app: "db" }, ownerReferences },
+      spec: { resources: { requests: { storage: "1Gi" } } },
+      status: { phase: "Bound" },
+    } as KubeObject);
+  }
+}
+
+function ownerReference(statefulSet: KubeObject) {
+  return { apiVersion: "apps/v1", kind: "StatefulSet", name: statefulSet.metadata.name, uid: statefulSet.metadata.uid };
+}
+
+function putClaim(h: Harness, name: string, ownerReferences: object[] = []): void {
+  h.cluster.put({
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name, namespace: "default", ...(ownerReferences.length > 0 ? { ownerReferences } : {}) },
+    spec: { resources: { requests: { storage: "1Gi" } } },
+  } as KubeObject);
+}
+
+function owners(h: Harness, claim: string): string[] | undefined {
+  return h.cluster
+    .get("v1", "PersistentVolumeClaim", claim)
+    ?.metadata.ownerReferences?.map((reference) => `${reference.kind}/${reference.name}`);
+}
+
+describe("finalize: the claims of a chart's StatefulSets under Retain", () => {
+  it("takes the StatefulSet's owner references off its claims before any StatefulSet goes", async () => {
+    // GIVEN an instance on Retain whose chart StatefulSet (now Retain) left owner references on its claims, one of
+    // which has an owner of its own too
+    const h = await runningInstance(spec);
+    const db = chartStatefulSet(h, "web-db", retaining, 2);
+    h.cluster.edit("v1", "PersistentVolumeClaim", "data-web-db-1", (o) => {
+      o.metadata.ownerReferences = [
+        { apiVersion: "v1", kind: "ConfigMap", name: "keeper", uid: "keeper-uid" },
+        ...(o.metadata.ownerReferences ?? []),
+      ];
+    });
+    h.cluster.reset();
+
+    // WHEN it is deleted
+    h.cluster.deleteInstance("web");
+    const outcome = await h.run();
+
+    // THEN the references go first, each removal tested on its uid, then the children, and the finalizer last
+    assert.equal(outcome.requeueAfterMs, undefined);
+    assert.deepEqual(h.cluster.writeLines(), [
+      "jsonPatch PersistentVolumeClaim/data-web-db-0",
+      "jsonPatch PersistentVolumeClaim/data-web-db-1",
+      "delete StatefulSet/web",
+      "delete Service/web",
+      "delete Service/web-pods",
+      "setFinalizers MyAppInstance/web",
+    ]);
+    const patch = h.cluster.requests.find((r) => r.verb === "jsonPatch" && r.name === "data-web-db-1")?.body;
+    assert.deepEqual(patch, [
+      { op: "test", path: "/metadata/ownerReferences/1/uid", value: db.metadata.uid },
+      { op: "remove", path: "/metadata/ownerReferences/1" },
+    ]);
+    assert.deepEqual(owners(h, "data-web-db-0"), []);
+    assert.deepEqual(owners(h, "data-web-db-1"), ["ConfigMap/keeper"], "someone else's reference stays");
+    assert.equal(h.cluster.instance("web"), undefined, "the apiserver let it go");
+    const retained = h.cluster.events.find((e) => e.reason === "RetainedVolumeClaims");
+    assert.match(retained?.note ?? "", /Kept volume claims data-web-0, data-web-1, data-web-db-0, data-web-db-1 /);
+  });
+
+  it("makes a StatefulSet that still deletes claims keep them, and waits until its controller saw it", async () => {
+    // GIVEN an instance switched to Retain while its render was pending: its chart StatefulSet still says Delete
+    const h = await runningInstance(spec);
+    chartStatefulSet(h, "web-db", deleting, 2);
+    h.cluster.reset();
+
+    // WHEN it is deleted
+    h.cluster.deleteInstance("web");
+    const first = await h.run();
+
+    // THEN the StatefulSet is made to retain, and nothing else happens until the controller observed that
+    assert.deepEqual(h.cluster.writeLines(), ["jsonPatch StatefulSet/web-db"]);
+    assert.ok(first.requeueAfterMs !== undefined && first.requeueAfterMs > 0);
+    const db = h.cluster.get<KubeObject & { spec: { persistentVolumeClaimRetentionPolicy: unknown } }>(
+      "apps/v1",
+      "StatefulSet",
+      "web-db",
+    );
+    assert.deepEqual(db?.spec.persistentVolumeClaimRetentionPolicy, retaining);
+    assert.ok(h.cluster.instance("web"), "the finalizer holds the instance");
+    assert.deepEqual(owners(h, "data-web-db-0"), ["StatefulSet/web-db"]);
+    h.cluster.reset();
+    await h.run();
+    assert.deepEqual(h.cluster.writeLines(), [], "not observed yet: still waiting");
+
+    // WHEN the StatefulSet controller has observed the change THEN the references go, then the rest
+    h.cluster.edit("apps/v1", "StatefulSet", "web-db", (o) => {
+      o["status"] = { observedGeneration: o.metadata.generation };
+    });
+    h.cluster.reset();
+    await h.run();
+    assert.deepEqual(h.cluster.writeLines(), [
+      "jsonPatch PersistentVolumeClaim/data-web-db-0",
+      "jsonPatch PersistentVolumeClaim/data-web-db-1",
+      "delete StatefulSet/web",
+      "delete Service/web",
+      "delete Service/web-pods",
+      "setFinalizers MyAppInstance/web",
+    ]);
+    assert.deepEqual(owners(h, "data-web-db-1"), []);
+    assert.equal(h.cluster.instance("web"), undefined);
+  });
+
+  it("takes references off the built-in StatefulSet's claims too (taken over from a chart), never another's", async () => {
+    const h = await runningInstance(spec);
+    const web = h.cluster.get("apps/v1", "StatefulSet", "web");
+    assert.ok(web);
+    h.cluster.edit("v1", "PersistentVolumeClaim", "data-web-0", (o) => {
+      o.metadata.ownerReferences = [ownerReference(web)] as never;
+    });
+    putClaim(h, "data-other-0", [{ apiVersion: "apps/v1", kind: "StatefulSet", name: "other", uid: "other-uid" }]);
+    h.cluster.reset();
+
+    h.cluster.deleteInstance("web");
+    await h.run();
+
+    assert.deepEqual(h.cluster.writeLines().slice(0, 2), [
+      "jsonPatch PersistentVolumeClaim/data-web-0",
+      "delete StatefulSet/web",
+    ]);
+    assert.deepEqual(owners(h, "data-web-0"), []);
+    assert.deepEqual(owners(h, "data-other-0"), ["StatefulSet/other"]);
+  });
+
+  it("reads again rather than remove a reference blind when a claim changed since the list", async () => {
+    const h = await runningInstance(spec);
+    chartStatefulSet(h, "web-db", retaining, 1);
+    const list = h.cluster.list.bind(h.cluster);
+    h.cluster.list = async (apiVersion, kind, namespace, labelSelector, fieldSelector) => {
+      const listed = await list(apiVersion, kind, namespace, labelSelector, fieldSelector);
+      // Someone puts another owner first between the list and the patch.
+      if (kind === "PersistentVolumeClaim" && fieldSelector) {
+        h.cluster.edit("v1", "PersistentVolumeClaim", "data-web-db-0", (o) => {
+          o.metadata.ownerReferences = [
+            { apiVersion: "v1", kind: "ConfigMap", name: "keeper", uid: "keeper-uid" },
+            ...(o.metadata.ownerReferences ?? []),
+          ];
+        });
+      }
+      return listed as never;
+    };
+    h.cluster.reset();
+
+    h.cluster.deleteInstance("web");
+    await assert.rejects(h.run(), /changed while its owner references were taken off/);
+
+    assert.deepEqual(owners(h, "data-web-db-0"), ["ConfigMap/keeper", "StatefulSet/web-db"], "nothing removed");
+    assert.ok(h.cluster.instance("web"), "the finalizer holds the instance");
+  });
+});
+
+describe("finalize: the claims of a chart's StatefulSets under Delete", () => {
+  it("deletes them by name, as the built-in template's, and only theirs", async () => {
+    // GIVEN an instance on Delete with a chart StatefulSet web-db (claims data-web-db-0/1), and look-alikes: a
+    // claim of another StatefulSet "db" with template "data-web", and names that are no ordinal
+    const h = await runningInstance({ ...spec, storageReclaimPolicy: "Delete" });
+    chartStatefulSet(h, "web-db", retaining, 2);
+    putClaim(h, "data-web-db-2", [{ apiVersion: "apps/v1", kind: "StatefulSet", name: "db", uid: "db-uid" }]);
+    putClaim(h, "data-web-db-x");
+    putClaim(h, "data-web-db-1-0");
+    putClaim(h, "logs-web-db-0");
+    h.cluster.reset();
+
+    // WHEN it is deleted
+    h.cluster.deleteInstance("web");
+    await h.run();
+
+    // THEN its StatefulSets' claims go, nothing is patched, and the finalizer is removed last
+    assert.deepEqual(h.cluster.writeLines(), [
+      "delete StatefulSet/web",
+      "delete Service/web",
+      "delete Service/web-pods",
+      "delete PersistentVolumeClaim/data-web-0",
+      "delete PersistentVolumeClaim/data-web-1",
+      "delete PersistentVolumeClaim/data-web-db-0",
+      "delete PersistentVolumeClaim/data-web-db-1",
+      "setFinalizers MyAppInstance/web",
+    ]);
+    for (const kept of ["data-web-db-2", "data-web-db-x", "data-web-db-1-0", "logs-web-db-0"]) {
+      assert.ok(h.cluster.get("v1", "PersistentVolumeClaim", kept), kept);
+    }
+    const deleted = h.cluster.events.find((e) => e.reason === "DeletedVolumeClaims");
+    assert.match(deleted?.note ?? "", /data-web-0, data-web-1, data-web-db-0, data-web-db-1 \(/);
+  });
+
+  it("never counts a StatefulSet the instance does not control", async () => {
+    const h = await runningInstance({ ...spec, storageReclaimPolicy: "Delete" });
+    const foreign = chartStatefulSet(h, "web-db", retaining, 1);
+    h.cluster.edit("apps/v1", "StatefulSet", "web-db", (o) => {
+      o.metadata.ownerReferences = [];
+    });
+    assert.ok(foreign.metadata.uid);
+    h.cluster.reset();
+
+    h.cluster.deleteInstance("web");
+    await h.run();
+
+    assert.ok(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-db-0"));
+    assert.equal(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-0"), undefined);
+  });
+});
