@@ -29,6 +29,6 @@ new MyAppInstance("lonely", { namespace: ${JSON.stringify(namespace)}, image: "n
     up.output,
     /lonely \(no-operator-[^)]*\): waiting for the operator to act on generation 1; no operator has acted on it yet: is one running/,
   );
-  assert.match(up.output, /npx myapp-operator/);
+  assert.match(up.output, /npx --no-install myapp-operator/);
   assert.match(up.output, new RegExp(`did not become Ready within ${timeoutSeconds}s`));
 });

@@ -2,7 +2,7 @@
  * The first hour of a user, played: `npm pack`, a brand-new Pulumi project in a temporary directory outside the
  * repository made of the README's "Your own project" files verbatim (they are also the template
  * examples/new-project, which a unit test keeps identical), `npm install` of the tarball, then the README's local
- * recipe: the operator started from the project's own `npx myapp-operator`, `pulumi preview`, `up` (instances
+ * recipe: the operator started from the project's own `npx --no-install myapp-operator`, `pulumi preview`, `up` (instances
  * Ready), `preview --expect-no-changes`, `refresh --expect-no-changes`, an image change whose preview shows exactly
  * that, and `destroy`, after which the claims the platform keeps are still there. Played twice: on this repository's
  * Node and on the oldest Node the README's project says it runs on (its `engines.node`, fetched from the npm
