@@ -75,8 +75,8 @@ test("a StatefulSet governed by the ClusterIP Service moves to the headless one,
     return live?.spec.serviceName === "db-pods" && live.status?.readyReplicas === replicas ? live : undefined;
   });
   assert.notEqual(moved.metadata.uid, current.metadata.uid, "re-created");
-  await waitForInstance(client, namespace, "db", "Ready again", isReadyAtSpec);
-  await recording.stop();
+  const readyAgain = await waitForInstance(client, namespace, "db", "Ready again", isReadyAtSpec);
+  await recording.stop(readyAgain);
   const headless = await client.get<Service>("v1", "Service", "db-pods", namespace);
   assert.equal(headless.spec.clusterIP, "None");
 

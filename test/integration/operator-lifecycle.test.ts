@@ -153,7 +153,7 @@ test("an image upgrade goes Progressing, then Ready with the new status.image", 
   const recording = await recordInstance(client, namespace, "web", t);
   const patched = await patchSpec(client, namespace, "web", { image: "nginx:1.28" });
   const ready = await waitForInstance(client, namespace, "web", "Ready on 1.28", isReadyAtSpec);
-  await recording.stop();
+  await recording.stop(ready);
 
   // THEN the first status for the new generation said Progressing and still named the old image
   const generation = patched.metadata.generation;

@@ -54,7 +54,7 @@ test("rolling an instance to a new image costs 4 writes: apply, Progressing, Rea
   const patched = await patchSpec(client, namespace, "web", { image: "nginx:1.28" });
   const ready = await waitForInstance(client, namespace, "web", "Ready on 1.28", isReadyAtSpec);
   const after = await settledWrites(operator);
-  await recording.stop();
+  await recording.stop(ready);
 
   // THEN the rollout cost 4 writes (was 7 or more: an Updated event and a status with a RollingOut event per count)
   const byKindAfter = sumBy(await scrape(operator.metricsUrl), "myapp_operator_api_writes_total", "kind");

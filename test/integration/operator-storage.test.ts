@@ -111,7 +111,7 @@ test("adding storage moves a running instance from a Deployment to a StatefulSet
   const patched = await patchSpec(client, namespace, "db", { storage: "1Gi" });
   const ready = await waitForInstance(client, namespace, "db", "Ready on a StatefulSet", isReadyAtSpec);
   await waitForGone(client, "apps/v1", "Deployment", namespace, "db");
-  await recording.stop();
+  await recording.stop(ready);
 
   // THEN the instance ends on a StatefulSet with Bound claims, and the Deployment is gone
   assert.equal(ready.status?.readyReplicas, replicas);

@@ -74,7 +74,7 @@ test(
     // THEN the change is acted on with the new token, without a restart and without Degraded
     const ready = await waitForInstance(client, namespace, "web", "Ready at nginx:1.28", isReadyAtSpec, minutes(3));
     assert.equal(ready.status?.image, "nginx:1.28");
-    await recording.stop();
+    await recording.stop(ready);
     const degraded = recording.versions.filter((v) => conditionOf(v, "Degraded")?.status === "True");
     assert.deepEqual(
       degraded.map((v) => conditionOf(v, "Degraded")),

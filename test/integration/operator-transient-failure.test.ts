@@ -86,7 +86,7 @@ test("a transient admission failure (a webhook that does not answer) stalls an i
   const ready = await waitForInstance(client, namespace, "web", "Ready", isReadyAtSpec, 120_000);
   assert.equal(ready.metadata.generation, generation, "nobody touched the instance");
   assert.equal(conditionOf(ready, "Stalled"), undefined);
-  await recording.stop();
+  await recording.stop(ready);
   const degraded = recording.versions.filter((v) => conditionOf(v, "Degraded")?.status === "True");
   assert.deepEqual(
     degraded.map((v) => conditionOf(v, "Degraded")?.reason),

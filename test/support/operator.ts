@@ -323,8 +323,11 @@ export type Pod = Typed<{
 /** Every version of one instance as a watch delivers them, from the moment `recordInstance` returns. */
 export interface InstanceRecording {
   readonly versions: readonly Instance[];
-  /** Ends the watch; resolves once it stopped. */
-  stop(): Promise<void>;
+  /**
+   * Ends the watch; resolves once it stopped. Given `seen` (a version read elsewhere, say by a wait), it first waits
+   * until the watch has delivered that very version: a watch may lag a GET, and its last writes would be missed.
+   */
+  stop(seen?: KubeObject): Promise<void>;
 }
 
 /**
@@ -372,7 +375,15 @@ export async function recordInstance(
   })();
   return {
     versions,
-    stop: async () => {
+    stop: async (seen) => {
+      const wanted = seen?.metadata.resourceVersion;
+      if (wanted !== undefined && failure === undefined) {
+        await waitFor(
+          `the watch of instance ${namespace}/${name} to deliver version ${wanted}`,
+          async () => failure !== undefined || versions.some((v) => v.metadata.resourceVersion === wanted) || undefined,
+          { timeoutMs: 60_000, intervalMs: 100 },
+        );
+      }
       abort.abort();
       await loop;
       if (failure) throw new Error(`the watch of instance ${namespace}/${name} failed`, { cause: failure });
