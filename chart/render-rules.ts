@@ -5,7 +5,13 @@
  * place its pods past the platform's scheduling, or reach out of the namespace with a cluster-scoped kind. Each
  * rule has its own reason, and every message names the object, the field and what is allowed. Pure.
  */
-import { chartKindName, defaultChartServiceTypes, type ChartServiceType, type PodSecurityLevel } from "../api/index.ts";
+import {
+  chartKindName,
+  defaultChartServiceTypes,
+  type ChartServiceType,
+  type PodSecurityLevel,
+  type StorageReclaimPolicy,
+} from "../api/index.ts";
 import { claimBindingRefusal, claimSizeRefusal, ephemeralVolumeRefusal } from "./claim-sizes.ts";
 import type { RenderedObject } from "./manifests.ts";
 import { objectName } from "./manifests.ts";
@@ -33,6 +39,11 @@ export interface RenderRefusal {
 export interface RenderPolicy {
   /** The instance's `spec.podSecurityLevel` (Restricted when unset). */
   readonly podSecurityLevel: PodSecurityLevel;
+  /**
+   * The instance's `spec.storageReclaimPolicy`: not a check but what the operator sets as every rendered
+   * StatefulSet's `whenDeleted` (operator/chart/plan.ts). @default Retain
+   */
+  readonly storageReclaimPolicy?: StorageReclaimPolicy;
   /**
    * Service types a chart may render (MyAppOperator `chartServiceTypes`, `--chart-service-types`); ClusterIP is
    * always allowed.

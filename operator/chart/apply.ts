@@ -252,6 +252,7 @@ export async function prepareChart(
   }
   const plan = planRender(manifests, identity, allowed, {
     podSecurityLevel: spec.podSecurityLevel ?? defaultPodSecurityLevel,
+    storageReclaimPolicy: spec.storageReclaimPolicy,
     ...(deps.serviceTypes ? { serviceTypes: deps.serviceTypes } : {}),
     ...(deps.platformLimits ? { platform: deps.platformLimits } : {}),
   });

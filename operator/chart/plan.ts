@@ -3,7 +3,14 @@
  * the instance's namespace, owned by the instance, within the render policy: render-rules.ts and
  * pod-security.ts; StatefulSets keeping every claim, as the built-in template's do), which live objects to prune, whether the render would lose volumes, and which workload is the instance's main one. Pure.
  */
-import { chartKindName, compareQuantities, parseQuantity, type ChartKind } from "../../api/index.ts";
+import {
+  chartKindName,
+  compareQuantities,
+  defaultStorageReclaimPolicy,
+  parseQuantity,
+  type ChartKind,
+  type StorageReclaimPolicy,
+} from "../../api/index.ts";
 import type { InstanceIdentity } from "../desired/index.ts";
 import { isControlledBy } from "../desired/index.ts";
 import {
@@ -26,7 +33,7 @@ export type RenderPlan =
  * The objects to apply of `manifests` (a `helm template --no-hooks --skip-tests` stream, read), or why not: a kind
  * outside `allowed` or cluster-scoped, an object in another namespace, or one that breaks `policy` (the
  * instance's pod security level and the platform's Service types). Every object is owned by the instance, and
- * every StatefulSet keeps its claims whatever the chart wrote ({@link claimRetention}).
+ * every StatefulSet's claim retention is the instance's ({@link claimRetention}).
  */
 export function planRender(
   manifests: readonly RenderedManifest[],
@@ -58,7 +65,9 @@ export function planRender(
     const id = objectId(object);
     if (seen.has(id)) return refuse("ChartRenderFailed", `${source} renders ${objectName(object)} a second time`);
     seen.add(id);
-    objects.push(withClaimRetention(ownedObject(object, instance)));
+    objects.push(
+      withClaimRetention(ownedObject(object, instance), policy.storageReclaimPolicy ?? defaultStorageReclaimPolicy),
+    );
   }
   const refusal = renderPolicyRefusal(objects, policy);
   if (refusal) return { ok: false, refusal };
@@ -66,26 +75,26 @@ export function planRender(
 }
 
 /**
- * The `persistentVolumeClaimRetentionPolicy` of every StatefulSet an instance renders, whatever the chart wrote and
- * whatever `spec.storageReclaimPolicy` says: Retain on scale-down and on deletion, exactly the built-in template's
- * (operator/desired/statefulset.ts). A replica count is no decision about data (a chart's own Delete lost claims on
- * a scale to 1); and with `whenDeleted: Delete` the StatefulSet controller puts an owner reference to the
- * StatefulSet on each claim, which it takes off again, once the policy says Retain, only from claims whose pod
- * exists: the garbage collector would then delete those claims with the StatefulSet whatever the instance says by
- * that time. So the StatefulSet controller never decides about claims; the finalizer carries out the reclaim
- * policy (operator/reconcile/finalize.ts): it deletes the claims of the instance's StatefulSets by their names
- * under Delete, and under Retain takes off any owner reference a StatefulSet left on them (from an earlier
- * version, or a chart's own Delete) before the StatefulSet goes.
+ * The `persistentVolumeClaimRetentionPolicy` of every StatefulSet an instance renders, whatever the chart wrote:
+ * `whenScaled: Retain` (a replica count is no decision about data: a chart's own Delete lost claims on a scale to 1)
+ * and `whenDeleted` as `spec.storageReclaimPolicy` says. A chart's claims carry the chart's labels, which the
+ * operator's admission policy does not let it write, so under Delete the StatefulSet controller's owner references
+ * take them with the StatefulSet; under Retain there are none. A policy changed from Delete to Retain leaves
+ * references on claims whose pod is gone (the controller takes them off only where the pod exists): the finalizer
+ * releases those before the StatefulSet goes (operator/reconcile/finalize.ts).
  */
-export function claimRetention(): { readonly whenDeleted: "Retain"; readonly whenScaled: "Retain" } {
-  return { whenDeleted: "Retain", whenScaled: "Retain" };
+export function claimRetention(reclaimPolicy: StorageReclaimPolicy): {
+  readonly whenDeleted: StorageReclaimPolicy;
+  readonly whenScaled: "Retain";
+} {
+  return { whenDeleted: reclaimPolicy, whenScaled: "Retain" };
 }
 
 /** `object` with {@link claimRetention} when it is a StatefulSet; anything else as it is. */
-function withClaimRetention(object: RenderedObject): RenderedObject {
+function withClaimRetention(object: RenderedObject, reclaimPolicy: StorageReclaimPolicy): RenderedObject {
   if (object.apiVersion !== "apps/v1" || object.kind !== "StatefulSet") return object;
   const spec = typeof object["spec"] === "object" && object["spec"] !== null ? object["spec"] : {};
-  return { ...object, spec: { ...spec, persistentVolumeClaimRetentionPolicy: claimRetention() } };
+  return { ...object, spec: { ...spec, persistentVolumeClaimRetentionPolicy: claimRetention(reclaimPolicy) } };
 }
 
 /** A live object as far as pruning and volume checks need it. */

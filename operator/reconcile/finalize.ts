@@ -2,14 +2,15 @@
  * The finalizer of an instance: put on before anything is made for it, and on deletion (the finalize step) delete
  * the children it controls, keep the volume claims of its StatefulSets (the built-in template's and its chart's)
  * unless its storageReclaimPolicy is Delete (no data is deleted implicitly), then remove the finalizer so the
- * apiserver can let the instance go. The StatefulSet controller never decides about claims: under Retain the
- * finalizer first takes off the owner references a StatefulSet with `whenDeleted: Delete` left on them
- * (claim-owners.ts), so the garbage collector cannot delete them with it; under Delete it deletes them by name.
- * Nothing here waits but for that (a StatefulSet that still said Delete must have seen Retain first): the garbage
- * collector and the claims' own protection finalizer finish the job after us.
+ * apiserver can let the instance go. Under Retain the finalizer first takes off the owner references a StatefulSet
+ * with `whenDeleted: Delete` left on claims (claim-owners.ts), so the garbage collector cannot delete them with it;
+ * under Delete it deletes the built-in template's claims by name, and a chart's go with their StatefulSet (its
+ * `whenDeleted: Delete`, operator/chart/plan.ts: the operator may not write a chart's claims). Nothing here waits
+ * but for that (a StatefulSet that still said Delete must have seen Retain first): the garbage collector and the
+ * claims' own protection finalizer finish the job after us.
  */
 import { finalizer, labelValue } from "../../api/index.ts";
-import { InvalidError, NotFoundError, type KubeObject } from "../../kube/index.ts";
+import { ForbiddenError, InvalidError, NotFoundError, type KubeObject } from "../../kube/index.ts";
 import { chartInstanceLabel } from "../chart/index.ts";
 import {
   governingServiceName,
@@ -85,7 +86,21 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
     )
   ).filter((claim) => !claim.metadata.deletionTimestamp);
   const released = policy === "Delete" ? [] : await releaseClaims(session, statefulSets, namespaceClaims);
-  if (released === "waiting") return { requeueAfterMs: retentionObservedPollMs };
+  if (released === "waiting") {
+    // Usually the controller's status update wakes the instance within a second; past half a minute, something
+    // keeps it from looking (kube-controller-manager down?): look less often, and say so.
+    const waitedMs = session.clock.wallTime() - Date.parse(instance.metadata.deletionTimestamp ?? "");
+    if (!(waitedMs > retentionObservedPatienceMs)) return { requeueAfterMs: retentionObservedPollMs };
+    const names = statefulSets.map((statefulSet) => statefulSet.metadata.name ?? "").join(", ");
+    await session.event(
+      "Warning",
+      "WaitingForStatefulSetController",
+      "Delete",
+      `Waiting for the StatefulSet controller to see that StatefulSet ${names} keeps its volume claims before it ` +
+        "is deleted (storageReclaimPolicy: Retain); is kube-controller-manager running?",
+    );
+    return { requeueAfterMs: retentionObservedSlowPollMs };
+  }
 
   const children: [apiVersion: string, kind: string, name: string][] = [
     ["apps/v1", "Deployment", workloadName(key.name)],
@@ -106,17 +121,36 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
 
   // The built-in template's claims by its name and labels, then those of every StatefulSet the instance controls
   // (a chart's), by their names; under Retain also any claim whose StatefulSet reference was taken off above.
-  const claims = uniqueByName([
-    ...dataClaims(
-      await cluster.list<ObservedClaim>("v1", "PersistentVolumeClaim", key.namespace, selectorString(key.name)),
-      workloadName(key.name),
-    ).filter((claim) => !claim.metadata.deletionTimestamp),
-    ...sortedByName(statefulSets.flatMap((statefulSet) => claimsOf(statefulSet, namespaceClaims))),
-    ...sortedByName(released),
-  ]);
+  const builtIn = dataClaims(
+    await cluster.list<ObservedClaim>("v1", "PersistentVolumeClaim", key.namespace, selectorString(key.name)),
+    workloadName(key.name),
+  ).filter((claim) => !claim.metadata.deletionTimestamp);
+  const builtInNames = new Set(builtIn.map((claim) => claim.metadata.name ?? ""));
+  // Under Delete a chart's claims go with a StatefulSet that says so; one that does not (a render not applied yet)
+  // keeps them.
+  const goWith = (statefulSet: ClaimMaker) =>
+    policy === "Delete" && statefulSet.spec?.persistentVolumeClaimRetentionPolicy?.whenDeleted === "Delete";
+  const chartClaims = (going: boolean) =>
+    sortedByName(
+      statefulSets
+        .filter((statefulSet) => goWith(statefulSet) === going)
+        .flatMap((statefulSet) => claimsOf(statefulSet, namespaceClaims))
+        .filter((claim) => !builtInNames.has(claim.metadata.name ?? "")),
+    );
+  const goneWithStatefulSets = chartClaims(true);
+  if (goneWithStatefulSets.length > 0) {
+    await session.event(
+      "Normal",
+      "DeletingVolumeClaims",
+      "Delete",
+      `Volume claims ${goneWithStatefulSets.map((claim) => claim.metadata.name ?? "").join(", ")} go with their ` +
+        "StatefulSet (storageReclaimPolicy: Delete)",
+    );
+  }
+  const claims = uniqueByName([...builtIn, ...chartClaims(false), ...sortedByName(released)]);
   if (claims.length > 0) {
     const names = claims.map((claim) => claim.metadata.name ?? "").join(", ");
-    if (policy === "Delete") {
+    if (policy === "Delete" && claims.every((claim) => builtInNames.has(claim.metadata.name ?? ""))) {
       for (const claim of claims) {
         await cluster.delete("v1", "PersistentVolumeClaim", claim.metadata.name ?? "", key.namespace, {
           propagationPolicy: "Background",
@@ -128,6 +162,22 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
         "DeletedVolumeClaims",
         "Delete",
         `Deleted volume claims ${names} (storageReclaimPolicy: Delete)`,
+      );
+    } else if (policy === "Delete") {
+      for (const claim of builtIn) {
+        await cluster.delete("v1", "PersistentVolumeClaim", claim.metadata.name ?? "", key.namespace, {
+          propagationPolicy: "Background",
+          ...(claim.metadata.uid ? { preconditionUid: claim.metadata.uid } : {}),
+        });
+      }
+      const kept = claims.filter((claim) => !builtInNames.has(claim.metadata.name ?? ""));
+      await session.event(
+        "Warning",
+        "RetainedVolumeClaims",
+        "Delete",
+        `Kept volume claims ${kept.map((claim) => claim.metadata.name ?? "").join(", ")} although ` +
+          "storageReclaimPolicy is Delete: their StatefulSet did not say whenDeleted: Delete yet (a render not " +
+          "applied); delete them with kubectl delete pvc",
       );
     } else {
       await session.event(
@@ -157,6 +207,12 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
  * status update (observedGeneration) usually wakes the instance first; this is the safety net.
  */
 export const retentionObservedPollMs = 1000;
+
+/** How long the finalizer waits for the StatefulSet controller before it looks only every {@link retentionObservedSlowPollMs} and warns. */
+export const retentionObservedPatienceMs = 30_000;
+
+/** How often it looks after that. */
+export const retentionObservedSlowPollMs = 30_000;
 
 /** The StatefulSets the instance controls: the built-in template's by its name, and its chart's by their label. */
 async function controlledStatefulSets(session: Session, uid: string): Promise<ClaimMaker[]> {
@@ -222,6 +278,18 @@ async function releaseClaims(
       await cluster.jsonPatch("v1", "PersistentVolumeClaim", name, key.namespace, operations);
     } catch (error) {
       if (error instanceof NotFoundError) continue;
+      if (error instanceof ForbiddenError) {
+        // A chart's claim carries the chart's labels, and the operator's admission policy lets it write only claims
+        // labelled as its own: the owner must release it, or the StatefulSet would take it along.
+        throw new TransientError(
+          `volume claim ${name} is still owned by its StatefulSet, which would delete it with the instance although ` +
+            "storageReclaimPolicy is Retain, and the operator may not change it (its admission policy): remove the " +
+            `StatefulSet's owner reference (kubectl patch pvc ${name} --type json -p ` +
+            `'[{"op":"remove","path":"/metadata/ownerReferences/0"}]'), or delete the StatefulSet with ` +
+            "kubectl delete statefulset --cascade=orphan",
+          { cause: error },
+        );
+      }
       if (error instanceof InvalidError) {
         // Its owner references changed since the list: read again, never remove a reference blind.
         throw new TransientError(`volume claim ${name} changed while its owner references were taken off`, {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { KubeObject } from "../../../kube/index.ts";
+import { AdmissionDeniedError, type KubeObject } from "../../../kube/index.ts";
 import { harness } from "./setup.ts";
 
 const spec = { image: "nginx:1.27", replicas: 2, port: 8080, storage: "1Gi" };
@@ -225,38 +225,75 @@ describe("finalize: the claims of a chart's StatefulSets under Retain", () => {
   });
 });
 
+describe("finalize: when the StatefulSet controller or the admission policy stands in the way", () => {
+  it("says why it cannot release a chart's claim, and holds the instance (nothing deleted)", async () => {
+    // GIVEN a chart claim that its StatefulSet still owns, which the operator's admission policy refuses to patch
+    const h = await runningInstance(spec);
+    const webDb = chartStatefulSet(h, "web-db", retaining, 1);
+    h.cluster.edit("v1", "PersistentVolumeClaim", "data-web-db-0", (o) => {
+      o.metadata.ownerReferences = [ownerReference(webDb)] as never;
+    });
+    h.cluster.failNext(
+      "jsonPatch",
+      new AdmissionDeniedError(403, "denied by ValidatingAdmissionPolicy", "Forbidden"),
+      "PersistentVolumeClaim",
+    );
+    h.cluster.reset();
+
+    // WHEN it is deleted THEN the finalize step fails saying what to do, and nothing is deleted
+    h.cluster.deleteInstance("web");
+    await assert.rejects(h.run(), /data-web-db-0 is still owned by its StatefulSet.*--cascade=orphan/s);
+    assert.ok(h.cluster.instance("web"), "the finalizer holds the instance");
+    assert.ok(h.cluster.get("apps/v1", "StatefulSet", "web-db"));
+    assert.deepEqual(owners(h, "data-web-db-0"), ["StatefulSet/web-db"]);
+  });
+});
+
 describe("finalize: the claims of a chart's StatefulSets under Delete", () => {
-  it("deletes them by name, as the built-in template's, and only theirs", async () => {
-    // GIVEN an instance on Delete with a chart StatefulSet web-db (claims data-web-db-0/1), and look-alikes: a
-    // claim of another StatefulSet "db" with template "data-web", and names that are no ordinal
+  it("leaves them to their StatefulSet's whenDeleted: Delete (the operator may not write a chart's claims)", async () => {
+    // GIVEN an instance on Delete with a chart StatefulSet web-db that says whenDeleted: Delete (claims
+    // data-web-db-0/1), and a look-alike claim of another StatefulSet
     const h = await runningInstance({ ...spec, storageReclaimPolicy: "Delete" });
-    chartStatefulSet(h, "web-db", retaining, 2);
+    chartStatefulSet(h, "web-db", deleting, 2);
     putClaim(h, "data-web-db-2", [{ apiVersion: "apps/v1", kind: "StatefulSet", name: "db", uid: "db-uid" }]);
-    putClaim(h, "data-web-db-x");
-    putClaim(h, "data-web-db-1-0");
-    putClaim(h, "logs-web-db-0");
     h.cluster.reset();
 
     // WHEN it is deleted
     h.cluster.deleteInstance("web");
     await h.run();
 
-    // THEN its StatefulSets' claims go, nothing is patched, and the finalizer is removed last
+    // THEN the built-in template's claims are deleted by name, the chart's are left to go with their StatefulSet
+    // (the garbage collector, after the instance), and the look-alike is untouched
     assert.deepEqual(h.cluster.writeLines(), [
       "delete StatefulSet/web",
       "delete Service/web",
       "delete Service/web-pods",
       "delete PersistentVolumeClaim/data-web-0",
       "delete PersistentVolumeClaim/data-web-1",
-      "delete PersistentVolumeClaim/data-web-db-0",
-      "delete PersistentVolumeClaim/data-web-db-1",
       "setFinalizers MyAppInstance/web",
     ]);
-    for (const kept of ["data-web-db-2", "data-web-db-x", "data-web-db-1-0", "logs-web-db-0"]) {
-      assert.ok(h.cluster.get("v1", "PersistentVolumeClaim", kept), kept);
-    }
+    const going = h.cluster.events.find((e) => e.reason === "DeletingVolumeClaims");
+    assert.match(going?.note ?? "", /data-web-db-0, data-web-db-1 go with their StatefulSet/);
     const deleted = h.cluster.events.find((e) => e.reason === "DeletedVolumeClaims");
-    assert.match(deleted?.note ?? "", /data-web-0, data-web-1, data-web-db-0, data-web-db-1 \(/);
+    assert.match(deleted?.note ?? "", /data-web-0, data-web-1 \(/);
+  });
+
+  it("keeps them, with a warning, while their StatefulSet does not say Delete yet (a render not applied)", async () => {
+    const h = await runningInstance({ ...spec, storageReclaimPolicy: "Delete" });
+    chartStatefulSet(h, "web-db", retaining, 2);
+    h.cluster.reset();
+
+    h.cluster.deleteInstance("web");
+    await h.run();
+
+    for (const kept of ["data-web-db-0", "data-web-db-1"])
+      assert.ok(h.cluster.get("v1", "PersistentVolumeClaim", kept));
+    assert.equal(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-0"), undefined);
+    const warning = h.cluster.events.find((e) => e.reason === "RetainedVolumeClaims");
+    assert.match(
+      warning?.note ?? "",
+      /Kept volume claims data-web-db-0, data-web-db-1 although storageReclaimPolicy is Delete/,
+    );
   });
 
   it("never counts a StatefulSet the instance does not control", async () => {
