@@ -53,7 +53,7 @@ export function chartBudget(
           // own claims carry its labels and are counted by its render.
           const kept =
             asked.storage > before.storage
-              ? keptClaimStorage(await lookups.claimsIn(key.namespace), instances, { name: key.name, replicas: 0 })
+              ? keptClaimStorage(await lookups.claimsIn(key.namespace), instances, { name: key.name, chart: true })
               : { storage: 0n };
           const others = [...instances.map(counted), { instances: 0n, replicas: 0n, storage: kept.storage }];
           const overrun = budgetOverruns(asked, before, others, namespace, policy)[0];

@@ -21,10 +21,16 @@ export interface ClaimFacts {
   readonly storage: string | undefined;
 }
 
-/** An instance as far as its claims go: its name and replicas. */
+/** An instance as far as its claims go: its name, replicas, and whether its spec counts storage (a size, no chart). */
 export interface ClaimOwner {
   readonly metadata: { readonly name?: string | undefined };
-  readonly spec?: { readonly replicas?: number | undefined } | undefined;
+  readonly spec?: OwnerSpec | undefined;
+}
+
+interface OwnerSpec {
+  readonly replicas?: number | undefined;
+  readonly storage?: string | undefined;
+  readonly chart?: unknown;
 }
 
 /**
@@ -35,23 +41,29 @@ export interface ClaimOwner {
 export function keptClaimStorage(
   claims: readonly ClaimFacts[],
   owners: readonly ClaimOwner[],
-  judged: { readonly name: string; readonly replicas: number },
-): { readonly storage: bigint; readonly claims: number } {
-  const replicasOf = new Map<string, number>();
-  for (const owner of owners) {
-    const name = owner.metadata.name;
-    if (name !== undefined) replicasOf.set(instanceLabelValue(name), owner.spec?.replicas ?? 1);
-  }
-  replicasOf.set(instanceLabelValue(judged.name), judged.replicas);
+  judged: { readonly name: string } & OwnerSpec,
+): { readonly storage: bigint; readonly claims: readonly string[] } {
+  // Only a spec with a size and no chart counts claims (a chart counts its render's, which carry its labels).
+  const countedBy = new Map<string, { readonly replicas: number; readonly size: bigint }>();
+  const add = (name: string, spec: OwnerSpec | undefined) => {
+    const size = typeof spec?.storage === "string" ? parseQuantity(spec.storage)?.nanos : undefined;
+    if (size === undefined || spec?.chart !== undefined) countedBy.delete(instanceLabelValue(name));
+    else countedBy.set(instanceLabelValue(name), { replicas: spec?.replicas ?? 1, size });
+  };
+  for (const owner of owners) if (owner.metadata.name !== undefined) add(owner.metadata.name, owner.spec);
+  add(judged.name, judged);
   let storage = 0n;
-  let count = 0;
+  const kept: string[] = [];
   for (const claim of claims) {
-    const replicas = claim.instance === undefined ? undefined : replicasOf.get(claim.instance);
+    const size = (claim.storage === undefined ? undefined : parseQuantity(claim.storage))?.nanos ?? 0n;
+    const owner = claim.instance === undefined ? undefined : countedBy.get(claim.instance);
     const ordinal = /-(\d+)$/.exec(claim.name)?.[1];
-    const counted = replicas !== undefined && ordinal !== undefined && Number(ordinal) < replicas;
-    if (counted) continue;
-    storage += (claim.storage === undefined ? undefined : parseQuantity(claim.storage))?.nanos ?? 0n;
-    count++;
+    const covered = owner !== undefined && ordinal !== undefined && Number(ordinal) < owner.replicas;
+    // A claim its instance's spec counts holds only what it holds beyond that spec's size (a smaller recreation).
+    const beyond = covered ? (size > owner.size ? size - owner.size : 0n) : size;
+    if (beyond === 0n) continue;
+    storage += beyond;
+    kept.push(claim.name);
   }
-  return { storage, claims: count };
+  return { storage, claims: kept };
 }

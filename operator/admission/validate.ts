@@ -370,6 +370,8 @@ function budgetViolations(
   const kept = keptClaimStorage(facts.claims ?? [], otherInstances, {
     name: instance.name,
     replicas: instance.spec.replicas,
+    storage: instance.spec.storage,
+    chart: instance.spec.chart,
   });
   const others = [...otherInstances.map(instanceUsage), { instances: 0n, replicas: 0n, storage: kept.storage }];
   const deleting = otherInstances.filter((other) => other.metadata.deletionTimestamp !== undefined);
@@ -431,15 +433,18 @@ function overBudget(instance: AdmittedInstance, overrun: Exclude<Overrun, { unre
 function withKeptClaims(
   refusal: Violation,
   dimension: BudgetDimension,
-  kept: { readonly storage: bigint; readonly claims: number },
+  kept: { readonly storage: bigint; readonly claims: readonly string[] },
 ): Violation {
-  if (dimension !== "storage" || kept.claims === 0) return refusal;
-  const claims = kept.claims === 1 ? "1 volume claim" : `${kept.claims} volume claims`;
+  const count = kept.claims.length;
+  if (dimension !== "storage" || count === 0) return refusal;
+  const claims = count === 1 ? "1 volume claim" : `${count} volume claims`;
+  // Named, a few at most: a namespace may keep hundreds.
+  const named = kept.claims.slice(0, 5).join(", ") + (count > 5 ? `, and ${count - 5} more` : "");
   return {
     ...refusal,
     message:
-      `${refusal.message}; that counts ${claims} (${formatBytes(kept.storage)}) kept from deleted or scaled-down ` +
-      "instances, which hold their data until deleted (kubectl delete pvc)",
+      `${refusal.message}; that counts ${claims} (${formatBytes(kept.storage)}: ${named}) kept from deleted or ` +
+      "scaled-down instances, which hold their data until deleted (kubectl delete pvc)",
   };
 }
 

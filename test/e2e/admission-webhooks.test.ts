@@ -281,7 +281,7 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
     const wanting = instance(baseline, "after-gone", { storage: "2Gi" });
     assert.match(
       await refusal(() => client.create(wanting, { dryRun: true })),
-      /spec\.storage: namespace .* may use at most 3Gi.*1 volume claim \(2Gi\) kept from deleted or scaled-down/s,
+      /spec\.storage: namespace .* may use at most 3Gi.*1 volume claim \(2Gi: data-gone-0\) kept from deleted or scaled-down/s,
     );
     // AND once the claim is deleted the same create is admitted (within the 5 s a replica reuses its list)
     await client.delete("v1", "PersistentVolumeClaim", kept, baseline);

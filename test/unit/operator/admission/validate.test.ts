@@ -490,9 +490,18 @@ describe("namespace budgets", () => {
     assert.deepEqual(messages(validateInstance(instance({ storage: "1Gi" }), undefined, facts, budgets)), [
       "spec.storage: namespace team-a may use at most 100Gi of storage in total (--namespace-max-storage, or the " +
         "namespace label myapp.example.com/max-storage); it uses 150Gi without this instance, which asks for 1Gi " +
-        "(1Gi for each of 1 replicas); that counts 3 volume claims (110Gi) kept from deleted or scaled-down " +
-        "instances, which hold their data until deleted (kubectl delete pvc)",
+        "(1Gi for each of 1 replicas); that counts 3 volume claims (110Gi: data-a-1, data-a-2, data-gone-0) kept " +
+        "from deleted or scaled-down instances, which hold their data until deleted (kubectl delete pvc)",
     ]);
+    // AND a namesake without storage (or with a chart) counts none of them: they stay kept
+    const namesake: AdmissionFacts = { ...facts, instances: [stored("gone", { replicas: 3 })] };
+    assert.equal(validateInstance(instance({ storage: "1Gi" }), undefined, namesake, budgets).length, 1);
+    // AND a smaller recreation gets its old claim back whole: 120Gi on disk whatever the new spec asks
+    const bigger: AdmissionFacts = { namespace, instances: [], claims: [claim("data-gone-0", "gone", "120Gi")] };
+    assert.match(
+      messages(validateInstance(instance({ storage: "10Gi" }, "gone"), undefined, bigger, budgets)).join(),
+      /it uses 110Gi without this instance.*\(110Gi: data-gone-0\)/s,
+    );
     // AND the instance gone, created again, gets its claim back: counted once, by its spec (with a's kept 80Gi,
     // 40 + 80 + 30 > 100; without them 40 + 30)
     assert.equal(validateInstance(instance({ storage: "30Gi" }), undefined, facts, budgets).length, 1);
