@@ -65,7 +65,9 @@ export function diffInputs(olds: PropertyBag, news: PropertyBag): DiffOutcome {
  * them, so the change is refused until the policy is applied on its own.
  */
 function rejectReplaceThatDeletesKeptData(olds: PropertyBag, news: PropertyBag): void {
-  if (olds["storageReclaimPolicy"] !== "Delete" || olds["storage"] === undefined) return;
+  // Volumes come from `storage`, or from a chart's StatefulSets.
+  const volumes = olds["storage"] !== undefined || olds["chart"] !== undefined;
+  if (olds["storageReclaimPolicy"] !== "Delete" || !volumes) return;
   if (isUnknown(news["storageReclaimPolicy"]) || news["storageReclaimPolicy"] === "Delete") return;
   throw new ForbiddenChangeError(
     `storageReclaimPolicy: the instance is replaced (a new name or namespace), and the one replaced says Delete, so ` +

@@ -208,6 +208,12 @@ describe("diffInputs: transitions the apiserver would reject fail the preview", 
     ]);
     const stateless = { ...outputs, storageReclaimPolicy: "Delete" };
     assert.deepEqual(diffInputs(stateless, { ...inputs, name: "shop" }).replaces, ["name"]);
+    // AND a chart instance's volumes are its StatefulSets': refused the same way
+    const chart = { configMap: "app-chart" };
+    assert.throws(
+      () => diffInputs({ ...stateless, chart }, { ...inputs, chart, name: "shop" }),
+      (error: unknown) => error instanceof ForbiddenChangeError,
+    );
   });
 
   test("an unknown class is judged at up, not guessed at", () => {
