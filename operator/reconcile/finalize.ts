@@ -10,7 +10,7 @@
  * claims' own protection finalizer finish the job after us.
  */
 import { finalizer, labelValue } from "../../api/index.ts";
-import { ForbiddenError, InvalidError, NotFoundError, type KubeObject } from "../../kube/index.ts";
+import { AdmissionDeniedError, InvalidError, NotFoundError, type KubeObject } from "../../kube/index.ts";
 import { chartInstanceLabel } from "../chart/index.ts";
 import {
   governingServiceName,
@@ -126,15 +126,19 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
     workloadName(key.name),
   ).filter((claim) => !claim.metadata.deletionTimestamp);
   const builtInNames = new Set(builtIn.map((claim) => claim.metadata.name ?? ""));
-  // Under Delete a chart's claims go with a StatefulSet that says so; one that does not (a render not applied yet)
-  // keeps them.
-  const goWith = (statefulSet: ClaimMaker) =>
-    policy === "Delete" && statefulSet.spec?.persistentVolumeClaimRetentionPolicy?.whenDeleted === "Delete";
+  // Under Delete a chart's claim goes with its StatefulSet when the StatefulSet owns it (whenDeleted: Delete, and
+  // the controller has put its reference on, which it does only where the claim's pod exists); any other (a render
+  // not applied yet, a claim of a replica scaled away) is kept, and said to be.
+  const goesWith = (statefulSet: ClaimMaker, claim: ObservedClaim) =>
+    policy === "Delete" &&
+    statefulSet.spec?.persistentVolumeClaimRetentionPolicy?.whenDeleted === "Delete" &&
+    (claim.metadata.ownerReferences ?? []).some((reference) => reference.uid === statefulSet.metadata.uid);
   const chartClaims = (going: boolean) =>
     sortedByName(
       statefulSets
-        .filter((statefulSet) => goWith(statefulSet) === going)
-        .flatMap((statefulSet) => claimsOf(statefulSet, namespaceClaims))
+        .flatMap((statefulSet) =>
+          claimsOf(statefulSet, namespaceClaims).filter((claim) => goesWith(statefulSet, claim) === going),
+        )
         .filter((claim) => !builtInNames.has(claim.metadata.name ?? "")),
     );
   const goneWithStatefulSets = chartClaims(true);
@@ -176,8 +180,8 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
         "RetainedVolumeClaims",
         "Delete",
         `Kept volume claims ${kept.map((claim) => claim.metadata.name ?? "").join(", ")} although ` +
-          "storageReclaimPolicy is Delete: their StatefulSet did not say whenDeleted: Delete yet (a render not " +
-          "applied); delete them with kubectl delete pvc",
+          "storageReclaimPolicy is Delete: their StatefulSet does not own them (a render not applied yet, or a " +
+          "replica scaled away before it said whenDeleted: Delete); delete them with kubectl delete pvc",
       );
     } else {
       await session.event(
@@ -278,17 +282,18 @@ async function releaseClaims(
       await cluster.jsonPatch("v1", "PersistentVolumeClaim", name, key.namespace, operations);
     } catch (error) {
       if (error instanceof NotFoundError) continue;
-      if (error instanceof ForbiddenError) {
+      if (error instanceof AdmissionDeniedError) {
         // A chart's claim carries the chart's labels, and the operator's admission policy lets it write only claims
-        // labelled as its own: the owner must release it, or the StatefulSet would take it along.
-        throw new TransientError(
-          `volume claim ${name} is still owned by its StatefulSet, which would delete it with the instance although ` +
-            "storageReclaimPolicy is Retain, and the operator may not change it (its admission policy): remove the " +
-            `StatefulSet's owner reference (kubectl patch pvc ${name} --type json -p ` +
-            `'[{"op":"remove","path":"/metadata/ownerReferences/0"}]'), or delete the StatefulSet with ` +
-            "kubectl delete statefulset --cascade=orphan",
-          { cause: error },
-        );
+        // labelled as its own: someone who may must release it, or the StatefulSet would take it along. Said as an
+        // event on the instance: a deleted instance's status is not written.
+        const removal = operations.filter((operation) => operation.op === "remove");
+        const message =
+          `Volume claim ${name} is still owned by its StatefulSet, which would delete it with the instance although ` +
+          "storageReclaimPolicy is Retain, and the operator's admission policy does not let it change a chart's " +
+          `claim: kubectl patch pvc ${name} -n ${key.namespace} --type json -p '${JSON.stringify(removal)}' ` +
+          "releases it, and the deletion goes on";
+        await session.event("Warning", "ClaimNotReleased", "Delete", message);
+        throw new TransientError(message, { cause: error });
       }
       if (error instanceof InvalidError) {
         // Its owner references changed since the list: read again, never remove a reference blind.

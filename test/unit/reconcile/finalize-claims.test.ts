@@ -242,7 +242,10 @@ describe("finalize: when the StatefulSet controller or the admission policy stan
 
     // WHEN it is deleted THEN the finalize step fails saying what to do, and nothing is deleted
     h.cluster.deleteInstance("web");
-    await assert.rejects(h.run(), /data-web-db-0 is still owned by its StatefulSet.*--cascade=orphan/s);
+    await assert.rejects(h.run(), /data-web-db-0 is still owned by its StatefulSet.*kubectl patch pvc data-web-db-0/s);
+    // (said on the instance too: a deleted instance's status is not written)
+    const said = h.cluster.events.find((e) => e.reason === "ClaimNotReleased");
+    assert.match(said?.note ?? "", /"path":"\/metadata\/ownerReferences\/0"/);
     assert.ok(h.cluster.instance("web"), "the finalizer holds the instance");
     assert.ok(h.cluster.get("apps/v1", "StatefulSet", "web-db"));
     assert.deepEqual(owners(h, "data-web-db-0"), ["StatefulSet/web-db"]);
@@ -276,6 +279,24 @@ describe("finalize: the claims of a chart's StatefulSets under Delete", () => {
     assert.match(going?.note ?? "", /data-web-db-0, data-web-db-1 go with their StatefulSet/);
     const deleted = h.cluster.events.find((e) => e.reason === "DeletedVolumeClaims");
     assert.match(deleted?.note ?? "", /data-web-0, data-web-1 \(/);
+  });
+
+  it("keeps, with a warning, a claim its StatefulSet does not own (a replica scaled away before it said Delete)", async () => {
+    const h = await runningInstance({ ...spec, storageReclaimPolicy: "Delete" });
+    chartStatefulSet(h, "web-db", deleting, 2);
+    h.cluster.edit("v1", "PersistentVolumeClaim", "data-web-db-1", (o) => {
+      o.metadata.ownerReferences = [];
+    });
+    h.cluster.reset();
+
+    h.cluster.deleteInstance("web");
+    await h.run();
+
+    const going = h.cluster.events.find((e) => e.reason === "DeletingVolumeClaims");
+    assert.match(going?.note ?? "", /Volume claims data-web-db-0 go with/);
+    const warning = h.cluster.events.find((e) => e.reason === "RetainedVolumeClaims");
+    assert.match(warning?.note ?? "", /Kept volume claims data-web-db-1 although storageReclaimPolicy is Delete/);
+    assert.ok(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-db-1"));
   });
 
   it("keeps them, with a warning, while their StatefulSet does not say Delete yet (a render not applied)", async () => {
