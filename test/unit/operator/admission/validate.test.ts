@@ -493,9 +493,16 @@ describe("namespace budgets", () => {
         "(1Gi for each of 1 replicas); that counts 3 volume claims (110Gi: data-a-1, data-a-2, data-gone-0) kept " +
         "from deleted or scaled-down instances, which hold their data until deleted (kubectl delete pvc)",
     ]);
-    // AND a namesake without storage (or with a chart) counts none of them: they stay kept
+    // AND a namesake without storage counts none of them: they stay kept
     const namesake: AdmissionFacts = { ...facts, instances: [stored("gone", { replicas: 3 })] };
     assert.equal(validateInstance(instance({ storage: "1Gi" }), undefined, namesake, budgets).length, 1);
+    // AND a chart instance counts its own (taken over from the template), by its usage: not kept twice
+    const charted: AdmissionFacts = {
+      namespace,
+      instances: [stored("a", { replicas: 2, storage: "40Gi", chart: { configMap: "c" } })],
+      claims: facts.claims!.slice(0, 2),
+    };
+    assert.deepEqual(validateInstance(instance({ storage: "20Gi" }), undefined, charted, budgets), []);
     // AND a smaller recreation gets its old claim back whole: 120Gi on disk whatever the new spec asks
     const bigger: AdmissionFacts = { namespace, instances: [], claims: [claim("data-gone-0", "gone", "120Gi")] };
     assert.match(
