@@ -3,7 +3,9 @@
  * informer cache and the KubeClient. The only I/O of admission.
  *
  * Instances come from the cache (every replica runs the informers, leader or not, so every replica has them in
- * memory); a namespace outside the cache (not watched, or not synced yet) is listed live. The rest is one GET
+ * memory); a namespace outside the cache (not watched, or not synced yet) is listed live, and so is one whose budget
+ * the cache says a write would break (the refusal is said on the apiserver's word, not on a watch that may lag a
+ * shrink or deletion the tenant just made; admitted-writes.ts counts what the cache lags the other way). The rest is one GET
  * each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget labels,
  * Pod Security label and chart-sources annotation), a StorageClass, a chart ConfigMap, and the list of StorageClasses when the default
  * class must allow expansion; and a list of the namespace's operator-made volume claims where storage grows under
@@ -38,6 +40,15 @@ export interface AdmissionLookups {
   instancesIn(namespace: string): Promise<readonly MyAppInstanceObject[]>;
   /** The volume claims the operator's StatefulSets made in `namespace` (by its children's labels). */
   claimsIn(namespace: string): Promise<readonly ClaimFacts[]>;
+  /**
+   * The namespace's instances and claims as the apiserver has them now, neither from the cache nor reused: what a
+   * budget's refusal is said on, as the cache may not show yet a shrink, a deletion or a freed claim the tenant
+   * has just made.
+   */
+  liveUsageIn(
+    namespace: string,
+    claims: boolean,
+  ): Promise<{ readonly instances: readonly MyAppInstanceObject[]; readonly claims: readonly ClaimFacts[] }>;
   /** One instance, for a write to its scale subresource (whose review carries a Scale, not the instance). */
   instance(namespace: string, name: string): Promise<MyAppInstanceObject | undefined>;
   /** One instance as the apiserver has it now, not as the cache does: whether a remembered write was stored. */
@@ -71,12 +82,13 @@ export function kubeLookups(
   }, reuse);
   // Claims only where storage grows in a namespace with a budget; a burst of creates shares one list. Item by item,
   // keeping the three fields the budget reads: a tenant may label any number of claims as the operator's.
-  const claims = recentReads(async (namespace): Promise<readonly ClaimFacts[]> => {
+  const liveClaims = async (namespace: string): Promise<readonly ClaimFacts[]> => {
     const listed = await limited(namespace, () =>
       client.listEach("v1", "PersistentVolumeClaim", { namespace, labelSelector: allChildrenSelector }, claimFacts),
     );
     return listed.items;
-  }, reuse);
+  };
+  const claims = recentReads(liveClaims, reuse);
   const storageClass = recentReads(async (name): Promise<StorageClassFacts | undefined> => {
     const found = await limited(cluster, () => client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name));
     return found && storageClassFacts(found);
@@ -117,9 +129,17 @@ export function kubeLookups(
       if (cache.covers(apiVersion, kind, namespace))
         return cache.list<MyAppInstanceObject>(apiVersion, kind, namespace, "");
       const listed = await limited(namespace, () =>
-        client.list<KubeObject>(apiVersion, kind, { namespace, resourceVersion: "0" }),
+        client.listEach(apiVersion, kind, { namespace, resourceVersion: "0" }, budgetFacts),
       );
-      return listed.items as unknown as MyAppInstanceObject[];
+      return listed.items;
+    },
+    // No resourceVersion: from storage. Only on a budget's refusal, within the namespace's turns of the limiter.
+    async liveUsageIn(namespace, withClaims) {
+      const [instances, claims] = await Promise.all([
+        limited(namespace, () => client.listEach(apiVersion, kind, { namespace }, budgetFacts)),
+        withClaims ? liveClaims(namespace) : [],
+      ]);
+      return { instances: instances.items, claims };
     },
     async instance(namespace, name) {
       if (cache.covers(apiVersion, kind, namespace))
@@ -129,6 +149,26 @@ export function kubeLookups(
     // No resourceVersion: a read from storage, which a cache (the informer's or the apiserver's) may lag behind.
     liveInstance: (namespace, name) => byName(namespace, name, undefined),
   };
+}
+
+/**
+ * What a budget reads of a listed instance (namespace-budget.ts, kept-claims.ts), item by item as the list is
+ * parsed: a namespace's instances may carry values of up to a megabyte each, which a live list must not hold.
+ */
+function budgetFacts(item: KubeObject): MyAppInstanceObject {
+  const { spec, status } = item as Partial<MyAppInstanceObject>;
+  const { name, namespace, deletionTimestamp } = item.metadata;
+  return {
+    apiVersion,
+    kind,
+    metadata: { name, namespace, ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}) },
+    spec: {
+      replicas: spec?.replicas,
+      ...(spec?.storage !== undefined ? { storage: spec.storage } : {}),
+      ...(spec?.chart !== undefined ? { chart: spec.chart } : {}),
+    },
+    ...(status?.chartUsage !== undefined ? { status: { chartUsage: status.chartUsage } } : {}),
+  } as MyAppInstanceObject;
 }
 
 function claimFacts(claim: KubeObject): ClaimFacts {

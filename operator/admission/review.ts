@@ -100,6 +100,10 @@ function sameBudgetRefusals(a: readonly Violation[], b: readonly Violation[]): b
   return rules(a) === rules(b);
 }
 
+function refusesByBudget(violations: readonly Violation[]): boolean {
+  return violations.some((violation) => budgetRules.has(violation.rule));
+}
+
 /** What of a live instance a budget reads. */
 function liveUsage(instance: MyAppInstanceObject | undefined): LiveInstance {
   if (instance === undefined) return undefined;
@@ -150,7 +154,7 @@ export function admissionHandlers(
     const attempt = () => {
       const run = async () => {
         const judged = await judge(request, deadline);
-        // Every admitted write, a shrink too: a create just after it must count the smaller size.
+        // An admitted growth is counted until the cache shows it (judge's `record`: shrinks are not remembered).
         if (!request.dryRun && judged.violations.length === 0 && judged.record) admitted.record(judged.record);
         return judged;
       };
@@ -229,7 +233,7 @@ export function admissionHandlers(
         ? look(`the volume claims of namespace ${namespace}`, () => lookups.claimsIn(namespace), deadline)
         : [],
     ]);
-    const facts: AdmissionFacts = {
+    const cachedFacts: AdmissionFacts = {
       namespace: namespaceFacts,
       instances: counted ? admitted.merge(namespace, cached) : [],
       claims,
@@ -237,7 +241,7 @@ export function admissionHandlers(
       defaultStorageClass,
       chartConfigMap,
     };
-    const violations = validateInstance(instance, old, facts, policy);
+    const byCache = validateInstance(instance, old, cachedFacts, policy);
     // Remembered only where a budget counts it (so in a namespace that exists: names made up by the thousand would
     // otherwise fill the memory), and only a write that takes more than before: a shrink counts once the cache shows
     // it (a growth remembered before it that alone refuses a write is asked for, as a suspect), so a forged shrink
@@ -246,17 +250,28 @@ export function admissionHandlers(
       counted && namespaceFacts !== undefined && grows(specUsage(instance.spec), old && specUsage(old.spec))
         ? instance
         : undefined;
-    if (!counted || !violations.some((violation) => budgetRules.has(violation.rule))) {
-      return { ...verdict(violations), ...(record ? { record } : {}) };
-    }
-    // Would the cache and the confirmed writes alone have admitted it? Then the unconfirmed ones refuse it: suspects.
+    const admits = (violations: Violation[]) => ({ ...verdict(violations), ...(record ? { record } : {}) });
+    if (!counted || !refusesByBudget(byCache)) return admits(byCache);
+    // The cache may not show yet a shrink, a deletion or a freed claim the tenant has just made: a budget refuses
+    // on what the apiserver has (with the writes remembered beside it), read afresh.
+    const live = await look(
+      `the instances${needed.claims ? " and volume claims" : ""} of namespace ${namespace}`,
+      () => lookups.liveUsageIn(namespace, needed.claims),
+      deadline,
+    );
+    const facts = { ...cachedFacts, instances: admitted.merge(namespace, live.instances), claims: live.claims };
+    const violations = validateInstance(instance, old, facts, policy);
+    if (!refusesByBudget(violations)) return admits(violations);
+    // Would storage and the confirmed writes alone have admitted it? Then the unconfirmed ones refuse it: suspects.
     const alone = validateInstance(
       instance,
       old,
-      { ...facts, instances: admitted.merge(namespace, cached, { unconfirmed: false }) },
+      { ...facts, instances: admitted.merge(namespace, live.instances, { unconfirmed: false }) },
       policy,
     );
-    const suspects = sameBudgetRefusals(alone, violations) ? [] : admitted.suspects(namespace, cached, judgedAsOf);
+    const suspects = sameBudgetRefusals(alone, violations)
+      ? []
+      : admitted.suspects(namespace, live.instances, judgedAsOf);
     return { violations, suspects, ...(record ? { record } : {}) };
   }
 

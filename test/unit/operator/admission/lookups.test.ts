@@ -32,6 +32,10 @@ function fakeClient(objects: KubeObject[]) {
         ),
       });
     },
+    async listEach<T>(apiVersion: string, kind: string, options: ListOptions, each: (item: KubeObject) => T) {
+      const listed = await client.list(apiVersion, kind, options);
+      return { metadata: {}, items: listed.items.map(each) };
+    },
   };
   return { client: client as unknown as KubeClient, requests };
 }
@@ -83,6 +87,38 @@ describe("kubeLookups", () => {
     assert.deepEqual(requests.slice(1), [
       "LIST MyAppInstance team-b metadata.name=live rv=0",
       "LIST MyAppInstance team-b metadata.name=none rv=0",
+    ]);
+  });
+
+  it("reads a namespace's live usage from storage, not the cache, and its claims afresh, not reused", async () => {
+    const claim = (name: string, storage: string): KubeObject => ({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name, namespace: "team-a", labels: { "app.kubernetes.io/instance": "db" } },
+      spec: { resources: { requests: { storage } } },
+    });
+    const stored = { ...instance("stored", "team-a"), spec: { image: "nginx", replicas: 2, values: { a: "x" } } };
+    const objects = [stored, claim("data-db-0", "1Gi")];
+    const { client, requests } = fakeClient(objects);
+    const lookups = kubeLookups(client, fakeCache(["team-a"], [instance("cached", "team-a")]));
+    assert.deepEqual(
+      (await lookups.claimsIn("team-a")).map((item) => item.name),
+      ["data-db-0"],
+    );
+    objects.pop();
+    const live = await lookups.liveUsageIn("team-a", true);
+    // Only what a budget reads is kept of each, not its values.
+    assert.deepEqual(
+      live.instances.map((item) => [item.metadata.name, item.spec]),
+      [["stored", { replicas: 2 }]],
+    );
+    assert.deepEqual(live.claims, [], "the claim deleted since the first list");
+    assert.deepEqual((await lookups.liveUsageIn("team-a", false)).claims, []);
+    assert.deepEqual(requests, [
+      "LIST PersistentVolumeClaim team-a rv=",
+      "LIST MyAppInstance team-a rv=",
+      "LIST PersistentVolumeClaim team-a rv=",
+      "LIST MyAppInstance team-a rv=",
     ]);
   });
 

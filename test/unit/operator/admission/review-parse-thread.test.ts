@@ -19,6 +19,7 @@ const lookups: AdmissionLookups = {
   claimsIn: () => Promise.resolve([]),
   instance: () => Promise.resolve(undefined),
   liveInstance: () => Promise.resolve(undefined),
+  liveUsageIn: () => Promise.resolve({ instances: [], claims: [] }),
 };
 const logger = { debug: () => {}, info: () => {}, warn: () => {} } as never;
 const policy = { ...openPolicy, maxValuesKiB: 1 };

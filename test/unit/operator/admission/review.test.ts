@@ -65,6 +65,13 @@ function fakeLookups(cluster: Cluster = {}, overrides: Partial<AdmissionLookups>
         cluster.instances?.find((item) => item.metadata.namespace === namespace && item.metadata.name === name),
       );
     },
+    liveUsageIn: (namespace, claims) => {
+      calls.push(`liveUsageIn ${namespace}${claims ? " with claims" : ""}`);
+      return Promise.resolve({
+        instances: (cluster.instances ?? []).filter((item) => item.metadata.namespace === namespace),
+        claims: claims ? (cluster.claims?.[namespace] ?? []) : [],
+      });
+    },
     ...overrides,
   };
   return { lookups, calls };
@@ -298,11 +305,19 @@ describe("validate", () => {
       true,
     );
     assert.deepEqual(fake.calls, ["namespace team-a"]);
-    // A budget: the namespace's instances are counted (4 + 2 > 5).
+    // A budget: the namespace's instances are counted from the cache (4 + 2 > 5), and a refusal from storage.
     fake = fakeLookups(cluster);
     const over = responseOf(await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 2 })));
     assert.equal(over.status?.code, 403);
-    assert.deepEqual(fake.calls, ["namespace team-a", "instancesIn team-a"]);
+    assert.deepEqual(fake.calls, ["namespace team-a", "instancesIn team-a", "liveUsageIn team-a"]);
+    fake = fakeLookups(cluster);
+    await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 2, storage: "1Gi" }));
+    assert.deepEqual(fake.calls, [
+      "namespace team-a",
+      "instancesIn team-a",
+      "claimsIn team-a",
+      "liveUsageIn team-a with claims",
+    ]);
     // Storage that grows under a budget: the namespace's kept volume claims are read too.
     fake = fakeLookups(cluster);
     await handlers(budget, fake.lookups).validate(create({ image: "nginx", storage: "1Gi" }));
@@ -475,6 +490,8 @@ describe("budgets under concurrent creates", () => {
           stored.find((item) => item.metadata.namespace === namespace && item.metadata.name === name),
         );
       },
+      liveUsageIn: (namespace) =>
+        Promise.resolve({ instances: stored.filter((item) => item.metadata.namespace === namespace), claims: [] }),
     });
     const { validate } = admissionHandlers(policy, fake.lookups, logger, { clock });
     const answer = (body: ReturnType<typeof reviewOf>) => validate(body).then((answered) => responseOf(answered));
@@ -507,8 +524,29 @@ describe("budgets under concurrent creates", () => {
       Array.from({ length: 10 }, (_, i) => cluster.write(createNamed(`web-${i}`))),
     );
     assert.equal(answers.filter((response) => response.allowed).length, 3);
-    // The refused ones asked the apiserver for the remembered writes: once each, whoever asked.
-    assert.deepEqual(cluster.asked.sort(), ["team-a/web-0", "team-a/web-1", "team-a/web-2"]);
+    // The refused ones were judged on what storage has (the three): no remembered write needed asking for.
+    assert.deepEqual(cluster.asked, []);
+  });
+
+  it("refuses on what the apiserver has: a shrink or a deletion the cache does not show yet frees the room", async () => {
+    const replicas: PlatformPolicy = { ...openPolicy, namespaceBudget: { replicas: 6 } };
+    const running = (spec: Record<string, number>) =>
+      Object.entries(spec).map(([name, count]) => object({ image: "nginx", replicas: count }, name) as never);
+    // GIVEN the cache still shows fit-1 at 2 replicas and gone-1 (6 in all); the apiserver has fit-1 at 1, no gone-1
+    const cached = running({ "fit-1": 2, "fit-2": 2, "gone-1": 2 });
+    const stored = running({ "fit-1": 1, "fit-2": 2 });
+    const { lookups, calls } = fakeLookups(
+      { namespaces: { "team-a": { labels: {} } }, instances: cached },
+      { liveUsageIn: () => Promise.resolve({ instances: stored, claims: [] }) },
+    );
+    // WHEN the tenant creates an instance of 3 THEN it is admitted (1 + 2 + 3), after one read from storage
+    const fits = responseOf(await handlers(replicas, lookups).validate(createNamed("fit-3", false, "team-a", 3)));
+    assert.equal(fits.allowed, true, JSON.stringify(fits));
+    assert.deepEqual(calls, ["namespace team-a", "instancesIn team-a"]);
+    // AND one that breaks the budget there too is refused with the apiserver's count, not the cache's
+    const over = responseOf(await handlers(replicas, lookups).validate(createNamed("fit-4", false, "team-a", 4)));
+    assert.equal(over.allowed, false);
+    assert.match(over.status?.message ?? "", /it runs 3 without this instance, which asks for 4/);
   });
 
   it("remembers of each admitted write only what a budget reads, not its values", async () => {
