@@ -3,15 +3,16 @@
  * informer cache and the KubeClient. The only I/O of admission.
  *
  * Instances come from the cache (every replica runs the informers, leader or not, so every replica has them in
- * memory); a namespace outside the cache (not watched, or not synced yet) is listed live, and so is one whose budget
- * the cache says a write would break (the refusal is said on the apiserver's word, not on a watch that may lag a
- * shrink or deletion the tenant just made; admitted-writes.ts counts what the cache lags the other way). The rest is one GET
- * each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget labels,
- * Pod Security label and chart-sources annotation), a StorageClass, a chart ConfigMap, and the list of StorageClasses when the default
- * class must allow expansion; and a list of the namespace's operator-made volume claims where storage grows under
- * a budget (kept-claims.ts). Namespaces, StorageClasses and chart ConfigMaps that hold a chart are reused for 5 s
- * (recent-reads.ts), and every read from the apiserver waits for one of a few slots, by turns across namespaces
- * (fair-limiter.ts): reviews come from anyone on the pod network, and each read's answer is held while it is parsed.
+ * memory); a namespace outside the cache (not watched, or not synced yet) is listed live, and so is one whose
+ * budget the cache says a write would break: the refusal is said on the apiserver's word, not on a watch that may
+ * lag a shrink or deletion the tenant just made (admitted-writes.ts counts what the cache lags the other way). The
+ * rest is one GET each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget
+ * labels, Pod Security label and chart-sources annotation), a StorageClass, a chart ConfigMap, and the list of
+ * StorageClasses when the default class must allow expansion; and a list of the namespace's operator-made volume
+ * claims where storage grows under a budget (kept-claims.ts). Namespaces, StorageClasses and chart ConfigMaps that
+ * hold a chart are reused for 5 s (recent-reads.ts), and every read from the apiserver waits for one of a few slots,
+ * by turns across namespaces (fair-limiter.ts): reviews come from anyone on the pod network, and each read's answer
+ * is held while it is parsed.
  */
 import {
   allChildrenSelector,

@@ -9,8 +9,8 @@
  * - a limit refuses only growth: replicas at or below the stored number, or storage the same, pass a maximum or a
  *   budget that was lowered after the instance was made, so it can still shrink, change other fields or go.
  *
- * Budgets are counted from the operator's cache, without the instance itself; instances being deleted count, and
- * for storage the volume claims kept past their instances too (kept-claims.ts, read live).
+ * Budgets are counted from the operator's cache (a refusal from storage: review.ts), without the instance itself;
+ * instances being deleted count, and for storage the volume claims kept past their instances too (kept-claims.ts).
  * Parallel creates can each see the room the other takes: a burst may overshoot a budget by the creates in flight
  * (a ResourceQuota on `count/myappinstances.example.com` is the hard cap for the number of instances).
  */
