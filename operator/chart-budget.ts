@@ -13,6 +13,7 @@ import { formatBytes, type MyAppInstanceObject } from "../api/index.ts";
 import type { RenderRefusal } from "../chart/index.ts";
 import { formatObjectKey, type ObjectKey } from "../kube/index.ts";
 import { keptClaimStorage } from "./admission/kept-claims.ts";
+import type { ClaimFacts } from "./admission/kept-claims.ts";
 import type { AdmissionLookups } from "./admission/lookups.ts";
 import {
   budgetOverruns,
@@ -24,12 +25,13 @@ import {
   type Usage,
 } from "./admission/namespace-budget.ts";
 import type { PlatformPolicy } from "./admission/policy.ts";
+import type { NamespaceFacts } from "./admission/validate.ts";
 import type { ChartBudget } from "./chart/index.ts";
 
 /** The budgets of `policy` for renders, reading Namespaces and instances through `lookups`. */
 export function chartBudget(
   policy: PlatformPolicy,
-  lookups: Pick<AdmissionLookups, "namespace" | "instancesIn" | "claimsIn">,
+  lookups: Pick<AdmissionLookups, "namespace" | "instancesIn" | "claimsIn" | "freshNamespace" | "liveUsageIn">,
 ): ChartBudget {
   const reserved = new Map<string, Usage>();
   const counted = (instance: MyAppInstanceObject): Usage =>
@@ -44,20 +46,38 @@ export function chartBudget(
       const before = reserved.get(id) ?? (self ? instanceUsage(self) : nothingYet);
       // Not growing (a converged instance rendering again, or a render that asks what the spec did): no read.
       if (grows(asked, before)) {
-        const namespace = await lookups.namespace(key.namespace);
-        if (hasBudget(namespace, policy)) {
-          const instances = (await lookups.instancesIn(key.namespace))
-            // being deleted still counts: its workloads run until it is gone (validate.ts says why)
-            .filter((other) => other.metadata.name !== key.name);
+        const storageGrows = asked.storage > before.storage;
+        /** The first budget the render breaks, on a Namespace, the instances and claims (or none, when it fits). */
+        const overrunOn = (
+          namespace: NamespaceFacts | undefined,
+          listed: readonly MyAppInstanceObject[],
+          claims: readonly ClaimFacts[],
+        ): Overrun | undefined => {
+          // being deleted still counts: its workloads run until it is gone (validate.ts says why)
+          const instances = listed.filter((other) => other.metadata.name !== key.name);
           // The built-in template's claims kept past their instances hold storage too (kept-claims.ts); a chart's
           // own claims carry its labels and are counted by its render.
-          const kept =
-            asked.storage > before.storage
-              ? keptClaimStorage(await lookups.claimsIn(key.namespace), instances, { name: key.name, chart: true })
-              : { storage: 0n };
-          const others = [...instances.map(counted), { instances: 0n, replicas: 0n, storage: kept.storage }];
-          const overrun = budgetOverruns(asked, before, others, namespace, policy)[0];
-          if (overrun) return refusal(key, overrun, asked);
+          const kept = storageGrows ? keptClaimStorage(claims, instances, { name: key.name, chart: true }) : undefined;
+          const others = [...instances.map(counted), { instances: 0n, replicas: 0n, storage: kept?.storage ?? 0n }];
+          return budgetOverruns(asked, before, others, namespace, policy)[0];
+        };
+        const namespace = await lookups.namespace(key.namespace);
+        if (hasBudget(namespace, policy)) {
+          const [instances, claims] = await Promise.all([
+            lookups.instancesIn(key.namespace),
+            storageGrows ? lookups.claimsIn(key.namespace) : [],
+          ]);
+          if (overrunOn(namespace, instances, claims)) {
+            // Refused on what the apiserver has, read afresh: the cache and the 5 s reuse of a Namespace may lag a
+            // shrink, a deletion or a label the tenant just changed, and a refusal is looked at again only slowly.
+            const [fresh, usage] = await Promise.all([
+              lookups.freshNamespace(key.namespace),
+              lookups.liveUsageIn(key.namespace, storageGrows),
+            ]);
+            // No await between this check and the reservation below (see the header).
+            const overrun = hasBudget(fresh, policy) ? overrunOn(fresh, usage.instances, usage.claims) : undefined;
+            if (overrun) return refusal(key, overrun, asked);
+          }
         }
       }
       reserved.set(id, asked);

@@ -3,12 +3,14 @@
  * learns of a write only when the watch delivers it, a few milliseconds after the apiserver stored it: without
  * this, a tenant creating instances 10 at a time gets each of them judged against the same stale count and runs
  * past the budget (the hostile-tenant chaos suite saw 25 admitted against 20). So the judgements that count a
- * namespace run one after another (`serially`), and each admitted create or change is remembered for a while
+ * namespace run one after another (`serially`), and each admitted create or growth is remembered for a while
  * (`record`) and counted beside what the cache holds (`merge`), a change as the larger of it and the cached
  * version: the webhook's port does not authenticate its caller, so a review that did not come from the apiserver
- * (a shrink to 0 replicas, say) must not lower a namespace's count; a real shrink counts once the cache shows it.
+ * (a shrink to 0 replicas, say) must not lower a namespace's count; a real shrink counts once the cache shows it,
+ * or a list from the apiserver (review.ts reads one afresh before a budget refuses), which decides every write
+ * that had `settleMs` to be stored before it began.
  *
- * Nor may a forged create or growth hold a namespace's budget on its own word: a write the cache does not show
+ * Nor may a forged create or growth hold a namespace's budget on its own word: a write that list cannot show yet
  * that alone turns a verdict into a refusal is a `suspect`, and once it has had `settleMs` to be stored (a real one
  * has), the apiserver is asked for it (`confirm`): forgotten if it has no such instance, counted as the apiserver
  * has it if it does. review.ts then judges again, counting every write remembered then (a burst's other writes
@@ -43,6 +45,14 @@ export interface AdmittedWritesOptions {
   /** The most writes remembered in one namespace, its oldest forgotten first. @default 256 */
   readonly maxPerNamespace?: number;
   readonly clock?: Pick<Clock, "monotonicMs">;
+}
+
+/** How {@link AdmittedWrites.merge} counts remembered writes. */
+export interface MergeOptions {
+  /** Leave out the unconfirmed ones. */
+  readonly unconfirmed?: false;
+  /** The instances are a list from the apiserver begun after this time (monotonicMs). */
+  readonly listedAfter?: number;
 }
 
 interface Remembered {
@@ -125,17 +135,20 @@ export class AdmittedWrites {
   /**
    * The namespace's instances as far as this replica knows: `cached`, with each write it admitted since (and
    * remembers) beside them for a create the cache lacks, and for a change the larger of it and the cached version.
-   * `unconfirmed: false` leaves out every unconfirmed write (what the verdict would be without them).
+   * `unconfirmed: false` leaves out every unconfirmed write (what the verdict would be without them). With
+   * `listedAfter`, `cached` is a list from the apiserver begun after that time: it decides every write that had
+   * `settleMs` to be stored by then (stored, it counts as listed; absent, it was forged, or deleted since).
    */
   merge(
     namespace: string,
     cached: readonly MyAppInstanceObject[],
-    only: { readonly unconfirmed?: false } = {},
+    only: MergeOptions = {},
   ): readonly MyAppInstanceObject[] {
     this.dropOld(this.clock.monotonicMs());
     const kept = this.byNamespace.get(namespace);
     if (!kept) return cached;
-    const counts = (remembered: Remembered) => remembered.confirmed || only.unconfirmed !== false;
+    const counts = (remembered: Remembered) =>
+      (remembered.confirmed || only.unconfirmed !== false) && !this.listed(remembered, only.listedAfter);
     // An admitted change counts the larger replicas and storage of the two specs, never the status: a chart
     // instance's status says what its last render takes of the budget (namespace-budget.ts).
     const merged = cached.map((instance) => {
@@ -151,17 +164,23 @@ export class AdmittedWrites {
 
   /**
    * The unconfirmed writes of `namespace` that count for more than `cached` shows (a create it lacks, a change
-   * larger than its version), recorded up to `asOf`, at most {@link maxConfirmingPerNamespace}. The webhook's port
+   * larger than its version), recorded up to `asOf`, at most {@link maxConfirmingPerNamespace}; with `listedAfter`
+   * (as in {@link merge}), only those the list cannot show yet. The webhook's port
    * does not authenticate its caller: a forged create counted on its word would refuse the namespace's real writes
    * for as long as it is remembered, so when these are what refuses a write, the apiserver is asked (`confirm`).
    */
-  suspects(namespace: string, cached: readonly MyAppInstanceObject[], asOf = this.seq): Suspect[] {
+  suspects(
+    namespace: string,
+    cached: readonly MyAppInstanceObject[],
+    asOf = this.seq,
+    listedAfter?: number,
+  ): Suspect[] {
     const kept = this.byNamespace.get(namespace);
     if (!kept) return [];
     const byName = new Map(cached.map((instance) => [instance.metadata.name ?? "", instance]));
     const found: Suspect[] = [];
     for (const [name, remembered] of kept) {
-      if (remembered.confirmed || remembered.seq > asOf) continue;
+      if (remembered.confirmed || remembered.seq > asOf || this.listed(remembered, listedAfter)) continue;
       const shown = byName.get(name);
       if (shown && !grows(specUsage(remembered.instance.spec), specUsage(shown.spec))) continue;
       found.push({ namespace, name, settledAt: remembered.at + this.settleMs });
@@ -192,6 +211,11 @@ export class AdmittedWrites {
       .finally(() => this.confirming.delete(id));
     this.confirming.set(id, confirmation);
     return confirmation;
+  }
+
+  /** Whether a list begun after `listedAfter` shows `remembered` as stored (or not at all): it had time to be. */
+  private listed(remembered: Remembered, listedAfter: number | undefined): boolean {
+    return listedAfter !== undefined && remembered.at + this.settleMs <= listedAfter;
   }
 
   private keep(

@@ -3,14 +3,17 @@
  * informer cache and the KubeClient. The only I/O of admission.
  *
  * Instances come from the cache (every replica runs the informers, leader or not, so every replica has them in
- * memory); a namespace outside the cache (not watched, or not synced yet) is listed live, and so is one whose
- * budget the cache says a write would break: the refusal is said on the apiserver's word, not on a watch that may
- * lag a shrink or deletion the tenant just made (admitted-writes.ts counts what the cache lags the other way). The
+ * memory); a namespace outside the cache (not watched, or not synced yet) is listed from the apiserver's watch
+ * cache (resourceVersion 0). Where the cache says a budget refuses, the namespace's labels, instances and claims
+ * are read afresh (a consistent read: no resourceVersion), so the refusal is said on the apiserver's word, not on a
+ * watch that may lag a shrink, a deletion or a label the tenant just changed (admitted-writes.ts counts what the
+ * cache lags the other way); those reads are shared by the reviews waiting for them (fresh-reads.ts). The
  * rest is one GET each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget
  * labels, Pod Security label and chart-sources annotation), a StorageClass, a chart ConfigMap, and the list of
  * StorageClasses when the default class must allow expansion; and a list of the namespace's operator-made volume
  * claims where storage grows under a budget (kept-claims.ts). Namespaces, StorageClasses and chart ConfigMaps that
- * hold a chart are reused for 5 s (recent-reads.ts), and every read from the apiserver waits for one of a few slots,
+ * hold a chart are reused for 5 s (recent-reads.ts; the mutating default reads its Namespace afresh, as what it
+ * sets is stored), and every read from the apiserver waits for one of a few slots,
  * by turns across namespaces (fair-limiter.ts): reviews come from anyone on the pod network, and each read's answer
  * is held while it is parsed.
  */
@@ -26,6 +29,7 @@ import {
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
 import type { CacheReader } from "../runtime/cache.ts";
 import { fairLimiter, type FairLimiterOptions } from "./fair-limiter.ts";
+import { freshReads } from "./fresh-reads.ts";
 import { recentReads, type RecentReadsOptions } from "./recent-reads.ts";
 import type { ClaimFacts } from "./kept-claims.ts";
 import type { ConfigMapFacts, NamespaceFacts, StorageClassFacts } from "./validate.ts";
@@ -41,19 +45,24 @@ export interface AdmissionLookups {
   instancesIn(namespace: string): Promise<readonly MyAppInstanceObject[]>;
   /** The volume claims the operator's StatefulSets made in `namespace` (by its children's labels). */
   claimsIn(namespace: string): Promise<readonly ClaimFacts[]>;
+  /** The Namespace as read after the call, not reused (fresh-reads.ts): its labels as the tenant just set them. */
+  freshNamespace(name: string): Promise<NamespaceFacts | undefined>;
   /**
-   * The namespace's instances and claims as the apiserver has them now, neither from the cache nor reused: what a
-   * budget's refusal is said on, as the cache may not show yet a shrink, a deletion or a freed claim the tenant
-   * has just made.
+   * The namespace's instances (and volume claims, with `claims`) as read after the call, neither from the cache nor
+   * reused (fresh-reads.ts): what a budget's refusal is said on, as the cache may not show yet a shrink, a deletion
+   * or a freed claim the tenant has just made. Of each instance only what a budget reads.
    */
-  liveUsageIn(
-    namespace: string,
-    claims: boolean,
-  ): Promise<{ readonly instances: readonly MyAppInstanceObject[]; readonly claims: readonly ClaimFacts[] }>;
+  liveUsageIn(namespace: string, claims: boolean): Promise<LiveUsage>;
   /** One instance, for a write to its scale subresource (whose review carries a Scale, not the instance). */
   instance(namespace: string, name: string): Promise<MyAppInstanceObject | undefined>;
   /** One instance as the apiserver has it now, not as the cache does: whether a remembered write was stored. */
   liveInstance(namespace: string, name: string): Promise<MyAppInstanceObject | undefined>;
+}
+
+/** A namespace's usage as {@link AdmissionLookups.liveUsageIn} reads it. */
+export interface LiveUsage {
+  readonly instances: readonly MyAppInstanceObject[];
+  readonly claims: readonly ClaimFacts[];
 }
 
 type StorageClass = KubeObject & { allowVolumeExpansion?: boolean };
@@ -75,21 +84,28 @@ export function kubeLookups(
   const limited = fairLimiter(limits);
   const cluster = "";
   // A tenant applying many instances asks about the same Namespace (and StorageClass) each time: see recent-reads.ts.
-  const namespace = recentReads(async (name): Promise<NamespaceFacts | undefined> => {
+  const readNamespace = async (name: string): Promise<NamespaceFacts | undefined> => {
     const found = await limited(name, () => client.find("v1", "Namespace", name));
     if (!found) return undefined;
     const chartSources = found.metadata.annotations?.[namespaceChartSourcesAnnotation];
     return { labels: found.metadata.labels ?? {}, ...(chartSources !== undefined ? { chartSources } : {}) };
-  }, reuse);
+  };
+  const namespace = recentReads(readNamespace, reuse);
   // Claims only where storage grows in a namespace with a budget; a burst of creates shares one list. Item by item,
   // keeping the three fields the budget reads: a tenant may label any number of claims as the operator's.
-  const liveClaims = async (namespace: string): Promise<readonly ClaimFacts[]> => {
+  const readClaims = async (namespace: string): Promise<readonly ClaimFacts[]> => {
     const listed = await limited(namespace, () =>
       client.listEach("v1", "PersistentVolumeClaim", { namespace, labelSelector: allChildrenSelector }, claimFacts),
     );
     return listed.items;
   };
-  const claims = recentReads(liveClaims, reuse);
+  const claims = recentReads(readClaims, reuse);
+  // No resourceVersion: as fresh as the apiserver has them. Each shared by the reviews that can share it.
+  const freshClaims = freshReads(readClaims);
+  const freshInstances = freshReads(async (namespace) => {
+    const listed = await limited(namespace, () => client.listEach(apiVersion, kind, { namespace }, budgetFacts));
+    return listed.items;
+  });
   const storageClass = recentReads(async (name): Promise<StorageClassFacts | undefined> => {
     const found = await limited(cluster, () => client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name));
     return found && storageClassFacts(found);
@@ -134,13 +150,13 @@ export function kubeLookups(
       );
       return listed.items;
     },
-    // No resourceVersion: from storage. Only on a budget's refusal, within the namespace's turns of the limiter.
+    freshNamespace: freshReads(readNamespace),
     async liveUsageIn(namespace, withClaims) {
       const [instances, claims] = await Promise.all([
-        limited(namespace, () => client.listEach(apiVersion, kind, { namespace }, budgetFacts)),
-        withClaims ? liveClaims(namespace) : [],
+        freshInstances(namespace),
+        withClaims ? freshClaims(namespace) : [],
       ]);
-      return { instances: instances.items, claims };
+      return { instances, claims };
     },
     async instance(namespace, name) {
       if (cache.covers(apiVersion, kind, namespace))
@@ -154,7 +170,7 @@ export function kubeLookups(
 
 /**
  * What a budget reads of a listed instance (namespace-budget.ts, kept-claims.ts), item by item as the list is
- * parsed: a namespace's instances may carry values of up to a megabyte each, which a live list must not hold.
+ * parsed: a namespace's instances may carry large values (128 KiB each by default), which a list must not hold.
  */
 function budgetFacts(item: KubeObject): MyAppInstanceObject {
   const { spec, status } = item as Partial<MyAppInstanceObject>;

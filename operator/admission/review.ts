@@ -13,7 +13,9 @@
  * - A body that is not an AdmissionReview v1 with a request and a uid is refused with a WebhookRequestError, which
  *   webhook-server.ts answers with HTTP 400 and the reason: the apiserver then applies the failurePolicy. Nothing
  *   else rejects.
- * - dryRun requests are judged the same way (the webhooks have no side effects).
+ * - dryRun requests are judged the same way (the webhooks have no side effects), without waiting for the
+ *   namespace's turn and without being remembered; a budget's refusal of one is read afresh as any (shared:
+ *   fresh-reads.ts).
  */
 import type { Logger } from "pino";
 import { group, kind, validateSpec, type MyAppInstanceObject } from "../../api/index.ts";
@@ -21,7 +23,7 @@ import { realClock, type Clock, type TimerHandle } from "../../kube/index.ts";
 import { AdmittedWrites, type LiveInstance, type Suspect } from "./admitted-writes.ts";
 import { defaultsFor } from "./mutate.ts";
 import { grows, hasBudget, specUsage } from "./namespace-budget.ts";
-import type { AdmissionLookups } from "./lookups.ts";
+import type { AdmissionLookups, LiveUsage } from "./lookups.ts";
 import type { PlatformPolicy } from "./policy.ts";
 import { WebhookRequestError, type WebhookHandler } from "./webhook-server.ts";
 import {
@@ -31,6 +33,7 @@ import {
   validateInstance,
   type AdmissionFacts,
   type AdmittedInstance,
+  type NamespaceFacts,
   type Violation,
   type ViolationRule,
 } from "./validate.ts";
@@ -49,7 +52,7 @@ export interface AdmissionHandlerOptions {
    * apiserver gets a reason rather than a timeout. @default defaultLookupTimeoutMs
    */
   readonly lookupTimeoutMs?: number;
-  /** This replica's admitted writes, counted in budgets until its cache shows them. @default a new one on `clock` */
+  /** This replica's admitted writes, counted in budgets while its cache may lag them. @default a new one on `clock` */
   readonly admitted?: AdmittedWrites;
   /** Times the lookups' deadline and each review's logged duration (monotonicMs). @default realClock */
   readonly clock?: Clock;
@@ -79,8 +82,21 @@ class LookupError extends Error {}
 interface Judged {
   readonly violations: Violation[];
   readonly suspects: readonly Suspect[];
+  /** A budget refuses on the cache: what to read afresh to judge again. */
+  readonly refresh?: Refresh;
   /** What to remember if it is admitted and stored. */
   readonly record?: AdmittedInstance;
+}
+
+/** What a fresh read of a namespace takes: its claims too where storage grows. */
+interface Refresh {
+  readonly claims: boolean;
+}
+
+/** A namespace as the apiserver has it, read after `listedAfter` (monotonicMs). */
+interface FreshUsage extends LiveUsage {
+  readonly listedAfter: number;
+  readonly namespace: NamespaceFacts | undefined;
 }
 
 /** The rules a remembered write can decide. */
@@ -124,6 +140,8 @@ export function admissionHandlers(
 
   /** Runs `read`; a failure or a timeout becomes a LookupError naming `what`. */
   async function look<T>(what: string, read: () => Promise<T>, deadline: number): Promise<T> {
+    // A review out of time makes no more reads: its answer is given, nobody would wait for theirs.
+    if (clock.monotonicMs() >= deadline) throw new LookupError(`reading ${what}: no time left of ${timeoutMs} ms`);
     let timer: TimerHandle | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = clock.setTimeout(
@@ -145,16 +163,18 @@ export function admissionHandlers(
 
   /**
    * The verdict on `request`; an admitted write that will be stored is remembered, and judgements of one
-   * namespace run one at a time, so budgets count what was just admitted (admitted-writes.ts). A refusal that
-   * only remembered writes the cache does not show make is judged again once the apiserver has been asked for them,
-   * outside the namespace's turn (the wait and the reads hold no other write of the namespace back).
+   * namespace run one at a time, so budgets count what was just admitted (admitted-writes.ts). A refusal by a
+   * budget is judged again on the namespace as the apiserver has it (the cache may lag a shrink or a deletion the
+   * tenant just made), read once per review and shared with the reviews waiting for the same (fresh-reads.ts); one
+   * that only remembered writes the list cannot show yet make is judged again once the apiserver has been asked for
+   * them. The reads and waits are outside the namespace's turn: they hold no other write of the namespace back.
    */
   async function judgeCounting(request: ReviewRequest): Promise<Violation[]> {
     const deadline = clock.monotonicMs() + timeoutMs;
-    const attempt = () => {
+    const attempt = (fresh?: FreshUsage) => {
       const run = async () => {
-        const judged = await judge(request, deadline);
-        // An admitted growth is counted until the cache shows it (judge's `record`: shrinks are not remembered).
+        const judged = await judge(request, deadline, fresh);
+        // An admitted growth is remembered (judge's `record`: shrinks are not), counted while the cache may lag it.
         if (!request.dryRun && judged.violations.length === 0 && judged.record) admitted.record(judged.record);
         return judged;
       };
@@ -164,17 +184,34 @@ export function admissionHandlers(
     // a burst refused by one forged write, judged again once it is forgotten, must not pass the budget together.
     // A forger's fresh writes are suspects of the next round, until the deadline leaves the refusal standing.
     let judged = await attempt();
-    while (judged.suspects.length > 0 && clock.monotonicMs() < deadline) {
+    let fresh: FreshUsage | undefined;
+    while (clock.monotonicMs() < deadline) {
       try {
-        await confirmSuspects(judged.suspects, deadline);
+        if (judged.refresh && fresh === undefined) fresh = await readFresh(request.namespace, judged.refresh, deadline);
+        else if (judged.suspects.length > 0) await confirmSuspects(judged.suspects, deadline);
+        else break;
       } catch (error) {
         // The apiserver could not say: the refusal stands, on the safe side.
         if (error instanceof LookupError) return judged.violations;
         throw error;
       }
-      judged = await attempt();
+      judged = await attempt(fresh);
     }
     return judged.violations;
+  }
+
+  /** The namespace's labels and usage as the apiserver has them, read after this call (see judgeCounting). */
+  async function readFresh(namespace: string, refresh: Refresh, deadline: number): Promise<FreshUsage> {
+    const listedAfter = clock.monotonicMs();
+    const [facts, usage] = await Promise.all([
+      look(`Namespace ${namespace}`, () => lookups.freshNamespace(namespace), deadline),
+      look(
+        `the instances${refresh.claims ? " and volume claims" : ""} of namespace ${namespace}`,
+        () => lookups.liveUsageIn(namespace, refresh.claims),
+        deadline,
+      ),
+    ]);
+    return { listedAfter, namespace: facts, ...usage };
   }
 
   /**
@@ -198,7 +235,8 @@ export function admissionHandlers(
     );
   }
 
-  async function judge(request: ReviewRequest, deadline: number): Promise<Judged> {
+  /** One judgement, on the cache, or on `fresh` (the namespace as the apiserver has it) once a budget refused. */
+  async function judge(request: ReviewRequest, deadline: number, fresh?: FreshUsage): Promise<Judged> {
     // The last write recorded before this judgement: its suspects are among those.
     const judgedAsOf = admitted.recorded;
     const verdict = (violations: Violation[]): Judged => ({ violations, suspects: [] });
@@ -211,7 +249,11 @@ export function admissionHandlers(
     const needed = factsNeeded(instance, old, policy);
     const { namespace } = instance;
     const [namespaceFacts, storageClass, defaultStorageClass, chartConfigMap] = await Promise.all([
-      needed.namespace ? look(`Namespace ${namespace}`, () => lookups.namespace(namespace), deadline) : undefined,
+      fresh
+        ? fresh.namespace
+        : needed.namespace
+          ? look(`Namespace ${namespace}`, () => lookups.namespace(namespace), deadline)
+          : undefined,
       needed.storageClass === undefined
         ? undefined
         : look(`StorageClass ${needed.storageClass}`, () => lookups.storageClass(needed.storageClass ?? ""), deadline),
@@ -227,51 +269,52 @@ export function admissionHandlers(
           ),
     ]);
     const counted = needed.instances && hasBudget(namespaceFacts, policy);
-    const [cached, claims] = await Promise.all([
-      counted ? look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline) : [],
-      counted && needed.claims
-        ? look(`the volume claims of namespace ${namespace}`, () => lookups.claimsIn(namespace), deadline)
-        : [],
-    ]);
-    const cachedFacts: AdmissionFacts = {
+    const [listed, claims] = fresh
+      ? [fresh.instances, fresh.claims]
+      : await Promise.all([
+          counted
+            ? look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline)
+            : [],
+          counted && needed.claims
+            ? look(`the volume claims of namespace ${namespace}`, () => lookups.claimsIn(namespace), deadline)
+            : [],
+        ]);
+    const listedAfter = fresh?.listedAfter;
+    const facts: AdmissionFacts = {
       namespace: namespaceFacts,
-      instances: counted ? admitted.merge(namespace, cached) : [],
+      instances: counted ? admitted.merge(namespace, listed, { listedAfter }) : [],
       claims,
       storageClass,
       defaultStorageClass,
       chartConfigMap,
     };
-    const byCache = validateInstance(instance, old, cachedFacts, policy);
+    const violations = validateInstance(instance, old, facts, policy);
     // Remembered only where a budget counts it (so in a namespace that exists: names made up by the thousand would
-    // otherwise fill the memory), and only a write that takes more than before: a shrink counts once the cache shows
-    // it (a growth remembered before it that alone refuses a write is asked for, as a suspect), so a forged shrink
-    // can neither take memory nor replace a real growth.
+    // otherwise fill the memory), and only a write that takes more than before: a shrink counts once the cache or a
+    // fresh list shows it (a growth remembered before it that alone refuses a write is asked for, as a suspect), so
+    // a forged shrink can neither take memory nor replace a real growth.
     const record =
       counted && namespaceFacts !== undefined && grows(specUsage(instance.spec), old && specUsage(old.spec))
         ? instance
         : undefined;
-    const admits = (violations: Violation[]) => ({ ...verdict(violations), ...(record ? { record } : {}) });
-    if (!counted || !refusesByBudget(byCache)) return admits(byCache);
-    // The cache may not show yet a shrink, a deletion or a freed claim the tenant has just made: a budget refuses
-    // on what the apiserver has (with the writes remembered beside it), read afresh.
-    const live = await look(
-      `the instances${needed.claims ? " and volume claims" : ""} of namespace ${namespace}`,
-      () => lookups.liveUsageIn(namespace, needed.claims),
-      deadline,
-    );
-    const facts = { ...cachedFacts, instances: admitted.merge(namespace, live.instances), claims: live.claims };
-    const violations = validateInstance(instance, old, facts, policy);
-    if (!refusesByBudget(violations)) return admits(violations);
-    // Would storage and the confirmed writes alone have admitted it? Then the unconfirmed ones refuse it: suspects.
-    const alone = validateInstance(
+    if (!counted || !refusesByBudget(violations)) return { ...verdict(violations), ...(record ? { record } : {}) };
+    if (!fresh) {
+      // Read the namespace afresh only where it can change the verdict: it exists (the apiserver sends no review
+      // for one that does not), and the write alone, with nothing else counted, fits.
+      const alone = validateInstance(instance, old, { ...facts, instances: [], claims: [] }, policy);
+      const refresh = namespaceFacts !== undefined && !refusesByBudget(alone);
+      return { ...verdict(violations), ...(refresh ? { refresh: { claims: needed.claims } } : {}) };
+    }
+    // Would the list and the confirmed writes alone have admitted it? Then the unconfirmed ones refuse it: suspects.
+    const withoutUnconfirmed = validateInstance(
       instance,
       old,
-      { ...facts, instances: admitted.merge(namespace, live.instances, { unconfirmed: false }) },
+      { ...facts, instances: admitted.merge(namespace, listed, { unconfirmed: false, listedAfter }) },
       policy,
     );
-    const suspects = sameBudgetRefusals(alone, violations)
+    const suspects = sameBudgetRefusals(withoutUnconfirmed, violations)
       ? []
-      : admitted.suspects(namespace, live.instances, judgedAsOf);
+      : admitted.suspects(namespace, listed, judgedAsOf, listedAfter);
     return { violations, suspects, ...(record ? { record } : {}) };
   }
 
@@ -283,9 +326,11 @@ export function admissionHandlers(
     // Fast path: the field is set, so no namespace needs reading.
     if (typeof spec !== "object" || spec === null || "podSecurityLevel" in spec) return [];
     const deadline = clock.monotonicMs() + timeoutMs;
+    // Read afresh, not reused: a default is stored in the instance, so a label changed a moment before (by the same
+    // `pulumi up`, say) must give it.
     const namespace = await look(
       `Namespace ${request.namespace}`,
-      () => lookups.namespace(request.namespace),
+      () => lookups.freshNamespace(request.namespace),
       deadline,
     );
     return defaultsFor(object, namespace?.labels, request.operation === "UPDATE" ? (oldObject ?? {}) : undefined);
@@ -364,8 +409,10 @@ async function subjectOf(
 ): Promise<Subject | undefined> {
   const { namespace } = request;
   if (request.subResource === "scale") {
-    const stored = await look(`MyAppInstance ${namespace}/${request.name}`, () =>
-      lookups.instance(namespace, request.name),
+    // An instance the cache lacks may just have been created: the apiserver is asked before nothing is judged.
+    const stored = await look(
+      `MyAppInstance ${namespace}/${request.name}`,
+      async () => (await lookups.instance(namespace, request.name)) ?? lookups.liveInstance(namespace, request.name),
     );
     const verdict = validateSpec(stored?.spec);
     if (!stored || !verdict.ok) return undefined;

@@ -34,8 +34,14 @@ function stored(
   } as MyAppInstanceObject;
 }
 
-function lookups(instances: MyAppInstanceObject[], labels: Record<string, string> = {}, claims: ClaimFacts[] = []) {
-  const reads = { namespace: 0 };
+/** Lookups over a cache (`instances`, `labels`, `claims`), and what the apiserver has: the same, or `live`. */
+function lookups(
+  instances: MyAppInstanceObject[],
+  labels: Record<string, string> = {},
+  claims: ClaimFacts[] = [],
+  live: { instances?: MyAppInstanceObject[]; labels?: Record<string, string> } = {},
+) {
+  const reads = { namespace: 0, fresh: 0 };
   return {
     reads,
     namespace: async (): Promise<NamespaceFacts> => {
@@ -44,6 +50,11 @@ function lookups(instances: MyAppInstanceObject[], labels: Record<string, string
     },
     instancesIn: async () => instances,
     claimsIn: async () => claims,
+    freshNamespace: async (): Promise<NamespaceFacts> => ({ labels: live.labels ?? labels }),
+    liveUsageIn: async (_namespace: string, withClaims: boolean) => {
+      reads.fresh++;
+      return { instances: live.instances ?? instances, claims: withClaims ? claims : [] };
+    },
   };
 }
 
@@ -114,5 +125,32 @@ describe("chartBudget", () => {
   test("a namespace without a budget admits any render", async () => {
     const budget = chartBudget(openPolicy, lookups([stored("web")]));
     assert.equal(await budget.reserve(key("web"), { replicas: 10_000n, storageNanos: 10_000n * gi }), undefined);
+  });
+
+  test("refuses on what the apiserver has: a shrink or a label raised a moment before, not in the cache yet, fits", async () => {
+    const budgetOf = (replicas: string) => ({ "myapp.example.com/max-replicas": replicas });
+    // GIVEN the cache shows other at 5 of 8 replicas; the apiserver has it at 2
+    const shrunk = lookups([stored("other", { replicas: 5 })], budgetOf("8"), [], {
+      instances: [stored("other", { replicas: 2 })],
+    });
+    // WHEN web renders 6 THEN it fits (2 + 6), after one fresh read
+    assert.equal(
+      await chartBudget(openPolicy, shrunk).reserve(key("web"), { replicas: 6n, storageNanos: 0n }),
+      undefined,
+    );
+    assert.equal(shrunk.reads.fresh, 1);
+    // AND a label raised from 8 to 11 fits 5 + 6
+    const raised = lookups([stored("other", { replicas: 5 })], budgetOf("8"), [], { labels: budgetOf("11") });
+    assert.equal(
+      await chartBudget(openPolicy, raised).reserve(key("web"), { replicas: 6n, storageNanos: 0n }),
+      undefined,
+    );
+    // AND a render that fits the cache reads nothing afresh
+    const fits = lookups([stored("other", { replicas: 1 })], budgetOf("8"));
+    assert.equal(
+      await chartBudget(openPolicy, fits).reserve(key("web"), { replicas: 6n, storageNanos: 0n }),
+      undefined,
+    );
+    assert.equal(fits.reads.fresh, 0);
   });
 });

@@ -97,7 +97,12 @@ describe("kubeLookups", () => {
       metadata: { name, namespace: "team-a", labels: { "app.kubernetes.io/instance": "db" } },
       spec: { resources: { requests: { storage } } },
     });
-    const stored = { ...instance("stored", "team-a"), spec: { image: "nginx", replicas: 2, values: { a: "x" } } };
+    const stored = {
+      ...instance("stored", "team-a"),
+      metadata: { name: "stored", namespace: "team-a", deletionTimestamp: "2026-01-01T00:00:00Z", labels: { a: "b" } },
+      spec: { image: "nginx", replicas: 2, storage: "1Gi", chart: { configMap: "c" }, values: { a: "x".repeat(1000) } },
+      status: { chartUsage: { replicas: 4, storage: "8Gi" }, conditions: [] },
+    };
     const objects = [stored, claim("data-db-0", "1Gi")];
     const { client, requests } = fakeClient(objects);
     const lookups = kubeLookups(client, fakeCache(["team-a"], [instance("cached", "team-a")]));
@@ -109,8 +114,14 @@ describe("kubeLookups", () => {
     const live = await lookups.liveUsageIn("team-a", true);
     // Only what a budget reads is kept of each, not its values.
     assert.deepEqual(
-      live.instances.map((item) => [item.metadata.name, item.spec]),
-      [["stored", { replicas: 2 }]],
+      live.instances.map(({ metadata, spec, status }) => ({ metadata, spec, status })),
+      [
+        {
+          metadata: { name: "stored", namespace: "team-a", deletionTimestamp: "2026-01-01T00:00:00Z" },
+          spec: { replicas: 2, storage: "1Gi", chart: { configMap: "c" } },
+          status: { chartUsage: { replicas: 4, storage: "8Gi" } },
+        },
+      ],
     );
     assert.deepEqual(live.claims, [], "the claim deleted since the first list");
     assert.deepEqual((await lookups.liveUsageIn("team-a", false)).claims, []);
@@ -119,6 +130,27 @@ describe("kubeLookups", () => {
       "LIST MyAppInstance team-a rv=",
       "LIST PersistentVolumeClaim team-a rv=",
       "LIST MyAppInstance team-a rv=",
+    ]);
+  });
+
+  it("reads afresh after each call, shared by the calls while a read runs: a Namespace, a namespace's usage", async () => {
+    const { client, requests } = fakeClient([
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "team-a", labels: { a: "1" } } },
+      instance("web", "team-a"),
+    ]);
+    const lookups = kubeLookups(client, fakeCache(["team-a"], []));
+    await lookups.namespace("team-a");
+    await lookups.freshNamespace("team-a");
+    await lookups.freshNamespace("team-a");
+    assert.deepEqual(requests.splice(0), ["GET Namespace team-a", "GET Namespace team-a", "GET Namespace team-a"]);
+    // A burst of refusals: one list running, the rest share the one after it.
+    const burst = await Promise.all(Array.from({ length: 50 }, () => lookups.liveUsageIn("team-a", true)));
+    assert.equal(burst.length, 50);
+    assert.deepEqual(requests, [
+      "LIST MyAppInstance team-a rv=",
+      "LIST PersistentVolumeClaim team-a rv=",
+      "LIST MyAppInstance team-a rv=",
+      "LIST PersistentVolumeClaim team-a rv=",
     ]);
   });
 

@@ -19,6 +19,7 @@ const lookups: AdmissionLookups = {
   claimsIn: () => Promise.resolve([]),
   instance: () => Promise.resolve(undefined),
   liveInstance: () => Promise.resolve(undefined),
+  freshNamespace: () => Promise.resolve({ labels: {} }),
   liveUsageIn: () => Promise.resolve({ instances: [], claims: [] }),
 };
 const logger = { debug: () => {}, info: () => {}, warn: () => {} } as never;

@@ -65,6 +65,10 @@ function fakeLookups(cluster: Cluster = {}, overrides: Partial<AdmissionLookups>
         cluster.instances?.find((item) => item.metadata.namespace === namespace && item.metadata.name === name),
       );
     },
+    freshNamespace: (name) => {
+      calls.push(`freshNamespace ${name}`);
+      return Promise.resolve(cluster.namespaces?.[name]);
+    },
     liveUsageIn: (namespace, claims) => {
       calls.push(`liveUsageIn ${namespace}${claims ? " with claims" : ""}`);
       return Promise.resolve({
@@ -305,19 +309,31 @@ describe("validate", () => {
       true,
     );
     assert.deepEqual(fake.calls, ["namespace team-a"]);
-    // A budget: the namespace's instances are counted from the cache (4 + 2 > 5), and a refusal from storage.
+    // A budget: the namespace's instances are counted from the cache (4 + 2 > 5), and a refusal read afresh.
     fake = fakeLookups(cluster);
     const over = responseOf(await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 2 })));
     assert.equal(over.status?.code, 403);
-    assert.deepEqual(fake.calls, ["namespace team-a", "instancesIn team-a", "liveUsageIn team-a"]);
+    const refused = ["namespace team-a", "instancesIn team-a", "freshNamespace team-a"];
+    assert.deepEqual(fake.calls, [...refused, "liveUsageIn team-a"]);
     fake = fakeLookups(cluster);
     await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 2, storage: "1Gi" }));
     assert.deepEqual(fake.calls, [
       "namespace team-a",
       "instancesIn team-a",
       "claimsIn team-a",
+      "freshNamespace team-a",
       "liveUsageIn team-a with claims",
     ]);
+    // Nothing read afresh where it cannot help: a write over the budget alone, a namespace that does not exist.
+    fake = fakeLookups(cluster);
+    await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 6 }));
+    assert.deepEqual(fake.calls, ["namespace team-a", "instancesIn team-a"]);
+    fake = fakeLookups({ ...cluster, namespaces: {} });
+    assert.equal(
+      responseOf(await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 2 }))).allowed,
+      false,
+    );
+    assert.deepEqual(fake.calls, ["namespace team-a", "instancesIn team-a"]);
     // Storage that grows under a budget: the namespace's kept volume claims are read too.
     fake = fakeLookups(cluster);
     await handlers(budget, fake.lookups).validate(create({ image: "nginx", storage: "1Gi" }));
@@ -391,8 +407,12 @@ describe("validate", () => {
     assert.equal(responseOf(await validate(scale(2, 5))).allowed, true);
     assert.equal(responseOf(await validate(scale(7, 6))).allowed, true);
     // The instance is gone: nothing to judge, the apiserver answers 404 itself.
-    const gone = handlers(limited, fakeLookups({}).lookups);
-    assert.equal(responseOf(await gone.validate(scale(2, 9))).allowed, true);
+    const gone = fakeLookups({});
+    assert.equal(responseOf(await handlers(limited, gone.lookups).validate(scale(2, 9))).allowed, true);
+    assert.deepEqual(gone.calls, ["instance team-a/web", "liveInstance team-a/web"]);
+    // Just created, not in the cache yet: the apiserver has it, and it is judged.
+    const created = fakeLookups(cluster, { instance: () => Promise.resolve(undefined) });
+    assert.equal(responseOf(await handlers(limited, created.lookups).validate(scale(2, 9))).allowed, false);
   });
 
   it("logs a denial at info with the rules, an admission at debug", async () => {
@@ -415,9 +435,12 @@ describe("mutate", () => {
     namespaces: { "team-a": { labels: { "pod-security.kubernetes.io/enforce": "baseline" } } },
   };
 
-  it("answers a JSONPatch, base64, that adds the namespace's level", async () => {
-    const { mutate } = handlers(openPolicy, fakeLookups(baselineNamespace).lookups);
+  it("answers a JSONPatch, base64, that adds the namespace's level, read afresh", async () => {
+    const fake = fakeLookups(baselineNamespace);
+    const { mutate } = handlers(openPolicy, fake.lookups);
     const response = responseOf(await mutate(create({ image: "nginx" })));
+    // Not the 5 s reuse: the default is stored, so a label set a moment before must give it.
+    assert.deepEqual(fake.calls, ["freshNamespace team-a"]);
     assert.equal(response.allowed, true);
     assert.equal(response.patchType, "JSONPatch");
     assert.deepEqual(JSON.parse(Buffer.from(response.patch ?? "", "base64").toString("utf8")), [
@@ -455,7 +478,7 @@ describe("mutate", () => {
   });
 
   it("a namespace that cannot be read is a 500, not an instance without its default", async () => {
-    const failing = fakeLookups({}, { namespace: () => Promise.reject(new Error("boom")) });
+    const failing = fakeLookups({}, { freshNamespace: () => Promise.reject(new Error("boom")) });
     const response = responseOf(await handlers(openPolicy, failing.lookups).mutate(create({ image: "nginx" })));
     assert.equal(response.allowed, false);
     assert.equal(response.status?.code, 500);
@@ -528,25 +551,76 @@ describe("budgets under concurrent creates", () => {
     assert.deepEqual(cluster.asked, []);
   });
 
-  it("refuses on what the apiserver has: a shrink or a deletion the cache does not show yet frees the room", async () => {
-    const replicas: PlatformPolicy = { ...openPolicy, namespaceBudget: { replicas: 6 } };
+  it("refuses on what the apiserver has: a shrink, a deletion or a label raised a moment before frees the room", async () => {
     const running = (spec: Record<string, number>) =>
       Object.entries(spec).map(([name, count]) => object({ image: "nginx", replicas: count }, name) as never);
-    // GIVEN the cache still shows fit-1 at 2 replicas and gone-1 (6 in all); the apiserver has fit-1 at 1, no gone-1
+    const budget = (replicas: string) => ({ labels: { "myapp.example.com/max-replicas": replicas } });
+    // GIVEN the cache still shows fit-1 at 2 replicas and gone-1 (6 in all) and a budget of 6; the apiserver has
+    // fit-1 at 1, no gone-1, and soon a budget of 7
     const cached = running({ "fit-1": 2, "fit-2": 2, "gone-1": 2 });
     const stored = running({ "fit-1": 1, "fit-2": 2 });
+    let label = budget("6");
     const { lookups, calls } = fakeLookups(
-      { namespaces: { "team-a": { labels: {} } }, instances: cached },
-      { liveUsageIn: () => Promise.resolve({ instances: stored, claims: [] }) },
+      { namespaces: { "team-a": budget("6") }, instances: cached },
+      {
+        freshNamespace: () => Promise.resolve(label),
+        liveUsageIn: (namespace) => {
+          calls.push(`liveUsageIn ${namespace}`);
+          return Promise.resolve({ instances: stored, claims: [] });
+        },
+      },
     );
-    // WHEN the tenant creates an instance of 3 THEN it is admitted (1 + 2 + 3), after one read from storage
-    const fits = responseOf(await handlers(replicas, lookups).validate(createNamed("fit-3", false, "team-a", 3)));
+    const { validate } = handlers(openPolicy, lookups);
+    // WHEN the tenant creates an instance of 3 THEN it is admitted (1 + 2 + 3), after one fresh read
+    const fits = responseOf(await validate(createNamed("fit-3", false, "team-a", 3)));
     assert.equal(fits.allowed, true, JSON.stringify(fits));
-    assert.deepEqual(calls, ["namespace team-a", "instancesIn team-a"]);
+    assert.deepEqual(calls, ["namespace team-a", "instancesIn team-a", "liveUsageIn team-a"]);
+    stored.push(...running({ "fit-3": 3 }));
     // AND one that breaks the budget there too is refused with the apiserver's count, not the cache's
-    const over = responseOf(await handlers(replicas, lookups).validate(createNamed("fit-4", false, "team-a", 4)));
+    const over = responseOf(await validate(createNamed("fit-4", false, "team-a", 1)));
     assert.equal(over.allowed, false);
-    assert.match(over.status?.message ?? "", /it runs 3 without this instance, which asks for 4/);
+    assert.match(over.status?.message ?? "", /at most 6 replicas .* it runs 6 without this instance, which asks for 1/);
+    // AND the label raised a moment before counts, where the reused read of the Namespace still says 6
+    label = budget("7");
+    assert.equal(responseOf(await validate(createNamed("fit-4", false, "team-a", 1))).allowed, true);
+  });
+
+  it("keeps the cache's refusal when the fresh read fails: a 403 that says the usage, not a 500", async () => {
+    const budget: PlatformPolicy = { ...openPolicy, namespaceBudget: { replicas: 2 } };
+    const { lookups } = fakeLookups(
+      { namespaces: { "team-a": { labels: {} } }, instances: [object({ image: "nginx", replicas: 2 }, "db") as never] },
+      { liveUsageIn: () => Promise.reject(new Error("connection refused")) },
+    );
+    const over = responseOf(await handlers(budget, lookups).validate(createNamed("web", false, "team-a", 1)));
+    assert.equal(over.status?.code, 403);
+    assert.match(over.status?.message ?? "", /it runs 2 without this instance/);
+  });
+
+  it("counts its remembered writes beside a fresh list until they had time to be stored, then lets the list decide", async () => {
+    // GIVEN a cache that never catches up, and three creates admitted into team-a's budget of 3, not stored yet
+    const clock = new FakeClock();
+    const stored: MyAppInstanceObject[] = [];
+    const { lookups } = fakeLookups(
+      { namespaces: { "team-a": { labels: {} } } },
+      {
+        liveInstance: (_namespace, name) => Promise.resolve(stored.find((item) => item.metadata.name === name)),
+        liveUsageIn: () => Promise.resolve({ instances: [...stored], claims: [] }),
+      },
+    );
+    const { validate } = admissionHandlers(budget, lookups, logger, { clock });
+    const created = (name: string) => object({ image: "nginx", replicas: 1 }, name) as unknown as MyAppInstanceObject;
+    for (const name of ["a", "b", "c"]) assert.equal(responseOf(await validate(createNamed(name))).allowed, true);
+    // WHEN a fourth comes before the apiserver has stored them THEN the fresh list does not show them, but they count
+    const fourth = validate(createNamed("d"));
+    await settle();
+    stored.push(created("a"), created("b"), created("c"));
+    await clock.advance(1_000);
+    assert.match(responseOf(await fourth).status?.message ?? "", /at most 3 instances/);
+    // AND once the tenant deletes b, a list begun after the writes had time to be stored decides: a fourth fits
+    stored.splice(1, 1);
+    await clock.advance(1_000);
+    const fits = responseOf(await validate(createNamed("e")));
+    assert.equal(fits.allowed, true, JSON.stringify(fits));
   });
 
   it("remembers of each admitted write only what a budget reads, not its values", async () => {
