@@ -21,7 +21,15 @@ import os from "node:os";
 import path from "node:path";
 import type { TestContext } from "node:test";
 import { apiVersion, kind, namespaceChartSourcesAnnotation, type MyAppInstanceSpecInput } from "../../api/index.ts";
-import { AdmissionDeniedError, GoneError, InvalidError, type KubeClient, type KubeObject } from "../../kube/index.ts";
+import {
+  AdmissionDeniedError,
+  ConflictError,
+  GoneError,
+  InvalidError,
+  ServerError,
+  type KubeClient,
+  type KubeObject,
+} from "../../kube/index.ts";
 import { parseObjectKey } from "../../kube/object-key.ts";
 import { labelKeys, managedBy } from "../../operator/desired/index.ts";
 import { kubectl, testNamespace, waitFor, type Typed } from "../support/cluster.ts";
@@ -727,7 +735,9 @@ async function createWithinBudget(client: KubeClient, namespace: string, fleet: 
  * Creates an instance from a spec given as JSON text (own `__proto__` keys survive the parse); returns the
  * apiserver's message if it refused the create (422 from the schema or CEL, 403 from admission). Text nested deeper
  * than `JSON.stringify` (the client's) can write goes through kubectl as written: a Go process start each, which
- * the measured fleet would compete with, so only where needed.
+ * the measured fleet would compete with, so only where needed. A server error is no verdict (the webhook's 500
+ * "could not judge ...; try again" when a lookup outlasts its allowance under the attack's load): the create is
+ * sent again, as the flood's are (`persistently`); any other error still ends the run.
  */
 async function createRaw(
   client: KubeClient,
@@ -738,7 +748,30 @@ async function createRaw(
 ): Promise<string | undefined> {
   const text = `{"apiVersion":"${apiVersion}","kind":"${kind}","metadata":{"name":"${name}","namespace":"${namespace}"},"spec":${spec}}`;
   const body = JSON.parse(text) as KubeObject;
-  if (!serializable(body)) return createWithKubectl(path.join(scratch, `${name}.json`), text);
+  const file = path.join(scratch, `${name}.json`);
+  const create = serializable(body) ? () => createWithClient(client, body) : () => createWithKubectl(file, text);
+  let retried = false;
+  const answer = await waitFor(
+    `a verdict on ${namespace}/${name}, not a server error`,
+    async () => {
+      try {
+        return { refusal: await create() };
+      } catch (error) {
+        // Found after a server error: that attempt was stored, its answer lost; the instance is judged as it is.
+        const stored = retried && error instanceof ConflictError && error.reason === "AlreadyExists";
+        if (stored) return { refusal: undefined };
+        if (!(error instanceof ServerError)) return { error };
+        retried = true;
+        throw error;
+      }
+    },
+    { timeoutMs: minutes(5), intervalMs: 500 },
+  );
+  if ("error" in answer) throw answer.error;
+  return answer.refusal;
+}
+
+async function createWithClient(client: KubeClient, body: KubeObject): Promise<string | undefined> {
   try {
     await client.create(body);
     return undefined;
@@ -757,6 +790,14 @@ function serializable(body: unknown): boolean {
   }
 }
 
+/** The HTTP status of each server failure kubectl names by its reason (`Error from server (Reason): ...`). */
+const serverFailureStatus: Partial<Record<string, number>> = {
+  InternalError: 500,
+  ServerTimeout: 500,
+  ServiceUnavailable: 503,
+  Timeout: 504,
+};
+
 async function createWithKubectl(file: string, text: string): Promise<string | undefined> {
   writeFileSync(file, text);
   try {
@@ -764,6 +805,10 @@ async function createWithKubectl(file: string, text: string): Promise<string | u
     return undefined;
   } catch (error) {
     const stderr = String((error as { stderr?: unknown }).stderr ?? "");
+    // The server's failure, not a refusal, though a webhook's 500 also reads "denied the request".
+    const reason = /^Error from server \((\w+)\)/m.exec(stderr)?.[1] ?? "";
+    const status = serverFailureStatus[reason];
+    if (status !== undefined) throw new ServerError(status, stderr.trim(), reason, [], { cause: error });
     if (/denied the request|is invalid/.test(stderr)) return stderr.trim();
     throw error;
   }
