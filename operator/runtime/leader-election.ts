@@ -6,9 +6,10 @@
  * (`clock.monotonicMs()`): an NTP step or `date -s` cannot make a standby take a live lease early, nor keep a leader
  * that stopped renewing from stepping down. The wall clock only stamps acquireTime/renewTime, which are informational.
  *
- * A standby takes over at most leaseDuration + retryPeriod after the leader's last renewal; a leader that cannot
- * renew for renewDeadline steps down (before its lease can have expired for the others, as renewDeadline <
- * leaseDuration). On graceful stop the lease is released (holder cleared, duration 1 s, like client-go's
+ * A standby takes over at most leaseDuration + 2 × 2.2 × retryPeriod after the leader's last renewal (it times the
+ * lease from when it saw that renewal, on its next try, and looks again each retryPeriod with jitter); a leader
+ * that cannot renew for renewDeadline steps down (before its lease can have expired for the others, as
+ * renewDeadline < leaseDuration). On graceful stop the lease is released (holder cleared, duration 1 s, like client-go's
  * ReleaseOnCancel), so a standby takes over within one retryPeriod; shutdown releases it only after the
  * reconciles drained (see shutdown.ts), otherwise it is left to expire.
  */

@@ -19,7 +19,7 @@ import { MyAppOperator } from "../../components/my-app-operator.ts";
 import { operatorObjectNames } from "../../components/metadata.ts";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
 import { resolveSettings, type MyAppOperatorArgs } from "../../components/settings.ts";
-import { ForbiddenError, KubeClient, loadKubeConfig } from "../../kube/index.ts";
+import { AdmissionDeniedError, ForbiddenError, KubeClient, loadKubeConfig } from "../../kube/index.ts";
 import { privilegedDeployment } from "../support/privileged-deployment.ts";
 import { inlineStack } from "../support/pulumi.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
@@ -91,7 +91,8 @@ describe("the operator's ServiceAccount, as MyAppOperator installs it", { timeou
     const asOperator = await installAndConnect(t, name, args);
     const operatorNamespace = args.namespace ?? "";
 
-    // What it needs here is granted (a spot check; the integration test proves the whole set)...
+    // What it needs here is granted (a spot check; the integration test proves the whole set), once the apiserver's
+    // RBAC authorizer, which learns of new bindings from informers, has caught up with the up...
     for (const access of [
       { verb: "patch", group: "apps", resource: "deployments", namespace: apps },
       { verb: "patch", group, resource: plural, subresource: "status", namespace: apps },
@@ -104,7 +105,7 @@ describe("the operator's ServiceAccount, as MyAppOperator installs it", { timeou
         name: `${name}-leader`,
       },
     ]) {
-      assert.equal(await allowed(asOperator, access), true, JSON.stringify(access));
+      await untilAllowed(asOperator, access);
     }
     // ...the lease only while elected: it may not read other Leases, and the grant above is its own one.
     const denied = [
@@ -133,20 +134,20 @@ describe("the operator's ServiceAccount, as MyAppOperator installs it", { timeou
     const asOperator = await installAndConnect(t, name, args);
 
     // RBAC alone would allow a Deployment in kube-system (cluster-wide mode needs Deployments everywhere)...
-    assert.equal(
-      await allowed(asOperator, { verb: "create", group: "apps", resource: "deployments", namespace: "kube-system" }),
-      true,
-    );
+    await untilAllowed(asOperator, {
+      verb: "create",
+      group: "apps",
+      resource: "deployments",
+      namespace: "kube-system",
+    });
     // ...but the admission policy denies the privileged one, as it denies anything not made for an instance (the
-    // apiserver picks a new policy up within a moment, so the first dry-runs may still pass).
-    const refusal = await waitFor(
-      "the admission policy to deny the privileged Deployment in kube-system",
-      () =>
-        asOperator.create(privilegedDeployment("kube-system"), { dryRun: true }).then(
-          () => undefined,
-          (error: unknown) => (error instanceof ForbiddenError ? error : Promise.reject(error)),
-        ),
-      { timeoutMs: 60_000 },
+    // apiserver picks a new policy up within a moment, so the first dry-runs may still pass; only admission's 403
+    // ends the wait).
+    const refusal = await waitFor("the admission policy to deny the privileged Deployment in kube-system", () =>
+      asOperator.create(privilegedDeployment("kube-system"), { dryRun: true }).then(
+        () => undefined,
+        (error: unknown) => (error instanceof AdmissionDeniedError ? error : Promise.reject(error)),
+      ),
     );
     assert.match(refusal.message, /ValidatingAdmissionPolicy .* denied request: the myapp operator may only write/);
     // Even dressed up with the operator's labels and an owner, a privileged template is denied.
@@ -213,6 +214,13 @@ async function allowed(asOperator: KubeClient, access: Access): Promise<boolean>
     spec: { resourceAttributes: access },
   } as Review);
   return review.status?.allowed === true;
+}
+
+/** Waits until the apiserver allows `access` (a binding just stored takes effect a moment later). */
+async function untilAllowed(asOperator: KubeClient, access: Access): Promise<void> {
+  await waitFor(`${JSON.stringify(access)} to be allowed`, async () =>
+    (await allowed(asOperator, access)) ? true : undefined,
+  );
 }
 
 async function assertDenied(asOperator: KubeClient, accesses: readonly Access[]): Promise<void> {

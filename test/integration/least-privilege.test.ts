@@ -54,6 +54,8 @@ import { authorizedRequest, grantLines, ruleLines, type RecordedRequest } from "
 const recorder = fileURLToPath(new URL("../support/request-recorder.ts", import.meta.url));
 const minutes = (n: number) => n * 60_000;
 
+type Review = Typed<{ status?: { allowed?: boolean } }>;
+
 type Claim = Typed<{
   spec: { resources: { requests: { storage: string } } };
   status?: { capacity?: { storage?: string } };
@@ -118,20 +120,49 @@ test(
     const recordPath = path.join(dir, "requests.jsonl");
     writeFileSync(recordPath, "");
 
-    // The policy holds the token to instance children, even where RBAC allows the write. The apiserver picks a new
-    // policy up within a moment, so the first dry-runs may still pass.
+    // The apiserver's RBAC authorizer learns of new Roles and bindings from informers, a moment after they are
+    // stored: wait until each rule is in effect for the token (one verb of each), or the operator's first requests
+    // could be refused, and recorded as such.
     const asOperator = new KubeClient(loadKubeConfig({ kubeconfig }));
-    const refusal = await waitFor(
-      "the admission policy to deny the operator a privileged Deployment",
-      () =>
-        asOperator.create(privilegedDeployment(namespace), { dryRun: true }).then(
-          () => undefined,
-          (error: unknown) => (error instanceof ForbiddenError ? error : Promise.reject(error)),
-        ),
-      { timeoutMs: 60_000 },
+    const grants = [
+      { namespace: undefined, rules: rbac.clusterRole.rules ?? [] },
+      ...[...rbac.watchedNamespaceGrants, ...(rbac.leaderElection ? [rbac.leaderElection] : [])].map((grant) => ({
+        namespace: grant.namespace,
+        rules: grant.role.rules ?? [],
+      })),
+    ];
+    for (const { namespace: where, rules } of grants) {
+      for (const rule of rules) {
+        const [resource = "", subresource] = (rule.resources?.[0] ?? "").split("/");
+        const access = {
+          verb: rule.verbs[0],
+          group: rule.apiGroups?.[0] ?? "",
+          resource,
+          ...(subresource ? { subresource } : {}),
+          ...(rule.resourceNames?.[0] ? { name: rule.resourceNames[0] } : {}),
+          ...(where ? { namespace: where } : {}),
+        };
+        await waitFor(`RBAC to allow the operator ${JSON.stringify(access)}`, async () => {
+          const review = await asOperator.create<Review>({
+            apiVersion: "authorization.k8s.io/v1",
+            kind: "SelfSubjectAccessReview",
+            metadata: {},
+            spec: { resourceAttributes: access },
+          } as Review);
+          return review.status?.allowed === true ? true : undefined;
+        });
+      }
+    }
+
+    // The policy holds the token to instance children, even where RBAC allows the write. The apiserver picks a new
+    // policy up within a moment, so the first dry-runs may still pass; only admission's 403 ends the wait.
+    const refusal = await waitFor("the admission policy to deny the operator a privileged Deployment", () =>
+      asOperator.create(privilegedDeployment(namespace), { dryRun: true }).then(
+        () => undefined,
+        (error: unknown) => (error instanceof AdmissionDeniedError ? error : Promise.reject(error)),
+      ),
     );
     assert.match(refusal.message, /ValidatingAdmissionPolicy .* denied request: the myapp operator may only write/);
-    assert.ok(refusal instanceof AdmissionDeniedError, "admission's 403, not authorization's");
 
     // Each rule of the policy, broken once by an otherwise admissible write of a kind the Role grants.
     for (const [rule, object, expected] of policyBreaches(namespace)) {

@@ -98,9 +98,13 @@ test("a chart's 40,000-character failure, 2,000-character image and 4,600-charac
     assert.equal(Array.from(message ?? "").length, 4096);
   }
 
-  // AND the operator's log has more of it, up to the bound of a logged string (16 Ki characters)
-  const whole = operator.logs.find((line) => line.msg === "status message cut to fit the status");
-  const logged = String(whole?.["wholeMessage"] ?? "");
+  // AND the operator's log has more of it, up to the bound of a logged string (16 Ki characters); the line is
+  // logged once the status write returned, and reaches us a moment after the stored status does
+  const whole = await operator.waitForLog((line) => line.msg === "status message cut to fit the status", {
+    timeoutMs: 120_000,
+    what: '"status message cut to fit the status" line',
+  });
+  const logged = String(whole["wholeMessage"] ?? "");
   assert.ok(logged.includes("x".repeat(maxLoggedStringLength - 200)), "more of the message is logged");
   assert.match(logged, /x … \(\d+ more characters\)$/);
   assert.ok(logged.length < maxLoggedStringLength + 64, `${logged.length} characters logged`);

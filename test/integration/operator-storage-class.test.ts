@@ -47,14 +47,15 @@ test("an instance whose StorageClass does not exist goes Degraded, and recovers 
     storageClassName,
   });
 
-  // THEN it goes Degraded (and Stalled) within ~30 s, naming the class and what to do
+  // THEN it goes Degraded (and Stalled), naming the class and what to do (once the StatefulSet controller made the
+  // claim: a busy machine's controllers may take a while)
   const degraded = await waitForInstance(
     client,
     namespace,
     "waiting",
     "Degraded",
     (i) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "True",
-    30_000,
+    120_000,
   );
   assert.equal(degraded.metadata.generation, created.metadata.generation);
   const condition = conditionOf(degraded, "Degraded")!;
@@ -85,7 +86,7 @@ test("an instance whose StorageClass does not exist goes Degraded, and recovers 
     const mark = operator.logs.length;
     return operator.waitForLog(
       (line) => line.key === key && line.msg === "reconciled" && operator.logs.indexOf(line) >= mark,
-      { timeoutMs: 45_000, what: "the next poll of the waiting instance" },
+      { timeoutMs: 90_000, what: "the next poll of the waiting instance" },
     );
   };
   // Progress (its StatefulSet's counts) that pacing held back (status-pacing.ts) goes out at the first look.
@@ -102,8 +103,14 @@ test("an instance whose StorageClass does not exist goes Degraded, and recovers 
     (line) => line.key === key && reconcileChanged(line, "status Degraded"),
   );
   const since = operator.logs.slice(firstDegraded).filter((line) => line.key === key && line.msg === "reconciled");
-  t.diagnostic(`reconciles of the waiting instance since it went Degraded: ${since.length}`);
-  assert.ok(since.length <= 8, `not retried in a loop (${since.length} reconciles)`);
+  // At most 8, or, when this took longer on a busy machine, a few for changes of its children and one per slow poll
+  // (30 s) in the time it took; a retry loop's backoff makes many more
+  const sinceMs = Number(poll["time"]) - Number(operator.logs[firstDegraded]?.["time"]);
+  t.diagnostic(
+    `reconciles of the waiting instance in the ${Math.round(sinceMs / 1000)} s since Degraded: ${since.length}`,
+  );
+  const allowed = Math.max(8, 4 + Math.ceil(sinceMs / 30_000));
+  assert.ok(since.length <= allowed, `not retried in a loop (${since.length} reconciles)`);
   assert.equal(
     operator.logs.some((line) => line.key === key && Number(line.level) >= 50),
     false,

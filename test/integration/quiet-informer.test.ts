@@ -36,9 +36,10 @@ test("a watch with no events reports it is open; an informer on an empty namespa
     }
   })();
   // WHEN nothing happens in it
-  await waitFor("the watch to open", async () => openedAt, { timeoutMs: 10_000 });
-  // THEN the apiserver's answer was reported, with no event at all
-  assert.ok(openedAt! - started < 5_000, `opened after ${Math.round(openedAt! - started)} ms`);
+  // THEN the apiserver's answer is reported, with no event at all: well inside the watch's 60 s, so a report that
+  // came only when the apiserver ends the watch could not pass (how soon is reported, not judged)
+  await waitFor("the watch to open", async () => openedAt, { timeoutMs: 30_000 });
+  t.diagnostic(`opened after ${Math.round(openedAt! - started)} ms`);
   abort.abort();
   await consume;
   assert.deepEqual(events, []);
@@ -55,8 +56,9 @@ test("a watch with no events reports it is open; an informer on an empty namespa
   t.after(() => informer.stop());
   informer.start();
   await informer.waitForSync();
+  // (within 30 s: before the apiserver's first bookmark, about a minute into a watch, could count as hearing from it)
   await waitFor("the informer's watch to open", async () => (informer.disconnectedFor() === 0 ? true : undefined), {
-    timeoutMs: 10_000,
+    timeoutMs: 30_000,
   });
   const { ok, detail } = informerReadiness(informer).check();
   assert.equal(ok, true);

@@ -5,6 +5,7 @@
 import { parse } from "yaml";
 import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
 import type { KubeClient, KubeObject } from "../../kube/index.ts";
+import { waitFor } from "./cluster.ts";
 
 export interface MetricsScrapers {
   /** Token of a ServiceAccount bound to the metrics-reader ClusterRole. */
@@ -13,9 +14,13 @@ export interface MetricsScrapers {
   readonly stranger: string;
 }
 
+type Review = KubeObject & { status?: { allowed?: boolean } };
+
 /**
  * Creates both ServiceAccounts in `namespace` and binds `readerRole` to the first; `defer` gets the cleanup of the
- * cluster-scoped binding (the ServiceAccounts go with their namespace).
+ * cluster-scoped binding (the ServiceAccounts go with their namespace). Resolves once the apiserver allows the
+ * reader `get /metrics`: its RBAC authorizer learns of a binding from an informer, a moment after it is stored, and
+ * an operator keeps a refusal for 10 s, so a scrape any sooner could be refused.
  */
 export async function metricsScrapers(
   client: KubeClient,
@@ -36,6 +41,20 @@ export async function metricsScrapers(
   await client.create(binding);
   defer(async () => {
     await client.delete(binding.apiVersion, binding.kind, binding.metadata.name ?? "").catch(() => undefined);
+  });
+  const reader = `system:serviceaccount:${namespace}:scraper`;
+  await waitFor(`RBAC to allow ${reader} get /metrics`, async () => {
+    const review = await client.create<Review>({
+      apiVersion: "authorization.k8s.io/v1",
+      kind: "SubjectAccessReview",
+      metadata: {},
+      spec: {
+        user: reader,
+        groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"],
+        nonResourceAttributes: { path: "/metrics", verb: "get" },
+      },
+    } as Review);
+    return review.status?.allowed === true ? true : undefined;
   });
   const token = async (name: string) => {
     const kubeconfig = parse(await serviceAccountKubeconfig(client, namespace, name)) as {
