@@ -11,7 +11,8 @@
  */
 import { formatBytes, type MyAppInstanceObject } from "../api/index.ts";
 import type { RenderRefusal } from "../chart/index.ts";
-import { formatObjectKey, type ObjectKey } from "../kube/index.ts";
+import { formatObjectKey, parseObjectKey, type ObjectKey } from "../kube/index.ts";
+import { freshestInstances } from "./admission/freshest-instances.ts";
 import { keptClaimStorage } from "./admission/kept-claims.ts";
 import type { ClaimFacts } from "./admission/kept-claims.ts";
 import type { AdmissionLookups } from "./admission/lookups.ts";
@@ -36,6 +37,17 @@ export function chartBudget(
   const reserved = new Map<string, Usage>();
   const counted = (instance: MyAppInstanceObject): Usage =>
     reserved.get(formatObjectKey(keyOf(instance))) ?? instanceUsage(instance);
+  /** Instances of `namespace` with a reservation that `shown` lacks, as placeholders {@link counted} reads. */
+  const reservedBeyond = (namespace: string, shown: readonly MyAppInstanceObject[]): MyAppInstanceObject[] => {
+    const names = new Set(shown.map((instance) => instance.metadata.name));
+    return (
+      [...reserved.keys()]
+        .map((id) => parseObjectKey(id))
+        .filter((other) => other.namespace === namespace && !names.has(other.name))
+        // Renders reserve for chart instances only: their claims are their renders' (kept-claims.ts).
+        .map((other) => ({ metadata: other, spec: { chart: {} } }) as unknown as MyAppInstanceObject)
+    );
+  };
 
   return {
     async reserve(key, usage) {
@@ -74,8 +86,16 @@ export function chartBudget(
               lookups.freshNamespace(key.namespace),
               lookups.liveUsageIn(key.namespace, storageGrows),
             ]);
-            // No await between this check and the reservation below (see the header).
-            const overrun = hasBudget(fresh, policy) ? overrunOn(fresh, usage.instances, usage.claims) : undefined;
+            // The list, with what the cache has shown since it began, and what renders reserved for instances
+            // neither shows yet; no await between this check and the reservation below (see the header).
+            const since = freshestInstances(
+              usage.instances,
+              usage.resourceVersion,
+              await lookups.instancesIn(key.namespace),
+            );
+            const overrun = hasBudget(fresh, policy)
+              ? overrunOn(fresh, [...since, ...reservedBeyond(key.namespace, since)], usage.claims)
+              : undefined;
             if (overrun) return refusal(key, overrun, asked);
           }
         }

@@ -62,6 +62,8 @@ export interface AdmissionLookups {
 /** A namespace's usage as {@link AdmissionLookups.liveUsageIn} reads it. */
 export interface LiveUsage {
   readonly instances: readonly MyAppInstanceObject[];
+  /** The instances list's resourceVersion: what the cache shows past it was stored since (freshest-instances.ts). */
+  readonly resourceVersion: string | undefined;
   readonly claims: readonly ClaimFacts[];
 }
 
@@ -102,10 +104,9 @@ export function kubeLookups(
   const claims = recentReads(readClaims, reuse);
   // No resourceVersion: as fresh as the apiserver has them. Each shared by the reviews that can share it.
   const freshClaims = freshReads(readClaims);
-  const freshInstances = freshReads(async (namespace) => {
-    const listed = await limited(namespace, () => client.listEach(apiVersion, kind, { namespace }, budgetFacts));
-    return listed.items;
-  });
+  const freshInstances = freshReads((namespace) =>
+    limited(namespace, () => client.listEach(apiVersion, kind, { namespace }, budgetFacts)),
+  );
   const storageClass = recentReads(async (name): Promise<StorageClassFacts | undefined> => {
     const found = await limited(cluster, () => client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name));
     return found && storageClassFacts(found);
@@ -132,6 +133,10 @@ export function kubeLookups(
         ...(resourceVersion !== undefined ? { resourceVersion } : {}),
       }),
     ).then((listed) => listed.items[0] as MyAppInstanceObject | undefined);
+  const liveByName = freshReads((key) => {
+    const [namespace = "", name = ""] = key.split("/");
+    return byName(namespace, name, undefined);
+  });
   return {
     namespace,
     storageClass,
@@ -156,15 +161,16 @@ export function kubeLookups(
         freshInstances(namespace),
         withClaims ? freshClaims(namespace) : [],
       ]);
-      return { instances, claims };
+      return { instances: instances.items, resourceVersion: instances.metadata.resourceVersion, claims };
     },
     async instance(namespace, name) {
       if (cache.covers(apiVersion, kind, namespace))
         return cache.get<MyAppInstanceObject>(apiVersion, kind, name, namespace);
       return byName(namespace, name, "0");
     },
-    // No resourceVersion: a read from storage, which a cache (the informer's or the apiserver's) may lag behind.
-    liveInstance: (namespace, name) => byName(namespace, name, undefined),
+    // No resourceVersion: a consistent read, which a cache (the informer's or the apiserver's) may lag behind;
+    // shared by the reviews asking for the same instance at once (fresh-reads.ts).
+    liveInstance: (namespace, name) => liveByName(`${namespace}/${name}`),
   };
 }
 
@@ -174,11 +180,16 @@ export function kubeLookups(
  */
 function budgetFacts(item: KubeObject): MyAppInstanceObject {
   const { spec, status } = item as Partial<MyAppInstanceObject>;
-  const { name, namespace, deletionTimestamp } = item.metadata;
+  const { name, namespace, resourceVersion, deletionTimestamp } = item.metadata;
   return {
     apiVersion,
     kind,
-    metadata: { name, namespace, ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}) },
+    metadata: {
+      name,
+      namespace,
+      ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+      ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}),
+    },
     spec: {
       replicas: spec?.replicas,
       ...(spec?.storage !== undefined ? { storage: spec.storage } : {}),

@@ -21,6 +21,7 @@ import type { Logger } from "pino";
 import { group, kind, validateSpec, type MyAppInstanceObject } from "../../api/index.ts";
 import { realClock, type Clock, type TimerHandle } from "../../kube/index.ts";
 import { AdmittedWrites, type LiveInstance, type Suspect } from "./admitted-writes.ts";
+import { freshestInstances } from "./freshest-instances.ts";
 import { defaultsFor } from "./mutate.ts";
 import { grows, hasBudget, specUsage } from "./namespace-budget.ts";
 import type { AdmissionLookups, LiveUsage } from "./lookups.ts";
@@ -116,8 +117,9 @@ function sameBudgetRefusals(a: readonly Violation[], b: readonly Violation[]): b
   return rules(a) === rules(b);
 }
 
+/** Whether a budget refuses, or a budget label that cannot be read (which a fresh reading may find fixed). */
 function refusesByBudget(violations: readonly Violation[]): boolean {
-  return violations.some((violation) => budgetRules.has(violation.rule));
+  return violations.some((violation) => budgetRules.has(violation.rule) || violation.rule === "namespaceBudgetLabel");
 }
 
 /** What of a live instance a budget reads. */
@@ -190,12 +192,12 @@ export function admissionHandlers(
         if (judged.refresh && fresh === undefined) fresh = await readFresh(request.namespace, judged.refresh, deadline);
         else if (judged.suspects.length > 0) await confirmSuspects(judged.suspects, deadline);
         else break;
+        judged = await attempt(fresh);
       } catch (error) {
-        // The apiserver could not say: the refusal stands, on the safe side.
+        // The apiserver could not say (or not in time): the refusal stands, on the safe side.
         if (error instanceof LookupError) return judged.violations;
         throw error;
       }
-      judged = await attempt(fresh);
     }
     return judged.violations;
   }
@@ -269,16 +271,16 @@ export function admissionHandlers(
           ),
     ]);
     const counted = needed.instances && hasBudget(namespaceFacts, policy);
-    const [listed, claims] = fresh
-      ? [fresh.instances, fresh.claims]
-      : await Promise.all([
-          counted
-            ? look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline)
-            : [],
-          counted && needed.claims
-            ? look(`the volume claims of namespace ${namespace}`, () => lookups.claimsIn(namespace), deadline)
-            : [],
-        ]);
+    const [cached, claims] = await Promise.all([
+      counted ? look(`the instances of namespace ${namespace}`, () => lookups.instancesIn(namespace), deadline) : [],
+      fresh
+        ? fresh.claims
+        : counted && needed.claims
+          ? look(`the volume claims of namespace ${namespace}`, () => lookups.claimsIn(namespace), deadline)
+          : [],
+    ]);
+    // Judged afresh: the list, with what the cache has shown since it began (another replica's writes, say).
+    const listed = fresh ? freshestInstances(fresh.instances, fresh.resourceVersion, cached) : cached;
     const listedAfter = fresh?.listedAfter;
     const facts: AdmissionFacts = {
       namespace: namespaceFacts,
@@ -299,10 +301,9 @@ export function admissionHandlers(
         : undefined;
     if (!counted || !refusesByBudget(violations)) return { ...verdict(violations), ...(record ? { record } : {}) };
     if (!fresh) {
-      // Read the namespace afresh only where it can change the verdict: it exists (the apiserver sends no review
-      // for one that does not), and the write alone, with nothing else counted, fits.
-      const alone = validateInstance(instance, old, { ...facts, instances: [], claims: [] }, policy);
-      const refresh = namespaceFacts !== undefined && !refusesByBudget(alone);
+      // Read afresh where the namespace exists (the apiserver sends no review for one that does not): its labels
+      // too, as a budget just raised or a label just fixed may admit what the reused reading refuses.
+      const refresh = namespaceFacts !== undefined;
       return { ...verdict(violations), ...(refresh ? { refresh: { claims: needed.claims } } : {}) };
     }
     // Would the list and the confirmed writes alone have admitted it? Then the unconfirmed ones refuse it: suspects.

@@ -16,6 +16,7 @@ import {
 import type { ClaimFacts } from "../../../operator/admission/kept-claims.ts";
 import type { NamespaceFacts } from "../../../operator/admission/validate.ts";
 import { openPolicy, type PlatformPolicy } from "../../../operator/admission/policy.ts";
+import type { LiveUsage } from "../../../operator/admission/lookups.ts";
 import { chartBudget } from "../../../operator/chart-budget.ts";
 
 const gi = 2n ** 30n * 10n ** 9n;
@@ -28,7 +29,7 @@ function stored(
   return {
     apiVersion: "example.com/v1",
     kind: "MyAppInstance",
-    metadata: { name, namespace: "team-a" },
+    metadata: { name, namespace: "team-a", resourceVersion: "1" },
     spec: myAppInstanceSpecSchema.parse({ image: "nginx:1.27", ...spec }),
     ...(status ? { status } : {}),
   } as MyAppInstanceObject;
@@ -53,7 +54,8 @@ function lookups(
     freshNamespace: async (): Promise<NamespaceFacts> => ({ labels: live.labels ?? labels }),
     liveUsageIn: async (_namespace: string, withClaims: boolean) => {
       reads.fresh++;
-      return { instances: live.instances ?? instances, claims: withClaims ? claims : [] };
+      // Listed after every write the cache shows: those are older than the list.
+      return { instances: live.instances ?? instances, resourceVersion: "1000", claims: withClaims ? claims : [] };
     },
   };
 }
@@ -152,5 +154,29 @@ describe("chartBudget", () => {
       undefined,
     );
     assert.equal(fits.reads.fresh, 0);
+  });
+
+  test("a render judged afresh still counts what another render reserved meanwhile, and what the cache shows since", async () => {
+    // GIVEN a budget of 10 replicas; the cache still shows g (deleted) at 5; the fresh list is slow to come
+    let listed: (() => void) | undefined;
+    const read = {
+      ...lookups([stored("g", { replicas: 5 })], { "myapp.example.com/max-replicas": "10" }),
+      liveUsageIn: () =>
+        new Promise<LiveUsage>((resolve) => {
+          listed = () => resolve({ instances: [], resourceVersion: "1000", claims: [] });
+        }),
+    };
+    const budget = chartBudget(openPolicy, read);
+    // WHEN web's render of 6 waits for its fresh read, and b's render of 5 reserves meanwhile (its instance is new:
+    // neither the cache nor the list shows it; 5 + 5 fits beside g)
+    const web = budget.reserve(key("web"), { replicas: 6n, storageNanos: 0n });
+    await new Promise((resolve) => setImmediate(resolve));
+    const fresh = read.liveUsageIn;
+    read.liveUsageIn = async () => ({ instances: [], resourceVersion: "1000", claims: [] });
+    assert.equal(await budget.reserve(key("b"), { replicas: 5n, storageNanos: 0n }), undefined);
+    read.liveUsageIn = fresh;
+    listed!();
+    // THEN web is refused: 6 + b's 5 > 10, though the list shows neither
+    assert.equal((await web)?.reason, "ChartOverBudget");
   });
 });

@@ -20,7 +20,7 @@ const lookups: AdmissionLookups = {
   instance: () => Promise.resolve(undefined),
   liveInstance: () => Promise.resolve(undefined),
   freshNamespace: () => Promise.resolve({ labels: {} }),
-  liveUsageIn: () => Promise.resolve({ instances: [], claims: [] }),
+  liveUsageIn: () => Promise.resolve({ instances: [], resourceVersion: "1", claims: [] }),
 };
 const logger = { debug: () => {}, info: () => {}, warn: () => {} } as never;
 const policy = { ...openPolicy, maxValuesKiB: 1 };

@@ -73,6 +73,7 @@ function fakeLookups(cluster: Cluster = {}, overrides: Partial<AdmissionLookups>
       calls.push(`liveUsageIn ${namespace}${claims ? " with claims" : ""}`);
       return Promise.resolve({
         instances: (cluster.instances ?? []).filter((item) => item.metadata.namespace === namespace),
+        resourceVersion: listedAt,
         claims: claims ? (cluster.claims?.[namespace] ?? []) : [],
       });
     },
@@ -92,9 +93,18 @@ function handlers(policy: PlatformPolicy, lookups: AdmissionLookups, lookupTimeo
   return admissionHandlers(policy, lookups, logger, lookupTimeoutMs === undefined ? {} : { lookupTimeoutMs });
 }
 
+/** An instance as stored: at an early resourceVersion, older than any live list here ({@link listedAt}). */
 function object(spec: Record<string, unknown>, name = "web", namespace = "team-a") {
-  return { apiVersion: "example.com/v1", kind: "MyAppInstance", metadata: { name, namespace }, spec };
+  return {
+    apiVersion: "example.com/v1",
+    kind: "MyAppInstance",
+    metadata: { name, namespace, resourceVersion: "1" },
+    spec,
+  };
 }
+
+/** The resourceVersion of every live list here: past what the cache shows, unless a test says otherwise. */
+const listedAt = "1000";
 
 function reviewOf(request: Record<string, unknown>) {
   return {
@@ -309,12 +319,13 @@ describe("validate", () => {
       true,
     );
     assert.deepEqual(fake.calls, ["namespace team-a"]);
-    // A budget: the namespace's instances are counted from the cache (4 + 2 > 5), and a refusal read afresh.
+    // A budget: the namespace's instances are counted from the cache (4 + 2 > 5), and a refusal read afresh (judged
+    // on the list with what the cache has shown since).
     fake = fakeLookups(cluster);
     const over = responseOf(await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 2 })));
     assert.equal(over.status?.code, 403);
     const refused = ["namespace team-a", "instancesIn team-a", "freshNamespace team-a"];
-    assert.deepEqual(fake.calls, [...refused, "liveUsageIn team-a"]);
+    assert.deepEqual(fake.calls, [...refused, "liveUsageIn team-a", "instancesIn team-a"]);
     fake = fakeLookups(cluster);
     await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 2, storage: "1Gi" }));
     assert.deepEqual(fake.calls, [
@@ -323,11 +334,9 @@ describe("validate", () => {
       "claimsIn team-a",
       "freshNamespace team-a",
       "liveUsageIn team-a with claims",
+      "instancesIn team-a",
     ]);
-    // Nothing read afresh where it cannot help: a write over the budget alone, a namespace that does not exist.
-    fake = fakeLookups(cluster);
-    await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 6 }));
-    assert.deepEqual(fake.calls, ["namespace team-a", "instancesIn team-a"]);
+    // Nothing read afresh where the namespace does not exist (the apiserver never sends such a review).
     fake = fakeLookups({ ...cluster, namespaces: {} });
     assert.equal(
       responseOf(await handlers(budget, fake.lookups).validate(create({ image: "nginx", replicas: 2 }))).allowed,
@@ -514,7 +523,11 @@ describe("budgets under concurrent creates", () => {
         );
       },
       liveUsageIn: (namespace) =>
-        Promise.resolve({ instances: stored.filter((item) => item.metadata.namespace === namespace), claims: [] }),
+        Promise.resolve({
+          instances: stored.filter((item) => item.metadata.namespace === namespace),
+          resourceVersion: listedAt,
+          claims: [],
+        }),
     });
     const { validate } = admissionHandlers(policy, fake.lookups, logger, { clock });
     const answer = (body: ReturnType<typeof reviewOf>) => validate(body).then((answered) => responseOf(answered));
@@ -566,7 +579,7 @@ describe("budgets under concurrent creates", () => {
         freshNamespace: () => Promise.resolve(label),
         liveUsageIn: (namespace) => {
           calls.push(`liveUsageIn ${namespace}`);
-          return Promise.resolve({ instances: stored, claims: [] });
+          return Promise.resolve({ instances: stored, resourceVersion: listedAt, claims: [] });
         },
       },
     );
@@ -574,7 +587,7 @@ describe("budgets under concurrent creates", () => {
     // WHEN the tenant creates an instance of 3 THEN it is admitted (1 + 2 + 3), after one fresh read
     const fits = responseOf(await validate(createNamed("fit-3", false, "team-a", 3)));
     assert.equal(fits.allowed, true, JSON.stringify(fits));
-    assert.deepEqual(calls, ["namespace team-a", "instancesIn team-a", "liveUsageIn team-a"]);
+    assert.deepEqual(calls, ["namespace team-a", "instancesIn team-a", "liveUsageIn team-a", "instancesIn team-a"]);
     stored.push(...running({ "fit-3": 3 }));
     // AND one that breaks the budget there too is refused with the apiserver's count, not the cache's
     const over = responseOf(await validate(createNamed("fit-4", false, "team-a", 1)));
@@ -583,6 +596,115 @@ describe("budgets under concurrent creates", () => {
     // AND the label raised a moment before counts, where the reused read of the Namespace still says 6
     label = budget("7");
     assert.equal(responseOf(await validate(createNamed("fit-4", false, "team-a", 1))).allowed, true);
+  });
+
+  it("judges afresh on the list with what the cache shows since: another replica's write stored after it counts", async () => {
+    // GIVEN a budget of 3: the list (at 1000) shows a and b; the cache shows x, stored after the list began (1001),
+    // and a stale gone (deleted before the list)
+    const at = (name: string, resourceVersion: string) =>
+      ({ ...object({ image: "nginx" }, name), metadata: { name, namespace: "team-a", resourceVersion } }) as never;
+    const { lookups } = fakeLookups(
+      { namespaces: { "team-a": { labels: {} } }, instances: [at("a", "5"), at("gone", "6"), at("x", "1001")] },
+      {
+        liveUsageIn: () =>
+          Promise.resolve({ instances: [at("a", "5"), at("b", "7")], resourceVersion: "1000", claims: [] }),
+      },
+    );
+    // WHEN a create comes THEN it is refused on a, b and x (gone does not count, x does)
+    const over = responseOf(await handlers(budget, lookups).validate(createNamed("y")));
+    assert.match(over.status?.message ?? "", /at most 3 instances .* it has 3 without this one/);
+  });
+
+  it("reopens at once a namespace whose label was raised a moment before, even past what it allowed", async () => {
+    const closed = { labels: { "myapp.example.com/max-instances": "0" } };
+    const { lookups } = fakeLookups(
+      { namespaces: { "team-a": closed } },
+      { freshNamespace: () => Promise.resolve({ labels: { "myapp.example.com/max-instances": "2" } }) },
+    );
+    assert.equal(responseOf(await handlers(openPolicy, lookups).validate(createNamed("web"))).allowed, true);
+  });
+
+  it("counts the claims a fresh read shows where storage grows", async () => {
+    const storage: PlatformPolicy = { ...openPolicy, namespaceBudget: { storage: "10Gi" } };
+    const kept: ClaimFacts[] = [{ name: "data-old-0", instance: "old", storage: "5Gi" }];
+    const sized = (name: string) => object({ image: "nginx", storage: "4Gi" }, name) as never;
+    // GIVEN the cache shows a and a stale g (8Gi); the apiserver has a and a claim kept from a deleted instance
+    const { lookups } = fakeLookups(
+      { namespaces: { "team-a": { labels: {} } }, instances: [sized("a"), sized("g")] },
+      {
+        liveUsageIn: (_namespace, claims) =>
+          Promise.resolve({ instances: [sized("a")], resourceVersion: listedAt, claims: claims ? kept : [] }),
+      },
+    );
+    // THEN 4 + 5 kept + 3 asked is more than 10
+    const review = reviewOf({
+      operation: "CREATE",
+      name: "y",
+      object: object({ image: "nginx", storage: "3Gi" }, "y"),
+      oldObject: null,
+    });
+    const over = responseOf(await handlers(storage, lookups).validate(review));
+    assert.equal(over.allowed, false);
+    assert.match(over.status?.message ?? "", /data-old-0/);
+  });
+
+  it("counts a write it admitted while a slow fresh list was on its way, though the list began before it", async () => {
+    // GIVEN a budget of 3, a and b stored, a stale g in the cache; lists that take 1.4 s, then 2.5 s
+    const clock = new FakeClock();
+    const stored = [object({ image: "nginx" }, "a"), object({ image: "nginx" }, "b")] as MyAppInstanceObject[];
+    const delays = [1_400, 2_500];
+    const { lookups } = fakeLookups(
+      { namespaces: { "team-a": { labels: {} } }, instances: [...stored, object({ image: "nginx" }, "g") as never] },
+      {
+        liveInstance: (_namespace, name) => Promise.resolve(stored.find((item) => item.metadata.name === name)),
+        liveUsageIn: () => {
+          const snapshot = [...stored];
+          return new Promise((resolve) =>
+            clock.setTimeout(
+              () => resolve({ instances: snapshot, resourceVersion: listedAt, claims: [] }),
+              delays.shift() ?? 0,
+            ),
+          );
+        },
+      },
+    );
+    const { validate } = admissionHandlers(budget, lookups, logger, { clock });
+    // WHEN y is judged afresh and admitted, while w's list (begun before y was) is on its way
+    const y = validate(createNamed("y"));
+    await settle();
+    await clock.advance(100);
+    const w = validate(createNamed("w"));
+    await clock.advance(1_300);
+    assert.equal(responseOf(await y).allowed, true);
+    stored.push(object({ image: "nginx" }, "y") as never);
+    await clock.advance(1_300);
+    // THEN w counts y from memory: a, b, y and w would be 4 of 3
+    assert.equal(responseOf(await w).allowed, false);
+  });
+
+  it("a review whose turn comes past its deadline makes no read, and says so", async () => {
+    // GIVEN a namespace's first review holding the turn on a read that never answers
+    const clock = new FakeClock();
+    let reads = 0;
+    const { lookups } = fakeLookups(
+      { namespaces: { "team-a": { labels: {} } } },
+      {
+        instancesIn: () => {
+          reads++;
+          return new Promise(() => {});
+        },
+      },
+    );
+    const { validate } = admissionHandlers(budget, lookups, logger, { clock, lookupTimeoutMs: 4_000 });
+    const first = validate(createNamed("a"));
+    const second = validate(createNamed("b"));
+    await clock.advance(4_000);
+    // THEN both are 500s, and the second, whose turn came at its deadline, read nothing
+    assert.equal(responseOf(await first).status?.code, 500);
+    const late = responseOf(await second);
+    assert.equal(late.status?.code, 500);
+    assert.match(late.status?.message ?? "", /no time left of 4000 ms/);
+    assert.equal(reads, 1);
   });
 
   it("keeps the cache's refusal when the fresh read fails: a 403 that says the usage, not a 500", async () => {
@@ -604,7 +726,7 @@ describe("budgets under concurrent creates", () => {
       { namespaces: { "team-a": { labels: {} } } },
       {
         liveInstance: (_namespace, name) => Promise.resolve(stored.find((item) => item.metadata.name === name)),
-        liveUsageIn: () => Promise.resolve({ instances: [...stored], claims: [] }),
+        liveUsageIn: () => Promise.resolve({ instances: [...stored], resourceVersion: listedAt, claims: [] }),
       },
     );
     const { validate } = admissionHandlers(budget, lookups, logger, { clock });
