@@ -292,14 +292,23 @@ export class KubeClient {
     kind: string,
     name: string,
     namespace?: string,
-    options: { propagationPolicy?: "Foreground" | "Background" | "Orphan"; preconditionUid?: string } = {},
+    options: {
+      propagationPolicy?: "Foreground" | "Background" | "Orphan";
+      preconditionUid?: string;
+      /** Deletes only this version: a ConflictError when the object changed since it was read. */
+      preconditionResourceVersion?: string;
+    } = {},
   ): Promise<boolean> {
     const type = this.typeOf(apiVersion, kind);
+    const preconditions = {
+      ...(options.preconditionUid ? { uid: options.preconditionUid } : {}),
+      ...(options.preconditionResourceVersion ? { resourceVersion: options.preconditionResourceVersion } : {}),
+    };
     const body = {
       kind: "DeleteOptions",
       apiVersion: "v1",
       ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}),
-      ...(options.preconditionUid ? { preconditions: { uid: options.preconditionUid } } : {}),
+      ...(Object.keys(preconditions).length > 0 ? { preconditions } : {}),
     };
     try {
       await this.write("delete", type, "DELETE", resourcePath(type, namespace, name), { body });

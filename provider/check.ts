@@ -233,3 +233,20 @@ function ordered(inputs: Record<string, unknown>): Record<string, unknown> {
   for (const key of inputKeys) if (inputs[key] !== undefined) result[key] = inputs[key];
   return result;
 }
+
+/**
+ * Why an instance with a platform may not go to `namespace`: its operator watches other namespaces only, so the
+ * instance would wait for Ready until its timeout. Undefined when it may, or the platform does not say.
+ */
+export function unwatchedNamespace(namespace: string, platform: unknown): InputFailure | undefined {
+  if (platform === null || typeof platform !== "object") return undefined;
+  const { platform: name, watched } = platform as { platform?: unknown; watched?: unknown };
+  if (!Array.isArray(watched) || watched.length === 0 || watched.includes(namespace)) return undefined;
+  const list = watched.join(", ");
+  return {
+    property: "namespace",
+    reason:
+      `namespace "${namespace}" is not one ${String(name)}'s operator watches (watchNamespaces: ${list}): the ` +
+      `instance would never become Ready; use one of those, or add it to the platform's watchNamespaces`,
+  };
+}

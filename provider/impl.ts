@@ -3,18 +3,26 @@
  * here (clients, schemas, credentials) is captured into state. Pure decisions live in check.ts, diff.ts,
  * manifest.ts and waiting/readiness.ts, the waits in waiting/; this file does the I/O around them.
  */
+import { randomUUID } from "node:crypto";
 import { apiVersion, kind, type ChartSpec } from "../api/index.ts";
-import { ConflictError, TransportError, type KubeClient } from "../kube/index.ts";
+import { ConflictError, NotFoundError, TransportError, type KubeClient } from "../kube/index.ts";
 import { clusterIdentity, recordedIdentity } from "../kube/cluster-identity.ts";
 import { formatObjectKey, parseObjectKey } from "../kube/object-key.ts";
-import { checkInputs, type InputFailure } from "./check.ts";
+import { checkInputs, unwatchedNamespace, type InputFailure } from "./check.ts";
 import { verifyCluster } from "./cluster-identity.ts";
 import { connect, markUnreachable, unreachableMessage } from "./connection.ts";
 import { instanceLabel, providerLog, stdoutLines } from "./console.ts";
 import { diffInputs, unchangedInstance } from "./diff.ts";
 import { readableFailures } from "./failure-display.ts";
 import { inputKeys, isUnknown, type InstanceInputs, type InstanceOutputs, type PropertyBag } from "./inputs.ts";
-import { derivedOutputs, inputsFromLive, outputsFor, ownershipProblem, type LiveInstance } from "./manifest.ts";
+import {
+  derivedOutputs,
+  incarnationOf,
+  inputsFromLive,
+  outputsFor,
+  ownershipProblem,
+  type LiveInstance,
+} from "./manifest.ts";
 import { flushOnShutdown, NoteBoard } from "./notes.ts";
 import { applyInstance, waitUntilGone, waitUntilReady } from "./waiting/instance-wait.ts";
 import { assessReadiness } from "./waiting/readiness.ts";
@@ -46,6 +54,9 @@ async function checkInstance(olds: PropertyBag, news: PropertyBag): Promise<Chec
 
   const checked = inputs as unknown as InstanceInputs;
   const existing = olds["name"] === checked.name && olds["namespace"] === checked.namespace;
+  // A new place only: an instance already there is not held hostage to a platform that stopped watching it.
+  const unwatched = existing ? undefined : unwatchedNamespace(checked.namespace, news["platformNamespaces"]);
+  if (unwatched) return { inputs, failures: [unwatched] };
   if (existing && unchangedInstance(olds, inputs)) return { inputs };
   // The engine checks one resource at a time (step generation is serial), so every request made here delays all
   // the resources after it. Only a preview needs the apiserver's verdict before anything happens; in `up` the
@@ -178,7 +189,16 @@ export async function create(news: PropertyBag): Promise<{ id: string; outs: Ins
   // file already written holds this form.
   const id = formatObjectKey(inputs);
   const request = newReconcileRequest();
-  const applied = await applyInstance(client, inputs, request);
+  // A new incarnation, adopted object or not: an older state entry of this resource no longer deletes it (remove).
+  const applied = await applyInstance(client, inputs, request, randomUUID()).catch((error: unknown) => {
+    // The apiserver's words for a missing namespace (a missing CRD is another 404: "could not find the resource").
+    if (!(error instanceof NotFoundError) || !/namespaces "[^"]*" not found/.test(error.message)) throw error;
+    throw new Error(
+      `${inputs.logicalName}: namespace ${inputs.namespace} does not exist: create it first (a ` +
+        `k8s.core.v1.Namespace the instance's namespace input comes from, or kubectl create namespace ${inputs.namespace})`,
+      { cause: error },
+    );
+  });
   providerLog().debug({ id, generation: applied.metadata.generation, adopted: existing !== undefined }, "applied");
   return { id, outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news)) };
 }
@@ -202,7 +222,7 @@ export async function update(id: string, olds: PropertyBag, news: PropertyBag): 
   // A request to reconcile now: an update may follow a cause fixed outside the spec (a conflicting Service
   // deleted by hand), which the operator would otherwise see only at its next resync.
   const request = newReconcileRequest();
-  const applied = await applyInstance(client, inputs, request);
+  const applied = await applyInstance(client, inputs, request, text(olds["incarnation"]));
   providerLog().debug({ id, generation: applied.metadata.generation }, "applied");
   return { outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news)) };
 }
@@ -225,8 +245,9 @@ export async function read(id: string, props: PropertyBag) {
 }
 
 /**
- * Deletes the object, then waits until it is gone: the operator's finalizer has run. Already gone, or replaced
- * by an object with another uid, counts as done; a connection to another cluster is an error, changing nothing.
+ * Deletes the object, then waits until it is gone: the operator's finalizer has run. Already gone, replaced by an
+ * object with another uid, or taken over by a later create of this resource (another incarnation: inputs.ts)
+ * counts as done; a connection to another cluster is an error, changing nothing.
  */
 export async function remove(id: string, props: PropertyBag): Promise<void> {
   const { namespace, name } = parseObjectKey(id, { what: "MyAppInstance id" });
@@ -234,18 +255,41 @@ export async function remove(id: string, props: PropertyBag): Promise<void> {
   const client = connect(inputs);
   await verifyCluster(client, recordedIdentity(props["cluster"]), "delete", inputs);
   const uid = text(props["uid"]) || undefined;
-  try {
-    const deleted = await client.delete(apiVersion, kind, name, namespace, uid ? { preconditionUid: uid } : {});
-    if (!deleted) return;
-  } catch (error) {
-    if (error instanceof ConflictError) {
-      stdoutLines(`${instanceLabel(inputs)}: now a different object (uid changed); left alone`);
+  const incarnation = text(props["incarnation"]);
+  // The object is read first, then deleted at that version: the operator's status writes move it on meanwhile.
+  for (let attempt = 1; ; attempt++) {
+    const live = await client.find<LiveInstance>(apiVersion, kind, name, namespace);
+    if (!live) return;
+    const leftAlone = otherObject(live, uid, incarnation);
+    if (leftAlone) {
+      stdoutLines(`${instanceLabel(inputs)}: ${leftAlone}; left alone`);
       return;
     }
-    throw error;
+    try {
+      const deleted = await client.delete(apiVersion, kind, name, namespace, {
+        ...(uid ? { preconditionUid: uid } : {}),
+        ...(live.metadata.resourceVersion ? { preconditionResourceVersion: live.metadata.resourceVersion } : {}),
+      });
+      if (!deleted) return;
+      break;
+    } catch (error) {
+      if (!(error instanceof ConflictError) || attempt === maxDeleteAttempts) throw error;
+    }
   }
   providerLog().debug({ id, uid }, "deleted; waiting for the finalizer");
   await waitUntilGone(client, inputs, uid);
+}
+
+/** Reads and deletes before a busy object's status writes let a delete at its version through. */
+const maxDeleteAttempts = 10;
+
+/** Why `live` is not the object this state entry may delete, or undefined when it is. */
+function otherObject(live: LiveInstance, uid: string | undefined, incarnation: string | undefined): string | undefined {
+  if (uid !== undefined && live.metadata.uid !== uid) return "now a different object (uid changed)";
+  // An entry written before incarnations existed has none: an object that has one was taken over since.
+  const current = incarnationOf(live).incarnation;
+  if (current !== incarnation) return "now managed by a later create of this resource (its incarnation changed)";
+  return undefined;
 }
 
 /**

@@ -26,6 +26,13 @@ export const stackAnnotation = "myapp.example.com/pulumi-stack";
 /** Ownership marker, part two: the Pulumi resource name, so two resources of one stack never share an object. */
 export const resourceAnnotation = "myapp.example.com/pulumi-resource";
 
+/**
+ * A token each create writes on the object and keeps in the state: the object a state entry may delete is the one
+ * it created or adopted, not one a later create of the same resource took over (a replacement's original, left
+ * pending deletion by a failed `up`, whose object the next `up` adopts back, must not delete it).
+ */
+export const incarnationAnnotation = "myapp.example.com/pulumi-incarnation";
+
 /** Namespace when none is given. */
 export const defaultNamespace = "default";
 
@@ -99,6 +106,8 @@ export interface InstanceOutputs extends InstanceInputs, DerivedOutputs {
   /** The cluster the object was created in; read, update and delete act only there. */
   readonly cluster?: ClusterIdentity;
   readonly uid: string;
+  /** The {@link incarnationAnnotation} of the object; absent in states written before it existed. */
+  readonly incarnation?: string;
   readonly generation: number;
   /** The operator's view: conditions, observedGeneration, replicas, readyReplicas, phase, image, message. */
   readonly status: MyAppInstanceStatus;

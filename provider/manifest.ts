@@ -12,6 +12,7 @@ import {
 import type { KubeObject } from "../kube/index.ts";
 import { formatObjectKey } from "../kube/object-key.ts";
 import {
+  incarnationAnnotation,
   resourceAnnotation,
   specKeys,
   stackAnnotation,
@@ -30,10 +31,10 @@ export interface LiveInstance extends KubeObject {
 
 /**
  * The object the provider applies: exactly the fields it owns (server-side apply drops what it no longer
- * states), with the ownership marker in two annotations, and, when `reconcileRequest` is given, a request that the
+ * states), with the ownership marker in two annotations, the state entry's `incarnation` (inputs.ts), and, when `reconcileRequest` is given, a request that the
  * operator reconcile now (so a `pulumi up` after a cause was fixed outside the spec gets a fresh verdict).
  */
-export function desiredInstance(inputs: InstanceInputs, reconcileRequest?: string): KubeObject {
+export function desiredInstance(inputs: InstanceInputs, reconcileRequest?: string, incarnation?: string): KubeObject {
   return {
     apiVersion,
     kind,
@@ -43,6 +44,7 @@ export function desiredInstance(inputs: InstanceInputs, reconcileRequest?: strin
       annotations: {
         [stackAnnotation]: inputs.owner,
         [resourceAnnotation]: inputs.logicalName,
+        ...(incarnation !== undefined ? { [incarnationAnnotation]: incarnation } : {}),
         ...(reconcileRequest !== undefined ? { [reconcileRequestAnnotation]: reconcileRequest } : {}),
       },
     },
@@ -79,6 +81,7 @@ export function outputsFor(
     ...derivedOutputs(inputs),
     ...(cluster ? { cluster } : {}),
     uid: live.metadata.uid ?? "",
+    ...incarnationOf(live),
     generation: live.metadata.generation ?? 0,
     status: live.status ?? {},
   };
@@ -121,4 +124,10 @@ export function ownershipProblem(live: LiveInstance, inputs: InstanceInputs, kno
     `adopt it on purpose: kubectl -n ${inputs.namespace} annotate myappinstance ${inputs.name} ` +
     `${stackAnnotation}=${inputs.owner} ${resourceAnnotation}=${inputs.logicalName} --overwrite`
   );
+}
+
+/** The object's {@link incarnationAnnotation}, as an output (none on an object written before it existed). */
+export function incarnationOf(live: LiveInstance): { incarnation?: string } {
+  const incarnation = live.metadata.annotations?.[incarnationAnnotation];
+  return incarnation !== undefined ? { incarnation } : {};
 }

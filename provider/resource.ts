@@ -26,8 +26,17 @@ export interface InstancePlatform extends pulumi.Resource {
     readonly context?: string;
     readonly source: string;
   }>;
-  /** The platform's chart sources, when it has them (MyAppOperator): a preview then refuses what it would. */
-  readonly settings?: { readonly chartSources: readonly string[]; readonly defaultChart?: ChartSpec | undefined };
+  /**
+   * The platform's settings, when it has them (MyAppOperator): a preview then refuses what its operator would (a
+   * chart from elsewhere) or never act on (a namespace it does not watch).
+   */
+  readonly settings?: {
+    readonly name?: string;
+    readonly chartSources: readonly string[];
+    readonly defaultChart?: ChartSpec | undefined;
+    /** Empty: every namespace. */
+    readonly watchNamespaces?: readonly string[];
+  };
 }
 
 /**
@@ -212,6 +221,8 @@ export class MyAppInstance extends pulumi.CustomResource {
       // The platform's chart sources, so a preview refuses a chart from elsewhere as the operator would, without
       // a request (see chart-preview.ts). Not an input either: check drops it.
       platformChartSources: platformChartSources(args.platform),
+      // The namespaces the platform's operator watches, so check refuses one it never acts on. Dropped as above.
+      platformNamespaces: platformNamespaces(args.platform),
       // Whether the engine is previewing: check asks the apiserver only then (see impl.ts). Not an input of the
       // instance: check drops it, so it is never stored or diffed.
       previewing: pulumi.runtime.isDryRun(),
@@ -280,6 +291,15 @@ export function platformChartSources(
     sources: chartSourcesWithDefault(settings.chartSources, settings.defaultChart),
     ...(settings.defaultChart ? { defaultChart: settings.defaultChart } : {}),
   };
+}
+
+/** The platform's name and the namespaces its operator watches; undefined when it watches every one, or does not say. */
+export function platformNamespaces(
+  platform: InstancePlatform | undefined,
+): { readonly platform: string; readonly watched: string[] } | undefined {
+  const watched = platform?.settings?.watchNamespaces;
+  if (!Array.isArray(watched) || watched.length === 0) return undefined;
+  return { platform: platform?.settings?.name ?? "the platform", watched: [...watched] };
 }
 
 /**

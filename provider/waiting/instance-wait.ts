@@ -26,11 +26,12 @@ export async function applyInstance(
   client: KubeClient,
   inputs: InstanceInputs,
   request: string,
+  incarnation: string | undefined,
 ): Promise<LiveInstance> {
   const progress = waitProgress(instanceLabel(inputs), { timeoutMs: timeoutMs(inputs) });
   try {
     return await applyWhenAdmitted(
-      () => client.apply<LiveInstance>(desiredInstance(inputs, request), { fieldManager, force: true }),
+      () => client.apply<LiveInstance>(desiredInstance(inputs, request, incarnation), { fieldManager, force: true }),
       {
         clock: realClock,
         deadline: deadline(inputs),

@@ -230,6 +230,22 @@ async function userProject(t: TestContext, nodeDir: string, packed: string): Pro
     await stack.refresh({ expectNoChanges: true, onOutput: log(t) });
   });
 
+  await t.test("a namespace the platform does not watch fails the preview, naming the ones it does", async () => {
+    const program = path.join(project, "index.ts");
+    const before = readFileSync(program, "utf8");
+    const placed = 'namespace: shop.metadata.name, image: "nginx:1.27"';
+    assert.ok(before.includes(placed));
+    writeFileSync(program, before.replace(placed, 'namespace: "default", image: "nginx:1.27"'));
+    try {
+      await assert.rejects(
+        stack.preview({ onOutput: log(t) }),
+        /namespace "default" is not one shop-platform's operator watches \(watchNamespaces: shop\)/,
+      );
+    } finally {
+      writeFileSync(program, before);
+    }
+  });
+
   await t.test("an image change: the preview shows exactly that, and up rolls it out", async () => {
     const program = path.join(project, "index.ts");
     const before = readFileSync(program, "utf8");

@@ -67,8 +67,10 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       for (const step of cleanup.reverse()) await step().catch((error: unknown) => t.diagnostic(String(error)));
     });
 
+    // Where no operator acts: an instance moved there never becomes Ready.
+    const unwatched = `e2e-prov-u-${suffix}`;
     await ensureCrd(client);
-    for (const name of Object.values(namespaces)) {
+    for (const name of [...Object.values(namespaces), unwatched]) {
       await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
       cleanup.push(() => client.delete("v1", "Namespace", name));
     }
@@ -383,6 +385,26 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       assert.equal(await client.find(apiVersion, kind, "clash", namespaces.web), undefined, "the old one is gone");
     });
 
+    await t.test("a move that fails, then reverted: the next up takes the instance back and keeps it", async () => {
+      const before = await client.get<Live>(apiVersion, kind, "clash-2", namespaces.web);
+      // GIVEN a move to a namespace no operator watches, which fails at its timeout: the replacement stays in
+      // state, the original waits there to be deleted
+      await stack.setAllConfig({ clashNamespace: { value: unwatched }, clashTimeout: { value: "10" } });
+      await assert.rejects(stack.up({ onOutput: log(t) }), /did not become Ready within 10s/);
+      // WHEN the program is put back, and run again
+      await stack.setAllConfig({ clashNamespace: { value: namespaces.web }, clashTimeout: { value: "300" } });
+      const up = await stack.up({ onOutput: log(t) }).catch((error: unknown) => {
+        throw failWith(error);
+      });
+      assert.equal(up.summary.result, "succeeded");
+      // THEN the instance it took back is still there, the same object, Ready; only the moved one is gone
+      const after = await client.find<Live>(apiVersion, kind, "clash-2", namespaces.web);
+      assert.equal(after?.metadata.uid, before.metadata.uid, "the original, taken back, not deleted after");
+      assert.ok(after && isReady(after));
+      assert.equal(await client.find(apiVersion, kind, "clash-2", unwatched), undefined, "the moved one is gone");
+      await stack.preview({ expectNoChanges: true, onOutput: log(t) });
+    });
+
     let dbName = "";
     await t.test(
       'removing storage, or setting it to "", fails the preview naming storage; nothing changes',
@@ -621,10 +643,10 @@ if (limitedNamespace) {
 const clashName = config.get("clashName");
 if (clashName) {
   new MyAppInstance("clash", {
-    namespace: config.require("namespace"),
+    namespace: config.get("clashNamespace") ?? config.require("namespace"),
     name: clashName,
     image: "nginx:1.27",
-    timeoutSeconds: 300,
+    timeoutSeconds: config.getNumber("clashTimeout") ?? 300,
   });
 }
 const dbStorage = config.get("dbStorage");

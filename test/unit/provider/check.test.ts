@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { autoName } from "../../../provider/auto-name.ts";
-import { checkInputs } from "../../../provider/check.ts";
+import { checkInputs, unwatchedNamespace } from "../../../provider/check.ts";
 import { unknownValue } from "../../../provider/inputs.ts";
 
 /** A property bag as the engine passes it. */
@@ -350,5 +350,24 @@ describe("checkInputs: storage transition rules against the state", () => {
   test("the shrink failure says what it was and what it would be", () => {
     const { failures } = checkInputs(withStorage, { ...minimal, storage: "1Gi", storageClassName: "fast" });
     assert.match(failures[0]!.reason, /may grow but not shrink: was 2Gi, now 1Gi/);
+  });
+});
+
+describe("unwatchedNamespace", () => {
+  const platform = { platform: "shop-platform", watched: ["shop", "shop-jobs"] };
+
+  test("refuses a namespace the platform's operator does not watch, naming the ones it does", () => {
+    assert.deepEqual(unwatchedNamespace("default", platform), {
+      property: "namespace",
+      reason:
+        `namespace "default" is not one shop-platform's operator watches (watchNamespaces: shop, shop-jobs): the ` +
+        "instance would never become Ready; use one of those, or add it to the platform's watchNamespaces",
+    });
+  });
+
+  test("admits a watched namespace, a platform watching every one, and no platform", () => {
+    assert.equal(unwatchedNamespace("shop-jobs", platform), undefined);
+    assert.equal(unwatchedNamespace("default", { platform: "p", watched: [] }), undefined);
+    assert.equal(unwatchedNamespace("default", undefined), undefined);
   });
 });

@@ -56,6 +56,11 @@ describe("desiredInstance", () => {
       "myapp.example.com/reconcile-requested-at": "2030-01-01T00:00:00.000Z",
     });
   });
+
+  test("with an incarnation, the token the state entry keeps: it may delete only the object that has it", () => {
+    const metadata = desiredInstance(inputs, undefined, "7f1c").metadata;
+    assert.deepEqual(metadata.annotations, { ...marks, "myapp.example.com/pulumi-incarnation": "7f1c" });
+  });
 });
 
 describe("outputsFor", () => {
@@ -69,6 +74,9 @@ describe("outputsFor", () => {
     assert.equal(outputs.serviceName, "web-1a2b3c4d");
     assert.equal(outputs.endpoint, "web-1a2b3c4d.shop.svc:8080");
     assert.equal(outputs.image, "nginx:1.27");
+    assert.equal("incarnation" in outputs, false, "an object written before incarnations has none");
+    const later = live({}, { ...marks, "myapp.example.com/pulumi-incarnation": "7f1c" });
+    assert.equal(outputsFor(inputs, later, cluster).incarnation, "7f1c");
   });
 });
 
