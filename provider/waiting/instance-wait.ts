@@ -144,13 +144,14 @@ export async function waitUntilGone(
   if (result.decided) return;
 
   const where = `MyAppInstance ${formatObjectKey(inputs)}`;
+  const pending = result.last?.metadata.finalizers ?? [];
   if (cancelled.aborted) {
+    const operator = pending.includes(finalizer) ? " with the operator running (it removes the finalizer)" : "";
     throw new Error(
       `${where} is being deleted; stopped waiting for its finalizer because the deployment was cancelled. It ` +
-        "stays in the stack: run `pulumi destroy` (or `pulumi up`) again to finish.",
+        `stays in the stack: run \`pulumi destroy\` (or \`pulumi up\`) again${operator} to finish.`,
     );
   }
-  const pending = result.last?.metadata.finalizers ?? [];
   const cause = pending.includes(finalizer)
     ? `finalizer ${finalizer} has not been removed. The operator removes it once it has cleaned up the ` +
       `instance's workload and volumes; check that the operator is running and read its logs`
