@@ -4,9 +4,10 @@
  * manifest.ts and waiting/readiness.ts, the waits in waiting/; this file does the I/O around them.
  */
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { apiVersion, kind, type ChartSpec } from "../api/index.ts";
 import { ConflictError, NotFoundError, TransportError, type KubeClient } from "../kube/index.ts";
-import { clusterIdentity, recordedIdentity } from "../kube/cluster-identity.ts";
+import { clusterIdentity, recordedIdentity, type ClusterIdentity } from "../kube/cluster-identity.ts";
 import { formatObjectKey, parseObjectKey } from "../kube/object-key.ts";
 import { checkInputs, unwatchedNamespace, type InputFailure } from "./check.ts";
 import { verifyCluster } from "./cluster-identity.ts";
@@ -23,6 +24,7 @@ import {
   ownershipProblem,
   type LiveInstance,
 } from "./manifest.ts";
+import { ResourceInitError } from "./init-error.ts";
 import { flushOnShutdown, NoteBoard } from "./notes.ts";
 import { applyInstance, waitUntilGone, waitUntilReady } from "./waiting/instance-wait.ts";
 import { assessReadiness } from "./waiting/readiness.ts";
@@ -50,13 +52,19 @@ async function checkInstance(olds: PropertyBag, news: PropertyBag): Promise<Chec
   const outcome = checkInputs(olds, news);
   if (outcome.failures.length > 0) return outcome;
   const inputs = outcome.inputs;
+  // A new place only (a name not known yet may be the same): an instance already there is not held hostage to a
+  // platform that stopped watching it. Known or not, the other inputs do not matter.
+  const { name, namespace } = inputs;
+  const elsewhere = olds["namespace"] !== namespace || (!isUnknown(name) && olds["name"] !== name);
+  const unwatched =
+    typeof namespace === "string" && !isUnknown(namespace) && elsewhere
+      ? unwatchedNamespace(namespace, news["platformNamespaces"])
+      : undefined;
+  if (unwatched) return { inputs, failures: [unwatched] };
   if (Object.values(inputs).some(isUnknown)) return { inputs };
 
   const checked = inputs as unknown as InstanceInputs;
   const existing = olds["name"] === checked.name && olds["namespace"] === checked.namespace;
-  // A new place only: an instance already there is not held hostage to a platform that stopped watching it.
-  const unwatched = existing ? undefined : unwatchedNamespace(checked.namespace, news["platformNamespaces"]);
-  if (unwatched) return { inputs, failures: [unwatched] };
   if (existing && unchangedInstance(olds, inputs)) return { inputs };
   // The engine checks one resource at a time (step generation is serial), so every request made here delays all
   // the resources after it. Only a preview needs the apiserver's verdict before anything happens; in `up` the
@@ -190,14 +198,17 @@ export async function create(news: PropertyBag): Promise<{ id: string; outs: Ins
   const id = formatObjectKey(inputs);
   const request = newReconcileRequest();
   // A new incarnation, adopted object or not: an older state entry of this resource no longer deletes it (remove).
-  const applied = await applyInstance(client, inputs, request, randomUUID()).catch((error: unknown) => {
+  const incarnation = randomUUID();
+  const applied = await applyInstance(client, inputs, request, incarnation).catch(async (error: unknown) => {
     // The apiserver's words for a missing namespace (a missing CRD is another 404: "could not find the resource").
-    if (!(error instanceof NotFoundError) || !/namespaces "[^"]*" not found/.test(error.message)) throw error;
-    throw new Error(
-      `${inputs.logicalName}: namespace ${inputs.namespace} does not exist: create it first (a ` +
-        `k8s.core.v1.Namespace the instance's namespace input comes from, or kubectl create namespace ${inputs.namespace})`,
-      { cause: error },
-    );
+    if (error instanceof NotFoundError && /namespaces "[^"]*" not found/.test(error.message)) {
+      throw new Error(
+        `${inputs.logicalName}: namespace ${inputs.namespace} does not exist: create it first (a ` +
+          `k8s.core.v1.Namespace the instance's namespace input comes from, or kubectl create namespace ${inputs.namespace})`,
+        { cause: error },
+      );
+    }
+    throw await appliedAnyway(client, inputs, incarnation, id, cluster, news, error);
   });
   providerLog().debug({ id, generation: applied.metadata.generation, adopted: existing !== undefined }, "applied");
   return { id, outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news)) };
@@ -240,8 +251,13 @@ export async function read(id: string, props: PropertyBag) {
   const live = await client.find<LiveInstance>(apiVersion, kind, name, namespace);
   if (!live || ownershipProblem(live, previous, text(props["uid"]))) return {};
   const inputs = inputsFromLive(previous, live);
+  // The entry keeps its own incarnation, never the object's: an entry left pending deletion, refreshed after a later
+  // create took the object over, must not become the one that deletes it (remove).
+  const { incarnation: _current, ...outputs } = outputsFor(inputs, live, cluster);
+  const incarnation = text(props["incarnation"]);
+  const kept = { ...outputs, ...(incarnation !== undefined ? { incarnation } : {}) };
   // The inputs as check would make them (derived outputs included), so the next diff compares like with like.
-  return { id, props: outputsFor(inputs, live, cluster), inputs: { ...inputs, ...derivedOutputs(inputs) } };
+  return { id, props: kept, inputs: { ...inputs, ...derivedOutputs(inputs) } };
 }
 
 /**
@@ -256,15 +272,20 @@ export async function remove(id: string, props: PropertyBag): Promise<void> {
   await verifyCluster(client, recordedIdentity(props["cluster"]), "delete", inputs);
   const uid = text(props["uid"]) || undefined;
   const incarnation = text(props["incarnation"]);
-  // The object is read first, then deleted at that version: the operator's status writes move it on meanwhile.
+  // The object is read first, then deleted at that version: the operator's status writes may move it on meanwhile.
   for (let attempt = 1; ; attempt++) {
     const live = await client.find<LiveInstance>(apiVersion, kind, name, namespace);
     if (!live) return;
     const leftAlone = otherObject(live, uid, incarnation);
     if (leftAlone) {
-      stdoutLines(`${instanceLabel(inputs)}: ${leftAlone}; left alone`);
+      stdoutLines(
+        `${instanceLabel(inputs)}: ${leftAlone}; left alone (if no resource of a stack holds it any more: ` +
+          `kubectl -n ${namespace} delete myappinstance ${name})`,
+      );
       return;
     }
+    // Being deleted already (a destroy run again): nothing to ask, only to wait.
+    if (live.metadata.deletionTimestamp) break;
     try {
       const deleted = await client.delete(apiVersion, kind, name, namespace, {
         ...(uid ? { preconditionUid: uid } : {}),
@@ -273,7 +294,16 @@ export async function remove(id: string, props: PropertyBag): Promise<void> {
       if (!deleted) return;
       break;
     } catch (error) {
-      if (!(error instanceof ConflictError) || attempt === maxDeleteAttempts) throw error;
+      if (!(error instanceof ConflictError)) throw error;
+      if (attempt === maxDeleteAttempts) {
+        throw new Error(
+          `${instanceLabel(inputs)}: changed between each read and delete ${maxDeleteAttempts} times (its operator ` +
+            "writing its status); run `pulumi destroy` again",
+          { cause: error },
+        );
+      }
+      // Backing off, with jitter, for a status write burst (a rollout) to pass: 0.1 s doubling to 2 s, ~11 s in all.
+      await sleep(Math.min(2_000, 100 * 2 ** (attempt - 1)) * (0.5 + Math.random()));
     }
   }
   providerLog().debug({ id, uid }, "deleted; waiting for the finalizer");
@@ -282,6 +312,32 @@ export async function remove(id: string, props: PropertyBag): Promise<void> {
 
 /** Reads and deletes before a busy object's status writes let a delete at its version through. */
 const maxDeleteAttempts = 10;
+
+/**
+ * What to throw when the apply of a create failed with `error`: if the object carries this create's incarnation
+ * anyway (a timeout after the apiserver stored it), the instance exists and only this entry may delete it, so the
+ * engine must record it (a ResourceInitError with its outputs) rather than forget it; else `error`.
+ */
+async function appliedAnyway(
+  client: KubeClient,
+  inputs: InstanceInputs,
+  incarnation: string,
+  id: string,
+  cluster: ClusterIdentity | undefined,
+  news: PropertyBag,
+  error: unknown,
+): Promise<unknown> {
+  const live = await client.find<LiveInstance>(apiVersion, kind, inputs.name, inputs.namespace).catch(() => undefined);
+  if (live === undefined || incarnationOf(live).incarnation !== incarnation) return error;
+  const reason = `${instanceLabel(inputs)}: applied, but its answer was lost (${message(error)})`;
+  const next = "The instance stays in the stack: run `pulumi up` again to continue.";
+  return new ResourceInitError(
+    `${reason}\n${next}`,
+    id,
+    { ...outputsFor(inputs, live, cluster), ...serializedProvider(news) },
+    [reason, next],
+  );
+}
 
 /** Why `live` is not the object this state entry may delete, or undefined when it is. */
 function otherObject(live: LiveInstance, uid: string | undefined, incarnation: string | undefined): string | undefined {
