@@ -106,7 +106,10 @@ export interface InstanceOutputs extends InstanceInputs, DerivedOutputs {
   /** The cluster the object was created in; read, update and delete act only there. */
   readonly cluster?: ClusterIdentity;
   readonly uid: string;
-  /** The {@link incarnationAnnotation} of the object; absent in states written before it existed. */
+  /**
+   * The {@link incarnationAnnotation} this entry's create wrote, kept through a refresh even when the object now
+   * carries another's; absent in states written before it existed.
+   */
   readonly incarnation?: string;
   readonly generation: number;
   /** The operator's view: conditions, observedGeneration, replicas, readyReplicas, phase, image, message. */

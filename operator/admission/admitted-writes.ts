@@ -6,9 +6,9 @@
  * namespace run one after another (`serially`), and each admitted create or growth is remembered for a while
  * (`record`) and counted beside what the cache holds (`merge`), a change as the larger of it and the cached
  * version: the webhook's port does not authenticate its caller, so a review that did not come from the apiserver
- * (a shrink to 0 replicas, say) must not lower a namespace's count; a real shrink counts once the cache shows it,
- * or a list from the apiserver (review.ts reads one afresh before a budget refuses), which decides every write
- * that had `settleMs` to be stored before it began.
+ * (a shrink to 0 replicas, say) must not lower a namespace's count; a real shrink counts once a list from the
+ * apiserver shows it (review.ts reads one afresh before a budget refuses: it decides every write that had
+ * `settleMs` to be stored before it began), or once the cache shows it and no growth of it is remembered.
  *
  * Nor may a forged create or growth hold a namespace's budget on its own word: a write that list cannot show yet
  * that alone turns a verdict into a refusal is a `suspect`, and once it has had `settleMs` to be stored (a real one

@@ -9,7 +9,8 @@
  * - A mutation is `patchType: JSONPatch` with the base64 patch (mutate.ts), or no patch.
  * - A lookup that fails or takes longer than {@link defaultLookupTimeoutMs} is answered with a denial, code 500,
  *   reason InternalError, that says what could not be read: a client retries it, and an instance is never
- *   admitted unjudged (failure is closed, as the webhook configuration's failurePolicy: Fail).
+ *   admitted unjudged (failure is closed, as the webhook configuration's failurePolicy: Fail). The reads that judge
+ *   a budget's refusal again are the exception: when they fail or run out of time the refusal stands.
  * - A body that is not an AdmissionReview v1 with a request and a uid is refused with a WebhookRequestError, which
  *   webhook-server.ts answers with HTTP 400 and the reason: the apiserver then applies the failurePolicy. Nothing
  *   else rejects.

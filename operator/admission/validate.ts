@@ -11,8 +11,9 @@
  *
  * Budgets are counted from the operator's cache (a refusal from storage: review.ts), without the instance itself;
  * instances being deleted count, and for storage the volume claims kept past their instances too (kept-claims.ts).
- * Parallel creates can each see the room the other takes: a burst may overshoot a budget by the creates in flight
- * (a ResourceQuota on `count/myappinstances.example.com` is the hard cap for the number of instances).
+ * One replica judges a namespace's writes one at a time (review.ts); two replicas judging at once can each see the
+ * room the other takes (a ResourceQuota on `count/myappinstances.example.com` is the hard cap for the number of
+ * instances).
  */
 import {
   chartConfigMapKey,

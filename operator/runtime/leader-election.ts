@@ -9,9 +9,9 @@
  * A standby takes over at most leaseDuration + 2 × 2.2 × retryPeriod after the leader's last renewal (it times the
  * lease from when it saw that renewal, on its next try, and looks again each retryPeriod with jitter); a leader
  * that cannot renew for renewDeadline steps down (before its lease can have expired for the others, as
- * renewDeadline < leaseDuration). On graceful stop the lease is released (holder cleared, duration 1 s, like client-go's
- * ReleaseOnCancel), so a standby takes over within one retryPeriod; shutdown releases it only after the
- * reconciles drained (see shutdown.ts), otherwise it is left to expire.
+ * renewDeadline < leaseDuration). On graceful stop the lease is released (holder cleared, duration 1 s, like
+ * client-go's ReleaseOnCancel), so a standby takes over at its next try, within 2.2 × retryPeriod; shutdown
+ * releases it only after the reconciles drained (see shutdown.ts), otherwise it is left to expire.
  */
 import type { Logger } from "pino";
 import { ConflictError, NotFoundError, type KubeClient, type KubeObject } from "../../kube/index.ts";
