@@ -1,9 +1,9 @@
 /**
  * Local clusters: kwokctl's binary runtime (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
- * kwok as local processes on 127.0.0.1, on ports kwokctl picks free), fake nodes, a default StorageClass and the
- * local volume provisioner. The default cluster is `myapp` (kubeconfig .local/kubeconfig); more can run beside it
- * under other names (`npm run cluster -- up --name other`, kubeconfig .local/kubeconfig-other), each with its own
- * processes, ports and files, so a test can use two clusters at once.
+ * kwok as local processes on 127.0.0.1, on free ports that no other cluster of this checkout keeps), fake nodes, a
+ * default StorageClass and the local volume provisioner. The default cluster is `myapp` (kubeconfig
+ * .local/kubeconfig); more can run beside it under other names (`npm run cluster -- up --name other`, kubeconfig
+ * .local/kubeconfig-other), each with its own processes, ports and files, so a test can use two clusters at once.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -15,7 +15,7 @@ import { processCommandLine, runningProcess, stopProcess, writeProcessRecord } f
 import { progress, waitFor } from "./progress.ts";
 import { run } from "./run.ts";
 import { defaultStorageClass } from "./storage-class.ts";
-import { portsInUse, recordedPortsOf } from "./cluster-ports.ts";
+import { portsConfig, portsForNewCluster, portsInUse, recordedPortsOf } from "./cluster-ports.ts";
 
 export const nodeCount = 3;
 const kwokWorkdir = path.join(localDir, "kwok");
@@ -228,23 +228,33 @@ export async function clusterUp(name: string = defaultClusterName): Promise<Clus
     rmSync(cluster.kubeconfig, { force: true });
     if (name === defaultClusterName) await stopOperator();
     writeFileSync(cluster.configFile, kwokctlConfig(binDir));
+    // Not the ports a stopped cluster of this checkout keeps: kwokctl alone would take them, and that one could
+    // not start again.
+    const portsFile = `${cluster.configFile}.ports`;
+    writeFileSync(portsFile, portsConfig(await portsForNewCluster(portsKeptByOthers(name))));
     step("creating cluster (etcd, kube-apiserver, controller-manager, scheduler, kwok)");
-    await run(
-      kwokctl,
-      [
-        "create",
-        "cluster",
-        "--name",
-        name,
-        "--config",
-        cluster.configFile,
-        "--kubeconfig",
-        cluster.kubeconfig,
-        "--wait",
-        "3m",
-      ],
-      { env },
-    );
+    try {
+      await run(
+        kwokctl,
+        [
+          "create",
+          "cluster",
+          "--name",
+          name,
+          "--config",
+          cluster.configFile,
+          "--config",
+          portsFile,
+          "--kubeconfig",
+          cluster.kubeconfig,
+          "--wait",
+          "3m",
+        ],
+        { env },
+      );
+    } finally {
+      rmSync(portsFile, { force: true });
+    }
   } else {
     const created = existsSync(cluster.configFile) ? readFileSync(cluster.configFile, "utf8") : "";
     if (created !== kwokctlConfig(binDir)) {
@@ -301,6 +311,17 @@ export async function clusterUp(name: string = defaultClusterName): Promise<Clus
     `up: ${after.serverVersion}, ${after.readyNodes} nodes Ready, kubeconfig ${path.relative(repoRoot, cluster.kubeconfig)}`,
   );
   return after;
+}
+
+/** The ports the other clusters of this checkout listen on, or will when started again. */
+function portsKeptByOthers(name: string): Set<number> {
+  const kept = new Set<number>();
+  for (const other of localClusterNames()) {
+    const recorded = path.join(kwokWorkdir, "clusters", other, "kwok.yaml");
+    if (other === name || !existsSync(recorded)) continue;
+    for (const { port } of recordedPortsOf(readFileSync(recorded, "utf8"))) kept.add(port);
+  }
+  return kept;
 }
 
 /** Checkouts older than the process records kept a bare pid in .local/provisioner.pid. */
