@@ -7,8 +7,13 @@
  * One addition over controller-runtime: the cache remembers the objects this process itself wrote (the answer of
  * an apply or patch) until the watch delivers them, so the reconcile right after a write does not see its own
  * write missing and make it again. Newer is decided by resourceVersion, compared as integers (etcd's revisions);
- * the apiserver calls them opaque, so an unparsable one always defers to the watch.
+ * the apiserver calls them opaque, so an unparsable one always defers to the watch. A write that deleted its object
+ * (the last finalizer of one being deleted) is kept only until the store no longer has the object, and none is kept
+ * longer than {@link keptWriteMs}: the watch delivers a write within seconds, and one it never delivers (its
+ * object's deletion seen first, or the object deleted while the watch was away) must neither pass for a live object
+ * nor stay in memory for the process's life.
  */
+import { realClock, type Clock } from "../../kube/clock.ts";
 import type { KubeObject } from "../../kube/index.ts";
 import { stripUnread, type Informer } from "./informer.ts";
 import { formatObjectKey } from "../../kube/object-key.ts";
@@ -25,12 +30,18 @@ export interface CacheReader {
   wrote(object: KubeObject): void;
 }
 
+/** The longest an own write is kept waiting for the watch. */
+export const keptWriteMs = 120_000;
+
 export class InformerCache implements CacheReader {
   private readonly informers: readonly Informer[];
-  private readonly written = new Map<string, KubeObject>();
+  private readonly clock: Clock;
+  /** Own writes by key, oldest first (a key written again moves to the end). */
+  private readonly written = new Map<string, { readonly object: KubeObject; readonly at: number }>();
 
-  constructor(informers: readonly Informer[]) {
+  constructor(informers: readonly Informer[], clock: Clock = realClock) {
     this.informers = informers;
+    this.clock = clock;
     // Forget an own write once the watch has delivered it (or something newer), or the object's deletion.
     for (const informer of informers) {
       const caughtUp = (object: KubeObject) => {
@@ -41,7 +52,7 @@ export class InformerCache implements CacheReader {
           object.metadata.namespace,
         );
         const own = this.written.get(key);
-        if (own && !isNewer(own, object)) this.written.delete(key);
+        if (own && !isNewer(own.object, object)) this.written.delete(key);
       };
       informer.addHandlers({
         onAdd: caughtUp,
@@ -62,13 +73,19 @@ export class InformerCache implements CacheReader {
     const key = formatObjectKey({ namespace, name });
     const stored = this.informerFor(apiVersion, kind, namespace)?.store.get(key) as T | undefined;
     const writtenKey = this.writtenKey(apiVersion, kind, name, namespace);
-    const own = this.written.get(writtenKey) as T | undefined;
+    const own = this.written.get(writtenKey);
     if (!own) return stored;
-    if (stored && !isNewer(own, stored)) {
+    if ((stored && !isNewer(own.object, stored)) || this.clock.monotonicMs() - own.at > keptWriteMs) {
       this.written.delete(writtenKey);
       return stored;
     }
-    return own;
+    // The answer to removing the last finalizer of an object being deleted: the apiserver deleted it, and the
+    // watch has said so too once the store no longer has it (its deletion may come before the answer).
+    if (!stored && isDeleted(own.object)) {
+      this.written.delete(writtenKey);
+      return undefined;
+    }
+    return own.object as T;
   }
 
   list<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string): T[] {
@@ -87,7 +104,19 @@ export class InformerCache implements CacheReader {
   wrote(object: KubeObject): void {
     const { name, namespace } = object.metadata;
     if (!name || !this.informerFor(object.apiVersion, object.kind, namespace)) return;
-    this.written.set(this.writtenKey(object.apiVersion, object.kind, name, namespace), stripUnread(object));
+    const now = this.clock.monotonicMs();
+    for (const [key, { at }] of this.written) {
+      if (now - at <= keptWriteMs) break;
+      this.written.delete(key);
+    }
+    const key = this.writtenKey(object.apiVersion, object.kind, name, namespace);
+    this.written.delete(key);
+    this.written.set(key, { object: stripUnread(object), at: now });
+  }
+
+  /** Own writes kept (for tests of the bound). */
+  get keptWrites(): number {
+    return this.written.size;
   }
 
   private writtenKey(apiVersion: string, kind: string, name: string | undefined, namespace: string | undefined) {
@@ -103,6 +132,11 @@ export class InformerCache implements CacheReader {
         i.hasSynced(),
     );
   }
+}
+
+/** Being deleted with no finalizer left: the apiserver has removed it. */
+function isDeleted(object: KubeObject): boolean {
+  return object.metadata.deletionTimestamp !== undefined && !object.metadata.finalizers?.length;
 }
 
 function isNewer(a: KubeObject, b: KubeObject): boolean {

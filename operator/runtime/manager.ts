@@ -177,9 +177,14 @@ export async function startManager(
   // At debug level every wake-up is logged with what caused it (an event's kind, or "background"), so a reconcile
   // count can be traced to its causes (the hostile-tenants chaos counts them per instance).
   const debug = logger.isLevelEnabled("debug");
+  // Until its workers start (a standby, or caches still listing) the controller keeps no keys: it looks at every
+  // object when they start. A standby that kept them would hold each key it was ever told of, deleted instances'
+  // too, for as long as it stands by (controller-runtime starts its event sources on the leader only, alike).
+  let accepting = false;
   const enqueueFrom =
     (source: string, wake = false) =>
     (key: ObjectKey, priority: Priority = "normal") => {
+      if (!accepting) return;
       if (debug) {
         logger.debug({ key: formatObjectKey(key), source, priority, queued: controller.isQueued(key) }, "enqueued");
       }
@@ -228,6 +233,9 @@ export async function startManager(
     await Promise.all(informers.map((i) => i.waitForSync(stopped.signal)));
     if (stopped.signal.aborted) return;
     logger.info({ informers: informers.length }, "caches synced, starting workers");
+    accepting = true;
+    const look = enqueueFrom("start");
+    for (const i of primaries) for (const object of i.store.list()) look(objectKeyOf(object.metadata), "low");
     controller.start();
   };
 

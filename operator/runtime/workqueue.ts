@@ -80,6 +80,13 @@ export class WorkQueue {
    * or is ahead of the clock (a debt that going idle must not erase).
    */
   private readonly used = new Map<string, number>();
+  /**
+   * Idle groups kept in `used` only for a debt ahead of the clock, looked at again as the clock moves: a group
+   * that never has a key again (a deleted namespace) is dropped once the clock passes its debt.
+   */
+  private readonly debtors = new Set<string>();
+  /** Keys handed out since the debtors were last looked at; they are once per as many keys as there are debtors. */
+  private takenSinceDebtors = 0;
   /** The virtual clock: the used time of the last group handed a key, the level an idle group comes back at. */
   private virtualNow = 0;
   /** Keys that need processing: queued, or added again while processing. */
@@ -213,6 +220,11 @@ export class WorkQueue {
     return this.waitingAt[priority];
   }
 
+  /** Groups whose worker time the queue keeps: those with keys waiting or held, and idle ones still ahead. */
+  get groupsKept(): number {
+    return this.used.size;
+  }
+
   /** Keys currently held by workers. */
   get inFlight(): number {
     return this.processing.size;
@@ -282,6 +294,7 @@ export class WorkQueue {
     }
     if (group === undefined) return undefined;
     this.virtualNow = Math.max(this.virtualNow, least);
+    if (++this.takenSinceDebtors >= this.debtors.size) this.settleDebts();
     const keys = this.groups.get(group)!;
     const key = keys[priority].shift();
     // The group goes to the back of the line while it has keys left: among equals, one key per group per turn.
@@ -298,11 +311,22 @@ export class WorkQueue {
     return key;
   }
 
-  /** Drops the used time of a group with nothing waiting or held that is not ahead of the clock (bounded memory). */
+  /**
+   * Drops the used time of a group with nothing waiting or held that is not ahead of the clock; one ahead is kept as
+   * a debtor until the clock passes it (bounded memory: the groups seen lately, not every group ever seen).
+   */
   private forgetIdle(group: string): void {
-    if (this.groups.has(group) || (this.used.get(group) ?? 0) > this.virtualNow) return;
+    this.debtors.delete(group);
+    if (this.groups.has(group)) return;
     for (const key of this.processing.keys()) if (this.groupOf(key) === group) return;
-    this.used.delete(group);
+    if ((this.used.get(group) ?? 0) > this.virtualNow) this.debtors.add(group);
+    else this.used.delete(group);
+  }
+
+  /** Forgets the debtors the clock has passed, and those active again (their `done` looks at them anew). */
+  private settleDebts(): void {
+    this.takenSinceDebtors = 0;
+    for (const group of [...this.debtors]) this.forgetIdle(group);
   }
 }
 

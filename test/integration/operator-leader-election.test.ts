@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { apiVersion, kind } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 import { scrape, sum } from "../../bench/support/prometheus.ts";
@@ -69,6 +70,16 @@ test("two operators elect one leader; after SIGKILL of the leader the other take
     false,
     "the standby reconciled nothing",
   );
+  // and keeps no keys meanwhile, not even of an instance that came and went (it looks at every one when it leads)
+  await createInstance(client, namespace, "gone", { replicas: 1, image: "nginx:1.27" });
+  await waitForInstance(client, namespace, "gone", "Ready", isReadyAtSpec);
+  await client.delete(apiVersion, kind, "gone", namespace);
+  await waitFor("gone deleted", async () =>
+    (await client.find(apiVersion, kind, "gone", namespace)) ? undefined : true,
+  );
+  const standbyMetrics = await scrape(standby.metricsUrl);
+  assert.equal(sum(standbyMetrics, "workqueue_adds_total"), 0, "the standby queued no key");
+  assert.equal(sum(standbyMetrics, "workqueue_depth"), 0, "nothing waits in the standby's queue");
 
   // WHEN the leader is killed without a chance to release the Lease
   const lastRenewal = async () => {
@@ -98,6 +109,16 @@ test("two operators elect one leader; after SIGKILL of the leader the other take
   const boundMs = leaseDurationMs + 2 * maxCampaignIntervalMs + 30_000;
   assert.ok(tookOverAt - killedAt < boundMs, `took over ${tookOverAt - killedAt} ms after the kill`);
   assert.equal(await holder(), standby.identity);
+
+  // and looks at the instances there are, once each, the one that went not among them
+  await waitFor("the new leader's look at web", async () =>
+    standby.logs.some((candidate) => candidate.msg === "reconciled" && candidate.key === key) ? true : undefined,
+  );
+  assert.equal(
+    standby.logs.some((candidate) => candidate.msg === "reconciled" && candidate.key === `${namespace}/gone`),
+    false,
+    "no reconcile of the deleted instance",
+  );
 
   // and keeps reconciling: a scale-up goes through the new leader
   await patchSpec(client, namespace, "web", { replicas: 3 });

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KubeObject } from "../../../kube/index.ts";
-import { InformerCache } from "../../../operator/runtime/cache.ts";
+import { InformerCache, keptWriteMs } from "../../../operator/runtime/cache.ts";
 import { Informer } from "../../../operator/runtime/informer.ts";
 import { captureLogger } from "./capture-logger.ts";
-import { settle } from "./fake-clock.ts";
+import { FakeClock, settle } from "./fake-clock.ts";
 import { FakeListWatch, listOf } from "./fake-list-watch.ts";
 
 function object(name: string, resourceVersion: string, labels: Record<string, string> = {}): KubeObject {
@@ -15,7 +15,7 @@ async function synced(...items: KubeObject[]) {
   return syncedWith({}, ...items);
 }
 
-async function syncedWith(options: { indexedLabels?: readonly string[] }, ...items: KubeObject[]) {
+async function syncedWith(options: { indexedLabels?: readonly string[]; clock?: FakeClock }, ...items: KubeObject[]) {
   const api = new FakeListWatch();
   api.lists.push(listOf("100", ...items));
   const informer = new Informer({
@@ -24,9 +24,9 @@ async function syncedWith(options: { indexedLabels?: readonly string[] }, ...ite
     kind: "Deployment",
     namespace: "ns",
     logger: captureLogger().logger,
-    ...options,
+    ...(options.indexedLabels ? { indexedLabels: options.indexedLabels } : {}),
   });
-  const cache = new InformerCache([informer]);
+  const cache = new InformerCache([informer], options.clock);
   assert.equal(cache.covers("apps/v1", "Deployment", "ns"), false, "not before the first list");
   informer.start();
   await informer.waitForSync();
@@ -95,6 +95,40 @@ describe("InformerCache", () => {
     api.lastWatch!.send("DELETED", object("a", "135"));
     await settle();
     assert.equal(cache.get("apps/v1", "Deployment", "a", "ns"), undefined);
+    await informer.stop();
+  });
+
+  it("keeps the answer that deleted an object only until the store no longer has it, its deletion seen first", async () => {
+    // GIVEN an object being deleted, held by one finalizer
+    const terminating = (resourceVersion: string, finalizers: string[]) => ({
+      ...object("a", resourceVersion),
+      metadata: { ...object("a", resourceVersion).metadata, deletionTimestamp: "2030-01-01T00:00:00Z", finalizers },
+    });
+    const { api, informer, cache } = await synced(terminating("90", ["example.com/cleanup"]));
+    // WHEN the watch delivers its deletion before the answer to the patch that removed the finalizer arrives
+    api.lastWatch!.send("DELETED", terminating("91", []));
+    await settle();
+    cache.wrote(terminating("91", []));
+    // THEN the object is gone, and nothing of it is kept
+    assert.equal(cache.get("apps/v1", "Deployment", "a", "ns"), undefined);
+    assert.equal(cache.keptWrites, 0);
+    await informer.stop();
+  });
+
+  it("keeps no write longer than the watch could take to deliver it", async () => {
+    // GIVEN a write the watch never delivers (its object was deleted while the watch was away)
+    const clock = new FakeClock();
+    const { informer, cache } = await syncedWith({ clock }, object("a", "90"));
+    cache.wrote(object("a", "120"));
+    cache.wrote(object("phantom", "121"));
+    assert.equal(cache.get("apps/v1", "Deployment", "a", "ns")?.metadata.resourceVersion, "120");
+    // WHEN longer than that has passed
+    await clock.advance(keptWriteMs + 1);
+    // THEN reads see what the watch has, and the next write takes the old ones away
+    assert.equal(cache.get("apps/v1", "Deployment", "a", "ns")?.metadata.resourceVersion, "90");
+    cache.wrote(object("b", "130"));
+    assert.equal(cache.keptWrites, 1, "only the new write is kept");
+    assert.equal(cache.get("apps/v1", "Deployment", "phantom", "ns"), undefined);
     await informer.stop();
   });
 });

@@ -79,6 +79,45 @@ describe("WorkQueue", () => {
     assert.deepEqual(next.filter((namespace) => namespace === "back").length, 3, next.join(" "));
   });
 
+  it("keeps the worker time of the namespaces seen lately, not of every namespace ever seen", async () => {
+    // GIVEN tenants that come, have their instances reconciled and go, one after another, a thousand of them
+    const clock = new FakeClock();
+    const queue = new WorkQueue({ clock });
+    const run = async () => {
+      const key = (await queue.get())!;
+      await clock.advance(100);
+      queue.done(key);
+    };
+    for (let tenant = 0; tenant < 1000; tenant++) {
+      for (let i = 0; i < 3; i++) queue.add(`churn-${tenant}/i-${i}`);
+      for (let i = 0; i < 3; i++) await run();
+    }
+    // THEN the queue keeps the last ones' time only (each ends ahead of the clock, until the next one passes it)
+    assert.ok(queue.groupsKept <= 2, `groups kept: ${queue.groupsKept}`);
+  });
+
+  it("an idle namespace still ahead of the clock keeps its debt: back at once, it waits its turn", async () => {
+    const clock = new FakeClock();
+    const queue = new WorkQueue({ clock });
+    const run = async () => {
+      const key = (await queue.get())!;
+      await clock.advance(key.startsWith("heavy/") ? 1000 : 100);
+      queue.done(key);
+      return parseObjectKey(key).namespace;
+    };
+    // GIVEN a tenant whose one reconcile took 1 s, beside one whose take 100 ms
+    for (let i = 0; i < 20; i++) queue.add(`light/i-${i}`);
+    queue.add("heavy/a");
+    const first = [await run(), await run()];
+    assert.deepEqual(first, ["light", "heavy"]);
+    // WHEN the heavy one comes back at once with more
+    for (let i = 0; i < 5; i++) queue.add(`heavy/b-${i}`);
+    // THEN the light one has the next ~9 turns: the heavy one's second of worker time is not forgiven by its pause
+    const next = [];
+    for (let i = 0; i < 9; i++) next.push(await run());
+    assert.deepEqual(new Set(next), new Set(["light"]), next.join(" "));
+  });
+
   it("hands out low-priority keys (a first list, a resync) only while no change waits", async () => {
     // GIVEN a restarted operator's first look at a thousand instances, queued at low priority
     const queue = new WorkQueue({ clock: new FakeClock() });
