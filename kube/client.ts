@@ -9,6 +9,7 @@ import type { Dispatcher } from "undici";
 import type { KubeConfig } from "./config.ts";
 import { Credentials } from "./credentials.ts";
 import { ApiError, apiErrorFrom, NotFoundError, TransportError, type StatusBody } from "./errors.ts";
+import { LineSplitter } from "./line-stream.ts";
 import { ListSplitter } from "./list-stream.ts";
 import { resourcePath, resourceType, type ResourceType } from "./resources.ts";
 import { connectionPool } from "./transport.ts";
@@ -336,15 +337,12 @@ export class KubeClient {
       stream: true,
     });
     onOpen?.();
-    const decoder = new TextDecoder();
-    let buffered = "";
+    // Split as it arrives, in time linear in the bytes: a tenant's object may be a MiB or more (line-stream.ts).
+    const lines = new LineSplitter();
     try {
       for await (const chunk of response.body) {
-        buffered += decoder.decode(chunk as Uint8Array, { stream: true });
-        let newline: number;
-        while ((newline = buffered.indexOf("\n")) >= 0) {
-          const line = buffered.slice(0, newline).trim();
-          buffered = buffered.slice(newline + 1);
+        for (const text of lines.push(chunk as Uint8Array)) {
+          const line = text.trim();
           if (!line) continue;
           const event = JSON.parse(line) as WatchEvent<T>;
           if (event.type === "ERROR") {

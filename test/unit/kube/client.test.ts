@@ -137,6 +137,41 @@ test("a request that gets no answer times out as a TransportError; a watch does 
   await assert.rejects(slow.get("v1", "ConfigMap", "x", "a"), /no answer within 200 ms/);
 });
 
+test("a watch reads a 4 MiB event line in one pass, and the events around it", async (t) => {
+  // GIVEN a watch answered with a 4 MiB object (a tenant's, near the apiserver's limits) between two small events,
+  // written in 16 KiB pieces that cut its multi-byte characters
+  const big = {
+    type: "MODIFIED",
+    object: { metadata: { name: "big", labels: { note: "✓😀".repeat(600_000) } } },
+  };
+  const bookmark = { type: "BOOKMARK", object: { metadata: { resourceVersion: "7" } } };
+  const added = { type: "ADDED", object: { metadata: { name: "small" } } };
+  const body = Buffer.from(`${JSON.stringify(added)}\n${JSON.stringify(big)}\r\n\n${JSON.stringify(bookmark)}\n`);
+  const { client } = await clientFor(t, (_request, response) => {
+    response.writeHead(200, { "content-type": "application/json" });
+    for (let from = 0; from < body.length; from += 16384) response.write(body.subarray(from, from + 16384));
+    response.end();
+  });
+  // WHEN it is read, counting the characters searched for newlines (work, not time: the machine is shared)
+  const { indexOf } = String.prototype;
+  let scanned = 0;
+  String.prototype.indexOf = function (this: string, search: string, position?: number): number {
+    const found = indexOf.call(this, search, position);
+    if (search === "\n") scanned += (found === -1 ? this.length : found + 1) - (position ?? 0);
+    return found;
+  };
+  const events: unknown[] = [];
+  try {
+    for await (const event of client.watch("v1", "ConfigMap", { namespace: "a" })) events.push(event);
+  } finally {
+    String.prototype.indexOf = indexOf;
+  }
+  // THEN every event arrives whole, and each character was searched about once: searching all that is buffered on
+  // every chunk would read the long line once per chunk of it, hundreds of times
+  assert.deepEqual(events, [added, big, bookmark]);
+  assert.ok(scanned < 2 * body.length, `${scanned} characters searched for a body of ${body.length} bytes`);
+});
+
 test("in-cluster config: the apiserver from the service env, the ServiceAccount's CA, token file and namespace", (t) => {
   const dir = mkdtempSync(join(tmpdir(), "kube-sa-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
