@@ -5,7 +5,9 @@
  * up to ~1.5 MiB, and the metadata may carry ~1.5 MiB of labels and 256 KiB of annotations. Kept as written, a few
  * hundred such instances fill the heap of the process every namespace shares.
  *
- * - metadata: identity, generation, finalizers, deletion, and the one annotation reconciles read (a reconcile
+ * - metadata: identity, generation, deletion, finalizers up to {@link maxKeptFinalizersLength} of JSON (a list
+ *   etcd takes up to ~1.5 MiB: a longer one is kept as `finalizersWithheld` with only the operator's own, if there,
+ *   and the reconcile reads the instance live before it changes them), and the one annotation reconciles read (a reconcile
  *   request, only as long as one that is answered: 256 characters; a longer one is never answered, and 400
  *   instances' 255 KiB requests held 100 MiB); no labels (the operator selects instances by none and copies none
  *   to children), no other annotation;
@@ -17,10 +19,13 @@
  *   The webhook refuses such values at the door; this is for instances stored while the webhooks were off or the
  *   limit was higher.
  */
-import { maxReconcileRequestLength, reconcileRequestAnnotation } from "../api/index.ts";
+import { finalizer, maxReconcileRequestLength, reconcileRequestAnnotation } from "../api/index.ts";
 import { valuesBytes } from "../chart/index.ts";
 import type { KubeObject } from "../kube/index.ts";
 import type { InstanceObject } from "./reconcile/index.ts";
+
+/** The longest finalizer list kept as it is, in characters of JSON: a few dozen finalizers of any real use. */
+export const maxKeptFinalizersLength = 4096;
 
 /** The informer transform of instances, for a platform whose `--render-values` is `maxValuesKiB`. */
 export function instanceAsRead(maxValuesKiB: number): (object: KubeObject) => InstanceObject {
@@ -38,6 +43,7 @@ export function instanceAsRead(maxValuesKiB: number): (object: KubeObject) => In
       finalizers,
       annotations,
     } = instance.metadata;
+    const withheld = finalizers !== undefined && JSON.stringify(finalizers).length > maxKeptFinalizersLength;
     const annotated = annotations?.[reconcileRequestAnnotation];
     const requested = annotated !== undefined && annotated.length <= maxReconcileRequestLength ? annotated : undefined;
     const metadata = {
@@ -48,10 +54,17 @@ export function instanceAsRead(maxValuesKiB: number): (object: KubeObject) => In
       ...(generation === undefined ? {} : { generation }),
       ...(creationTimestamp === undefined ? {} : { creationTimestamp }),
       ...(deletionTimestamp === undefined ? {} : { deletionTimestamp }),
-      ...(finalizers === undefined ? {} : { finalizers }),
+      ...(finalizers === undefined
+        ? {}
+        : { finalizers: withheld ? finalizers.filter((f) => f === finalizer) : finalizers }),
       ...(requested === undefined ? {} : { annotations: { [reconcileRequestAnnotation]: requested } }),
     };
-    const kept = { apiVersion: object.apiVersion, kind: object.kind, metadata };
+    const kept = {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata,
+      ...(withheld ? { finalizersWithheld: { count: finalizers.length } } : {}),
+    };
     const spec = instance.spec as { values?: unknown } | undefined;
     const bytes = typeof spec === "object" && spec !== null ? valuesBytes(spec.values) : 0;
     if (bytes <= maxBytes) {

@@ -29,11 +29,12 @@ export interface ClusterClient extends ObjectClient {
   /** Server-side apply of the instance's status subresource. */
   applyStatus(instance: ObjectKey, status: MyAppInstanceStatus): Promise<void>;
   /**
-   * Replaces the instance's finalizers, only if it is still at `resourceVersion` (ConflictError otherwise), so
-   * a finalizer someone else added in between is never dropped.
+   * Changes the instance's finalizers from `instance.finalizers`, as stored at `resourceVersion`, to `finalizers`,
+   * only if it is still at that version (ConflictError otherwise), so a finalizer someone else added in between is
+   * never dropped. Sends the change only (one added at the end, one removed): a tenant's long list is not sent back.
    */
   setFinalizers(
-    instance: ObjectKey & { readonly resourceVersion: string },
+    instance: ObjectKey & { readonly resourceVersion: string; readonly finalizers: readonly string[] },
     finalizers: readonly string[],
   ): Promise<void>;
   /**
@@ -140,9 +141,12 @@ export function clusterClient(client: KubeClient, options: ClusterClientOptions)
       remember(await client.apply(body, { fieldManager: manager, force: true, subresource: "status" }));
     },
     async setFinalizers(instance, finalizers) {
-      // A merge patch carrying resourceVersion is an optimistic-concurrency write: 409 if the object moved on.
-      const patch = { metadata: { resourceVersion: instance.resourceVersion, finalizers: [...finalizers] } };
-      remember(await client.mergePatch(instanceApiVersion, instanceKind, instance.name, instance.namespace, patch));
+      // A patch that sets resourceVersion is an optimistic-concurrency write: 409 if the object moved on.
+      const operations: JsonPatchOperation[] = [
+        { op: "replace", path: "/metadata/resourceVersion", value: instance.resourceVersion },
+        ...finalizersChange(instance.finalizers, finalizers),
+      ];
+      remember(await client.jsonPatch(instanceApiVersion, instanceKind, instance.name, instance.namespace, operations));
     },
     delete: (apiVersion, kind, name, namespace, deleteOptions) =>
       client.delete(apiVersion, kind, name, namespace, {
@@ -172,4 +176,24 @@ function reusedReads(ttlMs: number, clock: Clock) {
     value.catch(() => reads.delete(key));
     return value;
   };
+}
+
+/**
+ * The JSON patch operations that turn the finalizer list `from` into `to`: one added at the end or one removed is
+ * that operation alone; anything else writes the whole list.
+ */
+export function finalizersChange(from: readonly string[], to: readonly string[]): JsonPatchOperation[] {
+  const path = "/metadata/finalizers";
+  const same = (a: readonly string[], b: readonly string[]) => a.every((name, i) => name === b[i]);
+  if (to.length === from.length + 1 && from.length > 0 && same(from, to)) {
+    return [{ op: "add", path: `${path}/-`, value: to[to.length - 1] }];
+  }
+  if (to.length === from.length - 1) {
+    const removed = from.findIndex((name, i) => name !== to[i]);
+    if (same(to, [...from.slice(0, removed), ...from.slice(removed + 1)])) {
+      return [{ op: "remove", path: `${path}/${removed}` }];
+    }
+  }
+  // "add" on a member that exists replaces it; the resourceVersion operation before it keeps that safe.
+  return [{ op: "add", path, value: [...to] }];
 }

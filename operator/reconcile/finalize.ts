@@ -50,14 +50,23 @@ export function needsFinalizer(spec: unknown, defaultChart: unknown): boolean {
 
 /** Puts the finalizer on the instance unless it is there, so a deletion waits for the finalize step. */
 export async function ensureFinalizer(session: Session): Promise<void> {
-  const { metadata } = session.instance;
-  const finalizers = metadata.finalizers ?? [];
-  if (finalizers.includes(finalizer)) return;
-  await session.cluster.setFinalizers({ ...session.key, resourceVersion: metadata.resourceVersion ?? "" }, [
-    ...finalizers,
-    finalizer,
-  ]);
+  if (session.instance.metadata.finalizers?.includes(finalizer)) return;
+  const stored = await storedFinalizers(session);
+  await session.cluster.setFinalizers({ ...session.key, ...stored }, [...stored.finalizers, finalizer]);
   session.changed("finalizer added", { finalizer });
+}
+
+/**
+ * The instance's finalizers and the version they are read at: from the cache, or, where the cache did not keep a
+ * list that long (operator/instance-as-read.ts), read live. NotFound when it is gone meanwhile.
+ */
+async function storedFinalizers(session: Session): Promise<{ finalizers: string[]; resourceVersion: string }> {
+  const { instance, cluster, key } = session;
+  const read = instance.finalizersWithheld
+    ? await cluster.find<KubeObject>(instance.apiVersion, instance.kind, key.name, key.namespace, { live: true })
+    : instance;
+  if (!read) throw new NotFoundError(404, `${instance.kind} ${key.namespace}/${key.name} not found`);
+  return { finalizers: [...(read.metadata.finalizers ?? [])], resourceVersion: read.metadata.resourceVersion ?? "" };
 }
 
 /**
@@ -194,9 +203,10 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
   }
 
   // Already gone (the finalizer removed by hand meanwhile): NotFound, which reconcile takes for a deletion.
+  const stored = await storedFinalizers(session);
   await cluster.setFinalizers(
-    { ...key, resourceVersion: instance.metadata.resourceVersion ?? "" },
-    finalizers.filter((name) => name !== finalizer),
+    { ...key, ...stored },
+    stored.finalizers.filter((name) => name !== finalizer),
   );
   await session.event("Normal", "Finalized", "Delete", `Cleaned up; removed the finalizer ${finalizer}`);
   session.logger.info(

@@ -27,6 +27,11 @@ export interface InstanceObject extends KubeObject {
    * JSON, over the platform's `--render-values` (`limitKiB`), and are not kept; the reconcile reports it.
    */
   readonly valuesWithheld?: { readonly bytes: number; readonly limitKiB: number };
+  /**
+   * Set by the operator's cache, never by the API: `metadata.finalizers` had `count` entries, too long to keep, and
+   * holds only the operator's own (if there); read the instance live before changing them.
+   */
+  readonly finalizersWithheld?: { readonly count: number };
 }
 
 /**

@@ -15,7 +15,7 @@
  */
 import { realClock, type Clock } from "../../kube/clock.ts";
 import type { KubeObject } from "../../kube/index.ts";
-import { stripUnread, type Informer } from "./informer.ts";
+import type { Informer } from "./informer.ts";
 import { formatObjectKey } from "../../kube/object-key.ts";
 
 /** What a reconcile may read from the cache. */
@@ -103,7 +103,8 @@ export class InformerCache implements CacheReader {
 
   wrote(object: KubeObject): void {
     const { name, namespace } = object.metadata;
-    if (!name || !this.informerFor(object.apiVersion, object.kind, namespace)) return;
+    const informer = this.informerFor(object.apiVersion, object.kind, namespace);
+    if (!name || !informer) return;
     const now = this.clock.monotonicMs();
     for (const [key, { at }] of this.written) {
       if (now - at <= keptWriteMs) break;
@@ -111,7 +112,8 @@ export class InformerCache implements CacheReader {
     }
     const key = this.writtenKey(object.apiVersion, object.kind, name, namespace);
     this.written.delete(key);
-    this.written.set(key, { object: stripUnread(object), at: now });
+    // Kept as the informer keeps what it stores: nothing a tenant made large, and read the same way.
+    this.written.set(key, { object: informer.transform(object), at: now });
   }
 
   /** Own writes kept (for tests of the bound). */

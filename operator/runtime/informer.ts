@@ -115,7 +115,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private resourceVersion: string | undefined;
   /** After a 410 the next list must be a consistent read: the watch cache may be as old as what expired. */
   private consistentRelist = false;
-  private readonly transform: (object: KubeObject) => KubeObject;
+  /** What the store keeps of an object (the `transform` option): also what a cache keeps of an own write. */
+  readonly transform: (object: KubeObject) => KubeObject;
 
   constructor(options: InformerOptions) {
     this.options = options;

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { maxReconcileRequestLength, reconcileRequestAnnotation } from "../../../api/index.ts";
+import { finalizer, maxReconcileRequestLength, reconcileRequestAnnotation } from "../../../api/index.ts";
 import { valuesBytes, valuesTooLargeMessage } from "../../../chart/index.ts";
 import { instanceAsRead } from "../../../operator/instance-as-read.ts";
 
@@ -121,8 +121,31 @@ describe("instanceAsRead", () => {
   });
 
   it("a field only the cache sets cannot be forged by the writer", () => {
-    const forged = asRead(written({ image: "nginx:1.27" }, { valuesWithheld: { bytes: 1, limitKiB: 1 } }));
+    const forged = asRead(
+      written({ image: "nginx:1.27" }, { valuesWithheld: { bytes: 1, limitKiB: 1 }, finalizersWithheld: { count: 1 } }),
+    );
     assert.equal(forged.valuesWithheld, undefined);
+    assert.equal(forged.finalizersWithheld, undefined);
+  });
+
+  it("keeps a finalizer list of any real use whole, and of a longer one only the operator's own", () => {
+    // GIVEN a tenant's instance with 4,400 finalizers of 265 characters (1.2 MB, which the apiserver takes)
+    const theirs = Array.from(
+      { length: 4400 },
+      (_, i) => `${"a".repeat(240)}.example.com/f${String(i).padStart(8, "0")}`,
+    );
+    const withFinalizers = (finalizers: string[]) =>
+      asRead({ ...written({ image: "nginx:1.27" }), metadata: { ...metadata, finalizers } });
+    // THEN the cache keeps the operator's own, where it is, and how many there were
+    const long = withFinalizers([...theirs.slice(0, 10), finalizer, ...theirs.slice(10)]);
+    assert.deepEqual(long.metadata.finalizers, [finalizer]);
+    assert.deepEqual(long.finalizersWithheld, { count: 4401 });
+    assert.deepEqual(withFinalizers(theirs).metadata.finalizers, []);
+    assert.ok(JSON.stringify(long).length < 2048, "what is kept is small");
+    // and a list as long as real ones get, whole
+    const several = [finalizer, ...theirs.slice(0, 10)];
+    assert.deepEqual(withFinalizers(several).metadata.finalizers, several);
+    assert.equal(withFinalizers(several).finalizersWithheld, undefined);
   });
 });
 

@@ -18,6 +18,7 @@ function recordingClient(options: { failCreate?: Error } = {}) {
     list: record("list", { metadata: {}, items: [{ kind: "PersistentVolumeClaim" }] }),
     apply: record("apply"),
     mergePatch: record("mergePatch"),
+    jsonPatch: record("jsonPatch"),
     delete: record("delete", true),
     async create(...args: unknown[]) {
       calls.push({ method: "create", args });
@@ -65,22 +66,31 @@ describe("clusterClient", () => {
     ]);
   });
 
-  it("sets finalizers with a merge patch that carries the resourceVersion (409 when it moved on)", async () => {
+  it("changes finalizers with a JSON patch of the change alone, at the resourceVersion read (409 when it moved on)", async () => {
     const { client, calls } = recordingClient();
     const cluster = clusterClient(client, { events: { record: () => undefined } });
+    const web = { namespace: "shop", name: "web", resourceVersion: "42" };
+    const atVersion = { op: "replace", path: "/metadata/resourceVersion", value: "42" };
 
-    await cluster.setFinalizers({ namespace: "shop", name: "web", resourceVersion: "42" }, ["a", "b"]);
+    // GIVEN a tenant's long list: adding to it or removing from it sends the one finalizer, not the list
+    const long = Array.from({ length: 1000 }, (_, i) => `tenant.example.com/f${i}`);
+    await cluster.setFinalizers({ ...web, finalizers: long }, [...long, "ours"]);
+    await cluster.setFinalizers({ ...web, finalizers: [...long.slice(0, 500), "ours", ...long.slice(500)] }, long);
+    // and a list made or replaced whole where it is not one such change
+    await cluster.setFinalizers({ ...web, finalizers: [] }, ["ours"]);
+    await cluster.setFinalizers({ ...web, finalizers: ["a", "b"] }, ["b", "a"]);
 
-    assert.deepEqual(calls[0], {
-      method: "mergePatch",
-      args: [
-        "example.com/v1",
-        "MyAppInstance",
-        "web",
-        "shop",
-        { metadata: { resourceVersion: "42", finalizers: ["a", "b"] } },
-      ],
+    const operations = calls.map((call) => {
+      assert.equal(call.method, "jsonPatch");
+      assert.deepEqual(call.args.slice(0, 4), ["example.com/v1", "MyAppInstance", "web", "shop"]);
+      return call.args[4];
     });
+    assert.deepEqual(operations, [
+      [atVersion, { op: "add", path: "/metadata/finalizers/-", value: "ours" }],
+      [atVersion, { op: "remove", path: "/metadata/finalizers/500" }],
+      [atVersion, { op: "add", path: "/metadata/finalizers", value: ["ours"] }],
+      [atVersion, { op: "add", path: "/metadata/finalizers", value: ["b", "a"] }],
+    ]);
   });
 
   it("passes propagation policy and uid precondition on delete; lists by label selector", async () => {

@@ -4,6 +4,7 @@
  * holding a deletion, server defaults, canonical quantities, an immutable StatefulSet claim template) and nowhere
  * else. Controllers are simulated explicitly by the tests (`rollOut`, `provisionClaims`): nothing moves by itself.
  */
+import assert from "node:assert/strict";
 import { isDeepStrictEqual } from "node:util";
 import {
   apiVersion as instanceApiVersion,
@@ -44,6 +45,8 @@ export class FakeCluster implements ClusterClient {
    * objects it accepts, as the informers see only objects with the operator's label. Unset: finds see everything.
    */
   cacheHolds: ((object: KubeObject) => boolean) | undefined;
+  /** What the operator's cache keeps of an object a find that is not `live` returns, when set (its transform). */
+  cacheKeeps: ((object: KubeObject) => KubeObject) | undefined;
   private readonly objects = new Map<string, KubeObject>();
   private readonly failures: { verb: Verb; kind?: string; error: Error }[] = [];
   private sequence = 0;
@@ -63,7 +66,8 @@ export class FakeCluster implements ClusterClient {
     this.failIfScripted("find", kind);
     const object = this.objects.get(keyOf(apiVersion, kind, namespace, name));
     if (object && !options?.live && namespace !== undefined && this.cacheHolds?.(object) === false) return undefined;
-    return object ? (clone(object) as T) : undefined;
+    if (!object) return undefined;
+    return (options?.live || !this.cacheKeeps ? clone(object) : this.cacheKeeps(clone(object))) as T;
   }
 
   async list<T extends KubeObject>(
@@ -211,7 +215,10 @@ export class FakeCluster implements ClusterClient {
     object.metadata.resourceVersion = this.rv();
   }
 
-  async setFinalizers(instance: ObjectKey & { resourceVersion: string }, finalizers: readonly string[]): Promise<void> {
+  async setFinalizers(
+    instance: ObjectKey & { resourceVersion: string; finalizers: readonly string[] },
+    finalizers: readonly string[],
+  ): Promise<void> {
     this.requests.push({ verb: "setFinalizers", kind: instanceKind, name: instance.name, body: [...finalizers] });
     this.failIfScripted("setFinalizers", instanceKind);
     const key = keyOf(instanceApiVersion, instanceKind, instance.namespace, instance.name);
@@ -220,6 +227,8 @@ export class FakeCluster implements ClusterClient {
     if (object.metadata.resourceVersion !== instance.resourceVersion) {
       throw new ConflictError(409, "the object has been modified; please apply your changes to the latest version");
     }
+    // The change is made from the list as read at that version (only the change is sent): it must be that list.
+    assert.deepEqual(object.metadata.finalizers ?? [], instance.finalizers, "finalizers as stored at the version");
     object.metadata.finalizers = [...finalizers];
     object.metadata.resourceVersion = this.rv();
     if (object.metadata.deletionTimestamp && finalizers.length === 0) this.objects.delete(key);

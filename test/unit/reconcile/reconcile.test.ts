@@ -561,6 +561,33 @@ describe("reconcile: deletion", () => {
   });
 });
 
+describe("reconcile: a finalizer list the cache withheld", () => {
+  it("reads the instance live to add and remove its own finalizer, keeping the tenant's", async () => {
+    // GIVEN an instance with storage that a tenant gave 4,400 finalizers of its own (1.2 MB), as the cache keeps it
+    const theirs = Array.from({ length: 4400 }, (_, i) => `${"a".repeat(240)}.example.com/f${i}`);
+    const h = harness();
+    h.cluster.cacheKeeps = (object) => (object.kind === "MyAppInstance" ? instanceAsRead(128)(object) : object);
+    h.cluster.put(storageClass("standard", { isDefault: true }));
+    h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
+    h.cluster.edit("example.com/v1", "MyAppInstance", "web", (o) => void (o.metadata.finalizers = [...theirs]));
+    h.cluster.reset();
+
+    // WHEN it is reconciled THEN its finalizer is added to the list as stored, read live at the version written to
+    await h.run();
+    const instanceReads = () => h.cluster.liveReadLines.filter((line) => line.includes("MyAppInstance"));
+    assert.deepEqual(instanceReads(), ["find MyAppInstance/web"]);
+    assert.deepEqual(h.cluster.instance("web")?.metadata.finalizers, [...theirs, finalizer]);
+
+    // WHEN it is deleted THEN its finalizer is removed from the list as stored, and only its own
+    h.cluster.provisionClaims("web", "standard");
+    h.cluster.deleteInstance("web");
+    h.cluster.reset();
+    await h.run();
+    assert.deepEqual(instanceReads(), ["find MyAppInstance/web"]);
+    assert.deepEqual(h.cluster.instance("web")?.metadata.finalizers, theirs);
+  });
+});
+
 describe("reconcile: values the cache withheld", () => {
   it("reports ValuesTooLarge with their size and the limit, and renders or changes nothing", async () => {
     // GIVEN an instance stored with 8 KiB of values while the webhooks were off, as the cache keeps it under a

@@ -32,7 +32,7 @@ describe("countingClient", () => {
 
     await counted.apply(service);
     await counted.setFinalizers(
-      { name: "web", namespace: "default", resourceVersion: instance.metadata.resourceVersion ?? "" },
+      { name: "web", namespace: "default", resourceVersion: instance.metadata.resourceVersion ?? "", finalizers: [] },
       ["example.com/finalizer"],
     );
     await counted.applyStatus({ name: "web", namespace: "default" }, { phase: "Pending" });
