@@ -3,8 +3,11 @@
  * structural, carries the descriptions (`kubectl explain`), bounds, patterns, defaults and CEL rules. Nothing
  * here restates a field rule; it adds only what is about the resource rather than its fields.
  */
+import { createHash } from "node:crypto";
 import { stringify } from "yaml";
 import * as z from "zod";
+import { byCodeUnits } from "./code-unit-order.ts";
+import { crdRevision, crdRevisionAnnotation } from "./crd-revision.ts";
 import { category, crdName, group, kind, listKind, plural, shortName, singular, version } from "./names.ts";
 import { myAppInstanceSchema } from "./instance.ts";
 import { myAppInstanceSpecSchema } from "./spec.ts";
@@ -39,12 +42,12 @@ export function openApiV3Schema(): StructuralSchema {
   };
 }
 
-/** The CustomResourceDefinition object, ready for server-side apply. */
+/** The CustomResourceDefinition object, ready for server-side apply, with its revision (crd-revision.ts). */
 export function buildCrd(): Record<string, unknown> {
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
-    metadata: { name: crdName },
+    metadata: { name: crdName, annotations: { [crdRevisionAnnotation]: String(crdRevision) } },
     spec: {
       group,
       names: { kind, listKind, plural, singular, shortNames: [shortName], categories: [category] },
@@ -92,6 +95,27 @@ export function buildCrd(): Record<string, unknown> {
       ],
     },
   };
+}
+
+/**
+ * `sha256:HEX` of a CRD's `spec` (default: the generated one's: names, scope, schema, subresources, printer columns)
+ * as JSON with its object keys sorted, so only a change of what it says changes the digest. crd-revision.ts
+ * records the digest its revision stands for.
+ */
+export function crdSpecDigest(spec: unknown = buildCrd()["spec"]): string {
+  return `sha256:${createHash("sha256").update(canonicalJson(spec)).digest("hex")}`;
+}
+
+/** JSON with every object's keys in code-unit order, arrays in their own order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, child]) => child !== undefined)
+      .sort(([a], [b]) => byCodeUnits(a, b));
+    return `{${entries.map(([key, child]) => `${JSON.stringify(key)}:${canonicalJson(child)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
 }
 
 /** The CRD as the YAML committed in config/crd/ (what `npm run manifests` writes). */

@@ -35,7 +35,8 @@ export {
 export type { ChartKind, ChartSpec, ChartSpecInput, ChartValues, ValuePathField, ValuePaths } from "./chart.ts";
 export { defaultChartServiceTypes, parseChartServiceTypes, serviceTypes } from "./chart-service-types.ts";
 export type { ChartServiceType } from "./chart-service-types.ts";
-export { buildCrd, crdYaml, openApiV3Schema } from "./crd.ts";
+export { buildCrd, crdSpecDigest, crdYaml, openApiV3Schema } from "./crd.ts";
+export { crdRevision, crdRevisionAnnotation, crdRevisionDigest } from "./crd-revision.ts";
 export { formatFieldIssues } from "./field-issue.ts";
 export type { FieldIssue } from "./field-issue.ts";
 export {

@@ -1,7 +1,8 @@
 /**
  * MyAppOperator: one `pulumi up` installs the MyAppInstance platform into a cluster: the CRD (waited on until
- * Established, retained on destroy unless told otherwise), the operator's namespace, ServiceAccount,
- * least-privilege RBAC, and (in-cluster) the operator Deployment with its metrics Service and PodDisruptionBudget.
+ * Established, retained on destroy unless told otherwise, never put back over a newer revision), the operator's
+ * namespace, ServiceAccount, least-privilege RBAC, and (in-cluster) the operator Deployment with its metrics Service
+ * and PodDisruptionBudget.
  *
  * Every object comes from the pure builders next to this file; this class only wires them into Pulumi resources.
  */
@@ -12,6 +13,12 @@ import { chartSourcesCaConfigMap } from "./chart-sources-ca.ts";
 import type { DefaultsPolicyServed } from "./cluster-admission-apis.ts";
 import { clusterConnectionOf, type ClusterConnection } from "./cluster-connection.ts";
 import { loadCrdManifest } from "./crd.ts";
+import {
+  crdRevisionOf,
+  crdRevisionVerdict,
+  readLiveCrdRevision,
+  type CrdRevisionReader,
+} from "./crd-revision-guard.ts";
 import { namespaceDefaultsPolicy } from "./defaults-policy.ts";
 import { operatorDeployment, operatorDeploymentTimeouts } from "./deployment.ts";
 import type { CustomResourceDefinitionManifest } from "./manifest-types.ts";
@@ -93,6 +100,13 @@ export interface MyAppOperatorOptions extends pulumi.ComponentResourceOptions {
    * @default a discovery GET through the component's cluster connection (cluster-admission-apis.ts)
    */
   readonly readAdmissionApis?: AdmissionApiReader | false;
+  /**
+   * How the component reads the live CRD's schema revision before applying its own, to refuse putting an older
+   * CRD back over a newer one another platform installed (crd-revision-guard.ts), at preview and up; `false` skips
+   * the check. For tests, not for day-to-day use.
+   * @default a `get` of the CRD through the component's cluster connection (crd-revision-guard.ts)
+   */
+  readonly readCrdRevision?: CrdRevisionReader | false;
 }
 
 /** Whether the cluster serves MutatingAdmissionPolicy, or why it cannot be told (then the webhook alone). */
@@ -138,7 +152,7 @@ export class MyAppOperator extends pulumi.ComponentResource {
   readonly resources: MyAppOperatorResources;
 
   constructor(name: string, args: MyAppOperatorArgs = {}, opts: MyAppOperatorOptions = {}) {
-    const { crdManifest, readNodes, readAdmissionApis, ...componentOpts } = opts;
+    const { crdManifest, readNodes, readAdmissionApis, readCrdRevision, ...componentOpts } = opts;
     super(myAppOperatorType, name, args, componentOpts);
     const resolved = resolveSettings(name, args);
     if (!resolved.ok) throw refusal(describeIssues(`MyAppOperator "${name}"`, resolved.issues), this);
@@ -153,12 +167,20 @@ export class MyAppOperator extends pulumi.ComponentResource {
     } catch (error) {
       throw refusal(`MyAppOperator "${name}": ${(error as Error).message}`, this);
     }
-    const crd = new k8s.apiextensions.v1.CustomResourceDefinition(
-      `${name}-crd`,
-      crdForPulumi(crdObject),
+    // The CRD is shared by every platform on the cluster: it waits for the check that the live one is no newer
+    // (an Output that resolves to no dependency, or fails the CRD, in preview and up alike). A manifest without a
+    // revision (a fork's) is not checked.
+    const ownRevision = crdRevisionOf(crdObject);
+    const revisionChecked =
+      ownRevision !== undefined && readCrdRevision !== false
+        ? this.checkCrdRevision(`MyAppOperator "${name}"`, ownRevision, readCrdRevision)
+        : undefined;
+    const crd = new k8s.apiextensions.v1.CustomResourceDefinition(`${name}-crd`, crdForPulumi(crdObject), {
+      ...child,
       // Deleting the CRD deletes every MyAppInstance and the apps behind them: keep it unless asked.
-      { ...child, retainOnDelete: !settings.deleteCrdOnDestroy },
-    );
+      retainOnDelete: !settings.deleteCrdOnDestroy,
+      ...(revisionChecked ? { dependsOn: revisionChecked.apply((): pulumi.Resource[] => []) } : {}),
+    });
 
     const namespaceManifest = operatorNamespace(settings);
     const namespace = namespaceManifest && new k8s.core.v1.Namespace(`${name}-namespace`, namespaceManifest, child);
@@ -409,6 +431,25 @@ export class MyAppOperator extends pulumi.ComponentResource {
       return ["policy", ...webhookGives];
     });
     return pulumi.unsecret(givers);
+  }
+
+  /**
+   * Reads the live CRD's schema revision with the component's cluster connection (when it is known: always in `up`,
+   * in previews with a ClusterProvider) and refuses or warns as crd-revision-guard.ts decides; a CRD it cannot read
+   * is applied as before. Resolves to nothing; not a secret, although the connection is.
+   */
+  private checkCrdRevision(subject: string, own: number, read: CrdRevisionReader | undefined): pulumi.Output<void> {
+    const checked = this.clusterConnection.apply(async (connection) => {
+      const live = await (read ?? readLiveCrdRevision)(connection);
+      if ("unavailable" in live) {
+        void pulumi.log.debug(`${subject}: the cluster's CRD revision was not checked: ${live.unavailable}`, this);
+        return;
+      }
+      const verdict = crdRevisionVerdict(subject, own, live.revision);
+      if (verdict.verdict === "refuse") throw refusal(verdict.message, this);
+      if (verdict.verdict === "warn") void pulumi.log.warn(verdict.message, this);
+    });
+    return pulumi.unsecret(checked);
   }
 
   /**

@@ -19,7 +19,7 @@ import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOpt
 import { chartDeps } from "./chart-wiring.ts";
 import { fieldManager, clusterClient, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { npmWrappers, onLauncherGone, onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
-import { operatorVersion } from "./version.ts";
+import { operatorVersion, versionLine } from "./version.ts";
 import { nodeVersionProblem } from "./node-version.ts";
 import { instanceAsRead } from "./instance-as-read.ts";
 import { cachedKinds, indexedLabels, watchedOwnedKinds } from "./watched-kinds.ts";
@@ -120,15 +120,15 @@ export type CommandLine =
   { readonly run: OperatorOptions } | { readonly exit: number; readonly stdout?: string; readonly stderr?: string };
 
 /**
- * The command line, without side effects: `--help`/`-h` → the usage (exit 0); `--version` → the version (exit 0);
- * a bad flag → one line on stderr naming it (exit 1), as any failure to start.
+ * The command line, without side effects: `--help`/`-h` → the usage (exit 0); `--version` → the version, and the
+ * build where it is known (exit 0); a bad flag → one line on stderr naming it (exit 1), as any failure to start.
  */
 export function commandLine(argv: readonly string[], env: NodeJS.ProcessEnv): CommandLine {
   try {
     return { run: parseOptions(argv, env) };
   } catch (error) {
     if (error instanceof UsageRequested) return { exit: 0, stdout: usage };
-    if (error instanceof VersionRequested) return { exit: 0, stdout: `myapp-operator ${operatorVersion()}` };
+    if (error instanceof VersionRequested) return { exit: 0, stdout: `myapp-operator ${versionLine()}` };
     return { exit: 1, stderr: fatalLine(flagError(error)) };
   }
 }

@@ -165,7 +165,11 @@ async function userProject(t: TestContext, nodeDir: string, packed: string): Pro
   // --version from build/operator/main.js: the installed package's own package.json, found above it
   const { version } = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string };
   const printed = await run(path.join(project, "node_modules/.bin/myapp-operator"), ["--version"], { env });
-  assert.equal(printed.stdout, `myapp-operator ${version}\n`);
+  // and the build it was packed from (this checkout's commit, "+dirty" with changes: tools/lib/build-info.ts)
+  assert.match(
+    printed.stdout,
+    new RegExp(`^myapp-operator ${version.replaceAll(".", "\\.")} \\(build [0-9a-f]{4,}(\\+dirty)?\\)\n$`),
+  );
 
   // The README's local recipe: the operator outside the cluster (kwok's pods do not execute), from the project.
   const operator = startProjectOperator(defer, project, env);

@@ -12,6 +12,8 @@ import { before, beforeEach, describe, it } from "node:test";
 import * as pulumi from "@pulumi/pulumi";
 import type { MyAppOperatorArgs } from "../../../components/settings.ts";
 import type { AdmissionApiReader, NodeReader } from "../../../components/my-app-operator.ts";
+import type { CrdRevisionReader } from "../../../components/crd-revision-guard.ts";
+import { crdRevision, crdRevisionAnnotation } from "../../../api/index.ts";
 import type { NodeSummary } from "../../../components/node-runtime.ts";
 import { testImage } from "./settings-fixture.ts";
 
@@ -75,15 +77,26 @@ const policyServed =
     return served === "unreadable" ? { unavailable: "connect ECONNREFUSED 127.0.0.1:6443" } : { served };
   };
 
+/** A reader of the live CRD's revision annotation that answers `revision` (undefined: none), counting the questions. */
+let crdRevisionReads = 0;
+const liveCrdAt =
+  (revision: string | undefined): CrdRevisionReader =>
+  async () => {
+    crdRevisionReads += 1;
+    return { revision };
+  };
+
 /**
  * Builds the component (with an image unless the test gives its own arguments for one; nodes that run containers
- * unless told otherwise), waits until every child is registered, and returns it.
+ * unless told otherwise; a live CRD at this package's revision), waits until every child is registered, and
+ * returns it.
  */
 async function install(
   name: string,
   args: MyAppOperatorArgs = {},
   readNodes: NodeReader = nodesOf(realNode),
   readAdmissionApis: AdmissionApiReader = policyServed(false),
+  readCrdRevision: CrdRevisionReader = liveCrdAt(String(crdRevision)),
 ) {
   const component = new MyAppOperator(
     name,
@@ -92,6 +105,7 @@ async function install(
     {
       readNodes,
       readAdmissionApis,
+      readCrdRevision,
       // Legacy transformations run in the SDK (unlike `transforms`), so they show each child's options under mocks.
       transformations: [
         (child) => {
@@ -125,6 +139,7 @@ describe("MyAppOperator", () => {
     options = new Map();
     nodeReads = 0;
     admissionApiReads = 0;
+    crdRevisionReads = 0;
   });
 
   it("installs CRD, namespace, ServiceAccount, RBAC, Deployment, Services and webhooks, all parented to it", async () => {
@@ -255,6 +270,86 @@ describe("MyAppOperator", () => {
     assert.equal(annotations["pulumi.com/patchForce"], "true", "the install owns the CRD, whoever applied it first");
     await install("dropped", { deleteCrdOnDestroy: true });
     assert.equal(options.get("dropped-crd")?.retainOnDelete, false);
+  });
+
+  it("applies its CRD, with its revision, over none, an older build's without one, a lower or the same", async () => {
+    const crdOf = (name: string) => inputsOf(`${name}-crd`).metadata as { annotations: Record<string, string> };
+    for (const [name, live] of [
+      ["none", undefined],
+      ["older", String(crdRevision - 1)],
+      ["same", String(crdRevision)],
+    ] as const) {
+      await install(name, { operatorPlacement: "external" }, undefined, undefined, liveCrdAt(live));
+      assert.equal(crdOf(name).annotations[crdRevisionAnnotation], String(crdRevision), name);
+    }
+    assert.equal(crdRevisionReads, 3, "the live CRD is read once per install");
+  });
+
+  it("reads the live CRD's revision before the CRD is registered, and only then registers it", async () => {
+    // GIVEN a read of the live CRD that has not answered yet
+    let answer: (revision: string | undefined) => void = () => undefined;
+    const answered = new Promise<string | undefined>((resolve) => (answer = resolve));
+    const component = new MyAppOperator(
+      "waiting",
+      { operatorPlacement: "external" },
+      { readCrdRevision: async () => ({ revision: await answered }), readAdmissionApis: false },
+    );
+    await valueOf(component.resources.serviceAccount.urn);
+    // THEN the rest of the platform registers, the CRD does not
+    assert.ok(!registered.some((r) => r.name === "waiting-crd"), "the CRD waits for the check");
+    // WHEN it answers with this package's revision THEN the CRD registers
+    answer(String(crdRevision));
+    await valueOf(component.resources.crd.urn);
+    assert.ok(registered.some((r) => r.name === "waiting-crd"));
+  });
+
+  it("refuses to put its CRD back over a newer revision, naming both and what to do", async () => {
+    // GIVEN a cluster whose CRD a platform on a newer build applied, in a child process
+    // (fixtures/crd-downgrade-refusal.ts: the refusal's rejections must not land on this process's tests)
+    const { stdout } = await execFileAsync(process.execPath, [
+      fileURLToPath(new URL("./fixtures/crd-downgrade-refusal.ts", import.meta.url)),
+    ]);
+    const { errors, types } = JSON.parse(stdout) as { errors: string[]; types: string[] };
+    // THEN one error, the component's (under mocks the SDK prefixes the output it was serializing), says so
+    assert.equal(errors.length, 1, errors.join("\n"));
+    const newer = crdRevision + 1;
+    assert.match(
+      errors[0]!,
+      new RegExp(
+        `MyAppOperator "op": the cluster's CRD myappinstances\\.example\\.com is at schema revision ${newer} ` +
+          `\\(annotation myapp\\.example\\.com/schema-revision\\), newer than this myapp-platform package's ` +
+          `revision ${crdRevision}`,
+      ),
+    );
+    assert.match(errors[0]!, /Upgrade this project's myapp-platform to that build/);
+    assert.match(errors[0]!, /npm install \.\/myapp-platform-VERSION\.tgz/);
+    assert.match(errors[0]!, /A shared CRD is never downgraded/);
+    // AND the CRD never reaches the engine, while the rest of the install does
+    assert.ok(!types.includes("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"), types.join(", "));
+    assert.ok(types.includes("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"), types.join(", "));
+  });
+
+  it("asks nothing about the live CRD when told not to, or when its own manifest has no revision", async () => {
+    const component = new MyAppOperator(
+      "skipped",
+      { operatorPlacement: "external" },
+      { readCrdRevision: false, readAdmissionApis: false },
+    );
+    await valueOf(component.resources.crd.urn);
+    // A fork's manifest without the annotation: nothing to compare, applied as given.
+    const { loadCrdManifest } = await import("../../../components/crd.ts");
+    const manifest = loadCrdManifest();
+    const fork = new MyAppOperator(
+      "fork",
+      { operatorPlacement: "external" },
+      {
+        crdManifest: { ...manifest, metadata: { name: manifest.metadata?.name } },
+        readCrdRevision: liveCrdAt("999"),
+        readAdmissionApis: false,
+      },
+    );
+    await valueOf(fork.resources.crd.urn);
+    assert.equal(crdRevisionReads, 0);
   });
 
   it("starts the operator only after its CRD and permissions exist", async () => {
@@ -411,7 +506,7 @@ describe("MyAppOperator", () => {
     const component = new MyAppOperator(
       "unchecked",
       { image: testImage },
-      { readNodes: false, readAdmissionApis: false },
+      { readNodes: false, readAdmissionApis: false, readCrdRevision: false },
     );
     await Promise.all(allChildren(component.resources).map((child) => valueOf(child.urn)));
     assert.ok(registered.some((r) => r.type === "kubernetes:apps/v1:Deployment"));

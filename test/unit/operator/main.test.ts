@@ -10,6 +10,7 @@ import { renderableChartKinds } from "../../../api/index.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested } from "../../../operator/options.ts";
 import type { KubeObject, OwnerReference } from "../../../kube/index.ts";
 import { cachedKinds, claimAsRead, watchedOwnedKinds } from "../../../operator/watched-kinds.ts";
+import { RenderedChildren } from "../../../operator/chart/index.ts";
 import { reachCluster } from "../../../operator/main.ts";
 
 const mainPath = fileURLToPath(new URL("../../../operator/main.ts", import.meta.url));
@@ -379,6 +380,18 @@ describe("watchedOwnedKinds", () => {
   });
 
   it("caches what an instance controls and keeps in sync whole, of anything else with our label its identity", () => {
+    // GIVEN instance team/web (uid i) whose current render names "cm" of every watched kind
+    const rendered = new RenderedChildren();
+    rendered.record(
+      { namespace: "team", name: "web" },
+      "i",
+      watchedOwnedKinds(renderableChartKinds).map(({ apiVersion, kind }) => ({
+        apiVersion,
+        kind,
+        metadata: { name: "cm" },
+        data: { blob: "x".repeat(100_000) },
+      })),
+    );
     const labels = {
       "app.kubernetes.io/managed-by": "myapp-operator",
       "app.kubernetes.io/instance": "web",
@@ -396,7 +409,8 @@ describe("watchedOwnedKinds", () => {
       const { "myapp.example.com/chart-instance": _, ...rest } = labels;
       return { ...object(ownerReferences), metadata: { ...object(ownerReferences).metadata, name, labels: rest } };
     };
-    for (const watched of watchedOwnedKinds(renderableChartKinds)) {
+    // WHEN the transform of each kind takes such objects THEN ...
+    for (const watched of watchedOwnedKinds(renderableChartKinds, rendered)) {
       const transform = watched.transform!;
       assert.ok(transform(object([controlled]))["data"], `${watched.kind}: an object of the instance's chart whole`);
       // Controlled, but neither of its chart (the label) nor a child of its template (the name): a tenant's own
@@ -422,6 +436,7 @@ describe("watchedOwnedKinds", () => {
             "myapp.example.com/chart-instance": "web",
           },
         },
+        contentWithheld: true,
       });
     }
   });

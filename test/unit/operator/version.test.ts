@@ -11,7 +11,8 @@ import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { pathToFileURL } from "node:url";
 import { build, transformSync } from "esbuild";
-import { operatorVersion, packageVersion } from "../../../operator/version.ts";
+import { buildCommit, buildInfoFile, operatorVersion, packageVersion, versionLine } from "../../../operator/version.ts";
+import { buildInfoFile as writtenBuildInfoFile } from "../../../tools/lib/build-info.ts";
 import { versionDefine } from "../../../tools/lib/operator-bundle.ts";
 
 const versionSource = new URL("../../../operator/version.ts", import.meta.url);
@@ -91,5 +92,80 @@ describe("operatorVersion", () => {
     // AND without the define the same code finds no package.json (so the define is what answers)
     await build({ entryPoints: [entry], outfile, bundle: true, platform: "node", format: "esm", logLevel: "silent" });
     assert.throws(() => execFileSync(process.execPath, [outfile], { cwd: dir, stdio: "pipe" }), /no package\.json/);
+  });
+});
+
+describe("versionLine: the build beside the version", () => {
+  /** A project that installed the tarball, with build/operator/version.js as tsc emits it; returns that module. */
+  function installedPackage(t: TestContext, buildInfo?: string): string {
+    const project = tempDir(t);
+    const installed = path.join(project, "node_modules/myapp-platform");
+    mkdirSync(path.join(installed, "build/operator"), { recursive: true });
+    writeFileSync(path.join(installed, "package.json"), JSON.stringify({ name: "myapp-platform", version: "7.8.9" }));
+    if (buildInfo !== undefined) writeFileSync(path.join(installed, "build", buildInfoFile), buildInfo);
+    const compiled = transformSync(readFileSync(versionSource, "utf8"), { loader: "ts", format: "esm" }).code;
+    const module = path.join(installed, "build/operator/version.js");
+    writeFileSync(module, compiled);
+    return module;
+  }
+  const printedBy = (module: string) =>
+    execFileSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import { versionLine } from ${JSON.stringify(pathToFileURL(module).href)}; console.log(versionLine());`,
+      ],
+      { encoding: "utf8" },
+    );
+
+  it("names the commit tools/build.ts recorded in build/, clean or dirty", (t) => {
+    assert.equal(printedBy(installedPackage(t, '{"commit":"84458a1"}\n')), "7.8.9 (build 84458a1)\n");
+    assert.equal(printedBy(installedPackage(t, '{"commit":"84458a1+dirty"}\n')), "7.8.9 (build 84458a1+dirty)\n");
+  });
+
+  it("is the version alone for a package built outside git, or a record it cannot read", (t) => {
+    assert.equal(printedBy(installedPackage(t)), "7.8.9\n");
+    assert.equal(printedBy(installedPackage(t, "not json")), "7.8.9\n");
+    assert.equal(printedBy(installedPackage(t, '{"commit":"$(rm -rf /)"}')), "7.8.9\n");
+  });
+
+  it("is the version alone in a checkout, whatever a build left in build/", () => {
+    // operator/version.ts looks one directory up, at the repository's root, where nothing writes the record
+    assert.equal(buildCommit(), undefined);
+    assert.equal(versionLine(), version);
+  });
+
+  it("formats what it is given", () => {
+    assert.equal(versionLine("0.2.0", "84458a1"), "0.2.0 (build 84458a1)");
+    assert.equal(versionLine("0.2.0", undefined), "0.2.0");
+  });
+
+  it("is the version alone in the bundle, even beside another build's record", async (t) => {
+    // GIVEN the bundle in a checkout's build/operator/, and a build/build-info.json an earlier build left
+    const dir = tempDir(t);
+    const entry = path.join(dir, "entry.ts");
+    writeFileSync(
+      entry,
+      `import { versionLine } from ${JSON.stringify(versionSource.pathname)};\nconsole.log(versionLine());\n`,
+    );
+    mkdirSync(path.join(dir, "operator"));
+    writeFileSync(path.join(dir, buildInfoFile), '{"commit":"0000000"}');
+    const outfile = path.join(dir, "operator/out.mjs");
+    await build({
+      entryPoints: [entry],
+      outfile,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      define: versionDefine(),
+      logLevel: "silent",
+    });
+    // WHEN it runs THEN it prints the version it was built with, and no build
+    assert.equal(execFileSync(process.execPath, [outfile], { cwd: dir, encoding: "utf8" }), `${version}\n`);
+  });
+
+  it("reads the file tools/build.ts writes", () => {
+    assert.equal(buildInfoFile, writtenBuildInfoFile);
   });
 });
