@@ -20,7 +20,7 @@ import { kubeLookups } from "./admission/lookups.ts";
 import { recentReads } from "./admission/recent-reads.ts";
 import { chartBudget } from "./chart-budget.ts";
 import type { CacheReader } from "./runtime/cache.ts";
-import { BackgroundJobs, type ChartDeps } from "./chart/index.ts";
+import { BackgroundJobs, type ChartDeps, type RenderedChildren } from "./chart/index.ts";
 import type { OperatorOptions } from "./options.ts";
 
 /** The chart dependencies of reconcile for `options`. */
@@ -45,9 +45,11 @@ export function chartDeps(
     readonly wake?: (key: ObjectKey) => void;
     /** Controller.hasWork: a long render gives way while the controller has work (chart/long-render-yield.ts). */
     readonly busy?: () => boolean;
+    /** Each instance's current render, which the cache's transforms ask too (operator/watched-kinds.ts). */
+    readonly renderedChildren?: RenderedChildren;
   } = {},
 ): ChartDeps {
-  const { wake, busy, cache } = controller;
+  const { wake, busy, cache, renderedChildren } = controller;
   const renderer = helmRenderer({
     binary: options.helm,
     limits: options.renderLimits,
@@ -93,6 +95,7 @@ export function chartDeps(
     // ... and its namespace budgets too, counted on what the render runs (a chart decides its sizes itself).
     ...(cache ? { namespaceBudget: chartBudget(options.policy, kubeLookups(client, cache)) } : {}),
     appliedWriteOnly: new Map(),
+    ...(renderedChildren ? { renderedChildren } : {}),
     // Fetches and renders beside the reconcile workers: a slow or hostile chart holds none of them, and a settled
     // job wakes its instance (`wake`: Controller.wake) instead of waiting for a poll.
     jobs: new BackgroundJobs(wake ? { onSettled: wake } : {}),

@@ -17,6 +17,7 @@ import { boundedLogOptions } from "./log-bounds.ts";
 import { logsWritten, stdoutDestination } from "./log-output.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
 import { chartDeps } from "./chart-wiring.ts";
+import { RenderedChildren } from "./chart/index.ts";
 import { fieldManager, clusterClient, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { npmWrappers, onLauncherGone, onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
 import { operatorVersion, versionLine } from "./version.ts";
@@ -37,6 +38,8 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
   const webhooks = webhook
     ? await import("./admission-wiring.ts").then((m) => new m.AdmissionWebhooks({ ...options, webhook }, logger))
     : undefined;
+  // What of a chart's objects the cache keeps whole: the chart step records each render, the transforms ask.
+  const renderedChildren = new RenderedChildren();
   const manager = await startManager(
     {
       name: "myappinstance",
@@ -44,7 +47,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       identity,
       kubeconfig: kubeconfigSource(options),
       for: { apiVersion, kind, transform: instanceAsRead(options.renderLimits.valuesKiB) },
-      owns: watchedOwnedKinds(options.chartKinds),
+      owns: watchedOwnedKinds(options.chartKinds, renderedChildren),
       watches: cachedKinds,
       indexedLabels,
       namespaces: options.namespaces,
@@ -70,7 +73,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       ...(webhooks ? { readinessChecks: [webhooks.readiness] } : {}),
     },
     ({ client, cache, events, wake, busy }) => {
-      const chart = chartDeps(client, options, logger, { cache, wake, busy });
+      const chart = chartDeps(client, options, logger, { cache, wake, busy, renderedChildren });
       const deps = { cluster: clusterClient(client, { cache, events }), logger, chart };
       return {
         reconcile: reconciler(deps),

@@ -1,9 +1,12 @@
 /**
  * What the operator process watches (and so caches): only objects carrying its managed-by label, which keeps
  * unrelated workloads out of memory. Events of owned kinds wake the instance that controls the object. A label is
- * no proof (anyone who may create an object may set it), so of an owned object no instance controls the cache keeps
- * only its identity, and of a volume claim only what reconciles read: the memory a tenant's labelled objects cost
- * the operator every namespace shares does not grow with their size.
+ * no proof (anyone who may create an object may set it), nor is a controller reference (a tenant may name their
+ * own instance, uid and all): of an owned object the cache keeps whole only a child of the built-in template, by
+ * its name, and an object its instance's current render names, at about the size the render makes it
+ * (operator/chart/rendered-children.ts); of anything else its identity, of a StatefulSet an instance controls what
+ * the finalizer reads, and of a volume claim only what reconciles read: the memory a tenant's labelled objects
+ * cost the operator every namespace shares does not grow with their size.
  */
 import {
   apiVersion,
@@ -14,8 +17,8 @@ import {
   workloadName,
   type ChartKind,
 } from "../api/index.ts";
-import type { KubeObject } from "../kube/index.ts";
-import { chartInstanceLabel } from "./chart/index.ts";
+import type { KubeObject, OwnerReference } from "../kube/index.ts";
+import { chartInstanceLabel, objectId, withheld, type RenderedChildren } from "./chart/index.ts";
 import { labelKeys, managedBy } from "./desired/index.ts";
 import type { ObservedClaim } from "./reconcile/index.ts";
 import { contentIfControlled, identityOnly, type Synced, type WatchedKind } from "./runtime/index.ts";
@@ -26,52 +29,139 @@ const ours = `${labelKeys.managedBy}=${managedBy}`;
 /** The labels a reconcile reads on an object it does not control: ours, and those the cache indexes. */
 const identityLabels = [labelKeys.managedBy, labelKeys.name, labelKeys.instance, chartInstanceLabel] as const;
 
-/** An object of the instance's chart: its label names the instance (what the render lacks, the chart prunes). */
-const ofItsChart: Synced = (object, controller) =>
-  object.metadata.labels?.[chartInstanceLabel] === labelValue(controller.name);
+type Kind = { readonly apiVersion: string; readonly kind: string };
 
-/** A child of the built-in template, by the names it gives them (api/child-names.ts), or an object of its chart. */
-const templateChild =
-  (names: (instanceName: string) => readonly string[]): Synced =>
-  (object, controller) =>
-    names(controller.name).includes(object.metadata.name ?? "") || ofItsChart(object, controller);
+const deployment: Kind = { apiVersion: "apps/v1", kind: "Deployment" };
+const statefulSet: Kind = { apiVersion: "apps/v1", kind: "StatefulSet" };
+const service: Kind = { apiVersion: "v1", kind: "Service" };
+
+/** What the cache keeps of an object it does not keep whole: its identity, marked so. */
+const identity = (object: KubeObject) => withheld(identityOnly(object, identityLabels));
 
 /**
- * Transforms of what the cache keeps: an object an instance controls and keeps in sync whole (without
- * managedFields), any other as its identity (runtime/cached-identity.ts).
+ * The transforms of what the cache keeps of `type`: an object an instance controls and keeps in sync whole
+ * (without managedFields), any other as `otherwise` makes it (its identity). An instance keeps in sync a child of
+ * its template by the names it gives them (api/child-names.ts, `names`), and an object of its chart that its
+ * current render names (the chart label alone is anyone's to set; `rendered` says what the render names).
  */
-const chartContent = contentIfControlled({ apiVersion, kind }, identityLabels, ofItsChart);
-const workloadContent = contentIfControlled(
-  { apiVersion, kind },
-  identityLabels,
-  templateChild((name) => [workloadName(name)]),
-);
-const serviceContent = contentIfControlled(
-  { apiVersion, kind },
-  identityLabels,
-  templateChild((name) => [serviceName(name), governingServiceName(name)]),
-);
+function keptOf(
+  type: Kind,
+  rendered: RenderedChildren,
+  names: (instanceName: string) => readonly string[] = () => [],
+  otherwise: (object: KubeObject, controller: OwnerReference | undefined) => KubeObject = identity,
+): (object: KubeObject) => KubeObject {
+  const synced: Synced = (object, controller) =>
+    names(controller.name).includes(object.metadata.name ?? "") ||
+    (object.metadata.labels?.[chartInstanceLabel] === labelValue(controller.name) &&
+      rendered.keeps(
+        object.metadata.namespace ?? "",
+        controller.name,
+        controller.uid,
+        objectId({ ...type, metadata: object.metadata }),
+        object,
+      ));
+  return contentIfControlled({ apiVersion, kind }, identityLabels, synced, undefined, otherwise);
+}
 
-/** The kinds the built-in template makes; their events are mapped back to the owning instance. */
-const ownedKinds = [
-  { apiVersion: "apps/v1", kind: "Deployment", labelSelector: ours, transform: workloadContent },
-  { apiVersion: "apps/v1", kind: "StatefulSet", labelSelector: ours, transform: workloadContent },
-  { apiVersion: "v1", kind: "Service", labelSelector: ours, transform: serviceContent },
-] as const;
+/**
+ * The kinds the built-in template makes; their events are mapped back to the owning instance. A StatefulSet an
+ * instance controls but does not keep whole (not of its current render, or before it rendered since a start) is
+ * kept as {@link statefulSetAsRead}: deleting the instance reads its claim retention, and no render comes then.
+ */
+function ownedKinds(rendered: RenderedChildren): WatchedKind[] {
+  return [
+    { ...deployment, labelSelector: ours, transform: keptOf(deployment, rendered, (name) => [workloadName(name)]) },
+    {
+      ...statefulSet,
+      labelSelector: ours,
+      transform: keptOf(
+        statefulSet,
+        rendered,
+        (name) => [workloadName(name)],
+        (object, controller) => (controller ? withheld(statefulSetAsRead(object)) : identity(object)),
+      ),
+    },
+    {
+      ...service,
+      labelSelector: ours,
+      transform: keptOf(service, rendered, (name) => [serviceName(name), governingServiceName(name)]),
+    },
+  ];
+}
 
 /**
  * The owned kinds plus every kind charts may render (the platform's allow-list) that the operator may read: a
  * ConfigMap or Ingress a chart rendered and someone edited by hand wakes its instance at once, which applies the
- * render again. Secrets are write-only (the operator never reads credentials), so they are not watched.
+ * render again. Secrets are write-only (the operator never reads credentials), so they are not watched. `rendered`:
+ * each instance's current render, which the chart step records (the same as the chart step's, operator/main.ts).
  */
-export function watchedOwnedKinds(chartKinds: readonly ChartKind[]): WatchedKind[] {
-  const kinds: WatchedKind[] = [...ownedKinds];
+export function watchedOwnedKinds(chartKinds: readonly ChartKind[], rendered: RenderedChildren): WatchedKind[] {
+  const kinds = ownedKinds(rendered);
   for (const kind of chartKinds) {
     if (kind.writeOnly) continue;
     if (kinds.some((known) => known.apiVersion === kind.apiVersion && known.kind === kind.kind)) continue;
-    kinds.push({ apiVersion: kind.apiVersion, kind: kind.kind, labelSelector: ours, transform: chartContent });
+    kinds.push({
+      apiVersion: kind.apiVersion,
+      kind: kind.kind,
+      labelSelector: ours,
+      transform: keptOf({ apiVersion: kind.apiVersion, kind: kind.kind }, rendered),
+    });
   }
   return kinds;
+}
+
+/** The most claim templates {@link statefulSetAsRead} keeps: more would let a tenant's StatefulSet weigh again. */
+const keptClaimTemplates = 16;
+
+/** Names, sizes and policies are short where they are valid; a longer one is cut (it only names claims). */
+const longestText = 253;
+
+/**
+ * A StatefulSet as the finalizer (operator/reconcile/claim-owners.ts: claim retention, its observed generation,
+ * the claims its templates name) and volume safety (a StatefulSet a render drops keeps volumes) read it: its
+ * identity, generation, `persistentVolumeClaimRetentionPolicy`, the names and sizes of its first
+ * {@link keptClaimTemplates} claim templates and `status.observedGeneration`. A few hundred bytes whatever it weighs.
+ */
+export function statefulSetAsRead(object: KubeObject): KubeObject {
+  const spec = object["spec"] as
+    | {
+        persistentVolumeClaimRetentionPolicy?: { whenDeleted?: unknown; whenScaled?: unknown };
+        volumeClaimTemplates?: unknown;
+      }
+    | undefined;
+  const observedGeneration = (object["status"] as { observedGeneration?: unknown } | undefined)?.observedGeneration;
+  const text = (value: unknown) => (typeof value === "string" ? { value: value.slice(0, longestText) } : undefined);
+  const policy = spec?.persistentVolumeClaimRetentionPolicy;
+  const whenDeleted = text(policy?.whenDeleted);
+  const whenScaled = text(policy?.whenScaled);
+  const templates = Array.isArray(spec?.volumeClaimTemplates) ? (spec.volumeClaimTemplates as unknown[]) : [];
+  const kept = identityOnly(object, identityLabels);
+  const { generation } = object.metadata;
+  return {
+    ...kept,
+    metadata: { ...kept.metadata, ...(typeof generation === "number" ? { generation } : {}) },
+    spec: {
+      ...(policy
+        ? {
+            persistentVolumeClaimRetentionPolicy: {
+              ...(whenDeleted ? { whenDeleted: whenDeleted.value } : {}),
+              ...(whenScaled ? { whenScaled: whenScaled.value } : {}),
+            },
+          }
+        : {}),
+      volumeClaimTemplates: templates.slice(0, keptClaimTemplates).map((template) => {
+        const claim = template as
+          { metadata?: { name?: unknown }; spec?: { resources?: { requests?: { storage?: unknown } } } } | undefined;
+        const name = text(claim?.metadata?.name);
+        const storage = text(claim?.spec?.resources?.requests?.storage);
+        return {
+          metadata: name ? { name: name.value } : {},
+          ...(storage ? { spec: { resources: { requests: { storage: storage.value } } } } : {}),
+        };
+      }),
+    },
+    ...(typeof observedGeneration === "number" ? { status: { observedGeneration } } : {}),
+  };
 }
 
 /**

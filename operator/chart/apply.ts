@@ -43,12 +43,13 @@ import {
   type ObjectClient,
   type ObjectKey,
 } from "../../kube/index.ts";
-import { heldElsewhere, isSubset, labelKeys, labelValue, managedBy } from "../desired/index.ts";
+import { heldElsewhere, isControlledBy, isSubset, labelKeys, labelValue, managedBy } from "../desired/index.ts";
 import { TransientError } from "../runtime/errors.ts";
 import type { ObjectReference } from "../runtime/event.ts";
 import type { BackgroundJobs } from "./background-jobs.ts";
 import { chartInstanceLabel } from "./owned.ts";
-import { planRender, pruneCandidates, sameObject, volumeRefusal } from "./plan.ts";
+import { objectId, planRender, pruneCandidates, sameObject, volumeRefusal } from "./plan.ts";
+import { isContentWithheld, RenderedChildren } from "./rendered-children.ts";
 
 /**
  * What the wing needs of one reconcile (operator/reconcile/session.ts's Session satisfies it): the instance's key
@@ -89,6 +90,12 @@ export interface ChartDeps {
    */
   readonly appliedWriteOnly?: Map<string, ReadonlyMap<string, string>>;
   /**
+   * Each instance's current render, which the informer cache asks what of a chart's objects to keep whole
+   * (rendered-children.ts): the one the informers' transforms ask (operator/watched-kinds.ts). Unset (the chart
+   * step without that cache), nothing is recorded and nothing is withheld
+   */
+  readonly renderedChildren?: RenderedChildren;
+  /**
    * The platform's default chart (MyAppOperator `defaultChart`, the operator's `--default-chart`): used for every
    * instance whose spec names none. Unset: such instances get the built-in template.
    */
@@ -124,13 +131,15 @@ export interface ChartBudget {
 
 /**
  * Drops what the chart path keeps for the instance `key` between reconciles (its background job, settled or not,
- * its write-only digests and its render's budget reservation): called when the instance is gone or being deleted, or no longer renders a chart, so
- * an instance created and deleted while its render ran leaves nothing behind (a tenant could repeat that).
+ * its write-only digests, its render's budget reservation and its recorded render): called when the instance is
+ * gone or being deleted, or no longer renders a chart, so an instance created and deleted while its render ran
+ * leaves nothing behind (a tenant could repeat that).
  */
 export function forgetChartInstance(deps: ChartDeps | undefined, key: ObjectKey): void {
   deps?.jobs?.forget(key);
   deps?.appliedWriteOnly?.delete(formatObjectKey(key));
   deps?.namespaceBudget?.forget(key);
+  deps?.renderedChildren?.forget(key);
 }
 
 /**
@@ -258,7 +267,14 @@ export async function prepareChart(
   });
   if (!plan.ok) return refused(plan.refusal);
 
-  const live = await liveObjects(session, allowed);
+  // Recorded before anything is read or applied: the watch of an object this render creates finds it named.
+  const children = deps.renderedChildren ?? new RenderedChildren();
+  children.record(
+    key,
+    uid,
+    plan.objects.filter((object) => !isWriteOnly(object, allowed)),
+  );
+  const live = await withContent(session, await liveObjects(session, allowed), plan.objects, uid, children);
   const refusal = volumeRefusal(
     live.filter((object) => object.kind === "StatefulSet"),
     plan.objects,
@@ -379,6 +395,60 @@ async function liveObjects(session: ChartSession, allowed: readonly ChartKind[])
     chartObjectSelector(session.key.name),
     `${labelKeys.managedBy}=${managedBy},${labelKeys.instance}=${labelValue(session.key.name)}`,
   ]);
+}
+
+/**
+ * `live` with the content of each object the render names and the instance controls whose cached copy is only its
+ * identity (rendered-children.ts: its render was not known yet when the watch delivered it, after a start or a
+ * leader change, or it is bigger than the render makes it): a copy read live earlier at that version, else read
+ * live now. Any other cached identity stays as it is: pruning and the ownership checks read no more of it, and
+ * volume safety reads what the cache keeps of a StatefulSet.
+ */
+async function withContent(
+  session: ChartSession,
+  live: readonly KubeObject[],
+  rendered: readonly RenderedObject[],
+  uid: string,
+  children: RenderedChildren,
+): Promise<KubeObject[]> {
+  const names = new Set(rendered.map(objectId));
+  const complete: KubeObject[] = [];
+  for (const object of live) {
+    if (!isContentWithheld(object)) {
+      children.dropCopy(session.key, object);
+      complete.push(object);
+    } else if (!names.has(objectId(object)) || !isControlledBy(object.metadata.ownerReferences, uid)) {
+      complete.push(object);
+    } else {
+      const copy =
+        children.copyOf<KubeObject>(session.key, uid, object) ?? (await readLive(session, object, uid, children));
+      // Gone meanwhile: applied as a new object (its namesake, if one comes, is looked up first).
+      if (copy) complete.push(copy);
+    }
+  }
+  return complete;
+}
+
+/** `object` read live, without managedFields; kept for the next reconciles when the render names it as it is. */
+async function readLive(
+  session: ChartSession,
+  object: KubeObject,
+  uid: string,
+  children: RenderedChildren,
+): Promise<KubeObject | undefined> {
+  const { apiVersion, kind } = object;
+  const found = await session.cluster.find<KubeObject>(
+    apiVersion,
+    kind,
+    object.metadata.name ?? "",
+    session.key.namespace,
+    { live: true },
+  );
+  if (!found) return undefined;
+  const { managedFields, ...metadata } = found.metadata;
+  const copy = { ...found, apiVersion, kind, metadata };
+  if (isControlledBy(metadata.ownerReferences, uid)) children.remember(session.key, uid, copy);
+  return copy;
 }
 
 /**

@@ -15,7 +15,8 @@ export {
 } from "./apply.ts";
 export type { ChartBudget, ChartDeps, ChartSession, PreparedRender, Preparation, RenderChanges } from "./apply.ts";
 export { imageMismatch } from "./image-match.ts";
+export { isContentWithheld, keptBytes, RenderedChildren, withheld } from "./rendered-children.ts";
 export { chartInstanceLabel } from "./owned.ts";
-export { isWorkload, mainServiceEndpoint, mainWorkload, sameObject } from "./plan.ts";
+export { isWorkload, mainServiceEndpoint, mainWorkload, objectId, sameObject } from "./plan.ts";
 export { planTemplateSwitch, pruneChartLeftovers } from "./switch-apply.ts";
 export type { TemplateSwitch } from "./switch-apply.ts";

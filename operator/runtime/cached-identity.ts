@@ -7,9 +7,10 @@
  * process every namespace shares, again after each restart. An owned object that no primary controls can only be
  * someone else's: reconciles look at its name, its controller and its labels (whose a child's name is, never
  * taken over), never at its content, so that is all the cache keeps, a few hundred bytes whatever the object weighs.
- * A controller reference is no proof either: a tenant may name their own instance, uid and all, on objects of
- * their own. So content is kept only of what the owner keeps in sync (`synced`: a child of its template by name,
- * an object of its chart by label, which the chart's next reconcile prunes when the render has no such object).
+ * A controller reference is no proof either, nor is a label: a tenant may name their own instance, uid and all, on
+ * objects of their own, labelled as its chart's. So content is kept only of what the owner keeps in sync (`synced`:
+ * a child of its template by its name, an object its chart's current render names, at about the size the render
+ * makes it); of anything else, what `otherwise` keeps (by default the identity).
  */
 import type { KubeObject, OwnerReference } from "../../kube/index.ts";
 import { stripUnread } from "./informer.ts";
@@ -61,16 +62,20 @@ export type Synced = (object: KubeObject, controller: OwnerReference) => boolean
 
 /**
  * An informer transform for an owned kind: an object that an `owner` controls and keeps in sync (`synced`) is
- * kept as `keep` makes it (by default without managedFields), any other as its {@link identityOnly}.
+ * kept as `keep` makes it (by default without managedFields), any other as `otherwise` makes it (given the
+ * owner's controller reference, if any), by default its {@link identityOnly}: whatever `otherwise` keeps must not
+ * grow with what a tenant writes.
  */
 export function contentIfControlled(
   owner: OwnerType,
   labelKeys: readonly string[],
   synced: Synced,
   keep: (object: KubeObject) => KubeObject = stripUnread,
+  otherwise: (object: KubeObject, controller: OwnerReference | undefined) => KubeObject = (object) =>
+    identityOnly(object, labelKeys),
 ): (object: KubeObject) => KubeObject {
   return (object) => {
     const controller = controllerOwnerRef(object, owner);
-    return controller && synced(object, controller) ? keep(object) : identityOnly(object, labelKeys);
+    return controller && synced(object, controller) ? keep(object) : otherwise(object, controller);
   };
 }

@@ -356,7 +356,7 @@ describe("operator/main.ts", () => {
 
 describe("watchedOwnedKinds", () => {
   it("watches the template's kinds plus every readable chart kind, never Secrets, each once, by the operator's label", () => {
-    const kinds = watchedOwnedKinds(renderableChartKinds);
+    const kinds = watchedOwnedKinds(renderableChartKinds, new RenderedChildren());
     assert.deepEqual(
       kinds.map((k) => `${k.apiVersion}/${k.kind}`),
       [
@@ -372,7 +372,10 @@ describe("watchedOwnedKinds", () => {
     );
     assert.ok(kinds.every((k) => k.labelSelector === "app.kubernetes.io/managed-by=myapp-operator"));
     // A narrowed allow-list watches only what it allows (and the template's kinds, which it always makes).
-    const narrowed = watchedOwnedKinds(renderableChartKinds.filter((k) => k.kind === "Ingress" || k.kind === "Secret"));
+    const narrowed = watchedOwnedKinds(
+      renderableChartKinds.filter((k) => k.kind === "Ingress" || k.kind === "Secret"),
+      new RenderedChildren(),
+    );
     assert.deepEqual(
       narrowed.map((k) => k.kind),
       ["Deployment", "StatefulSet", "Service", "Ingress"],
@@ -385,7 +388,7 @@ describe("watchedOwnedKinds", () => {
     rendered.record(
       { namespace: "team", name: "web" },
       "i",
-      watchedOwnedKinds(renderableChartKinds).map(({ apiVersion, kind }) => ({
+      watchedOwnedKinds(renderableChartKinds, rendered).map(({ apiVersion, kind }) => ({
         apiVersion,
         kind,
         metadata: { name: "cm" },
