@@ -57,19 +57,23 @@ test(
 
     // THEN an instance beside them is served
     await createInstance(client, namespace, "web", { image: "nginx:1.27" });
-    await alive(waitForInstance(client, namespace, "web", "Ready", isReadyAtSpec, 180_000));
+    await alive(waitForInstance(client, namespace, "web", "Ready", isReadyAtSpec, 300_000));
 
     // and the one with storage has the operator's finalizer after the tenant's
-    const db = await alive(waitForInstance(client, namespace, "db", "Ready", isReadyAtSpec, 180_000));
+    const db = await alive(waitForInstance(client, namespace, "db", "Ready", isReadyAtSpec, 300_000));
     assert.deepEqual(db.metadata.finalizers, [...theirs, finalizer]);
 
     // WHEN it is deleted THEN the operator removes its own finalizer and no other
     await client.delete(apiVersion, kind, "db", namespace);
     const finalized = await alive(
-      waitFor("db finalized by the operator", async () => {
-        const live = await client.get<KubeObject>(apiVersion, kind, "db", namespace);
-        return live.metadata.finalizers?.includes(finalizer) ? undefined : live;
-      }),
+      waitFor(
+        "db finalized by the operator",
+        async () => {
+          const live = await client.get<KubeObject>(apiVersion, kind, "db", namespace);
+          return live.metadata.finalizers?.includes(finalizer) ? undefined : live;
+        },
+        { timeoutMs: 300_000 },
+      ),
     );
     assert.deepEqual(finalized.metadata.finalizers, theirs);
   },
