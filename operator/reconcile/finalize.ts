@@ -52,18 +52,28 @@ export function needsFinalizer(spec: unknown, defaultChart: unknown): boolean {
 export async function ensureFinalizer(session: Session): Promise<void> {
   if (session.instance.metadata.finalizers?.includes(finalizer)) return;
   const stored = await storedFinalizers(session);
+  if (stored.finalizers.includes(finalizer)) return; // read live: the cache had not seen it yet
   await session.cluster.setFinalizers({ ...session.key, ...stored }, [...stored.finalizers, finalizer]);
   session.changed("finalizer added", { finalizer });
 }
 
 /**
  * The instance's finalizers and the version they are read at: from the cache, or, where the cache did not keep a
- * list that long (operator/instance-as-read.ts), read live. NotFound when it is gone meanwhile.
+ * list that long (operator/instance-as-read.ts), read live, by a list of its name (the operator's role may list
+ * instances, not get them). NotFound when it is gone meanwhile.
  */
 async function storedFinalizers(session: Session): Promise<{ finalizers: string[]; resourceVersion: string }> {
   const { instance, cluster, key } = session;
   const read = instance.finalizersWithheld
-    ? await cluster.find<KubeObject>(instance.apiVersion, instance.kind, key.name, key.namespace, { live: true })
+    ? (
+        await cluster.list<KubeObject>(
+          instance.apiVersion,
+          instance.kind,
+          key.namespace,
+          "",
+          `metadata.name=${key.name}`,
+        )
+      )[0]
     : instance;
   if (!read) throw new NotFoundError(404, `${instance.kind} ${key.namespace}/${key.name} not found`);
   return { finalizers: [...(read.metadata.finalizers ?? [])], resourceVersion: read.metadata.resourceVersion ?? "" };
