@@ -12,7 +12,14 @@ import { pino, type Logger } from "pino";
 import { setTimeout as sleep } from "node:timers/promises";
 import { apiVersion, kind } from "../api/index.ts";
 import { disableProto } from "../chart/proto-guard.ts";
-import { KubeClient, loadKubeConfig, realClock, TransportError, type KubeConfigSource } from "../kube/index.ts";
+import {
+  KubeClient,
+  loadKubeConfig,
+  realClock,
+  TransportError,
+  type KubeConfigSource,
+  type KubeObject,
+} from "../kube/index.ts";
 import { boundedLogOptions } from "./log-bounds.ts";
 import { logsWritten, stdoutDestination } from "./log-output.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
@@ -47,6 +54,8 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       identity,
       kubeconfig: kubeconfigSource(options),
       for: { apiVersion, kind, transform: instanceAsRead(options.renderLimits.valuesKiB) },
+      // Changed while no replica led (or since its status was last written): served before the look at the rest.
+      startPriority: (object) => (observedGeneration(object) === object.metadata.generation ? "low" : "normal"),
       owns: watchedOwnedKinds(options.chartKinds, renderedChildren),
       watches: cachedKinds,
       indexedLabels,
@@ -254,3 +263,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 // Not `if (import.meta.main)`: before Node 22.18 it is undefined, and the bin would exit 0 without a word instead of
 // saying which Node it needs.
 if (import.meta.main !== false) await main(process.argv.slice(2), process.env);
+
+/** The generation an instance's status says the operator last carried out (undefined before its first status). */
+function observedGeneration(object: KubeObject): number | undefined {
+  const status = (object as { status?: { observedGeneration?: unknown } }).status;
+  return typeof status?.observedGeneration === "number" ? status.observedGeneration : undefined;
+}

@@ -58,6 +58,11 @@ export interface ManagerOptions {
   /** Primary updates that should not trigger a reconcile are filtered here. @default specOrMetadataChanged */
   readonly updateFilter?: (oldObject: KubeObject, newObject: KubeObject) => boolean;
   /**
+   * The priority of a primary's look when the workers start (after a start or a leader change): "normal" for one
+   * whose change is still to be carried out, so it goes before the look at everything. @default always "low"
+   */
+  readonly startPriority?: (object: KubeObject) => Priority;
+  /**
    * Label keys the cache indexes per namespace (client-go's indexers): a reconcile's list by one of them reads
    * only the matching objects instead of scanning every cached object of the kind.
    */
@@ -235,7 +240,9 @@ export async function startManager(
     logger.info({ informers: informers.length }, "caches synced, starting workers");
     accepting = true;
     const look = enqueueFrom("start");
-    for (const i of primaries) for (const object of i.store.list()) look(objectKeyOf(object.metadata), "low");
+    const priority = options.startPriority ?? (() => "low");
+    for (const i of primaries)
+      for (const object of i.store.list()) look(objectKeyOf(object.metadata), priority(object));
     controller.start();
   };
 

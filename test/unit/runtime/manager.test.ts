@@ -11,7 +11,13 @@ import { captureLogger } from "./capture-logger.ts";
  * A local apiserver that answers every list with one ConfigMap, `deployments` or nothing, and holds every watch
  * open.
  */
-async function scriptedApiserver(t: TestContext, deployments: readonly unknown[] = []) {
+async function scriptedApiserver(
+  t: TestContext,
+  deployments: readonly unknown[] = [],
+  configMaps: readonly unknown[] = [
+    { metadata: { name: "item", namespace: "ns", resourceVersion: "5", labels: { app: "x" } }, data: { a: "b" } },
+  ],
+) {
   const requests: string[] = [];
   const watches = new Set<ServerResponse>();
   const server = createServer((request, response) => {
@@ -24,7 +30,7 @@ async function scriptedApiserver(t: TestContext, deployments: readonly unknown[]
       return;
     }
     const items = url.pathname.endsWith("/configmaps")
-      ? [{ metadata: { name: "item", namespace: "ns", resourceVersion: "5", labels: { app: "x" } }, data: { a: "b" } }]
+      ? configMaps
       : url.pathname.endsWith("/deployments")
         ? deployments
         : [];
@@ -102,6 +108,33 @@ it("lists and watches the kinds, reconciles from the cache, serves probes and me
 
   const { drained } = await manager.stop();
   assert.equal(drained, true);
+});
+
+it("looks at every object when its workers start, first those the start priority says are waiting", async (t) => {
+  // GIVEN three objects listed in this order, of which the last still waits for its change to be carried out
+  const item = (name: string) => ({ metadata: { name, namespace: "ns", resourceVersion: "5" }, data: {} });
+  const { kubeconfig } = await scriptedApiserver(t, [], [item("a"), item("b"), item("changed")]);
+  const seen: string[] = [];
+  const manager = await startManager(
+    {
+      ...fixed(kubeconfig),
+      for: { apiVersion: "v1", kind: "ConfigMap" },
+      namespaces: ["ns"],
+      concurrency: 1,
+      startPriority: (object) => (object.metadata.name === "changed" ? "normal" : "low"),
+    },
+    () => ({
+      reconcile: async ({ name }) => {
+        seen.push(name);
+        return {};
+      },
+    }),
+  );
+  t.after(() => manager.stop());
+  const deadline = Date.now() + 10_000;
+  while (seen.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  // THEN each is looked at once, the waiting one first
+  assert.deepEqual(seen, ["changed", "a", "b"]);
 });
 
 it("gives every informer its own /readyz line: one per kind and namespace", async (t) => {
