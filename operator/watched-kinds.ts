@@ -18,7 +18,7 @@ import {
   type ChartKind,
 } from "../api/index.ts";
 import type { KubeObject, OwnerReference } from "../kube/index.ts";
-import { chartInstanceLabel, objectId, withheld, type RenderedChildren } from "./chart/index.ts";
+import { chartInstanceLabel, contentBytes, objectId, withheld, type RenderedChildren } from "./chart/index.ts";
 import { labelKeys, managedBy } from "./desired/index.ts";
 import type { ObservedClaim } from "./reconcile/index.ts";
 import { contentIfControlled, identityOnly, type Synced, type WatchedKind } from "./runtime/index.ts";
@@ -34,6 +34,13 @@ type Kind = { readonly apiVersion: string; readonly kind: string };
 const deployment: Kind = { apiVersion: "apps/v1", kind: "Deployment" };
 const statefulSet: Kind = { apiVersion: "apps/v1", kind: "StatefulSet" };
 const service: Kind = { apiVersion: "v1", kind: "Service" };
+
+/**
+ * The most the cache keeps whole of a child named as the built-in template names them: a few KiB as the template
+ * makes one, so past this someone else wrote the rest (or made the object, controller reference and all); the
+ * reconcile reads it live (operator/reconcile/cluster-client.ts).
+ */
+export const maxTemplateChildBytes = 256 * 1024;
 
 /** What the cache keeps of an object it does not keep whole: its identity, marked so. */
 const identity = (object: KubeObject) => withheld(identityOnly(object, identityLabels));
@@ -51,7 +58,7 @@ function keptOf(
   otherwise: (object: KubeObject, controller: OwnerReference | undefined) => KubeObject = identity,
 ): (object: KubeObject) => KubeObject {
   const synced: Synced = (object, controller) =>
-    names(controller.name).includes(object.metadata.name ?? "") ||
+    (names(controller.name).includes(object.metadata.name ?? "") && contentBytes(object) <= maxTemplateChildBytes) ||
     (object.metadata.labels?.[chartInstanceLabel] === labelValue(controller.name) &&
       rendered.keeps(
         object.metadata.namespace ?? "",

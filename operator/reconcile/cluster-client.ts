@@ -10,6 +10,7 @@ import { realClock, type Clock, type KubeClient, type KubeObject } from "../../k
 import type { ObjectKey } from "../../kube/object-key.ts";
 import type { ApplyConfiguration, JsonPatchOperation, ObjectClient } from "../../kube/object-client.ts";
 import type { EventRecord } from "../runtime/event.ts";
+import { isContentWithheld } from "../chart/index.ts";
 
 export type { EventRecord, ObjectReference } from "../runtime/event.ts";
 export type { ObjectKey } from "../../kube/object-key.ts";
@@ -90,7 +91,9 @@ export function clusterClient(client: KubeClient, options: ClusterClientOptions)
       options?: { readonly live?: boolean },
     ) {
       if (!options?.live && cache?.covers(apiVersion, kind, namespace)) {
-        return cache.get<T>(apiVersion, kind, name, namespace);
+        const cached = cache.get<T>(apiVersion, kind, name, namespace);
+        // Of an object someone made large, the cache kept its identity (operator/watched-kinds.ts): read it whole.
+        if (!cached || !isContentWithheld(cached)) return cached;
       }
       if (!namespace && !options?.live) {
         return reuse(`find ${apiVersion} ${kind} ${name}`, () => client.find<T>(apiVersion, kind, name));

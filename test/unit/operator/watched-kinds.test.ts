@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import { renderableChartKinds } from "../../../api/index.ts";
 import type { KubeObject } from "../../../kube/index.ts";
 import { isContentWithheld, keptBytes, RenderedChildren } from "../../../operator/chart/index.ts";
-import { statefulSetAsRead, watchedOwnedKinds } from "../../../operator/watched-kinds.ts";
+import { maxTemplateChildBytes, statefulSetAsRead, watchedOwnedKinds } from "../../../operator/watched-kinds.ts";
 
 const instance = { namespace: "team", name: "holder" };
 const controller = { apiVersion: "example.com/v1", kind: "MyAppInstance", name: "holder", uid: "i1", controller: true };
@@ -143,5 +143,35 @@ describe("watchedOwnedKinds: a chart's objects", () => {
     // ... and one no instance controls is its identity only
     const uncontrolled = transform({ ...statefulSet, metadata: { ...statefulSet.metadata, ownerReferences: [] } });
     assert.equal(uncontrolled["spec"], undefined);
+  });
+});
+
+describe("watchedOwnedKinds: the built-in template's children", () => {
+  it("keeps whole a child named as the template names it, up to a size no template child reaches", () => {
+    // GIVEN a Deployment named as instance holder's, controlled by it (the operator's, or a tenant's made so)
+    const transform = transformOf(new RenderedChildren(), "Deployment");
+    const deployment = (note: string): KubeObject => ({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: {
+        name: "holder",
+        namespace: "team",
+        uid: "d1",
+        resourceVersion: "5",
+        labels: { "app.kubernetes.io/managed-by": "myapp-operator" },
+        annotations: { note },
+        ownerReferences: [controller],
+      },
+      spec: { replicas: 2 },
+    });
+    // THEN as the template makes it, it is kept whole
+    const usual = transform(deployment("small"));
+    assert.deepEqual(usual["spec"], { replicas: 2 });
+    assert.equal(isContentWithheld(usual), false);
+    // and one someone made larger than that is its identity (the reconcile reads it live)
+    const inflated = transform(deployment("x".repeat(maxTemplateChildBytes)));
+    assert.equal(inflated["spec"], undefined);
+    assert.equal(inflated.metadata.annotations, undefined);
+    assert.ok(isContentWithheld(inflated));
   });
 });

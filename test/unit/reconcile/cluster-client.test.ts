@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KubeClient } from "../../../kube/index.ts";
+import { withheld } from "../../../operator/chart/index.ts";
 import { fieldManager, clusterClient, type EventRecord } from "../../../operator/reconcile/index.ts";
 import { FakeClock } from "../runtime/fake-clock.ts";
 
@@ -151,6 +152,26 @@ describe("clusterClient", () => {
       "only the uncovered kind and the write reach the client",
     );
     assert.equal(wrote.length, 1, "the apply's answer is remembered");
+  });
+
+  it("reads live an object of which the cache kept only its identity (someone made it large)", async () => {
+    const { client, calls } = recordingClient();
+    const identity = withheld({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "web", namespace: "shop" },
+    });
+    const cache = {
+      covers: () => true,
+      get: <T>() => identity as T,
+      list: <T>() => [identity as T],
+      wrote: () => undefined,
+    };
+    const cluster = clusterClient(client, { cache, events: { record: () => undefined } });
+
+    await cluster.find("apps/v1", "Deployment", "web", "shop");
+
+    assert.deepEqual(calls, [{ method: "find", args: ["apps/v1", "Deployment", "web", "shop"] }]);
   });
 
   it("reuses a live read of a cluster-scoped kind for clusterReadTtlMs; namespaced and live reads always go out", async () => {
