@@ -11,7 +11,7 @@
  */
 import { finalizer, labelValue } from "../../api/index.ts";
 import { AdmissionDeniedError, InvalidError, NotFoundError, type KubeObject } from "../../kube/index.ts";
-import { chartInstanceLabel } from "../chart/index.ts";
+import { chartInstanceLabel, isContentWithheld } from "../chart/index.ts";
 import {
   governingServiceName,
   isControlledBy,
@@ -253,7 +253,17 @@ async function controlledStatefulSets(session: Session, uid: string): Promise<Cl
       controlled.set(setUid, statefulSet);
     }
   }
-  return [...controlled.values()];
+  // Of a StatefulSet its render does not name (after a start, say) the cache keeps only its first claim templates:
+  // read whole, once, as the instance goes, so no claim of a later template is missed.
+  return Promise.all(
+    [...controlled.values()].map(async (statefulSet) =>
+      isContentWithheld(statefulSet)
+        ? ((await cluster.find<ClaimMaker>("apps/v1", "StatefulSet", statefulSet.metadata.name ?? "", key.namespace, {
+            live: true,
+          })) ?? statefulSet)
+        : statefulSet,
+    ),
+  );
 }
 
 /**

@@ -45,7 +45,10 @@ export class FakeCluster implements ClusterClient {
    * objects it accepts, as the informers see only objects with the operator's label. Unset: finds see everything.
    */
   cacheHolds: ((object: KubeObject) => boolean) | undefined;
-  /** What the operator's cache keeps of an object a find that is not `live` returns, when set (its transform). */
+  /**
+   * What the operator's cache keeps of what a find that is not `live`, or a list by labels alone, returns, when set
+   * (its transforms).
+   */
   cacheKeeps: ((object: KubeObject) => KubeObject) | undefined;
   private readonly objects = new Map<string, KubeObject>();
   private readonly failures: { verb: Verb; kind?: string; error: Error }[] = [];
@@ -95,7 +98,7 @@ export class FakeCluster implements ClusterClient {
             .filter(Boolean)
             .every((term) => fieldMatches(o, term)),
         )
-        .map((o) => clone(o) as T)
+        .map((o) => (fieldSelector || !this.cacheKeeps ? clone(o) : this.cacheKeeps(clone(o))) as T)
     );
   }
 

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AdmissionDeniedError, type KubeObject } from "../../../kube/index.ts";
+import { renderableChartKinds } from "../../../api/index.ts";
+import { RenderedChildren } from "../../../operator/chart/index.ts";
+import { watchedOwnedKinds } from "../../../operator/watched-kinds.ts";
 import { harness } from "./setup.ts";
 
 const spec = { image: "nginx:1.27", replicas: 2, port: 8080, storage: "1Gi" };
@@ -95,6 +98,35 @@ function owners(h: Harness, claim: string): string[] | undefined {
 }
 
 describe("finalize: the claims of a chart's StatefulSets under Retain", () => {
+  it("reads whole a StatefulSet of which the cache kept the first claim templates only, and keeps every claim", async () => {
+    // GIVEN an instance on Retain whose chart StatefulSet has 20 claim templates, each claim still owned by it, as
+    // the operator's cache keeps it after a start (no render recorded yet: the first 16 templates, withheld)
+    const h = await runningInstance(spec);
+    const kept = watchedOwnedKinds(renderableChartKinds, new RenderedChildren());
+    h.cluster.cacheKeeps = (object) => kept.find((k) => k.kind === object.kind)?.transform?.(object) ?? object;
+    const db = chartStatefulSet(h, "web-db", retaining, 1);
+    const templates = Array.from({ length: 20 }, (_, i) => `data${i}`);
+    h.cluster.edit("apps/v1", "StatefulSet", "web-db", (o) => {
+      (o["spec"] as { volumeClaimTemplates: object[] }).volumeClaimTemplates = templates.map((name) => ({
+        metadata: { name },
+        spec: { resources: { requests: { storage: "1Gi" } } },
+      }));
+    });
+    h.cluster.edit("apps/v1", "StatefulSet", "web-db", (o) => {
+      o["status"] = { observedGeneration: o.metadata.generation };
+    });
+    for (const template of templates) putClaim(h, `${template}-web-db-0`, [ownerReference(db)]);
+    h.cluster.reset();
+
+    // WHEN it is deleted
+    h.cluster.deleteInstance("web");
+    await h.run();
+
+    // THEN the StatefulSet is read whole, and no claim keeps its owner reference (its StatefulSet would take it)
+    assert.ok(h.cluster.liveReadLines.includes("find StatefulSet/web-db"));
+    for (const template of templates) assert.deepEqual(owners(h, `${template}-web-db-0`), [], template);
+  });
+
   it("takes the StatefulSet's owner references off its claims before any StatefulSet goes", async () => {
     // GIVEN an instance on Retain whose chart StatefulSet (now Retain) left owner references on its claims, one of
     // which has an owner of its own too
