@@ -23,11 +23,28 @@ export const labelValuePattern = `^(?:${qualifiedNamePart})?$`;
 
 const qualifiedNameRegExp = new RegExp(`^(?:([^/]+)/)?(${qualifiedNamePart})$`);
 const dns1123SubdomainRegExp = new RegExp(dns1123SubdomainPattern);
+const dns1123LabelRegExp = new RegExp(dns1123LabelPattern);
+
+/** What an RFC 1123 subdomain is, for messages. */
+export const dns1123SubdomainRule = `at most ${maxDns1123SubdomainLength} lower-case letters, digits, '-' and '.', starting and ending with a letter or digit`;
+
+/** What an RFC 1123 label is, for messages. */
+export const dns1123LabelRule = `at most ${maxDns1123LabelLength} lower-case letters, digits and '-', starting and ending with a letter or digit`;
+
+/** An RFC 1123 subdomain, length included: object names (a Lease, a Secret, an issuer). */
+export function isDns1123Subdomain(name: string): boolean {
+  return name.length <= maxDns1123SubdomainLength && dns1123SubdomainRegExp.test(name);
+}
+
+/** An RFC 1123 label, length included: namespace names. */
+export function isDns1123Label(name: string): boolean {
+  return name.length <= maxDns1123LabelLength && dns1123LabelRegExp.test(name);
+}
 
 /** A label or annotation key: `[prefix/]name`, the prefix a DNS subdomain, the name at most 63 characters. */
 export function isQualifiedName(key: string): boolean {
   const match = qualifiedNameRegExp.exec(key);
   if (!match) return false;
   const prefix = match[1];
-  return prefix === undefined || (prefix.length <= maxDns1123SubdomainLength && dns1123SubdomainRegExp.test(prefix));
+  return prefix === undefined || isDns1123Subdomain(prefix);
 }

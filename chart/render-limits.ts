@@ -45,8 +45,11 @@ export const defaultRenderLimits: RenderLimits = {
   valuesKiB: 128,
 };
 
-/** Renders at once by default (`--max-concurrent-renders`). */
+/** Renders at once by default (`--max-concurrent-renders`, the component's `maxConcurrentRenders`). */
 export const defaultMaxConcurrentRenders = 2;
+
+/** The most renders at once either of them takes. */
+export const maxConcurrentRendersLimit = 32;
 
 /**
  * Go's runtime needs about 64 MiB of data mappings before a program allocates anything (measured with go1.26:

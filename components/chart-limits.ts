@@ -8,6 +8,7 @@
  */
 import {
   defaultMaxConcurrentRenders,
+  maxConcurrentRendersLimit,
   defaultRenderLimits,
   maxRenderTimeoutSeconds,
   minRenderMemoryMiB,
@@ -39,10 +40,14 @@ export function resolveChartLimits(
 ): { ok: true; settings: ChartLimitSettings } | { ok: false; problems: { field: string; message: string }[] } {
   const problems: { field: string; message: string }[] = [];
   const maxConcurrentRenders = args.maxConcurrentRenders ?? defaultMaxConcurrentRenders;
-  if (!Number.isInteger(maxConcurrentRenders) || maxConcurrentRenders < 1 || maxConcurrentRenders > 32) {
+  if (
+    !Number.isInteger(maxConcurrentRenders) ||
+    maxConcurrentRenders < 1 ||
+    maxConcurrentRenders > maxConcurrentRendersLimit
+  ) {
     problems.push({
       field: "maxConcurrentRenders",
-      message: `${maxConcurrentRenders} must be a whole number from 1 to 32`,
+      message: `${maxConcurrentRenders} must be a whole number from 1 to ${maxConcurrentRendersLimit}`,
     });
   }
   // An undefined limit takes its default, as an absent one does (a stack's `config.getNumber(...)`).

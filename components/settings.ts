@@ -11,10 +11,11 @@ import {
   type ChartSpec,
   type ChartSpecInput,
 } from "../api/index.ts";
-import { dns1123LabelPattern, isQualifiedName, labelValuePattern } from "../api/dns-names.ts";
+import { dns1123LabelRule, isDns1123Label, isQualifiedName, labelValuePattern } from "../api/dns-names.ts";
 import { defaultRenderLimits, type RenderLimits } from "../chart/render-limits.ts";
 import { reviewParseThreadHeapMiB } from "../chart/render-yaml-thread.ts";
 import { argumentShapeProblems, type ArgumentShape } from "../api/argument-names.ts";
+import { defaultConcurrency, maxConcurrency } from "../api/operator-ranges.ts";
 import { renderMemoryProblem, resolveChartLimits } from "./chart-limits.ts";
 import { resolveChartKinds } from "./chart-kinds.ts";
 import { resolveChartServiceTypes } from "./chart-service-types.ts";
@@ -240,7 +241,6 @@ const logLevels: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error
 export const reservedLabelKeys: readonly string[] = ["app.kubernetes.io/name", "app.kubernetes.io/instance"];
 
 // The apiserver's own syntaxes (api/dns-names.ts), so what passes here passes there.
-const dns1123Label = new RegExp(dns1123LabelPattern);
 const labelValue = new RegExp(labelValuePattern);
 const keyRule =
   "an optional DNS subdomain prefix of at most 253 characters and '/', then at most 63 alphanumerics, '-', '_', '.'";
@@ -302,7 +302,7 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   const problem = (field: string, message: string) => issues.push({ field, message });
 
   // Object names get suffixes such as "-leader-election" (16 characters); keep the longest within 63.
-  if (!dns1123Label.test(name) || name.length > 47) {
+  if (!isDns1123Label(name) || name.length > 47) {
     problem("name", `"${name}" must be a DNS-1123 label of at most 47 characters (lowercase letters, digits, '-')`);
   }
   const namespace = args.namespace ?? defaultNamespace;
@@ -312,9 +312,9 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   if (!Number.isInteger(replicas) || replicas < 0 || replicas > 10) {
     problem("replicas", `${replicas} must be a whole number from 0 to 10 (2 or more turn on leader election)`);
   }
-  const concurrency = args.concurrency ?? 2;
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 100) {
-    problem("concurrency", `${concurrency} must be a whole number from 1 to 100`);
+  const concurrency = args.concurrency ?? defaultConcurrency;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > maxConcurrency) {
+    problem("concurrency", `${concurrency} must be a whole number from 1 to ${maxConcurrency}`);
   }
   const operatorPlacement = args.operatorPlacement ?? "in-cluster";
   // An empty string counts as not given (a stack's `config.get(...) ?? ""`).
@@ -440,10 +440,8 @@ export function describeIssues(subject: string, issues: readonly SettingsIssue[]
   return [`${subject} has invalid arguments:`, ...issues.map((i) => `  ${i.field}: ${i.message}`)].join("\n");
 }
 
-function isNamespaceName(name: string): boolean {
-  return dns1123Label.test(name) && name.length <= 63;
-}
+const isNamespaceName = isDns1123Label;
 
 function namespaceMessage(name: string): string {
-  return `"${name}" is not a namespace name: use at most 63 lowercase letters, digits and '-', starting and ending alphanumeric`;
+  return `"${name}" is not a namespace name: use ${dns1123LabelRule}`;
 }

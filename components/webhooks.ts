@@ -23,7 +23,7 @@
  */
 import { isIP } from "node:net";
 import { group, namespaceBudgetLabels, plural } from "../api/index.ts";
-import { dns1123SubdomainPattern, maxDns1123SubdomainLength } from "../api/dns-names.ts";
+import { dns1123SubdomainRule, isDns1123Subdomain } from "../api/dns-names.ts";
 import type {
   MutatingWebhookConfigurationManifest,
   ServiceManifest,
@@ -96,8 +96,6 @@ export interface WebhookSettings {
   readonly certManager: { readonly issuer: string; readonly kind: "Issuer" | "ClusterIssuer" } | undefined;
 }
 
-const dns1123Subdomain = new RegExp(dns1123SubdomainPattern);
-
 /** The admission timeout of both webhooks (see the file's comment). */
 export const webhookTimeoutSeconds = 5;
 
@@ -144,10 +142,10 @@ function resolveCertManager(
   const issue = (field: string, message: string) => ({ ok: false as const, issues: [{ field, message }] });
   if (!enabled) return issue("webhooks.certManager", "issues the webhooks' certificate, which are off");
   const issuer = typeof args.issuer === "string" ? args.issuer.trim() : "";
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(issuer) || issuer.length > 253) {
+  if (!isDns1123Subdomain(issuer)) {
     return issue(
       "webhooks.certManager.issuer",
-      `must be the name of a cert-manager issuer, got ${JSON.stringify(args.issuer)}`,
+      `must be the name of a cert-manager issuer (${dns1123SubdomainRule}), got ${JSON.stringify(args.issuer)}`,
     );
   }
   const kind = args.kind ?? "Issuer";
@@ -223,7 +221,7 @@ function resolveWhere(
   if (port === "0") return issue(`"${url}" must name a port from 1 to 65535, got 0`);
   // The host goes into the serving certificate (--webhook-hosts, a comma-separated list): a DNS name or an IP.
   const host = parsed.hostname.replace(/^\[|\]$/g, "");
-  if (isIP(host) === 0 && (!dns1123Subdomain.test(host) || host.length > maxDns1123SubdomainLength)) {
+  if (isIP(host) === 0 && !isDns1123Subdomain(host)) {
     return issue(
       `"${url}" must name its host as a DNS name (lower-case letters, digits, '-' and '.') or an IP address`,
     );

@@ -18,14 +18,11 @@ import {
   type ChartServiceType,
   type ChartSpec,
 } from "../api/index.ts";
-import {
-  dns1123LabelPattern,
-  dns1123SubdomainPattern,
-  maxDns1123LabelLength,
-  maxDns1123SubdomainLength,
-} from "../api/dns-names.ts";
+import { dns1123LabelRule, dns1123SubdomainRule, isDns1123Label, isDns1123Subdomain } from "../api/dns-names.ts";
+import { defaultConcurrency, maxConcurrency } from "../api/operator-ranges.ts";
 import {
   defaultMaxConcurrentRenders,
+  maxConcurrentRendersLimit,
   defaultRenderLimits,
   maxRenderTimeoutSeconds,
   minRenderMemoryMiB,
@@ -114,7 +111,7 @@ export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repo
   --health-probe-bind-address=[H]:P  /healthz and /readyz (default :8081)             MYAPP_HEALTH_PROBE_BIND_ADDRESS
   --log-level=LEVEL                trace|debug|info|warn|error|fatal|silent (default info)
                                                                                        MYAPP_LOG_LEVEL
-  --concurrency=N                  reconciles at once, never two of one key (default 2, at most 100)  MYAPP_CONCURRENCY
+  --concurrency=N                  reconciles at once, never two of one key (default ${defaultConcurrency}, at most ${maxConcurrency})  MYAPP_CONCURRENCY
   --max-consecutive-failures=N     fast retries before an instance is marked Stalled (default 15)
   --slow-retry-interval=SECONDS    then retry this often (±10 %) until it succeeds; also how often a verdict
                                    caused outside the spec (a name taken, a quota, a namespace's chart sources) is
@@ -124,7 +121,7 @@ export const usage = `Usage: myapp-operator [flags]   (in a checkout of the repo
   --kubeconfig=PATH                credentials (default: KUBECONFIG's files, ~/.kube/config, else in-cluster)
   --helm=PATH                      helm binary that renders spec.chart (default: helm on PATH)  MYAPP_HELM
   --default-chart=JSON              chart for instances without spec.chart, e.g. {"oci":"oci://r/c","version":"1.0.0"}  MYAPP_DEFAULT_CHART
-  --max-concurrent-renders=N       helm renders at once (default ${defaultMaxConcurrentRenders}, at most 32)  MYAPP_MAX_CONCURRENT_RENDERS
+  --max-concurrent-renders=N       helm renders at once (default ${defaultMaxConcurrentRenders}, at most ${maxConcurrentRendersLimit})  MYAPP_MAX_CONCURRENT_RENDERS
   --render-memory=MIB              memory one render may use (default ${defaultRenderLimits.memoryMiB})  MYAPP_RENDER_MEMORY
   --render-cpu=SECONDS             CPU time one render may use (default ${defaultRenderLimits.cpuSeconds})  MYAPP_RENDER_CPU
   --render-timeout=SECONDS         wall time of one render (default ${defaultRenderLimits.timeoutSeconds}, at most ${maxRenderTimeoutSeconds})  MYAPP_RENDER_TIMEOUT
@@ -336,7 +333,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     logLevel: logLevel.text,
     // The MyAppOperator component's ranges (components/settings.ts, chart-limits.ts): a flag means what its
     // argument would.
-    concurrency: positiveInteger(orDefault("concurrency", "2"), 100),
+    concurrency: positiveInteger(orDefault("concurrency", String(defaultConcurrency)), maxConcurrency),
     maxConsecutiveFailures: positiveInteger(orDefault("max-consecutive-failures", "15")),
     slowRetryIntervalMs: positiveInteger(orDefault("slow-retry-interval", "300"), maxSlowRetrySeconds) * 1000,
     resyncPeriodMs: positiveInteger(orDefault("resync-period", "36000"), maxTimerSeconds) * 1000,
@@ -349,7 +346,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): O
     chartKinds: chartKinds(read("chart-kinds")),
     chartServiceTypes: chartServiceTypes(read("chart-service-types")),
     defaultChart: chart,
-    maxConcurrentRenders: positiveInteger(orDefault("max-concurrent-renders", String(defaultMaxConcurrentRenders)), 32),
+    maxConcurrentRenders: positiveInteger(
+      orDefault("max-concurrent-renders", String(defaultMaxConcurrentRenders)),
+      maxConcurrentRendersLimit,
+    ),
     renderLimits,
     chartSources: sources,
     policy: {
@@ -450,13 +450,8 @@ function shown({ host, port }: Address): string {
   return `${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
-const dns1123Label = new RegExp(dns1123LabelPattern);
-const dns1123Subdomain = new RegExp(dns1123SubdomainPattern);
-const namespaceRule = "at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit";
-
-function isNamespaceName(name: string): boolean {
-  return dns1123Label.test(name) && name.length <= maxDns1123LabelLength;
-}
+const namespaceRule = dns1123LabelRule;
+const isNamespaceName = isDns1123Label;
 
 /** `--namespaces=a,b`: namespace names, each once; unset or empty: every namespace. */
 function namespaceList(setting: Given | undefined): readonly string[] {
@@ -482,12 +477,8 @@ function namespaceName({ text, name }: Given): string {
 
 /** A Lease's name, which the apiserver holds to a DNS-1123 subdomain. */
 function leaseName({ text, name }: Given): string {
-  if (!dns1123Subdomain.test(text) || text.length > maxDns1123SubdomainLength) {
-    throw new Error(
-      `${name} must be a Lease name: at most 253 lower-case letters, digits, '-' and '.', starting and ending ` +
-        `with a letter or digit, got "${text}"`,
-    );
-  }
+  if (!isDns1123Subdomain(text))
+    throw new Error(`${name} must be a Lease name: ${dns1123SubdomainRule}, got "${text}"`);
   return text;
 }
 
@@ -508,8 +499,10 @@ function webhookOptions(
 ): WebhookOptions | undefined {
   const orDefault = (flag: string, fallback: string): Given => read(flag) ?? { text: fallback, name: `--${flag}` };
   const configuration = orDefault("webhook-configuration", "myapp-operator");
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(configuration.text) || configuration.text.length > 253) {
-    throw new Error(`${configuration.name} must be a lower-case DNS name, got "${configuration.text}"`);
+  if (!isDns1123Subdomain(configuration.text)) {
+    throw new Error(
+      `${configuration.name} must name the webhook configurations: ${dns1123SubdomainRule}, got "${configuration.text}"`,
+    );
   }
   const defaults = orDefault("webhook-defaults", "webhook");
   if (defaults.text !== "webhook" && defaults.text !== "policy") {

@@ -6,7 +6,7 @@
  */
 import { isIP } from "node:net";
 import { parseRegistryEntry, parseStorageLimit, type ChartSpec } from "../../api/index.ts";
-import { dns1123LabelPattern, dns1123SubdomainPattern } from "../../api/dns-names.ts";
+import { isDns1123Label, isDns1123Subdomain } from "../../api/dns-names.ts";
 import { parseObjectKey, type ObjectKey } from "../../kube/object-key.ts";
 
 /** What the platform lets instances be: set by the platform owner (operator flags, MyAppOperator arguments). */
@@ -118,16 +118,13 @@ export function parseCountLimit(text: string): number | undefined {
   return Number.isSafeInteger(count) ? count : undefined;
 }
 
-const dns1123Label = new RegExp(dns1123LabelPattern);
-const dns1123Subdomain = new RegExp(dns1123SubdomainPattern);
-
 /**
  * `--webhook-cert-secret=NS/NAME`: the Secret holding the webhook's CA and serving certificate. Read as an object
  * key (kube/object-key.ts), then held to what a namespace and a Secret's name may be, with the flag's own message.
  */
 export function parseSecretReference(flag: string, value: string): ObjectKey {
   const key = readObjectKey(value);
-  if (!key || !dns1123Label.test(key.namespace) || !dns1123Subdomain.test(key.name) || key.name.length > 253) {
+  if (!key || !isDns1123Label(key.namespace) || !isDns1123Subdomain(key.name)) {
     throw new Error(`${flag} must be NAMESPACE/NAME of a Secret (lower-case DNS names), got "${value}"`);
   }
   return key;
@@ -148,7 +145,7 @@ export function parseWebhookHosts(flag: string, value: string): readonly string[
     .split(",")
     .map((host) => host.trim())
     .filter(Boolean);
-  const bad = hosts.filter((host) => isIP(host) === 0 && !dns1123Subdomain.test(host.toLowerCase()));
+  const bad = hosts.filter((host) => isIP(host) === 0 && !isDns1123Subdomain(host.toLowerCase()));
   if (hosts.length === 0 || bad.length > 0) {
     throw new Error(
       `${flag} must be DNS names or IP addresses separated by commas, such as ` +

@@ -58,7 +58,12 @@ describe("webhooks.certManager", () => {
     assert.ok(!operatorFlags(settingsFor()).some((flag) => flag.startsWith("--webhook-cert-issuer")));
     assert.match(
       issuesOf({ image: testImage, webhooks: { certManager: { issuer: "Platform CA" } } })[0] ?? "",
-      /^webhooks\.certManager\.issuer: must be the name of a cert-manager issuer, got "Platform CA"/,
+      /^webhooks\.certManager\.issuer: must be the name of a cert-manager issuer \(at most 253 lower-case letters, digits, '-' and '\.', starting and ending with a letter or digit\), got "Platform CA"/,
+    );
+    // Dots only between labels, as the apiserver holds a name to.
+    assert.match(
+      issuesOf({ image: testImage, webhooks: { certManager: { issuer: "ca..platform" } } })[0] ?? "",
+      /^webhooks\.certManager\.issuer: must be the name of a cert-manager issuer/,
     );
     assert.match(
       issuesOf({ image: testImage, webhooks: { certManager: { issuer: "ca", kind: "Vault" as "Issuer" } } })[0] ?? "",

@@ -205,7 +205,11 @@ describe("webhook flags", () => {
     assert.throws(() => parseOptions([on, "--webhook-hosts=bad_host"], {}), /--webhook-hosts must be DNS names/);
     assert.throws(
       () => parseOptions([on, "--webhook-configuration=Hooks"], {}),
-      /--webhook-configuration must be a lower-case DNS name/,
+      /--webhook-configuration must name the webhook configurations: at most 253 lower-case letters/,
+    );
+    assert.throws(
+      () => parseOptions([on, "--webhook-configuration=hooks.-a"], {}),
+      /--webhook-configuration must name the webhook configurations/,
     );
     assert.throws(
       () => parseOptions(["--webhook-bind-address=  "], {}),
