@@ -9,6 +9,7 @@
  *   error for a pattern prints the regular expression, which tells a user nothing.
  */
 import { byCodeUnits } from "./code-unit-order.ts";
+import { celString } from "./cel-string.ts";
 
 /** The subset of OpenAPI v3 that structural schemas use (plus the Kubernetes extensions). */
 export interface StructuralSchema {
@@ -96,9 +97,6 @@ export function toStructuralSchema(schema: Record<string, unknown>): StructuralS
 }
 
 /** `text` as a CEL string literal: single-quoted, its backslashes and quotes escaped. */
-function celString(text: string): string {
-  return `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
-}
 
 function rank(key: string): number {
   const index = keyOrder.indexOf(key);

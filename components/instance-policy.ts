@@ -18,6 +18,7 @@ import type { ValidatingAdmissionPolicyBindingManifest, ValidatingAdmissionPolic
 import { objectMeta, operatorObjectNames } from "./metadata.ts";
 import type { OperatorSettings } from "./settings.ts";
 import { allOf, instanceAdmissionScope } from "./webhooks.ts";
+import { celString } from "../api/cel-string.ts";
 
 /** The policy and its binding, or undefined when the platform sets none of these rules (or has no webhooks). */
 export function instancePolicy(
@@ -79,9 +80,6 @@ const isInstance = "(!has(request.subResource) || request.subResource == '')";
 const updating = "request.operation == 'UPDATE' && oldObject != null && has(oldObject.spec)";
 
 /** A string literal for CEL (single-quoted, escaped). */
-function celString(text: string): string {
-  return `'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
-}
 
 /** `entries`: normalised as the operator normalises its flag (platform-policy.ts reads both alike). */
 function registryRule(entries: readonly string[]) {
