@@ -7,6 +7,7 @@
  */
 import type { Dispatcher } from "undici";
 import type { KubeConfig } from "./config.ts";
+import { realClock, sleep } from "./clock.ts";
 import { Credentials } from "./credentials.ts";
 import { ApiError, apiErrorFrom, NotFoundError, TransportError, type StatusBody } from "./errors.ts";
 import { LineSplitter } from "./line-stream.ts";
@@ -405,6 +406,7 @@ export class KubeClient {
     const timeout = options.stream ? undefined : AbortSignal.timeout(this.requestTimeoutMs);
     const signals = [options.signal, timeout].filter((s) => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    const deadline = timeout ? realClock.monotonicMs() + this.requestTimeoutMs : Infinity;
     let response: Dispatcher.ResponseData;
     let reauthenticated = false;
     // Like client-go: a 429 with Retry-After (apiserver overload, or a new resource's storage still
@@ -439,8 +441,12 @@ export class KubeClient {
       }
       const retryAfter = Number(header(response, "retry-after"));
       if (response.statusCode !== 429 || !retryAfter || attempt >= maxThrottleRetries) break;
+      // A wait the request's deadline would cut short is not waited: the 429 is the answer, not "no answer".
+      const waitMs = Math.min(retryAfter, 10) * 1000;
+      if (realClock.monotonicMs() + waitMs >= deadline) break;
       await response.body.dump();
-      await new Promise((resolve) => setTimeout(resolve, Math.min(retryAfter, 10) * 1000));
+      // The caller's abort (a shutdown) ends the wait; the next attempt then fails at once with it.
+      await sleep(realClock, waitMs, options.signal);
     }
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
     const text = await response.body.text();

@@ -67,6 +67,30 @@ test("a 429 without Retry-After, or one that persists, surfaces as TooManyReques
   assert.equal(requests.length, 1);
 });
 
+test("a 429 whose Retry-After outlasts the request's deadline is the answer, not a wait ending in a timeout", async (t) => {
+  const { client, requests } = await clientFor(t, (_request, response) =>
+    status(response, 429, "TooManyRequests", { "retry-after": "5" }),
+  );
+  const hurried = new KubeClient(client.config, { requestTimeoutMs: 1_000 });
+  t.after(() => hurried.close());
+  await assert.rejects(hurried.list("v1", "Pod"), TooManyRequestsError);
+  assert.equal(requests.length, 1);
+});
+
+test("a throttled watch's wait ends with the caller's abort (a shutdown), and the watch with it", async (t) => {
+  const { client, requests } = await clientFor(t, (_request, response) =>
+    status(response, 429, "TooManyRequests", { "retry-after": "10" }),
+  );
+  const shutdown = new AbortController();
+  const watched = (async () => {
+    for await (const event of client.watch("v1", "Pod", { signal: shutdown.signal })) void event;
+  })();
+  while (requests.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  shutdown.abort();
+  await assert.rejects(watched, /abort/i);
+  assert.equal(requests.length, 1);
+});
+
 test("HTTP statuses map to our error types, with field causes", async (t) => {
   const { client } = await clientFor(t, (request, response) => {
     if (request.method === "GET") return status(response, 404, "NotFound");
@@ -260,7 +284,7 @@ test("an exec plugin's token is run again 30 s before its expirationTimestamp, b
   const counter = join(dir, "runs");
   const plugin = join(dir, "plugin.sh");
   const clock = new FakeClock();
-  const expires = new Date(clock.wallTime() + 60_000).toISOString();
+  const expires = new Date(clock.wallTimeMs() + 60_000).toISOString();
   writeFileSync(
     plugin,
     `#!/bin/sh\necho x >> ${counter}\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t1","expirationTimestamp":"${expires}"}}'\n`,
