@@ -39,7 +39,7 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
   const metricsTls = options.metricsCertDir
     ? readMetricsTls(options.metricsCertDir)
     : options.metricsSecure
-      ? await import("./metrics-certificate.ts").then((m) => m.selfSignedMetricsTls(realClock.wallTime()))
+      ? await import("./metrics-certificate.ts").then((m) => m.selfSignedMetricsTls(realClock.wallTimeMs()))
       : undefined;
   const { webhook } = options;
   const webhooks = webhook
@@ -113,10 +113,15 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
   );
   if (!webhooks) return manager;
   // The webhooks close first: a replica that stops answers what it already accepted, then lets the others answer.
+  // A close that fails must not cost the drain and the lease's release that follow.
   return {
     ...manager,
     stop: async () => {
-      await webhooks.close();
+      try {
+        await webhooks.close();
+      } catch (error) {
+        logger.warn({ err: error }, "the webhook server did not close cleanly; stopping the rest");
+      }
       return manager.stop();
     },
   };
@@ -237,10 +242,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     const stop = () =>
       (stopping ??= (async () => {
         stopWatchingLauncher();
-        const { drained } = await manager.stop();
-        logger.info({ drained }, "operator stopped");
+        let exitCode = 0;
+        try {
+          const { drained } = await manager.stop();
+          logger.info({ drained }, "operator stopped");
+        } catch (error) {
+          logger.error({ err: error }, "operator failed to stop cleanly");
+          exitCode = 1;
+        }
         if (logger.isLevelEnabled("info")) await logsWritten(destination);
-        process.exit(0);
+        process.exit(exitCode);
       })());
     onTerminationSignal(stop);
     // Under npx or `npm run`, npm's end is the signal that never reaches us (see launcher-watch.ts). Not a signal

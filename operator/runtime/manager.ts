@@ -152,15 +152,15 @@ export async function startManager(
   const maxBackoffMs = reconnectBackoffCapMs(
     scopes.length * (1 + (options.owns?.length ?? 0) + (options.watches?.length ?? 0)),
   );
-  const informer = (watched: WatchedKind, namespace: string | undefined) =>
+  const informer = (kind: WatchedKind, namespace: string | undefined) =>
     new Informer({
       client,
-      apiVersion: watched.apiVersion,
-      kind: watched.kind,
+      apiVersion: kind.apiVersion,
+      kind: kind.kind,
       logger,
       maxBackoffMs,
-      ...(watched.labelSelector ? { labelSelector: watched.labelSelector } : {}),
-      ...(watched.transform ? { transform: watched.transform } : {}),
+      ...(kind.labelSelector ? { labelSelector: kind.labelSelector } : {}),
+      ...(kind.transform ? { transform: kind.transform } : {}),
       ...(namespace ? { namespace } : {}),
       ...(options.indexedLabels ? { indexedLabels: options.indexedLabels } : {}),
     });
@@ -241,8 +241,19 @@ export async function startManager(
     accepting = true;
     const look = enqueueFrom("start");
     const priority = options.startPriority ?? (() => "low");
-    for (const i of primaries)
-      for (const object of i.store.list()) look(objectKeyOf(object.metadata), priority(object));
+    for (const i of primaries) {
+      for (const object of i.store.list()) {
+        // One object that cannot be queued (a bug in a priority) must not keep the workers from starting.
+        try {
+          look(objectKeyOf(object.metadata), priority(object));
+        } catch (error) {
+          logger.error(
+            { err: error, namespace: object.metadata.namespace, name: object.metadata.name },
+            "could not queue an object at start; its next event queues it",
+          );
+        }
+      }
+    }
     controller.start();
   };
 
@@ -281,9 +292,8 @@ export async function startManager(
     options.metricsAddress.port === options.probeAddress.port &&
     options.metricsAddress.host === options.probeAddress.host;
   // The reviews go through a client of their own: they are not writes of the operator's objects.
-  const authorizeMetrics = options.secureMetrics
-    ? bearerTokenAuthorizer(kubeAccessReviews(new KubeClient(client.config)))
-    : undefined;
+  const reviewClient = options.secureMetrics ? new KubeClient(client.config) : undefined;
+  const authorizeMetrics = reviewClient ? bearerTokenAuthorizer(kubeAccessReviews(reviewClient)) : undefined;
   if (authorizeMetrics && !options.metricsTls) {
     logger.warn("secure /metrics without a certificate: bearer tokens reach /metrics unencrypted");
   }
@@ -296,16 +306,24 @@ export async function startManager(
     flag: "--health-probe-bind-address",
   });
   servers.push(probe);
-  const metricsServer = sameAddress
-    ? probe
-    : await startHealthServer({
+  let metricsServer = probe;
+  if (!sameAddress) {
+    try {
+      metricsServer = await startHealthServer({
         ...options.metricsAddress,
         ...served,
         serves: { probes: false },
         flag: "--metrics-bind-address",
         ...(options.metricsTls ? { tls: options.metricsTls } : {}),
       });
-  if (metricsServer !== probe) servers.push(metricsServer);
+    } catch (error) {
+      // The start failed: what it already opened closes again, so a caller that goes on does not keep the port.
+      await probe.close();
+      await reviewClient?.close();
+      throw error;
+    }
+    servers.push(metricsServer);
+  }
 
   for (const i of informers) i.start();
   if (elector) elector.start();
@@ -327,6 +345,7 @@ export async function startManager(
       events.stop();
       await events.flush();
       await client.close();
+      await reviewClient?.close();
       return result;
     })());
   return {
