@@ -178,11 +178,14 @@ function procUsage(pid: number | undefined): { rssBytes: number; cpuSeconds: num
   if (pid === undefined) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after the command name (which may contain spaces), from field 3 on: utime is 14, stime 15, rss 24.
+    // Fields after the command name (which may contain spaces), from field 3 on: utime is 14, stime 15.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const ticks = Number(fields[11]) + Number(fields[12]);
-    // USER_HZ is 100 on every Linux architecture Node runs on; pages are 4 KiB there.
-    return { cpuSeconds: ticks / 100, rssBytes: Number(fields[21]) * 4096 };
+    // stat's rss counts pages, whose size differs (16 or 64 KiB on some arm64 kernels): status says kB.
+    const rssKiB = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    if (rssKiB === undefined) return undefined;
+    // USER_HZ is 100 on every Linux architecture Node runs on.
+    return { cpuSeconds: ticks / 100, rssBytes: Number(rssKiB) * 1024 };
   } catch {
     return undefined;
   }
