@@ -1,11 +1,13 @@
 /**
- * Time as an interface. The runtime's timing (backoff, token bucket, delayed adds, lease expiry, informer
- * staleness) and the provider's deadlines read time through a Clock, so unit tests can drive them with a fake one;
- * a few measurements that no test drives (the webhook's connection ages, a render's duration) read it directly. It lives in kube/, the ground floor both the operator and the provider may import.
+ * Time as an interface. The runtime's timing (backoff, token bucket, delayed adds, lease expiry, informer staleness)
+ * and the provider's deadlines read time through a Clock, so unit tests can drive them with a fake one; a few
+ * measurements that no test drives (the webhook's connection ages, a render's duration, a chart download's deadline)
+ * read the monotonic clock directly. It lives in kube/, the ground floor both the operator and the provider may import.
  *
  * Durations come from a monotonic clock: an NTP step or a manual `date -s` moves the wall clock, and a lease or a
- * deadline measured with it would expire early or never. The wall clock is read only for timestamps written to
- * objects (a Lease's renewTime), which other processes read as such.
+ * deadline measured with it would expire early or never. The wall clock is read only for timestamps: written to
+ * objects (a Lease's renewTime, a condition's lastTransitionTime), which other processes read as such, or compared
+ * with ones other processes wrote (a deletionTimestamp, a certificate's or an exec token's expiry).
  */
 import { performance } from "node:perf_hooks";
 
@@ -24,8 +26,8 @@ export interface Clock {
    * and timers; it never jumps when the wall clock is set.
    */
   monotonicMs(): number;
-  /** Wall-clock milliseconds since the epoch: only for timestamps written to objects, never for durations. */
-  wallTime(): number;
+  /** Wall-clock milliseconds since the epoch: only for timestamps (see above), never for durations. */
+  wallTimeMs(): number;
   /** Calls `callback` once after `delayMs`. */
   setTimeout(callback: () => void, delayMs: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
@@ -35,7 +37,7 @@ export interface Clock {
 export const realClock: Clock = {
   // performance.now() is CLOCK_MONOTONIC on Linux (libuv's hrtime), unaffected by settimeofday and NTP steps.
   monotonicMs: () => performance.now(),
-  wallTime: () => Date.now(),
+  wallTimeMs: () => Date.now(),
   setTimeout(callback, delayMs) {
     const timer = setTimeout(callback, Math.max(0, delayMs));
     timer.unref();

@@ -73,7 +73,7 @@ export class Credentials {
     const expires = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : Infinity;
     this.cached = {
       value: status.token ? `Bearer ${status.token}` : undefined,
-      fresh: () => this.clock.wallTime() < expires - execExpiryMarginMs,
+      fresh: () => this.clock.wallTimeMs() < expires - execExpiryMarginMs,
     };
     return this.cached.value;
   }

@@ -9,5 +9,5 @@ import { realClock, type Clock } from "../kube/clock.ts";
 
 /** `2026-12-01T17:13:00.123Z-1a2b3c4d`. */
 export function newReconcileRequest(clock: Clock = realClock): string {
-  return `${new Date(clock.wallTime()).toISOString()}-${randomBytes(4).toString("hex")}`;
+  return `${new Date(clock.wallTimeMs()).toISOString()}-${randomBytes(4).toString("hex")}`;
 }

@@ -245,7 +245,7 @@ export class CertificateStore extends PolledCertificates {
   async check(): Promise<void> {
     let stored = await this.readOrCreate();
     for (let steps = 0; steps < maxStepsPerCheck; steps++) {
-      const nowMs = this.clock.wallTime();
+      const nowMs = this.clock.wallTimeMs();
       const certificates = stored.certificates;
       let step = planRotation({ certificates, nowMs, hosts: this.options.hosts, bundleTrusted: false });
       // Injecting a bundle that is about to be replaced wholesale would only flap the configurations.
@@ -276,7 +276,7 @@ export class CertificateStore extends PolledCertificates {
   private async readOrCreate(): Promise<StoredCertificates> {
     const found = await this.options.secret.get();
     if (found) return found;
-    const nowMs = this.clock.wallTime();
+    const nowMs = this.clock.wallTimeMs();
     const fresh = await applyRotation({ kind: "issue-all", reason: "the Secret does not exist" }, undefined, {
       hosts: this.options.hosts,
       certValidityMs: this.options.certValidityMs,

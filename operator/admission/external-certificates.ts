@@ -77,7 +77,7 @@ export class ExternalCertificates extends PolledCertificates {
    */
   async check(): Promise<void> {
     const stored = await this.options.secret.get();
-    const nowMs = this.clock.wallTime();
+    const nowMs = this.clock.wallTimeMs();
     const problem = externalProblem(stored?.certificates, nowMs);
     if (problem || !stored) throw new Error(`the webhook certificate Secret ${this.options.secretName}: ${problem}`);
     const { servingCert, servingKey, caBundle } = stored.certificates;

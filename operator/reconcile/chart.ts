@@ -53,16 +53,12 @@ export async function reconcileChart(
     // looked at again, slowly (a source refusal costs a Namespace read, no fetch: it comes before it).
     const outsideSpec = (cause instanceof ChartFetchError && cause.outsideSpec) || refusal.outsideSpec === true;
     const failure = new PermanentError(message, { reason, cause, outsideSpec });
-    return { status: problemStatus(previous, generation, { reason, message }, session.wallTime), failure };
+    return { status: problemStatus(previous, generation, { reason, message }, session.startedAt), failure };
   };
   const chart = spec.chart;
   if (!chart) throw new Error("reconcileChart needs spec.chart");
-  if (!deps) {
-    return permanent({
-      reason: "ChartsUnsupported",
-      message: "this operator runs without a chart engine (helm); remove spec.chart or run the operator with helm",
-    });
-  }
+  // The operator always wires chart rendering (main.ts); only a reconciler built for the built-in path lacks it.
+  if (!deps) throw new Error("reconcileChart needs chart rendering (ReconcileDeps.chart)");
 
   // Ready at this spec: the render only re-checks it, and waits behind instances that changed or are not Ready.
   const recheck =
@@ -139,7 +135,7 @@ function chartStatus(
       // Ready means spec.image runs: a chart that ignores the image values is reported, not trusted.
       problem: imageMismatch(main, spec.image, valuePath(spec, "imageTag") === ""),
     },
-    session.wallTime,
+    session.startedAt,
   );
   const skipped = [
     ...(render.hooks.length > 0 ? [`hooks and tests not run: ${render.hooks.join(", ")}`] : []),

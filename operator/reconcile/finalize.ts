@@ -108,7 +108,7 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
   if (released === "waiting") {
     // Usually the controller's status update wakes the instance within a second; past half a minute, something
     // keeps it from looking (kube-controller-manager down?): look less often, and say so.
-    const waitedMs = session.clock.wallTime() - Date.parse(instance.metadata.deletionTimestamp ?? "");
+    const waitedMs = session.clock.wallTimeMs() - Date.parse(instance.metadata.deletionTimestamp ?? "");
     if (!(waitedMs > retentionObservedPatienceMs)) return { requeueAfterMs: retentionObservedPollMs };
     const names = statefulSets.map((statefulSet) => statefulSet.metadata.name ?? "").join(", ");
     await session.event(

@@ -13,12 +13,12 @@ export class MissingPodSightings {
   /** StatefulSet uid → sightings, least recently seen first: entries not seen for `forgetAfterMs` are dropped. */
   private readonly sightings = new Map<string, { readonly since: number; readonly seen: number }>();
 
+  private readonly forgetAfterMs: number;
+
   /**
    * @param forgetAfterMs how long an entry not seen again is kept: longer than the poll of an instance that waits
    * on its pods (which sees them again every poll), so only StatefulSets deleted or fixed meanwhile are forgotten.
    */
-  private readonly forgetAfterMs: number;
-
   constructor(forgetAfterMs: number) {
     this.forgetAfterMs = forgetAfterMs;
     if (!Number.isFinite(forgetAfterMs) || forgetAfterMs <= 0) {

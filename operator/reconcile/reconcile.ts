@@ -49,7 +49,10 @@ export interface ReconcileDeps {
    * @default 30000
    */
   readonly storageClassPollMs?: number;
-  /** Rendering for instances with spec.chart (operator/chart); without it such instances are Degraded. */
+  /**
+   * Rendering for instances with spec.chart (operator/chart). The operator always has it; a reconciler built
+   * without it (the built-in path's unit tests) cannot reconcile a chart instance and fails its reconcile.
+   */
   readonly chart?: ChartDeps;
   /**
    * Paces status writes that only report progress (status-pacing.ts). {@link reconciler} makes one that allows
@@ -155,7 +158,7 @@ export async function recordStalled(
       reason: TransientFailure,
       message: `the operator keeps failing to reconcile this instance for a transient cause; ${retry}: ${detail}`,
     };
-    const next = stalledStatus(previous, instance.metadata.generation ?? 0, problem, session.wallTime);
+    const next = stalledStatus(previous, instance.metadata.generation ?? 0, problem, session.startedAt);
     await writeStatus(session, previous, next);
     return;
   }

@@ -56,7 +56,7 @@ export interface Session {
    * The wall-clock time this reconcile started, stamped on the conditions it changes: one reading, so every
    * condition one reconcile moves carries the same time.
    */
-  readonly wallTime: Date;
+  readonly startedAt: Date;
   /** API writes asked for so far (applies, patches, deletes, events). */
   readonly writes: () => number;
   /** What this process last wrote to each instance's status, and when (status-pacing.ts); none: no pacing. */
@@ -100,7 +100,7 @@ export function openSession(
     instance,
     logger,
     clock,
-    wallTime: new Date(clock.wallTime()),
+    startedAt: new Date(clock.wallTimeMs()),
     writes: () => writes.count,
     statusPacer,
     changed: (summary, details) => {

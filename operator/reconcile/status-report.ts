@@ -54,7 +54,7 @@ export async function reportStatus(
       step: observed.step,
       problem: observed.problem,
     },
-    session.wallTime,
+    session.startedAt,
   );
   // A rollout's progress is news only in counts the workload controller reported for its current template.
   const countsObserved = workload !== undefined && rolloutProgress(workload, spec.replicas).observed;
@@ -121,7 +121,7 @@ export async function writeStatus(
 /** Reports a problem found before or instead of observing the children (keeps counts and image as they were). */
 export async function writeProblem(session: Session, problem: Problem): Promise<void> {
   const previous = previousStatus(session.instance);
-  const next = problemStatus(previous, session.instance.metadata.generation ?? 0, problem, session.wallTime);
+  const next = problemStatus(previous, session.instance.metadata.generation ?? 0, problem, session.startedAt);
   await writeStatus(session, previous, next);
 }
 

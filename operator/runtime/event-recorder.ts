@@ -80,7 +80,7 @@ export class EventRecorder {
     if (known) {
       known.count++;
       known.lastObserved = now;
-      known.lastObservedWall = this.clock.wallTime();
+      known.lastObservedWall = this.clock.wallTimeMs();
       this.scheduleFlush();
       return;
     }
@@ -92,7 +92,7 @@ export class EventRecorder {
       event,
       this.options.reportingController,
       this.options.reportingInstance,
-      new Date(this.clock.wallTime()),
+      new Date(this.clock.wallTimeMs()),
     );
     const { name, namespace } = object.metadata as { name: string; namespace: string };
     this.series.set(key, {
@@ -101,7 +101,7 @@ export class EventRecorder {
       firstSeen: now,
       count: 1,
       lastObserved: now,
-      lastObservedWall: this.clock.wallTime(),
+      lastObservedWall: this.clock.wallTimeMs(),
       flushedCount: 1,
     });
     this.track(

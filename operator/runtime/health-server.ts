@@ -36,9 +36,10 @@ export interface InformerHealth {
 }
 
 /**
- * Ready when the informer has synced and has a watch the apiserver accepted, or has been re-establishing it for at
- * most `maxDisconnectedMs` (its retries back off to 30 s, so 5 min without a watch means a real outage). Not "heard
- * from recently": a quiet resource, on an apiserver that sends no bookmarks, has no events for hours and is current.
+ * Ready when the informer has synced and has a watch the apiserver accepted, or has been re-establishing it for at most
+ * `maxDisconnectedMs` (its retries back off to at most 30 s, reconnectBackoffCapMs, so 5 min without a watch means a
+ * real outage). Not "heard from recently": a quiet resource, on an apiserver that sends no bookmarks, has no events for
+ * hours and is current.
  */
 export function informerReadiness(informer: InformerHealth, maxDisconnectedMs = 300_000): ReadinessCheck {
   return {

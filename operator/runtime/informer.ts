@@ -5,11 +5,11 @@
  *
  * Here, as client-go's reflector: the list is paginated (`limit`/`continue`) and, the first time, served from the
  * apiserver's watch cache (resourceVersion "0"); after a 410 it is a consistent read. A watch resumes from the last
- * resourceVersion seen (events and bookmarks), asks for bookmarks, and on any error but 410 Gone (429, 5xx, a
- * broken connection) resumes from there after a backoff, never relisting; it is restarted at once when the server
- * ends it (its timeoutSeconds is jittered between 5 and 10 minutes, as client-go does, so many informers do not
- * reconnect together); the backoff is capped at a few seconds, so the cache is current again soon after an outage
- * ends. A watch that hears nothing, not even a bookmark, for `idleTimeoutMs` is assumed dead and
+ * resourceVersion seen (events and bookmarks), asks for bookmarks, and on any error but 410 Gone (429, 5xx, a broken
+ * connection) resumes from there after a backoff, never relisting; it is restarted at once when the server ends it (its
+ * timeoutSeconds is jittered between 5 and 10 minutes, as client-go does, so many informers do not reconnect together);
+ * the backoff is capped at 5–30 s by the number of informers (reconnectBackoffCapMs), so the cache is current again
+ * soon after an outage ends. A watch that hears nothing, not even a bookmark, for `idleTimeoutMs` is assumed dead and
  * replaced. Readiness asks whether the informer is connected (disconnectedFor), not whether it heard something
  * recently: a quiet resource on an apiserver that sends no bookmarks has no events for hours, and is still current.
  * Objects are transformed before they are stored (by default: managedFields and the last-applied

@@ -254,7 +254,7 @@ export class LeaderElector {
 
   /** One attempt; true when this process holds the lease afterwards. Never throws. */
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const stamp = microTime(this.clock.wallTime());
+    const stamp = microTime(this.clock.wallTimeMs());
     const record: LeaseRecord = {
       holderIdentity: this.options.identity,
       leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
@@ -290,7 +290,7 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const current = this.observed;
     if (!current || current.record.holderIdentity !== this.options.identity) return;
-    const now = microTime(this.clock.wallTime());
+    const now = microTime(this.clock.wallTimeMs());
     try {
       await this.options.lease.update(
         {

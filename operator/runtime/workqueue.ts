@@ -88,7 +88,7 @@ export class WorkQueue {
   /** Keys handed out since the debtors were last looked at; they are once per as many keys as there are debtors. */
   private takenSinceDebtors = 0;
   /** The virtual clock: the used time of the last group handed a key, the level an idle group comes back at. */
-  private virtualNow = 0;
+  private virtualTimeMs = 0;
   /** Keys that need processing: queued, or added again while processing. */
   private readonly dirty = new Set<string>();
   /** Keys a worker holds, with when it took them. */
@@ -145,7 +145,7 @@ export class WorkQueue {
     const workedMs = this.clock.monotonicMs() - startedAt;
     this.metrics?.worked(workedMs / 1000);
     const group = this.groupOf(key);
-    this.used.set(group, (this.used.get(group) ?? this.virtualNow) + workedMs);
+    this.used.set(group, (this.used.get(group) ?? this.virtualTimeMs) + workedMs);
     if (this.dirty.has(key) && !this.shuttingDown) this.push(key);
     else this.forgetIdle(group);
     if (this.processing.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
@@ -260,7 +260,7 @@ export class WorkQueue {
       waiting[priority].add(key);
       this.groups.set(group, waiting);
       // Back from idle: level with the clock, not behind it (no banked credit), nor forgiven a debt.
-      this.used.set(group, Math.max(this.used.get(group) ?? 0, this.virtualNow));
+      this.used.set(group, Math.max(this.used.get(group) ?? 0, this.virtualTimeMs));
     }
     this.waitingAt[priority] += 1;
     this.enqueuedAt.set(key, this.clock.monotonicMs());
@@ -289,11 +289,11 @@ export class WorkQueue {
     let least = Infinity;
     for (const [candidate, keys] of this.groups) {
       if (keys[priority].size === 0) continue;
-      const used = this.used.get(candidate) ?? this.virtualNow;
+      const used = this.used.get(candidate) ?? this.virtualTimeMs;
       if (used < least) [group, least] = [candidate, used];
     }
     if (group === undefined) return undefined;
-    this.virtualNow = Math.max(this.virtualNow, least);
+    this.virtualTimeMs = Math.max(this.virtualTimeMs, least);
     if (++this.takenSinceDebtors >= this.debtors.size) this.settleDebts();
     const keys = this.groups.get(group)!;
     const key = keys[priority].shift();
@@ -319,7 +319,7 @@ export class WorkQueue {
     this.debtors.delete(group);
     if (this.groups.has(group)) return;
     for (const key of this.processing.keys()) if (this.groupOf(key) === group) return;
-    if ((this.used.get(group) ?? 0) > this.virtualNow) this.debtors.add(group);
+    if ((this.used.get(group) ?? 0) > this.virtualTimeMs) this.debtors.add(group);
     else this.used.delete(group);
   }
 

@@ -12,7 +12,7 @@ test("a reconcile request is the wall-clock time a person can read, not the mono
 });
 
 test("two requests never share a value, even from a clock that stands still", () => {
-  const frozen: Clock = { ...realClock, wallTime: () => Date.parse("2026-12-01T00:00:00Z") };
+  const frozen: Clock = { ...realClock, wallTimeMs: () => Date.parse("2026-12-01T00:00:00Z") };
   const values = new Set(Array.from({ length: 1000 }, () => newReconcileRequest(frozen)));
   assert.equal(values.size, 1000);
 });

@@ -125,7 +125,7 @@ describe("reconcile: paced status during a rollout", () => {
     await h.run();
     const ready = findCondition(h.cluster.instance("web")?.status?.conditions, "Ready");
     assert.equal(ready?.status, "True");
-    assert.equal(ready?.lastTransitionTime, new Date(h.clock.wallTime()).toISOString().replace(/\.\d{3}Z$/, "Z"));
+    assert.equal(ready?.lastTransitionTime, new Date(h.clock.wallTimeMs()).toISOString().replace(/\.\d{3}Z$/, "Z"));
   });
 
   it("never delays a change of condition: a rollout that fails is Degraded at once", async () => {

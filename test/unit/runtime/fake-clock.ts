@@ -25,7 +25,7 @@ export class FakeClock implements Clock {
     return this.current;
   }
 
-  wallTime(): number {
+  wallTimeMs(): number {
     return this.current + this.wallOffset;
   }
 

@@ -61,8 +61,8 @@ describe("LeaderElector", () => {
     assert.deepEqual(store.current?.record, {
       holderIdentity: "a",
       leaseDurationSeconds: 15,
-      acquireTime: microTime(clock.wallTime()),
-      renewTime: microTime(clock.wallTime()),
+      acquireTime: microTime(clock.wallTimeMs()),
+      renewTime: microTime(clock.wallTimeMs()),
       leaseTransitions: 0,
     });
     assert.match(await metrics.registry.metrics(), /leader_election_master_status\{name="myapp-operator"\} 1/);
@@ -73,13 +73,13 @@ describe("LeaderElector", () => {
     const clock = new FakeClock();
     const store = new FakeLeaseStore();
     const a = candidate(store, clock, "a");
-    const acquiredAt = clock.wallTime();
+    const acquiredAt = clock.wallTimeMs();
     a.elector.start();
     await run(clock, 10_000, [a]);
     const renewals = store.writes.filter((w) => w.by === "a");
     assert.equal(renewals.length, 6, "create at 0, renewals at 2, 4, 6, 8, 10 s");
     assert.equal(store.current?.record.acquireTime, microTime(acquiredAt));
-    assert.equal(store.current?.record.renewTime, microTime(clock.wallTime()));
+    assert.equal(store.current?.record.renewTime, microTime(clock.wallTimeMs()));
     await a.elector.stop();
   });
 
@@ -196,7 +196,7 @@ describe("LeaderElector", () => {
     assert.equal(a.elector.isLeader(), true);
     assert.equal(b.elector.isLeader(), false);
     assert.equal(store.writes.filter((w) => w.by === "b").length, 0);
-    assert.equal(store.current?.record.renewTime, microTime(clock.wallTime()));
+    assert.equal(store.current?.record.renewTime, microTime(clock.wallTimeMs()));
     // and after the leader dies, the takeover still waits the full lease duration of real (monotonic) time
     const lastRenewal = clock.monotonicMs();
     await a.elector.stop({ release: false });

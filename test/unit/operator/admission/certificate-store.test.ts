@@ -216,7 +216,7 @@ async function ageUntilCaRotates(
 ): Promise<void> {
   const firstCa = splitPemBundle(secret.stored!.certificates.caBundle)[0];
   for (let h = 1; h < 100; h++) {
-    const next = clock.wallTime() + hour;
+    const next = clock.wallTimeMs() + hour;
     const due = planRotation({ certificates: secret.stored!.certificates, nowMs: next, hosts, bundleTrusted: true });
     if (due.kind === "rotate-ca") justBefore();
     clock.jumpWall(hour);
@@ -333,7 +333,7 @@ test("a store that loses an update race re-reads and takes the winner's certific
   clock.jumpWall(7 * hour);
   const theirs = await applyRotation({ kind: "renew-serving", reason: "" }, secret.stored!.certificates, {
     ...issue,
-    nowMs: clock.wallTime(),
+    nowMs: clock.wallTimeMs(),
   });
   secret.beforeWrite = () => {
     secret.beforeWrite = undefined;
