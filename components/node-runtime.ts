@@ -32,7 +32,8 @@ export function isFakeNode(node: NodeSummary): boolean {
 /** The documented local recipe, for the messages. */
 export const externalRecipe =
   'set operatorPlacement: "external" on this MyAppOperator and run the operator as a process next to `pulumi up`: ' +
-  "`npx --no-install myapp-operator` with KUBECONFIG pointing at the cluster (`npm run operator` in the repository)";
+  "`npx --no-install myapp-operator` with the flags its externalOperatorFlags lists (leader election among them) and " +
+  "KUBECONFIG pointing at the cluster (`npm run operator` in the repository)";
 
 /**
  * The verdict for an in-cluster operator on `nodes`. No nodes says nothing (a cluster that scales up from zero);

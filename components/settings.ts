@@ -228,7 +228,8 @@ export const defaultNamespace = "myapp-system";
 export const imageHowTo =
   "build the operator image and push it to a registry your cluster pulls from with " +
   "`npm run image -- --push REGISTRY/NAME:TAG` (in a clone of the repository; or `docker build` its Dockerfile), " +
-  'then pass that reference; or set operatorPlacement: "external" and run the operator yourself (`npx --no-install myapp-operator`)';
+  'then pass that reference; or set operatorPlacement: "external" and run the operator yourself ' +
+  "(`npx --no-install myapp-operator` with the flags the component's externalOperatorFlags lists)";
 export const defaultResources: ResourceRequirements = {
   requests: { cpu: "100m", memory: "512Mi" },
   // 1.5Gi: beside two helm renders (2 × 256 MiB), the YAML parsing thread (128 MiB) and the webhooks' review

@@ -21,7 +21,7 @@ const shop = new k8s.core.v1.Namespace(
 // The platform: CRD, operator namespace, RBAC and the operator, for the namespace shop (its RBAC, policy and
 // webhooks hold there, nowhere else). With an image you built and pushed (`pulumi config set operatorImage
 // REGISTRY/myapp-operator:0.2.0`) the operator runs in the cluster; without one it runs outside it, as a process you
-// start: `npx --no-install myapp-operator --namespaces=shop`.
+// start with the flags `platform.externalOperatorFlags` lists (the README's local recipe).
 const operatorImage = config.get("operatorImage");
 const platform = new MyAppOperator(
   "shop-platform",

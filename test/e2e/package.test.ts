@@ -36,7 +36,7 @@ import { allProcesses, descendants, stillRunning, type ProcessInfo } from "../su
 import { enginesNodeOf, nodeBinDir, oldestVersionOf } from "../support/oldest-node.ts";
 import { teardown, type Defer } from "../support/teardown.ts";
 import { npmInstall, packedProject } from "../../tools/lib/packed-project.ts";
-import { readmeProjectFiles } from "../../tools/lib/readme-project.ts";
+import { readmeOperatorFlags, readmeProjectFiles } from "../../tools/lib/readme-project.ts";
 import { binDir, destroyStack, log, toolPath, userProjectStack, userPulumiEnv } from "./support/project.ts";
 
 const run = promisify(execFile);
@@ -46,8 +46,8 @@ const client = adminClient();
 const appNamespace = "shop";
 
 /**
- * `npx --no-install myapp-operator --namespaces=shop` as the README's local recipe says, from the project's own install (free
- * ports instead of the defaults, so it cannot collide with another operator of the test run). `stop` is what a
+ * `npx --no-install myapp-operator FLAGS` with the flags of the README's local recipe, from the project's own install
+ * (free ports instead of the defaults, so it cannot collide with another operator of the test run). `stop` is what a
  * script does to it: SIGTERM to npx's pid, nothing to the operator under it.
  */
 function startProjectOperator(defer: Defer, project: string, env: NodeJS.ProcessEnv) {
@@ -56,7 +56,7 @@ function startProjectOperator(defer: Defer, project: string, env: NodeJS.Process
     [
       "--no-install",
       "myapp-operator",
-      `--namespaces=${appNamespace}`,
+      ...readmeOperatorFlags(),
       "--metrics-bind-address=127.0.0.1:0",
       "--health-probe-bind-address=127.0.0.1:0",
     ],
@@ -226,6 +226,15 @@ async function userProject(t: TestContext, nodeDir: string, packed: string): Pro
       assert.deepEqual(items.map((item) => item.metadata.name?.replace(/-[0-9a-f]{8}$/, "")).sort(), ["db", "web"]);
       for (const item of items) assert.ok(isReady(item), `${item.metadata.name} is Ready`);
       assert.match(String(up.outputs.webEndpoint?.value), /^web-[0-9a-f]{8}\.shop\.svc:8080$/);
+      // ... reconciled by the README's operator as the leader on the platform's Lease, which it waited for until
+      // `up` made the platform's namespace (a second process started so would wait as a standby)
+      const lease = await client.find<Typed<{ spec?: { holderIdentity?: string } }>>(
+        "coordination.k8s.io/v1",
+        "Lease",
+        "shop-platform-leader",
+        "shop-platform",
+      );
+      assert.ok(lease?.spec?.holderIdentity, "the README's operator holds the platform's Lease");
     },
   );
 

@@ -25,3 +25,15 @@ export function readmeSectionFiles(heading: string, required: readonly string[])
   }
   return files;
 }
+
+/**
+ * The flags of the README's local recipe for its own project, `KUBECONFIG=... npx --no-install myapp-operator FLAGS`
+ * (a `\` continues the line), as a user copies them.
+ */
+export function readmeOperatorFlags(): string[] {
+  const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
+  const section = readme.split(readmeProjectSection)[1]?.split(/^## /m)[0] ?? "";
+  const command = /^KUBECONFIG=\S+ npx --no-install myapp-operator((?:.*\\\n)*.*)$/m.exec(section)?.[1];
+  if (command === undefined) throw new Error(`README.md's '${readmeProjectSection}' has no myapp-operator command`);
+  return command.replaceAll("\\\n", " ").split(/\s+/).filter(Boolean);
+}

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { readmeProjectFiles } from "../../../tools/lib/readme-project.ts";
+import { resolveSettings } from "../../../components/settings.ts";
+import { externalOperatorFlags } from "../../../components/operator-flags.ts";
+import { parseOptions } from "../../../operator/options.ts";
+import { readmeOperatorFlags, readmeProjectFiles } from "../../../tools/lib/readme-project.ts";
 import { enginesNodeOf, oldestVersionOf } from "../../support/oldest-node.ts";
 
 const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.meta.url), "utf8");
@@ -9,6 +12,23 @@ const read = (file: string) => readFileSync(new URL(`../../../${file}`, import.m
 // The e2e runs the README's project (test/e2e/package.test.ts); the template must be that very project.
 test("the template project's files are the README's 'Your own project' files", () => {
   for (const [name, text] of readmeProjectFiles()) assert.equal(read(`examples/new-project/${name}`), text, name);
+});
+
+// A process started otherwise would reconcile beside a second one, or watch the wrong namespaces.
+test("the README's operator command starts the operator its program's platform lists (externalOperatorFlags)", () => {
+  const platformArgs = '{ namespace: "shop-platform", watchNamespaces: ["shop"], operatorPlacement: "external" }';
+  assert.ok(readmeProjectFiles().get("index.ts")!.includes(platformArgs), "the program's external platform");
+  const settings = resolveSettings("shop-platform", {
+    namespace: "shop-platform",
+    watchNamespaces: ["shop"],
+    operatorPlacement: "external",
+  });
+  assert.ok(settings.ok);
+  const listed = externalOperatorFlags(settings.settings)!;
+  const documented = readmeOperatorFlags();
+  assert.ok(documented.includes("--leader-elect"), documented.join(" "));
+  // The same operator, flag for flag, where the README leaves out only flags at their defaults
+  assert.deepEqual(parseOptions(documented, {}), parseOptions(listed, {}));
 });
 
 test("the README's project installs the package from this version's tarball, never by name from a registry", () => {
