@@ -32,12 +32,39 @@ export function renderDefaultInstall(image: string = installImagePlaceholder): s
   return renderInstallYaml(installManifests(resolved.settings, loadCrdManifest()));
 }
 
+const usage = "usage: node components/render-install.ts [--image REGISTRY/NAME:TAG] [--out PATH] [--check]";
+
 function main(): void {
-  const { values } = parseArgs({
-    options: { image: { type: "string" }, out: { type: "string" }, check: { type: "boolean" } },
-  });
+  let values: { image?: string | undefined; out?: string | undefined; check?: boolean | undefined; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      options: {
+        image: { type: "string" },
+        out: { type: "string" },
+        check: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    // An unknown or incomplete flag: said in one line with the usage, not as a stack trace.
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (values.help) {
+    process.stdout.write(`${usage}\n`);
+    return;
+  }
   const out = path.resolve(values.out ?? defaultInstallPath);
-  const text = renderDefaultInstall(values.image);
+  let text: string;
+  try {
+    text = renderDefaultInstall(values.image);
+  } catch (error) {
+    // The settings' own message names each bad argument (an --image that is no image reference).
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+    return;
+  }
   if (values.check) {
     let current = "";
     try {

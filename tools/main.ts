@@ -30,6 +30,7 @@ import {
 import { clusterName, kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
 import { holdCheckoutCommand } from "./lib/checkout-command.ts";
 import { exitWith, readCommandLine, startCommand } from "./lib/command-flags.ts";
+import { endOnUncaughtFailure } from "./lib/command-failure.ts";
 import { progress } from "./lib/progress.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
 import { forgetStack } from "./lib/pulumi.ts";
@@ -44,6 +45,7 @@ const unattended = ["--yes", "--non-interactive", "--skip-preview", "--stack", s
 const command = readCommandLine(process.argv.slice(2), startCommand);
 if ("exit" in command) exitWith(command);
 const step = progress("start");
+endOnUncaughtFailure("npm start");
 holdCheckoutCommand("npm start");
 // The operator starts as soon as pulumi up has created its ServiceAccount and RBAC; pulumi up meanwhile waits for
 // the instances to be Ready, so if the operator dies, pulumi up is stopped at once instead of waiting for nothing.

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { clusterDown, clusterStatus, clusterUp } from "./lib/cluster.ts";
+import { endOnUncaughtFailure } from "./lib/command-failure.ts";
 import { kubeconfigPath, localDir, repoRoot } from "./lib/paths.ts";
 import { privateTmp, summarizeLeftovers } from "./lib/private-tmp.ts";
 import { progress } from "./lib/progress.ts";
@@ -15,6 +16,7 @@ import { run } from "./lib/run.ts";
 import { splitTestArguments } from "./lib/test-arguments.ts";
 
 const step = progress("test");
+endOnUncaughtFailure("npm test");
 // Runner options (`--test-name-pattern=X` or `--test-name-pattern X`) go before the files, wherever they were given;
 // options alone select within the whole suite.
 const { runnerOptions, paths } = splitTestArguments(process.argv.slice(2));
