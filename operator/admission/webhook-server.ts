@@ -12,7 +12,7 @@ import type { Logger } from "pino";
 import { realClock } from "../../kube/index.ts";
 import { listenError } from "../runtime/health-server.ts";
 import type { CertificatePair } from "./certificates.ts";
-import { limitConnections } from "./connection-limits.ts";
+import { limitConnections } from "../runtime/connection-limits.ts";
 
 /** Answers one request body (already parsed JSON); the value it resolves to is sent back as JSON with status 200. */
 export type WebhookHandler = (body: unknown) => Promise<unknown>;

@@ -11,6 +11,7 @@ import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import { limitConnections, type ConnectionLimits } from "./connection-limits.ts";
 import type { AccessVerdict } from "./metrics-auth.ts";
 
 /** One named readiness condition. */
@@ -91,6 +92,16 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
+/**
+ * Who may hold the probe and metrics ports' connections (connection-limits.ts). Anyone on the pod network can reach
+ * them: with one ceiling that refused newcomers (net.Server's maxConnections), one pod holding 256 connections
+ * whose headers it never finished, reconnecting as each got its 408, failed every kubelet probe (1 s timeout) for as
+ * long as it kept on: the operator restarted every 30 s and its webhooks left the Service. Now one address holds at
+ * most 16 and its newcomers replace its own oldest unfinished or idle ones, and at the ceiling a newcomer replaces
+ * the oldest of the address holding the most; only a connection whose request is being answered is kept.
+ */
+const connectionLimits: ConnectionLimits = { max: 512, maxPerAddress: 16, replace: "unanswered", minIdleMs: 0 };
+
 /** Starts listening; resolves once the port is bound. Refuses readiness checks that share a name. */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
   const names = options.readiness.map((check) => check.name);
@@ -105,12 +116,17 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       else response.end();
     });
   };
-  const server = options.tls ? createTlsServer({ ...options.tls }, listener) : createServer(listener);
-  // Probes and scrapes are short; do not let a stuck client hold the shutdown, or many hold the operator's memory.
+  // Probes and scrapes are short, whole GETs sent at once: a client that has not sent its headers within 2 s is
+  // stalling, and Node checks for it every second (its default: every 30 s).
+  const timeouts = { headersTimeout: 2_000, requestTimeout: 5_000, connectionsCheckingInterval: 1_000 };
+  const server = options.tls
+    ? createTlsServer({ ...options.tls, ...timeouts, handshakeTimeout: 2_000 }, listener)
+    : createServer(timeouts, listener);
+  // Do not let a stuck client hold the shutdown, or many hold the operator's memory.
   server.keepAliveTimeout = 5_000;
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.maxConnections = 256;
+  // An answer the client does not read (a large /metrics) is given up after this long without progress.
+  server.timeout = 30_000;
+  limitConnections(server, { ...connectionLimits, name: "health server" }, options.logger);
   const host = options.host ?? "0.0.0.0";
   await new Promise<void>((resolve, reject) => {
     const failed = (error: Error) => reject(listenError(error, { host, port: options.port }, options.flag));
