@@ -189,29 +189,47 @@ export class KubeClient {
   /**
    * A list read item by item as the response arrives (list-stream.ts), each item (with its apiVersion and kind set,
    * which list items lack) made into what `each` returns: memory holds one item's text and object at a time, and
-   * then only what `each` keeps of it.
+   * then only what `each` keeps of it. `each` is also told the item's length in characters as it came. An item
+   * longer than `limits.maxItemChars` is not parsed at all, only counted (`oversized`): for lists of objects whose
+   * legitimate ones are small, where a long one is someone else's (a tenant's forged Event) and parsing it would
+   * cost the time its length does.
    */
   async listEach<T>(
     apiVersion: string,
     kind: string,
     options: ListOptions,
-    each: (item: KubeObject) => T,
-  ): Promise<ObjectList<T>> {
+    each: (item: KubeObject, textLength: number) => T,
+    limits: { readonly maxItemChars?: number } = {},
+  ): Promise<ObjectList<T> & { oversized: number }> {
     const type = this.typeOf(apiVersion, kind);
     const { namespace, ...query } = options;
     const response = await this.send("GET", resourcePath(type, namespace), { query });
     const items: T[] = [];
+    const maxItemChars = limits.maxItemChars ?? Infinity;
+    let oversized = 0;
+    // What `each` throws (a caller's own limit) ends the read as it is, not as a broken list.
+    let eachFailure: { error: unknown } | undefined;
     const splitter = new ListSplitter((text) => {
+      if (text.length > maxItemChars) {
+        oversized += 1;
+        return;
+      }
       const item = JSON.parse(text) as KubeObject;
-      items.push(each({ ...item, apiVersion, kind }));
+      try {
+        items.push(each({ ...item, apiVersion, kind }, text.length));
+      } catch (error) {
+        eachFailure = { error };
+        throw error;
+      }
     });
     const decoder = new TextDecoder();
     try {
       for await (const chunk of response.body) splitter.push(decoder.decode(chunk as Uint8Array, { stream: true }));
       splitter.push(decoder.decode());
       const list = splitter.end() as { metadata?: ObjectList<T>["metadata"] };
-      return { metadata: list.metadata ?? {}, items };
+      return { metadata: list.metadata ?? {}, items, oversized };
     } catch (error) {
+      if (eachFailure && error === eachFailure.error) throw error;
       if (error instanceof SyntaxError) {
         throw new TransportError(0, `list ${type.plural}: ${error.message}`, "", [], { cause: error });
       }

@@ -11,6 +11,7 @@ import type { ObjectKey } from "../../kube/object-key.ts";
 import type { ApplyConfiguration, JsonPatchOperation, ObjectClient } from "../../kube/object-client.ts";
 import type { EventRecord } from "../runtime/event.ts";
 import { isContentWithheld } from "../chart/index.ts";
+import { boundedLiveList } from "./live-lists.ts";
 
 export type { EventRecord, ObjectReference } from "../runtime/event.ts";
 export type { ObjectKey } from "../../kube/object-key.ts";
@@ -111,14 +112,13 @@ export function clusterClient(client: KubeClient, options: ClusterClientOptions)
       if (!fieldSelector && cache?.covers(apiVersion, kind, namespace)) {
         return cache.list<T>(apiVersion, kind, namespace, labelSelector);
       }
-      const live = async () =>
-        (
-          await client.list<T>(apiVersion, kind, {
-            namespace,
-            labelSelector,
-            ...(fieldSelector ? { fieldSelector } : {}),
-          })
-        ).items;
+      // Read item by item, each kept in what the reconcile reads, within a budget (live-lists.ts says why).
+      const live = () =>
+        boundedLiveList<T>(client, apiVersion, kind, {
+          namespace,
+          labelSelector,
+          ...(fieldSelector ? { fieldSelector } : {}),
+        });
       if (!namespace) return reuse(`list ${apiVersion} ${kind} ${labelSelector} ${fieldSelector ?? ""}`, live);
       return live();
     },

@@ -349,3 +349,37 @@ test("listEach: a cut-off list is a transport error, an error status the usual o
     NotFoundError,
   );
 });
+
+test("listEach: an item longer than maxItemChars is counted, not parsed; what `each` throws ends the read as it is", async (t) => {
+  const items = [
+    { metadata: { name: "small" }, message: "a line" },
+    { metadata: { name: "forged" }, message: "x".repeat(10_000) },
+    { metadata: { name: "also-small" }, message: "another" },
+  ];
+  const { client } = await clientFor(t, (_request, response) => {
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(JSON.stringify({ kind: "EventList", metadata: { resourceVersion: "5" }, items }));
+  });
+  const lengths: number[] = [];
+  const list = await client.listEach(
+    "v1",
+    "Event",
+    {},
+    (item, textLength) => {
+      lengths.push(textLength);
+      return item.metadata.name;
+    },
+    { maxItemChars: 1_000 },
+  );
+  assert.deepEqual(list.items, ["small", "also-small"]);
+  assert.equal(list.oversized, 1);
+  assert.deepEqual(lengths, [JSON.stringify(items[0]).length, JSON.stringify(items[2]).length]);
+
+  class Enough extends Error {}
+  await assert.rejects(
+    client.listEach("v1", "Event", {}, () => {
+      throw new Enough("the caller's own limit");
+    }),
+    (error: unknown) => error instanceof Enough,
+  );
+});

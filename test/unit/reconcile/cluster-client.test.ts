@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { KubeClient } from "../../../kube/index.ts";
+import type { KubeClient, KubeObject } from "../../../kube/index.ts";
 import { withheld } from "../../../operator/chart/index.ts";
 import { fieldManager, clusterClient, type EventRecord } from "../../../operator/reconcile/index.ts";
 import { FakeClock } from "../runtime/fake-clock.ts";
@@ -16,7 +16,17 @@ function recordingClient(options: { failCreate?: Error } = {}) {
     };
   const client = {
     find: record("find", undefined),
-    list: record("list", { metadata: {}, items: [{ kind: "PersistentVolumeClaim" }] }),
+    // Live lists are read item by item (operator/reconcile/live-lists.ts); recorded as "list" with what selects.
+    async listEach(
+      apiVersion: string,
+      kind: string,
+      options: unknown,
+      each: (item: KubeObject, length: number) => unknown,
+    ) {
+      calls.push({ method: "list", args: [apiVersion, kind, options] });
+      const items = [{ apiVersion, kind, metadata: { name: "data-0" } }];
+      return { metadata: {}, items: items.map((item) => each(item, JSON.stringify(item).length)), oversized: 0 };
+    },
     apply: record("apply"),
     mergePatch: record("mergePatch"),
     jsonPatch: record("jsonPatch"),
@@ -205,10 +215,10 @@ describe("clusterClient", () => {
     let fail = true;
     const failing = {
       ...client,
-      async list(...args: unknown[]) {
+      async listEach(...args: unknown[]) {
         calls.push({ method: "list", args });
         if (fail) throw new Error("connection refused");
-        return { metadata: {}, items: [] };
+        return { metadata: {}, items: [], oversized: 0 };
       },
     } as unknown as KubeClient;
     const cluster = clusterClient(failing, { events: { record: () => undefined }, clock: new FakeClock() });

@@ -1,0 +1,144 @@
+/**
+ * Lists the reconcile reads from the apiserver instead of the cache (a field selector: the claims of a deleted
+ * instance's namespace, the events of one StatefulSet), bounded in what they cost. The objects they return are a
+ * tenant's: a namespace's PersistentVolumeClaims or Events can be made megabytes each (a claim's `spec.selector`, a
+ * core Event's message have no size limit but the object's), and read whole, a few hundred of them exhausted the
+ * operator's heap, again at every restart. So each list is read item by item (kube/client.ts listEach), each item
+ * kept only in the fields the reconcile reads, an Event longer than any the controllers write not even parsed, and
+ * the whole list held to a budget: past it, the reconcile fails naming the namespace, the kind and the budget, and
+ * is retried with backoff, costing that one instance, not the operator.
+ */
+import type { KubeClient, KubeObject, ObjectMeta } from "../../kube/index.ts";
+
+/** Most characters of kept items one live list may hold (their projections as JSON). */
+export const liveListBudgetChars = 16 * 1024 * 1024;
+
+/** An Event message is kept up to this many characters: the controllers' own are a line. */
+export const eventMessageChars = 1024;
+
+/** An Event item longer than this is not one a controller wrote: left unparsed (kube/client.ts listEach). */
+export const maxEventItemChars = 64 * 1024;
+
+/** Thrown when a live list's kept items would pass {@link liveListBudgetChars}. */
+export class LiveListTooLarge extends Error {
+  constructor(kind: string, namespace: string, read: number) {
+    super(
+      `the ${kind} objects of namespace ${namespace || "(cluster)"} take more than ${liveListBudgetChars / 1024 / 1024} ` +
+        `MiB even as the operator keeps them (${read} read before it stopped): delete the oversized ones ` +
+        `(kubectl get ${kind.toLowerCase()} -n ${namespace} -o json shows them)`,
+    );
+    this.name = "LiveListTooLarge";
+  }
+}
+
+/**
+ * The first {@link eventMessageChars} of `text`, as a string of its own: V8 makes a slice of a long string refer
+ * to all of it, which would keep a megabyte message alive for its first KiB.
+ */
+function messageStart(text: unknown): string | undefined {
+  if (typeof text !== "string") return undefined;
+  return text.length <= eventMessageChars
+    ? text
+    : (JSON.parse(JSON.stringify(text.slice(0, eventMessageChars))) as string);
+}
+
+/** The fields of an object's metadata a reconcile reads of a listed object. */
+function keptMetadata(metadata: ObjectMeta): ObjectMeta {
+  const { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp, finalizers } = metadata;
+  return { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp, finalizers };
+}
+
+interface Listed {
+  readonly spec?: Record<string, unknown>;
+  readonly status?: Record<string, unknown>;
+  readonly message?: unknown;
+  readonly [field: string]: unknown;
+}
+
+/** What a live list keeps of an item, by kind: the fields operator/reconcile/observed.ts and rollout.ts read. */
+export function keptOfListed(object: KubeObject): KubeObject {
+  const item = object as KubeObject & Listed;
+  const metadata = keptMetadata(item.metadata);
+  if (object.kind === "PersistentVolumeClaim") {
+    const spec = item.spec as { storageClassName?: string; resources?: { requests?: { storage?: string } } };
+    const status = item.status as
+      | {
+          phase?: string;
+          capacity?: { storage?: string };
+          conditions?: { type?: string; status?: string; message?: string }[];
+          allocatedResourceStatuses?: Record<string, string>;
+        }
+      | undefined;
+    return {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata,
+      spec: {
+        storageClassName: spec?.storageClassName,
+        resources: { requests: { storage: spec?.resources?.requests?.storage } },
+      },
+      status: {
+        phase: status?.phase,
+        capacity: { storage: status?.capacity?.storage },
+        conditions: (status?.conditions ?? []).slice(0, 16).map(({ type, status: value, message }) => ({
+          type,
+          status: value,
+          message: messageStart(message),
+        })),
+        allocatedResourceStatuses: status?.allocatedResourceStatuses?.["storage"]
+          ? { storage: status.allocatedResourceStatuses["storage"] }
+          : undefined,
+      },
+    } as KubeObject;
+  }
+  if (object.kind === "Event") {
+    const { reason, message, lastTimestamp, eventTime, series, type } = item as Listed & {
+      series?: { lastObservedTime?: string };
+    };
+    return {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata,
+      reason,
+      message: messageStart(message),
+      lastTimestamp,
+      eventTime,
+      series: series ? { lastObservedTime: series.lastObservedTime } : undefined,
+      type,
+    } as KubeObject;
+  }
+  return object;
+}
+
+/**
+ * The items of a live list, each as {@link keptOfListed} keeps it, within {@link liveListBudgetChars}; Events longer
+ * than {@link maxEventItemChars} are skipped unparsed.
+ */
+export async function boundedLiveList<T extends KubeObject>(
+  client: Pick<KubeClient, "listEach">,
+  apiVersion: string,
+  kind: string,
+  options: { readonly namespace: string; readonly labelSelector: string; readonly fieldSelector?: string },
+): Promise<T[]> {
+  let kept = 0;
+  let read = 0;
+  const list = await client.listEach(
+    apiVersion,
+    kind,
+    {
+      namespace: options.namespace,
+      labelSelector: options.labelSelector,
+      ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
+    },
+    (item, textLength) => {
+      read += 1;
+      const projected = keptOfListed(item);
+      // A projection's size: the item's own length where it is kept whole, else measured (projections are small).
+      kept += projected === item ? textLength : JSON.stringify(projected).length;
+      if (kept > liveListBudgetChars) throw new LiveListTooLarge(kind, options.namespace, read);
+      return projected as T;
+    },
+    kind === "Event" ? { maxItemChars: maxEventItemChars } : {},
+  );
+  return list.items;
+}
