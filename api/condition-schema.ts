@@ -16,6 +16,14 @@ export const conditionStatuses = ["True", "False", "Unknown"] as const;
 /** One of {@link conditionStatuses}. */
 export type ConditionStatus = (typeof conditionStatuses)[number];
 
+/**
+ * The longest lastTransitionTime. metav1.Time writes 20 characters (`2006-01-02T15:04:05Z`), and the longest
+ * RFC 3339 time of any use, with nanoseconds and an offset, has 35; but `format: date-time` alone bounds nothing: the
+ * apiserver's check takes a fraction of any length and ignores whatever follows a second "t", so without
+ * `maxLength` the field held as much text as the object.
+ */
+export const maxConditionTimeLength = 64;
+
 // From k8s.io/apimachinery/pkg/apis/meta/v1 Condition's kubebuilder markers, groups made non-capturing.
 const conditionTypePattern =
   "^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\\/)?(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$";
@@ -35,8 +43,7 @@ export const conditionSchema = z
       .min(0)
       .meta({ description: "metadata.generation of the spec this condition was computed from." })
       .optional(),
-    lastTransitionTime: z
-      .string()
+    lastTransitionTime: boundedText(maxConditionTimeLength)
       .refine(isDateTime, { error: "must be an RFC 3339 date-time such as 2025-04-01T12:00:00Z" })
       .meta({
         description: "When the status last changed (not when the condition was last written), RFC 3339.",

@@ -10,10 +10,10 @@
  */
 
 /** The revision of the CRD this package generates and installs. */
-export const crdRevision = 1;
+export const crdRevision = 2;
 
 /** `crdSpecDigest()` of the spec {@link crdRevision} stands for. */
-export const crdRevisionDigest = "sha256:989209156eb21e34381897e4a01efbbc05d488106d301d723331553cb9501c76";
+export const crdRevisionDigest = "sha256:6ec15b83b3174d5c173bbaf1a3df1176dffe0d8935f6377013f31af69f904a61";
 
 /** The CRD annotation that carries the revision, as a decimal string. */
 export const crdRevisionAnnotation = "myapp.example.com/schema-revision";

@@ -3,7 +3,7 @@
  * of the repository: it imports nothing else of ours, and everything above it imports from here.
  */
 export * from "./names.ts";
-export { conditionSchema, conditionStatuses } from "./condition-schema.ts";
+export { conditionSchema, conditionStatuses, maxConditionTimeLength } from "./condition-schema.ts";
 export type { Condition, ConditionStatus } from "./condition-schema.ts";
 export {
   Degraded,
@@ -89,6 +89,7 @@ export {
 } from "./spec.ts";
 export type { MyAppInstanceSpec, MyAppInstanceSpecInput, PodSecurityLevel, StorageReclaimPolicy } from "./spec.ts";
 export {
+  maxConditions,
   maxReconcileRequestLength,
   maxStatusMessageLength,
   maxStatusSelectorLength,

@@ -29,11 +29,20 @@ export const maxChartUsageStorageLength = 64;
 /** The longest status.selector. */
 export const maxStatusSelectorLength = 4096;
 
+/**
+ * The most conditions a status may hold. The operator writes five types (Ready, Progressing, Degraded, and
+ * kstatus's Reconciling and Stalled); the rest is room for another controller's or tool's own conditions (a
+ * policy engine, a progressive-delivery tool). Without a bound, whoever may write the status subresource could
+ * make each instance as large as etcd allows (~1.5 MiB), and every watcher hold it.
+ */
+export const maxConditions = 16;
+
 /** The status schema. Every field is optional: an instance the operator has not seen yet has no status. */
 export const myAppInstanceStatusSchema = z
   .strictObject({
     conditions: z
       .array(conditionSchema)
+      .max(maxConditions, { error: `must have at most ${maxConditions} items` })
       .superRefine((conditions, ctx) => {
         // x-kubernetes-list-type: map makes the apiserver reject a second entry of a type; say so here too.
         const seen = new Set<string>();
@@ -47,7 +56,7 @@ export const myAppInstanceStatusSchema = z
       .meta({
         description:
           "Current state as conditions: Ready, Progressing and Degraded, plus kstatus's Reconciling and Stalled. " +
-          "One entry per type.",
+          `One entry per type, at most ${maxConditions}.`,
         "x-kubernetes-list-type": "map",
         "x-kubernetes-list-map-keys": ["type"],
       })

@@ -17,15 +17,43 @@
  * - `spec.values` over `--render-values` is not kept: the instance is cached without it and with
  *   `valuesWithheld`, which its reconcile reports (Degraded, ValuesTooLarge) without rendering or changing anything.
  *   The webhook refuses such values at the door; this is for instances stored while the webhooks were off or the
- *   limit was higher.
+ *   limit was higher;
+ * - `status`: written through its own subresource, which the platform grants tenants no right to, but an
+ *   administrator may (a broad role), and another controller or tool may add conditions of its own. The CRD bounds
+ *   it (16 conditions, messages of 32,768 characters: still ~1 MiB an instance in two-byte characters), and the
+ *   cache keeps of it only what the operator reads: the conditions of its own types ({@link keptConditionTypes}),
+ *   and messages (of those and `status.message`) up to {@link maxKeptMessageLength}, every message the operator
+ *   writes; a longer one is cut, with a note. A foreign condition of the operator's types that was cut, or left
+ *   out, differs from what the operator computes, so its next status write puts its own view back (once: what it
+ *   writes is kept as it is); conditions of other types are left to their writer. The other fields are the
+ *   operator's, each bounded by the CRD to a few KiB at most (image, selector, endpoint, the request answered,
+ *   chartUsage), and kept.
  */
-import { finalizer, maxReconcileRequestLength, reconcileRequestAnnotation } from "../api/index.ts";
+import {
+  conditionTypes,
+  finalizer,
+  maxConditionTimeLength,
+  maxReconcileRequestLength,
+  reconcileRequestAnnotation,
+} from "../api/index.ts";
 import { valuesBytes } from "../chart/index.ts";
 import type { KubeObject } from "../kube/index.ts";
 import type { InstanceObject } from "./reconcile/index.ts";
 
 /** The longest finalizer list kept as it is, in characters of JSON: a few dozen finalizers of any real use. */
 export const maxKeptFinalizersLength = 4096;
+
+/**
+ * The longest status message kept as it is, in characters (code points): the longest the operator writes
+ * (`statusMessageLength`, operator/reconcile/status-limits.ts), so a longer one is someone else's.
+ */
+export const maxKeptMessageLength = 4096;
+
+/** The condition types the cache keeps: the operator's own, the only ones it writes or reads. */
+export const keptConditionTypes: ReadonlySet<string> = new Set<string>(Object.values(conditionTypes));
+
+/** What ends a message the cache cut; it fits within {@link maxKeptMessageLength}, so a cut message is not cut again. */
+export const cutMessageNote = " … (cut: longer than any message the operator writes)";
 
 /** The informer transform of instances, for a platform whose `--render-values` is `maxValuesKiB`. */
 export function instanceAsRead(maxValuesKiB: number): (object: KubeObject) => InstanceObject {
@@ -67,21 +95,84 @@ export function instanceAsRead(maxValuesKiB: number): (object: KubeObject) => In
     };
     const spec = instance.spec as { values?: unknown } | undefined;
     const bytes = typeof spec === "object" && spec !== null ? valuesBytes(spec.values) : 0;
+    const status = statusAsRead(instance.status);
     if (bytes <= maxBytes) {
       return {
         ...kept,
         ...(instance.spec === undefined ? {} : { spec: withValuesAsText(instance.spec) }),
-        ...(instance.status === undefined ? {} : { status: instance.status }),
+        ...(status === undefined ? {} : { status }),
       };
     }
     const { values, ...withoutValues } = spec as { values?: unknown };
     return {
       ...kept,
       spec: withoutValues,
-      ...(instance.status === undefined ? {} : { status: instance.status }),
+      ...(status === undefined ? {} : { status }),
       valuesWithheld: { bytes, limitKiB: maxValuesKiB },
     };
   };
+}
+
+/**
+ * What the cache keeps of `status`: the conditions of {@link keptConditionTypes}, messages cut to
+ * {@link maxKeptMessageLength}, the other fields as they are. A status that is not an object (which the CRD never
+ * stores) is not kept: the operator writes its own.
+ */
+function statusAsRead(status: unknown): Record<string, unknown> | undefined {
+  if (status === null || typeof status !== "object" || Array.isArray(status)) return undefined;
+  const { conditions, message, ...rest } = status as Record<string, unknown>;
+  return {
+    ...rest,
+    ...(conditions === undefined ? {} : { conditions: conditionsAsRead(conditions) }),
+    ...(message === undefined ? {} : { message: keptMessage(message) }),
+  };
+}
+
+/**
+ * The conditions of the operator's types, in their order, with their messages cut. One whose time is longer than
+ * the schema allows (stored before it said so) is left out: none the operator wrote, and it writes its own.
+ */
+function conditionsAsRead(conditions: unknown): unknown[] {
+  if (!Array.isArray(conditions)) return [];
+  const kept: unknown[] = [];
+  for (const condition of conditions as unknown[]) {
+    if (condition === null || typeof condition !== "object") continue;
+    const { type, lastTransitionTime, message } = condition as Record<string, unknown>;
+    if (typeof type !== "string" || !keptConditionTypes.has(type)) continue;
+    if (typeof lastTransitionTime === "string" && codePointsOver(lastTransitionTime, maxConditionTimeLength)) continue;
+    const cut = keptMessage(message);
+    kept.push(cut === message ? condition : { ...condition, message: cut });
+  }
+  return kept;
+}
+
+/**
+ * `message`, or when it has more than {@link maxKeptMessageLength} characters (code points, as the schema counts
+ * them), its start and {@link cutMessageNote} in as many. A copy: a slice of the message would keep all of it.
+ */
+function keptMessage(message: unknown): unknown {
+  if (typeof message !== "string" || !codePointsOver(message, maxKeptMessageLength)) return message;
+  const headLength = maxKeptMessageLength - cutMessageNote.length;
+  let characters = 0;
+  let headUnits = 0;
+  for (const character of message) {
+    if (++characters > headLength) break;
+    headUnits += character.length;
+  }
+  // split/join builds a new string; a slice, and a concatenation with one, would refer to the whole message.
+  return message.slice(0, headUnits).split("").join("") + cutMessageNote;
+}
+
+/** True when `text` has more than `max` code points; it looks at `max + 1` of them at most. */
+function codePointsOver(text: string, max: number): boolean {
+  // A string's length in UTF-16 units is never less than its code points.
+  if (text.length <= max) return false;
+  let units = 0;
+  for (let characters = 0; units < text.length; characters++) {
+    if (characters === max) return true;
+    units += (text.codePointAt(units) ?? 0) > 0xffff ? 2 : 1;
+  }
+  return false;
 }
 
 /**

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { maxServiceEndpointLength, phases, validateStatus } from "../../../api/index.ts";
+import {
+  maxConditions,
+  maxConditionTimeLength,
+  maxServiceEndpointLength,
+  phases,
+  validateStatus,
+} from "../../../api/index.ts";
 import { isDateTime } from "../../../api/date-time.ts";
 
 const condition = {
@@ -51,6 +57,32 @@ describe("validateStatus", () => {
     assert.deepEqual(paths({ conditions: [{ ...condition, reason: undefined }] }), ["status.conditions[0].reason"]);
     assert.deepEqual(paths({ conditions: [{ ...condition, type: "Not Ready" }] }), ["status.conditions[0].type"]);
     assert.deepEqual(paths({ conditions: [condition, { ...condition, status: "False" }] }), ["status.conditions[1]"]);
+  });
+
+  test("bounds the conditions at 16, with messages of 32,768 characters as metav1.Condition's", () => {
+    const typed = (n: number, message = "m") =>
+      Array.from({ length: n }, (_, i) => ({ ...condition, type: `Type${i}`, message }));
+    assert.equal(maxConditions, 16);
+    assert.deepEqual(paths({ conditions: typed(16, "m".repeat(32768)) }), []);
+    assert.deepEqual(paths({ conditions: typed(17) }), ["status.conditions"]);
+    const verdict = validateStatus({ conditions: typed(36, "m".repeat(32000)) });
+    assert.deepEqual(verdict.ok ? [] : verdict.issues, [
+      { path: "status.conditions", message: "must have at most 16 items" },
+    ]);
+    assert.deepEqual(paths({ conditions: typed(1, "m".repeat(32769)) }), ["status.conditions[0].message"]);
+  });
+
+  test("bounds lastTransitionTime, which format: date-time alone does not", () => {
+    // The apiserver's check takes a fraction of any length, and ignores what follows a second "t".
+    for (const long of [`2025-04-01T12:00:00.${"0".repeat(64)}Z`, `2025-04-01T12:00:00Zt${"x".repeat(64)}`]) {
+      assert.ok(isDateTime(long), long);
+      assert.deepEqual(paths({ conditions: [{ ...condition, lastTransitionTime: long }] }), [
+        "status.conditions[0].lastTransitionTime",
+      ]);
+    }
+    const longest = `2025-04-01T12:00:00.${"9".repeat(maxConditionTimeLength - 26)}+02:00`;
+    assert.equal(longest.length, maxConditionTimeLength);
+    assert.deepEqual(paths({ conditions: [{ ...condition, lastTransitionTime: longest }] }), []);
   });
 
   test("counts maxLength in code points, as the apiserver does", () => {
