@@ -14,19 +14,10 @@
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { test, type TestContext } from "node:test";
-import { apiVersion, chartKindName, finalizer, kind } from "../../api/index.ts";
-import { operatorObjectNames } from "../../components/metadata.ts";
-import { operatorRbac } from "../../components/rbac-objects.ts";
-import { operatorServiceAccount } from "../../components/service-account.ts";
-import { serviceAccountKubeconfig } from "../../components/service-account-kubeconfig.ts";
-import { resolveSettings } from "../../components/settings.ts";
-import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
-import { adminClient, testNamespace, waitFor, type Typed } from "../support/cluster.ts";
+import { test } from "node:test";
+import { apiVersion, finalizer, kind } from "../../api/index.ts";
+import type { KubeObject } from "../../kube/index.ts";
+import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 import {
   createInstance,
   ensureCrd,
@@ -35,65 +26,10 @@ import {
   startOperator,
   waitForInstance,
 } from "../support/operator.ts";
+import { componentOperatorIdentity } from "../support/operator-identity.ts";
 
 const client = adminClient();
 
-type Review = Typed<{ status?: { allowed?: boolean } }>;
-
-/**
- * A kubeconfig file of a ServiceAccount holding the component's RBAC for an operator that watches `namespace`
- * (external placement: its Role there and its ClusterRole), once the apiserver applies it, and the chart kinds
- * flag of those settings (the kinds its Role lets it watch).
- */
-async function operatorIdentity(
-  t: TestContext,
-  namespace: string,
-): Promise<{ kubeconfig: string; chartKindsFlag: string }> {
-  const resolved = resolveSettings(`lf-${randomBytes(3).toString("hex")}`, {
-    namespace,
-    createNamespace: false,
-    watchNamespaces: [namespace],
-    operatorPlacement: "external",
-  });
-  if (!resolved.ok) throw new Error(JSON.stringify(resolved.issues));
-  const { settings } = resolved;
-  const rbac = operatorRbac(settings);
-  const objects = [
-    operatorServiceAccount(settings),
-    rbac.clusterRole,
-    rbac.clusterRoleBinding,
-    ...rbac.watchedNamespaceGrants.flatMap((grant) => [grant.role, grant.binding]),
-  ] as unknown as KubeObject[];
-  for (const object of objects) await client.create(object);
-  t.after(async () => {
-    for (const object of objects.filter((o) => o.metadata.namespace === undefined)) {
-      await client.delete(object.apiVersion, object.kind, object.metadata.name ?? "").catch(() => undefined);
-    }
-  });
-  const kubeconfig = await serviceAccountKubeconfig(client, namespace, operatorObjectNames(settings).serviceAccount);
-  const dir = mkdtempSync(path.join(os.tmpdir(), "long-finalizers-"));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, "kubeconfig");
-  writeFileSync(file, kubeconfig, { mode: 0o600 });
-  // The RBAC authorizer learns of new bindings a moment after they are stored.
-  const asOperator = new KubeClient(loadKubeConfig({ kubeconfig }));
-  for (const access of [
-    { verb: "list", group: "example.com", resource: "myappinstances", namespace },
-    { verb: "patch", group: "example.com", resource: "myappinstances", namespace },
-    { verb: "list", group: "storage.k8s.io", resource: "storageclasses" },
-  ]) {
-    await waitFor(`RBAC to allow the operator ${JSON.stringify(access)}`, async () => {
-      const review = await asOperator.create<Review>({
-        apiVersion: "authorization.k8s.io/v1",
-        kind: "SelfSubjectAccessReview",
-        metadata: {},
-        spec: { resourceAttributes: access },
-      } as unknown as Review);
-      return review.status?.allowed ? true : undefined;
-    });
-  }
-  return { kubeconfig: file, chartKindsFlag: `--chart-kinds=${settings.chartKinds.map(chartKindName).join(",")}` };
-}
 /** 4,400 finalizers of 265 characters: 1.2 MB of JSON, which the apiserver takes. */
 const theirs = Array.from({ length: 4400 }, (_, i) => `${"a".repeat(240)}.example.com/f${String(i).padStart(8, "0")}`);
 const count = 110;
@@ -120,7 +56,11 @@ test(
     }
     await withTheirs("db", { image: "postgres:17", storage: "1Gi" });
 
-    const identity = await operatorIdentity(t, namespace);
+    const identity = await componentOperatorIdentity(t, client, namespace, [
+      { verb: "list", group: "example.com", resource: "myappinstances", namespace },
+      { verb: "patch", group: "example.com", resource: "myappinstances", namespace },
+      { verb: "list", group: "storage.k8s.io", resource: "storageclasses" },
+    ]);
     const operator = await startOperator(t, {
       namespaces: [namespace],
       leaderElection: false,
