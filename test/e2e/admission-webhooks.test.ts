@@ -184,7 +184,8 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
       const launched = launchOperator({
         namespaces: settings.watchNamespaces,
         args: [...flags, `--webhook-bind-address=127.0.0.1:${port}`],
-        env: { ...process.env, KUBECONFIG: kubeconfig, POD_NAMESPACE: settings.namespace },
+        // No POD_NAMESPACE: a user starts an external operator without it, and the flags name every namespace
+        env: { ...process.env, KUBECONFIG: kubeconfig },
         label: `webhook replica ${port}`,
       });
       await launched.started({ timeoutMs: 60_000 });

@@ -365,7 +365,8 @@ async function startOperator(defer: Defer, settings: OperatorSettings, kubeconfi
   const output = openSync(logFile, "a");
   const child: ChildProcess = spawn(process.execPath, [path.join(repoRoot, "operator/main.ts"), ...flags], {
     cwd: repoRoot,
-    env: { ...process.env, KUBECONFIG: kubeconfigFile, POD_NAMESPACE: settings.namespace },
+    // No POD_NAMESPACE (the pod's downward API sets it): the flags alone name the operator's namespace
+    env: { ...process.env, KUBECONFIG: kubeconfigFile },
     stdio: ["ignore", output, output],
   });
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));

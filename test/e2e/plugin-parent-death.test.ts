@@ -1,8 +1,9 @@
 /**
- * Every plugin this project launches ends within 10 s of its engine's death. A SIGKILLed `pulumi up` tells its
- * plugins nothing, and pulumi's Go plugins health-check their engine only every 5 minutes (the chaos suite once
- * measured 293 s until all were gone). Here each plugin is started as the engine starts it (its engine's address
- * as the argument, stdout piped to the engine), by a stand-in engine process that is then SIGKILLed.
+ * Every plugin this project launches ends with its engine's death (it looks every second or so). A SIGKILLed
+ * `pulumi up` tells its plugins nothing, and pulumi's Go plugins health-check their engine only every 5 minutes (the
+ * chaos suite once measured 293 s until all were gone). Here each plugin is started as the engine starts it (its
+ * engine's address as the argument, stdout piped to the engine), by a stand-in engine process that is then
+ * SIGKILLed, and must be gone well before that health check could have ended it; how long it took is reported.
  *
  * The dynamic-provider launcher (pulumi-plugin/) needs only Node; the Go plugins need the toolchain
  * (`npm run toolchain`). No cluster: run with `npm test -- test/e2e/plugin-parent-death.test.ts`.
@@ -16,7 +17,9 @@ import { describe, it, type TestContext } from "node:test";
 import { repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { readProcess, stillRunning, type ProcessInfo } from "../support/process-tree.ts";
 
-const limitMs = 10_000;
+/** Upstream's health check ends a plugin 5 minutes after its engine: a plugin still there at half that did not see. */
+const upstreamHealthCheckMs = 5 * 60_000;
+const deadlineMs = upstreamHealthCheckMs / 2;
 
 // The stand-in engine: starts the plugin with stdout piped to itself (the engine reads the plugin's port from it)
 // and stderr to /dev/null (a write there must not be what ends the plugin), prints "<pid> <first line>", idles.
@@ -28,8 +31,8 @@ plugin.stdout.once("data", (chunk) => process.stdout.write(plugin.pid + " " + St
 setInterval(() => {}, 60_000);
 `;
 
-/** Starts `bin` under a stand-in engine, SIGKILLs the engine, and returns how long the plugin outlived it. */
-async function outlives(t: TestContext, bin: string, env: NodeJS.ProcessEnv): Promise<number> {
+/** Starts `bin` under a stand-in engine, SIGKILLs the engine, and waits until the plugin is gone (fails at the deadline). */
+async function endsWithItsEngine(t: TestContext, bin: string, env: NodeJS.ProcessEnv): Promise<void> {
   // An engine address that accepts connections (and answers nothing), as a live engine's would.
   const server = createServer((socket) => socket.on("error", () => {}));
   server.listen(0, "127.0.0.1");
@@ -61,35 +64,31 @@ async function outlives(t: TestContext, bin: string, env: NodeJS.ProcessEnv): Pr
   // WHEN the engine dies without a word
   const killedAt = performance.now();
   engine.kill("SIGKILL");
-  return await goneWithin(plugin, killedAt, bin);
+  await gone(t, plugin, killedAt, bin);
 }
 
-async function goneWithin(plugin: ProcessInfo, since: number, what: string): Promise<number> {
+async function gone(t: TestContext, plugin: ProcessInfo, since: number, what: string): Promise<void> {
   while (stillRunning(plugin)) {
     const outlived = performance.now() - since;
-    if (outlived > limitMs * 3) return outlived; // long enough to fail; don't wait out upstream's 5 minutes
+    assert.ok(outlived < deadlineMs, `${path.basename(what)} still runs ${Math.round(outlived)} ms after its engine`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const outlived = performance.now() - since;
-  process.stderr.write(`# ${path.basename(what)}: gone ${Math.round(outlived)} ms after its engine\n`);
-  return outlived;
+  t.diagnostic(`${path.basename(what)}: gone ${Math.round(performance.now() - since)} ms after its engine`);
 }
 
-describe("a plugin this project launches ends with its engine", { timeout: 5 * 60_000 }, () => {
+describe("a plugin this project launches ends with its engine", { timeout: 3 * deadlineMs + 5 * 60_000 }, () => {
   it("the dynamic-provider launcher's host (pulumi-plugin/pulumi-resource-pulumi-nodejs), before any call", async (t) => {
     // GIVEN the host serving, with no call yet (the provider's own watch starts with its first call)
     const env = { ...process.env, PATH: [path.dirname(process.execPath), process.env.PATH].join(path.delimiter) };
-    const outlived = await outlives(t, path.join(repoRoot, "pulumi-plugin/pulumi-resource-pulumi-nodejs"), env);
-    // THEN it is gone within the limit
-    assert.ok(outlived < limitMs, `the dynamic-provider host outlived its engine by ${Math.round(outlived)} ms`);
+    // WHEN its engine dies THEN it is gone
+    await endsWithItsEngine(t, path.join(repoRoot, "pulumi-plugin/pulumi-resource-pulumi-nodejs"), env);
   });
 
   for (const plugin of ["pulumi-language-nodejs", "pulumi-resource-kubernetes"]) {
     it(`${plugin}, built by the toolchain`, async (t) => {
       const binDir = process.env.MYAPP_TOOLCHAIN_BIN ?? toolchainBinDir();
       const env = { ...process.env, PATH: [binDir, path.dirname(process.execPath), process.env.PATH].join(":") };
-      const outlived = await outlives(t, path.join(binDir, plugin), env);
-      assert.ok(outlived < limitMs, `${plugin} outlived its engine by ${Math.round(outlived)} ms`);
+      await endsWithItsEngine(t, path.join(binDir, plugin), env);
     });
   }
 });

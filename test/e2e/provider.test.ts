@@ -505,12 +505,16 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
       });
       const interrupted = Date.now();
       abort.abort();
-      // THEN up returns: not after the wait's 600 s, nor anywhere near it (the bound only catches a wait that ignores
-      // Ctrl-C; a busy machine's engine and plugins may take seconds to stop, so the time is reported, not judged)
-      await assert.rejects(up);
-      const took = Date.now() - interrupted;
-      t.diagnostic(`up returned ${took} ms after Ctrl-C`);
-      assert.ok(took < minutes(1), `up returned ${took} ms after Ctrl-C`);
+      // THEN up returns, its wait ended by the Ctrl-C and not by its 600 s timeout: the provider says which (how soon
+      // is reported, not judged: a busy machine's engine and plugins may take seconds to stop)
+      const failure = await up.then(
+        () => assert.fail("up succeeded after Ctrl-C"),
+        (error: unknown) => error,
+      );
+      t.diagnostic(`up returned ${Date.now() - interrupted} ms after Ctrl-C`);
+      const said = `${output}\n${String(failure)}`;
+      assert.match(said, /stopped waiting for Ready because the deployment was cancelled/);
+      assert.doesNotMatch(said, /did not become Ready within/);
       // ... and the instance is in the state, so the next up continues with it instead of creating another
       const state = (await stack.exportStack()).deployment as { resources: { urn: string; id?: string }[] };
       assert.equal(state.resources.find((r) => r.urn.endsWith("::slow"))?.id, `${namespaces.slow}/${slowName}`);

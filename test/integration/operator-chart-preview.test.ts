@@ -4,7 +4,8 @@
  * line), an object the apiserver rejects fails naming its template, a pod the operator's render policy refuses
  * fails with the operator's reason, a good chart passes, and a chart that cannot be fetched yet only skips the check. The real `pulumi preview` calls this from the provider's check.
  *
- * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
+ * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`), and helm on PATH as a user's provider
+ * finds it (`npm test` puts the toolchain's first).
  */
 import assert from "node:assert/strict";
 import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -17,7 +18,7 @@ import { checkInputs } from "../../provider/check.ts";
 import { chartPreview } from "../../provider/chart-preview.ts";
 import type { InstanceInputs } from "../../provider/inputs.ts";
 import { adminClient, testNamespace } from "../support/cluster.ts";
-import { helmBinary, packChart } from "../support/helm.ts";
+import { packChart } from "../support/helm.ts";
 
 const client = adminClient();
 const chartDir = path.resolve(import.meta.dirname, "../../examples/charts/myapp");
@@ -41,7 +42,6 @@ function inputs(namespace: string, chart: Record<string, unknown>): InstanceInpu
 }
 
 test("preview renders the chart: template errors and rejected objects fail it with the operator's words", async (t) => {
-  process.env["MYAPP_HELM"] = await helmBinary();
   const namespace = await testNamespace(t, client, "chart-preview");
   const work = await mkdtemp(path.join(tmpdir(), "myapp-chart-preview-"));
   t.after(() => rm(work, { recursive: true, force: true }));

@@ -24,8 +24,6 @@ const client = adminClient();
 
 /** Lease timing of operator/runtime/leader-election.ts (its defaults, which main.ts keeps). */
 const leaseDurationMs = 15_000;
-/** A standby tries the Lease every retry period (2 s) stretched by client-go's jitter: up to 2.2 × 2 s apart. */
-const maxCampaignIntervalMs = 2_000 * 2.2;
 
 type Lease = KubeObject & { spec?: { holderIdentity?: string; renewTime?: string } };
 
@@ -95,7 +93,8 @@ test("two operators elect one leader; after SIGKILL of the leader the other take
   assert.ok(renewedAt !== undefined && Number.isFinite(renewedAt), "the leader's renewal was read");
 
   // THEN the standby takes over once the Lease expired: 15 s after it saw the last renewal (it sees it on its next
-  // try), so within 15 s + 2 tries (each up to 4.4 s apart) of the kill, plus slack for a busy machine
+  // try), so within 15 s + 2 tries (each up to 4.4 s apart) of the kill. That bound is proven on a fake clock
+  // (test/unit/runtime/leader-election.test.ts); here the takeover happens, and its time is reported.
   const line = await standby.waitForLog((candidate) => candidate.msg === "became leader", {
     what: '"became leader" line from the standby',
     timeoutMs: 120_000,
@@ -106,8 +105,6 @@ test("two operators elect one leader; after SIGKILL of the leader the other take
     `takeover ${tookOverAt - killedAt} ms after SIGKILL, ${tookOverAt - renewedAt} ms after the last renewal`,
   );
   assert.ok(tookOverAt - renewedAt >= leaseDurationMs, `not before the Lease expired (${tookOverAt - renewedAt} ms)`);
-  const boundMs = leaseDurationMs + 2 * maxCampaignIntervalMs + 30_000;
-  assert.ok(tookOverAt - killedAt < boundMs, `took over ${tookOverAt - killedAt} ms after the kill`);
   assert.equal(await holder(), standby.identity);
 
   // and looks at the instances there are, once each, the one that went not among them

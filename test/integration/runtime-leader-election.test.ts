@@ -92,10 +92,11 @@ if (process.env.RUNTIME_IT_CHILD) {
     const killedAt = performance.now();
     leader.child.kill("SIGKILL");
     // THEN the standby takes over once the lease expired: 15 s after it saw the last renewal, which it polls for
-    // every 2-4.4 s (jittered retry period), so 15 s + 2 × 4.4 s after the kill at worst, not a second lease later
-    // (the deadline leaves a busy machine room; the figure is in the diagnostics)
+    // every 2-4.4 s (jittered retry period). How soon is proven on a fake clock (test/unit/runtime/leader-election
+    // .test.ts); here it takes over at all (the deadline only ends a wait for a takeover that never comes; the figure
+    // is in the diagnostics)
     await waitFor("the standby leads", async () => ((await holder()) === standby.identity ? true : undefined), {
-      timeoutMs: 40_000,
+      timeoutMs: 180_000,
     });
     t.diagnostic(`takeover ${Math.round(performance.now() - killedAt)} ms after SIGKILL`);
     // and keeps reconciling

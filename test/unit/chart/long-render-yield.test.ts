@@ -23,18 +23,19 @@ function spinner(cpuSeconds: number, output: string): string {
     process.stdout.write(${JSON.stringify(output)});`;
 }
 
-test("untilQuiet waits for the quiet period, or for its bound", async () => {
+test("untilQuiet waits for the quiet period, or for its bound", { timeout: 120_000 }, async () => {
   let busyUntil = performance.now() + 300;
   let started = performance.now();
   await untilQuiet(() => performance.now() < busyUntil, 30_000);
   const waited = performance.now() - started;
   assert.ok(waited >= 300 + quietMs - 50, `waited for busy, then ${quietMs} ms of quiet: ${Math.round(waited)} ms`);
 
+  // never quiet: the bound ends the wait (else it never ends: the test's timeout fails it)
   busyUntil = Infinity;
   started = performance.now();
   await untilQuiet(() => performance.now() < busyUntil, 500);
   const bounded = performance.now() - started;
-  assert.ok(bounded >= 450 && bounded < 5_000, `never quiet: the bound ends the wait (${Math.round(bounded)} ms)`);
+  assert.ok(bounded >= 450, `never quiet: waited its bound (${Math.round(bounded)} ms)`);
 });
 
 for (const { name, prlimit } of [
@@ -100,11 +101,12 @@ test("a long render gives way once while the operator is busy, then runs through
       assert.ok(cpuSeconds >= idleClassAfterCpuSeconds);
     },
   });
-  const started = performance.now();
   const result = await renderer.render({ chart: await chartArchive(), release: "r", namespace: "n", values: {} });
   assert.match(result.manifest, /name: slow/);
   assert.equal(yields, 1, "gave way once, then ran through");
-  assert.ok(performance.now() - started < 25_000, "did not wait out its wall-time bound");
+  // It ran again on the quiet: before `busy` turned true again, which it would have had it waited out its wall-time
+  // bound (looking every 100 ms for 30 s)
+  assert.ok(quietLooks <= quietMs / 100 + 2, `ran again on the quiet, after ${quietLooks} looks at busy`);
 });
 
 test("a render with no busy signal (the provider's previews) runs through", async (t) => {
