@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { scrape, sumBy } from "../../bench/support/prometheus.ts";
 import { fieldManager, statusProgressIntervalMs } from "../../operator/reconcile/index.ts";
+import type { KubeObject } from "../../kube/index.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 import {
   conditionOf,
@@ -29,19 +30,43 @@ import {
 
 const client = adminClient();
 
-/** The instance writes once none has been made for 3 s (the last reconcile's trailing event is in). */
-async function settledWrites(operator: OperatorProcess): Promise<number> {
-  let last = await instanceWrites(operator);
-  let since = Date.now();
+/**
+ * The instance writes (every kind but Lease) once `ended` holds and every Event about the instance stored since
+ * `since` has been counted: the last writes of a phase are its final status write and the Events that announce it
+ * (recorded fire-and-forget, after that status write is sent), so once both are stored and counted nothing of the
+ * phase is left to count.
+ */
+async function writesOnce(
+  operator: OperatorProcess,
+  namespace: string,
+  what: string,
+  ended: () => Promise<boolean>,
+  since: { readonly events: number; readonly byKind: Record<string, number> },
+): Promise<number> {
   return waitFor(
-    "3 s without an instance write",
+    what,
     async () => {
-      const writes = await instanceWrites(operator);
-      if (writes !== last) [last, since] = [writes, Date.now()];
-      return Date.now() - since >= 3000 ? writes : undefined;
+      if (!(await ended())) return undefined;
+      const sent = sumBy(await scrape(operator.metricsUrl), "myapp_operator_api_writes_total", "kind");
+      const stored = (await eventsAbout(namespace, "web")).length;
+      if ((sent["Event"] ?? 0) - (since.byKind["Event"] ?? 0) < stored - since.events) return undefined;
+      return instanceWrites(operator);
     },
-    { timeoutMs: 60_000, intervalMs: 250 },
+    { timeoutMs: 120_000, intervalMs: 250 },
   );
+}
+
+/** Whether a reconcile's log line lists `change` among its changes. */
+function changed(line: Record<string, unknown>, change: string): boolean {
+  return Array.isArray(line["changes"]) && line["changes"].includes(change);
+}
+
+type EventObject = KubeObject & { reason?: string; regarding?: { kind?: string; name?: string } };
+
+/** The Events about instance `name` stored in `namespace` (the operator's: not its Deployment's, of the same name). */
+async function eventsAbout(namespace: string, name: string): Promise<EventObject[]> {
+  const { items } = await client.list<EventObject>("events.k8s.io/v1", "Event", { namespace });
+  return items.filter((event) => event.regarding?.kind === "MyAppInstance" && event.regarding.name === name);
 }
 
 /** When the operator's status write that made `version` was stored (its managed-fields entry; whole seconds). */
@@ -67,14 +92,29 @@ test("rolling an instance to a new image costs 4 writes: apply, Progressing, Rea
   const operator = await startOperator(t, { namespaces: [namespace] });
   await createInstance(client, namespace, "web", { replicas: 1, image: "nginx:1.27" });
   await waitForInstance(client, namespace, "web", "Ready on 1.27", isReadyAtSpec);
-  const before = await settledWrites(operator);
+  // (a new instance's writes end with the status that says Running, which the reconcile that wrote it logs once sent)
+  const before = await writesOnce(
+    operator,
+    namespace,
+    "the status Running written",
+    async () => operator.logs.some((line) => line.msg === "reconciled" && changed(line, "status Running")),
+    { events: 0, byKind: {} },
+  );
   const byKindBefore = sumBy(await scrape(operator.metricsUrl), "myapp_operator_api_writes_total", "kind");
+  const eventsBefore = (await eventsAbout(namespace, "web")).length;
 
   // WHEN the image changes (every status write from now on is recorded)
   const recording = await recordInstance(client, namespace, "web", t);
   const patched = await patchSpec(client, namespace, "web", { image: "nginx:1.28" });
   const ready = await waitForInstance(client, namespace, "web", "Ready on 1.28", isReadyAtSpec);
-  const after = await settledWrites(operator);
+  // (the rollout's writes end with its RolloutComplete Event, recorded after the status write that says Ready)
+  const after = await writesOnce(
+    operator,
+    namespace,
+    "the RolloutComplete Event stored",
+    async () => (await eventsAbout(namespace, "web")).some((event) => event.reason === "RolloutComplete"),
+    { events: eventsBefore, byKind: byKindBefore },
+  );
   await recording.stop(ready);
 
   // THEN the rollout cost 4 writes (was 7 or more: an Updated event and a status with a RollingOut event per count),

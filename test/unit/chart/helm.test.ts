@@ -265,22 +265,48 @@ test("at most K renders run at once, a repeated render is served from the cache"
   const dir = await mkdtemp(path.join(tmpdir(), "myapp-fake-helm-"));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const fake = path.join(dir, "helm");
-  const runs = path.join(dir, "runs");
+  // Each run appends "start" and "end" to the log (one short append each: whole lines, in order). A run holds until
+  // K runs are under way (or it is the last; or 30 s passed, so that a limit below K fails here, not at the wall-time
+  // limit), so the limit is reached however slowly processes start; then it holds a while longer, in which a render
+  // over the limit would start beside it.
+  const log = path.join(dir, "log");
+  const limit = 2;
+  const renders = 5;
+  const starts = `$(grep -c start ${log})`;
   await writeFile(
     fake,
-    `#!/bin/sh\necho run >> ${runs}\nsleep 0.4\nprintf -- '---\\n# Source: c/templates/a.yaml\\nkind: ConfigMap\\n'\n`,
+    [
+      "#!/bin/sh",
+      `echo start >> ${log}`,
+      "i=0",
+      `while [ $((${starts} - $(grep -c end ${log}))) -lt ${limit} ] && [ ${starts} -lt ${renders} ] && [ $i -lt 1500 ]; do`,
+      "  sleep 0.02; i=$((i + 1))",
+      "done",
+      "sleep 0.2",
+      `echo end >> ${log}`,
+      "printf -- '---\\n# Source: c/templates/a.yaml\\nkind: ConfigMap\\n'",
+      "",
+    ].join("\n"),
   );
   await chmod(fake, 0o755);
-  const renderer = helmRenderer({ binary: fake, maxConcurrentRenders: 2 });
+  const renderer = helmRenderer({ binary: fake, maxConcurrentRenders: limit });
   const chart = await chartArchive();
   const render = (n: number) => renderer.render({ chart, release: "r", namespace: "n", values: { n } });
-  const started = performance.now();
-  await Promise.all([1, 2, 3, 4].map(render));
-  // Four renders of 0.4 s, two at a time: at least two rounds.
-  assert.ok(performance.now() - started >= 780, `took ${Math.round(performance.now() - started)} ms`);
+  await Promise.all(Array.from({ length: renders }, (_, n) => render(n)));
+  // THEN K renders ran at once, and never more
+  const lines = (await readFile(log, "utf8")).split("\n").filter(Boolean);
+  let running = 0;
+  let peak = 0;
+  for (const line of lines) {
+    running += line === "start" ? 1 : -1;
+    peak = Math.max(peak, running);
+  }
+  assert.equal(peak, limit, `renders at once, by the fake's log: ${lines.join(" ")}`);
+  // AND a repeated render is served from the cache
   const again = await render(1);
   assert.match(again.manifest, /kind: ConfigMap/);
-  assert.equal((await readFile(runs, "utf8")).split("\n").filter(Boolean).length, 4, "the repeated render ran helm");
+  const runs = (await readFile(log, "utf8")).split("\n").filter((line) => line === "start").length;
+  assert.equal(runs, renders, "the repeated render ran helm");
 });
 
 /** Two render slots whose jobs log their start and run until their gate is opened. */

@@ -3,10 +3,13 @@ import { EventEmitter } from "node:events";
 import { describe, it } from "node:test";
 import { exitWhenEngineGone, inDynamicProviderHost } from "../../../provider/engine-watch.ts";
 
-/** Resolves once `predicate` holds, polling on the event loop (the watch's timer is real). */
-async function eventually(predicate: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !predicate(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  assert.ok(predicate(), "condition never held");
+/** Resolves once `predicate` holds, polling on the event loop (the watch's timer is real); fails after 30 s. */
+async function eventually(predicate: () => boolean, what = "condition"): Promise<void> {
+  const deadline = performance.now() + 30_000;
+  while (!predicate()) {
+    assert.ok(performance.now() < deadline, `${what} never held`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
 }
 
 describe("exitWhenEngineGone", () => {
@@ -28,14 +31,16 @@ describe("exitWhenEngineGone", () => {
 
   it("exits when the parent (the engine) is gone, even if nothing is written", async () => {
     let parent = 42;
+    let looks = 0;
     const exits: number[] = [];
     const watch = exitWhenEngineGone({
       streams: [],
-      parentPid: () => parent,
+      parentPid: () => (looks++, parent),
       intervalMs: 1,
       exit: (c) => exits.push(c),
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // GIVEN the same parent, looked at 10 times after the one look that took it for the engine
+    await eventually(() => exits.length > 0 || looks >= 11, "10 looks at the parent");
     assert.deepEqual(exits, [], "the same parent: keep running");
     // WHEN the engine dies and the process is re-parented to init
     parent = 1;

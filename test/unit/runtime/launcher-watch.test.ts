@@ -10,10 +10,26 @@ function table(processes: Record<number, readonly [readonly string[], number]>):
   };
 }
 
-/** Resolves once `predicate` holds, polling on the event loop (the watch's timer is real). */
-async function eventually(predicate: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !predicate(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  assert.ok(predicate(), "condition never held");
+/** Resolves once `predicate` holds, polling on the event loop (the watch's timer is real); fails after 30 s. */
+async function eventually(predicate: () => boolean, what = "condition"): Promise<void> {
+  const deadline = performance.now() + 30_000;
+  while (!predicate()) {
+    assert.ok(performance.now() < deadline, `${what} never held`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+/** `processes` as a table that counts the lookups of a pid's parent: the watch's looks at npm. */
+function countingTable(processes: ProcessTable): ProcessTable & { readonly parentLookups: () => number } {
+  let lookups = 0;
+  return {
+    commandLine: (pid) => processes.commandLine(pid),
+    parentOf: (pid) => {
+      lookups++;
+      return processes.parentOf(pid);
+    },
+    parentLookups: () => lookups,
+  };
 }
 
 // What npm 11 runs, read from /proc: `npx myapp-operator --namespaces=shop` and `npm run operator -- --x`.
@@ -54,18 +70,31 @@ describe("npmWrappers", () => {
 describe("onLauncherGone", () => {
   it("fires once when the shell ends and we are re-parented (npm forwarded SIGTERM to it)", async () => {
     let parent = 20;
+    let parentLooks = 0;
     let fired = 0;
+    const processes = countingTable(npx);
     const stop = onLauncherGone({ shell: 20, npm: 10 }, () => fired++, {
-      parentPid: () => parent,
-      table: npx,
+      parentPid: () => (parentLooks++, parent),
+      table: processes,
       intervalMs: 1,
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // GIVEN both wrappers there, looked at many times: keep running
+    await eventually(
+      () => fired > 0 || (parentLooks >= 10 && processes.parentLookups() >= 10),
+      "10 looks at the shell and npm",
+    );
     assert.equal(fired, 0, "both wrappers there: keep running");
+    // WHEN the shell ends
     parent = 1;
     await eventually(() => fired > 0);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // THEN it fired once, and looks no more (an interval of the same period, beside it, turns 10 times meanwhile)
+    const looksWhenFired = parentLooks;
+    let turns = 0;
+    const witness = setInterval(() => turns++, 1);
+    await eventually(() => turns >= 10, "10 turns of the witness interval");
+    clearInterval(witness);
     assert.equal(fired, 1);
+    assert.equal(parentLooks, looksWhenFired, "the watch stopped looking once it fired");
     stop();
   });
 

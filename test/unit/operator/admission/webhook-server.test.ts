@@ -351,31 +351,62 @@ test("requests running while the certificate is swapped repeatedly all succeed",
   t.after(() => agent.destroy());
   let stop = false;
   const statuses: number[] = [];
+  let answered: () => void = () => undefined;
   const loop = async (useAgent: boolean) => {
-    while (!stop)
+    while (!stop) {
       statuses.push((await post(server.port, "/validate", "{}", { ca, ...(useAgent ? { agent } : {}) })).status);
+      answered();
+    }
   };
-  const loops = [loop(true), loop(true), loop(false), loop(false)];
-  // WHEN the certificate flips 20 times
-  for (let i = 0; i < 20; i++) {
-    server.reload(i % 2 === 0 ? b.serving : a.serving);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+  const loops = Promise.all([loop(true), loop(true), loop(false), loop(false)]);
+  // A loop that fails ends the wait with its error instead of leaving it waiting for answers that never come.
+  const failed = loops.then(() => new Promise<never>(() => undefined));
+  /** Resolves once `count` requests have been answered; fails after a generous deadline. */
+  const answeredCount = async (count: number, what: string) => {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no request answered ${what} within 60 s`)), 60_000);
+    });
+    const counted = new Promise<void>((resolve) => {
+      const check = () => (statuses.length >= count ? resolve() : (answered = check));
+      check();
+    });
+    try {
+      await Promise.race([failed, deadline, counted]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  // WHEN the certificate flips 20 times, each time once 4 more requests were answered
+  await answeredCount(4, "before the first flip");
+  for (let flip = 1; flip <= 20; flip++) {
+    server.reload(flip % 2 === 1 ? b.serving : a.serving);
+    // THEN requests are answered after each flip
+    await answeredCount(statuses.length + 4, `after flip ${flip}`);
   }
   stop = true;
-  await Promise.all(loops);
-  // THEN every request was answered 200
-  assert.ok(statuses.length >= 20, `only ${statuses.length} requests ran`);
+  await loops;
+  // AND every one of them with 200
   assert.deepEqual([...new Set(statuses)], [200]);
 });
 
 test("close lets a request in flight finish", async (t) => {
   const { ca, serving } = await issue();
+  let arrived!: () => void;
+  const inHandler = new Promise<void>((resolve) => (arrived = resolve));
   let release: () => void = () => undefined;
   const server = await start(t, serving, {
-    routes: { "/validate": () => new Promise((resolve) => (release = () => resolve({ ok: true }))) },
+    routes: {
+      "/validate": () =>
+        new Promise((resolve) => {
+          release = () => resolve({ ok: true });
+          arrived();
+        }),
+    },
   });
   const inFlight = post(server.port, "/validate", "{}", { ca: ca.cert });
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  // GIVEN the request is in its handler
+  await inHandler;
   const closing = server.close({ graceMs: 5_000 });
   release();
   assert.equal((await inFlight).status, 200);
