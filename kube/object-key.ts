@@ -79,6 +79,11 @@ export function parseObjectKey(text: string, options: ParseObjectKeyOptions = {}
   return slash < 0 ? { namespace: "", name: text } : { namespace: text.slice(0, slash), name: text.slice(slash + 1) };
 }
 
+/** The namespace of a key's text ("" for a cluster-scoped one): the work queue's and rate limiter's fairness group. */
+export function namespaceOfKey(text: string): string {
+  return parseObjectKey(text, { clusterScoped: true }).namespace;
+}
+
 /** What is wrong with `text` as a key, or undefined when nothing is. */
 function keyProblem(text: string, slash: number, clusterScoped: boolean): string | undefined {
   if (text === "") return "it is empty";

@@ -5,6 +5,7 @@
 import { isIP } from "node:net";
 import { parseArgs } from "node:util";
 import { maxTimerSeconds } from "../kube/clock.ts";
+import type { Address } from "./runtime/manager.ts";
 import {
   chartKindName,
   chartSchema,
@@ -85,11 +86,6 @@ export interface OperatorOptions {
   readonly policy: PlatformPolicy;
   /** The admission webhook's server and certificates; undefined: no webhook server (`--webhook-bind-address` unset). */
   readonly webhook: WebhookOptions | undefined;
-}
-
-export interface Address {
-  readonly host: string;
-  readonly port: number;
 }
 
 /** The slow lane waits its interval plus up to 10 % (operator/runtime/controller.ts), which must fit a timer too. */

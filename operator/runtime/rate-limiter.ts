@@ -7,7 +7,7 @@
  * retries: ~47 min of debt, a retry elsewhere delayed 200 s instead of 5 ms).
  */
 import type { Clock } from "../../kube/clock.ts";
-import { parseObjectKey } from "../../kube/object-key.ts";
+import { namespaceOfKey } from "../../kube/object-key.ts";
 
 export interface RateLimiter {
   /** Delay in ms before `key` may be retried; records one more failure of `key`. */
@@ -138,7 +138,7 @@ export class GroupedBucketRateLimiter implements RateLimiter {
   constructor(clock: Clock, options: GroupedBucketOptions = {}) {
     this.clock = clock;
     this.options = bucketSettings(options); // refused now, not at the first failure
-    this.groupOf = options.groupOf ?? namespaceOf;
+    this.groupOf = options.groupOf ?? namespaceOfKey;
   }
 
   when(key: string): number {
@@ -163,10 +163,6 @@ export class GroupedBucketRateLimiter implements RateLimiter {
   private dropFull(): void {
     for (const [group, bucket] of this.buckets) if (bucket.isFull()) this.buckets.delete(group);
   }
-}
-
-function namespaceOf(key: string): string {
-  return parseObjectKey(key, { clusterScoped: true }).namespace;
 }
 
 /** The longest delay of several limiters; every limiter records the failure. */

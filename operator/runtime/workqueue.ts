@@ -27,7 +27,7 @@
  * the event loop, and draining 200,000 keys of one namespace 9.8 s.
  */
 import { realClock, type Clock, type TimerHandle } from "../../kube/clock.ts";
-import { parseObjectKey } from "../../kube/object-key.ts";
+import { namespaceOfKey } from "../../kube/object-key.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
 
 /** "low": a look the operator takes on its own (first list, resync); "normal": everything else. */
@@ -58,10 +58,6 @@ export interface WorkQueueOptions {
    * @default its namespace, the key read as an ObjectKey's text (`formatObjectKey`; "" for a cluster-scoped one)
    */
   readonly groupOf?: (key: string) => string;
-}
-
-function namespaceOf(key: string): string {
-  return parseObjectKey(key, { clusterScoped: true }).namespace;
 }
 
 export class WorkQueue {
@@ -105,7 +101,7 @@ export class WorkQueue {
     this.clock = options.clock ?? realClock;
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter(this.clock);
     this.metrics = options.metrics;
-    this.groupOf = options.groupOf ?? namespaceOf;
+    this.groupOf = options.groupOf ?? namespaceOfKey;
   }
 
   /**
