@@ -7,7 +7,7 @@
  */
 import type { Dispatcher } from "undici";
 import type { KubeConfig } from "./config.ts";
-import { realClock, sleep } from "./clock.ts";
+import { realClock } from "./clock.ts";
 import { Credentials } from "./credentials.ts";
 import { ApiError, apiErrorFrom, NotFoundError, TransportError, type StatusBody } from "./errors.ts";
 import { LineSplitter } from "./line-stream.ts";
@@ -459,12 +459,13 @@ export class KubeClient {
       }
       const retryAfter = Number(header(response, "retry-after"));
       if (response.statusCode !== 429 || !retryAfter || attempt >= maxThrottleRetries) break;
-      // A wait the request's deadline would cut short is not waited: the 429 is the answer, not "no answer".
+      // A wait the request's deadline would cut short, or leave the retry too little of, is not waited: the 429 is
+      // the answer, not "no answer".
       const waitMs = Math.min(retryAfter, 10) * 1000;
-      if (realClock.monotonicMs() + waitMs >= deadline) break;
+      const retryMs = Math.min(1_000, this.requestTimeoutMs / 10);
+      if (realClock.monotonicMs() + waitMs + retryMs >= deadline) break;
       await response.body.dump();
-      // The caller's abort (a shutdown) ends the wait; the next attempt then fails at once with it.
-      await sleep(realClock, waitMs, options.signal);
+      await throttledWait(waitMs, options.signal);
     }
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
     const text = await response.body.text();
@@ -489,4 +490,24 @@ function describe(error: unknown): string {
     return `${error.message}${cause}`;
   }
   return String(error);
+}
+
+/**
+ * Waits `ms` as a 429's Retry-After asks, or until `signal` aborts (a shutdown; the next attempt then fails at once
+ * with it). The timer keeps the process alive, unlike the runtime's unref'd ones: in a short script this request
+ * may be the only work left, and Node would end mid-request.
+ */
+function throttledWait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

@@ -1,5 +1,6 @@
 /** kube/client.ts against a local HTTP server: status mapping, retries, credentials, timeouts; kubeconfig parsing. */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test, type TestContext } from "node:test";
@@ -382,4 +383,36 @@ test("listEach: an item longer than maxItemChars is counted, not parsed; what `e
     }),
     (error: unknown) => error instanceof Enough,
   );
+});
+
+test("a script whose only work is a throttled request waits out the Retry-After instead of ending mid-request", async (t) => {
+  let calls = 0;
+  const { client } = await clientFor(t, (_request, response) => {
+    calls += 1;
+    if (calls === 1) return status(response, 429, "TooManyRequests", { "retry-after": "1" });
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x", namespace: "a" } }));
+  });
+  const server = client.config.getCurrentCluster()?.server ?? "";
+  const kubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "${server}"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c`;
+  const script = [
+    `import { KubeClient, loadKubeConfig } from ${JSON.stringify(new URL("../../../kube/index.ts", import.meta.url).href)};`,
+    `const client = new KubeClient(loadKubeConfig({ kubeconfig: ${JSON.stringify(kubeconfig)} }));`,
+    'const found = await client.get("v1", "ConfigMap", "x", "a");',
+    "console.log(`got ${found.metadata.name}`);",
+    "await client.close();",
+  ].join("\n");
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  assert.equal(code, 0, output);
+  assert.equal(output, "got x\n");
+  assert.equal(calls, 2);
 });
