@@ -13,8 +13,12 @@ import type { KubeClient, KubeObject, ObjectMeta } from "../../kube/index.ts";
 /** Most characters of kept items one live list may hold (their projections as JSON). */
 export const liveListBudgetChars = 16 * 1024 * 1024;
 
-/** An Event message is kept up to this many characters: the controllers' own are a line. */
-export const eventMessageChars = 1024;
+/**
+ * An Event message is kept up to this many characters: as long as a status message may be
+ * (operator/reconcile/status-limits.ts), where a StatefulSet's failure to create pods is quoted (a Pod Security
+ * refusal of several containers runs to a few KiB).
+ */
+export const eventMessageChars = 4096;
 
 /** An Event item longer than this is not one a controller wrote: left unparsed (kube/client.ts listEach). */
 export const maxEventItemChars = 64 * 1024;
@@ -44,8 +48,21 @@ function messageStart(text: unknown): string | undefined {
 
 /** The fields of an object's metadata a reconcile reads of a listed object. */
 function keptMetadata(metadata: ObjectMeta): ObjectMeta {
-  const { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp, finalizers } = metadata;
-  return { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp, finalizers };
+  const { name, namespace, uid, resourceVersion, labels, ownerReferences, creationTimestamp, deletionTimestamp } =
+    metadata;
+  const { finalizers } = metadata;
+  // creationTimestamp: the time of an Event that carries no other (operator/reconcile/rollout.ts lastSeen).
+  return {
+    name,
+    namespace,
+    uid,
+    resourceVersion,
+    labels,
+    ownerReferences,
+    creationTimestamp,
+    deletionTimestamp,
+    finalizers,
+  };
 }
 
 interface Listed {

@@ -71,11 +71,11 @@ test("a listed claim is kept in what the reconcile reads: no selector, annotatio
   });
 });
 
-test("a listed Event keeps its reason, times and the first KiB of its message", () => {
+test("a listed Event keeps its reason, times (its creation's too) and the first 4 KiB of its message", () => {
   const event = {
     apiVersion: "v1",
     kind: "Event",
-    metadata: { name: "db.1", namespace: "team", annotations: { a: "b" } },
+    metadata: { name: "db.1", namespace: "team", annotations: { a: "b" }, creationTimestamp: "2026-12-07T09:59:00Z" },
     reason: "FailedCreate",
     message: "m".repeat(5_000),
     lastTimestamp: "2026-12-07T10:00:00Z",
@@ -85,6 +85,8 @@ test("a listed Event keeps its reason, times and the first KiB of its message", 
   assert.equal(kept.message.length, eventMessageChars);
   assert.equal(kept.reason, "FailedCreate");
   assert.equal(kept.metadata.annotations, undefined);
+  // An Event with no other time sorts by its creation (operator/reconcile/rollout.ts)
+  assert.equal(kept.metadata.creationTimestamp, "2026-12-07T09:59:00Z");
 });
 
 test("a live list is held to its budget, naming the kind and namespace; Events past a line are left unparsed", async () => {
