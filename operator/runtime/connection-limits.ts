@@ -140,6 +140,8 @@ function longestWaitingOfLargestHolder<T extends HeldConnection>(candidates: rea
 
 interface Held extends HeldConnection {
   readonly socket: Socket;
+  /** Its key in `held`, as it was accepted. */
+  readonly id: string;
 }
 
 /** Applies `limits` to the connections `server` accepts. */
@@ -189,11 +191,12 @@ export function limitConnections(server: HttpServer | HttpsServer, limits: Conne
         max: limits.max,
         maxPerAddress: limits.maxPerAddress,
       });
-      release(idOf(victim.socket), victim);
+      release(victim.id, victim);
       victim.socket.destroy();
     }
     const id = `${address}:${port}`;
     const connection: Held = {
+      id,
       address,
       socket,
       received: false,

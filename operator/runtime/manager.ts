@@ -299,12 +299,18 @@ export async function startManager(
   }
   const served = { registry: metrics.registry, readiness, logger, ...(authorizeMetrics ? { authorizeMetrics } : {}) };
   // A port in use is named by the operator's flag for it (options.ts; controller-runtime's names), one line.
-  const probe = await startHealthServer({
-    ...options.probeAddress,
-    ...served,
-    serves: { metrics: sameAddress },
-    flag: "--health-probe-bind-address",
-  });
+  let probe: HealthServer;
+  try {
+    probe = await startHealthServer({
+      ...options.probeAddress,
+      ...served,
+      serves: { metrics: sameAddress },
+      flag: "--health-probe-bind-address",
+    });
+  } catch (error) {
+    await reviewClient?.close();
+    throw error;
+  }
   servers.push(probe);
   let metricsServer = probe;
   if (!sameAddress) {
