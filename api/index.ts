@@ -98,7 +98,7 @@ export {
 } from "./status.ts";
 export type { MyAppInstanceStatus, Phase } from "./status.ts";
 export { checkSpecTransition } from "./transitions.ts";
-export { validateInstance, validateSpec, validateStatus } from "./validate.ts";
+export { specWithoutNulls, validateInstance, validateSpec, validateStatus } from "./validate.ts";
 export type { InstanceVerdict, SpecVerdict, StatusVerdict } from "./validate.ts";
 export * from "./child-labels.ts";
 export * from "./child-names.ts";

@@ -9,6 +9,7 @@ import {
   myAppInstanceSpecSchema,
   objectMetaSchema,
   specRules,
+  specWithoutNulls,
   validateSpec,
   type FieldIssue,
 } from "../api/index.ts";
@@ -16,6 +17,7 @@ import { autoName } from "./auto-name.ts";
 import {
   defaultNamespace,
   defaultTimeoutSeconds,
+  containsUnknown,
   inputKeys,
   isUnknown,
   maxTimeoutSeconds,
@@ -126,15 +128,16 @@ function metadataFailures(key: "name" | "namespace", value: unknown): InputFailu
 
 /**
  * The spec keys checked with the api's zod schema. With everything known, the whole-spec verdict decides (with
- * its cross-field rules). With some keys unknown, each known key is checked on its own and cross-field rules wait
- * for `pulumi up`: one of them may involve the unknown value.
+ * its cross-field rules). With some keys unknown (or an object holding an unknown: `resources.limits.memory`),
+ * each known key is checked on its own, its nulls dropped as the apiserver would, and cross-field rules wait for
+ * `pulumi up`: one of them may involve the unknown value.
  */
 function checkSpec(news: PropertyBag): { values: Partial<Record<SpecKey, unknown>>; failures: InputFailure[] } {
   const known: Record<string, unknown> = {};
   const unknownKeys = new Set<SpecKey>();
   for (const key of specKeys) {
     const value = news[key];
-    if (isUnknown(value)) unknownKeys.add(key);
+    if (containsUnknown(value)) unknownKeys.add(key);
     else if (!absent(value)) known[key] = value;
   }
 
@@ -147,12 +150,13 @@ function checkSpec(news: PropertyBag): { values: Partial<Record<SpecKey, unknown
   const values: Partial<Record<SpecKey, unknown>> = {};
   const failures: InputFailure[] = [];
   const verdict = validateSpec(known);
+  const pruned = specWithoutNulls(known);
   for (const key of specKeys) {
     if (unknownKeys.has(key)) {
       values[key] = news[key];
       continue;
     }
-    const field = myAppInstanceSpecSchema.shape[key].safeParse(known[key]);
+    const field = myAppInstanceSpecSchema.shape[key].safeParse(pruned[key]);
     if (field.success) {
       if (field.data !== undefined) values[key] = field.data;
     } else {

@@ -1,10 +1,10 @@
 /**
  * The pure half of the provider's `diff`: which inputs changed, and which of those need a new object. Only the
  * inputs are compared, never what the cluster adds (defaults, status, uid), so a converged instance shows no
- * change. A new kubeconfig or context (a rotated token) changes nothing in the cluster, but it is an update of the
- * state: refresh and destroy see only the outputs, and must reach the cluster with the newest credentials, not the
- * ones of the last spec change. A new timeout is no change. Old values come from state (the outputs, which carry
- * every input); new ones from check.
+ * change. A new kubeconfig, context (a rotated token) or timeout changes nothing in the cluster, but it is an
+ * update of the state: refresh and destroy see only the outputs, and must reach the cluster with the newest
+ * credentials and wait for its finalizer as long as the program now says, not as the last spec change said. Old
+ * values come from state (the outputs, which carry every input); new ones from check.
  */
 import { isDeepStrictEqual } from "node:util";
 import { checkSpecTransition } from "../api/index.ts";
@@ -34,9 +34,6 @@ export class ForbiddenChangeError extends Error {
 /** The keys that are the instance: everything but how to reach its cluster and how long to wait. */
 const instanceKeys = inputKeys.filter((key) => !(operationKeys as readonly string[]).includes(key));
 
-/** How to reach the cluster: stored for refresh and destroy, so a new value is an update of the state alone. */
-const connectionKeys = ["kubeconfig", "context"] as const satisfies readonly InputKey[];
-
 /**
  * Compares old outputs with new checked inputs. Unknown values count as changed; an unknown name or namespace
  * counts as a replacement, because the value may turn out to need one. Throws {@link ForbiddenChangeError} for a
@@ -44,8 +41,9 @@ const connectionKeys = ["kubeconfig", "context"] as const satisfies readonly Inp
  */
 export function diffInputs(olds: PropertyBag, news: PropertyBag): DiffOutcome {
   const changed: InputKey[] = instanceKeys.filter((key) => isUnknown(news[key]) || !sameValue(olds[key], news[key]));
-  // Known and different only: an unknown connection (a plain k8s.Provider's context in a preview) is no news.
-  for (const key of connectionKeys) {
+  // How to reach the cluster and how long to wait, stored for refresh and destroy: a new value is an update of the
+  // state alone. Known and different only: an unknown connection (a plain k8s.Provider's context) is no news.
+  for (const key of operationKeys) {
     if (!isUnknown(news[key]) && !sameValue(olds[key], news[key])) changed.push(key);
   }
   const replaces: InputKey[] = [];
@@ -62,17 +60,18 @@ export function diffInputs(olds: PropertyBag, news: PropertyBag): DiffOutcome {
 /**
  * A replacement deletes the old instance as it is stored: with `storageReclaimPolicy: Delete` there, its volumes
  * go, whatever the new inputs say. A program that says Retain (or leaves it out) in the same change means to keep
- * them, so the change is refused until the policy is applied on its own.
+ * them, so the change is refused until the policy is applied on its own. Whether the old instance has volumes is
+ * not asked: besides `storage` and its own chart, the platform's default chart may have given it StatefulSets,
+ * which the inputs do not show.
  */
 function rejectReplaceThatDeletesKeptData(olds: PropertyBag, news: PropertyBag): void {
-  // Volumes come from `storage`, or from a chart's StatefulSets.
-  const volumes = olds["storage"] !== undefined || olds["chart"] !== undefined;
-  if (olds["storageReclaimPolicy"] !== "Delete" || !volumes) return;
+  if (olds["storageReclaimPolicy"] !== "Delete") return;
   if (isUnknown(news["storageReclaimPolicy"]) || news["storageReclaimPolicy"] === "Delete") return;
   throw new ForbiddenChangeError(
     `storageReclaimPolicy: the instance is replaced (a new name or namespace), and the one replaced says Delete, so ` +
-      `its volumes would be deleted although the program now keeps them; run pulumi up with the new ` +
-      `storageReclaimPolicy and the old name and namespace first, then replace it`,
+      `its volumes (of storage, its chart or the platform's default chart) would be deleted although the program ` +
+      `now keeps them; run pulumi up with the new storageReclaimPolicy and the old name and namespace first, then ` +
+      `replace it`,
   );
 }
 
@@ -94,8 +93,16 @@ function rejectForbiddenTransitions(olds: PropertyBag, news: PropertyBag): void 
  * True when no input of the instance's spec changed since `olds` (state): a preview then asks the cluster nothing.
  * Deep, for the object-valued inputs (`resources`, `chart`, `values`), which check hands over as new objects.
  */
-export function unchangedInstance(olds: PropertyBag, inputs: PropertyBag): boolean {
+export function unchangedSpec(olds: PropertyBag, inputs: PropertyBag): boolean {
   return specKeys.every((key) => sameValue(olds[key], inputs[key]));
+}
+
+/**
+ * True when nothing the object holds changed since `olds`: its spec, and the ownership markers its annotations
+ * carry (`owner`, `logicalName`: a stack or resource renamed), so an update may write nothing to the cluster.
+ */
+export function unchangedObject(olds: PropertyBag, inputs: PropertyBag): boolean {
+  return instanceKeys.every((key) => sameValue(olds[key], inputs[key]));
 }
 
 // Deep: object-valued inputs come as new objects every time; key order does not matter to JSON, nor here.

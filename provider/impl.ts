@@ -13,9 +13,16 @@ import { checkInputs, unwatchedNamespace, type InputFailure } from "./check.ts";
 import { verifyCluster } from "./cluster-identity.ts";
 import { connect, markUnreachable, unreachableMessage } from "./connection.ts";
 import { instanceLabel, providerLog, stdoutLines } from "./console.ts";
-import { diffInputs, unchangedInstance } from "./diff.ts";
+import { diffInputs, unchangedObject, unchangedSpec } from "./diff.ts";
 import { readableFailures } from "./failure-display.ts";
-import { inputKeys, isUnknown, type InstanceInputs, type InstanceOutputs, type PropertyBag } from "./inputs.ts";
+import {
+  containsUnknown,
+  inputKeys,
+  isUnknown,
+  type InstanceInputs,
+  type InstanceOutputs,
+  type PropertyBag,
+} from "./inputs.ts";
 import {
   derivedOutputs,
   incarnationOf,
@@ -61,11 +68,12 @@ async function checkInstance(olds: PropertyBag, news: PropertyBag): Promise<Chec
       ? unwatchedNamespace(namespace, news["platformNamespaces"])
       : undefined;
   if (unwatched) return { inputs, failures: [unwatched] };
-  if (Object.values(inputs).some(isUnknown)) return { inputs };
+  // An unknown anywhere (an object input holds them at their own depth) would reach the dry-run as a literal value.
+  if (Object.values(inputs).some(containsUnknown)) return { inputs };
 
   const checked = inputs as unknown as InstanceInputs;
   const existing = olds["name"] === checked.name && olds["namespace"] === checked.namespace;
-  if (existing && unchangedInstance(olds, inputs)) return { inputs };
+  if (existing && unchangedSpec(olds, inputs)) return { inputs };
   // The engine checks one resource at a time (step generation is serial), so every request made here delays all
   // the resources after it. Only a preview needs the apiserver's verdict before anything happens; in `up` the
   // apply in create/update is that verdict (the same schema, CEL and admission), and those run in parallel.
@@ -224,9 +232,10 @@ export async function update(id: string, olds: PropertyBag, news: PropertyBag): 
   if (live) {
     const problem = ownershipProblem(live, inputs, text(olds["uid"]));
     if (problem) throw new Error(problem);
-    // Only the credentials changed (a rotated token, verified above to reach the same cluster): store them for
-    // refresh and destroy, and write nothing to the cluster.
-    if (unchangedInstance(olds, news) && assessReadiness(live, live.metadata.generation ?? 0).state === "ready") {
+    // Only the credentials or the timeout changed (a rotated token, verified above to reach the same cluster):
+    // store them for refresh and destroy, and write nothing to the cluster. A renamed stack or resource is a
+    // change of the object: its ownership annotations must follow, or a later resource of the old name adopts it.
+    if (unchangedObject(olds, news) && assessReadiness(live, live.metadata.generation ?? 0).state === "ready") {
       return { outs: outputsFor(inputs, live, cluster) };
     }
   }

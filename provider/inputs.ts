@@ -14,6 +14,23 @@ export function isUnknown(value: unknown): boolean {
   return value === unknownValue;
 }
 
+/**
+ * True when `value` is unknown or holds an unknown anywhere inside: the engine marks a value of an object input
+ * (`resources.limits.memory`, `values.a`, `chart.oci`) at its own depth, and the object is not known until apply.
+ */
+export function containsUnknown(value: unknown): boolean {
+  if (isUnknown(value)) return true;
+  if (value === null || typeof value !== "object") return false;
+  const pending: object[] = [value];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    for (const child of Object.values(node)) {
+      if (isUnknown(child)) return true;
+      if (child !== null && typeof child === "object") pending.push(child);
+    }
+  }
+  return false;
+}
+
 /** The field manager of every write the provider makes, so `managedFields` show who owns what. */
 export const fieldManager = "pulumi-myapp-provider";
 

@@ -88,16 +88,18 @@ export function outputsFor(
 }
 
 /**
- * The inputs as the cluster has them now: the spec fields from `live`, everything else (credentials, timeout,
- * ownership) from the previous state. A refresh stores these, so a change made with kubectl shows up as drift
- * and the next `pulumi up` puts the program's values back.
+ * The inputs as the cluster has them now: the spec fields the program sets, from `live`; everything else
+ * (credentials, timeout, ownership) from the previous state. A refresh stores these, so a change made with kubectl
+ * shows up as drift and the next `pulumi up` puts the program's values back. A field the program leaves out is not
+ * its own: what admission set (`podSecurityLevel` from the namespace's label) or another manager added stays out,
+ * since the program's server-side apply would leave it in place, and a diff it cannot settle would show forever.
  */
 export function inputsFromLive(previous: InstanceInputs, live: LiveInstance): InstanceInputs {
   const spec = live.spec ?? {};
   const next: Record<string, unknown> = { ...previous };
   for (const key of specKeys) {
     if (spec[key] === undefined) delete next[key];
-    else next[key] = spec[key];
+    else if (previous[key] !== undefined) next[key] = spec[key];
   }
   next["name"] = live.metadata.name ?? previous.name;
   next["namespace"] = live.metadata.namespace ?? previous.namespace;

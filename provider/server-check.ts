@@ -15,7 +15,7 @@ import {
   type KubeClient,
   type KubeObject,
 } from "../kube/index.ts";
-import { serverOf } from "../kube/cluster-identity.ts";
+import { clusterIdentity, serverOf } from "../kube/cluster-identity.ts";
 import { admissionDefaults } from "./admission-defaults.ts";
 import { kindNotYetKnown, unansweredWebhook, webhookWaitReason } from "./waiting/admission-wait.ts";
 import type { InputFailure } from "./check.ts";
@@ -24,7 +24,9 @@ import { desiredInstance, ownershipProblem, type LiveInstance } from "./manifest
 
 /**
  * Failures the apiserver reported, or a note on why it was not asked; `unreachable` when no apiserver answered at
- * all (no connection, or none within {@link serverCheckTimeoutMs}): check fails the preview on that, once.
+ * all (no connection, or no answer to anything within {@link serverCheckTimeoutMs}): check fails the preview on
+ * that, once. An apiserver that answers but takes longer for the dry-run (two slow webhooks take up to 5 s each)
+ * is slow, not gone: a note.
  */
 export type ServerCheckOutcome =
   | {
@@ -56,15 +58,25 @@ export async function serverCheck(
   inputs: InstanceInputs,
   options: ServerCheckOptions,
 ): Promise<ServerCheckOutcome> {
+  // Whether the apiserver answers at all, asked beside the dry-run (once per connection and process: diff asks the
+  // same), so a dry-run that outlasts the timeout can tell a slow admission from a cluster that is not there.
+  const answered = answers(client);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<ServerCheckOutcome>((resolve) => {
     timer = setTimeout(
       () =>
-        resolve({
-          checked: false,
-          note: `the apiserver did not answer within ${serverCheckTimeoutMs / 1000}s`,
-          unreachable: true,
-        }),
+        resolve(
+          answered.value
+            ? {
+                checked: false,
+                note: `the apiserver answers, but its dry-run took longer than ${serverCheckTimeoutMs / 1000}s (slow admission webhooks?)`,
+              }
+            : {
+                checked: false,
+                note: `the apiserver did not answer within ${serverCheckTimeoutMs / 1000}s`,
+                unreachable: true,
+              },
+        ),
       serverCheckTimeoutMs,
     );
     timer.unref();
@@ -74,6 +86,16 @@ export async function serverCheck(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Set once `client` has had an answer from an apiserver (any HTTP status counts; no connection does not). */
+function answers(client: KubeClient): { value: boolean } {
+  const flag = { value: false };
+  clusterIdentity(client).then(
+    () => (flag.value = true),
+    (error: unknown) => (flag.value = error instanceof ApiError && !(error instanceof TransportError)),
+  );
+  return flag;
 }
 
 async function askApiserver(

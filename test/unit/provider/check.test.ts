@@ -263,6 +263,28 @@ describe("checkInputs: unknown values during preview", () => {
     assert.equal(failures[0]!.property, "image");
     assert.match(failures[0]!.reason, /^is required/);
   });
+
+  test("an unknown inside an object input leaves that input unjudged, as an unknown input is", () => {
+    // The engine marks a value of an object input at its own depth; it is not the value the program will give.
+    for (const nested of [
+      { resources: { limits: { memory: unknownValue } } },
+      { chart: { oci: unknownValue, version: "1.0.0" } },
+      { chart: { configMap: unknownValue } },
+      { values: { a: [unknownValue] } },
+    ]) {
+      const { inputs, failures } = checkInputs({}, { ...minimal, ...nested });
+      assert.deepEqual(failures, [], JSON.stringify(nested));
+      const [key, value] = Object.entries(nested)[0]!;
+      assert.deepEqual(inputs[key], value, key);
+    }
+  });
+
+  test("a null inside an object input is dropped, as the apiserver would, when another input is unknown", () => {
+    const resources = { requests: { cpu: "200m", memory: null } };
+    const known = checkInputs({}, { ...minimal, resources });
+    const partial = checkInputs({}, { ...minimal, image: unknownValue, resources });
+    assert.deepEqual([known.failures, partial.failures], [[], []]);
+  });
 });
 
 describe("checkInputs: storage transition rules against the state", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { diffInputs, ForbiddenChangeError, unchangedInstance } from "../../../provider/diff.ts";
+import { diffInputs, ForbiddenChangeError, unchangedObject, unchangedSpec } from "../../../provider/diff.ts";
 import { unknownValue } from "../../../provider/inputs.ts";
 
 /** A property bag as the engine passes it. */
@@ -97,10 +97,10 @@ describe("diffInputs", () => {
       replaces: [],
     },
     {
-      name: "a new timeout: no change (the engine stores the new inputs)",
+      name: "a new timeout: an update of the state alone, so destroy waits as long as the program now says",
       olds: outputs,
       news: { ...inputs, timeoutSeconds: 60 },
-      changed: [],
+      changed: ["timeoutSeconds"],
       replaces: [],
     },
     {
@@ -202,18 +202,26 @@ describe("diffInputs: transitions the apiserver would reject fail the preview", 
       (error: unknown) =>
         error instanceof ForbiddenChangeError && /storageReclaimPolicy.*says Delete.*first/.test(error.message),
     );
-    // AND one that keeps Delete (dropping the data on purpose) is a replacement, as is one without storage
+    // AND one that keeps Delete (dropping the data on purpose) is a replacement
     assert.deepEqual(diffInputs(olds, { ...withStorage, name: "shop", storageReclaimPolicy: "Delete" }).replaces, [
       "name",
     ]);
-    const stateless = { ...outputs, storageReclaimPolicy: "Delete" };
-    assert.deepEqual(diffInputs(stateless, { ...inputs, name: "shop" }).replaces, ["name"]);
     // AND a chart instance's volumes are its StatefulSets': refused the same way
+    const stateless = { ...outputs, storageReclaimPolicy: "Delete" };
     const chart = { configMap: "app-chart" };
     assert.throws(
       () => diffInputs({ ...stateless, chart }, { ...inputs, chart, name: "shop" }),
       (error: unknown) => error instanceof ForbiddenChangeError,
     );
+    // AND so is one with neither storage nor a chart: the platform's default chart may have given it volumes,
+    // which its inputs do not show
+    assert.throws(
+      () => diffInputs(stateless, { ...inputs, name: "shop" }),
+      (error: unknown) => error instanceof ForbiddenChangeError && /default chart/.test(error.message),
+    );
+    assert.deepEqual(diffInputs(stateless, { ...inputs, name: "shop", storageReclaimPolicy: "Delete" }).replaces, [
+      "name",
+    ]);
   });
 
   test("an unknown class is judged at up, not guessed at", () => {
@@ -242,7 +250,7 @@ describe("diffInputs: resources, the one object-valued input", () => {
   });
 });
 
-describe("unchangedInstance: a no-op preview asks the cluster nothing, whatever the inputs' shapes", () => {
+describe("unchangedSpec: a no-op preview asks the cluster nothing, whatever the inputs' shapes", () => {
   const objectInputs = {
     ...inputs,
     resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "512Mi" } },
@@ -256,19 +264,34 @@ describe("unchangedInstance: a no-op preview asks the cluster nothing, whatever 
       resources: { limits: { memory: "512Mi" }, requests: { memory: "128Mi", cpu: "100m" } },
       values: { hosts: ["a", "b"], redis: { enabled: true } },
     };
-    assert.equal(unchangedInstance(fromState, fromCheck), true);
+    assert.equal(unchangedSpec(fromState, fromCheck), true);
   });
   test("a change deep inside an object input is a change, and so is an array's order", () => {
     assert.equal(
-      unchangedInstance(objectInputs, { ...objectInputs, values: { redis: { enabled: false }, hosts: ["a", "b"] } }),
+      unchangedSpec(objectInputs, { ...objectInputs, values: { redis: { enabled: false }, hosts: ["a", "b"] } }),
       false,
     );
     assert.equal(
-      unchangedInstance(objectInputs, { ...objectInputs, values: { redis: { enabled: true }, hosts: ["b", "a"] } }),
+      unchangedSpec(objectInputs, { ...objectInputs, values: { redis: { enabled: true }, hosts: ["b", "a"] } }),
       false,
     );
   });
   test("a new kubeconfig or timeout is no change of the instance", () => {
-    assert.equal(unchangedInstance(objectInputs, { ...objectInputs, kubeconfig: "new", timeoutSeconds: 60 }), true);
+    assert.equal(unchangedSpec(objectInputs, { ...objectInputs, kubeconfig: "new", timeoutSeconds: 60 }), true);
+    assert.equal(unchangedObject(objectInputs, { ...objectInputs, kubeconfig: "new", timeoutSeconds: 60 }), true);
+  });
+});
+
+describe("unchangedObject: an update writes nothing only when the object would hold the same", () => {
+  test("a renamed stack or resource changes the object's ownership annotations, though not its spec", () => {
+    // GIVEN a resource's state and the same spec under another stack (or resource) name
+    for (const renamed of [{ owner: "organization/shop/prod" }, { logicalName: "frontend" }]) {
+      const news = { ...inputs, ...renamed };
+      // THEN the spec is the same (a preview needs no dry-run), the object is not (update must apply its markers)
+      assert.equal(unchangedSpec(outputs, news), true);
+      assert.equal(unchangedObject(outputs, news), false);
+      // AND diff reports it
+      assert.deepEqual(diffInputs(outputs, news).changed, Object.keys(renamed));
+    }
   });
 });

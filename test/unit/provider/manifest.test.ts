@@ -8,6 +8,7 @@ import {
   ownershipProblem,
   type LiveInstance,
 } from "../../../provider/manifest.ts";
+import { diffInputs } from "../../../provider/diff.ts";
 
 const inputs: InstanceInputs = {
   name: "web-1a2b3c4d",
@@ -98,6 +99,18 @@ describe("inputsFromLive", () => {
   test("a field removed in the cluster is removed from the inputs", () => {
     const refreshed = inputsFromLive(inputs, live({ replicas: 3, image: "nginx:1.27", port: 8080 }));
     assert.equal("storage" in refreshed, false);
+  });
+
+  test("a field the program leaves out (admission's podSecurityLevel) stays out: no diff a refresh cannot settle", () => {
+    const spec = {
+      ...{ replicas: 3, image: "nginx:1.27", port: 8080, storage: "1Gi", storageReclaimPolicy: "Retain" as const },
+      podSecurityLevel: "Baseline" as const,
+    };
+    const refreshed = inputsFromLive(inputs, live(spec));
+    assert.equal("podSecurityLevel" in refreshed, false);
+    // AND the state the refresh writes shows no change against the program's inputs at the next preview
+    const state: Record<string, unknown> = { ...outputsFor(refreshed, live(spec), undefined) };
+    assert.deepEqual(diffInputs(state, { ...inputs }).changed, []);
   });
 });
 

@@ -50,8 +50,10 @@ describe("spec keys", () => {
     }
   });
 
-  it("reads every spec field back from a live object on refresh", () => {
-    const { inputs } = checkInputs({}, { ...resource, image: "nginx:1.27" });
+  it("reads every spec field the program sets back from a live object on refresh", () => {
+    // GIVEN a resource that sets every field of the spec, each changed in the cluster since
+    const program = { replicas: 1, image: "nginx:1.27", port: 80, storage: "1Gi", storageClassName: "slow" };
+    const { inputs } = checkInputs({}, { ...resource, ...samples, ...program });
     const live: LiveInstance = {
       apiVersion: "example.com/v1",
       kind: "MyAppInstance",
