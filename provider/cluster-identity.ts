@@ -16,13 +16,22 @@ export class WrongClusterError extends Error {
     recorded: ClusterIdentity,
     actual: ClusterIdentity,
   ) {
-    super(
-      `Cannot ${operation} ${inputs.logicalName} (MyAppInstance ${formatObjectKey(inputs)}): it lives in ` +
-        `cluster ${describe(recorded)}, but its connection now reaches cluster ${describe(actual)}. Nothing was ` +
-        `changed in either cluster or in the stack. Point the kubeconfig/context (or the platform's Kubernetes ` +
-        `provider) back at ${recorded.server}. To move the instance, destroy it with the old connection first, ` +
-        `then create it with the new one.`,
-    );
+    const where = `${inputs.logicalName} (MyAppInstance ${formatObjectKey(inputs)})`;
+    const facts =
+      `Cannot ${operation} ${where}: it lives in cluster ${describe(recorded)}, but its connection now reaches ` +
+      `cluster ${describe(actual)}. Nothing was changed in either cluster or in the stack.`;
+    // The same address with another kube-system uid: the cluster there was deleted and made again (a local
+    // cluster's `down` and `up`), or another one took its address. Pointing back at the address cannot help.
+    const next =
+      recorded.server === actual.server
+        ? ` The cluster at ${recorded.server} is not the one the instance was created in: it was deleted and made ` +
+          `again, or another cluster took its address. If the old cluster is gone, the instance and its volumes ` +
+          `went with it: remove it from the stack with \`pulumi state delete '<urn>'\` (\`pulumi stack ` +
+          `--show-urns\` lists them), then \`pulumi up\` creates it in this cluster. If the old cluster still runs ` +
+          `elsewhere, point the kubeconfig/context there.`
+        : ` Point the kubeconfig/context (or the platform's Kubernetes provider) back at ${recorded.server}. To move ` +
+          `the instance, destroy it with the old connection first, then create it with the new one.`;
+    super(facts + next);
     this.name = "WrongClusterError";
   }
 }

@@ -34,5 +34,21 @@ describe("cluster identity", () => {
     assert.match(error.message, /lives in cluster https:\/\/127\.0\.0\.1:6443 \(kube-system uid uid-platform\)/);
     assert.match(error.message, /now reaches cluster https:\/\/127\.0\.0\.1:7443 \(kube-system uid uid-other\)/);
     assert.match(error.message, /Nothing was changed/);
+    assert.match(error.message, /back at https:\/\/127\.0\.0\.1:6443/);
+  });
+
+  test("a cluster made again at the same address: not 'point back there', but how to drop what went with the old", () => {
+    // GIVEN a local cluster deleted and made again on the same port: same URL, another kube-system uid
+    const remade = { server: platform.server, uid: "uid-remade" };
+    const error = new WrongClusterError(
+      "update",
+      { logicalName: "web", namespace: "shop", name: "web-1" },
+      platform,
+      remade,
+    );
+    // THEN the error says what happened and how the stack goes on, and does not send the user back where they are
+    assert.match(error.message, /is not the one the instance was created in: it was deleted and made again/);
+    assert.match(error.message, /pulumi state delete '<urn>'.*pulumi stack --show-urns.*pulumi up/s);
+    assert.doesNotMatch(error.message, /back at/);
   });
 });
