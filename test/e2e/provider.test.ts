@@ -446,13 +446,13 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
     );
 
     await t.test(
-      "a new timeout is no change; a rotated kubeconfig is stored for refresh and destroy, nothing applied",
+      "a new timeout and a rotated kubeconfig are stored for refresh and destroy, nothing applied",
       async () => {
         const before = await client.get<Live>(apiVersion, kind, name, namespaces.web);
-        // GIVEN a new timeout alone: no change at all
+        // GIVEN a new timeout: an update of web's state alone, so destroy waits as long as the program says
         await stack.setConfig("webTimeout", { value: "900" });
-        const unchanged = await stack.preview({ onOutput: log(t) });
-        assert.equal(unchanged.changeSummary.update ?? 0, 0, JSON.stringify(unchanged.changeSummary));
+        const timeout = await stack.preview({ onOutput: log(t) });
+        assert.equal(timeout.changeSummary.update ?? 0, 1, JSON.stringify(timeout.changeSummary));
         // AND the same credentials in another text (other entry names, another current context), as a rotation
         // gives: an update of web's state alone, so refresh and destroy reach the cluster with them
         await stack.setConfig("kubeconfig", { value: renamedEntries(inlineKubeconfig), secret: true });
@@ -462,6 +462,11 @@ describe("MyAppInstance dynamic provider", { timeout: minutes(20) }, () => {
         assert.equal(up.summary.resourceChanges?.update ?? 0, 1);
         const after = await client.get<Live>(apiVersion, kind, name, namespaces.web);
         assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, "nothing written to the cluster");
+        const state = (await stack.exportStack()).deployment as {
+          resources: { urn: string; outputs?: Record<string, unknown> }[];
+        };
+        const web = state.resources.find((resource) => resource.urn.endsWith("::web"));
+        assert.equal(web?.outputs?.["timeoutSeconds"], 900, "the state holds the new timeout");
         await stack.preview({ expectNoChanges: true, onOutput: log(t) });
         await stack.refresh({ expectNoChanges: true, onOutput: log(t) });
       },
