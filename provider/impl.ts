@@ -15,6 +15,7 @@ import { connect, markUnreachable, unreachableMessage } from "./connection.ts";
 import { instanceLabel, providerLog, stdoutLines } from "./console.ts";
 import { diffInputs, unchangedObject, unchangedSpec } from "./diff.ts";
 import { readableFailures } from "./failure-display.ts";
+import { failForTheUser } from "./user-error.ts";
 import {
   containsUnknown,
   inputKeys,
@@ -142,17 +143,6 @@ export function diff(id: string, olds: PropertyBag, news: PropertyBag) {
   return diffInstance(id, olds, news).catch(failForTheUser);
 }
 
-/**
- * Rethrows a failed check's or diff's error without its stack when it is a message for the user: the dynamic-provider
- * host prints such an error with its stack (`${e}: ${e.stack}`) beside the engine's own report of it, so a preview
- * showed the message twice, the second time with the provider's frames. A programming error keeps them.
- */
-function failForTheUser(error: unknown): never {
-  const bug = [TypeError, RangeError, ReferenceError, SyntaxError].some((type) => error instanceof type);
-  if (error instanceof Error && !bug) error.stack = "";
-  throw error;
-}
-
 async function diffInstance(_id: string, olds: PropertyBag, news: PropertyBag) {
   const outcome = diffInputs(olds, news);
   providerLog().debug({ changed: outcome.changed, replaces: outcome.replaces }, "diff");
@@ -274,7 +264,12 @@ export async function read(id: string, props: PropertyBag) {
  * object with another uid, or taken over by a later create of this resource (another incarnation: inputs.ts)
  * counts as done; a connection to another cluster is an error, changing nothing.
  */
-export async function remove(id: string, props: PropertyBag): Promise<void> {
+export function remove(id: string, props: PropertyBag): Promise<void> {
+  // Its error is printed by the host too, as check's and diff's are: a cancelled destroy's message once, no frames.
+  return removeInstance(id, props).catch(failForTheUser);
+}
+
+async function removeInstance(id: string, props: PropertyBag): Promise<void> {
   const { namespace, name } = parseObjectKey(id, { what: "MyAppInstance id" });
   const inputs = pickInputs({ ...props, namespace, name });
   const client = connect(inputs);
