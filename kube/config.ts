@@ -130,6 +130,8 @@ export interface KubeConfigSurroundings {
 export function loadKubeConfig(source: KubeConfigSource = {}, around: KubeConfigSurroundings = {}): KubeConfig {
   const env = around.env ?? process.env;
   let kc: KubeConfig;
+  // ~/.kube/config, when that is where the files came from (nothing explicit, KUBECONFIG unset); null without a home.
+  let homeConfig: string | null | undefined;
   if (source.kubeconfig) kc = parseKubeConfig(source.kubeconfig);
   else if (source.path) kc = loadFiles(splitList(source.path), { skipMissing: false });
   else if (splitList(source.list ?? env.KUBECONFIG).length > 0) {
@@ -138,7 +140,8 @@ export function loadKubeConfig(source: KubeConfigSource = {}, around: KubeConfig
     // A container's user often has no home, or one it may not read (the operator image's nonroot): then there is
     // no ~/.kube/config to use either, and a pod goes on to its ServiceAccount below.
     const home = around.home ?? homeDirectory();
-    kc = loadFiles(home ? [join(home, ".kube", "config")] : [], { skipMissing: true, skipUnreadable: true });
+    homeConfig = home ? join(home, ".kube", "config") : null;
+    kc = loadFiles(homeConfig ? [homeConfig] : [], { skipMissing: true, skipUnreadable: true });
   }
   if (source.context) {
     if (!kc.getContextObject(source.context)) {
@@ -171,8 +174,25 @@ export function loadKubeConfig(source: KubeConfigSource = {}, around: KubeConfig
     // Missing files are skipped, as kubectl does; when none is left, say so rather than "no cluster".
     throw new Error(`cannot read kubeconfig: no file of KUBECONFIG exists (${listed.join(delimiter)})`);
   }
+  if (homeConfig === null || (homeConfig !== undefined && !existsSync(homeConfig))) {
+    // No file at all: "names no current cluster" would send the reader to look for a context in a missing file.
+    throw new Error(noKubeconfigMessage(homeConfig, env, dir));
+  }
   throw new Error(
     "kubeconfig names no current cluster: set current-context (or pass a context), KUBECONFIG, or --kubeconfig",
+  );
+}
+
+/** Where the loader looked when no kubeconfig exists at all (`homeConfig` null: no home directory), and what to do. */
+function noKubeconfigMessage(homeConfig: string | null, env: NodeJS.ProcessEnv, serviceAccount: string): string {
+  const home = homeConfig === null ? "there is no home directory for ~/.kube/config" : `${homeConfig} does not exist`;
+  // Only a process told it runs in a pod looks for a ServiceAccount: elsewhere that is no place it looked.
+  const pod = env.KUBERNETES_SERVICE_HOST
+    ? `, and no ServiceAccount token is mounted at ${join(serviceAccount, "token")}`
+    : "";
+  return (
+    `no kubeconfig found: KUBECONFIG is not set and ${home}${pod}; set KUBECONFIG to your cluster's kubeconfig ` +
+    "file (or pass --kubeconfig)"
   );
 }
 

@@ -507,8 +507,58 @@ describe("kubeconfig loading: what kubectl refuses", () => {
     );
   });
 
-  test("no kubeconfig and not in a pod: says where it looked", () => {
+  test("no kubeconfig and not in a pod: says where it looked, and what to set", () => {
     const dir = tree({});
+    assert.throws(
+      () => loadKubeConfig({}, { env: {}, home: dir, serviceAccountDir: none }),
+      new Error(
+        `no kubeconfig found: KUBECONFIG is not set and ${join(dir, ".kube", "config")} does not exist; set ` +
+          "KUBECONFIG to your cluster's kubeconfig file (or pass --kubeconfig)",
+      ),
+    );
+  });
+
+  test("no kubeconfig, as `npx myapp-operator` meets it: KUBECONFIG unset, no ~/.kube/config in HOME", (t) => {
+    // GIVEN the process's own environment (no surroundings passed): a HOME without .kube, no KUBECONFIG, no pod
+    const dir = tree({});
+    const saved = {
+      HOME: process.env.HOME,
+      KUBECONFIG: process.env.KUBECONFIG,
+      HOST: process.env.KUBERNETES_SERVICE_HOST,
+    };
+    t.after(() => {
+      for (const [name, value] of [
+        ["HOME", saved.HOME],
+        ["KUBECONFIG", saved.KUBECONFIG],
+        ["KUBERNETES_SERVICE_HOST", saved.HOST],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    });
+    process.env.HOME = dir;
+    delete process.env.KUBECONFIG;
+    delete process.env.KUBERNETES_SERVICE_HOST;
+    // THEN it names both places, not a current context of a file that is not there
+    assert.throws(
+      () => loadKubeConfig(),
+      (error: Error) =>
+        error.message.startsWith(`no kubeconfig found: KUBECONFIG is not set and ${join(dir, ".kube", "config")}`) &&
+        !/current-context|ServiceAccount/.test(error.message),
+    );
+  });
+
+  test("no kubeconfig in a pod without a mounted ServiceAccount token: names the token's place too", () => {
+    const dir = tree({});
+    const env = { KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" };
+    assert.throws(
+      () => loadKubeConfig({}, { env, home: dir, serviceAccountDir: join(dir, "sa") }),
+      new RegExp(`does not exist, and no ServiceAccount token is mounted at ${join(dir, "sa", "token")};`),
+    );
+  });
+
+  test("a ~/.kube/config without a current context still says so", () => {
+    const dir = tree({ ".kube/config": kubeconfig({ clusters: { c: { server: "https://k:6443" } } }) });
     assert.throws(
       () => loadKubeConfig({}, { env: {}, home: dir, serviceAccountDir: none }),
       /names no current cluster: set current-context .*KUBECONFIG/,
