@@ -5,6 +5,15 @@ import { inClusterOperators, localOperators, operatorLines } from "./lib/operato
 import { clusterName } from "./lib/paths.ts";
 
 const usage = "usage: npm run cluster -- up|down|status [--name NAME]   (NAME defaults to myapp)";
+// What each command does, for --help: `down` above all, which takes what is in the cluster with it.
+const help = `${usage}
+
+  up       start the local cluster, making it first if need be (kubeconfig: .local/kubeconfig, or
+           .local/kubeconfig-NAME); a stopped one starts again with its objects
+  down     delete the cluster and everything in it: every object and volume, a project of your own on it
+           included (its instances and kept volume claims), with no stack destroyed first (npm run down
+           destroys the dev stack first); the next up makes an empty one
+  status   each process with its pid, /readyz, the operators, the Ready nodes (the default command)`;
 let command = "status";
 let name = clusterName;
 try {
@@ -13,7 +22,7 @@ try {
     options: { name: { type: "string" }, help: { type: "boolean", short: "h" } },
   });
   if (values.help) {
-    console.log(usage);
+    console.log(help);
     process.exit(0);
   }
   command = positionals[0] ?? "status";

@@ -11,8 +11,9 @@ import { clusterIdentity } from "../kube/cluster-identity.ts";
 import { KubeClient, loadKubeConfig } from "../kube/index.ts";
 import { clusterDown, clusterStatus, localClusterNames } from "./lib/cluster.ts";
 import { appliedToFile, forgetAppliedTo, stateOrigin } from "./lib/dev-stack-cluster.ts";
+import { devStackStateFile } from "./lib/local-setup.ts";
 import { devStackFlags, devStackOperator, startOperatorWhenReady, stopOperator } from "./lib/operator-process.ts";
-import { clusterName, kubeconfigPath, pulumiEnv, repoRoot, toolchainBinDir } from "./lib/paths.ts";
+import { clusterName, kubeconfigPath, repoRoot, toolchainBinDir } from "./lib/paths.ts";
 import { holdCheckoutCommand } from "./lib/checkout-command.ts";
 import { downCommand, exitWith, readCommandLine } from "./lib/command-flags.ts";
 import { progress } from "./lib/progress.ts";
@@ -42,8 +43,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
 }
 const tracked = { onSpawn: (child: ChildProcess) => (pulumiChild = child) };
 const keepCluster = command.run.has("keep-cluster");
-const stateDir = new URL(pulumiEnv().PULUMI_BACKEND_URL!).pathname;
-const stackFile = path.join(stateDir, ".pulumi/stacks/myapp-platform/dev.json");
+const stackFile = devStackStateFile();
 if ((await clusterStatus()).healthy && existsSync(stackFile)) {
   await destroyOrForget().catch((error: unknown) => {
     console.error(

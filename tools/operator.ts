@@ -27,6 +27,7 @@ import {
   type OperatorIdentity,
 } from "./lib/operator-process.ts";
 import { argumentsToCheckFirst, serviceAccountArguments, setsFlag } from "./lib/operator-arguments.ts";
+import { localSetup, missingLocalSetup } from "./lib/local-setup.ts";
 import { kubeconfigPath, toolchainBinDir } from "./lib/paths.ts";
 import { ensurePulumiHome } from "./lib/pulumi.ts";
 import { builtHelm } from "./lib/toolchain.ts";
@@ -43,6 +44,13 @@ const asServiceAccount = !launched && !env.KUBECONFIG && !setsFlag(args, env, "-
 // --help, --version and a bad flag answer before any token is minted, in the operator's own words.
 const parsed = commandLine(argumentsToCheckFirst(args, env, asServiceAccount), env);
 if ("exit" in parsed) answerAndExit(parsed);
+// Without credentials of the user's own it runs against the local cluster: one that is not up is said as such,
+// rather than as a kubeconfig file that does not exist.
+const missing = asServiceAccount ? missingLocalSetup({ cluster: true }, localSetup()) : undefined;
+if (missing) {
+  say(missing);
+  process.exit(1);
+}
 
 if (launched) {
   const { namespace, name: serviceAccount } = parseObjectKey(launched, { what: "MYAPP_LOCAL_OPERATOR_RENEW" });

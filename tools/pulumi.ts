@@ -19,7 +19,8 @@ import {
   stopOperator,
 } from "./lib/operator-process.ts";
 import { privateTmp } from "./lib/private-tmp.ts";
-import { appliedStack, destroyedStack } from "./lib/pulumi-arguments.ts";
+import { anyStack, localSetup, missingLocalSetup } from "./lib/local-setup.ts";
+import { appliedStack, destroyedStack, reachedStack } from "./lib/pulumi-arguments.ts";
 import { ensurePulumiHome } from "./lib/pulumi.ts";
 import { repoRoot, toolchainBinDir } from "./lib/paths.ts";
 import { run } from "./lib/run.ts";
@@ -37,6 +38,15 @@ try {
   );
   // From here Ctrl-C stops this process again (pulumi is gone).
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.off(signal, forward);
+  // After `npm run down` pulumi says only `no stack named 'dev' found` or that no cluster answers: say which part of
+  // the local setup is missing and what makes it, as `npm run kubectl` does. The dev stack counts when named, or when
+  // none is named and there is no stack at all (the selected one would be the dev stack).
+  const stack = reachedStack(args);
+  if (code !== 0 && stack !== undefined) {
+    const targetsDev = stack === "dev" || (stack === "" && !anyStack());
+    const missing = missingLocalSetup({ cluster: true, devStack: targetsDev }, localSetup());
+    if (missing) console.error(`npm run pulumi: ${missing}`);
+  }
   if (operatorRecord() && (await isDevStack(appliedStack(args)))) {
     // Also after a failed up: the platform may be in place while instances waited for the operator's new flags
     // (a namespace to watch); the stack's output says what it now asks for.

@@ -21,6 +21,17 @@ export function destroyedStack(args: readonly string[]): string | undefined {
   return partly ? undefined : stackOf(args, new Set(["destroy", "down", "dn"]));
 }
 
+/** pulumi's commands that reach the stack's cluster (by any of their names). */
+const reaching = new Set(["up", "update", "preview", "pre", "refresh", "destroy", "down", "dn", "import", "watch"]);
+
+/**
+ * When `args` reach a stack's cluster (up, preview, refresh, destroy and the like), the stack they name, or "" for
+ * the selected one; undefined for any other command (config, stack, plugin...), which needs no cluster.
+ */
+export function reachedStack(args: readonly string[]): string | undefined {
+  return stackOf(args, reaching);
+}
+
 function stackOf(args: readonly string[], commands: ReadonlySet<string>): string | undefined {
   // The command is the first word that is not a flag nor a flag's value (`-s dev up`, `--cwd dir up`).
   const command = args.find((arg, index) => !arg.startsWith("-") && !takesValue(args[index - 1]));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { appliedStack, destroyedStack } from "../../../tools/lib/pulumi-arguments.ts";
+import { appliedStack, destroyedStack, reachedStack } from "../../../tools/lib/pulumi-arguments.ts";
 
 test("appliedStack: the stack an up names, the selected one (''), or none for other commands", () => {
   assert.equal(appliedStack(["up", "--stack", "dev", "--yes"]), "dev");
@@ -31,4 +31,15 @@ test("destroyedStack: the stack a destroy names (by any of its names), not a pre
   }
   assert.equal(destroyedStack(["up", "--stack", "dev"]), undefined);
   assert.equal(destroyedStack(["stack", "rm", "dev"]), undefined);
+});
+
+test("reachedStack: the stack a command that reaches its cluster names, the selected one (''), or none", () => {
+  assert.equal(reachedStack(["preview", "--stack", "dev"]), "dev");
+  assert.equal(reachedStack(["pre", "-s=dev"]), "dev");
+  assert.equal(reachedStack(["refresh"]), "");
+  for (const command of ["up", "destroy", "dn", "import"]) assert.equal(reachedStack([command, "-s", "x"]), "x");
+  // Commands of the backend or the config alone need no cluster
+  assert.equal(reachedStack(["stack", "select", "dev"]), undefined);
+  assert.equal(reachedStack(["config", "set", "x", "y", "--stack", "dev"]), undefined);
+  assert.equal(reachedStack([]), undefined);
 });
