@@ -29,11 +29,16 @@ export function isFakeNode(node: NodeSummary): boolean {
   return node.metadata.annotations?.[fakeNodeAnnotation] === "fake" || node.status?.nodeInfo?.kubeletVersion === "fake";
 }
 
-/** The documented local recipe, for the messages. */
+/**
+ * The documented local recipe, for the messages: the switch and the process of a user's project (the README's
+ * program) and of this repository's dev stack. Not `npm run operator`: that one runs the dev stack's operator,
+ * watching the dev stack's namespaces, never a project's.
+ */
 export const externalRecipe =
-  'set operatorPlacement: "external" on this MyAppOperator and run the operator as a process next to `pulumi up`: ' +
-  "`npx --no-install myapp-operator` with the flags its externalOperatorFlags lists (leader election among them) and " +
-  "KUBECONFIG pointing at the cluster (`npm run operator` in the repository)";
+  'place the operator outside the cluster with operatorPlacement: "external" on this MyAppOperator (the README\'s ' +
+  "program: `pulumi config rm operatorImage`; this repository's dev stack: `npm run pulumi -- config rm " +
+  "operatorPlacement --stack dev`) and run it as a process: `npx --no-install myapp-operator` with the flags its " +
+  "externalOperatorFlags lists and KUBECONFIG naming the cluster (for the dev stack, `npm start` does)";
 
 /**
  * The verdict for an in-cluster operator on `nodes`. No nodes says nothing (a cluster that scales up from zero);

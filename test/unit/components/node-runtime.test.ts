@@ -36,8 +36,12 @@ describe("inClusterPlacementVerdict", () => {
       /all 3 of its nodes \(n0, n1, n2\) are kwok fake nodes \(annotation kwok.x-k8s.io\/node: fake\)/,
     );
     assert.match(message, /operatorPlacement: "external"/);
-    assert.match(message, /`npx --no-install myapp-operator`/);
-    assert.match(message, /`npm run operator`/);
+    // A project's own switch and process, and the dev stack's; never `npm run operator`, which serves the dev stack
+    // alone (its namespaces), not a user's project.
+    assert.match(message, /`pulumi config rm operatorImage`/);
+    assert.match(message, /`npx --no-install myapp-operator` with the flags its externalOperatorFlags lists/);
+    assert.match(message, /`npm run pulumi -- config rm operatorPlacement --stack dev`/);
+    assert.doesNotMatch(message, /npm run operator/);
   });
 
   it("lists at most three node names", () => {
