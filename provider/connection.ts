@@ -61,6 +61,22 @@ export function unreachableMessage(client: KubeClient): string | undefined {
   return unreachable.get(client);
 }
 
+const slow = new WeakMap<KubeClient, string>();
+
+/**
+ * Remembers, for the rest of this process, that a dry-run on `client` outlasted its time although the apiserver
+ * answers (slow admission): later instances skip theirs with the same note instead of each waiting it out, since
+ * the engine checks one resource at a time.
+ */
+export function markSlow(client: KubeClient, note: string): void {
+  slow.set(client, note);
+}
+
+/** The note of an earlier {@link markSlow} for `client`, if any. */
+export function slowNote(client: KubeClient): string | undefined {
+  return slow.get(client);
+}
+
 // A digest, so the map holds no credentials as keys; the ambient source counts as part of the connection. The
 // last one is remembered: a preview asks for the same connection for every instance, and hashing a kubeconfig
 // each time was a visible part of a diff.

@@ -11,7 +11,7 @@ import { clusterIdentity, recordedIdentity, type ClusterIdentity } from "../kube
 import { formatObjectKey, parseObjectKey } from "../kube/object-key.ts";
 import { checkInputs, unwatchedNamespace, type InputFailure } from "./check.ts";
 import { verifyCluster } from "./cluster-identity.ts";
-import { connect, markUnreachable, unreachableMessage } from "./connection.ts";
+import { connect, markSlow, markUnreachable, slowNote, unreachableMessage } from "./connection.ts";
 import { instanceLabel, providerLog, stdoutLines } from "./console.ts";
 import { diffInputs, unchangedObject, unchangedSpec } from "./diff.ts";
 import { readableFailures } from "./failure-display.ts";
@@ -88,6 +88,11 @@ async function checkInstance(olds: PropertyBag, news: PropertyBag): Promise<Chec
   }
   const silent = unreachableMessage(client);
   if (silent) return { inputs, failures: [{ property: "", reason: silent }] };
+  const slowed = slowNote(client);
+  if (slowed) {
+    skippedDryRun(checked, slowed);
+    return { inputs };
+  }
   // A resource already in state is ours by definition (its markers may be about to change: a stack rename).
   const result = await serverCheck(client, checked, {
     creating: !existing,
@@ -97,6 +102,7 @@ async function checkInstance(olds: PropertyBag, news: PropertyBag): Promise<Chec
     return { inputs, failures: [{ property: "", reason: markUnreachable(client, result.note) }] };
   }
   if (!result.checked) {
+    if (result.slow) markSlow(client, result.note);
     skippedDryRun(checked, result.note);
     return { inputs };
   }

@@ -35,7 +35,7 @@ export type ServerCheckOutcome =
       /** Spec fields the cluster's admission set that the inputs leave out (`podSecurityLevel: "Baseline"`). */
       readonly defaulted?: string[];
     }
-  | { readonly checked: false; readonly note: string; readonly unreachable?: true };
+  | { readonly checked: false; readonly note: string; readonly unreachable?: true; readonly slow?: true };
 
 /** Slower than this and preview carries on with the zod verdict: a down cluster must not stall every preview. */
 export const serverCheckTimeoutMs = 5_000;
@@ -70,6 +70,7 @@ export async function serverCheck(
             ? {
                 checked: false,
                 note: `the apiserver answers, but its dry-run took longer than ${serverCheckTimeoutMs / 1000}s (slow admission webhooks?)`,
+                slow: true,
               }
             : {
                 checked: false,
