@@ -47,13 +47,16 @@ export function chartDeps(
     readonly busy?: () => boolean;
     /** Each instance's current render, which the cache's transforms ask too (operator/watched-kinds.ts). */
     readonly renderedChildren?: RenderedChildren;
+    /** Bytes of renders kept for reuse (heap-budgets.ts). @default chart/helm.ts's */
+    readonly renderCacheBytes?: number;
   } = {},
 ): ChartDeps {
-  const { wake, busy, cache, renderedChildren } = controller;
+  const { wake, busy, cache, renderedChildren, renderCacheBytes } = controller;
   const renderer = helmRenderer({
     binary: options.helm,
     limits: options.renderLimits,
     maxConcurrentRenders: options.maxConcurrentRenders,
+    ...(renderCacheBytes !== undefined ? { cacheBytes: renderCacheBytes } : {}),
     ...(busy ? { busy } : {}),
     onYield: ({ namespace, release }, cpuSeconds) =>
       logger?.info(

@@ -6,11 +6,12 @@
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { getHeapStatistics } from "node:v8";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { pino, type Logger } from "pino";
 import { setTimeout as sleep } from "node:timers/promises";
-import { apiVersion, kind } from "../api/index.ts";
+import { apiVersion, kind, labelValue } from "../api/index.ts";
 import { disableProto } from "../chart/proto-guard.ts";
 import {
   KubeClient,
@@ -24,7 +25,8 @@ import { boundedLogOptions } from "./log-bounds.ts";
 import { logsWritten, stdoutDestination } from "./log-output.ts";
 import { parseOptions, usage, UsageRequested, VersionRequested, type OperatorOptions } from "./options.ts";
 import { chartDeps } from "./chart-wiring.ts";
-import { RenderedChildren } from "./chart/index.ts";
+import { chartInstanceLabel, RenderedChildren } from "./chart/index.ts";
+import { heapBudgets } from "./heap-budgets.ts";
 import { fieldManager, clusterClient, reconciler, recordStalled, reportingController } from "./reconcile/index.ts";
 import { npmWrappers, onLauncherGone, onTerminationSignal, startManager, type Manager } from "./runtime/index.ts";
 import { operatorVersion, versionLine } from "./version.ts";
@@ -46,7 +48,8 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
     ? await import("./admission-wiring.ts").then((m) => new m.AdmissionWebhooks({ ...options, webhook }, logger))
     : undefined;
   // What of a chart's objects the cache keeps whole: the chart step records each render, the transforms ask.
-  const renderedChildren = new RenderedChildren();
+  const budgets = heapBudgets(getHeapStatistics().heap_size_limit, options.renderLimits.outputMiB * 1024 * 1024);
+  const renderedChildren = new RenderedChildren(budgets.keptChildren);
   const manager = await startManager(
     {
       name: "myappinstance",
@@ -82,7 +85,17 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       ...(webhooks ? { readinessChecks: [webhooks.readiness] } : {}),
     },
     ({ client, cache, events, wake, busy }) => {
-      const chart = chartDeps(client, options, logger, { cache, wake, busy, renderedChildren });
+      // What the cache kept whole of a render it may keep whole no longer is kept again as an identity at once.
+      renderedChildren.whenWithdrawn(({ namespace, name }) =>
+        cache.transformAgain(namespace, chartInstanceLabel, labelValue(name)),
+      );
+      const chart = chartDeps(client, options, logger, {
+        cache,
+        wake,
+        busy,
+        renderedChildren,
+        renderCacheBytes: budgets.renderCacheBytes,
+      });
       const deps = { cluster: clusterClient(client, { cache, events }), logger, chart };
       return {
         reconcile: reconciler(deps),

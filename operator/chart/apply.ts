@@ -269,11 +269,17 @@ export async function prepareChart(
 
   // Recorded before anything is read or applied: the watch of an object this render creates finds it named.
   const children = deps.renderedChildren ?? new RenderedChildren();
-  children.record(
+  const keptWhole = children.record(
     key,
     uid,
     plan.objects.filter((object) => !isWriteOnly(object, allowed)),
   );
+  if (!keptWhole) {
+    session.logger.debug(
+      { namespaceBytes: children.chargedBytes(key.namespace), allBytes: children.chargedBytes() },
+      "render past what the cache keeps whole of renders; its objects are read live",
+    );
+  }
   const live = await withContent(session, await liveObjects(session, allowed), plan.objects, uid, children);
   const refusal = volumeRefusal(
     live.filter((object) => object.kind === "StatefulSet"),

@@ -15,7 +15,15 @@ export {
 } from "./apply.ts";
 export type { ChartBudget, ChartDeps, ChartSession, PreparedRender, Preparation, RenderChanges } from "./apply.ts";
 export { imageMismatch } from "./image-match.ts";
-export { contentBytes, isContentWithheld, keptBytes, RenderedChildren, withheld } from "./rendered-children.ts";
+export {
+  contentBytes,
+  isContentWithheld,
+  keptBudget,
+  keptBytes,
+  RenderedChildren,
+  withheld,
+} from "./rendered-children.ts";
+export type { KeptBudget } from "./rendered-children.ts";
 export { chartInstanceLabel } from "./owned.ts";
 export { isWorkload, mainServiceEndpoint, mainWorkload, objectId, sameObject } from "./plan.ts";
 export { planTemplateSwitch, pruneChartLeftovers } from "./switch-apply.ts";

@@ -12,12 +12,41 @@
  * what the tenant writes; whether a render is applied or never comes (a chart that does not render prunes nothing)
  * makes no difference.
  *
+ * What renders set is bounded too ({@link KeptBudget}): all renders kept whole together, and one namespace's. A
+ * tenant whose instances render megabytes each (any chart can, within the output limit) would otherwise fill the
+ * heap with them, one instance after another; a render past either budget is kept as identities, and its
+ * reconciles read what they need live, as after a start. A render's charge is released only as the cache lets go
+ * of what it kept whole: when it is forgotten or replaced by one past the budget, the cache is told to keep its
+ * objects again as the transforms now say ({@link RenderedChildren.whenWithdrawn}), since no watch event may come
+ * for them (an instance held in deletion by a tenant's finalizer, objects a new render does not change).
+ *
  * What is recorded here lives in memory: after a start or a leader change, until an instance renders, the cache
  * keeps its objects as identities. The render's reconcile reads those it needs live, once: the copy is kept here
  * while the cache has nothing newer of the object, so the reconciles after it read nothing live.
  */
 import type { RenderedObject } from "../../chart/index.ts";
+import { namespaceShareBytes } from "../../chart/lru-cache.ts";
 import { objectId } from "./plan.ts";
+
+/**
+ * The most the renders kept whole may set together (`maxBytes`, of their objects' JSON), and the most one
+ * namespace's may (`namespaceBytes`).
+ */
+export interface KeptBudget {
+  readonly maxBytes: number;
+  readonly namespaceBytes: number;
+}
+
+/**
+ * A budget of `maxBytes` for renders that may each set `largestRenderBytes`: a namespace's share as the render
+ * cache's (chart/lru-cache.ts), a quarter, or one render at the output limit if that is more (never past the whole).
+ */
+export function keptBudget(maxBytes: number, largestRenderBytes: number): KeptBudget {
+  return { maxBytes, namespaceBytes: Math.min(maxBytes, namespaceShareBytes(maxBytes, largestRenderBytes)) };
+}
+
+/** No bound: tests and tools that keep a handful of renders. */
+const unbounded: KeptBudget = { maxBytes: Infinity, namespaceBytes: Infinity };
 
 /** An instance's namespace and name. */
 export interface InstanceName {
@@ -61,35 +90,81 @@ export function keptBytes(renderedBytes: number): number {
 
 interface Render {
   readonly uid: string;
-  /** What the render sets of each object it names, by objectId. */
+  /** What the render sets of each object it names, by objectId; none when it is past a budget (kept as identities). */
   readonly bytes: ReadonlyMap<string, number>;
   /** Copies read live of objects the cache keeps as identities, by objectId. */
   readonly copies: Map<string, Identified>;
+  /** What it counts against the budgets: the sum of `bytes`. */
+  readonly charged: number;
 }
 
 /** The current render of each chart instance, and the copies its reconcile read live. */
 export class RenderedChildren {
   private readonly renders = new Map<string, Render>();
+  private readonly budget: KeptBudget;
+  private readonly chargedByNamespace = new Map<string, number>();
+  private charged = 0;
+  private withdrawn: (instance: InstanceName) => void = () => {};
+
+  constructor(budget: KeptBudget = unbounded) {
+    this.budget = budget;
+  }
+
+  /**
+   * Calls `withdraw` when an instance's objects the cache kept whole are no longer to be: the cache then keeps them
+   * again as its transforms say (identities), so what it holds follows the charge.
+   */
+  whenWithdrawn(withdraw: (instance: InstanceName) => void): void {
+    this.withdrawn = withdraw;
+  }
 
   /**
    * Records the render the instance `uid` is about to apply (the objects the operator may read; Secrets are not
-   * cached). Copies of objects it still names at no more than it keeps are kept.
+   * cached). Copies of objects it still names at no more than it keeps are kept. False when the render is past a
+   * budget: the cache keeps its objects as identities, and nothing read live of them is kept.
    */
-  record(instance: InstanceName, uid: string, objects: readonly RenderedObject[]): void {
+  record(instance: InstanceName, uid: string, objects: readonly RenderedObject[]): boolean {
     const key = keyOf(instance.namespace, instance.name);
-    const bytes = new Map(objects.map((object) => [objectId(object), contentBytes(object)]));
-    const copies = new Map<string, Identified>();
     const before = this.renders.get(key);
+    if (before) this.charge(instance.namespace, -before.charged);
+    const bytes = new Map(objects.map((object) => [objectId(object), contentBytes(object)]));
+    const total = [...bytes.values()].reduce((sum, n) => sum + n, 0);
+    const inNamespace = this.chargedByNamespace.get(instance.namespace) ?? 0;
+    if (this.charged + total > this.budget.maxBytes || inNamespace + total > this.budget.namespaceBytes) {
+      this.renders.set(key, { uid, bytes: new Map(), copies: new Map(), charged: 0 });
+      if (before && before.charged > 0) this.withdrawn(instance);
+      return false;
+    }
+    const copies = new Map<string, Identified>();
     for (const [id, copy] of before?.uid === uid ? before.copies : []) {
       const rendered = bytes.get(id);
       if (rendered !== undefined && contentBytes(copy) <= keptBytes(rendered)) copies.set(id, copy);
     }
-    this.renders.set(key, { uid, bytes, copies });
+    this.renders.set(key, { uid, bytes, copies, charged: total });
+    this.charge(instance.namespace, total);
+    return true;
   }
 
   /** Forgets the instance's render and copies (it is gone, being deleted, or renders no chart any more). */
   forget(instance: InstanceName): void {
-    this.renders.delete(keyOf(instance.namespace, instance.name));
+    const key = keyOf(instance.namespace, instance.name);
+    const render = this.renders.get(key);
+    if (render) this.charge(instance.namespace, -render.charged);
+    this.renders.delete(key);
+    if (render && render.charged > 0) this.withdrawn(instance);
+  }
+
+  /** What the renders kept whole set, in all and in `namespace` (for tests and logs). */
+  chargedBytes(namespace?: string): number {
+    return namespace === undefined ? this.charged : (this.chargedByNamespace.get(namespace) ?? 0);
+  }
+
+  private charge(namespace: string, bytes: number): void {
+    if (bytes === 0) return;
+    this.charged += bytes;
+    const left = (this.chargedByNamespace.get(namespace) ?? 0) + bytes;
+    if (left > 0) this.chargedByNamespace.set(namespace, left);
+    else this.chargedByNamespace.delete(namespace);
   }
 
   /**

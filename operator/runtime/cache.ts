@@ -101,6 +101,27 @@ export class InformerCache implements CacheReader {
       .map((object) => this.get<T>(apiVersion, kind, object.metadata.name ?? "", namespace) ?? (object as T));
   }
 
+  /**
+   * Stores again, through its informer's transform, each object in `namespace` whose indexed label `label` is
+   * `value` (own writes kept for it included): what the transform keeps of them changed while they did not (a
+   * chart render's objects no longer kept whole), and no watch event would bring that to them. Nothing is told to
+   * the handlers: the objects are the same.
+   */
+  transformAgain(namespace: string, label: string, value: string): void {
+    for (const informer of this.informers) {
+      if (!informer.store.indexes(label)) continue;
+      for (const object of informer.store.withLabel(namespace, label, value)) {
+        informer.store.upsert(informer.transform(object));
+      }
+    }
+    for (const [key, own] of this.written) {
+      const { object } = own;
+      if ((object.metadata.namespace ?? "") !== namespace || object.metadata.labels?.[label] !== value) continue;
+      const informer = this.informerFor(object.apiVersion, object.kind, namespace);
+      if (informer) this.written.set(key, { ...own, object: informer.transform(object) });
+    }
+  }
+
   wrote(object: KubeObject): void {
     const { name, namespace } = object.metadata;
     const informer = this.informerFor(object.apiVersion, object.kind, namespace);

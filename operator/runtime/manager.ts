@@ -9,7 +9,7 @@
 import type { Logger } from "pino";
 import { KubeClient, loadKubeConfig, type KubeConfigSource, type KubeObject } from "../../kube/index.ts";
 import { formatObjectKey, objectKeyOf, type ObjectKey } from "../../kube/object-key.ts";
-import { InformerCache, type CacheReader } from "./cache.ts";
+import { InformerCache } from "./cache.ts";
 import { Controller, type Reconciler, type StalledHandler } from "./controller.ts";
 import { EventRecorder } from "./event-recorder.ts";
 import { enqueueObject, enqueueOwner, specOrMetadataChanged } from "./event-handlers.ts";
@@ -103,7 +103,7 @@ export interface ManagerOptions {
 export interface ReconcilerContext {
   readonly client: KubeClient;
   /** The informers' stores: read what the manager watches from here. */
-  readonly cache: CacheReader;
+  readonly cache: InformerCache;
   readonly events: EventRecorder;
   readonly logger: Logger;
   /**
@@ -122,7 +122,7 @@ export interface ReconcilerSetup {
 
 export interface Manager {
   readonly client: KubeClient;
-  readonly cache: CacheReader;
+  readonly cache: InformerCache;
   readonly metrics: OperatorMetrics;
   readonly controller: Controller;
   readonly informers: readonly Informer[];

@@ -15,7 +15,14 @@ async function synced(...items: KubeObject[]) {
   return syncedWith({}, ...items);
 }
 
-async function syncedWith(options: { indexedLabels?: readonly string[]; clock?: FakeClock }, ...items: KubeObject[]) {
+async function syncedWith(
+  options: {
+    indexedLabels?: readonly string[];
+    clock?: FakeClock;
+    transform?: (object: KubeObject) => KubeObject;
+  },
+  ...items: KubeObject[]
+) {
   const api = new FakeListWatch();
   api.lists.push(listOf("100", ...items));
   const informer = new Informer({
@@ -25,6 +32,7 @@ async function syncedWith(options: { indexedLabels?: readonly string[]; clock?: 
     namespace: "ns",
     logger: captureLogger().logger,
     ...(options.indexedLabels ? { indexedLabels: options.indexedLabels } : {}),
+    ...(options.transform ? { transform: options.transform } : {}),
   });
   const cache = new InformerCache([informer], options.clock);
   assert.equal(cache.covers("apps/v1", "Deployment", "ns"), false, "not before the first list");
@@ -35,6 +43,35 @@ async function syncedWith(options: { indexedLabels?: readonly string[]; clock?: 
 }
 
 describe("InformerCache", () => {
+  it("stores again what its transform keeps of one label's objects when that changed, own writes included", async () => {
+    // GIVEN a transform that keeps whole the objects of instances it is told to, else only their names
+    const whole = new Set(["big"]);
+    const transform = (o: KubeObject): KubeObject =>
+      whole.has(o.metadata.labels?.["instance"] ?? "") ? o : { ...o, metadata: { ...o.metadata, annotations: {} } };
+    const annotated = (name: string, rv: string, instance: string): KubeObject => ({
+      ...object(name, rv, { instance }),
+      metadata: { ...object(name, rv, { instance }).metadata, annotations: { pad: "x".repeat(1000) } },
+    });
+    const { informer, cache } = await syncedWith(
+      { indexedLabels: ["instance"], transform },
+      annotated("a", "90", "big"),
+      annotated("b", "91", "other"),
+    );
+    cache.wrote(annotated("c", "95", "big"));
+    const padOf = (name: string) => cache.get("apps/v1", "Deployment", name, "ns")?.metadata.annotations?.["pad"];
+    assert.equal(padOf("a")?.length, 1000);
+    assert.equal(padOf("c")?.length, 1000, "an own write, kept as the informer keeps it");
+    // WHEN the transform no longer keeps instance big's objects whole, and the cache is told so
+    whole.delete("big");
+    cache.transformAgain("ns", "instance", "big");
+    // THEN they are kept as it now says, without any watch event
+    assert.equal(padOf("a"), undefined);
+    assert.equal(padOf("c"), undefined);
+    assert.equal(padOf("b"), undefined, "never kept whole");
+    assert.equal(cache.get("apps/v1", "Deployment", "a", "ns")?.metadata.resourceVersion, "90", "the same object");
+    await informer.stop();
+  });
+
   it("covers the kinds and namespaces its informers watch once synced", async () => {
     const { informer, cache } = await synced(object("a", "90"));
     assert.equal(cache.covers("apps/v1", "Deployment", "ns"), true);
