@@ -7,9 +7,9 @@
  * also quote the value; the e2e test holds the two to the same verdicts on a table of image references.
  *
  * A policy and its binding per installation, with the webhooks' scope (webhooks.ts `instanceAdmissionScope`):
- * the same namespaces, not the operator's own writes nor kube-system's, only writes that change `spec` (and
- * `kubectl scale`). Not CRD validation rules, although those would cost less per write: the CRD is shared by
- * every installation on the cluster, a policy is not. An UPDATE is judged only on what it changes: an image it
+ * the same namespaces, not the operator's own writes nor kube-system's (but for the autoscaler's scale writes), only
+ * writes that change `spec` (and `kubectl scale`). Not CRD validation rules, although those would cost less per
+ * write: the CRD is shared by every installation on the cluster, a policy is not. An UPDATE is judged only on what it changes: an image it
  * keeps, replicas it does not raise, a volume size it keeps pass a policy tightened since. No rule set, no policy.
  */
 import { group, plural } from "../api/index.ts";

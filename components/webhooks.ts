@@ -320,9 +320,11 @@ export function webhookService(settings: OperatorSettings): ServiceManifest | un
 }
 
 /**
- * Who and what the platform's admission judges, shared by the webhooks and instance-policy.ts: the watched namespaces (every one but kube-system in cluster-wide mode), and writes that are neither the
- * operator's own nor kube-system's controllers', and that change `spec` (a stuck instance can always be released).
- * `clauses` are the conditions on the write, which each configuration joins with its own into one matchCondition.
+ * Who and what the platform's admission judges, shared by the webhooks and instance-policy.ts: the watched
+ * namespaces (every one but kube-system in cluster-wide mode), and writes that are neither the operator's own nor
+ * kube-system's controllers' (but for a scale-up through `/scale`: the autoscaler's), and that change `spec` (a
+ * stuck instance can always be released). `clauses` are the conditions on the write, which each configuration joins with its own into one
+ * matchCondition.
  */
 export function instanceAdmissionScope(settings: OperatorSettings): {
   namespaceSelector: { matchExpressions: { key: string; operator: string; values?: string[] }[] };
@@ -333,9 +335,15 @@ export function instanceAdmissionScope(settings: OperatorSettings): {
   const clauses = [
     // Not the operator's own writes (its finalizer).
     `request.userInfo.username != '${operator}'`,
-    // Not kube-system's controllers (the garbage collector, the namespace controller).
-    "!request.userInfo.username.startsWith('system:serviceaccount:kube-system:') && " +
-      "request.userInfo.username != 'system:kube-controller-manager'",
+    // Not kube-system's controllers (the garbage collector, the namespace controller), but for a scale-up through
+    // `/scale`: the HorizontalPodAutoscaler controller runs there, and its scale writes carry what a tenant's own
+    // autoscaler asks for, held to the same maximum and budget as `kubectl scale`. A scale-down never waits on a
+    // webhook (a Scale leaves out replicas of 0).
+    "(has(request.subResource) && request.subResource == 'scale' && " +
+      "(has(object.spec.replicas) ? object.spec.replicas : 0) > " +
+      "(oldObject != null && has(oldObject.spec) && has(oldObject.spec.replicas) ? oldObject.spec.replicas : 0)) || " +
+      "(!request.userInfo.username.startsWith('system:serviceaccount:kube-system:') && " +
+      "request.userInfo.username != 'system:kube-controller-manager')",
     // Only writes that change spec.
     "request.operation == 'CREATE' || !has(oldObject.spec) || !has(object.spec) || object.spec != oldObject.spec",
   ];

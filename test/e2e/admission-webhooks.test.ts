@@ -405,6 +405,31 @@ describe("the operator's admission webhooks", { timeout: minutes(15) }, () => {
       await judged(() => client.create(instance(apps, "fit-4", { replicas: 1 })));
       assert.match(await refusal(() => client.create(instance(apps, "fit-5", { replicas: 1 }))), /at most 4/);
       await assert.rejects(kubectl("scale", "myappinstance/fit-4", "-n", apps, "--replicas=5"), /spec\.replicas.*3/s);
+      // A tenant's HorizontalPodAutoscaler scales through the same subresource as kube-system's HPA controller,
+      // whose other writes admission leaves alone: held to the maximum (the policy) and the budget (the webhook).
+      // The controller's own request: a PUT of the Scale under its identity (it may not read the instance itself).
+      const dir = mkdtempSync(path.join(os.tmpdir(), "wh-scale-"));
+      const scale = async (replicas: number) => {
+        const file = path.join(dir, `scale-${replicas}.json`);
+        const body = { apiVersion: "autoscaling/v1", kind: "Scale", metadata: { name: "fit-4", namespace: apps } };
+        writeFileSync(file, JSON.stringify({ ...body, spec: { replicas } }));
+        const uri = `/apis/example.com/v1/namespaces/${apps}/myappinstances/fit-4/scale`;
+        return kubectl(
+          "replace",
+          "--raw",
+          uri,
+          "-f",
+          file,
+          "--as=system:serviceaccount:kube-system:horizontal-pod-autoscaler",
+        );
+      };
+      await assert.rejects(scale(5), /spec\.replicas.*3/s);
+      await assert.rejects(scale(2), /replicas.*6/s);
+      assert.equal((await getInstance(client, apps, "fit-4")).spec.replicas, 1);
+      // AND a scale-down is never held (it would not wait on a webhook either)
+      await scale(0);
+      assert.equal((await getInstance(client, apps, "fit-4")).spec.replicas ?? 0, 0);
+      rmSync(dir, { recursive: true, force: true });
       // The namespace's label replaces the flag's budget, raised a moment before and at once: a write the budget
       // would refuse is judged again on the Namespace read afresh (the replica's reading of it is 5 s old at most).
       await client.mergePatch("v1", "Namespace", apps, undefined, {
