@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { describe, it, type TestContext } from "node:test";
-import { stringify } from "yaml";
+import { standIn } from "./stand-in-apiserver.ts";
 import { check, read, remove } from "../../../provider/impl.ts";
 
 const owner = "organization/shop/dev";
@@ -65,23 +65,7 @@ async function apiserver(t: TestContext, instance: Instance | undefined) {
       answer(404, missing);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const { port } = server.address() as { port: number };
-  const kubeconfig = stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "c", cluster: { server: `http://127.0.0.1:${port}` } }],
-    users: [{ name: "u", user: { token: "t" } }],
-    contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-    "current-context": "c",
-  });
+  const { kubeconfig } = await standIn(t, server);
   return { state, kubeconfig };
 }
 

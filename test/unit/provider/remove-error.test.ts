@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { describe, it, type TestContext } from "node:test";
-import { stringify } from "yaml";
+import { standIn } from "./stand-in-apiserver.ts";
 import { failForTheUser } from "../../../provider/user-error.ts";
 
 // The provider inside @pulumi/pulumi's dynamic-provider host (its script is argv[1]), where it hears the engine's
@@ -61,23 +61,7 @@ async function apiserver(t: TestContext) {
     }
     answer(404, { kind: "Status", code: 404, reason: "NotFound", message: "not found" });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const { port } = server.address() as { port: number };
-  const kubeconfig = stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "c", cluster: { server: `http://127.0.0.1:${port}` } }],
-    users: [{ name: "u", user: { token: "t" } }],
-    contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-    "current-context": "c",
-  });
+  const { kubeconfig } = await standIn(t, server);
   return { kubeconfig, watched };
 }
 

@@ -11,6 +11,7 @@ import { test } from "node:test";
 import { stringify } from "yaml";
 import { check, diff } from "../../../provider/impl.ts";
 import { unknownValue } from "../../../provider/inputs.ts";
+import { kubeconfigFor, standIn } from "./stand-in-apiserver.ts";
 
 test("check and diff: the first instance finds the cluster silent, the others fail at once without asking", async (t) => {
   let attempts = 0;
@@ -24,14 +25,7 @@ test("check and diff: the first instance finds the cluster silent, the others fa
   t.after(() => new Promise((resolve) => server.close(resolve)));
   const { port } = server.address() as { port: number };
   const url = `https://127.0.0.1:${port}`;
-  const kubeconfig = stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "silent", cluster: { server: url, "insecure-skip-tls-verify": true } }],
-    users: [{ name: "u", user: { token: "t" } }],
-    contexts: [{ name: "silent", context: { cluster: "silent", user: "u" } }],
-    "current-context": "silent",
-  });
+  const kubeconfig = kubeconfigFor(url, { name: "silent", insecure: true });
   const instance = (logicalName: string) => ({
     image: "nginx:1.27",
     owner: "organization/shop/dev",
@@ -88,20 +82,7 @@ test("check: an apiserver that answers but whose dry-run outlasts 5 s is slow, n
       setTimeout(answer, 6_000).unref();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(() => {
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(resolve));
-  });
-  const { port } = server.address() as { port: number };
-  const kubeconfig = stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "slow", cluster: { server: `http://127.0.0.1:${port}` } }],
-    users: [{ name: "u", user: { token: "t" } }],
-    contexts: [{ name: "slow", context: { cluster: "slow", user: "u" } }],
-    "current-context": "slow",
-  });
+  const { kubeconfig } = await standIn(t, server);
   const instance = (logicalName: string) => ({
     image: "nginx:1.27",
     owner: "organization/shop/dev",
@@ -122,17 +103,7 @@ test("check: an unknown inside an object input asks the cluster nothing (it woul
     requests += 1;
     response.writeHead(500).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise((resolve) => server.close(resolve)));
-  const { port } = server.address() as { port: number };
-  const kubeconfig = stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "c", cluster: { server: `http://127.0.0.1:${port}` } }],
-    users: [{ name: "u", user: { token: "t" } }],
-    contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-    "current-context": "c",
-  });
+  const { kubeconfig } = await standIn(t, server);
   const result = await check(
     {},
     {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test, type TestContext } from "node:test";
-import { stringify } from "yaml";
+import { standIn } from "./stand-in-apiserver.ts";
 import { update } from "../../../provider/impl.ts";
 
 const path = "/apis/example.com/v1/namespaces/shop/myappinstances/web-1";
@@ -75,24 +75,7 @@ async function apiserver(t: TestContext) {
       answer(404, { kind: "Status", code: 404, reason: "NotFound", message: "not found" });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const { port } = server.address() as { port: number };
-  const url = `http://127.0.0.1:${port}`;
-  const kubeconfig = stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "c", cluster: { server: url } }],
-    users: [{ name: "u", user: { token: "t" } }],
-    contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-    "current-context": "c",
-  });
+  const { url, kubeconfig } = await standIn(t, server);
   const olds = {
     name: "web-1",
     namespace: "shop",
