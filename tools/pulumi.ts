@@ -39,12 +39,11 @@ try {
   // From here Ctrl-C stops this process again (pulumi is gone).
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.off(signal, forward);
   // After `npm run down` pulumi says only `no stack named 'dev' found` or that no cluster answers: say which part of
-  // the local setup is missing and what makes it, as `npm run kubectl` does. The dev stack counts when named, or when
-  // none is named and there is no stack at all (the selected one would be the dev stack).
+  // the local setup is missing and what makes it, as `npm run kubectl` does. Only for the dev stack (named, or none
+  // named and no stack at all, so the selected one would be it): another stack may live on another cluster.
   const stack = reachedStack(args);
-  if (code !== 0 && stack !== undefined) {
-    const targetsDev = stack === "dev" || (stack === "" && !anyStack());
-    const missing = missingLocalSetup({ cluster: true, devStack: targetsDev }, localSetup());
+  if (code !== 0 && (stack === "dev" || (stack === "" && !anyStack()))) {
+    const missing = missingLocalSetup({ cluster: true, devStack: true }, localSetup());
     if (missing) console.error(`npm run pulumi: ${missing}`);
   }
   if (operatorRecord() && (await isDevStack(appliedStack(args)))) {
