@@ -34,7 +34,7 @@ import {
 } from "./manifest.ts";
 import { ResourceInitError } from "./init-error.ts";
 import { flushOnShutdown, NoteBoard } from "./notes.ts";
-import { applyInstance, waitUntilGone, waitUntilReady } from "./waiting/instance-wait.ts";
+import { applyInstance, operationTime, waitUntilGone, waitUntilReady } from "./waiting/instance-wait.ts";
 import { assessReadiness } from "./waiting/readiness.ts";
 import { newReconcileRequest } from "./reconcile-request.ts";
 import { chartPreview, type PlatformChartSources } from "./chart-preview.ts";
@@ -203,7 +203,9 @@ export async function create(news: PropertyBag): Promise<{ id: string; outs: Ins
   const request = newReconcileRequest();
   // A new incarnation, adopted object or not: an older state entry of this resource no longer deletes it (remove).
   const incarnation = randomUUID();
-  const applied = await applyInstance(client, inputs, request, incarnation).catch(async (error: unknown) => {
+  // One timeout for the apply (which may wait for the admission webhook) and Ready together.
+  const time = operationTime(inputs);
+  const applied = await applyInstance(client, inputs, request, incarnation, time).catch(async (error: unknown) => {
     // The apiserver's words for a missing namespace (a missing CRD is another 404: "could not find the resource").
     if (error instanceof NotFoundError && /namespaces "[^"]*" not found/.test(error.message)) {
       throw new Error(
@@ -215,7 +217,8 @@ export async function create(news: PropertyBag): Promise<{ id: string; outs: Ins
     throw await appliedAnyway(client, inputs, incarnation, id, cluster, news, error);
   });
   providerLog().debug({ id, generation: applied.metadata.generation, adopted: existing !== undefined }, "applied");
-  return { id, outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news)) };
+  const outs = await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news), time);
+  return { id, outs };
 }
 
 /** Applies the new inputs to the object this resource manages and waits until it is Ready again. */
@@ -238,9 +241,10 @@ export async function update(id: string, olds: PropertyBag, news: PropertyBag): 
   // A request to reconcile now: an update may follow a cause fixed outside the spec (a conflicting Service
   // deleted by hand), which the operator would otherwise see only at its next resync.
   const request = newReconcileRequest();
-  const applied = await applyInstance(client, inputs, request, text(olds["incarnation"]));
+  const time = operationTime(inputs);
+  const applied = await applyInstance(client, inputs, request, text(olds["incarnation"]), time);
   providerLog().debug({ id, generation: applied.metadata.generation }, "applied");
-  return { outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news)) };
+  return { outs: await waitUntilReady(client, inputs, applied, request, id, cluster, serializedProvider(news), time) };
 }
 
 /**

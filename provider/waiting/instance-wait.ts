@@ -21,20 +21,36 @@ import { waitProgress } from "./progress.ts";
 import { assessReadiness, describeConditions, operatorSilenceMs, waitingPhase, type Readiness } from "./readiness.ts";
 import { latestWarnings } from "./warning-events.ts";
 
+/**
+ * When an operation on an instance (a create or an update: its apply, then Ready) began and must be over: its
+ * waits share the one `timeoutSeconds`, so an apply that waited for the webhook leaves Ready the rest.
+ */
+export interface OperationTime {
+  readonly startedMs: number;
+  readonly deadlineMs: number;
+}
+
+/** An operation's time, starting now. */
+export function operationTime(inputs: InstanceInputs): OperationTime {
+  const startedMs = realClock.monotonicMs();
+  return { startedMs, deadlineMs: startedMs + timeoutMs(inputs) };
+}
+
 /** The server-side apply of the instance, waiting while the operator's admission webhook does not answer. */
 export async function applyInstance(
   client: KubeClient,
   inputs: InstanceInputs,
   request: string,
   incarnation: string | undefined,
+  time: OperationTime = operationTime(inputs),
 ): Promise<LiveInstance> {
-  const progress = waitProgress(instanceLabel(inputs), { timeoutMs: timeoutMs(inputs) });
+  const progress = waitProgress(instanceLabel(inputs), { timeoutMs: timeoutMs(inputs), startedMs: time.startedMs });
   try {
     return await applyWhenAdmitted(
       () => client.apply<LiveInstance>(desiredInstance(inputs, request, incarnation), { fieldManager, force: true }),
       {
         clock: realClock,
-        deadline: deadline(inputs),
+        deadline: time.deadlineMs,
         report: (phase) => progress.report(phase),
         signal: cancellation(),
       },
@@ -58,9 +74,10 @@ export async function waitUntilReady(
   id: string,
   cluster: ClusterIdentity,
   provider: Record<string, unknown>,
+  time: OperationTime = operationTime(inputs),
 ): Promise<InstanceOutputs> {
   const generation = applied.metadata.generation ?? 0;
-  const progress = waitProgress(instanceLabel(inputs), { timeoutMs: timeoutMs(inputs) });
+  const progress = waitProgress(instanceLabel(inputs), { timeoutMs: timeoutMs(inputs), startedMs: time.startedMs });
   // Without any event (no operator at all) nothing re-evaluates the phase: look again once the silence is long.
   let waiting: (Readiness & { state: "waiting" }) | undefined;
   let silent = false;
@@ -84,7 +101,7 @@ export async function waitUntilReady(
       }
       return { ...readiness, object };
     },
-    { clock: realClock, deadline: deadline(inputs), signal: cancelled },
+    { clock: realClock, deadline: time.deadlineMs, signal: cancelled },
   );
   progress.stop();
   realClock.clearTimeout(silence);

@@ -50,14 +50,16 @@ export interface WaitProgressOptions {
   readonly clock?: Clock;
   /** @default {@link refreshMs} */
   readonly refreshMs?: number;
+  /** When the time `timeoutMs` bounds began (the clock's monotonic ms), if before now. @default now */
+  readonly startedMs?: number;
 }
 
-/** The progress of the wait of `label`, which starts now. */
+/** The progress of the wait of `label`, which starts now (its time counted from `startedMs`). */
 export function waitProgress(label: string, options: WaitProgressOptions): WaitProgress {
   const write = options.write ?? stdoutLines;
   const clock = options.clock ?? realClock;
   const every = Math.min(options.refreshMs ?? refreshMs, refreshMs);
-  const started = clock.monotonicMs();
+  const started = options.startedMs ?? clock.monotonicMs();
   let phase: string | undefined;
   let printedPhase: string | undefined;
   let timer: TimerHandle | undefined;

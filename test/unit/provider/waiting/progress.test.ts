@@ -28,6 +28,20 @@ describe("progressLine: who, what and how long", () => {
 });
 
 describe("waitProgress: readable at a hundred instances", () => {
+  test("a wait that shares its operation's timeout counts from when the operation began", async () => {
+    // GIVEN an apply that waited 40 s for the admission webhook, then the wait for Ready of the same update
+    const clock = new FakeClock();
+    const startedMs = clock.monotonicMs();
+    await clock.advance(40_000);
+    const lines: string[] = [];
+    const progress = waitProgress("web", { timeoutMs: 600_000, write: (line) => lines.push(line), clock, startedMs });
+    progress.report("0/1 replicas ready");
+    await clock.advance(quietWaitMs);
+    progress.stop();
+    // THEN its line says what is spent of the one timeout
+    assert.deepEqual(lines, ["web: 0/1 replicas ready (45s of 600s)"]);
+  });
+
   test("a wait shorter than the quiet period prints nothing, not even Ready", async () => {
     // GIVEN a wait that gets two progress lines and ends within the quiet period
     const clock = new FakeClock();
