@@ -48,7 +48,7 @@ import { TransientError } from "../runtime/errors.ts";
 import type { ObjectReference } from "../runtime/event.ts";
 import type { BackgroundJobs } from "./background-jobs.ts";
 import { chartInstanceLabel } from "./owned.ts";
-import { objectId, planRender, pruneCandidates, sameObject, volumeRefusal } from "./plan.ts";
+import { objectId, planRender, pruneCandidates, volumeRefusal } from "./plan.ts";
 import { isContentWithheld, RenderedChildren } from "./rendered-children.ts";
 
 /**
@@ -348,12 +348,13 @@ export async function applyRender(
   const instanceKey = formatObjectKey(session.key);
   const before = appliedWriteOnly?.get(instanceKey) ?? new Map<string, string>();
   const after = new Map<string, string>();
+  const liveById = byObjectId(live);
   try {
     for (const object of ordered) {
       if (isWriteOnly(object, allowed)) {
         const taken = await ensureWriteOnly(session, object, uid, before, after);
         if (taken) return { ok: false, refusal: taken };
-      } else applied.push(await ensureObject(session, object, live, changes));
+      } else applied.push(await ensureObject(session, object, liveById, changes));
     }
   } finally {
     if (after.size > 0) appliedWriteOnly?.set(instanceKey, after);
@@ -487,9 +488,10 @@ async function takenObject(
   live: readonly KubeObject[],
   uid: string,
 ): Promise<RenderRefusal | undefined> {
+  const liveById = byObjectId(live);
   for (const object of objects) {
     const existing =
-      live.find((candidate) => sameObject(candidate, object)) ??
+      liveById.get(objectId(object)) ??
       // Live, not from the cache: the cache holds only objects with the operator's label, and a same-named object
       // of someone else's must be seen before an apply would take it over. Costs a GET only for objects to create.
       (await session.cluster.find<KubeObject>(
@@ -518,10 +520,10 @@ async function takenObject(
 async function ensureObject(
   session: ChartSession,
   object: RenderedObject,
-  live: readonly KubeObject[],
+  live: ReadonlyMap<string, KubeObject>,
   changes: { created: KubeObject[]; updated: RenderChanges["updated"][number][] },
 ): Promise<KubeObject> {
-  const existing = live.find((candidate) => sameObject(candidate, object));
+  const existing = live.get(objectId(object));
   if (existing && isSubset(object, existing)) return existing;
   const applied = {
     ...(await session.cluster.apply<KubeObject>(object)),
@@ -532,6 +534,15 @@ async function ensureObject(
   else changes.created.push(applied);
   session.changed(`${object.kind}/${object.metadata.name} ${existing ? "updated" : "created"}`);
   return applied;
+}
+
+/**
+ * The live objects by {@link objectId}: looked up once per rendered object, among as many objects as anyone gave
+ * the instance's labels (forged ones are cached as identities, but cached all the same). A scan per rendered object
+ * cost a reconcile seconds of the event loop with tens of thousands of them.
+ */
+function byObjectId(live: readonly KubeObject[]): ReadonlyMap<string, KubeObject> {
+  return new Map(live.map((object) => [objectId(object), object]));
 }
 
 function isWriteOnly(object: RenderedObject, allowed: readonly ChartKind[]): boolean {
