@@ -59,8 +59,8 @@ export async function runOperator(options: OperatorOptions, logger: Logger): Pro
       for: { apiVersion, kind, transform: instanceAsRead(options.renderLimits.valuesKiB) },
       // Changed while no replica led (or since its status was last written): served before the look at the rest.
       startPriority: (object) => (observedGeneration(object) === object.metadata.generation ? "low" : "normal"),
-      owns: watchedOwnedKinds(options.chartKinds, renderedChildren),
-      watches: cachedKinds,
+      owns: watchedOwnedKinds(options.chartKinds, renderedChildren, budgets.partialObjectsPerNamespace),
+      watches: cachedKinds(budgets.partialObjectsPerNamespace),
       indexedLabels,
       namespaces: options.namespaces,
       concurrency: options.concurrency,

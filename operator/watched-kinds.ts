@@ -18,10 +18,23 @@ import {
   type ChartKind,
 } from "../api/index.ts";
 import type { KubeObject, OwnerReference } from "../kube/index.ts";
-import { chartInstanceLabel, contentBytes, objectId, withheld, type RenderedChildren } from "./chart/index.ts";
+import {
+  chartInstanceLabel,
+  contentBytes,
+  isContentWithheld,
+  objectId,
+  withheld,
+  type RenderedChildren,
+} from "./chart/index.ts";
 import { labelKeys, managedBy } from "./desired/index.ts";
 import type { ObservedClaim } from "./reconcile/index.ts";
-import { contentIfControlled, identityOnly, type Synced, type WatchedKind } from "./runtime/index.ts";
+import {
+  contentIfControlled,
+  identityOnly,
+  type NamespaceLimit,
+  type Synced,
+  type WatchedKind,
+} from "./runtime/index.ts";
 
 /** Only our children: the label every desired object carries keeps unrelated workloads out of memory. */
 const ours = `${labelKeys.managedBy}=${managedBy}`;
@@ -71,16 +84,32 @@ function keptOf(
 }
 
 /**
+ * At most `maxObjects` objects a namespace's cache keeps only in part (identities: objects no instance keeps whole)
+ * of a kind: anyone in the namespace may make them, and past that the namespace is read live (heap-budgets.ts).
+ * Unbounded without a number (tests, tools).
+ */
+function partialLimit(maxObjects: number | undefined): { namespaceLimit?: NamespaceLimit } {
+  return maxObjects === undefined ? {} : { namespaceLimit: { maxObjects, counts: isContentWithheld } };
+}
+
+/**
  * The kinds the built-in template makes; their events are mapped back to the owning instance. A StatefulSet an
  * instance controls but does not keep whole (not of its current render, or before it rendered since a start) is
  * kept as {@link statefulSetAsRead}: deleting the instance reads its claim retention, and no render comes then.
  */
-function ownedKinds(rendered: RenderedChildren): WatchedKind[] {
+function ownedKinds(rendered: RenderedChildren, maxPartial: number | undefined): WatchedKind[] {
+  const limit = partialLimit(maxPartial);
   return [
-    { ...deployment, labelSelector: ours, transform: keptOf(deployment, rendered, (name) => [workloadName(name)]) },
+    {
+      ...deployment,
+      labelSelector: ours,
+      transform: keptOf(deployment, rendered, (name) => [workloadName(name)]),
+      ...limit,
+    },
     {
       ...statefulSet,
       labelSelector: ours,
+      ...limit,
       transform: keptOf(
         statefulSet,
         rendered,
@@ -92,6 +121,7 @@ function ownedKinds(rendered: RenderedChildren): WatchedKind[] {
       ...service,
       labelSelector: ours,
       transform: keptOf(service, rendered, (name) => [serviceName(name), governingServiceName(name)]),
+      ...limit,
     },
   ];
 }
@@ -101,9 +131,14 @@ function ownedKinds(rendered: RenderedChildren): WatchedKind[] {
  * ConfigMap or Ingress a chart rendered and someone edited by hand wakes its instance at once, which applies the
  * render again. Secrets are write-only (the operator never reads credentials), so they are not watched. `rendered`:
  * each instance's current render, which the chart step records (the same as the chart step's, operator/main.ts).
+ * `maxPartialPerNamespace`: how many objects of a kind a namespace's cache keeps in part (heap-budgets.ts).
  */
-export function watchedOwnedKinds(chartKinds: readonly ChartKind[], rendered: RenderedChildren): WatchedKind[] {
-  const kinds = ownedKinds(rendered);
+export function watchedOwnedKinds(
+  chartKinds: readonly ChartKind[],
+  rendered: RenderedChildren,
+  maxPartialPerNamespace?: number,
+): WatchedKind[] {
+  const kinds = ownedKinds(rendered, maxPartialPerNamespace);
   for (const kind of chartKinds) {
     if (kind.writeOnly) continue;
     if (kinds.some((known) => known.apiVersion === kind.apiVersion && known.kind === kind.kind)) continue;
@@ -112,6 +147,7 @@ export function watchedOwnedKinds(chartKinds: readonly ChartKind[], rendered: Re
       kind: kind.kind,
       labelSelector: ours,
       transform: keptOf({ apiVersion: kind.apiVersion, kind: kind.kind }, rendered),
+      ...partialLimit(maxPartialPerNamespace),
     });
   }
   return kinds;
@@ -209,10 +245,23 @@ export function claimAsRead(object: KubeObject): ObservedClaim {
   };
 }
 
-/** Read by reconcile but owned by no instance: the StatefulSet controller creates the volume claims. */
-export const cachedKinds = [
-  { apiVersion: "v1", kind: "PersistentVolumeClaim", labelSelector: ours, transform: claimAsRead },
-] as const;
+/**
+ * Read by reconcile but owned by no instance: the StatefulSet controller creates the volume claims. Each is kept
+ * in part, so a namespace keeps at most `maxPartialPerNamespace` of them (heap-budgets.ts).
+ */
+export function cachedKinds(maxPartialPerNamespace?: number): WatchedKind[] {
+  return [
+    {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      labelSelector: ours,
+      transform: claimAsRead,
+      ...(maxPartialPerNamespace === undefined
+        ? {}
+        : { namespaceLimit: { maxObjects: maxPartialPerNamespace, counts: () => true } }),
+    },
+  ];
+}
 
 /**
  * The labels the cache indexes: reconcile lists an instance's objects by them (every reconcile looks for objects a

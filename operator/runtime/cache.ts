@@ -20,7 +20,10 @@ import { formatObjectKey } from "../../kube/object-key.ts";
 
 /** What a reconcile may read from the cache. */
 export interface CacheReader {
-  /** True when objects of this kind in this namespace are cached (else read them live). */
+  /**
+   * True when objects of this kind in this namespace are cached (else read them live): an informer of the kind
+   * has synced and has not stopped caching the namespace (informer.ts, NamespaceLimit).
+   */
   covers(apiVersion: string, kind: string, namespace?: string): boolean;
   /** The cached object, or undefined when it does not exist (as far as the watch knows). */
   get<T extends KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): T | undefined;
@@ -152,7 +155,8 @@ export class InformerCache implements CacheReader {
         i.apiVersion === apiVersion &&
         i.kind === kind &&
         (i.namespace === undefined || i.namespace === namespace) &&
-        i.hasSynced(),
+        i.hasSynced() &&
+        i.covers(namespace),
     );
   }
 }

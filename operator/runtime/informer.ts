@@ -66,6 +66,21 @@ export interface InformerOptions {
   readonly transform?: (object: KubeObject) => KubeObject;
   /** Label keys the store indexes per namespace, for cheap lists by them (see ObjectStore). */
   readonly indexedLabels?: readonly string[];
+  /** How many objects no owner accounts for one namespace may have in the store (see {@link NamespaceLimit}). */
+  readonly namespaceLimit?: NamespaceLimit;
+}
+
+/**
+ * A bound on what one namespace's objects may cost the store, for a kind anyone in the namespace may create with
+ * the watched label: of the objects `counts` counts (those no owner accounts for, kept in part), at most
+ * `maxObjects` per namespace. Past it the informer stops caching the namespace ({@link Informer.covers} is false
+ * there: readers go to the apiserver) but still tells its handlers of each event there; it counts the namespace
+ * again at its next relist, which it then makes at each renewal of its watch (every 5–10 minutes), and caches it
+ * again once it is within the bound.
+ */
+export interface NamespaceLimit {
+  readonly maxObjects: number;
+  readonly counts: (object: KubeObject) => boolean;
 }
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration";
@@ -117,10 +132,15 @@ export class Informer<T extends KubeObject = KubeObject> {
   private consistentRelist = false;
   /** What the store keeps of an object (the `transform` option): also what a cache keeps of an own write. */
   readonly transform: (object: KubeObject) => KubeObject;
+  /** Namespaces past the namespace limit: not cached until a relist finds them within it. */
+  private uncached = new Set<string>();
 
   constructor(options: InformerOptions) {
     this.options = options;
-    this.store = new ObjectStore<T>(options.indexedLabels ? { indexedLabels: options.indexedLabels } : {});
+    this.store = new ObjectStore<T>({
+      ...(options.indexedLabels ? { indexedLabels: options.indexedLabels } : {}),
+      ...(options.namespaceLimit ? { counted: options.namespaceLimit.counts } : {}),
+    });
     this.apiVersion = options.apiVersion;
     this.kind = options.kind;
     this.namespace = options.namespace;
@@ -188,6 +208,16 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.lastConnected === undefined ? Infinity : this.clock.monotonicMs() - this.lastConnected;
   }
 
+  /** False for a namespace ("" for cluster-scoped objects) this informer does not cache: past its namespace limit. */
+  covers(namespace: string | undefined): boolean {
+    return !this.uncached.has(namespace ?? "");
+  }
+
+  /** The namespaces past the namespace limit, not cached. */
+  uncachedNamespaces(): readonly string[] {
+    return [...this.uncached];
+  }
+
   /** The resourceVersion the next watch resumes from (undefined means: relist first). */
   get lastResourceVersion(): string | undefined {
     return this.resourceVersion;
@@ -209,6 +239,8 @@ export class Informer<T extends KubeObject = KubeObject> {
         const { end, events } = await this.watchOnce();
         if (end === "stopped") break;
         backoff = initialBackoff;
+        // A namespace past the limit is counted again by a relist at each renewal of the watch.
+        if (this.uncached.size > 0) this.resourceVersion = undefined;
         if (end === "closed") {
           this.heard();
           // A server that ends watches at once (misconfiguration, proxy) would otherwise make us spin.
@@ -254,10 +286,25 @@ export class Informer<T extends KubeObject = KubeObject> {
       ...(this.options.namespace ? { namespace: this.options.namespace } : {}),
       ...(this.options.labelSelector ? { labelSelector: this.options.labelSelector } : {}),
     };
-    const items: T[] = [];
+    const items: (T | undefined)[] = [];
     let resourceVersion: string | undefined;
     let token: string | undefined;
     let pages = 0;
+    // Namespaces past the limit, counted as the items arrive: their items are not kept even for the list's time.
+    const limit = this.options.namespaceLimit;
+    const counted = new Map<string, number>();
+    const over = new Set<string>();
+    const keep = (object: T): T | undefined => {
+      if (!limit) return object;
+      const namespace = object.metadata.namespace ?? "";
+      if (over.has(namespace)) return undefined;
+      if (!limit.counts(object)) return object;
+      const count = (counted.get(namespace) ?? 0) + 1;
+      counted.set(namespace, count);
+      if (count <= limit.maxObjects) return object;
+      over.add(namespace);
+      return undefined;
+    };
     do {
       // A continued page carries the snapshot in its token; the first page names the resourceVersion to read at.
       // Read item by item, each transformed as it arrives: the first page comes whole from the watch cache
@@ -270,7 +317,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           limit: pageSize,
           ...(token ? { continue: token } : this.consistentRelist ? {} : { resourceVersion: "0" }),
         },
-        (item) => this.transform(item) as T,
+        (item) => keep(this.transform(item) as T),
       );
       pages++;
       resourceVersion = page.metadata.resourceVersion;
@@ -278,13 +325,28 @@ export class Informer<T extends KubeObject = KubeObject> {
       items.push(...page.items);
     } while (token);
     if (!resourceVersion) throw new Error(`list of ${this.options.kind} returned no resourceVersion`);
-    const changes = this.store.replace(items);
+    const kept = items.filter(
+      (object): object is T => object !== undefined && !over.has(object.metadata.namespace ?? ""),
+    );
+    const changes = this.store.replace(kept, over);
+    const recovered = new Set([...this.uncached].filter((namespace) => !over.has(namespace)));
+    for (const namespace of over) if (!this.uncached.has(namespace)) this.sayUncached(namespace);
+    for (const namespace of recovered) {
+      this.logger.info(
+        { namespace, objects: this.store.countedIn(namespace) },
+        "namespace within its limit: cached again",
+      );
+    }
+    this.uncached = over;
     this.resourceVersion = resourceVersion;
     this.consistentRelist = false;
     this.heard();
     this.lastConnected = this.clock.monotonicMs();
     this.logger.debug({ resourceVersion, items: items.length, pages, changes: changes.length }, "listed");
-    for (const change of changes) this.deliver(change, !this.synced);
+    // What a namespace cached again brings is the cache filling too, not news.
+    const filling = (change: StoreChange<T>) =>
+      !this.synced || (change.type === "add" && recovered.has(change.object.metadata.namespace ?? ""));
+    for (const change of changes) this.deliver(change, filling(change));
     if (!this.synced) {
       this.synced = true;
       for (const resolve of this.syncWaiters.splice(0)) resolve();
@@ -329,11 +391,19 @@ export class Informer<T extends KubeObject = KubeObject> {
           continue;
         }
         const object = this.transform(event.object) as T;
-        if (event.type === "DELETED") {
+        const namespace = object.metadata.namespace ?? "";
+        if (this.uncached.has(namespace)) {
+          // Not stored, still news: the handlers wake whoever the object concerns.
+          if (event.type === "ADDED") this.deliver({ type: "add", object });
+          else if (event.type === "MODIFIED") this.deliver({ type: "update", oldObject: object, object });
+          else this.deliver({ type: "delete", object });
+        } else if (event.type === "DELETED") {
           const change = this.store.remove(object);
           if (change) this.deliver(change);
         } else {
-          this.deliver(this.store.upsert(object));
+          const change = this.store.upsert(object);
+          this.limitNamespace(namespace);
+          this.deliver(change);
         }
         if (resourceVersion) this.resourceVersion = resourceVersion;
       }
@@ -358,6 +428,24 @@ export class Informer<T extends KubeObject = KubeObject> {
       "watch closed by server, resuming",
     );
     return { end: "closed", events };
+  }
+
+  /** Stops caching `namespace` once it is past the namespace limit. */
+  private limitNamespace(namespace: string): void {
+    const limit = this.options.namespaceLimit;
+    if (!limit || this.store.countedIn(namespace) <= limit.maxObjects) return;
+    this.store.forgetNamespace(namespace);
+    this.uncached.add(namespace);
+    this.sayUncached(namespace);
+  }
+
+  private sayUncached(namespace: string): void {
+    // A namespaced informer's logger names its namespace already.
+    this.logger.warn(
+      { ...(this.namespace === undefined ? { namespace } : {}), maxObjects: this.options.namespaceLimit?.maxObjects },
+      "namespace past its limit of objects kept in part (labelled as the operator's, no owner keeps them): not " +
+        "cached, read live, counted again at each renewal of the watch",
+    );
   }
 
   private heard(): void {

@@ -15,7 +15,7 @@ import { EventRecorder } from "./event-recorder.ts";
 import { enqueueObject, enqueueOwner, specOrMetadataChanged } from "./event-handlers.ts";
 import { informerReadiness, startHealthServer, type HealthServer, type ReadinessCheck } from "./health-server.ts";
 import { bearerTokenAuthorizer, kubeAccessReviews } from "./metrics-auth.ts";
-import { Informer, reconnectBackoffCapMs } from "./informer.ts";
+import { Informer, reconnectBackoffCapMs, type NamespaceLimit } from "./informer.ts";
 import { KubeLeaseClient, LeaderElector } from "./leader-election.ts";
 import { OperatorMetrics } from "./metrics.ts";
 import { shutdownGracefully } from "./shutdown.ts";
@@ -32,6 +32,8 @@ export interface WatchedKind {
    * @default stripUnread
    */
   readonly transform?: (object: KubeObject) => KubeObject;
+  /** What one namespace's objects no owner accounts for may cost the cache (informer.ts). @default unbounded */
+  readonly namespaceLimit?: NamespaceLimit;
 }
 
 export interface Address {
@@ -161,6 +163,7 @@ export async function startManager(
       maxBackoffMs,
       ...(kind.labelSelector ? { labelSelector: kind.labelSelector } : {}),
       ...(kind.transform ? { transform: kind.transform } : {}),
+      ...(kind.namespaceLimit ? { namespaceLimit: kind.namespaceLimit } : {}),
       ...(namespace ? { namespace } : {}),
       ...(options.indexedLabels ? { indexedLabels: options.indexedLabels } : {}),
     });
@@ -171,6 +174,7 @@ export async function startManager(
   }
   const informers = [...primaries, ...owned, ...watched];
   const cache = new InformerCache(informers);
+  metrics.uncachedNamespaces(() => informers.map((i) => ({ kind: i.kind, namespaces: i.uncachedNamespaces().length })));
   const events = new EventRecorder({
     sink: client,
     reportingController: options.reportingController,

@@ -130,6 +130,25 @@ export class OperatorMetrics {
     },
   };
 
+  /**
+   * myapp_operator_cache_uncached_namespaces{kind}: namespaces the cache does not keep objects of `kind` for, past
+   * their limit of objects no owner accounts for (informer.ts, NamespaceLimit); read at each scrape from `count`.
+   */
+  uncachedNamespaces(count: () => readonly { readonly kind: string; readonly namespaces: number }[]): void {
+    new Gauge({
+      name: "myapp_operator_cache_uncached_namespaces",
+      help: "Namespaces whose objects of a kind the cache does not keep (too many labelled objects no owner keeps); their reconciles read those live",
+      labelNames: ["kind"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const byKind = new Map<string, number>();
+        for (const { kind, namespaces } of count()) byKind.set(kind, (byKind.get(kind) ?? 0) + namespaces);
+        for (const [kind, namespaces] of byKind) this.set({ kind }, namespaces);
+      },
+    });
+  }
+
   /** Starts every series of `controller` at zero, as controller-runtime does, so rates work from the first scrape. */
   registerController(controller: string): void {
     for (const result of reconcileResults) this.reconcileTotal.inc({ controller, result }, 0);

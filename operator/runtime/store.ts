@@ -20,6 +20,8 @@ export type StoreChange<T> =
 export interface ObjectStoreOptions {
   /** Label keys whose values are indexed per namespace (see `withLabel`). */
   readonly indexedLabels?: readonly string[];
+  /** Which objects `countedIn` counts per namespace. @default none */
+  readonly counted?: (object: KubeObject) => boolean;
 }
 
 export class ObjectStore<T extends KubeObject> {
@@ -27,9 +29,13 @@ export class ObjectStore<T extends KubeObject> {
   private readonly indexedLabels: ReadonlySet<string>;
   /** "namespace\nlabel=value" → keys of the objects that carry it. */
   private readonly index = new Map<string, Set<string>>();
+  private readonly counted: (object: KubeObject) => boolean;
+  /** namespace → how many of its objects `counted` counts. */
+  private readonly counts = new Map<string, number>();
 
   constructor(options: ObjectStoreOptions = {}) {
     this.indexedLabels = new Set(options.indexedLabels ?? []);
+    this.counted = options.counted ?? (() => false);
   }
 
   get(key: string): T | undefined {
@@ -46,6 +52,11 @@ export class ObjectStore<T extends KubeObject> {
 
   get size(): number {
     return this.objects.size;
+  }
+
+  /** How many objects of `namespace` ("" for cluster-scoped) the `counted` option counts. */
+  countedIn(namespace: string): number {
+    return this.counts.get(namespace) ?? 0;
   }
 
   /** True when `label` is indexed, so `withLabel` can answer for it. */
@@ -83,15 +94,34 @@ export class ObjectStore<T extends KubeObject> {
   }
 
   /**
+   * Forgets every object of `namespace` without telling anyone: they still exist, the store just stops holding
+   * them (an informer that no longer caches the namespace). Returns how many it forgot.
+   */
+  forgetNamespace(namespace: string): number {
+    let forgotten = 0;
+    for (const [key, object] of this.objects) {
+      if ((object.metadata.namespace ?? "") !== namespace) continue;
+      this.objects.delete(key);
+      this.unindex(key, object);
+      forgotten++;
+    }
+    return forgotten;
+  }
+
+  /**
    * Replaces the whole content with a fresh list (after a start or a 410) and returns what changed meanwhile:
    * new objects, objects with a new resourceVersion, and objects that vanished while we were not watching.
+   * Objects of the `forgotten` namespaces (whose items the list did not keep) are dropped as `forgetNamespace`
+   * drops them, not reported deleted.
    */
-  replace(items: readonly T[]): StoreChange<T>[] {
+  replace(items: readonly T[], forgotten: ReadonlySet<string> = new Set()): StoreChange<T>[] {
     const changes: StoreChange<T>[] = [];
     const fresh = new Map<string, T>();
     for (const object of items) fresh.set(formatObjectKey(object.metadata), object);
     for (const [key, old] of this.objects) {
-      if (!fresh.has(key)) changes.push({ type: "delete", object: old });
+      if (!fresh.has(key) && !forgotten.has(old.metadata.namespace ?? "")) {
+        changes.push({ type: "delete", object: old });
+      }
     }
     for (const [key, object] of fresh) {
       const old = this.objects.get(key);
@@ -102,6 +132,7 @@ export class ObjectStore<T extends KubeObject> {
     }
     this.objects.clear();
     this.index.clear();
+    this.counts.clear();
     for (const [key, object] of fresh) {
       this.objects.set(key, object);
       this.reindex(key, object);
@@ -110,6 +141,7 @@ export class ObjectStore<T extends KubeObject> {
   }
 
   private reindex(key: string, object: T): void {
+    this.count(object, 1);
     for (const [label, value] of this.indexedLabelsOf(object)) {
       const at = indexKey(object.metadata.namespace ?? "", label, value);
       let keys = this.index.get(at);
@@ -119,12 +151,21 @@ export class ObjectStore<T extends KubeObject> {
   }
 
   private unindex(key: string, object: T): void {
+    this.count(object, -1);
     for (const [label, value] of this.indexedLabelsOf(object)) {
       const at = indexKey(object.metadata.namespace ?? "", label, value);
       const keys = this.index.get(at);
       keys?.delete(key);
       if (keys?.size === 0) this.index.delete(at);
     }
+  }
+
+  private count(object: T, delta: 1 | -1): void {
+    if (!this.counted(object)) return;
+    const namespace = object.metadata.namespace ?? "";
+    const count = (this.counts.get(namespace) ?? 0) + delta;
+    if (count === 0) this.counts.delete(namespace);
+    else this.counts.set(namespace, count);
   }
 
   private *indexedLabelsOf(object: T): Generator<[string, string]> {

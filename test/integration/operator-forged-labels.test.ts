@@ -20,15 +20,14 @@
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
 import assert from "node:assert/strict";
-import path from "node:path";
 import { test } from "node:test";
 import type { KubeObject } from "../../kube/index.ts";
-import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
-import { helmBinary, packChart } from "../support/helm.ts";
-import { createInstance, exitOf, isReadyAtSpec, startOperator, waitForInstance } from "../support/operator.ts";
+import { chartInstanceRepairs, handEditUndone } from "../support/chart-drift.ts";
+import { adminClient, testNamespace } from "../support/cluster.ts";
+import { helmBinary } from "../support/helm.ts";
+import { createInstance, exitOf, startOperator } from "../support/operator.ts";
 
 const client = adminClient();
-const repoRoot = path.resolve(import.meta.dirname, "../..");
 const forgedLabels = { "app.kubernetes.io/managed-by": "myapp-operator", "app.kubernetes.io/instance": "web" };
 const blob = "x".repeat(900 * 1024);
 /** Labelled ConfigMaps of 900 KiB before the operator starts (132 MiB: its first list) and while it runs. */
@@ -56,45 +55,6 @@ async function forge(
   }
 }
 
-/** A chart instance `name` from the example chart in `namespace`, Ready, and a hand edit of its ConfigMap undone. */
-async function chartInstanceRepairs(namespace: string, name: string, alive: <T>(work: Promise<T>) => Promise<T>) {
-  await client.create({
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: "myapp-chart", namespace },
-    binaryData: { "chart.tgz": (await packChart(path.join(repoRoot, "examples/charts/myapp"))).toString("base64") },
-  });
-  await createInstance(client, namespace, name, {
-    image: "nginx:1.27",
-    podSecurityLevel: "Baseline",
-    chart: { configMap: "myapp-chart" },
-  });
-  await alive(waitForInstance(client, namespace, name, "Ready", isReadyAtSpec, 180_000));
-  await handEditUndone(namespace, name, alive);
-}
-
-/** A hand edit of a ConfigMap the chart of instance `name` rendered is undone. */
-async function handEditUndone(namespace: string, name: string, alive: <T>(work: Promise<T>) => Promise<T>) {
-  // A ConfigMap the chart rendered, edited by hand: its event comes on the same watch after the tenant's.
-  type ConfigMap = KubeObject & { data?: Record<string, string> };
-  const rendered = await client.list<ConfigMap>("v1", "ConfigMap", {
-    namespace,
-    labelSelector: `myapp.example.com/chart-instance=${name}`,
-  });
-  const chosen = rendered.items.find((configMap) => Object.keys(configMap.data ?? {}).length > 0);
-  assert.ok(chosen, "the example chart renders a ConfigMap with data");
-  const edited = chosen.metadata.name ?? "";
-  const data = chosen.data ?? {};
-  await client.mergePatch("v1", "ConfigMap", edited, namespace, {
-    data: Object.fromEntries(Object.keys(data).map((key) => [key, "edited by hand"])),
-  });
-  const undone = async () => {
-    const live = await client.get<ConfigMap>("v1", "ConfigMap", edited, namespace);
-    return JSON.stringify(live.data) === JSON.stringify(data) ? true : undefined;
-  };
-  await alive(waitFor(`the operator to undo the edit of ConfigMap ${edited}`, undone, { timeoutMs: 120_000 }));
-}
-
 test(
   "a tenant's labelled ConfigMaps, more than the operator's heap, cost it their identity only",
   {
@@ -115,7 +75,7 @@ test(
     /** `work`, unless the operator exits first. */
     const alive = <T>(work: Promise<T>) => Promise.race([work, exited]);
     await alive(forge(namespace, "after", after));
-    await chartInstanceRepairs(namespace, "web", alive);
+    await chartInstanceRepairs(client, namespace, "web", alive);
   },
 );
 
@@ -161,7 +121,7 @@ test(
     await alive(forge(namespace, "after", after, children));
 
     // WHEN a chart instance beside it runs THEN the operator lives, the instance is Ready and its drift repaired
-    await chartInstanceRepairs(namespace, "web", alive);
+    await chartInstanceRepairs(client, namespace, "web", alive);
 
     // ... and every one of the tenant's ConfigMaps is as the tenant wrote it: none deleted, none applied over
     const forged = await client.list("v1", "ConfigMap", {
@@ -186,6 +146,6 @@ test(
       ),
     );
     assert.equal(look["writes"], 0);
-    await handEditUndone(namespace, "web", again.alive);
+    await handEditUndone(client, namespace, "web", again.alive);
   },
 );

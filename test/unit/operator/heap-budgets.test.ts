@@ -57,6 +57,11 @@ describe("heapBudgets", () => {
     assert.equal(small.renderCacheBytes, 32 * mebibyte);
     assert.deepEqual(small.keptChildren, { maxBytes: 16 * mebibyte, namespaceBytes: 16 * mebibyte });
   });
+
+  it("lets a namespace keep a sixty-fourth of the heap per kind of objects kept in part, at 2 KiB each", () => {
+    assert.equal(heapBudgets(624 * mebibyte, 16 * mebibyte).partialObjectsPerNamespace, 4992);
+    assert.equal(heapBudgets(128 * mebibyte, 16 * mebibyte).partialObjectsPerNamespace, 1024);
+  });
 });
 
 describe("RenderedChildren with a budget", () => {

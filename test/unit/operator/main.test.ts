@@ -382,6 +382,32 @@ describe("watchedOwnedKinds", () => {
     );
   });
 
+  it("bounds per namespace the objects of each kind it keeps in part (identities, claims), not those kept whole", () => {
+    const watched = [...watchedOwnedKinds(renderableChartKinds, new RenderedChildren(), 7), ...cachedKinds(7)];
+    assert.ok(watched.every((kind) => kind.namespaceLimit?.maxObjects === 7));
+    const deployment = watched.find((kind) => kind.kind === "Deployment")!;
+    const child = (name: string): KubeObject => ({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: {
+        name,
+        namespace: "team",
+        labels: { "app.kubernetes.io/managed-by": "myapp-operator" },
+        ownerReferences: [
+          { apiVersion: "example.com/v1", kind: "MyAppInstance", name: "web", uid: "i", controller: true },
+        ],
+      },
+    });
+    // The template's child is kept whole and not counted; anything else with the label is an identity, counted.
+    assert.equal(deployment.namespaceLimit?.counts(deployment.transform!(child("web"))), false);
+    assert.equal(deployment.namespaceLimit?.counts(deployment.transform!(child("forged"))), true);
+    // Every claim counts: the cache keeps each in part, and a tenant may label their own.
+    const claims = watched.find((kind) => kind.kind === "PersistentVolumeClaim")!;
+    assert.equal(claims.namespaceLimit?.counts(claimAsRead(child("data"))), true);
+    // Unbounded when no number is given (tools and tests that keep a handful).
+    assert.ok(watchedOwnedKinds(renderableChartKinds, new RenderedChildren()).every((k) => !k.namespaceLimit));
+  });
+
   it("caches what an instance controls and keeps in sync whole, of anything else with our label its identity", () => {
     // GIVEN instance team/web (uid i) whose current render names "cm" of every watched kind
     const rendered = new RenderedChildren();
@@ -489,6 +515,6 @@ describe("claimAsRead", () => {
         allocatedResourceStatuses: { storage: "ControllerResizeInProgress" },
       },
     });
-    assert.equal(cachedKinds[0].transform, claimAsRead);
+    assert.equal(cachedKinds()[0]?.transform, claimAsRead);
   });
 });
