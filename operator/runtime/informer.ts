@@ -286,7 +286,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       ...(this.options.namespace ? { namespace: this.options.namespace } : {}),
       ...(this.options.labelSelector ? { labelSelector: this.options.labelSelector } : {}),
     };
-    const items: (T | undefined)[] = [];
+    const items: T[] = [];
     let resourceVersion: string | undefined;
     let token: string | undefined;
     let pages = 0;
@@ -322,12 +322,12 @@ export class Informer<T extends KubeObject = KubeObject> {
       pages++;
       resourceVersion = page.metadata.resourceVersion;
       token = page.metadata.continue || undefined;
-      items.push(...page.items);
+      // One by one: a page from the watch cache may hold hundreds of thousands of items, past how many arguments
+      // a call may take (`push(...items)` threw RangeError at 200,000 and the informer never synced).
+      for (const item of page.items) if (item !== undefined) items.push(item);
     } while (token);
     if (!resourceVersion) throw new Error(`list of ${this.options.kind} returned no resourceVersion`);
-    const kept = items.filter(
-      (object): object is T => object !== undefined && !over.has(object.metadata.namespace ?? ""),
-    );
+    const kept = over.size === 0 ? items : items.filter((object) => !over.has(object.metadata.namespace ?? ""));
     const changes = this.store.replace(kept, over);
     const recovered = new Set([...this.uncached].filter((namespace) => !over.has(namespace)));
     for (const namespace of over) if (!this.uncached.has(namespace)) this.sayUncached(namespace);
@@ -355,6 +355,8 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** One watch request, from the current resourceVersion until the server ends it, it goes idle, or we stop. */
   private async watchOnce(): Promise<{ end: WatchEnd; events: number }> {
+    // Stopped while the list was read (its handlers may stop it): the abort below would never come.
+    if (this.stopping.signal.aborted) return { end: "stopped", events: 0 };
     const minTimeout = this.options.minWatchTimeoutSeconds ?? 300;
     const timeoutSeconds = Math.floor(minTimeout * (1 + this.random()));
     const idleTimeoutMs = this.options.idleTimeoutMs ?? 150_000;

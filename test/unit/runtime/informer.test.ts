@@ -94,6 +94,22 @@ describe("Informer", () => {
     await informer.stop();
   });
 
+  it(
+    "syncs from a list page of 200,000 items (the watch cache sends its first page whole, whatever the limit)",
+    { timeout: 60_000 },
+    async () => {
+      const { api, informer } = setup();
+      // As listOf makes it (items without apiVersion and kind), built without spreading 200,000 arguments.
+      const items = Array.from({ length: 200_000 }, (_, n) => listOf("", deployment(`d${n}`, String(n + 1))).items[0]!);
+      api.lists.push({ metadata: { resourceVersion: "300000" }, items });
+      informer.start();
+      await informer.waitForSync();
+      assert.equal(informer.hasSynced(), true);
+      assert.equal(informer.store.size, 200_000);
+      await informer.stop();
+    },
+  );
+
   it("restarts a watch the server closed at once, from the last resourceVersion, without relisting", async () => {
     const { api, informer, clock } = setup();
     api.lists.push(listOf("100"));
