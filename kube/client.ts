@@ -192,14 +192,15 @@ export class KubeClient {
    * then only what `each` keeps of it. `each` is also told the item's length in characters as it came. An item
    * longer than `limits.maxItemChars` is not parsed at all, only counted (`oversized`): for lists of objects whose
    * legitimate ones are small, where a long one is someone else's (a tenant's forged Event) and parsing it would
-   * cost the time its length does.
+   * cost the time its length does. `limits.onItemText` is told the length of every item, parsed or not, first: what
+   * it throws ends the read, as what `each` throws does (a budget of what a list may cost to read).
    */
   async listEach<T>(
     apiVersion: string,
     kind: string,
     options: ListOptions,
     each: (item: KubeObject, textLength: number) => T,
-    limits: { readonly maxItemChars?: number } = {},
+    limits: { readonly maxItemChars?: number; readonly onItemText?: (textLength: number) => void } = {},
   ): Promise<ObjectList<T> & { oversized: number }> {
     const type = this.typeOf(apiVersion, kind);
     const { namespace, ...query } = options;
@@ -210,14 +211,16 @@ export class KubeClient {
     // What `each` throws (a caller's own limit) ends the read as it is, not as a broken list.
     let eachFailure: { error: unknown } | undefined;
     const splitter = new ListSplitter((text) => {
-      if (text.length > maxItemChars) {
-        oversized += 1;
-        return;
-      }
-      const item = JSON.parse(text) as KubeObject;
       try {
+        limits.onItemText?.(text.length);
+        if (text.length > maxItemChars) {
+          oversized += 1;
+          return;
+        }
+        const item = JSON.parse(text) as KubeObject;
         items.push(each({ ...item, apiVersion, kind }, text.length));
       } catch (error) {
+        if (error instanceof SyntaxError) throw error;
         eachFailure = { error };
         throw error;
       }

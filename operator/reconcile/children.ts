@@ -21,6 +21,7 @@ import {
 } from "../desired/index.ts";
 import { childRejection, PermanentError } from "./errors.ts";
 import { changedEvent, createdEvent } from "./lifecycle-events.ts";
+import { LiveListTooLarge } from "./live-lists.ts";
 import type { ObservedWorkload } from "./observed.ts";
 import type { ApplyConfiguration } from "./cluster-client.ts";
 import { creationFailure, missingPods, rolloutProgress, type ObservedEvent } from "./rollout.ts";
@@ -220,11 +221,18 @@ async function retireReplaced(
 }
 
 /**
+ * How soon a StatefulSet's Events are read again after they were too large to read (`EventsTooLarge`): each read
+ * costs up to its budget (live-lists.ts), so not every few seconds.
+ */
+export const unreadableEventsPollMs = 300_000;
+
+/**
  * A StatefulSet that cannot create its pods says so only in events (`FailedCreate`), unlike a Deployment's
  * ReplicaFailure condition. Once pods have been missing for a poll interval (missing-pod-sightings.ts: a moment of a
  * rollout costs no read), read its create events: the newest failure is the problem, with the apiserver's
  * message; either way look again soon, since a failure changes nothing the operator watches. A StatefulSet with
- * all its pods costs no read.
+ * all its pods costs no read. Events past their read budget (someone's, megabytes each) are a problem of their own,
+ * `EventsTooLarge`, looked at again after {@link unreadableEventsPollMs}.
  */
 async function podsOutcome(
   session: Session,
@@ -240,13 +248,29 @@ async function podsOutcome(
   }
   const missingMs = sightings ? sightings.missingFor(uid, session.clock.monotonicMs()) : pollMs;
   if (missingMs < pollMs) return { requeueAfterMs: pollMs - missingMs };
-  const events = await session.cluster.list<ObservedEvent>(
-    "v1",
-    "Event",
-    session.key.namespace,
-    "",
-    `involvedObject.uid=${uid}`,
-  );
+  let events: ObservedEvent[];
+  try {
+    events = await session.cluster.list<ObservedEvent>(
+      "v1",
+      "Event",
+      session.key.namespace,
+      "",
+      `involvedObject.uid=${uid}`,
+    );
+  } catch (error) {
+    if (!(error instanceof LiveListTooLarge)) throw error;
+    // Events no controller writes (megabytes each): someone made them, and reading them again every few seconds
+    // would cost the apiserver what they weigh each time. Said once, looked at again slowly.
+    return {
+      problem: {
+        reason: "EventsTooLarge",
+        message:
+          `pods are missing, and the Events that would say why cannot be read: ${error.message}; ` +
+          `kubectl get events -n ${session.key.namespace} --field-selector involvedObject.uid=${uid} lists them`,
+      },
+      requeueAfterMs: unreadableEventsPollMs,
+    };
+  }
   const failure = creationFailure(events);
   if (!failure) return { requeueAfterMs: pollMs };
   return {

@@ -14,6 +14,24 @@ import type { KubeClient, KubeObject, ObjectMeta } from "../../kube/index.ts";
 export const liveListBudgetChars = 16 * 1024 * 1024;
 
 /**
+ * Most characters one live list may read, items skipped or projected included, by kind: what it costs the
+ * apiserver and the operator to read, whatever is kept. A StatefulSet's Events, which a reconcile lists every few
+ * seconds while pods are missing, are a few KiB as its controller writes them; a tenant's 300 Events of 1 MB made
+ * each such list read 300 MB (2.8 GB a minute) while keeping nothing. Other lists are read once per deletion of an
+ * instance (a namespace's claims), kept small: only what they keep is bounded, so a tenant's megabyte claims do not
+ * hold a deletion up.
+ */
+export function liveListReadBudgetChars(kind: string): number {
+  return kind === "Event" ? 1024 * 1024 : Infinity;
+}
+
+/**
+ * Items per page of a live list: the apiserver reads a page at a time (a list without a limit is read whole before
+ * the first byte is sent), so a list stopped at its budget has cost at most one page more.
+ */
+export const liveListPageSize = 50;
+
+/**
  * An Event message is kept up to this many characters: as long as a status message may be
  * (operator/reconcile/status-limits.ts), where a StatefulSet's failure to create pods is quoted (a Pod Security
  * refusal of several containers runs to a few KiB).
@@ -23,15 +41,23 @@ export const eventMessageChars = 4096;
 /** An Event item longer than this is not one a controller wrote: left unparsed (kube/client.ts listEach). */
 export const maxEventItemChars = 64 * 1024;
 
-/** Thrown when a live list's kept items would pass {@link liveListBudgetChars}. */
+/**
+ * Thrown when a live list's kept items would pass {@link liveListBudgetChars}, or what it read
+ * {@link liveListReadBudgetChars}.
+ */
 export class LiveListTooLarge extends Error {
-  constructor(kind: string, namespace: string, read: number) {
+  readonly kind: string;
+
+  constructor(kind: string, namespace: string, read: number, what: "kept" | "read" = "kept") {
+    const budget = what === "kept" ? liveListBudgetChars : liveListReadBudgetChars(kind);
+    const size = `${budget / 1024 / 1024} MiB${what === "kept" ? " even as the operator keeps them" : " to read"}`;
     super(
-      `the ${kind} objects of namespace ${namespace || "(cluster)"} take more than ${liveListBudgetChars / 1024 / 1024} ` +
-        `MiB even as the operator keeps them (${read} read before it stopped): delete the oversized ones ` +
+      `the ${kind} objects of namespace ${namespace || "(cluster)"} this instance reads take more than ${size} ` +
+        `(${read} read before it stopped): delete the oversized ones ` +
         `(kubectl get ${kind.toLowerCase()} -n ${namespace} -o json shows them)`,
     );
     this.name = "LiveListTooLarge";
+    this.kind = kind;
   }
 }
 
@@ -128,8 +154,9 @@ export function keptOfListed(object: KubeObject): KubeObject {
 }
 
 /**
- * The items of a live list, each as {@link keptOfListed} keeps it, within {@link liveListBudgetChars}; Events longer
- * than {@link maxEventItemChars} are skipped unparsed.
+ * The items of a live list, each as {@link keptOfListed} keeps it, within {@link liveListBudgetChars} kept and
+ * {@link liveListReadBudgetChars} read, a page of {@link liveListPageSize} at a time; Events longer than
+ * {@link maxEventItemChars} are skipped unparsed (and count as read).
  */
 export async function boundedLiveList<T extends KubeObject>(
   client: Pick<KubeClient, "listEach">,
@@ -137,25 +164,41 @@ export async function boundedLiveList<T extends KubeObject>(
   kind: string,
   options: { readonly namespace: string; readonly labelSelector: string; readonly fieldSelector?: string },
 ): Promise<T[]> {
+  const readBudget = liveListReadBudgetChars(kind);
   let kept = 0;
+  let readChars = 0;
   let read = 0;
-  const list = await client.listEach(
-    apiVersion,
-    kind,
-    {
-      namespace: options.namespace,
-      labelSelector: options.labelSelector,
-      ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
-    },
-    (item, textLength) => {
-      read += 1;
-      const projected = keptOfListed(item);
-      // A projection's size: the item's own length where it is kept whole, else measured (projections are small).
-      kept += projected === item ? textLength : JSON.stringify(projected).length;
-      if (kept > liveListBudgetChars) throw new LiveListTooLarge(kind, options.namespace, read);
-      return projected as T;
-    },
-    kind === "Event" ? { maxItemChars: maxEventItemChars } : {},
-  );
-  return list.items;
+  const items: T[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.listEach(
+      apiVersion,
+      kind,
+      {
+        namespace: options.namespace,
+        labelSelector: options.labelSelector,
+        ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
+        limit: liveListPageSize,
+        ...(token ? { continue: token } : {}),
+      },
+      (item, textLength) => {
+        const projected = keptOfListed(item);
+        // A projection's size: the item's own length where it is kept whole, else measured (projections are small).
+        kept += projected === item ? textLength : JSON.stringify(projected).length;
+        if (kept > liveListBudgetChars) throw new LiveListTooLarge(kind, options.namespace, read);
+        return projected as T;
+      },
+      {
+        ...(kind === "Event" ? { maxItemChars: maxEventItemChars } : {}),
+        onItemText: (textLength) => {
+          read += 1;
+          readChars += textLength;
+          if (readChars > readBudget) throw new LiveListTooLarge(kind, options.namespace, read, "read");
+        },
+      },
+    );
+    for (const item of page.items) items.push(item);
+    token = page.metadata.continue || undefined;
+  } while (token);
+  return items;
 }

@@ -124,7 +124,11 @@ describe("clusterClient", () => {
       "shop",
       { propagationPolicy: "Orphan", preconditionUid: "u9" },
     ]);
-    assert.deepEqual(calls[1]?.args, ["v1", "PersistentVolumeClaim", { namespace: "shop", labelSelector: "a=b" }]);
+    assert.deepEqual(calls[1]?.args, [
+      "v1",
+      "PersistentVolumeClaim",
+      { namespace: "shop", labelSelector: "a=b", limit: 50 },
+    ]);
     assert.equal(items.length, 1);
   });
 

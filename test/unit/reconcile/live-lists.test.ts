@@ -1,29 +1,51 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { KubeClient, KubeObject } from "../../../kube/index.ts";
+import type { KubeClient, KubeObject, ListOptions } from "../../../kube/index.ts";
 import {
   boundedLiveList,
   eventMessageChars,
   keptOfListed,
   liveListBudgetChars,
+  liveListPageSize,
+  liveListReadBudgetChars,
   LiveListTooLarge,
   maxEventItemChars,
 } from "../../../operator/reconcile/live-lists.ts";
 
-/** A listEach over `items`, as kube/client.ts calls `each`: with each item's length as JSON. */
-function lister(items: readonly KubeObject[]): Pick<KubeClient, "listEach"> & { limits: unknown[] } {
+/**
+ * A listEach over `items` as kube/client.ts reads them: a page of `limit` at a time (the continue token is the
+ * offset), each item's length told to `onItemText` first, one longer than `maxItemChars` skipped unparsed, `each`
+ * called with the length of the others. Records the options and limits of each call.
+ */
+function lister(items: readonly KubeObject[]): Pick<KubeClient, "listEach"> & {
+  limits: unknown[];
+  options: ListOptions[];
+} {
   const limits: unknown[] = [];
+  const options: ListOptions[] = [];
   return {
     limits,
+    options,
     listEach: (async (
       _apiVersion: string,
       _kind: string,
-      _options: unknown,
+      given: ListOptions,
       each: (item: KubeObject, length: number) => unknown,
-      given: unknown = {},
+      itemLimits: { maxItemChars?: number; onItemText?: (length: number) => void } = {},
     ) => {
-      limits.push(given);
-      return { metadata: {}, items: items.map((item) => each(item, JSON.stringify(item).length)), oversized: 0 };
+      options.push(given);
+      limits.push(itemLimits);
+      const from = Number(given.continue ?? 0);
+      const to = given.limit ? from + given.limit : items.length;
+      const kept: unknown[] = [];
+      let oversized = 0;
+      for (const item of items.slice(from, to)) {
+        const length = JSON.stringify(item).length;
+        itemLimits.onItemText?.(length);
+        if (length > (itemLimits.maxItemChars ?? Infinity)) oversized++;
+        else kept.push(each(item, length));
+      }
+      return { metadata: to < items.length ? { continue: String(to) } : {}, items: kept, oversized };
     }) as KubeClient["listEach"],
   };
 }
@@ -90,14 +112,22 @@ test("a listed Event keeps its reason, times (its creation's too) and the first 
 });
 
 test("a live list is held to its budget, naming the kind and namespace; Events past a line are left unparsed", async () => {
-  // 1,000 claims of ~100 KiB annotations each: kept small, well within the budget
-  const claims = Array.from({ length: 1_000 }, (_, i) => claim(`c-${i}`));
-  const listed = await boundedLiveList(lister(claims), "v1", "PersistentVolumeClaim", {
+  // 400 claims of ~120 KiB each (annotations, a selector): kept small, well within the budget, read a page at a time
+  const claims = Array.from({ length: 400 }, (_, i) => claim(`c-${i}`));
+  const lister400 = lister(claims);
+  const listed = await boundedLiveList(lister400, "v1", "PersistentVolumeClaim", {
     namespace: "team",
     labelSelector: "",
     fieldSelector: "metadata.namespace=team",
   });
-  assert.equal(listed.length, 1_000);
+  assert.equal(listed.length, 400);
+  assert.deepEqual(
+    lister400.options.map((options) => [options.limit, options.continue]),
+    Array.from({ length: 400 / liveListPageSize }, (_, page) => [
+      liveListPageSize,
+      page === 0 ? undefined : String(page * liveListPageSize),
+    ]),
+  );
   // Kinds kept whole count whole: StatefulSets past the budget fail the read, naming what to do
   const bulky = Array.from({ length: Math.ceil(liveListBudgetChars / 1_000_000) + 1 }, (_, i) => ({
     apiVersion: "apps/v1",
@@ -108,9 +138,38 @@ test("a live list is held to its budget, naming the kind and namespace; Events p
     boundedLiveList(lister(bulky), "apps/v1", "StatefulSet", { namespace: "team", labelSelector: "" }),
     (error: unknown) =>
       error instanceof LiveListTooLarge &&
-      /StatefulSet objects of namespace team take more than 16 MiB/.test(error.message),
+      /StatefulSet objects of namespace team this instance reads take more than 16 MiB/.test(error.message),
   );
   const events = lister([]);
   await boundedLiveList(events, "v1", "Event", { namespace: "team", labelSelector: "", fieldSelector: "x=y" });
-  assert.deepEqual(events.limits, [{ maxItemChars: maxEventItemChars }]);
+  assert.equal((events.limits[0] as { maxItemChars?: number }).maxItemChars, maxEventItemChars);
+});
+
+test("a live list stops at what it may read, skipped items included: a tenant's megabyte Events cost 1 MiB", async () => {
+  // 300 forged Events of 1 MB about one StatefulSet: each skipped unparsed, and before, each list read all 300 MB
+  const forged = Array.from({ length: 300 }, (_, i) => ({
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: `fake-${i}`, namespace: "team" },
+    reason: "FailedCreate",
+    message: "x".repeat(1_000_000),
+    involvedObject: { kind: "StatefulSet", name: "db", uid: "sts" },
+  }));
+  const events = lister(forged);
+  await assert.rejects(
+    boundedLiveList(events, "v1", "Event", {
+      namespace: "team",
+      labelSelector: "",
+      fieldSelector: "involvedObject.uid=sts",
+    }),
+    (error: unknown) =>
+      error instanceof LiveListTooLarge &&
+      /Event objects of namespace team this instance reads take more than 1 MiB to read \(2 read before it stopped\)/.test(
+        error.message,
+      ),
+  );
+  assert.equal(liveListReadBudgetChars("Event"), 1024 * 1024);
+  assert.equal(events.options.length, 1, "stopped within the first page");
+  // Claims (and other kinds, read once per deletion) are bounded by what they keep only
+  assert.equal(liveListReadBudgetChars("PersistentVolumeClaim"), Infinity);
 });

@@ -13,6 +13,8 @@ import {
 } from "../../../kube/index.ts";
 import { MissingPodSightings, PermanentError, TransientError, reconcile } from "../../../operator/reconcile/index.ts";
 import { instanceAsRead } from "../../../operator/instance-as-read.ts";
+import { unreadableEventsPollMs } from "../../../operator/reconcile/children.ts";
+import { LiveListTooLarge } from "../../../operator/reconcile/live-lists.ts";
 import { harness } from "./setup.ts";
 
 const spec = { image: "nginx:1.27", replicas: 2, port: 8080 };
@@ -995,6 +997,26 @@ describe("reconcile: pods that cannot be created", () => {
 
     // THEN it is no longer Degraded
     assert.equal(condition(h, "Degraded")?.status, "False");
+  });
+
+  it("Events too large to read (someone's, megabytes each) are EventsTooLarge, looked at again slowly", async () => {
+    // GIVEN an instance with storage whose StatefulSet misses its pods, and Events about it past their read budget
+    const h = harness();
+    h.cluster.put(storageClass("standard", { isDefault: true }));
+    h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
+    await h.run();
+    h.cluster.progress("StatefulSet", "web", { updated: 0, ready: 0, replicas: 0 });
+    const uid = h.cluster.get("apps/v1", "StatefulSet", "web")?.metadata.uid ?? "";
+    h.cluster.failNext("list", new LiveListTooLarge("Event", "default", 2, "read"), "Event");
+
+    // WHEN reconciled
+    const outcome = await h.run();
+
+    // THEN Degraded says so, names the command that lists them, and the next read is minutes away, not seconds
+    assert.equal(condition(h, "Degraded")?.reason, "EventsTooLarge");
+    assert.match(condition(h, "Degraded")?.message ?? "", /take more than 1 MiB to read/);
+    assert.ok(condition(h, "Degraded")?.message?.includes(`--field-selector involvedObject.uid=${uid}`));
+    assert.equal(outcome.requeueAfterMs, unreadableEventsPollMs);
   });
 
   it("with sightings, a pod missing for less than a poll reads no events; one missing a poll later does", async () => {
