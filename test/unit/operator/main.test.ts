@@ -418,7 +418,7 @@ describe("watchedOwnedKinds", () => {
         apiVersion,
         kind,
         metadata: { name: "cm" },
-        data: { blob: "x".repeat(100_000) },
+        data: { blob: "x".repeat(20_000) },
       })),
     );
     const labels = {
@@ -431,7 +431,7 @@ describe("watchedOwnedKinds", () => {
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: { name: "cm", namespace: "team", uid: "u", resourceVersion: "3", labels, ownerReferences },
-      data: { blob: "x".repeat(100_000) },
+      data: { blob: "x".repeat(20_000) },
     });
     const controlled = { apiVersion: "example.com/v1", kind: "MyAppInstance", name: "web", uid: "i", controller: true };
     const unlabelled = (ownerReferences: OwnerReference[], name = "cm"): KubeObject => {
