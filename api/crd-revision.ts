@@ -10,10 +10,10 @@
  */
 
 /** The revision of the CRD this package generates and installs. */
-export const crdRevision = 2;
+export const crdRevision = 3;
 
 /** `crdSpecDigest()` of the spec {@link crdRevision} stands for. */
-export const crdRevisionDigest = "sha256:6ec15b83b3174d5c173bbaf1a3df1176dffe0d8935f6377013f31af69f904a61";
+export const crdRevisionDigest = "sha256:63e3ec213f12359893b5b48d17f185bc97f4c7438c8658e865332a88d4489fcb";
 
 /** The CRD annotation that carries the revision, as a decimal string. */
 export const crdRevisionAnnotation = "myapp.example.com/schema-revision";

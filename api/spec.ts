@@ -4,6 +4,7 @@
  * `kubectl explain` texts and CEL rules) and every spec check in TS.
  */
 import * as z from "zod";
+import { celString } from "./cel-string.ts";
 import { chartRules, chartSchema, chartValuesSchema } from "./chart.ts";
 import { dns1123SubdomainPattern, maxDns1123SubdomainLength } from "./dns-names.ts";
 import {
@@ -98,6 +99,20 @@ export const specRules = {
   storageClassImmutable: "may not change once spec.storage is set: volumes keep the class they were provisioned with",
 } as const;
 
+/** How a storageClassName change words a side without a class: the volumes were, or would be, on the default class. */
+const storageClassUnset = {
+  was: "unset (the volumes use the cluster's default class)",
+  now: "unset (the cluster's default class)",
+} as const;
+
+/**
+ * The storageClassName transition rule's message, naming the old and the new value (either may be unset): the
+ * words of the CRD's CEL messageExpression (below) and of `checkSpecTransition`, so preview and apiserver agree.
+ */
+export function storageClassChangeMessage(was: string | undefined, now: string | undefined): string {
+  return `${specRules.storageClassImmutable}; was ${was ?? storageClassUnset.was}, now ${now ?? storageClassUnset.now}`;
+}
+
 /** One entry of the CRD's `x-kubernetes-validations`. */
 interface CelRule {
   readonly rule: string;
@@ -138,7 +153,11 @@ const specObjectRules: CelRule[] = [
     rule:
       "!has(oldSelf.storage) || (has(self.storageClassName) ? has(oldSelf.storageClassName) && " +
       "self.storageClassName == oldSelf.storageClassName : !has(oldSelf.storageClassName))",
-    message: `spec.storageClassName ${specRules.storageClassImmutable}`,
+    // Names both sides: "was unset" (volumes on the default class) is the case a newcomer does not see coming.
+    messageExpression:
+      `${celString(`spec.storageClassName ${specRules.storageClassImmutable}; was `)} + ` +
+      `(has(oldSelf.storageClassName) ? oldSelf.storageClassName : ${celString(storageClassUnset.was)}) + ` +
+      `', now ' + (has(self.storageClassName) ? self.storageClassName : ${celString(storageClassUnset.now)})`,
     fieldPath: ".storageClassName",
     reason: "FieldValueForbidden",
   },

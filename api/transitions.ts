@@ -4,7 +4,7 @@
  */
 import { compareQuantities, parseQuantity } from "./quantity.ts";
 import type { MyAppInstanceSpecInput } from "./spec.ts";
-import { specRules } from "./spec.ts";
+import { specRules, storageClassChangeMessage } from "./spec.ts";
 import type { FieldIssue } from "./field-issue.ts";
 
 type StorageFields = Pick<MyAppInstanceSpecInput, "storage" | "storageClassName">;
@@ -30,7 +30,10 @@ export function checkSpecTransition(oldSpec: StorageFields, newSpec: StorageFiel
     }
   }
   if (oldSpec.storage !== undefined && oldSpec.storageClassName !== newSpec.storageClassName) {
-    issues.push({ path: "spec.storageClassName", message: specRules.storageClassImmutable });
+    issues.push({
+      path: "spec.storageClassName",
+      message: storageClassChangeMessage(oldSpec.storageClassName, newSpec.storageClassName),
+    });
   }
   return issues;
 }

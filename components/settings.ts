@@ -397,7 +397,11 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
   if (!chartLimits.ok) for (const { field, message } of chartLimits.problems) problem(field, message);
   if (!chartLimits.ok) return { ok: false, issues };
   const reviewsMiB = webhooks.ok && webhooks.webhooks.enabled ? reviewParseThreadHeapMiB : 0;
-  const renderMemory = renderMemoryProblem(args.resources ?? defaultResources, chartLimits.settings, reviewsMiB);
+  // An external operator has no container limit to fit in: its process runs where the platform owner starts it.
+  const renderMemory =
+    operatorPlacement === "external"
+      ? undefined
+      : renderMemoryProblem(args.resources ?? defaultResources, chartLimits.settings, reviewsMiB);
   if (renderMemory) problem("resources.limits.memory", renderMemory);
   // An empty string counts as not given (a stack's `config.get(...) ?? ""`).
   const chartSourcesCa = args.chartSourcesCa?.trim() ? args.chartSourcesCa : undefined;

@@ -20,17 +20,21 @@ export class WrongClusterError extends Error {
     const facts =
       `Cannot ${operation} ${where}: it lives in cluster ${describe(recorded)}, but its connection now reaches ` +
       `cluster ${describe(actual)}. Nothing was changed in either cluster or in the stack.`;
-    // The same address with another kube-system uid: the cluster there was deleted and made again (a local
-    // cluster's `down` and `up`), or another one took its address. Pointing back at the address cannot help.
+    // When the old cluster is gone (a local cluster's `down` and `up`: at the same address, or at another one when
+    // its port was taken meanwhile), pointing back at it or destroying through it cannot help: what the stack
+    // recorded went with it, and only dropping it from the state lets `pulumi up` go on. Every branch says so.
+    const gone = (how: string) =>
+      `If the old cluster is gone${how}, the instance and its volumes went with it: remove it from the stack with ` +
+      `\`pulumi state delete '<urn>'\` (\`pulumi stack --show-urns\` lists them), then \`pulumi up\` creates it ` +
+      `in this cluster.`;
     const next =
       recorded.server === actual.server
         ? ` The cluster at ${recorded.server} is not the one the instance was created in: it was deleted and made ` +
-          `again, or another cluster took its address. If the old cluster is gone, the instance and its volumes ` +
-          `went with it: remove it from the stack with \`pulumi state delete '<urn>'\` (\`pulumi stack ` +
-          `--show-urns\` lists them), then \`pulumi up\` creates it in this cluster. If the old cluster still runs ` +
-          `elsewhere, point the kubeconfig/context there.`
-        : ` Point the kubeconfig/context (or the platform's Kubernetes provider) back at ${recorded.server}. To move ` +
-          `the instance, destroy it with the old connection first, then create it with the new one.`;
+          `again, or another cluster took its address. ${gone("")} If the old cluster still runs elsewhere, point the ` +
+          `kubeconfig/context there.`
+        : ` If the old cluster still runs, point the kubeconfig/context (or the platform's Kubernetes provider) back ` +
+          `at ${recorded.server}; to move the instance, destroy it with the old connection first, then create it ` +
+          `with the new one. ${gone(" (deleted, or made again at another address)")}`;
     super(facts + next);
     this.name = "WrongClusterError";
   }

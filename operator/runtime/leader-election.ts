@@ -114,6 +114,27 @@ function stored(lease: LeaseObject): StoredLease {
 /** Why leadership ended: the lease could not be renewed in time, or stop() released it. */
 export type LeadershipEnd = "lost" | "released";
 
+/**
+ * Why a leader could not renew, for the message it exits with: "deleted" when its last attempt found the Lease
+ * gone (a 404: the Lease was deleted, or its namespace was, as `pulumi destroy` of a platform does) and could not
+ * make it again; "not-renewed" otherwise (another holder took it, or the apiserver did not answer in time).
+ */
+export type LeadershipLoss = "deleted" | "not-renewed";
+
+/**
+ * The line a process logs as it exits on lost leadership. It exits on every loss, as controller-runtime's do (a
+ * leader that cannot prove it still leads must stop writing at once); for a deleted Lease the line also says why
+ * and what to do, since nothing restarts an operator run by hand and the next `pulumi up` needs it running again.
+ */
+export function leadershipLostMessage(lease: { namespace: string; name: string }, loss: LeadershipLoss): string {
+  if (loss !== "deleted") return "leader election lost; exiting";
+  return (
+    `leader election lost; exiting: the Lease ${lease.namespace}/${lease.name} was deleted, or its namespace ` +
+    `${lease.namespace} was (as \`pulumi destroy\` of the platform does). Start the operator again before the next ` +
+    `\`pulumi up\`: it waits, as a standby, until that namespace exists again, then leads`
+  );
+}
+
 export interface LeaderElectionOptions {
   readonly lease: LeaseClient;
   /** Unique per process (e.g. hostname + random suffix): two processes with one identity would both lead. */
@@ -131,9 +152,9 @@ export interface LeaderElectionOptions {
   readonly onStartedLeading: () => void;
   /**
    * Runs when leadership ends. On "lost" the process must stop reconciling at once; like controller-runtime,
-   * exiting is the safe answer (a restart rejoins as a standby).
+   * exiting is the safe answer (a restart rejoins as a standby). `loss` (with "lost" only) says why, for the message.
    */
-  readonly onStoppedLeading: (reason: LeadershipEnd) => void;
+  readonly onStoppedLeading: (reason: LeadershipEnd, loss?: LeadershipLoss) => void;
   /** Runs when the observed holder changes (including to ""). */
   readonly onNewLeader?: (identity: string) => void;
   readonly metrics?: OperatorMetrics;
@@ -163,6 +184,8 @@ export class LeaderElector {
   private observed: StoredLease | undefined;
   /** Monotonic time at which `observed` was first seen; expiry is measured from here. */
   private observedAt = 0;
+  /** The last attempt found no Lease (404) and could not make one: it, or its namespace, was deleted. */
+  private leaseDeleted = false;
 
   constructor(options: LeaderElectionOptions) {
     this.options = options;
@@ -241,12 +264,13 @@ export class LeaderElector {
         continue;
       }
       if (this.clock.monotonicMs() - lastRenewal >= this.renewDeadlineMs) {
+        const loss: LeadershipLoss = this.leaseDeleted ? "deleted" : "not-renewed";
         this.logger.error(
-          { renewDeadlineMs: this.renewDeadlineMs },
+          { renewDeadlineMs: this.renewDeadlineMs, ...(loss === "deleted" ? { leaseDeleted: true } : {}) },
           "could not renew the lease in time, stepping down",
         );
         this.holdsLease = false;
-        this.endLeadership("lost");
+        this.endLeadership("lost", loss);
         return;
       }
     }
@@ -262,10 +286,14 @@ export class LeaderElector {
       renewTime: stamp,
       leaseTransitions: 0,
     };
+    this.leaseDeleted = false;
     try {
       const current = await this.options.lease.get();
       if (!current) {
+        // A 404: never made yet, or deleted (with its namespace, say); a create that fails too keeps it that way.
+        this.leaseDeleted = true;
         this.observe(await this.options.lease.create(record));
+        this.leaseDeleted = false;
         return true;
       }
       this.observe(current);
@@ -279,6 +307,9 @@ export class LeaderElector {
       this.observe(await this.options.lease.update(next, current.resourceVersion));
       return true;
     } catch (error) {
+      // A 404 on update: deleted since the read. A conflict on create: someone else made it meanwhile.
+      if (error instanceof NotFoundError) this.leaseDeleted = true;
+      else if (error instanceof ConflictError) this.leaseDeleted = false;
       // A conflict means someone else wrote first; anything else is a failed attempt. Both: try again later.
       if (!(error instanceof ConflictError) && !(error instanceof NotFoundError)) {
         this.logger.warn({ err: error }, "lease attempt failed");
@@ -320,12 +351,12 @@ export class LeaderElector {
     }
   }
 
-  private endLeadership(reason: LeadershipEnd): void {
+  private endLeadership(reason: LeadershipEnd, loss?: LeadershipLoss): void {
     if (!this.leading) return;
     this.leading = false;
     this.options.metrics?.leading(this.options.name, false);
     this.logger.info({ reason }, "stopped leading");
-    this.options.onStoppedLeading(reason);
+    this.options.onStoppedLeading(reason, loss);
   }
 
   /** `attempt`'s result, or false once `ms` pass first (a hung request must not keep a stale leader leading). */

@@ -16,7 +16,7 @@ import { enqueueObject, enqueueOwner, specOrMetadataChanged } from "./event-hand
 import { informerReadiness, startHealthServer, type HealthServer, type ReadinessCheck } from "./health-server.ts";
 import { bearerTokenAuthorizer, kubeAccessReviews } from "./metrics-auth.ts";
 import { Informer, reconnectBackoffCapMs, type NamespaceLimit } from "./informer.ts";
-import { KubeLeaseClient, LeaderElector } from "./leader-election.ts";
+import { KubeLeaseClient, LeaderElector, leadershipLostMessage } from "./leader-election.ts";
 import { OperatorMetrics } from "./metrics.ts";
 import { shutdownGracefully } from "./shutdown.ts";
 import type { Priority } from "./workqueue.ts";
@@ -270,10 +270,13 @@ export async function startManager(
         logger,
         metrics,
         onStartedLeading: () => void startWhenSynced(),
-        onStoppedLeading: (reason) => {
+        onStoppedLeading: (reason, loss) => {
           if (reason !== "lost") return;
-          // A process that lost its lease may still have reconciles running: exit, and rejoin as a standby.
-          logger.error("leader election lost; exiting");
+          // A process that lost its lease may still have reconciles running: exit, and rejoin as a standby. The
+          // message says why when the Lease or its namespace was deleted, and that the operator must be started again.
+          logger.error(
+            leadershipLostMessage({ namespace: election.namespace, name: election.id }, loss ?? "not-renewed"),
+          );
           (options.onLeadershipLost ?? (() => process.exit(1)))();
         },
       })

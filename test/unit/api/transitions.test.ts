@@ -31,3 +31,24 @@ test("says what changed and what is allowed", () => {
   ]);
   assert.match(checkSpecTransition({ storage: "2Gi" }, {})[0]?.message ?? "", /may not be removed once set/);
 });
+
+test("a class change names the old class, or says there was none (the volumes are on the default class)", () => {
+  // GIVEN an instance whose volumes were provisioned without a class: the cluster's default
+  assert.deepEqual(checkSpecTransition({ storage: "1Gi" }, { storage: "1Gi", storageClassName: "fast-ssd" }), [
+    {
+      path: "spec.storageClassName",
+      message:
+        "may not change once spec.storage is set: volumes keep the class they were provisioned with; was unset " +
+        "(the volumes use the cluster's default class), now fast-ssd",
+    },
+  ]);
+  assert.match(
+    checkSpecTransition({ storage: "1Gi", storageClassName: "fast" }, { storage: "1Gi", storageClassName: "slow" })[0]
+      ?.message ?? "",
+    /; was fast, now slow$/,
+  );
+  assert.match(
+    checkSpecTransition({ storage: "1Gi", storageClassName: "fast" }, { storage: "1Gi" })[0]?.message ?? "",
+    /; was fast, now unset \(the cluster's default class\)$/,
+  );
+});

@@ -65,6 +65,14 @@ describe("chart limits", () => {
       withoutWebhooks?.message ?? "",
       /and the 128 MiB of the thread that parses their output; .*at least 1920Mi/,
     );
+    // An external operator has no container (its `resources` are refused): no limit to fit its renders in
+    const external = resolveSettings("myapp", {
+      operatorPlacement: "external",
+      maxConcurrentRenders: 4,
+      renderLimits: { memoryMiB: 512 },
+      webhooks: { enabled: false },
+    });
+    assert.deepEqual(external.ok ? [] : external.issues, []);
   });
 
   it("refuses a chart source with a comma or listed twice, naming its index: the flag joins them with commas", () => {

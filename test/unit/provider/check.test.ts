@@ -369,6 +369,21 @@ describe("checkInputs: storage transition rules against the state", () => {
     assert.match(failures[0]!.reason, /storageReclaimPolicy "Delete"/);
   });
 
+  test("a class set where storage had none names the old value: unset, the cluster's default class", () => {
+    const { failures } = checkInputs(
+      { ...minimalChecked, storage: "2Gi" },
+      { ...minimal, storage: "2Gi", storageClassName: "fast" },
+    );
+    assert.deepEqual(
+      failures.map((f) => f.property),
+      ["storageClassName"],
+    );
+    assert.match(
+      failures[0]!.reason,
+      /^may not change once spec\.storage is set: .*; was unset \(the volumes use the cluster's default class\), now fast\. /,
+    );
+  });
+
   test("the shrink failure says what it was and what it would be", () => {
     const { failures } = checkInputs(withStorage, { ...minimal, storage: "1Gi", storageClassName: "fast" });
     assert.match(failures[0]!.reason, /may grow but not shrink: was 2Gi, now 1Gi/);

@@ -34,7 +34,41 @@ describe("cluster identity", () => {
     assert.match(error.message, /lives in cluster https:\/\/127\.0\.0\.1:6443 \(kube-system uid uid-platform\)/);
     assert.match(error.message, /now reaches cluster https:\/\/127\.0\.0\.1:7443 \(kube-system uid uid-other\)/);
     assert.match(error.message, /Nothing was changed/);
-    assert.match(error.message, /back at https:\/\/127\.0\.0\.1:6443/);
+    assert.match(
+      error.message,
+      /If the old cluster still runs, point the kubeconfig\/context .* back at https:\/\/127\.0\.0\.1:6443/,
+    );
+    assert.match(
+      error.message,
+      /If the old cluster is gone .*pulumi state delete '<urn>'.*pulumi stack --show-urns.*pulumi up/s,
+    );
+  });
+
+  test("a local cluster made again at another address: the way out is the state delete, not the old address", () => {
+    // GIVEN `npm run down` then `npm start`: the new local cluster answers on another port, with another uid
+    const before = { server: "https://127.0.0.1:32758", uid: "uid-before" };
+    const after = { server: "https://127.0.0.1:32764", uid: "uid-after" };
+    const error = new WrongClusterError(
+      "update",
+      { logicalName: "db", namespace: "shop", name: "db-1" },
+      before,
+      after,
+    );
+    // THEN the error names both, and offers the recovery for an old cluster that no longer exists
+    assert.match(
+      error.message,
+      /lives in cluster https:\/\/127\.0\.0\.1:32758 .* now reaches cluster https:\/\/127\.0\.0\.1:32764/,
+    );
+    assert.match(
+      error.message,
+      /If the old cluster is gone \(deleted, or made again at another address\), the instance and its volumes went with it/,
+    );
+    assert.match(
+      error.message,
+      /`pulumi state delete '<urn>'` \(`pulumi stack --show-urns` lists them\), then `pulumi up` creates it in this cluster\./,
+    );
+    // and pointing back at the old address is offered only for an old cluster that still runs
+    assert.match(error.message, /If the old cluster still runs, point .* back at https:\/\/127\.0\.0\.1:32758/);
   });
 
   test("a cluster made again at the same address: not 'point back there', but how to drop what went with the old", () => {

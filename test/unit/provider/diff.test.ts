@@ -173,9 +173,13 @@ describe("diffInputs: transitions the apiserver would reject fail the preview", 
     {
       name: "class change",
       news: { ...withStorage, storageClassName: "slow" },
-      message: /spec\.storageClassName may not change/,
+      message: /spec\.storageClassName may not change once spec\.storage is set: .*; was fast, now slow\./,
     },
-    { name: "class dropped", news: { ...inputs, storage: "2Gi" }, message: /spec\.storageClassName may not change/ },
+    {
+      name: "class dropped",
+      news: { ...inputs, storage: "2Gi" },
+      message: /spec\.storageClassName may not change .*; was fast, now unset \(the cluster's default class\)\./,
+    },
     { name: "storage removed", news: inputs, message: /spec\.storage may not be removed once set/ },
   ];
   for (const c of cases) {

@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { ApiError, ForbiddenError, NotFoundError } from "../../../kube/errors.ts";
 import { microTime } from "../../../kube/micro-time.ts";
 import {
   LeaderElector,
+  leadershipLostMessage,
   type LeadershipEnd,
+  type LeadershipLoss,
   type LeaderElectionOptions,
 } from "../../../operator/runtime/leader-election.ts";
 import { OperatorMetrics } from "../../../operator/runtime/metrics.ts";
@@ -225,6 +228,86 @@ describe("LeaderElector", () => {
     const lost = a.events.find((e) => e.startsWith("stopped:lost"));
     assert.ok(lost, a.events.join(", "));
     assert.equal(Number(lost.split("@")[1]) - lastRenewal, 10_000);
+  });
+
+  it("says the Lease was deleted when its namespace went (pulumi destroy), and what to do", async () => {
+    // GIVEN a leader of the platform's Lease
+    const clock = new FakeClock();
+    const store = new FakeLeaseStore();
+    const losses: (LeadershipLoss | undefined)[] = [];
+    const a = candidate(store, clock, "a", {
+      onStoppedLeading: (_reason: LeadershipEnd, loss?: LeadershipLoss) => losses.push(loss),
+    });
+    a.elector.start();
+    await run(clock, 4_000, [a]);
+    assert.equal(a.elector.isLeader(), true);
+    // WHEN its namespace is deleted: first terminating (the Lease deleted with it, no create allowed), then gone
+    store.current = undefined;
+    const terminating = new ForbiddenError(
+      403,
+      "leases.coordination.k8s.io is forbidden: unable to create new content in namespace shop-platform because it is being terminated",
+      "Forbidden",
+      [
+        {
+          field: "metadata.namespace",
+          message: "namespace shop-platform is being terminated",
+          reason: "NamespaceTerminating",
+        },
+      ],
+    );
+    const gone = new NotFoundError(404, 'namespaces "shop-platform" not found', "NotFound");
+    let creates = 0;
+    a.lease.create = () => Promise.reject(++creates <= 2 ? terminating : gone);
+    await run(clock, 12_000, [a]);
+    // THEN it steps down at renewDeadline, saying the Lease is gone
+    assert.equal(a.elector.isLeader(), false);
+    assert.deepEqual(losses, ["deleted"]);
+    assert.match(
+      leadershipLostMessage({ namespace: "shop-platform", name: "shop-platform-leader" }, "deleted"),
+      /^leader election lost; exiting: the Lease shop-platform\/shop-platform-leader was deleted, or its namespace shop-platform was \(as `pulumi destroy` of the platform does\)\. Start the operator again before the next `pulumi up`/,
+    );
+    await a.elector.stop();
+  });
+
+  it("a Lease deleted while its namespace stays is made again: leadership goes on", async () => {
+    const clock = new FakeClock();
+    const store = new FakeLeaseStore();
+    const a = candidate(store, clock, "a");
+    a.elector.start();
+    await run(clock, 4_000, [a]);
+    store.current = undefined; // kubectl delete lease
+    await run(clock, 12_000, [a]);
+    assert.equal(a.elector.isLeader(), true, a.events.join(", "));
+    const remade = store.writes.at(-1);
+    assert.equal(remade?.by, "a");
+    assert.equal(remade.record.holderIdentity, "a");
+    await a.elector.stop();
+  });
+
+  it("a Lease taken by another holder, or an apiserver out of reach, is not reported as deleted", async () => {
+    for (const cut of ["taken", "unreachable"] as const) {
+      const clock = new FakeClock();
+      const store = new FakeLeaseStore();
+      const losses: (LeadershipLoss | undefined)[] = [];
+      const a = candidate(store, clock, "a", {
+        onStoppedLeading: (_reason: LeadershipEnd, loss?: LeadershipLoss) => losses.push(loss),
+      });
+      a.elector.start();
+      await run(clock, 4_000, [a]);
+      if (cut === "taken") {
+        const held = store.current!.record;
+        store.write("thief", { ...held, holderIdentity: "thief", leaseDurationSeconds: 3600 });
+      } else {
+        a.lease.get = () => Promise.reject(new ApiError(0, "connect ECONNREFUSED"));
+      }
+      await run(clock, 12_000, [a]);
+      assert.deepEqual(losses, ["not-renewed"], cut);
+      assert.equal(
+        leadershipLostMessage({ namespace: "shop-platform", name: "shop-platform-leader" }, "not-renewed"),
+        "leader election lost; exiting",
+      );
+      await a.elector.stop();
+    }
   });
 
   it("rejects timings that would allow two leaders", () => {
