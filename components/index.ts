@@ -18,5 +18,6 @@ export type * from "./manifest-types.ts";
 export * from "./cluster-connection.ts";
 export * from "./cluster-provider.ts";
 export * from "./metrics-reader.ts";
+export * from "./tenant-roles.ts";
 export * from "./platform-policy.ts";
 export * from "./webhooks.ts";

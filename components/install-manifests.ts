@@ -11,6 +11,7 @@ import { operatorDeployment } from "./deployment.ts";
 import { instancePolicy } from "./instance-policy.ts";
 import type { CustomResourceDefinitionManifest, OperatorManifest } from "./manifest-types.ts";
 import { metricsReaderClusterRole } from "./metrics-reader.ts";
+import { tenantClusterRoles } from "./tenant-roles.ts";
 import { metricsService } from "./metrics-service.ts";
 import { operatorNamespace } from "./namespace.ts";
 import { operatorPodDisruptionBudget } from "./pod-disruption-budget.ts";
@@ -39,6 +40,7 @@ export function installManifests(
     rbac.clusterRole,
     rbac.clusterRoleBinding,
     ...optional(metricsReaderClusterRole(settings)),
+    ...tenantClusterRoles(settings),
     ...rbac.watchedNamespaceGrants.flatMap((grant) => [grant.role, grant.binding]),
     ...(rbac.leaderElection ? [rbac.leaderElection.role, rbac.leaderElection.binding] : []),
     ...(rbac.webhookCertificate ? [rbac.webhookCertificate.role, rbac.webhookCertificate.binding] : []),

@@ -17,6 +17,9 @@ export interface OperatorObjectNames {
   readonly metricsService: string;
   /** ClusterRole that lets a scraper `get /metrics` (bound by whoever scrapes); cluster-scoped. */
   readonly metricsReader: string;
+  /** ClusterRoles whose rules on instances aggregate to `admin` and `edit`, and to `view` (tenant-roles.ts). */
+  readonly tenantEditRole: string;
+  readonly tenantViewRole: string;
   readonly podDisruptionBudget: string;
   /** Name of the Lease the replicas compete for (`--leader-election-id`). */
   readonly leaderElectionId: string;
@@ -46,6 +49,8 @@ export function operatorObjectNames(settings: OperatorSettings): OperatorObjectN
     deployment: name,
     metricsService: `${name}-metrics`,
     metricsReader: `${name}-metrics-reader`,
+    tenantEditRole: `${name}-tenant-edit`,
+    tenantViewRole: `${name}-tenant-view`,
     podDisruptionBudget: name,
     leaderElectionId: `${name}-leader`,
     admissionPolicy: `${name}-children`,

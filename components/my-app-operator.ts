@@ -23,6 +23,7 @@ import { namespaceDefaultsPolicy } from "./defaults-policy.ts";
 import { operatorDeployment, operatorDeploymentTimeouts } from "./deployment.ts";
 import type { CustomResourceDefinitionManifest } from "./manifest-types.ts";
 import { metricsReaderClusterRole } from "./metrics-reader.ts";
+import { tenantClusterRoles } from "./tenant-roles.ts";
 import { metricsEndpoint, metricsService } from "./metrics-service.ts";
 import { operatorNamespace } from "./namespace.ts";
 import { inClusterPlacementVerdict, type NodeSummary } from "./node-runtime.ts";
@@ -54,6 +55,8 @@ export interface MyAppOperatorResources {
   readonly metricsService?: k8s.core.v1.Service;
   /** Grants `get /metrics`; bind it to whatever scrapes the operator (in-cluster only). */
   readonly metricsReaderClusterRole?: k8s.rbac.v1.ClusterRole;
+  /** Instance rights added to the default roles `admin`, `edit` and `view` (tenant-roles.ts); none when `tenantRoles: false`. */
+  readonly tenantClusterRoles: readonly k8s.rbac.v1.ClusterRole[];
   /** Only in-cluster with 2 or more replicas. */
   readonly podDisruptionBudget?: k8s.policy.v1.PodDisruptionBudget;
   /** Holds the operator's ServiceAccount to writing only the children of instances (admission-policy.ts). */
@@ -323,6 +326,10 @@ export class MyAppOperator extends pulumi.ComponentResource {
     const readerManifest = metricsReaderClusterRole(settings);
     const metricsReader =
       readerManifest && new k8s.rbac.v1.ClusterRole(`${name}-metrics-reader`, readerManifest, child);
+    // Named as the objects are (`<name>-tenant-edit`, `-view`): cluster-scoped, like the metrics reader.
+    const tenantRoles = tenantClusterRoles(settings).map(
+      (manifest) => new k8s.rbac.v1.ClusterRole(String(manifest.metadata?.name), manifest, child),
+    );
     const pdbManifest = operatorPodDisruptionBudget(settings);
     const podDisruptionBudget =
       pdbManifest && new k8s.policy.v1.PodDisruptionBudget(`${name}-pdb`, pdbManifest, inNamespace);
@@ -367,6 +374,7 @@ export class MyAppOperator extends pulumi.ComponentResource {
       ...(deployment ? { deployment } : {}),
       ...(service ? { metricsService: service } : {}),
       ...(metricsReader ? { metricsReaderClusterRole: metricsReader } : {}),
+      tenantClusterRoles: tenantRoles,
       ...(podDisruptionBudget ? { podDisruptionBudget } : {}),
       admissionPolicy,
       admissionPolicyBinding,

@@ -171,6 +171,13 @@ export interface MyAppOperatorArgs {
    * @default false
    */
   readonly deleteCrdOnDestroy?: boolean;
+  /**
+   * Let Kubernetes' default roles manage instances (tenant-roles.ts): ClusterRoles that aggregate to `admin` and
+   * `edit` (create, change, delete and scale instances, never their status) and to `view` (read them). false: grant
+   * instance rights yourself.
+   * @default true
+   */
+  readonly tenantRoles?: boolean;
 }
 
 /** Every argument resolved: defaults applied and checked. */
@@ -211,6 +218,8 @@ export interface OperatorSettings {
   readonly policy: PlatformPolicySettings | undefined;
   readonly webhooks: WebhookSettings;
   readonly deleteCrdOnDestroy: boolean;
+  /** Whether the default roles `admin`, `edit` and `view` include instances (tenant-roles.ts). */
+  readonly tenantRoles: boolean;
 }
 
 /** A rejected argument: which one, and what to do. */
@@ -287,6 +296,7 @@ const argumentShape = {
   annotations: "string map",
   operatorPlacement: "string",
   deleteCrdOnDestroy: "boolean",
+  tenantRoles: "boolean",
 } satisfies Record<keyof MyAppOperatorArgs, ArgumentShape>;
 
 const imagePullPolicies = ["Always", "IfNotPresent", "Never"] as const;
@@ -436,6 +446,7 @@ export function resolveSettings(name: string, args: MyAppOperatorArgs = {}): Set
       policy: policy.policy,
       webhooks: webhooks.webhooks,
       deleteCrdOnDestroy: args.deleteCrdOnDestroy ?? false,
+      tenantRoles: args.tenantRoles ?? true,
     },
   };
 }

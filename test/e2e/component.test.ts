@@ -41,7 +41,7 @@ import { resolveSettings, type MyAppOperatorArgs, type OperatorSettings } from "
 import { ForbiddenError, KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.ts";
 import { repoRoot, toolchainBinDir } from "../../tools/lib/paths.ts";
 import { run } from "../../tools/lib/run.ts";
-import { adminClient, namespaceReleasingInstances, waitFor, type Typed } from "../support/cluster.ts";
+import { adminClient, kubectl, namespaceReleasingInstances, waitFor, type Typed } from "../support/cluster.ts";
 import { fetchMetrics, metricsScrapers } from "../support/metrics-scraper.ts";
 import { inlineStack } from "../support/pulumi.ts";
 import { teardown, type Defer } from "../support/teardown.ts";
@@ -97,6 +97,29 @@ describe("MyAppOperator on the local cluster", { timeout: minutes(20) }, () => {
     assert.deepEqual((await client.get<Rules>(rbac, "ClusterRole", `${name}-metrics-reader`)).rules, [
       { nonResourceURLs: ["/metrics"], verbs: ["get"] },
     ]);
+
+    // --- a team given `edit` in its namespace manages instances there, never their status (tenant-roles.ts) ---
+    await kubectl(
+      "create",
+      "rolebinding",
+      "team-edit",
+      "--clusterrole=edit",
+      `--serviceaccount=${apps}:team`,
+      "-n",
+      apps,
+    );
+    const teamCan = (verb: string, resource: string, ...flags: string[]) =>
+      kubectl("auth", "can-i", verb, resource, ...flags, "-n", apps, `--as=system:serviceaccount:${apps}:team`).then(
+        (said) => said.trim(),
+        () => "no", // can-i exits 1 for "no"
+      );
+    await waitFor(
+      "the edit role to include instances (the apiserver's aggregation)",
+      async () => ((await teamCan("create", "myappinstances.example.com")) === "yes" ? true : undefined),
+      { timeoutMs: minutes(1) },
+    );
+    assert.equal(await teamCan("patch", "myappinstances.example.com", "--subresource=scale"), "yes");
+    assert.equal(await teamCan("patch", "myappinstances.example.com", "--subresource=status"), "no");
     assert.deepEqual(
       (await client.get<Rules>(rbac, "Role", name, apps)).rules,
       policyRules([...watchedNamespaceRules, ...chartKindRules(defaultChartKinds)]),

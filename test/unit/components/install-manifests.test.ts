@@ -25,6 +25,8 @@ describe("installManifests", () => {
       "ClusterRole",
       "ClusterRoleBinding",
       "ClusterRole",
+      "ClusterRole",
+      "ClusterRole",
       "Role",
       "RoleBinding",
       "Role",
@@ -50,11 +52,16 @@ describe("installManifests", () => {
       "ServiceAccount",
       "ClusterRole",
       "ClusterRoleBinding",
+      "ClusterRole",
+      "ClusterRole",
       "Role",
       "RoleBinding",
       "ValidatingAdmissionPolicy",
       "ValidatingAdmissionPolicyBinding",
     ]);
+    // Without the default roles' aggregation, the platform grants instance rights itself
+    const own = installManifests(settingsFor({ operatorPlacement: "external", tenantRoles: false }), loadCrdManifest());
+    assert.equal(kindsOf(own).filter((kind) => kind === "ClusterRole").length, 1);
   });
 });
 

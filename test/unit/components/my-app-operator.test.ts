@@ -159,6 +159,8 @@ describe("MyAppOperator", () => {
       "kubernetes:core/v1:ServiceAccount op-service-account",
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole op-cluster-role",
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole op-metrics-reader",
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole op-tenant-edit",
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole op-tenant-view",
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding op-cluster-role-binding",
       "kubernetes:rbac.authorization.k8s.io/v1:Role op-role-webhook-cert",
       "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding op-role-binding-webhook-cert",

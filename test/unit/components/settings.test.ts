@@ -42,6 +42,7 @@ describe("resolveSettings", () => {
         policy: undefined,
         webhooks: { enabled: true, url: undefined, defaults: "auto", certManager: undefined },
         deleteCrdOnDestroy: false,
+        tenantRoles: true,
       },
     });
   });
