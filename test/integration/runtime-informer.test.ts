@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { KubeObject } from "../../kube/index.ts";
+import { GoneError, type KubeObject } from "../../kube/index.ts";
 import { Informer, type ListWatchClient } from "../../operator/runtime/informer.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 import { captureLogger, type LogLine } from "../unit/runtime/capture-logger.ts";
@@ -104,37 +104,71 @@ test("an idle informer resumes server-closed watches without relisting and sees 
   ]);
 });
 
-test("a watch from an expired resourceVersion gets 410 Gone and relists without losing a change", async (t) => {
-  const namespace = await testNamespace(t, client, "rt-gone");
-  await client.create(lease("a", namespace));
-  const { logger, lines } = captureLogger();
-  // The first list claims resourceVersion "1". Leases churn all the time (every node renews one every few
-  // seconds), so the apiserver's watch history for them has long moved past "1" and the watch that follows is
-  // answered with 410 Gone. Later lists are passed through untouched.
-  let lists = 0;
-  const staleFirstList: ListWatchClient = {
-    listEach: (async (...args: Parameters<ListWatchClient["listEach"]>) => {
-      const list = await client.listEach(...args);
-      return ++lists === 1 ? { ...list, metadata: { ...list.metadata, resourceVersion: "1" } } : list;
-    }) as ListWatchClient["listEach"],
-    watch: client.watch.bind(client),
-  };
-  const informer = new Informer({
-    client: staleFirstList,
-    apiVersion: "coordination.k8s.io/v1",
-    kind: "Lease",
-    namespace,
-    logger,
-  });
-  const seen = recordEvents(informer);
-  informer.start();
-  t.after(() => informer.stop());
-  await waitFor("relist after 410", async () => (lists >= 2 ? true : undefined), { timeoutMs: 30_000, intervalMs: 20 });
-  assert.equal(count(lines, "watch expired (410 Gone), relisting"), 1, JSON.stringify(lines.slice(-5)));
-  assert.equal(count(lines, "list/watch failed"), 0, "410 relists at once, without backoff");
-  assert.ok(seen.has("add a=a"));
-  // and the watch that followed the relist works (the deadline is well short of the idle watchdog's 150 s)
-  await client.create(lease("b", namespace));
-  await waitFor("add b", async () => seen.get("add b=b"), { timeoutMs: 50_000, intervalMs: 20 });
-  assert.notEqual(informer.lastResourceVersion, "1");
-});
+/** Whether a watch of `namespace`'s Leases from resourceVersion "1" is answered 410 Gone (its history compacted). */
+async function historyFromOneExpired(namespace: string): Promise<boolean> {
+  const stop = new AbortController();
+  try {
+    const events = client.watch("coordination.k8s.io/v1", "Lease", {
+      namespace,
+      resourceVersion: "1",
+      timeoutSeconds: 2,
+      signal: stop.signal,
+    });
+    for await (const _event of events) break; // served from "1": not expired yet
+    return false;
+  } catch (error) {
+    if (error instanceof GoneError) return true;
+    throw error;
+  } finally {
+    stop.abort();
+  }
+}
+
+test(
+  "a watch from an expired resourceVersion gets 410 Gone and relists without losing a change",
+  { timeout: 10 * 60_000 },
+  async (t) => {
+    const namespace = await testNamespace(t, client, "rt-gone");
+    await client.create(lease("a", namespace));
+    // The apiserver compacts etcd's history every 5 minutes: until it first has (a cluster just started), a watch from
+    // "1" is still served from etcd, and no 410 comes.
+    await waitFor(
+      "etcd's history to be compacted past resourceVersion 1 (every 5 minutes)",
+      async () => ((await historyFromOneExpired(namespace)) ? true : undefined),
+      { timeoutMs: 7 * 60_000, intervalMs: 5_000 },
+    );
+    const { logger, lines } = captureLogger();
+    // The first list claims resourceVersion "1". Leases churn all the time (every node renews one every few
+    // seconds), so the apiserver's watch history for them has long moved past "1" and the watch that follows is
+    // answered with 410 Gone. Later lists are passed through untouched.
+    let lists = 0;
+    const staleFirstList: ListWatchClient = {
+      listEach: (async (...args: Parameters<ListWatchClient["listEach"]>) => {
+        const list = await client.listEach(...args);
+        return ++lists === 1 ? { ...list, metadata: { ...list.metadata, resourceVersion: "1" } } : list;
+      }) as ListWatchClient["listEach"],
+      watch: client.watch.bind(client),
+    };
+    const informer = new Informer({
+      client: staleFirstList,
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      namespace,
+      logger,
+    });
+    const seen = recordEvents(informer);
+    informer.start();
+    t.after(() => informer.stop());
+    await waitFor("relist after 410", async () => (lists >= 2 ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+    });
+    assert.equal(count(lines, "watch expired (410 Gone), relisting"), 1, JSON.stringify(lines.slice(-5)));
+    assert.equal(count(lines, "list/watch failed"), 0, "410 relists at once, without backoff");
+    assert.ok(seen.has("add a=a"));
+    // and the watch that followed the relist works (the deadline is well short of the idle watchdog's 150 s)
+    await client.create(lease("b", namespace));
+    await waitFor("add b", async () => seen.get("add b=b"), { timeoutMs: 50_000, intervalMs: 20 });
+    assert.notEqual(informer.lastResourceVersion, "1");
+  },
+);
