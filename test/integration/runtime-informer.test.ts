@@ -114,7 +114,8 @@ async function historyFromOneExpired(namespace: string): Promise<boolean> {
       timeoutSeconds: 2,
       signal: stop.signal,
     });
-    for await (const _event of events) break; // served from "1": not expired yet
+    // Served from "1" (an event or a bookmark comes): not expired yet.
+    await events[Symbol.asyncIterator]().next();
     return false;
   } catch (error) {
     if (error instanceof GoneError) return true;
