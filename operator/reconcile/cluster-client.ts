@@ -53,6 +53,11 @@ export interface ReadCache {
   list<T extends KubeObject>(apiVersion: string, kind: string, namespace: string, labelSelector: string): T[];
   /** Remembers an object just written, so the next read does not miss it. */
   wrote(object: KubeObject): void;
+  /**
+   * What the cache keeps of an object of this kind (its informer's transform), or undefined for a kind it does not
+   * watch: a live list of a watched kind (a namespace the cache stopped keeping) keeps no more than the cache would.
+   */
+  keptOf?(apiVersion: string, kind: string): ((object: KubeObject) => KubeObject) | undefined;
 }
 
 export interface ClusterClientOptions {
@@ -113,11 +118,16 @@ export function clusterClient(client: KubeClient, options: ClusterClientOptions)
         return cache.list<T>(apiVersion, kind, namespace, labelSelector);
       }
       // Read item by item, each kept in what the reconcile reads, within a budget (live-lists.ts says why).
+      // What the cache would have answered (a label selector, a namespace it stopped keeping) is kept as the cache
+      // keeps it: a tenant's labelled megabytes as identities; what a reconcile needs whole it reads by name. Any
+      // other list (a field selector: an instance's finalizers, a StatefulSet's Events) as live-lists.ts keeps it.
+      const keep = fieldSelector ? undefined : cache?.keptOf?.(apiVersion, kind);
       const live = () =>
         boundedLiveList<T>(client, apiVersion, kind, {
           namespace,
           labelSelector,
           ...(fieldSelector ? { fieldSelector } : {}),
+          ...(keep ? { keep } : {}),
         });
       if (!namespace) return reuse(`list ${apiVersion} ${kind} ${labelSelector} ${fieldSelector ?? ""}`, live);
       return live();

@@ -140,6 +140,11 @@ export class InformerCache implements CacheReader {
     this.written.set(key, { object: informer.transform(object), at: now });
   }
 
+  /** What the cache keeps of an object of this kind (its informer's transform); undefined for a kind not watched. */
+  keptOf(apiVersion: string, kind: string): ((object: KubeObject) => KubeObject) | undefined {
+    return this.informers.find((i) => i.apiVersion === apiVersion && i.kind === kind)?.transform;
+  }
+
   /** Own writes kept (for tests of the bound). */
   get keptWrites(): number {
     return this.written.size;

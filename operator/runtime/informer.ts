@@ -75,8 +75,9 @@ export interface InformerOptions {
  * the watched label: of the objects `counts` counts (those no owner accounts for, kept in part), at most
  * `maxObjects` per namespace. Past it the informer stops caching the namespace ({@link Informer.covers} is false
  * there: readers go to the apiserver) but still tells its handlers of each event there; it counts the namespace
- * again at its next relist, which it then makes at each renewal of its watch (every 5–10 minutes), and caches it
- * again once it is within the bound.
+ * again by a relist at a renewal of its watch (every 5–10 minutes): the first one, then 10 minutes after the last
+ * list, doubling up to an hour while a namespace stays past it. It caches a namespace again once a list finds it
+ * within the bound.
  */
 export interface NamespaceLimit {
   readonly maxObjects: number;
@@ -84,6 +85,14 @@ export interface NamespaceLimit {
 }
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * How long after a list that found a namespace past its limit the next renewal of the watch relists to count it
+ * again: 10 minutes, doubling while it stays past it, at most an hour (a tenant's flood of 200,000 objects costs
+ * each relist ~1 s of the operator's CPU).
+ */
+const firstRecountDelayMs = 10 * 60_000;
+const maxRecountDelayMs = 60 * 60_000;
 
 /**
  * The retry cap for `informers` informers of one process: 250 ms each, at least 5 s, at most 30 s. Disconnected
@@ -134,6 +143,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   readonly transform: (object: KubeObject) => KubeObject;
   /** Namespaces past the namespace limit: not cached until a relist finds them within it. */
   private uncached = new Set<string>();
+  /** When the last list was stored, and how long after it a namespace past its limit is counted again. */
+  private listedAtMs = 0;
+  private recountDelayMs = 0;
 
   constructor(options: InformerOptions) {
     this.options = options;
@@ -239,8 +251,11 @@ export class Informer<T extends KubeObject = KubeObject> {
         const { end, events } = await this.watchOnce();
         if (end === "stopped") break;
         backoff = initialBackoff;
-        // A namespace past the limit is counted again by a relist at each renewal of the watch.
-        if (this.uncached.size > 0) this.resourceVersion = undefined;
+        // A namespace past the limit is counted again by a relist at a renewal of the watch, less often while it
+        // stays past it: each relist reads every namespace's objects of the kind.
+        if (this.uncached.size > 0 && this.clock.monotonicMs() - this.listedAtMs >= this.recountDelayMs) {
+          this.resourceVersion = undefined;
+        }
         if (end === "closed") {
           this.heard();
           // A server that ends watches at once (misconfiguration, proxy) would otherwise make us spin.
@@ -338,6 +353,9 @@ export class Informer<T extends KubeObject = KubeObject> {
       );
     }
     this.uncached = over;
+    this.listedAtMs = this.clock.monotonicMs();
+    this.recountDelayMs =
+      over.size === 0 ? 0 : Math.min(maxRecountDelayMs, Math.max(firstRecountDelayMs, this.recountDelayMs * 2));
     this.resourceVersion = resourceVersion;
     this.consistentRelist = false;
     this.heard();

@@ -27,15 +27,19 @@ import {
 } from "../support/operator.ts";
 
 const client = adminClient();
-/** Objects of ~1.2 MB each: together above the operator's heap below. */
+/**
+ * Objects of ~1.2 MB each. 130 Events; 40 claims (48 MB: within what a live list may read, 64 MiB, and parsed whole
+ * about five times that, well above the operator's heap below).
+ */
 const count = 130;
+const claimCount = 40;
 const smallHeap = { NODE_OPTIONS: "--max-old-space-size=128 --max-semi-space-size=1" };
 const minutes = (n: number) => n * 60_000;
 
-/** Creates `count` objects made by `make(i)`, five at a time. */
-async function createMany(make: (i: number) => KubeObject): Promise<void> {
-  for (let i = 0; i < count; i += 5) {
-    await Promise.all([0, 1, 2, 3, 4].filter((j) => i + j < count).map((j) => client.create(make(i + j))));
+/** Creates `n` objects made by `make(i)`, five at a time. */
+async function createMany(make: (i: number) => KubeObject, n = count): Promise<void> {
+  for (let i = 0; i < n; i += 5) {
+    await Promise.all([0, 1, 2, 3, 4].filter((j) => i + j < n).map((j) => client.create(make(i + j))));
   }
 }
 
@@ -65,6 +69,7 @@ test(
             selector: { matchExpressions: [{ key: "k", operator: "In", values }] },
           },
         }) as KubeObject,
+      claimCount,
     );
 
     // WHEN the instance is deleted (its finalizer reads every claim of the namespace)

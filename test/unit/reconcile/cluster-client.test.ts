@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KubeClient, KubeObject } from "../../../kube/index.ts";
-import { withheld } from "../../../operator/chart/index.ts";
+import { isContentWithheld, withheld } from "../../../operator/chart/index.ts";
 import { fieldManager, clusterClient, type EventRecord } from "../../../operator/reconcile/index.ts";
 import { FakeClock } from "../runtime/fake-clock.ts";
 
@@ -186,6 +186,30 @@ describe("clusterClient", () => {
     await cluster.find("apps/v1", "Deployment", "web", "shop");
 
     assert.deepEqual(calls, [{ method: "find", args: ["apps/v1", "Deployment", "web", "shop"] }]);
+  });
+
+  it("keeps of a live list by label what the cache would keep (a namespace it stopped keeping); by field, not", async () => {
+    // GIVEN a cache that does not keep namespace shop's ConfigMaps, whose transform keeps identities
+    const { client } = recordingClient();
+    const cache = {
+      covers: () => false,
+      get: () => undefined,
+      list: () => [],
+      wrote: () => undefined,
+      keptOf: (_apiVersion: string, kind: string) =>
+        kind === "ConfigMap" ? (object: KubeObject) => withheld({ ...object, metadata: { name: "kept" } }) : undefined,
+    };
+    const cluster = clusterClient(client, { cache, events: { record: () => undefined } });
+    // WHEN listed by label THEN each item is as the cache would keep it
+    const [byLabel] = await cluster.list<KubeObject>("v1", "ConfigMap", "shop", "a=b");
+    assert.equal(byLabel?.metadata.name, "kept");
+    assert.ok(byLabel && isContentWithheld(byLabel));
+    // AND a list by field (never the cache's to answer) keeps what live-lists.ts keeps
+    const [byField] = await cluster.list<KubeObject>("v1", "ConfigMap", "shop", "", "metadata.name=data-0");
+    assert.equal(byField?.metadata.name, "data-0");
+    // AND a kind the cache does not watch too
+    const [unwatched] = await cluster.list<KubeObject>("v1", "Secret", "shop", "a=b");
+    assert.equal(unwatched?.metadata.name, "data-0");
   });
 
   it("reuses a live read of a cluster-scoped kind for clusterReadTtlMs; namespaced and live reads always go out", async () => {

@@ -33,6 +33,7 @@ function setup(maxObjects: number) {
     logger,
     clock,
     random: () => 0,
+    idleTimeoutMs: 24 * 3_600_000, // the tests move the clock by minutes: no watch goes idle meanwhile
     namespaceLimit: { maxObjects, counts: (object) => object.metadata.labels?.["kept"] === "part" },
   });
   const events: string[] = [];
@@ -43,7 +44,7 @@ function setup(maxObjects: number) {
     onDelete: (o) => events.push(`delete ${o.metadata.namespace}/${o.metadata.name}`),
   });
   const cache = new InformerCache([informer], clock);
-  return { api, informer, events, lines, cache };
+  return { api, informer, events, lines, cache, clock };
 }
 
 const namesIn = (informer: Informer, namespace: string) =>
@@ -93,8 +94,8 @@ describe("Informer namespace limit", () => {
     await informer.stop();
   });
 
-  it("counts again at each renewal of the watch, and caches the namespace again once it is within the limit", async () => {
-    const { api, informer, events, cache } = setup(2);
+  it("counts again at renewals of the watch, less often while past, and caches it again once within", async () => {
+    const { api, informer, events, cache, clock } = setup(2);
     api.lists.push(listOf("10", configMap("tenant", "a", "1"), configMap("tenant", "b", "2")));
     informer.start();
     await settle();
@@ -116,12 +117,20 @@ describe("Informer namespace limit", () => {
     assert.deepEqual(events, []);
     assert.equal(api.lastWatch?.options.resourceVersion, "20");
 
-    // WHEN one is deleted and the watch is renewed again
+    // WHEN one is deleted and the watch is renewed again at once THEN no relist: it counts again 10 minutes after
+    // the last list
     api.lastWatch!.send("DELETED", configMap("tenant", "c", "21"));
+    api.lastWatch!.close();
+    await settle();
+    assert.equal(api.listCalls, 2);
+    assert.equal(cache.covers("v1", "ConfigMap", "tenant"), false);
+    // WHEN the watch is renewed 10 minutes after the last list
+    await clock.advance(10 * 60_000);
     api.lists.push(listOf("30", configMap("tenant", "a", "1"), configMap("tenant", "b", "2")));
     api.lastWatch!.close();
     await settle();
     // THEN the namespace is cached again, its objects told as the cache filling (low priority), not as news
+    assert.equal(api.listCalls, 3);
     assert.equal(cache.covers("v1", "ConfigMap", "tenant"), true);
     assert.deepEqual(namesIn(informer, "tenant"), ["tenant/a", "tenant/b"]);
     assert.deepEqual(events, ["delete tenant/c", "add tenant/a (list)", "add tenant/b (list)"]);
