@@ -9,7 +9,9 @@
  * The real cluster and operator process on a 64 MiB heap (a limit of 536 per kind): 300 labelled ConfigMaps before it
  * starts, within the limit; 300 more while it runs, past it. The namespace is no longer cached (log and metric), a
  * chart instance in it is Ready and its drift is repaired (live reads, events still delivered), an instance in another
- * namespace alike; after a restart the first list finds the namespace past its limit and keeps none of it.
+ * namespace alike. Then 52 ConfigMaps of 40,000 keys labelled as that instance's: its reconcile's live lists keep
+ * them as the cache would, as identities (held whole, they killed such an operator at every start); after a restart
+ * the first list finds the namespace past its limit and keeps none of it.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
@@ -19,7 +21,8 @@ import { scrape, sum } from "../../bench/support/prometheus.ts";
 import { chartInstanceRepairs, handEditUndone } from "../support/chart-drift.ts";
 import { adminClient, testNamespace, waitFor } from "../support/cluster.ts";
 import { helmBinary } from "../support/helm.ts";
-import { exitOf, startOperator, type LogLine } from "../support/operator.ts";
+import { apiVersion, kind } from "../../api/index.ts";
+import { exitOf, startOperator, waitForInstance, type LogLine } from "../support/operator.ts";
 
 const client = adminClient();
 
@@ -95,6 +98,40 @@ test(
     await chartInstanceRepairs(client, flooded, "web", alive);
     // AND one in another namespace alike
     await chartInstanceRepairs(client, quiet, "web", alive);
+
+    // WHEN the tenant adds 52 ConfigMaps of 40,000 keys (0.47 MB of JSON, ~2.5 MB of heap each) labelled as web's
+    // chart's and as web's, and asks for a reconcile
+    const keys = Object.fromEntries(Array.from({ length: 40_000 }, (_, n) => [`k${n}`, ""]));
+    for (const label of ["myapp.example.com/chart-instance", "app.kubernetes.io/instance"]) {
+      for (let n = 0; n < 26; n++) {
+        await alive(
+          client.create({
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: {
+              name: `heavy-${label.startsWith("myapp") ? "chart" : "instance"}-${n}`,
+              namespace: flooded,
+              labels: { "app.kubernetes.io/managed-by": "myapp-operator", [label]: "web" },
+            },
+            data: keys,
+          }),
+        );
+      }
+    }
+    await client.mergePatch(apiVersion, kind, "web", flooded, {
+      metadata: { annotations: { "myapp.example.com/reconcile-requested-at": "after-the-heavy-ones" } },
+    });
+    // THEN the reconcile's live lists keep them as the cache would (identities), and it answers: the operator lives
+    await alive(
+      waitForInstance(
+        client,
+        flooded,
+        "web",
+        "the request answered",
+        (instance) => instance.status?.lastHandledReconcileAt === "after-the-heavy-ones",
+        120_000,
+      ),
+    );
 
     // WHEN the operator restarts THEN its first list finds the namespace past its limit, and the instance there is
     // still looked after

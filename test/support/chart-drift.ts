@@ -49,7 +49,12 @@ export async function handEditUndone(
     namespace,
     labelSelector: `myapp.example.com/chart-instance=${name}`,
   });
-  const chosen = rendered.items.find((configMap) => Object.keys(configMap.data ?? {}).length > 0);
+  // The instance's own (a tenant may label theirs as its chart's too).
+  const chosen = rendered.items.find(
+    (configMap) =>
+      Object.keys(configMap.data ?? {}).length > 0 &&
+      configMap.metadata.ownerReferences?.some((owner) => owner.controller && owner.name === name),
+  );
   assert.ok(chosen, "the example chart renders a ConfigMap with data");
   const edited = chosen.metadata.name ?? "";
   const data = chosen.data ?? {};
