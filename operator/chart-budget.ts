@@ -44,7 +44,7 @@ export function chartBudget(
       [...reserved.keys()]
         .map((id) => parseObjectKey(id))
         .filter((other) => other.namespace === namespace && !names.has(other.name))
-        // Renders reserve for chart instances only: their claims are their renders' (kept-claims.ts).
+        // Renders reserve for chart instances only: their claims are counted against their renders (kept-claims.ts).
         .map((other) => ({ metadata: other, spec: { chart: {} } }) as unknown as MyAppInstanceObject)
     );
   };
@@ -67,9 +67,16 @@ export function chartBudget(
         ): Overrun | undefined => {
           // being deleted still counts: its workloads run until it is gone (validate.ts says why)
           const instances = listed.filter((other) => other.metadata.name !== key.name);
-          // The built-in template's claims kept past their instances hold storage too (kept-claims.ts); a chart's
-          // own claims carry its labels and are counted by its render.
-          const kept = storageGrows ? keptClaimStorage(claims, instances, { name: key.name, chart: true }) : undefined;
+          // Claims kept past what their instances count hold storage too (kept-claims.ts): the built-in template's
+          // past their instances, a chart's of replicas scaled away (this one's own beyond what it renders now).
+          const kept = storageGrows
+            ? keptClaimStorage(
+                claims,
+                instances,
+                { name: key.name, chart: true, chartStorage: asked.storage },
+                (other) => counted(other).storage,
+              )
+            : undefined;
           const others = [...instances.map(counted), { instances: 0n, replicas: 0n, storage: kept?.storage ?? 0n }];
           return budgetOverruns(asked, before, others, namespace, policy)[0];
         };

@@ -11,7 +11,8 @@
  * rest is one GET each, made only when the verdict needs it (validate.ts `factsNeeded`): the Namespace (its budget
  * labels, Pod Security label and chart-sources annotation), a StorageClass, a chart ConfigMap, and the list of
  * StorageClasses when the default class must allow expansion; and a list of the namespace's operator-made volume
- * claims where storage grows under a budget (kept-claims.ts). Namespaces, StorageClasses and chart ConfigMaps that
+ * claims where storage grows under a budget (kept-claims.ts; all of its claims where a chart's StatefulSet makes
+ * some, chart-claims.ts). Namespaces, StorageClasses and chart ConfigMaps that
  * hold a chart are reused for 5 s (recent-reads.ts; the mutating default reads its Namespace afresh, as what it
  * sets is stored), and every read from the apiserver waits for one of a few slots,
  * by turns across namespaces (fair-limiter.ts): reviews come from anyone on the pod network, and each read's answer
@@ -20,9 +21,11 @@
 import {
   allChildrenSelector,
   apiVersion,
+  appName,
   chartConfigMapKey,
   labelKeys,
   kind,
+  managedBy,
   namespaceChartSourcesAnnotation,
   type MyAppInstanceObject,
 } from "../../api/index.ts";
@@ -32,6 +35,8 @@ import { fairLimiter, type FairLimiterOptions } from "./fair-limiter.ts";
 import { freshReads } from "./fresh-reads.ts";
 import { recentReads, type RecentReadsOptions } from "./recent-reads.ts";
 import type { ClaimFacts } from "./kept-claims.ts";
+import { chartClaimInstance, chartClaimMakers, type ChartClaimMakers } from "./chart-claims.ts";
+import type { ClaimMaker } from "../reconcile/claim-owners.ts";
 import type { ConfigMapFacts, NamespaceFacts, StorageClassFacts } from "./validate.ts";
 import { byCodeUnits } from "../../api/code-unit-order.ts";
 
@@ -43,7 +48,10 @@ export interface AdmissionLookups {
   defaultStorageClass(): Promise<StorageClassFacts | undefined>;
   chartConfigMap(namespace: string, name: string): Promise<ConfigMapFacts | undefined>;
   instancesIn(namespace: string): Promise<readonly MyAppInstanceObject[]>;
-  /** The volume claims the operator's StatefulSets made in `namespace` (by its children's labels). */
+  /**
+   * The volume claims the operator's StatefulSets made in `namespace`: the built-in template's by its children's
+   * labels, a chart's by their names (chart-claims.ts).
+   */
   claimsIn(namespace: string): Promise<readonly ClaimFacts[]>;
   /** The Namespace as read after the call, not reused (fresh-reads.ts): its labels as the tenant just set them. */
   freshNamespace(name: string): Promise<NamespaceFacts | undefined>;
@@ -93,13 +101,39 @@ export function kubeLookups(
     return { labels: found.metadata.labels ?? {}, ...(chartSources !== undefined ? { chartSources } : {}) };
   };
   const namespace = recentReads(readNamespace, reuse);
+  // The StatefulSets of the namespace that an instance controls and that make claims (a chart's, by their claims'
+  // names: chart-claims.ts): from the cache, which watches the operator's StatefulSets, or a list of them.
+  const ours = `${labelKeys.managedBy}=${managedBy}`;
+  const claimMakers = async (namespace: string): Promise<ChartClaimMakers> => {
+    const statefulSets = cache.covers("apps/v1", "StatefulSet", namespace)
+      ? cache.list<ClaimMaker>("apps/v1", "StatefulSet", namespace, "")
+      : (
+          await limited(namespace, () =>
+            client.listEach("apps/v1", "StatefulSet", { namespace, labelSelector: ours }, claimMakerFacts),
+          )
+        ).items;
+    return chartClaimMakers(statefulSets);
+  };
   // Claims only where storage grows in a namespace with a budget; a burst of creates shares one list. Item by item,
-  // keeping the three fields the budget reads: a tenant may label any number of claims as the operator's.
+  // keeping the fields the budget reads: a tenant may label any number of claims as the operator's. Where a
+  // chart's StatefulSets make claims (which carry the chart's labels), every claim of the namespace is listed and
+  // theirs kept by name.
   const readClaims = async (namespace: string): Promise<readonly ClaimFacts[]> => {
+    const makers = await claimMakers(namespace);
+    if (makers.size === 0) {
+      const listed = await limited(namespace, () =>
+        client.listEach("v1", "PersistentVolumeClaim", { namespace, labelSelector: allChildrenSelector }, claimFacts),
+      );
+      return listed.items;
+    }
     const listed = await limited(namespace, () =>
-      client.listEach("v1", "PersistentVolumeClaim", { namespace, labelSelector: allChildrenSelector }, claimFacts),
+      client.listEach("v1", "PersistentVolumeClaim", { namespace }, (claim): ClaimFacts | undefined => {
+        if (isOperatorClaim(claim)) return claimFacts(claim);
+        const chartInstance = chartClaimInstance(claim, makers);
+        return chartInstance === undefined ? undefined : { ...claimFacts(claim), chartInstance };
+      }),
     );
-    return listed.items;
+    return listed.items.filter((claim) => claim !== undefined);
   };
   const claims = recentReads(readClaims, reuse);
   // No resourceVersion: as fresh as the apiserver has them. Each shared by the reviews that can share it.
@@ -197,6 +231,31 @@ function budgetFacts(item: KubeObject): MyAppInstanceObject {
     },
     ...(status?.chartUsage !== undefined ? { status: { chartUsage: status.chartUsage } } : {}),
   } as MyAppInstanceObject;
+}
+
+/** Whether `claim` carries the labels of the operator's own claims ({@link allChildrenSelector}). */
+function isOperatorClaim(claim: KubeObject): boolean {
+  const labels = claim.metadata.labels ?? {};
+  return labels[labelKeys.managedBy] === managedBy && labels[labelKeys.name] === appName;
+}
+
+/** What the claims' attribution reads of a listed StatefulSet: its name, uid, controller and claim templates' names. */
+function claimMakerFacts(item: KubeObject): ClaimMaker {
+  const { name, uid, ownerReferences } = item.metadata;
+  const controller = ownerReferences?.find((reference) => reference.controller === true);
+  const spec = item["spec"] as { volumeClaimTemplates?: unknown } | undefined;
+  const templates = Array.isArray(spec?.volumeClaimTemplates) ? (spec.volumeClaimTemplates as unknown[]) : [];
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name, uid, ...(controller ? { ownerReferences: [controller] } : {}) },
+    spec: {
+      volumeClaimTemplates: templates.flatMap((template) => {
+        const templateName = (template as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
+        return typeof templateName === "string" ? [{ metadata: { name: templateName } }] : [];
+      }),
+    },
+  };
 }
 
 function claimFacts(claim: KubeObject): ClaimFacts {

@@ -102,6 +102,25 @@ describe("chartBudget", () => {
     assert.match(refusal?.message ?? "", /it uses 90Gi without this instance/);
   });
 
+  test("counts a chart's claims of replicas scaled away, and an instance's own claims once", async () => {
+    // GIVEN 10Gi, and chart instance "a" rendered at 5 replicas of 2Gi, then scaled to 1: its status counts 2Gi, and
+    // its StatefulSet kept the claims of the 4 replicas scaled away
+    const policy: PlatformPolicy = { ...openPolicy, namespaceBudget: { storage: "10Gi" } };
+    const a = stored("a", { chart: { configMap: "c" } }, { chartUsage: { replicas: 1, storage: "2Gi" } });
+    const claims: ClaimFacts[] = [0, 1, 2, 3, 4].map((ordinal) => ({
+      name: `data-a-${ordinal}`,
+      instance: "a",
+      storage: "2Gi",
+      chartInstance: "a",
+    }));
+    const budget = chartBudget(policy, lookups([a, stored("b", { chart: { configMap: "c" } })], {}, claims));
+    // WHEN another chart instance asks for 4Gi THEN it is refused: the kept claims hold 10Gi
+    const refusal = await budget.reserve(key("b"), { replicas: 2n, storageNanos: 4n * gi });
+    assert.match(refusal?.message ?? "", /it uses 10Gi without this instance/);
+    // WHEN "a" renders its 5 replicas again THEN it fits: its own claims count once, against its render
+    assert.equal(await budget.reserve(key("a"), { replicas: 5n, storageNanos: 10n * gi }), undefined);
+  });
+
   test("a render that asks no more than the instance takes costs no Namespace read and is never refused", async () => {
     const read = lookups([stored("web", { replicas: 3 })], { "myapp.example.com/max-replicas": "0" });
     const budget = chartBudget(openPolicy, read);

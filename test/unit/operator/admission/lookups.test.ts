@@ -133,6 +133,42 @@ describe("kubeLookups", () => {
     ]);
   });
 
+  it("reads a chart's claims by their StatefulSets' names where a chart's StatefulSet makes claims", async () => {
+    const claim = (name: string, labels: Record<string, string>): KubeObject => ({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name, namespace: "team-a", labels },
+      spec: { resources: { requests: { storage: "2Gi" } } },
+    });
+    const operators = { "app.kubernetes.io/managed-by": "myapp-operator", "app.kubernetes.io/name": "myapp" };
+    const { client, requests } = fakeClient([
+      claim("data-web-0", { ...operators, "app.kubernetes.io/instance": "web" }),
+      claim("data-store-3", { app: "store" }),
+      claim("scratch", { app: "store" }),
+    ]);
+    // GIVEN the cache holds chart instance store's StatefulSet, with claim template "data"
+    const statefulSet: KubeObject = {
+      apiVersion: "apps/v1",
+      kind: "StatefulSet",
+      metadata: {
+        name: "store",
+        namespace: "team-a",
+        uid: "s",
+        ownerReferences: [
+          { apiVersion: "example.com/v1", kind: "MyAppInstance", name: "store", uid: "i", controller: true },
+        ],
+      },
+      spec: { volumeClaimTemplates: [{ metadata: { name: "data" } }] },
+    };
+    const lookups = kubeLookups(client, fakeCache(["team-a"], [statefulSet]));
+    // THEN every claim is listed, and the operator's and the chart's kept: the chart's tied to its instance
+    assert.deepEqual(await lookups.claimsIn("team-a"), [
+      { name: "data-web-0", instance: "web", storage: "2Gi" },
+      { name: "data-store-3", instance: undefined, storage: "2Gi", chartInstance: "store" },
+    ]);
+    assert.deepEqual(requests, ["LIST PersistentVolumeClaim team-a rv="]);
+  });
+
   it("reads afresh after each call, shared by the calls while a read runs: a Namespace, a namespace's usage", async () => {
     const { client, requests } = fakeClient([
       { apiVersion: "v1", kind: "Namespace", metadata: { name: "team-a", labels: { a: "1" } } },

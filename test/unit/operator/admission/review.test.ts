@@ -648,6 +648,39 @@ describe("budgets under concurrent creates", { timeout: 60_000 }, () => {
     assert.match(over.status?.message ?? "", /data-old-0/);
   });
 
+  it("counts a chart instance's claims of replicas scaled away, and names them", async () => {
+    const storage: PlatformPolicy = { ...openPolicy, namespaceBudget: { storage: "10Gi" } };
+    // GIVEN chart instance a, rendered at 4 replicas of 2Gi and scaled to 1: its status counts 2Gi, its claims hold 8Gi
+    const a = {
+      ...object({ image: "nginx", chart: { configMap: "c" } }, "a"),
+      status: { chartUsage: { replicas: 1, storage: "2Gi" } },
+    } as never;
+    const kept: ClaimFacts[] = [0, 1, 2, 3].map((ordinal) => ({
+      name: `data-a-${ordinal}`,
+      instance: "a", // the chart's own label, as helm's charts set it
+      storage: "2Gi",
+      chartInstance: "a",
+    }));
+    const { lookups } = fakeLookups(
+      { namespaces: { "team-a": { labels: {} } }, instances: [a], claims: { "team-a": kept } },
+      {
+        liveUsageIn: (_namespace, claims) =>
+          Promise.resolve({ instances: [a], resourceVersion: listedAt, claims: claims ? kept : [] }),
+      },
+    );
+    // WHEN an instance asks for 3Gi THEN 8 + 3 is more than 10, and the claims are named
+    const review = reviewOf({
+      operation: "CREATE",
+      name: "y",
+      object: object({ image: "nginx", storage: "3Gi" }, "y"),
+      oldObject: null,
+    });
+    const over = responseOf(await handlers(storage, lookups).validate(review));
+    assert.equal(over.allowed, false);
+    assert.match(over.status?.message ?? "", /uses 8Gi without this instance/);
+    assert.match(over.status?.message ?? "", /data-a-3/);
+  });
+
   it("counts a write it admitted while a slow fresh list was on its way, though the list began before it", async () => {
     // GIVEN a budget of 3, a and b stored, a stale g in the cache; lists that take 1.4 s, then 2.5 s
     const clock = new FakeClock();
