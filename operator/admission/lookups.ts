@@ -40,6 +40,12 @@ import type { ClaimMaker } from "../reconcile/claim-owners.ts";
 import type { ConfigMapFacts, NamespaceFacts, StorageClassFacts } from "./validate.ts";
 import { byCodeUnits } from "../../api/code-unit-order.ts";
 
+/**
+ * The least time between two fresh lists of a namespace's instances (or claims): a refusal waits at most this much
+ * longer, and a tenant's refused writes, however many, list its namespace at most 5 times a second.
+ */
+export const freshListGapMs = 200;
+
 /** The reads admission makes. Each resolves `undefined` for an object that does not exist. */
 export interface AdmissionLookups {
   namespace(name: string): Promise<NamespaceFacts | undefined>;
@@ -136,10 +142,13 @@ export function kubeLookups(
     return listed.items.filter((claim) => claim !== undefined);
   };
   const claims = recentReads(readClaims, reuse);
-  // No resourceVersion: as fresh as the apiserver has them. Each shared by the reviews that can share it.
-  const freshClaims = freshReads(readClaims);
-  const freshInstances = freshReads((namespace) =>
-    limited(namespace, () => client.listEach(apiVersion, kind, { namespace }, budgetFacts)),
+  // No resourceVersion: as fresh as the apiserver has them. Each shared by the reviews that can share it, and a
+  // namespace's lists begun at least `freshListGapMs` apart: refusals sent back to back list it no more often.
+  const gap = { minGapMs: freshListGapMs };
+  const freshClaims = freshReads(readClaims, gap);
+  const freshInstances = freshReads(
+    (namespace) => limited(namespace, () => client.listEach(apiVersion, kind, { namespace }, budgetFacts)),
+    gap,
   );
   const storageClass = recentReads(async (name): Promise<StorageClassFacts | undefined> => {
     const found = await limited(cluster, () => client.find<StorageClass>("storage.k8s.io/v1", "StorageClass", name));

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { freshReads } from "../../../../operator/admission/fresh-reads.ts";
-import { settle } from "../../runtime/fake-clock.ts";
+import { FakeClock, settle } from "../../runtime/fake-clock.ts";
 
 /** A read per key whose answers the test gives by hand, in the order the reads began. */
 function manualReads() {
@@ -70,5 +70,32 @@ describe("freshReads", () => {
     await settle();
     begun[1]!.answer(5);
     assert.equal(await waiting, 5);
+  });
+
+  it("with a gap, begins a key's reads at least that far apart, shared by the callers meanwhile", async () => {
+    const { begun, read } = manualReads();
+    const clock = new FakeClock();
+    const fresh = freshReads(read, { minGapMs: 200, clock });
+    // GIVEN a read that began and ended at once
+    const first = fresh("team-a");
+    await settle();
+    begun[0]!.answer(1);
+    assert.equal(await first, 1);
+    // WHEN refusals keep coming THEN the next read waits out the gap, and every caller meanwhile shares it
+    const burst = Array.from({ length: 50 }, () => fresh("team-a"));
+    await clock.advance(199);
+    assert.equal(begun.length, 1, "nothing begins within 200 ms of the last read");
+    const other = fresh("team-b");
+    await settle();
+    assert.equal(begun.length, 2, "another key waits for no one");
+    await clock.advance(1);
+    assert.deepEqual(
+      begun.map((reading) => reading.key),
+      ["team-a", "team-b", "team-a"],
+    );
+    begun[2]!.answer(2);
+    assert.deepEqual(new Set(await Promise.all(burst)), new Set([2]));
+    begun[1]!.answer(3);
+    assert.equal(await other, 3);
   });
 });
