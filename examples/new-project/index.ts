@@ -43,3 +43,5 @@ const db = new MyAppInstance("db", {
 
 export const webEndpoint = web.endpoint; // "web-1a2b3c4d.shop.svc:8080"
 export const dbEndpoint = db.endpoint; // "db-5e6f7a8b.shop.svc:5432"
+// What an external operator is started with (`pulumi stack output operatorFlags`); undefined in the cluster.
+export const operatorFlags = platform.externalOperatorFlags;

@@ -30,6 +30,7 @@ import { after, before, describe, it, type TestContext } from "node:test";
 import { promisify } from "node:util";
 import { apiVersion, isReady, kind, type MyAppInstanceObject } from "../../api/index.ts";
 import { NotFoundError } from "../../kube/index.ts";
+import { parseOptions } from "../../operator/options.ts";
 import { kubeconfigPath, repoRoot } from "../../tools/lib/paths.ts";
 import { adminClient, waitFor, type Typed } from "../support/cluster.ts";
 import { allProcesses, descendants, stillRunning, type ProcessInfo } from "../support/process-tree.ts";
@@ -226,6 +227,10 @@ async function userProject(t: TestContext, nodeDir: string, packed: string): Pro
       assert.deepEqual(items.map((item) => item.metadata.name?.replace(/-[0-9a-f]{8}$/, "")).sort(), ["db", "web"]);
       for (const item of items) assert.ok(isReady(item), `${item.metadata.name} is Ready`);
       assert.match(String(up.outputs.webEndpoint?.value), /^web-[0-9a-f]{8}\.shop\.svc:8080$/);
+      // ... and the program lists the flags its operator was started with (`pulumi stack output operatorFlags`)
+      const listed = up.outputs.operatorFlags?.value as string[] | undefined;
+      assert.ok(Array.isArray(listed), `operatorFlags: ${JSON.stringify(listed)}`);
+      assert.deepEqual(parseOptions(listed, {}), parseOptions(readmeOperatorFlags(), {}));
       // ... reconciled by the README's operator as the leader on the platform's Lease, which it waited for until
       // `up` made the platform's namespace (a second process started so would wait as a standby)
       const lease = await client.find<Typed<{ spec?: { holderIdentity?: string } }>>(
