@@ -6,6 +6,7 @@
  */
 import { apiVersion as instanceApiVersion, kind as instanceKind } from "../../api/index.ts";
 import type { KubeObject } from "../../kube/index.ts";
+import { chartInstanceLabel } from "../chart/owned.ts";
 import { claimsOf, type ClaimMaker } from "../reconcile/claim-owners.ts";
 
 /** The claim makers of a namespace, by the `<claim template>-<StatefulSet>` their claims' names begin with. */
@@ -14,10 +15,14 @@ export type ChartClaimMakers = ReadonlyMap<
   readonly { readonly statefulSet: ClaimMaker; readonly instance: string }[]
 >;
 
-/** The StatefulSets among `statefulSets` that an instance controls and that make claims, by their claims' prefix. */
+/**
+ * The StatefulSets among `statefulSets` that an instance controls as its chart's (its chart label: the built-in
+ * template's claims carry their instance's label) and that make claims, by their claims' prefix.
+ */
 export function chartClaimMakers(statefulSets: readonly ClaimMaker[]): ChartClaimMakers {
   const makers = new Map<string, { readonly statefulSet: ClaimMaker; readonly instance: string }[]>();
   for (const statefulSet of statefulSets) {
+    if (statefulSet.metadata.labels?.[chartInstanceLabel] === undefined) continue;
     const controller = statefulSet.metadata.ownerReferences?.find(
       (reference) =>
         reference.controller === true && reference.apiVersion === instanceApiVersion && reference.kind === instanceKind,

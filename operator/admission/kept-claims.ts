@@ -7,7 +7,8 @@
  * operator made that no instance's spec counts: one whose instance is gone or has no storage, or whose ordinal is
  * past its instance's replicas, or what it holds beyond its instance's size. A claim of the instance being judged
  * counts as its own (a recreated instance gets its claims back). A chart's claims carry the chart's labels, not the
- * operator's: they are found by the names its instance's StatefulSets give them (chart-claims.ts), and a chart
+ * operator's (or the template's, on claims a chart's StatefulSet took over): they are found by the names its
+ * instance's StatefulSets give them (chart-claims.ts), and a chart
  * instance counts the larger of its usage (its render's, `status.chartUsage`) and what its StatefulSets' claims
  * hold, since the operator keeps them on a scale-down too (operator/chart/plan.ts): counting the render alone, a
  * tenant could render 5 replicas, scale to 1 and render 5 more in another instance, every claim still on disk.
@@ -26,8 +27,8 @@ export interface ClaimFacts {
   /** `spec.resources.requests.storage`, as written. */
   readonly storage: string | undefined;
   /**
-   * For a claim without the operator's labels: the instance whose chart's StatefulSet made it, by its name
-   * (chart-claims.ts). Such a claim's `instance` is not read.
+   * The instance whose chart's StatefulSet made it, by its name (chart-claims.ts), whatever its labels (a chart's,
+   * or the template's on a claim the chart took over). Such a claim's `instance` is not read.
    */
   readonly chartInstance?: string;
 }
@@ -58,14 +59,14 @@ export function keptClaimStorage<Owner extends ClaimOwner>(
   judged: { readonly name: string; readonly chartStorage?: bigint } & OwnerSpec,
   countedStorage: (owner: Owner) => bigint = (owner) => instanceUsage(owner).storage,
 ): { readonly storage: bigint; readonly claims: readonly string[] } {
-  // Who counts a claim labelled as an instance's: a chart instance every one (its usage is the larger of its spec's
-  // and its render's, which the chart's StatefulSets take, claims it took over from the template included); a
-  // spec with a size those of the replicas it runs, up to that size; a spec without one (a namesake) none.
-  const countedBy = new Map<string, "chart" | { readonly replicas: number; readonly size: bigint }>();
+  // Who counts a claim labelled as an instance's (the built-in template's): a spec with a size those of the replicas
+  // it runs, up to that size; a spec without one (a namesake) none, nor a chart instance of that name: the claims its
+  // chart's StatefulSets make (took over from the template) are found by their names (`chartInstance`), and any other
+  // (a deleted instance's, its name now a chart's that makes no such claims) holds storage no render counts.
+  const countedBy = new Map<string, { readonly replicas: number; readonly size: bigint }>();
   const add = (name: string, spec: OwnerSpec | undefined) => {
     const size = typeof spec?.storage === "string" ? parseQuantity(spec.storage)?.nanos : undefined;
-    if (spec?.chart !== undefined) countedBy.set(instanceLabelValue(name), "chart");
-    else if (size === undefined) countedBy.delete(instanceLabelValue(name));
+    if (spec?.chart !== undefined || size === undefined) countedBy.delete(instanceLabelValue(name));
     else countedBy.set(instanceLabelValue(name), { replicas: spec?.replicas ?? 1, size });
   };
   for (const owner of owners) if (owner.metadata.name !== undefined) add(owner.metadata.name, owner.spec);
@@ -77,7 +78,6 @@ export function keptClaimStorage<Owner extends ClaimOwner>(
     if (claim.chartInstance !== undefined) continue;
     const size = claimSize(claim);
     const owner = claim.instance === undefined ? undefined : countedBy.get(claim.instance);
-    if (owner === "chart") continue;
     const ordinal = /-(\d+)$/.exec(claim.name)?.[1];
     const covered = owner !== undefined && ordinal !== undefined && Number(ordinal) < owner.replicas;
     // A claim its instance's spec counts holds only what it holds beyond that spec's size (a smaller recreation).

@@ -36,6 +36,7 @@ import { freshReads } from "./fresh-reads.ts";
 import { recentReads, type RecentReadsOptions } from "./recent-reads.ts";
 import type { ClaimFacts } from "./kept-claims.ts";
 import { chartClaimInstance, chartClaimMakers, type ChartClaimMakers } from "./chart-claims.ts";
+import { chartInstanceLabel } from "../chart/owned.ts";
 import type { ClaimMaker } from "../reconcile/claim-owners.ts";
 import type { ConfigMapFacts, NamespaceFacts, StorageClassFacts } from "./validate.ts";
 import { byCodeUnits } from "../../api/code-unit-order.ts";
@@ -120,7 +121,7 @@ export function kubeLookups(
         ).items;
     return chartClaimMakers(statefulSets);
   };
-  // Claims only where storage grows in a namespace with a budget; a burst of creates shares one list. Item by item,
+  // Claims only where storage grows in a namespace with a budget; reviews at once share one list. Item by item,
   // keeping the fields the budget reads: a tenant may label any number of claims as the operator's. Where a
   // chart's StatefulSets make claims (which carry the chart's labels), every claim of the namespace is listed and
   // theirs kept by name.
@@ -134,14 +135,13 @@ export function kubeLookups(
     }
     const listed = await limited(namespace, () =>
       client.listEach("v1", "PersistentVolumeClaim", { namespace }, (claim): ClaimFacts | undefined => {
-        if (isOperatorClaim(claim)) return claimFacts(claim);
         const chartInstance = chartClaimInstance(claim, makers);
-        return chartInstance === undefined ? undefined : { ...claimFacts(claim), chartInstance };
+        if (chartInstance !== undefined) return { ...claimFacts(claim), chartInstance };
+        return isOperatorClaim(claim) ? claimFacts(claim) : undefined;
       }),
     );
     return listed.items.filter((claim) => claim !== undefined);
   };
-  const claims = recentReads(readClaims, reuse);
   // No resourceVersion: as fresh as the apiserver has them. Each shared by the reviews that can share it, and a
   // namespace's lists begun at least `freshListGapMs` apart: refusals sent back to back list it no more often.
   const gap = { minGapMs: freshListGapMs };
@@ -189,7 +189,9 @@ export function kubeLookups(
       return chosen && storageClassFacts(chosen);
     },
     chartConfigMap: (namespace, name) => chartConfigMap(`${namespace}/${name}`),
-    claimsIn: (namespace) => claims(namespace),
+    // Not reused: a list from before a scale-down's claims existed would not count them (a tenant scaling down and
+    // creating within the reuse would pass); shared by the reviews waiting for it, as the fresh reads are.
+    claimsIn: (namespace) => freshClaims(namespace),
     async instancesIn(namespace) {
       if (cache.covers(apiVersion, kind, namespace))
         return cache.list<MyAppInstanceObject>(apiVersion, kind, namespace, "");
@@ -250,14 +252,20 @@ function isOperatorClaim(claim: KubeObject): boolean {
 
 /** What the claims' attribution reads of a listed StatefulSet: its name, uid, controller and claim templates' names. */
 function claimMakerFacts(item: KubeObject): ClaimMaker {
-  const { name, uid, ownerReferences } = item.metadata;
+  const { name, uid, ownerReferences, labels } = item.metadata;
   const controller = ownerReferences?.find((reference) => reference.controller === true);
+  const chart = labels?.[chartInstanceLabel];
   const spec = item["spec"] as { volumeClaimTemplates?: unknown } | undefined;
   const templates = Array.isArray(spec?.volumeClaimTemplates) ? (spec.volumeClaimTemplates as unknown[]) : [];
   return {
     apiVersion: "apps/v1",
     kind: "StatefulSet",
-    metadata: { name, uid, ...(controller ? { ownerReferences: [controller] } : {}) },
+    metadata: {
+      name,
+      uid,
+      ...(chart !== undefined ? { labels: { [chartInstanceLabel]: chart } } : {}),
+      ...(controller ? { ownerReferences: [controller] } : {}),
+    },
     spec: {
       volumeClaimTemplates: templates.flatMap((template) => {
         const templateName = (template as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;

@@ -121,6 +121,17 @@ describe("chartBudget", () => {
     assert.equal(await budget.reserve(key("a"), { replicas: 5n, storageNanos: 10n * gi }), undefined);
   });
 
+  test("counts a deleted instance's claims when a chart instance takes its name and makes no such claims", async () => {
+    // GIVEN 20Gi, all held by the claims "db" kept when deleted; "db" is now a chart instance whose chart makes none
+    const policy: PlatformPolicy = { ...openPolicy, namespaceBudget: { storage: "20Gi" } };
+    const kept = [0, 1].map((ordinal) => ({ name: `data-db-${ordinal}`, instance: "db", storage: "10Gi" }));
+    const db = stored("db", { chart: { configMap: "c" } }, { chartUsage: { replicas: 1, storage: "0" } });
+    const budget = chartBudget(policy, lookups([db, stored("web", { chart: { configMap: "c" } })], {}, kept));
+    // WHEN another chart instance asks for 10Gi THEN it is refused: the kept claims still hold 20Gi
+    const refusal = await budget.reserve(key("web"), { replicas: 1n, storageNanos: 10n * gi });
+    assert.match(refusal?.message ?? "", /it uses 20Gi without this instance/);
+  });
+
   test("a render that asks no more than the instance takes costs no Namespace read and is never refused", async () => {
     const read = lookups([stored("web", { replicas: 3 })], { "myapp.example.com/max-replicas": "0" });
     const budget = chartBudget(openPolicy, read);

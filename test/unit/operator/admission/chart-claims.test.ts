@@ -8,13 +8,14 @@ import type { KubeObject } from "../../../../kube/index.ts";
 import { chartClaimInstance, chartClaimMakers } from "../../../../operator/admission/chart-claims.ts";
 import type { ClaimMaker } from "../../../../operator/reconcile/claim-owners.ts";
 
-const statefulSet = (name: string, templates: string[], controller?: string): ClaimMaker => ({
+const statefulSet = (name: string, templates: string[], controller?: string, chart = true): ClaimMaker => ({
   apiVersion: "apps/v1",
   kind: "StatefulSet",
   metadata: {
     name,
     namespace: "team-a",
     uid: `uid-${name}`,
+    ...(chart && controller ? { labels: { "myapp.example.com/chart-instance": controller } } : {}),
     ...(controller
       ? {
           ownerReferences: [
@@ -43,6 +44,8 @@ describe("chartClaimInstance", () => {
     statefulSet("db", ["data", "logs"], "shop"),
     statefulSet("db-2", ["data"], "other"),
     statefulSet("cache", ["data"]),
+    // The built-in template's: its claims carry their instance's labels, and are counted as its.
+    statefulSet("web", ["data"], "web", false),
   ]);
 
   it("names the instance controlling the StatefulSet that made a claim, by template, StatefulSet and ordinal", () => {
@@ -53,8 +56,9 @@ describe("chartClaimInstance", () => {
     assert.equal(chartClaimInstance(claim("data-db-2"), makers), "shop");
   });
 
-  it("ties no claim to a StatefulSet no instance controls, nor one of another name or owner", () => {
+  it("ties no claim to a StatefulSet no instance controls as its chart's, nor one of another name or owner", () => {
     assert.equal(chartClaimInstance(claim("data-cache-0"), makers), undefined);
+    assert.equal(chartClaimInstance(claim("data-web-0"), makers), undefined);
     assert.equal(chartClaimInstance(claim("data-db"), makers), undefined);
     assert.equal(chartClaimInstance(claim("data-db-x"), makers), undefined);
     assert.equal(chartClaimInstance(claim("other-db-0"), makers), undefined);

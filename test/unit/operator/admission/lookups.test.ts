@@ -154,6 +154,7 @@ describe("kubeLookups", () => {
         name: "store",
         namespace: "team-a",
         uid: "s",
+        labels: { "myapp.example.com/chart-instance": "store" },
         ownerReferences: [
           { apiVersion: "example.com/v1", kind: "MyAppInstance", name: "store", uid: "i", controller: true },
         ],

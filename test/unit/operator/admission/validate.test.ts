@@ -496,13 +496,19 @@ describe("namespace budgets", () => {
     // AND a namesake without storage counts none of them: they stay kept
     const namesake: AdmissionFacts = { ...facts, instances: [stored("gone", { replicas: 3 })] };
     assert.equal(validateInstance(instance({ storage: "1Gi" }), undefined, namesake, budgets).length, 1);
-    // AND a chart instance counts its own (taken over from the template), by its usage: not kept twice
+    // AND a chart instance counts those its chart's StatefulSet made (taken over from the template) by its usage,
+    // not kept twice; those it does not make (its chart has no such StatefulSet) are kept, as a deleted instance's
     const charted: AdmissionFacts = {
       namespace,
       instances: [stored("a", { replicas: 2, storage: "40Gi", chart: { configMap: "c" } })],
-      claims: facts.claims!.slice(0, 2),
+      claims: facts.claims!.slice(0, 2).map((made) => ({ ...made, chartInstance: "a" })),
     };
     assert.deepEqual(validateInstance(instance({ storage: "20Gi" }), undefined, charted, budgets), []);
+    const notMade: AdmissionFacts = { ...charted, claims: facts.claims!.slice(0, 2) };
+    assert.match(
+      messages(validateInstance(instance({ storage: "20Gi" }), undefined, notMade, budgets)).join(),
+      /it uses 160Gi without this instance.*\(80Gi: data-a-0, data-a-1\)/s,
+    );
     // AND a smaller recreation gets its old claim back whole: 120Gi on disk whatever the new spec asks
     const bigger: AdmissionFacts = { namespace, instances: [], claims: [claim("data-gone-0", "gone", "120Gi")] };
     assert.match(
