@@ -113,6 +113,7 @@ export function chartBudget(
     forget(key) {
       reserved.delete(formatObjectKey(key));
     },
+    counts: async (namespace) => hasBudget(await lookups.namespace(namespace), policy),
   };
 }
 

@@ -127,6 +127,8 @@ export interface ChartBudget {
   reserve(key: ObjectKey, usage: RenderUsage): Promise<RenderRefusal | undefined>;
   /** Stops counting a render for the instance. */
   forget(key: ObjectKey): void;
+  /** Whether some budget holds in `namespace` (admission then counts each chart instance's status.chartUsage). */
+  counts(namespace: string): Promise<boolean>;
 }
 
 /**

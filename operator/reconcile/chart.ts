@@ -4,9 +4,15 @@
  * turns each outcome into the instance's status, exactly as the built-in template's steps do, and reconcile.ts
  * writes it.
  */
-import { formatBytes, isReady, type MyAppInstanceSpec, type MyAppInstanceStatus } from "../../api/index.ts";
+import {
+  formatBytes,
+  isReady,
+  parseQuantity,
+  type MyAppInstanceSpec,
+  type MyAppInstanceStatus,
+} from "../../api/index.ts";
 import { ChartFetchError, objectName, valuePath, type RenderUsage } from "../../chart/index.ts";
-import type { KubeObject } from "../../kube/index.ts";
+import { NotFoundError, type KubeObject } from "../../kube/index.ts";
 import {
   applyRender,
   imageMismatch,
@@ -46,6 +52,8 @@ export async function reconcileChart(
   deps: ChartDeps | undefined,
 ): Promise<ChartOutcome> {
   const generation = session.instance.metadata.generation ?? 0;
+  // The status to build on: the one read, or the one said before the render was applied (below).
+  let current = previous;
   const permanent = (refusal: Problem & { readonly outsideSpec?: boolean }, cause?: unknown): ChartOutcome => {
     const { reason, message } = refusal;
     session.logger.warn({ reason }, message);
@@ -53,7 +61,7 @@ export async function reconcileChart(
     // looked at again, slowly (a source refusal costs a Namespace read, no fetch: it comes before it).
     const outsideSpec = (cause instanceof ChartFetchError && cause.outsideSpec) || refusal.outsideSpec === true;
     const failure = new PermanentError(message, { reason, cause, outsideSpec });
-    return { status: problemStatus(previous, generation, { reason, message }, session.startedAt), failure };
+    return { status: problemStatus(current, generation, { reason, message }, session.startedAt), failure };
   };
   const chart = spec.chart;
   if (!chart) throw new Error("reconcileChart needs spec.chart");
@@ -67,6 +75,22 @@ export async function reconcileChart(
   const prepared = await prepareChart(session, spec, chart, deps, recheck ? "low" : "normal");
   if (prepared.state === "pending") return { requeueAfterMs: prepared.requeueAfterMs };
   if (prepared.state === "refused") return permanent(prepared.refusal, prepared.cause);
+
+  // Admission counts a chart instance by status.chartUsage (operator/admission/namespace-budget.ts), which says a
+  // render once it is applied whole. Where a budget holds, a render that takes more is said there first: a write
+  // admitted while its objects are applied, or after the apiserver refused part of them (ChildRejected), counts
+  // what they run. It is lowered only by a whole render applied (chartStatus).
+  const grown = grownUsage(previous?.chartUsage, prepared.usage);
+  if (grown && (await deps.namespaceBudget?.counts(session.key.namespace))) {
+    current = { ...previous, chartUsage: grown };
+    try {
+      await session.cluster.applyStatus(session.key, current);
+    } catch (error) {
+      // Deleted while we worked: nothing left to apply for.
+      if (error instanceof NotFoundError) return {};
+      throw error;
+    }
+  }
 
   let applied: readonly KubeObject[];
   try {
@@ -85,7 +109,24 @@ export async function reconcileChart(
   }
 
   await pruneRender(session, prepared);
-  return { status: chartStatus(session, spec, previous, prepared, applied) };
+  return { status: chartStatus(session, spec, current, prepared, applied) };
+}
+
+/**
+ * The usage to say before applying a render that takes `usage`: in each dimension the larger of it and what the
+ * status says, or undefined when the status already says as much.
+ */
+export function grownUsage(
+  said: MyAppInstanceStatus["chartUsage"],
+  usage: RenderUsage,
+): MyAppInstanceStatus["chartUsage"] | undefined {
+  const saidReplicas = BigInt(said?.replicas ?? 0);
+  const saidStorage = (said ? parseQuantity(said.storage)?.nanos : undefined) ?? 0n;
+  if (usage.replicas <= saidReplicas && usage.storageNanos <= saidStorage) return undefined;
+  return chartUsage({
+    replicas: usage.replicas > saidReplicas ? usage.replicas : saidReplicas,
+    storageNanos: usage.storageNanos > saidStorage ? usage.storageNanos : saidStorage,
+  });
 }
 
 /**

@@ -9,6 +9,7 @@ import { ChartFetchError, ChartRenderError, type ChartRenderer } from "../../../
 import { PermanentError, TransientError } from "../../../operator/reconcile/index.ts";
 import { isTransientFailure } from "../../../operator/reconcile/errors.ts";
 import { apiVersion, kind, renderableChartKinds } from "../../../api/index.ts";
+import { apiErrorFrom } from "../../../kube/index.ts";
 import { harness } from "../reconcile/setup.ts";
 
 const deployment = (name: string, image: string, replicas: number) => `---
@@ -92,6 +93,33 @@ describe("reconcile with spec.chart", () => {
     h.cluster.reset();
     await h.run();
     assert.deepEqual(h.cluster.allWrites(), []);
+  });
+
+  test("where a budget holds, says a growing render's usage before applying it, and keeps it if the apply fails", async () => {
+    // GIVEN a namespace with a budget, and a chart of a Deployment of 9 replicas and a ConfigMap admission refuses
+    const { h } = setup(() => deployment("web", "nginx:1.27", 9) + configMap("web-config"));
+    const budget = { reserve: async () => undefined, forget: () => {}, counts: async () => true };
+    Object.assign(h.deps.chart!, { namespaceBudget: budget });
+    h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    h.cluster.failNext(
+      "apply",
+      apiErrorFrom(403, { message: "denied", reason: "Forbidden", code: 403 }, "PATCH: HTTP 403"),
+      "ConfigMap",
+    );
+    // WHEN reconciled THEN the usage is in the status before the Deployment is applied, and stays with the refusal
+    await assert.rejects(h.run(), (error: unknown) => error instanceof PermanentError);
+    const writes = h.cluster.writeLines();
+    const said = writes.findIndex((line) => line.startsWith("applyStatus "));
+    assert.ok(said >= 0 && said < writes.indexOf("apply Deployment/web"), `the usage first: ${writes.join(", ")}`);
+    assert.deepEqual(h.cluster.instance("web")?.status?.chartUsage, { replicas: 9, storage: "0" });
+    assert.equal(h.cluster.instance("web")?.status?.phase, "Degraded");
+
+    // AND where no budget holds, nothing is said before the apply
+    const free = setup(() => deployment("web", "nginx:1.27", 9));
+    Object.assign(free.h.deps.chart!, { namespaceBudget: { ...budget, counts: async () => false } });
+    free.h.cluster.createInstance("web", { image: "nginx:1.27", chart: { configMap: "c" } });
+    await free.h.run();
+    assert.equal(free.h.cluster.writeLines().filter((line) => line.startsWith("applyStatus")).length, 1);
   });
 
   test("tells its changes as the template does: one Created event for the new objects, none for a new image alone", async () => {
