@@ -4,13 +4,15 @@
  * its workloads' images, replica counts and volume sizes itself, where admission sees only `spec.image`,
  * `spec.replicas` and `spec.storage`: without this, a chart in a tenant's own ConfigMap could run any image at any
  * size. Each limit is checked where a render sets it: every container's image, a workload's `spec.replicas`, an
- * autoscaler's `spec.maxReplicas`, a StatefulSet's claim templates. Pure.
+ * autoscaler's `spec.maxReplicas`, a StatefulSet's claim templates; and the replicas of all its workloads together
+ * (render-usage.ts), which are the instance's. Pure.
  */
 import { compareQuantities, parseQuantity, registryAllowing } from "../api/index.ts";
 import { claimRequests } from "./claim-sizes.ts";
 import { objectName, type RenderedObject } from "./manifests.ts";
 import { list, podTemplateOf, record } from "./pod-templates.ts";
 import type { RenderRefusal } from "./render-rules.ts";
+import { renderUsage } from "./render-usage.ts";
 
 /** The platform policy's per-instance limits (operator/admission/policy.ts); unset: no limit. */
 export interface PlatformLimits {
@@ -47,7 +49,23 @@ export function platformLimitsRefusal(
       storageRefusal(object, limits.maxStorage);
     if (refusal) return refusal;
   }
-  return undefined;
+  return totalReplicasRefusal(objects, limits.maxReplicas);
+}
+
+/**
+ * The instance's pods are all its workloads' together, as `spec.replicas` is for the built-in template: eight
+ * Deployments of 10 replicas each are 80 pods of one instance, whatever `--max-replicas` says of each.
+ */
+function totalReplicasRefusal(objects: readonly RenderedObject[], max: number | undefined): RenderRefusal | undefined {
+  if (max === undefined) return undefined;
+  const { replicas } = renderUsage(objects);
+  if (replicas <= BigInt(max)) return undefined;
+  return {
+    reason: "ChartReplicasNotAllowed",
+    message:
+      `the chart runs up to ${replicas} replicas in all (its workloads' spec.replicas, or their autoscalers' ` +
+      `maxReplicas), more than the platform allows per instance (at most ${max}, --max-replicas)`,
+  };
 }
 
 function imageRefusal(object: RenderedObject, allowed: readonly string[]): RenderRefusal | undefined {

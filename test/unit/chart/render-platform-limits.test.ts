@@ -70,6 +70,17 @@ spec: { minReplicas: 1, maxReplicas: 50, scaleTargetRef: { apiVersion: apps/v1, 
     assert.match(platformLimitsRefusal(hpa, limits)?.message ?? "", /spec\.maxReplicas is 50/);
   });
 
+  test("refuses workloads that each fit but run more replicas together than an instance may have", () => {
+    const each = (name: string) => deployment(`[{ name: a, image: nginx }]`, 6).replace("name: web", `name: ${name}`);
+    assert.equal(platformLimitsRefusal(objects(each("web")), limits), undefined);
+    assert.deepEqual(platformLimitsRefusal([...objects(each("web")), ...objects(each("cache"))], limits), {
+      reason: "ChartReplicasNotAllowed",
+      message:
+        "the chart runs up to 12 replicas in all (its workloads' spec.replicas, or their autoscalers' maxReplicas), " +
+        "more than the platform allows per instance (at most 10, --max-replicas)",
+    });
+  });
+
   test("refuses a claim template larger than a volume may be", () => {
     const statefulSet = objects(`apiVersion: apps/v1
 kind: StatefulSet
