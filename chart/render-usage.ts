@@ -35,6 +35,11 @@ export function renderUsage(objects: readonly RenderedObject[]): RenderUsage {
   return { replicas, storageNanos };
 }
 
+/** The workloads (`Kind/name`) an autoscaler of the render scales: their replicas are the autoscaler's to set. */
+export function autoscaledWorkloads(objects: readonly RenderedObject[]): ReadonlySet<string> {
+  return new Set(autoscalerCeilings(objects).keys());
+}
+
 /** The highest `maxReplicas` of the autoscalers aimed at each `Kind/name`. */
 function autoscalerCeilings(objects: readonly RenderedObject[]): Map<string, bigint> {
   const ceilings = new Map<string, bigint>();

@@ -1,7 +1,9 @@
 /**
  * What a render means for the cluster, decided without I/O: which objects to apply (only allowed kinds, only in
  * the instance's namespace, owned by the instance, within the render policy: render-rules.ts and
- * pod-security.ts; StatefulSets keeping every claim, as the built-in template's do), which live objects to prune, whether the render would lose volumes, and which workload is the instance's main one. Pure.
+ * pod-security.ts; StatefulSets keeping every claim, as the built-in template's do; a workload left unsized at 1),
+ * which live objects to prune, whether the render would lose volumes, and which workload is the instance's main
+ * one. Pure.
  */
 import {
   chartKindName,
@@ -14,10 +16,12 @@ import {
 import type { InstanceIdentity } from "../desired/index.ts";
 import { isControlledBy } from "../desired/index.ts";
 import {
+  autoscaledWorkloads,
   clusterScopedRefusal,
   hookOf,
   objectName,
   renderPolicyRefusal,
+  replicatedKinds,
   type RenderedManifest,
   type RenderPolicy,
   type RenderRefusal,
@@ -71,7 +75,22 @@ export function planRender(
   }
   const refusal = renderPolicyRefusal(objects, policy);
   if (refusal) return { ok: false, refusal };
-  return { ok: true, objects };
+  const autoscaled = autoscaledWorkloads(objects);
+  return { ok: true, objects: objects.map((object) => withReplicas(object, autoscaled)) };
+}
+
+/**
+ * `object` with `spec.replicas: 1` when it is a workload the render leaves unsized and no autoscaler of the render
+ * scales: the apiserver would make it 1, and budgets count it so (chart/render-usage.ts), but a field the render
+ * leaves out is nobody's to keep, so a hand's `kubectl scale` to 9 stayed, counted as 1. Applied, it is the
+ * instance's, and put back like any drift.
+ */
+function withReplicas(object: RenderedObject, autoscaled: ReadonlySet<string>): RenderedObject {
+  if (!replicatedKinds.has(`${object.apiVersion}/${object.kind}`)) return object;
+  if (autoscaled.has(`${object.kind}/${object.metadata.name}`)) return object;
+  const spec = typeof object["spec"] === "object" && object["spec"] !== null ? object["spec"] : {};
+  if ((spec as Record<string, unknown>)["replicas"] !== undefined) return object;
+  return { ...object, spec: { ...spec, replicas: 1 } };
 }
 
 /**

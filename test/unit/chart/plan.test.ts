@@ -154,6 +154,21 @@ describe("planRender", () => {
     assert.ok(!plan.ok && plan.refusal.reason === "ChartNamespaceNotAllowed");
   });
 
+  test("a workload the render leaves unsized is applied at 1 replica, unless an autoscaler of the render scales it", () => {
+    const workload = (name: string, replicas = "") =>
+      `---\n# Source: c/templates/${name}.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ${name}\n` +
+      `spec:\n${replicas}  selector: { matchLabels: { app: ${name} } }\n`;
+    const autoscaler =
+      "---\n# Source: c/templates/hpa.yaml\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n" +
+      "metadata:\n  name: scaled\nspec: { maxReplicas: 5, scaleTargetRef: { apiVersion: apps/v1, kind: Deployment, name: scaled } }\n";
+    const replicasOf = (objects: readonly RenderedObject[], name: string) =>
+      (objects.find((object) => object.metadata.name === name)?.["spec"] as { replicas?: number }).replicas;
+    const objects = ok(workload("unsized") + workload("sized", "  replicas: 3\n") + workload("scaled") + autoscaler);
+    assert.equal(replicasOf(objects, "unsized"), 1);
+    assert.equal(replicasOf(objects, "sized"), 3);
+    assert.equal(replicasOf(objects, "scaled"), undefined);
+  });
+
   describe("StatefulSets keep their volumes, whatever the chart or the instance's storageReclaimPolicy says", () => {
     const statefulSet = (retention: string) =>
       `# Source: c/templates/sts.yaml\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n` +
