@@ -26,6 +26,7 @@ import {
   type PreparedRender,
   type RenderChanges,
 } from "../chart/index.ts";
+import { instanceUsage } from "../admission/namespace-budget.ts";
 import { childRejection, PermanentError, TransientError } from "./errors.ts";
 import { changedEvent, createdEvent } from "./lifecycle-events.ts";
 import type { ObservedWorkload } from "./observed.ts";
@@ -80,7 +81,7 @@ export async function reconcileChart(
   // render once it is applied whole. Where a budget holds, a render that takes more is said there first: a write
   // admitted while its objects are applied, or after the apiserver refused part of them (ChildRejected), counts
   // what they run. It is lowered only by a whole render applied (chartStatus).
-  const grown = grownUsage(previous?.chartUsage, prepared.usage);
+  const grown = grownUsage(spec, previous?.chartUsage, prepared.usage);
   if (grown && (await deps.namespaceBudget?.counts(session.key.namespace))) {
     current = { ...previous, chartUsage: grown };
     try {
@@ -114,15 +115,18 @@ export async function reconcileChart(
 
 /**
  * The usage to say before applying a render that takes `usage`: in each dimension the larger of it and what the
- * status says, or undefined when the status already says as much.
+ * status says, or undefined when admission already counts as much (the larger of the spec's and the status's,
+ * namespace-budget.ts `instanceUsage`: a render that takes what the spec asks needs no word, nor a Namespace read).
  */
 export function grownUsage(
+  spec: Pick<MyAppInstanceSpec, "replicas" | "storage">,
   said: MyAppInstanceStatus["chartUsage"],
   usage: RenderUsage,
 ): MyAppInstanceStatus["chartUsage"] | undefined {
+  const counted = instanceUsage({ spec, ...(said ? { status: { chartUsage: said } } : {}) });
+  if (usage.replicas <= counted.replicas && usage.storageNanos <= counted.storage) return undefined;
   const saidReplicas = BigInt(said?.replicas ?? 0);
   const saidStorage = (said ? parseQuantity(said.storage)?.nanos : undefined) ?? 0n;
-  if (usage.replicas <= saidReplicas && usage.storageNanos <= saidStorage) return undefined;
   return chartUsage({
     replicas: usage.replicas > saidReplicas ? usage.replicas : saidReplicas,
     storageNanos: usage.storageNanos > saidStorage ? usage.storageNanos : saidStorage,
