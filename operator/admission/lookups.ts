@@ -146,6 +146,7 @@ export function kubeLookups(
   // namespace's lists begun at least `freshListGapMs` apart: refusals sent back to back list it no more often.
   const gap = { minGapMs: freshListGapMs };
   const freshClaims = freshReads(readClaims, gap);
+  const claimsNow = freshReads(readClaims);
   const freshInstances = freshReads(
     (namespace) => limited(namespace, () => client.listEach(apiVersion, kind, { namespace }, budgetFacts)),
     gap,
@@ -190,8 +191,9 @@ export function kubeLookups(
     },
     chartConfigMap: (namespace, name) => chartConfigMap(`${namespace}/${name}`),
     // Not reused: a list from before a scale-down's claims existed would not count them (a tenant scaling down and
-    // creating within the reuse would pass); shared by the reviews waiting for it, as the fresh reads are.
-    claimsIn: (namespace) => freshClaims(namespace),
+    // creating within the reuse would pass); shared by the reviews waiting for it, without the gap of the lists a
+    // refusal makes (a claim is a small object, and a tenant's applies one after another must not wait on it).
+    claimsIn: (namespace) => claimsNow(namespace),
     async instancesIn(namespace) {
       if (cache.covers(apiVersion, kind, namespace))
         return cache.list<MyAppInstanceObject>(apiVersion, kind, namespace, "");
