@@ -40,10 +40,30 @@ const layers = [
     from: ["./operator/runtime"],
     except: ["./errors.ts", "./event.ts"],
   },
+  // admission (the webhooks) judges writes: of the runtime it reads the cache and shares the HTTP guards; of the
+  // other wings it borrows two pure pieces, which claims a StatefulSet makes and whose a chart's object is.
+  {
+    target: "./operator/admission",
+    from: ["./operator/runtime"],
+    except: ["./cache.ts", "./connection-limits.ts", "./health-server.ts"],
+  },
+  { target: "./operator/admission", from: ["./operator/reconcile"], except: ["./claim-owners.ts"] },
+  { target: "./operator/admission", from: ["./operator/chart"], except: ["./owned.ts"] },
+  // reconcile counts what a chart takes of its namespace's budget as admission does, through namespace-budget.ts alone.
+  { target: "./operator/reconcile", from: ["./operator/admission"], except: ["./namespace-budget.ts"] },
+  // the chart wing and the pure builders never reach the webhooks.
+  { target: ["./operator/chart", "./operator/desired"], from: "./operator/admission" },
   // the runtime is generic: it never imports the domain (api, chart, desired, reconcile); main.ts wires them.
   {
     target: "./operator/runtime",
-    from: ["./api", "./chart", "./operator/desired", "./operator/chart", "./operator/reconcile"],
+    from: [
+      "./api",
+      "./chart",
+      "./operator/desired",
+      "./operator/chart",
+      "./operator/reconcile",
+      "./operator/admission",
+    ],
   },
   // the process's own files (main.ts, options.ts, chart-wiring.ts, watched-kinds.ts, version.ts, log-output.ts) wire the
   // folders of operator/; none of those folders imports them.
