@@ -339,7 +339,8 @@ export const myAppInstanceSpecSchema = z
         .meta({
           description:
             "What happens to the volumes when the MyAppInstance is deleted: Retain keeps them (the default, so " +
-            "no data is lost by accident); Delete removes them with the instance.",
+            "no data is lost by accident); Delete removes those this instance made with it (volumes an earlier " +
+            "instance of the same name kept stay).",
         }),
       chart: chartSchema.optional(),
       values: chartValuesSchema.optional(),

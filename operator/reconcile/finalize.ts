@@ -4,7 +4,8 @@
  * unless its storageReclaimPolicy is Delete (no data is deleted implicitly), then remove the finalizer so the
  * apiserver can let the instance go. Under Retain the finalizer first takes off the owner references a StatefulSet
  * with `whenDeleted: Delete` left on claims (claim-owners.ts), so the garbage collector cannot delete them with it;
- * under Delete it deletes the built-in template's claims by name, and a chart's go with their StatefulSet (its
+ * under Delete it deletes the built-in template's claims by name (those made since the instance was: an older one
+ * is an earlier namesake's, kept under its Retain), and a chart's go with their StatefulSet (its
  * `whenDeleted: Delete`, operator/chart/plan.ts: the operator may not write a chart's claims). Nothing here waits
  * but for that (a StatefulSet that still said Delete must have seen Retain first): the garbage collector and the
  * claims' own protection finalizer finish the job after us.
@@ -145,6 +146,13 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
     workloadName(key.name),
   ).filter((claim) => !claim.metadata.deletionTimestamp);
   const builtInNames = new Set(builtIn.map((claim) => claim.metadata.name ?? ""));
+  // Under Delete only the claims this instance made go: one older than the instance was kept by an earlier instance
+  // of the same name (its storageReclaimPolicy Retain) and holds that one's data, whoever uses the name now.
+  const created = Date.parse(instance.metadata.creationTimestamp ?? "");
+  const earlier = builtIn.filter((claim) => !(Date.parse(claim.metadata.creationTimestamp ?? "") >= created));
+  const earlierNames = new Set(earlier.map((claim) => claim.metadata.name ?? ""));
+  const deletable = policy === "Delete" ? builtIn.filter((claim) => !earlierNames.has(claim.metadata.name ?? "")) : [];
+  const deletableNames = new Set(deletable.map((claim) => claim.metadata.name ?? ""));
   // Under Delete a chart's claim goes with its StatefulSet when the StatefulSet owns it (whenDeleted: Delete, and
   // the controller has put its reference on, which it does only where the claim's pod exists); any other (a render
   // not applied yet, a claim of a replica scaled away) is kept, and said to be.
@@ -171,37 +179,45 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
     );
   }
   const claims = uniqueByName([...builtIn, ...chartClaims(false), ...sortedByName(released)]);
+  const nameList = (list: readonly ObservedClaim[]) => list.map((claim) => claim.metadata.name ?? "").join(", ");
   if (claims.length > 0) {
-    const names = claims.map((claim) => claim.metadata.name ?? "").join(", ");
-    if (policy === "Delete" && claims.every((claim) => builtInNames.has(claim.metadata.name ?? ""))) {
-      for (const claim of claims) {
+    const names = nameList(claims);
+    if (policy === "Delete") {
+      for (const claim of deletable) {
         await cluster.delete("v1", "PersistentVolumeClaim", claim.metadata.name ?? "", key.namespace, {
           propagationPolicy: "Background",
           ...(claim.metadata.uid ? { preconditionUid: claim.metadata.uid } : {}),
         });
       }
-      await session.event(
-        "Normal",
-        "DeletedVolumeClaims",
-        "Delete",
-        `Deleted volume claims ${names} (storageReclaimPolicy: Delete)`,
-      );
-    } else if (policy === "Delete") {
-      for (const claim of builtIn) {
-        await cluster.delete("v1", "PersistentVolumeClaim", claim.metadata.name ?? "", key.namespace, {
-          propagationPolicy: "Background",
-          ...(claim.metadata.uid ? { preconditionUid: claim.metadata.uid } : {}),
-        });
+      if (deletable.length > 0) {
+        await session.event(
+          "Normal",
+          "DeletedVolumeClaims",
+          "Delete",
+          `Deleted volume claims ${nameList(deletable)} (storageReclaimPolicy: Delete)`,
+        );
       }
-      const kept = claims.filter((claim) => !builtInNames.has(claim.metadata.name ?? ""));
-      await session.event(
-        "Warning",
-        "RetainedVolumeClaims",
-        "Delete",
-        `Kept volume claims ${kept.map((claim) => claim.metadata.name ?? "").join(", ")} although ` +
-          "storageReclaimPolicy is Delete: their StatefulSet does not own them (a render not applied yet, or a " +
-          "replica scaled away before it said whenDeleted: Delete); delete them with kubectl delete pvc",
-      );
+      if (earlier.length > 0) {
+        await session.event(
+          "Warning",
+          "RetainedVolumeClaims",
+          "Delete",
+          `Kept volume claims ${nameList(earlier)} although storageReclaimPolicy is Delete: they are older than ` +
+            `this instance (an earlier instance named ${key.name} kept them, with their data, under ` +
+            "storageReclaimPolicy: Retain); delete them with kubectl delete pvc when no longer needed",
+        );
+      }
+      const unowned = claims.filter((claim) => !builtInNames.has(claim.metadata.name ?? ""));
+      if (unowned.length > 0) {
+        await session.event(
+          "Warning",
+          "RetainedVolumeClaims",
+          "Delete",
+          `Kept volume claims ${nameList(unowned)} although ` +
+            "storageReclaimPolicy is Delete: their StatefulSet does not own them (a render not applied yet, or a " +
+            "replica scaled away before it said whenDeleted: Delete); delete them with kubectl delete pvc",
+        );
+      }
     } else {
       await session.event(
         "Normal",
@@ -220,7 +236,7 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
   );
   await session.event("Normal", "Finalized", "Delete", `Cleaned up; removed the finalizer ${finalizer}`);
   session.logger.info(
-    { claimsKept: policy !== "Delete" ? claims.length : 0, claimsReleased: released.length },
+    { claimsKept: claims.length - deletableNames.size, claimsReleased: released.length },
     "finalized",
   );
   return {};

@@ -111,7 +111,13 @@ export class FakeCluster implements ClusterClient {
     const incoming = canonicalQuantities(clone(configuration) as unknown as KubeObject);
     if (!existing) {
       const created = withServerDefaults(incoming);
-      created.metadata = { ...created.metadata, uid: this.uid(), generation: 1, resourceVersion: this.rv() };
+      created.metadata = {
+        ...created.metadata,
+        uid: this.uid(),
+        generation: 1,
+        resourceVersion: this.rv(),
+        creationTimestamp: this.now(),
+      };
       this.objects.set(key, created);
       return clone(created) as T;
     }
@@ -150,7 +156,13 @@ export class FakeCluster implements ClusterClient {
       throw new ConflictError(409, `${kind.toLowerCase()}s "${metadata.name}" already exists`, "AlreadyExists");
     }
     const created = withServerDefaults(canonicalQuantities(clone(configuration) as unknown as KubeObject));
-    created.metadata = { ...created.metadata, uid: this.uid(), generation: 1, resourceVersion: this.rv() };
+    created.metadata = {
+      ...created.metadata,
+      uid: this.uid(),
+      generation: 1,
+      resourceVersion: this.rv(),
+      creationTimestamp: this.now(),
+    };
     this.objects.set(key, created);
     return clone(created) as T;
   }
@@ -304,6 +316,7 @@ export class FakeCluster implements ClusterClient {
     stored.metadata = {
       uid: this.uid(),
       generation: 1,
+      creationTimestamp: this.now(),
       ...stored.metadata,
       resourceVersion: this.rv(),
     };
@@ -479,6 +492,12 @@ export class FakeCluster implements ClusterClient {
   private uid(): string {
     this.sequence += 1;
     return `uid-${this.sequence}`;
+  }
+
+  /** A creation time as the apiserver stamps it (whole seconds): a second later for each object created. */
+  private now(): string {
+    this.sequence += 1;
+    return new Date(Date.UTC(2026, 0, 1) + this.sequence * 1000).toISOString().replace(".000Z", "Z");
   }
 
   private rv(): string {

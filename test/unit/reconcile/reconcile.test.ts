@@ -10,6 +10,7 @@ import {
   TooManyRequestsError,
   TransportError,
   UnauthorizedError,
+  type KubeObject,
 } from "../../../kube/index.ts";
 import { MissingPodSightings, PermanentError, TransientError, reconcile } from "../../../operator/reconcile/index.ts";
 import { instanceAsRead } from "../../../operator/instance-as-read.ts";
@@ -513,6 +514,56 @@ describe("reconcile: deletion", () => {
       "setFinalizers MyAppInstance/web",
     ]);
     assert.equal(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-0"), undefined);
+  });
+
+  it("under Delete keeps the claims an earlier instance of the same name kept, and deletes only its own", async () => {
+    // GIVEN claims data-web-0/1 that an earlier instance web kept (Retain), and a new web on Delete with 3
+    // replicas: it mounts those two again and makes data-web-2
+    const h = harness();
+    h.cluster.put({
+      apiVersion: "storage.k8s.io/v1",
+      kind: "StorageClass",
+      metadata: { name: "standard", annotations: { "storageclass.kubernetes.io/is-default-class": "true" } },
+      provisioner: "example.com/local",
+    });
+    for (const name of ["data-web-0", "data-web-1"]) {
+      h.cluster.put({
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: {
+          name,
+          namespace: "default",
+          labels: { "app.kubernetes.io/name": "myapp", "app.kubernetes.io/instance": "web" },
+          creationTimestamp: "2025-06-01T10:00:00Z",
+        },
+        spec: { storageClassName: "standard", resources: { requests: { storage: "1Gi" } } },
+        status: { phase: "Bound", capacity: { storage: "1Gi" } },
+      } as KubeObject);
+    }
+    h.cluster.createInstance("web", { ...spec, replicas: 3, storage: "1Gi", storageReclaimPolicy: "Delete" });
+    await h.run();
+    h.cluster.provisionClaims("web", "standard");
+    h.cluster.rollOut("StatefulSet", "web");
+    await h.run();
+    assert.ok(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-2"), "precondition: it made data-web-2");
+
+    // WHEN it is deleted
+    h.cluster.deleteInstance("web");
+    await h.run();
+
+    // THEN the claim it made goes, and the earlier instance's two stay, with their data, said in a warning
+    assert.ok(h.cluster.writeLines().includes("delete PersistentVolumeClaim/data-web-2"));
+    assert.ok(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-0"));
+    assert.ok(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-1"));
+    assert.equal(h.cluster.get("v1", "PersistentVolumeClaim", "data-web-2"), undefined);
+    const deleted = h.cluster.events.find((e) => e.reason === "DeletedVolumeClaims");
+    assert.match(deleted?.note ?? "", /^Deleted volume claims data-web-2 \(storageReclaimPolicy: Delete\)$/);
+    const retained = h.cluster.events.find((e) => e.reason === "RetainedVolumeClaims");
+    assert.equal(retained?.type, "Warning");
+    assert.match(
+      retained?.note ?? "",
+      /^Kept volume claims data-web-0, data-web-1 although storageReclaimPolicy is Delete: they are older than this instance \(an earlier instance named web kept them/,
+    );
   });
 
   it("never deletes a namesake it does not control", async () => {
