@@ -51,11 +51,19 @@ export class ChartFetchError extends Error {
   }
 }
 
+/** A ConfigMap's identity and version: its uid and resourceVersion. */
+export interface ConfigMapVersion {
+  readonly metadata?: { readonly uid?: string; readonly resourceVersion?: string };
+}
+
 /** Reads a ConfigMap's binaryData (base64 by key); undefined when the ConfigMap does not exist. */
 export type ReadConfigMap = (
   name: string,
   namespace: string,
-) => Promise<{ readonly binaryData?: Record<string, string> } | undefined>;
+) => Promise<(ConfigMapVersion & { readonly binaryData?: Record<string, string> }) | undefined>;
+
+/** Reads a ConfigMap's metadata alone (cheap); undefined when the ConfigMap does not exist. */
+export type ReadConfigMapVersion = (name: string, namespace: string) => Promise<ConfigMapVersion | undefined>;
 
 /** Byte caps of what a fetch reads. */
 export interface FetchCaps {
@@ -78,6 +86,11 @@ export const defaultFetchCaps: FetchCaps = {
 
 export interface ChartSourceOptions {
   readonly readConfigMap: ReadConfigMap;
+  /**
+   * Given, a ConfigMap's chart is kept (with the fetched ones) and read whole again only when the ConfigMap's uid or
+   * resourceVersion differ from the copy's: each fetch asks for its version alone. Unset: read whole every time.
+   */
+  readonly readConfigMapVersion?: ReadConfigMapVersion;
   /**
    * URL prefixes remote charts may come from (`oci://ghcr.io/org/`, `https://charts.example.com/`); hosts they
    * name may be private addresses. @default [] (ConfigMap charts only)
@@ -119,7 +132,10 @@ const chartCacheBytes = 64 * 1024 * 1024;
 
 /**
  * A fetcher. Charts from a registry or repository are cached in memory by source and version, within a byte
- * budget of which one namespace's fetches take at most a quarter; a ConfigMap is read on every call.
+ * budget of which one namespace's fetches take at most a quarter; so are ConfigMap charts, by the ConfigMap's uid
+ * and resourceVersion, when `readConfigMapVersion` is given (the operator watches no tenant's ConfigMap, so it
+ * asks on every fetch: a chart's ConfigMap holds up to 1 MiB, and a tenant who wakes its instance in a loop made
+ * the operator read it whole on every reconcile, megabytes a second for the same bytes).
  */
 export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, namespace: string) => Promise<Uint8Array> {
   const policy = sourcePolicy(options.allowedSources ?? []);
@@ -127,12 +143,12 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
   const get = boundedHttpGet(policy, options.http);
   const allowList = options.allowListName;
   const namespaceShare = namespaceShareBytes(chartCacheBytes, caps.chartBytes);
-  const cache = new ByteBoundedLru<Uint8Array>(chartCacheBytes, (bytes) => bytes.length, namespaceShare);
+  const cache = new ByteBoundedLru<KeptChart>(chartCacheBytes, (kept) => kept.bytes.length, namespaceShare);
   return async (chart, namespace) => {
     const source = describeSource(chart, namespace);
     let bytes: Uint8Array;
     if (chart.configMap !== undefined) {
-      bytes = await fromConfigMap(options.readConfigMap, chart.configMap, namespace, source);
+      bytes = await fromConfigMap(options, cache, chart.configMap, namespace, source);
     } else {
       const location = chart.oci ?? chart.repo ?? "";
       if (!allowedBy(policy, location)) {
@@ -151,7 +167,7 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
       // A namespace that narrows its sources keeps its own copies: its fetch may be refused where another's was not
       // (a repository's index or redirect leading outside its sources).
       const key = narrowed === policy ? source : `${source} within ${narrowed.allowed.join(" ")}`;
-      const cached = cache.get(key);
+      const cached = cache.get(key)?.bytes;
       // Every request of one fetch (token, manifest, index, chart, their redirects) shares one deadline.
       const bounded = withDeadline(get, options.http?.fetchTimeoutMs ?? 60_000);
       // Kept in the share of the namespace that fetched it (a chart many namespaces use is still kept once); the
@@ -196,13 +212,13 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
       };
       const remote = () => fetchRemote(bounded, caps, chart, source, withinSources, registry);
       bytes = cached ?? (await remote());
-      if (!cached) cache.set(key, bytes, share);
+      if (!cached) cache.set(key, { bytes }, share);
       if (cached && chart.digest !== undefined && chart.digest !== chartDigest(bytes)) {
         // The copy kept may be older than the repository's (a version published again): fetched once more. The
         // same bytes stay where they were kept (a wrong pin moves nor drops the copy other namespaces use); changed
         // bytes replace them, in the share of the namespace that fetched them, as any fetch's.
         const fresh = await remote();
-        if (chartDigest(fresh) !== chartDigest(bytes)) cache.set(key, fresh, share);
+        if (chartDigest(fresh) !== chartDigest(bytes)) cache.set(key, { bytes: fresh }, share);
         bytes = fresh;
       }
     }
@@ -217,16 +233,39 @@ export function chartSource(options: ChartSourceOptions): (chart: ChartSpec, nam
   };
 }
 
+/** A chart kept in memory: a ConfigMap's with the uid and resourceVersion it was read at. */
+interface KeptChart {
+  readonly bytes: Uint8Array;
+  readonly version?: string;
+}
+
+/** `uid/resourceVersion`, or undefined when either is unknown (such a copy is never kept). */
+function versionOf(configMap: ConfigMapVersion | undefined): string | undefined {
+  const { uid, resourceVersion } = configMap?.metadata ?? {};
+  return uid && resourceVersion ? `${uid}/${resourceVersion}` : undefined;
+}
+
 async function fromConfigMap(
-  read: ReadConfigMap,
+  options: Pick<ChartSourceOptions, "readConfigMap" | "readConfigMapVersion">,
+  cache: ByteBoundedLru<KeptChart>,
   name: string,
   namespace: string,
   source: string,
 ): Promise<Uint8Array> {
-  const configMap = await read(name, namespace);
+  // The copy is current while the ConfigMap's version says so; a version the cheap read does not find (a
+  // ConfigMap created a moment ago, which the watch cache may not show yet) is settled by the whole read.
+  const current = options.readConfigMapVersion
+    ? versionOf(await options.readConfigMapVersion(name, namespace))
+    : undefined;
+  const kept = current === undefined ? undefined : cache.get(source);
+  if (kept !== undefined && kept.version === current) return kept.bytes;
+  const configMap = await options.readConfigMap(name, namespace);
   // Retried (transient): nothing wakes the instance when its chart's ConfigMap appears or is fixed (the operator
   // watches no ConfigMap it did not render), and the same `pulumi up` often creates it just after the instance.
-  if (!configMap) throw new ChartFetchError(`${source} does not exist`, "ChartFetchFailed", { transient: true });
+  if (!configMap) {
+    cache.delete(source);
+    throw new ChartFetchError(`${source} does not exist`, "ChartFetchFailed", { transient: true });
+  }
   const data = configMap.binaryData?.[chartConfigMapKey];
   if (data === undefined) {
     throw new ChartFetchError(
@@ -236,7 +275,11 @@ async function fromConfigMap(
       { transient: true },
     );
   }
-  return Buffer.from(data, "base64");
+  const bytes = Buffer.from(data, "base64");
+  const version = versionOf(configMap);
+  // Kept in its namespace's share, in place of the copy of an earlier version.
+  if (options.readConfigMapVersion && version !== undefined) cache.set(source, { bytes, version }, namespace);
+  return bytes;
 }
 
 /**

@@ -101,6 +101,9 @@ export interface WatchOptions extends Omit<ListOptions, "continue" | "resourceVe
 
 type Query = Record<string, string | number | boolean | undefined>;
 
+/** Asks for an object's metadata alone; a server that cannot say it so sends the whole object (still JSON). */
+const partialObjectMetadataAccept = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
 /** Attempts for a request the apiserver throttles with 429 + Retry-After (client-go retries up to 10). */
 const maxThrottleRetries = 5;
 
@@ -170,6 +173,28 @@ export class KubeClient {
   ): Promise<T | undefined> {
     try {
       return await this.get<T>(apiVersion, kind, name, namespace);
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * An object's metadata alone (a `PartialObjectMetadata`: no spec, data or status), or undefined when it does not
+   * exist, served from the apiserver's watch cache (`resourceVersion=0`: no etcd read, at most a moment behind). For
+   * a large object whose uid and resourceVersion are all a caller needs to know whether its copy is current.
+   */
+  async findMetadata(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+  ): Promise<KubeObject | undefined> {
+    try {
+      return await this.request<KubeObject>("GET", resourcePath(this.typeOf(apiVersion, kind), namespace, name), {
+        accept: partialObjectMetadataAccept,
+        query: { resourceVersion: "0" },
+      });
     } catch (error) {
       if (error instanceof NotFoundError) return undefined;
       throw error;

@@ -81,6 +81,8 @@ export function chartDeps(
     fetchChart: chartSource({
       readConfigMap: (name, namespace) =>
         client.find<KubeObject & { binaryData?: Record<string, string> }>("v1", "ConfigMap", name, namespace),
+      // A chart's ConfigMap is read whole only when it changed: each fetch asks for its metadata alone.
+      readConfigMapVersion: (name, namespace) => client.findMetadata("v1", "ConfigMap", name, namespace),
       // The list, and the platform's own default chart's location (options.ts puts both in the policy's).
       allowedSources: options.policy.chartSources,
       // A namespace may narrow the list; with no remote source allowed there is nothing to narrow, and no read.

@@ -623,3 +623,69 @@ test("a token realm stays within the namespace's sources, and a token comes from
   );
   assert.deepEqual(internal.requests, ["GET /platform/token"]);
 });
+
+test("a ConfigMap's chart is read whole only when its uid or resourceVersion changed; each fetch asks its version", async () => {
+  // GIVEN a chart's ConfigMap, and a fetcher that may ask for its version alone (the operator's)
+  let stored: { metadata: { uid: string; resourceVersion: string }; binaryData: Record<string, string> } | undefined;
+  const store = (uid: string, resourceVersion: string, text: string) =>
+    (stored = {
+      metadata: { uid, resourceVersion },
+      binaryData: { "chart.tgz": Buffer.from(text).toString("base64") },
+    });
+  let versionBehind = false;
+  const reads = { whole: 0, version: 0 };
+  const fetch = chartSource({
+    readConfigMap: () => {
+      reads.whole++;
+      return Promise.resolve(stored);
+    },
+    readConfigMapVersion: () => {
+      reads.version++;
+      return Promise.resolve(versionBehind ? undefined : stored && { metadata: stored.metadata });
+    },
+  });
+  const chart = { configMap: "web-chart" };
+  const text = async () => Buffer.from(await fetch(chart, "shop")).toString();
+  store("u1", "1", "chart A");
+  // WHEN it is fetched three times, unchanged
+  // THEN it is read whole once, and its version each time
+  for (let i = 0; i < 3; i++) assert.equal(await text(), "chart A");
+  assert.deepEqual(reads, { whole: 1, version: 3 });
+  // WHEN it is edited in place, then replaced by a namesake
+  store("u1", "2", "chart B");
+  assert.equal(await text(), "chart B");
+  store("u2", "1", "chart C");
+  assert.equal(await text(), "chart C");
+  // THEN each change is read whole once
+  assert.equal(await text(), "chart C");
+  assert.deepEqual(reads, { whole: 3, version: 6 });
+  // WHEN it is deleted: the fetch says so (retried), and its copy is gone
+  stored = undefined;
+  const error = await rejection(fetch(chart, "shop"));
+  assert.equal(error.reason, "ChartFetchFailed");
+  assert.equal(error.transient, true);
+  assert.match(error.message, /ConfigMap shop\/web-chart does not exist/);
+  // WHEN it is created again, while the cheap read cannot see it yet (the watch cache a moment behind)
+  store("u3", "1", "chart D");
+  versionBehind = true;
+  // THEN the whole read settles it, every time until the version can be read, and from then on it is kept
+  assert.equal(await text(), "chart D");
+  assert.equal(await text(), "chart D");
+  versionBehind = false;
+  assert.equal(await text(), "chart D");
+  assert.deepEqual(reads, { whole: 6, version: 10 });
+  // AND a pinned digest still holds for a kept copy
+  const pinned = await rejection(fetch({ ...chart, digest: `sha256:${"0".repeat(64)}` }, "shop"));
+  assert.equal(pinned.reason, "ChartDigestMismatch");
+  // AND without the version port (the provider's preview) every fetch reads the ConfigMap whole
+  let wholeReads = 0;
+  const plain = chartSource({
+    readConfigMap: () => {
+      wholeReads++;
+      return Promise.resolve(stored);
+    },
+  });
+  await plain(chart, "shop");
+  await plain(chart, "shop");
+  assert.equal(wholeReads, 2);
+});
