@@ -30,6 +30,7 @@ import { instanceUsage } from "../admission/namespace-budget.ts";
 import { childRejection, PermanentError, TransientError } from "./errors.ts";
 import { changedEvent, createdEvent } from "./lifecycle-events.ts";
 import type { ObservedWorkload } from "./observed.ts";
+import { readWithinLagGrace } from "./generation-lag.ts";
 import { rolloutProgress } from "./rollout.ts";
 import { referenceTo, type Session } from "./session.ts";
 import { computeStatus, problemStatus, type Problem, type Step } from "./status.ts";
@@ -110,7 +111,8 @@ export async function reconcileChart(
   }
 
   await pruneRender(session, prepared);
-  return { status: chartStatus(session, spec, current, prepared, applied) };
+  const { status, recheckAfterMs } = chartStatus(session, spec, current, prepared, applied);
+  return { status, ...(recheckAfterMs !== undefined ? { requeueAfterMs: recheckAfterMs } : {}) };
 }
 
 /**
@@ -135,7 +137,8 @@ export function grownUsage(
 
 /**
  * The status of a chart instance: counts and image of the main workload (see mainWorkload), Ready only when
- * every rendered workload is rolled out, plus a note on what the operator does not run (hooks, tests, CRDs).
+ * every rendered workload is rolled out, plus a note on what the operator does not run (hooks, tests, CRDs); and
+ * when to look again, while a workload's unseen generation nobody asked for is within its grace (generation-lag.ts).
  */
 function chartStatus(
   session: Session,
@@ -143,10 +146,16 @@ function chartStatus(
   previous: MyAppInstanceStatus | undefined,
   render: PreparedRender,
   applied: readonly KubeObject[],
-): MyAppInstanceStatus {
+): { readonly status: MyAppInstanceStatus; readonly recheckAfterMs?: number } {
   const { objects } = render;
   const main = mainWorkload(objects, session.key.name);
-  const workloads = applied.filter(isWorkload) as ObservedWorkload[];
+  const rechecks: number[] = [];
+  const workloads = (applied.filter(isWorkload) as ObservedWorkload[]).map((workload) => {
+    const image = main && sameObject(workload, main) ? rolloutProgress(workload, 1).image : undefined;
+    const read = readWithinLagGrace(session, workload, workload.spec?.replicas ?? 1, image, previous);
+    if (read.recheckAfterMs !== undefined) rechecks.push(read.recheckAfterMs);
+    return read.workload ?? workload;
+  });
   const mainLive = main ? workloads.find((workload) => sameObject(workload, main)) : undefined;
   const pending = workloads
     .filter((workload) => workload !== mainLive)
@@ -188,7 +197,10 @@ function chartStatus(
   ];
   if (!main) skipped.push("the chart renders no Deployment or StatefulSet");
   const counted = { ...status, chartUsage: chartUsage(render.usage) };
-  return skipped.length > 0 ? { ...counted, message: `${status.message ?? ""} (${skipped.join("; ")})` } : counted;
+  return {
+    status: skipped.length > 0 ? { ...counted, message: `${status.message ?? ""} (${skipped.join("; ")})` } : counted,
+    ...(rechecks.length > 0 ? { recheckAfterMs: Math.min(...rechecks) } : {}),
+  };
 }
 
 /** A render's usage as the status says it: admission counts a chart instance by it (namespace budgets). */

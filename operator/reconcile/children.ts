@@ -29,7 +29,7 @@ import { referenceTo, type Session } from "./session.ts";
 import { writeProblem, type ObservedChildren } from "./status-report.ts";
 import { RecreatingWorkload } from "./status.ts";
 import { mergeOutcomes, type StepOutcome } from "./step.ts";
-import type { MissingPodSightings } from "./missing-pod-sightings.ts";
+import type { Sightings } from "./sightings.ts";
 import { applyStorage, type StoragePolls } from "./storage.ts";
 
 /** The children step's verdict, with the workloads the status report describes. */
@@ -43,7 +43,7 @@ interface WorkloadOutcome extends StepOutcome {
 /** How the children step waits: the storage step's polls, and since when StatefulSets have been missing pods. */
 export interface ChildrenPolls extends StoragePolls {
   /** Without one (a single reconcile), missing pods are looked into at once. */
-  readonly missingPodSightings?: MissingPodSightings | undefined;
+  readonly missingPodSightings?: Sightings | undefined;
 }
 
 /**
@@ -228,7 +228,7 @@ export const unreadableEventsPollMs = 300_000;
 
 /**
  * A StatefulSet that cannot create its pods says so only in events (`FailedCreate`), unlike a Deployment's
- * ReplicaFailure condition. Once pods have been missing for a poll interval (missing-pod-sightings.ts: a moment of a
+ * ReplicaFailure condition. Once pods have been missing for a poll interval (sightings.ts: a moment of a
  * rollout costs no read), read its create events: the newest failure is the problem, with the apiserver's
  * message; either way look again soon, since a failure changes nothing the operator watches. A StatefulSet with
  * all its pods costs no read. Events past their read budget (someone's, megabytes each) are a problem of their own,
@@ -243,10 +243,10 @@ async function podsOutcome(
   const uid = workload.metadata.uid;
   if (!uid) return {};
   if (!missingPods(workload, replicas)) {
-    sightings?.complete(uid);
+    sightings?.passed(uid);
     return {};
   }
-  const missingMs = sightings ? sightings.missingFor(uid, session.clock.monotonicMs()) : pollMs;
+  const missingMs = sightings ? sightings.seenFor(uid, session.clock.monotonicMs()) : pollMs;
   if (missingMs < pollMs) return { requeueAfterMs: pollMs - missingMs };
   let events: ObservedEvent[];
   try {

@@ -22,7 +22,7 @@ export { creationFailure, missingPods, rolloutProgress } from "./rollout.ts";
 export type { ObservedEvent, RolloutProgress } from "./rollout.ts";
 export { answeringRequest, computeStatus, problemStatus, stalledStatus, statusChanged } from "./status.ts";
 export type { Problem, StatusInput, Step } from "./status.ts";
-export { MissingPodSightings } from "./missing-pod-sightings.ts";
+export { Sightings } from "./sightings.ts";
 export { progressOnly, StatusPacer } from "./status-pacing.ts";
 export {
   defaultClassAnnotations,

@@ -25,7 +25,8 @@ import type { ObjectKey, ClusterClient } from "./cluster-client.ts";
 import { openSession, type InstanceObject, type Session, type WriteTally } from "./session.ts";
 import { previousStatus, reportStatus, writeProblem, writeStatus } from "./status-report.ts";
 import { stalledStatus } from "./status.ts";
-import { MissingPodSightings } from "./missing-pod-sightings.ts";
+import { Sightings } from "./sightings.ts";
+import { generationLagGraceMs } from "./generation-lag.ts";
 import { StatusPacer } from "./status-pacing.ts";
 import { mergeOutcomes, type StepOutcome } from "./step.ts";
 
@@ -61,10 +62,15 @@ export interface ReconcileDeps {
    */
   readonly statusPacer?: StatusPacer;
   /**
-   * Since when StatefulSets have been missing pods (missing-pod-sightings.ts), so a moment of a rollout reads no events.
+   * Since when StatefulSets have been missing pods (sightings.ts), so a moment of a rollout reads no events.
    * {@link reconciler} makes one; without one (a single {@link reconcile}) missing pods are looked into at once.
    */
-  readonly missingPodSightings?: MissingPodSightings;
+  readonly missingPodSightings?: Sightings;
+  /**
+   * Since when workloads have lagged a generation nobody asked to roll out (generation-lag.ts), so an annotation on
+   * a Ready instance's Deployment flips nothing. {@link reconciler} makes one; without one, a lag is reported at once.
+   */
+  readonly generationLags?: Sightings;
 }
 
 const defaultPollIntervalMs = 5000;
@@ -95,8 +101,9 @@ export function reconciler(
       deps.statusPacer ??
       new StatusPacer(statusProgressIntervalMs, { fleetWritesPerSecond: statusProgressWritesPerSecond }),
     // Forgotten after a few polls unseen: an instance still waiting on its pods looks again every poll.
-    missingPodSightings:
-      deps.missingPodSightings ?? new MissingPodSightings(4 * (deps.pollIntervalMs ?? defaultPollIntervalMs)),
+    missingPodSightings: deps.missingPodSightings ?? new Sightings(4 * (deps.pollIntervalMs ?? defaultPollIntervalMs)),
+    // Forgotten a while after the grace: a lag is looked at again when the grace ends.
+    generationLags: deps.generationLags ?? new Sightings(30 * generationLagGraceMs),
   };
   return (key, { writes }) => reconcile(key, paced, writes);
 }
@@ -148,7 +155,7 @@ export async function recordStalled(
     instance,
     deps.logger.child({ key: formatObjectKey(key) }),
     deps.clock ?? realClock,
-    deps.statusPacer,
+    { statusPacer: deps.statusPacer },
   );
   const detail = error instanceof Error ? error.message : String(error);
   const retry = `retrying about every ${formatInterval(retryIntervalMs)}, and at once on a change`;
@@ -188,7 +195,8 @@ async function reconcileKey(
     forgetChartInstance(deps.chart, key);
     return {};
   }
-  const session = openSession(deps.cluster, key, instance, logger, deps.clock ?? realClock, deps.statusPacer, writes);
+  const memory = { statusPacer: deps.statusPacer, generationLags: deps.generationLags };
+  const session = openSession(deps.cluster, key, instance, logger, deps.clock ?? realClock, memory, writes);
   try {
     return await reconcileInstance(session, deps);
   } catch (error) {

@@ -4,6 +4,7 @@
  * helper about the instance.
  */
 import type { StatusPacer } from "./status-pacing.ts";
+import type { Sightings } from "./sightings.ts";
 import type { Logger } from "pino";
 import { apiVersion, kind } from "../../api/index.ts";
 import type { Clock, KubeObject } from "../../kube/index.ts";
@@ -61,6 +62,8 @@ export interface Session {
   readonly writes: () => number;
   /** What this process last wrote to each instance's status, and when (status-pacing.ts); none: no pacing. */
   readonly statusPacer?: StatusPacer | undefined;
+  /** Since when workloads have lagged a generation nobody asked for (generation-lag.ts); none: no grace. */
+  readonly generationLags?: Sightings | undefined;
   /**
    * Tells what a write changed: `summary` ("Deployment/web created") joins the `changes` of the runtime's one line
    * about this reconcile (info); `details` go to a line of their own at debug.
@@ -76,6 +79,12 @@ export interface Session {
   ): Promise<void>;
 }
 
+/** What the process remembers from one reconcile to the next, which a session reads and adds to. */
+export interface ProcessMemory {
+  readonly statusPacer?: StatusPacer | undefined;
+  readonly generationLags?: Sightings | undefined;
+}
+
 /** Starts a session for `instance`; its writes are counted in `writes` (a fresh tally if none is given). */
 export function openSession(
   cluster: ClusterClient,
@@ -83,7 +92,7 @@ export function openSession(
   instance: InstanceObject,
   logger: Logger,
   clock: Clock,
-  statusPacer?: StatusPacer,
+  memory: ProcessMemory = {},
   writes: WriteTally = { count: 0 },
 ): Session {
   const counted = countingClient(cluster, writes);
@@ -102,7 +111,8 @@ export function openSession(
     clock,
     startedAt: new Date(clock.wallTimeMs()),
     writes: () => writes.count,
-    statusPacer,
+    statusPacer: memory.statusPacer,
+    generationLags: memory.generationLags,
     changed: (summary, details) => {
       writes.changes?.push(summary);
       logger.debug(details ?? {}, summary);

@@ -19,7 +19,8 @@ import type { InstanceObject, Session } from "./session.ts";
 import { answeringRequest, computeStatus, problemStatus, statusChanged, type Problem } from "./status.ts";
 import { clippedMessage, withinStatusLimits } from "./status-limits.ts";
 import { progressOnly } from "./status-pacing.ts";
-import type { StepOutcome } from "./step.ts";
+import { mergeOutcomes, type StepOutcome } from "./step.ts";
+import { readWithinLagGrace } from "./generation-lag.ts";
 
 /** The built-in template's workloads as the children step left them. */
 export interface ObservedChildren {
@@ -40,8 +41,15 @@ export async function reportStatus(
   observed: ObservedChildren & StepOutcome,
 ): Promise<StepOutcome> {
   const { key, instance } = session;
-  const { workload, retiring } = observed;
+  const { retiring } = observed;
   const previous = knownStatus(session);
+  const { workload, recheckAfterMs } = readWithinLagGrace(
+    session,
+    observed.workload,
+    spec.replicas,
+    spec.image,
+    previous,
+  );
   const next = computeStatus(
     {
       generation: instance.metadata.generation ?? 0,
@@ -58,7 +66,8 @@ export async function reportStatus(
   );
   // A rollout's progress is news only in counts the workload controller reported for its current template.
   const countsObserved = workload !== undefined && rolloutProgress(workload, spec.replicas).observed;
-  return writeStatus(session, previous, next, { countsObserved, pace: true });
+  const written = await writeStatus(session, previous, next, { countsObserved, pace: true });
+  return recheckAfterMs === undefined ? written : mergeOutcomes(written, { requeueAfterMs: recheckAfterMs });
 }
 
 /**

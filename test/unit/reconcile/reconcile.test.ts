@@ -12,7 +12,7 @@ import {
   UnauthorizedError,
   type KubeObject,
 } from "../../../kube/index.ts";
-import { MissingPodSightings, PermanentError, TransientError, reconcile } from "../../../operator/reconcile/index.ts";
+import { Sightings, PermanentError, TransientError, reconcile } from "../../../operator/reconcile/index.ts";
 import { instanceAsRead } from "../../../operator/instance-as-read.ts";
 import { unreadableEventsPollMs } from "../../../operator/reconcile/children.ts";
 import { LiveListTooLarge } from "../../../operator/reconcile/live-lists.ts";
@@ -1070,9 +1070,66 @@ describe("reconcile: pods that cannot be created", () => {
     assert.equal(outcome.requeueAfterMs, unreadableEventsPollMs);
   });
 
+  it("an unseen Deployment generation nobody asked for keeps a Ready instance Ready through its grace", async () => {
+    // GIVEN a Ready instance, and the reconciler's memory of generation lags
+    const h = harness({ generationLags: new Sightings(60_000) });
+    h.cluster.createInstance("web", spec);
+    await h.run();
+    h.cluster.rollOut("Deployment", "web");
+    await h.run();
+    assert.equal(condition(h, "Ready")?.status, "True", "precondition: Ready");
+    const lag = () =>
+      h.cluster.edit("apps/v1", "Deployment", "web", (o) => {
+        // An annotation is a new generation for a Deployment; its controller has not seen it yet
+        o.metadata.generation = (o.metadata.generation ?? 1) + 1;
+        o.metadata.annotations = { ...o.metadata.annotations, touched: String(o.metadata.generation) };
+      });
+    const observe = () =>
+      h.cluster.edit("apps/v1", "Deployment", "web", (o) => {
+        (o["status"] as { observedGeneration?: number }).observedGeneration = o.metadata.generation;
+      });
+    h.cluster.reset();
+
+    // WHEN someone annotates its Deployment, and the controller takes a moment to see it
+    lag();
+    const during = await h.run();
+    // THEN nothing is written, and it looks again when the grace ends
+    assert.deepEqual(h.cluster.writeLines(), []);
+    assert.equal(during.requeueAfterMs, 2000);
+    observe();
+    await h.advance(2000);
+    assert.equal((await h.run()).writes, 0);
+
+    // WHEN a lag outlasts the grace
+    lag();
+    await h.run();
+    await h.advance(1000);
+    assert.equal((await h.run()).requeueAfterMs, 1000, "the grace runs from the first sighting");
+    await h.advance(1000);
+    await h.run();
+    // THEN it is reported: Progressing until the controller sees it
+    assert.equal(condition(h, "Ready")?.status, "False");
+    assert.equal(condition(h, "Progressing")?.reason, "RollingOut");
+    observe();
+    await h.run();
+    assert.equal(condition(h, "Ready")?.status, "True");
+
+    // AND without the memory (a single reconcile) a lag is reported at once, as before
+    const plain = harness();
+    plain.cluster.createInstance("web", spec);
+    await plain.run();
+    plain.cluster.rollOut("Deployment", "web");
+    await plain.run();
+    plain.cluster.edit("apps/v1", "Deployment", "web", (o) => {
+      o.metadata.generation = (o.metadata.generation ?? 1) + 1;
+    });
+    await plain.run();
+    assert.equal(condition(plain, "Ready")?.status, "False");
+  });
+
   it("with sightings, a pod missing for less than a poll reads no events; one missing a poll later does", async () => {
     // GIVEN a reconciler's memory of missing pods, and a StatefulSet that cannot create its pod
-    const h = harness({ missingPodSightings: new MissingPodSightings(20_000) });
+    const h = harness({ missingPodSightings: new Sightings(20_000) });
     h.cluster.put(storageClass("standard", { isDefault: true }));
     h.cluster.createInstance("web", { ...spec, storage: "1Gi" });
     await h.run();

@@ -69,7 +69,7 @@ describe("openSession", () => {
       instance,
       pino({ level: "silent" }),
       new FakeClock(0),
-      undefined,
+      {},
       writes,
     );
 
