@@ -70,9 +70,11 @@ export function apiErrorFrom(status: number, body: StatusBody | undefined, fallb
   }));
   const Type = isAllocatorFailure(status, causes)
     ? ServerError
-    : status === 403 && isAdmissionDenial(body, causes)
-      ? AdmissionDeniedError
-      : errorTypeFor(status);
+    : isUntypedApply(status, message)
+      ? InvalidError
+      : status === 403 && isAdmissionDenial(body, causes)
+        ? AdmissionDeniedError
+        : errorTypeFor(status);
   return new Type(status, message, reason, causes);
 }
 
@@ -116,6 +118,16 @@ function isAllocatorFailure(status: number, causes: readonly FieldCause[]): bool
   );
 }
 const allocatorFailed = /^(?:Invalid value: .*?: )?failed to allocate IP: /;
+
+/**
+ * A server-side apply whose configuration does not fit the kind's schema (a chart rendering `data.x: true` in a
+ * ConfigMap, a number where a string belongs) is answered with 500, `failed to create typed patch object (/v1,
+ * Kind=ConfigMap): .data.x: expected string, got &value.valueUnstructured{Value:true}`, though nothing failed on the
+ * server: the same request fails the same way every time, so it is the request's fault, a rejection, not retried.
+ */
+function isUntypedApply(status: number, message: string): boolean {
+  return status === 500 && message.startsWith("failed to create typed patch object");
+}
 
 function errorTypeFor(status: number): typeof ApiError {
   if (status === 400 || status === 422) return InvalidError;

@@ -18,6 +18,24 @@ describe("apiErrorFrom", () => {
     assert.deepEqual(error.causes, [{ field: "spec.replicas", message: "must be greater than or equal to 0" }]);
   });
 
+  it("takes a server-side apply that does not fit the kind's schema (500, typed patch) for a rejection", () => {
+    // As kube-apiserver 1.36.3 answers a chart's ConfigMap rendered with `data.x: true`
+    const error = apiErrorFrom(
+      500,
+      {
+        message:
+          "failed to create typed patch object (/v1, Kind=ConfigMap): .data.x: expected string, got " +
+          "&value.valueUnstructured{Value:true}",
+        reason: "InternalError",
+      },
+      "fallback",
+    );
+    assert.ok(error instanceof InvalidError);
+    assert.equal(isTransient(error), false);
+    // AND any other 500 is the server's, retried
+    assert.equal(isTransient(apiErrorFrom(500, { message: "etcdserver: request timed out" }, "fallback")), true);
+  });
+
   it("retries a Service the IP allocator could not serve (etcd away): 422 on spec.clusterIPs", () => {
     const error = apiErrorFrom(
       422,
