@@ -265,3 +265,33 @@ test("a chart with a template error makes the instance Degraded, naming the temp
   assert.match(condition?.message ?? "", /myapp\/templates\/broken\.yaml:1/);
   assert.match(condition?.message ?? "", /config\.mustSet is required/);
 });
+
+test("a chart that renders a field of the wrong type is Degraded (ChildRejected), not retried as a server error", async (t) => {
+  const namespace = await testNamespace(t, client, "op-chart-typed");
+  const work = await mkdtemp(path.join(tmpdir(), "myapp-chart-typed-"));
+  t.after(() => rm(work, { recursive: true, force: true }));
+  await cp(path.join(repoRoot, "examples/charts/myapp"), path.join(work, "myapp"), { recursive: true });
+  // A boolean where a ConfigMap holds strings: server-side apply answers 500 "failed to create typed patch object"
+  await writeFile(
+    path.join(work, "myapp/templates/typed.yaml"),
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-typed\ndata:\n  enabled: true\n",
+  );
+  await chartConfigMap(namespace, "typed-chart", await packChart(path.join(work, "myapp")));
+  await operatorFor(t, namespace);
+
+  await createInstance(client, namespace, "typed", {
+    image: "nginx:1.27",
+    podSecurityLevel: "Baseline",
+    chart: { configMap: "typed-chart" },
+  });
+  const degraded = await waitForInstance(
+    client,
+    namespace,
+    "typed",
+    "Degraded",
+    (i) => isCurrent(i) && conditionOf(i, "Degraded")?.status === "True",
+  );
+  const condition = conditionOf(degraded, "Degraded");
+  assert.equal(condition?.reason, "ChildRejected");
+  assert.match(condition?.message ?? "", /\.data\.enabled: expected string/);
+});
