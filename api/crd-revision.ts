@@ -10,10 +10,10 @@
  */
 
 /** The revision of the CRD this package generates and installs. */
-export const crdRevision = 3;
+export const crdRevision = 4;
 
 /** `crdSpecDigest()` of the spec {@link crdRevision} stands for. */
-export const crdRevisionDigest = "sha256:63e3ec213f12359893b5b48d17f185bc97f4c7438c8658e865332a88d4489fcb";
+export const crdRevisionDigest = "sha256:4d5632bcd0208fd85345614a6ce34887e2f5fa230051da816a9294a0afc2a93b";
 
 /** The CRD annotation that carries the revision, as a decimal string. */
 export const crdRevisionAnnotation = "myapp.example.com/schema-revision";
