@@ -210,16 +210,20 @@ export function statefulSetAsRead(object: KubeObject): KubeObject {
 }
 
 /**
- * A volume claim as reconciles read it (ObservedClaim): its identity, class, requested size and resize status. The
- * StatefulSet controller makes them and no instance controls them, so a tenant's claim with our label looks the
- * same; its annotations, selector or other labels are never kept.
+ * A volume claim as reconciles read it (ObservedClaim): its identity and creation time (the apiserver's: the
+ * finalizer deletes under Delete only the claims made since its instance was), class, requested size and resize
+ * status. The StatefulSet controller makes them and no instance controls them, so a tenant's claim with our label
+ * looks the same; its annotations, selector or other labels are never kept.
  */
 export function claimAsRead(object: KubeObject): ObservedClaim {
   const claim = object as ObservedClaim;
   const storage = claim.spec?.resources?.requests?.storage;
   const status = claim.status;
+  const identity = identityOnly(object, identityLabels);
+  const created = object.metadata.creationTimestamp;
   return {
-    ...identityOnly(object, identityLabels),
+    ...identity,
+    metadata: { ...identity.metadata, ...(created === undefined ? {} : { creationTimestamp: created }) },
     spec: {
       ...(claim.spec?.storageClassName === undefined ? {} : { storageClassName: claim.spec.storageClassName }),
       ...(storage === undefined ? {} : { resources: { requests: { storage } } }),

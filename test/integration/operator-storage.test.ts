@@ -1,7 +1,8 @@
 /**
  * Storage with the operator process on the local cluster (whose default StorageClass is served by the local
  * provisioner): an instance with spec.storage runs a StatefulSet whose claims are Bound; deleting it removes its
- * children and its finalizer but keeps the claims (storageReclaimPolicy defaults to Retain); adding storage to a
+ * children and its finalizer but keeps the claims (storageReclaimPolicy defaults to Retain), and a later instance of
+ * its name on Delete deletes only the claims it made; adding storage to a
  * running instance moves it from a Deployment to a StatefulSet without its ready replicas ever dropping.
  *
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
@@ -44,7 +45,7 @@ function byName(a: Claim, b: Claim): number {
   return byCodeUnits(a.metadata.name ?? "", b.metadata.name ?? "");
 }
 
-test("an instance with storage runs a StatefulSet with Bound claims; deleting it keeps the claims", async (t) => {
+test("an instance with storage runs a StatefulSet with Bound claims; deleting it keeps the claims, which a namesake on Delete does not take", async (t) => {
   const namespace = await testNamespace(t, client, "op-storage");
   const operator = await startOperator(t, { namespaces: [namespace] });
 
@@ -95,6 +96,45 @@ test("an instance with storage runs a StatefulSet with Bound claims; deleting it
     kept.map((claim) => claim.metadata.uid),
     bound.map((claim) => claim.metadata.uid),
     "the same claims, not new ones",
+  );
+
+  // WHEN a new instance of the same name, on storageReclaimPolicy Delete, mounts them again, makes a third, and is
+  // deleted (a whole second after they were made: creation times are in seconds)
+  const madeAt = Math.max(...kept.map((claim) => Date.parse(claim.metadata.creationTimestamp ?? "")));
+  await waitFor("a second after the kept claims were made", async () =>
+    Date.now() >= madeAt + 1000 ? true : undefined,
+  );
+  await createInstance(client, namespace, "db", {
+    replicas: 3,
+    image: "postgres:17",
+    storage: "1Gi",
+    storageReclaimPolicy: "Delete",
+  });
+  await waitForInstance(client, namespace, "db", "Ready again", isReadyAtSpec);
+  const third = await client.get<Claim>("v1", "PersistentVolumeClaim", "data-db-2", namespace);
+  assert.equal(await client.delete(apiVersion, kind, "db", namespace), true);
+  await waitForGone(client, apiVersion, kind, namespace, "db");
+
+  // THEN the claim it made goes, and the earlier instance's two stay with their data, a Warning naming them
+  await waitFor("data-db-2 deleted", async () => {
+    const found = await client.find<Claim>("v1", "PersistentVolumeClaim", "data-db-2", namespace);
+    return !found || found.metadata.uid !== third.metadata.uid || found.metadata.deletionTimestamp ? true : undefined;
+  });
+  const still = await claims(namespace);
+  assert.deepEqual(
+    still.map((claim) => [claim.metadata.uid, claim.metadata.deletionTimestamp]),
+    bound.map((claim) => [claim.metadata.uid, undefined]),
+    "the earlier instance's claims are untouched",
+  );
+  const { items: events } = await client.list<Typed<{ reason?: string; type?: string; message?: string }>>(
+    "v1",
+    "Event",
+    { namespace },
+  );
+  const retained = events.find((event) => event.reason === "RetainedVolumeClaims" && event.type === "Warning");
+  assert.match(
+    retained?.message ?? "",
+    /Kept volume claims data-db-0, data-db-1 although storageReclaimPolicy is Delete: they are older than this instance/,
   );
 });
 

@@ -481,6 +481,7 @@ describe("claimAsRead", () => {
         namespace: "team",
         uid: "u",
         resourceVersion: "9",
+        creationTimestamp: "2026-12-08T02:51:15Z",
         labels: { "app.kubernetes.io/instance": "web", "team/own": "x" },
         annotations: { big: "x".repeat(200_000) },
       },
@@ -506,6 +507,7 @@ describe("claimAsRead", () => {
         uid: "u",
         resourceVersion: "9",
         labels: { "app.kubernetes.io/instance": "web" },
+        creationTimestamp: "2026-12-08T02:51:15Z",
       },
       spec: { storageClassName: "fast", resources: { requests: { storage: "1Gi" } } },
       status: {
