@@ -165,7 +165,9 @@ export class EventRecorder {
   private take(regarding: ObjectReference, now: number): boolean {
     const burst = this.options.burst ?? 25;
     const refillMs = this.options.refillMs ?? 300_000;
-    const key = `${regarding.kind}/${regarding.namespace}/${regarding.name}`;
+    // By the object's uid too, as client-go's spam filter: a new instance of a name a deleted one spent the burst
+    // of is told of from its first event.
+    const key = `${regarding.kind}/${regarding.namespace}/${regarding.name}/${regarding.uid ?? ""}`;
     const bucket = this.buckets.get(key) ?? { tokens: burst, at: now };
     const refills = Math.floor((now - bucket.at) / refillMs);
     if (refills > 0) {

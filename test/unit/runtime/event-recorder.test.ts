@@ -72,6 +72,10 @@ describe("EventRecorder", () => {
     recorder.record({ ...event, note: "later" });
     await recorder.flush();
     assert.equal(created.length, 3);
+    // a new object of the same name (another uid) is told of from its first event
+    recorder.record({ ...event, note: "namesake", regarding: { ...event.regarding, uid: "u2" } });
+    await recorder.flush();
+    assert.equal(created.length, 4);
     recorder.stop();
   });
 
@@ -99,7 +103,7 @@ describe("EventRecorder", () => {
     assert.equal(buckets.size, 50);
     await clock.advance(2 * 300_000);
     recorder.record(event);
-    assert.deepEqual([...buckets.keys()], ["MyAppInstance/shop/web"]);
+    assert.deepEqual([...buckets.keys()], ["MyAppInstance/shop/web/u1"]);
     recorder.stop();
   });
 
