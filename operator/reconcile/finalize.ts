@@ -5,7 +5,8 @@
  * apiserver can let the instance go. Under Retain the finalizer first takes off the owner references a StatefulSet
  * with `whenDeleted: Delete` left on claims (claim-owners.ts), so the garbage collector cannot delete them with it;
  * under Delete it deletes the built-in template's claims by name (those made since the instance was: an older one
- * is an earlier namesake's, kept under its Retain), and a chart's go with their StatefulSet (its
+ * is an earlier namesake's, kept under its Retain, and a StatefulSet that mounted one is made to keep its claims
+ * and that one released, as under Retain), and a chart's go with their StatefulSet (its
  * `whenDeleted: Delete`, operator/chart/plan.ts: the operator may not write a chart's claims). Nothing here waits
  * but for that (a StatefulSet that still said Delete must have seen Retain first): the garbage collector and the
  * claims' own protection finalizer finish the job after us.
@@ -105,7 +106,27 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
       `metadata.namespace=${key.namespace}`,
     )
   ).filter((claim) => !claim.metadata.deletionTimestamp);
-  const released = policy === "Delete" ? [] : await releaseClaims(session, statefulSets, namespaceClaims);
+  // Under Delete only the claims this instance made go: one older than the instance was kept by an earlier instance
+  // of the same name (its storageReclaimPolicy Retain) and holds that one's data, whoever uses the name now. A
+  // StatefulSet of the instance that mounted such a claim owns it (whenDeleted: Delete) and would take it along, so
+  // it is first made to keep its claims and the older ones are released, as under Retain.
+  const created = Date.parse(instance.metadata.creationTimestamp ?? "");
+  const older = (claim: ObservedClaim) => !(Date.parse(claim.metadata.creationTimestamp ?? "") >= created);
+  const ownedBy = (claim: ObservedClaim, statefulSet: ClaimMaker) =>
+    (claim.metadata.ownerReferences ?? []).some((reference) => reference.uid === statefulSet.metadata.uid);
+  const adopted = namespaceClaims.filter(
+    (claim) => older(claim) && statefulSets.some((statefulSet) => ownedBy(claim, statefulSet)),
+  );
+  const released =
+    policy !== "Delete"
+      ? await releaseClaims(session, statefulSets, namespaceClaims)
+      : adopted.length === 0
+        ? []
+        : await releaseClaims(
+            session,
+            statefulSets.filter((statefulSet) => adopted.some((claim) => ownedBy(claim, statefulSet))),
+            adopted,
+          );
   if (released === "waiting") {
     // Usually the controller's status update wakes the instance within a second; past half a minute, something
     // keeps it from looking (kube-controller-manager down?): look less often, and say so.
@@ -117,7 +138,7 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
       "WaitingForStatefulSetController",
       "Delete",
       `Waiting for the StatefulSet controller to see that StatefulSet ${names} keeps its volume claims before it ` +
-        "is deleted (storageReclaimPolicy: Retain); is kube-controller-manager running?",
+        "is deleted; is kube-controller-manager running?",
     );
     return { requeueAfterMs: retentionObservedSlowPollMs };
   }
@@ -146,10 +167,7 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
     workloadName(key.name),
   ).filter((claim) => !claim.metadata.deletionTimestamp);
   const builtInNames = new Set(builtIn.map((claim) => claim.metadata.name ?? ""));
-  // Under Delete only the claims this instance made go: one older than the instance was kept by an earlier instance
-  // of the same name (its storageReclaimPolicy Retain) and holds that one's data, whoever uses the name now.
-  const created = Date.parse(instance.metadata.creationTimestamp ?? "");
-  const earlier = builtIn.filter((claim) => !(Date.parse(claim.metadata.creationTimestamp ?? "") >= created));
+  const earlier = builtIn.filter(older);
   const earlierNames = new Set(earlier.map((claim) => claim.metadata.name ?? ""));
   const deletable = policy === "Delete" ? builtIn.filter((claim) => !earlierNames.has(claim.metadata.name ?? "")) : [];
   const deletableNames = new Set(deletable.map((claim) => claim.metadata.name ?? ""));
@@ -197,25 +215,30 @@ export async function finalizeInstance(session: Session): Promise<StepOutcome> {
           `Deleted volume claims ${nameList(deletable)} (storageReclaimPolicy: Delete)`,
         );
       }
-      if (earlier.length > 0) {
+      const kept = sortedByName(uniqueByName([...earlier, ...released]));
+      const keptNames = new Set(kept.map((claim) => claim.metadata.name ?? ""));
+      if (kept.length > 0) {
         await session.event(
           "Warning",
           "RetainedVolumeClaims",
           "Delete",
-          `Kept volume claims ${nameList(earlier)} although storageReclaimPolicy is Delete: they are older than ` +
+          `Kept volume claims ${nameList(kept)} although storageReclaimPolicy is Delete: they are older than ` +
             `this instance (an earlier instance named ${key.name} kept them, with their data, under ` +
             "storageReclaimPolicy: Retain); delete them with kubectl delete pvc when no longer needed",
         );
       }
-      const unowned = claims.filter((claim) => !builtInNames.has(claim.metadata.name ?? ""));
+      const unowned = claims.filter(
+        (claim) => !builtInNames.has(claim.metadata.name ?? "") && !keptNames.has(claim.metadata.name ?? ""),
+      );
       if (unowned.length > 0) {
         await session.event(
           "Warning",
           "RetainedVolumeClaims",
           "Delete",
           `Kept volume claims ${nameList(unowned)} although ` +
-            "storageReclaimPolicy is Delete: their StatefulSet does not own them (a render not applied yet, or a " +
-            "replica scaled away before it said whenDeleted: Delete); delete them with kubectl delete pvc",
+            "storageReclaimPolicy is Delete: their StatefulSet does not own them (a render not applied yet, a " +
+            "replica scaled away before it said whenDeleted: Delete, or a StatefulSet made to keep its claims " +
+            "because it mounted older ones); delete them with kubectl delete pvc",
         );
       }
     } else {

@@ -8,6 +8,7 @@
  * Needs KUBECONFIG pointing at the local cluster (`npm run cluster -- up`).
  */
 import assert from "node:assert/strict";
+import path from "node:path";
 import { test } from "node:test";
 import { apiVersion, kind } from "../../api/index.ts";
 import { adminClient, testNamespace, waitFor, type Typed } from "../support/cluster.ts";
@@ -23,8 +24,10 @@ import {
   waitForInstance,
 } from "../support/operator.ts";
 import { byCodeUnits } from "../../api/code-unit-order.ts";
+import { helmBinary, packChart } from "../support/helm.ts";
 
 const client = adminClient();
+const chartDir = path.resolve(import.meta.dirname, "../../examples/charts/myapp");
 
 type Claim = Typed<{
   spec?: { resources?: { requests?: { storage?: string } } };
@@ -175,4 +178,49 @@ test("adding storage moves a running instance from a Deployment to a StatefulSet
     samples.every((n) => n >= replicas),
     `readyReplicas stayed at or above ${replicas}: ${samples.join(", ")}`,
   );
+});
+
+test("a chart instance on Delete whose StatefulSet mounted an earlier namesake's kept claim leaves that claim", async (t) => {
+  const namespace = await testNamespace(t, client, "op-storage-chart");
+  await client.create({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "myapp-chart", namespace },
+    binaryData: { "chart.tgz": (await packChart(chartDir)).toString("base64") },
+  });
+  await startOperator(t, { namespaces: [namespace], args: [`--helm=${await helmBinary()}`] });
+
+  // GIVEN the claim data-db-0 kept from a built-in instance db (Retain)
+  await createInstance(client, namespace, "db", { replicas: 1, image: "postgres:17", storage: "1Gi" });
+  await waitForInstance(client, namespace, "db", "Ready", isReadyAtSpec);
+  const kept = await waitFor("data-db-0 Bound", async () => {
+    const claim = await client.find<Claim>("v1", "PersistentVolumeClaim", "data-db-0", namespace);
+    return claim?.status?.phase === "Bound" ? claim : undefined;
+  });
+  assert.equal(await client.delete(apiVersion, kind, "db", namespace), true);
+  await waitForGone(client, apiVersion, kind, namespace, "db");
+  const madeAt = Date.parse(kept.metadata.creationTimestamp ?? "");
+  await waitFor("a second after the kept claim was made", async () => (Date.now() >= madeAt + 1000 ? true : undefined));
+
+  // WHEN a chart instance db on Delete renders a StatefulSet db with claim template data (it mounts data-db-0 by its
+  // name, and its controller makes the StatefulSet own it), and is deleted
+  await createInstance(client, namespace, "db", {
+    replicas: 1,
+    image: "nginx:1.27",
+    podSecurityLevel: "Baseline",
+    storageReclaimPolicy: "Delete",
+    chart: { configMap: "myapp-chart" },
+    values: { persistence: { enabled: true } },
+  });
+  await waitForInstance(client, namespace, "db", "Ready as a chart", isReadyAtSpec);
+  assert.ok(await client.find("apps/v1", "StatefulSet", "db", namespace), "the chart runs a StatefulSet db");
+  assert.equal(await client.delete(apiVersion, kind, "db", namespace), true);
+  await waitForGone(client, apiVersion, kind, namespace, "db");
+  await waitForGone(client, "apps/v1", "StatefulSet", namespace, "db");
+
+  // THEN the earlier instance's claim is still there, not being deleted, owned by no one
+  const still = await client.find<Claim>("v1", "PersistentVolumeClaim", "data-db-0", namespace);
+  assert.equal(still?.metadata.uid, kept.metadata.uid, "the same claim");
+  assert.equal(still?.metadata.deletionTimestamp, undefined);
+  assert.deepEqual(still?.metadata.ownerReferences ?? [], []);
 });

@@ -313,6 +313,45 @@ describe("finalize: the claims of a chart's StatefulSets under Delete", () => {
     assert.match(deleted?.note ?? "", /data-web-0, data-web-1 \(/);
   });
 
+  it("releases a claim older than the instance that its StatefulSet mounted (an earlier namesake's) before it goes", async () => {
+    // GIVEN an instance on Delete whose chart StatefulSet web-db (whenDeleted: Delete) owns data-web-db-0/1, of which
+    // data-web-db-0 was made before the instance (an earlier instance kept it, and web-db mounted it by its name)
+    const h = await runningInstance({ ...spec, storageReclaimPolicy: "Delete" });
+    chartStatefulSet(h, "web-db", deleting, 2);
+    h.cluster.edit("v1", "PersistentVolumeClaim", "data-web-db-0", (o) => {
+      o.metadata.creationTimestamp = "2025-06-01T10:00:00Z";
+    });
+    h.cluster.reset();
+
+    // WHEN it is deleted
+    h.cluster.deleteInstance("web");
+    await h.run();
+    // THEN the StatefulSet is first made to keep its claims, and the finalizer waits for its controller
+    assert.deepEqual(h.cluster.writeLines(), ["jsonPatch StatefulSet/web-db"]);
+    assert.ok(h.cluster.instance("web"), "the finalizer holds the instance");
+    h.cluster.edit("apps/v1", "StatefulSet", "web-db", (o) => {
+      o["status"] = { observedGeneration: o.metadata.generation };
+    });
+    h.cluster.reset();
+    await h.run();
+
+    // THEN the older claim is released (nothing takes it along) and kept, said in a warning; the instance's own
+    // claims of the template go
+    assert.deepEqual(h.cluster.writeLines().slice(0, 1), ["jsonPatch PersistentVolumeClaim/data-web-db-0"]);
+    assert.deepEqual(owners(h, "data-web-db-0"), []);
+    assert.ok(h.cluster.writeLines().includes("delete PersistentVolumeClaim/data-web-0"));
+    const warnings = h.cluster.events.filter((e) => e.reason === "RetainedVolumeClaims").map((e) => e.note);
+    assert.ok(
+      warnings.some((note) =>
+        /^Kept volume claims data-web-db-0 although storageReclaimPolicy is Delete: they are older than this instance/.test(
+          note,
+        ),
+      ),
+      warnings.join("\n"),
+    );
+    assert.equal(h.cluster.instance("web"), undefined);
+  });
+
   it("keeps, with a warning, a claim its StatefulSet does not own (a replica scaled away before it said Delete)", async () => {
     const h = await runningInstance({ ...spec, storageReclaimPolicy: "Delete" });
     chartStatefulSet(h, "web-db", deleting, 2);
